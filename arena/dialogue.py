@@ -1,0 +1,218 @@
+"""The one dialogue model that flows from chat to store to scorer to export.
+
+A `Dialogue` is the unit everything else works on: the chat UI and the runner
+append utterances, the store persists it, scorers read it and attach `Score`s,
+and the exporters write it in our own JSON or the CRSArena-Dial/DialogueKit
+layout (see `arena.dialoguekit`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Role(str, Enum):
+    USER = "USER"
+    AGENT = "AGENT"
+
+
+class DialogueAct(BaseModel):
+    """An IARD-style dialogue act: an intent plus slot values.
+
+    `slot_values` keeps the IARD form: a list of `[SLOT, value]` or
+    `[SLOT, value, start, end]` lists.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    intent: str
+    slot_values: list[list[Any]] = Field(default_factory=list)
+
+
+class RecommendedItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    item_id: str
+    title: str
+
+
+class Utterance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    text: str
+    utterance_id: str = Field(default_factory=new_id)
+    items: list[RecommendedItem] = Field(default_factory=list)
+    dialogue_acts: Optional[list[DialogueAct]] = None
+    timestamp: datetime = Field(default_factory=utc_now)
+    error: Optional[str] = None
+
+
+class UserKind(str, Enum):
+    HUMAN = "human"
+    SIMULATOR = "simulator"
+
+
+class UserInfo(BaseModel):
+    """Who played the user: a person (pseudonymous id) or a simulator."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: UserKind = UserKind.HUMAN
+    id: str = "anonymous"
+    simulator: Optional[str] = None  # simulator type when kind == simulator
+    details: dict[str, Any] = Field(default_factory=dict)  # goal/profile, seed, model
+
+
+Sentiment = Literal["satisfied", "frustrated"]
+
+
+class Feedback(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sentiment: Sentiment
+    comment: str = ""
+    timestamp: datetime = Field(default_factory=utc_now)
+
+
+class Score(BaseModel):
+    """One metric's result. `value is None` means *unscored*, never zero."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Optional[float] = None
+    scorer: str
+    version: str
+    model: Optional[str] = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: Optional[str] = None
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    @property
+    def scored(self) -> bool:
+        return self.value is not None
+
+
+class Dialogue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    dialogue_id: str = Field(default_factory=new_id)
+    crs_id: str
+    user: UserInfo = Field(default_factory=UserInfo)
+    utterances: list[Utterance] = Field(default_factory=list)
+    feedback: Optional[Feedback] = None
+    scores: dict[str, Score] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utc_now)
+    ended_at: Optional[datetime] = None
+    end_reason: Optional[str] = None
+
+    # -- building -----------------------------------------------------------
+    def add_user(self, text: str, **kwargs: Any) -> Utterance:
+        utt = Utterance(role=Role.USER, text=text, **kwargs)
+        self.utterances.append(utt)
+        return utt
+
+    def add_agent(
+        self,
+        text: str,
+        items: Optional[list[RecommendedItem]] = None,
+        **kwargs: Any,
+    ) -> Utterance:
+        utt = Utterance(role=Role.AGENT, text=text, items=list(items or []), **kwargs)
+        self.utterances.append(utt)
+        return utt
+
+    def end(self, reason: str) -> None:
+        if self.ended_at is None:
+            self.ended_at = utc_now()
+        self.end_reason = reason
+
+    # -- reading ------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        return self.ended_at is not None
+
+    @property
+    def is_simulated(self) -> bool:
+        return self.user.kind == UserKind.SIMULATOR
+
+    def user_turns(self) -> list[Utterance]:
+        return [u for u in self.utterances if u.role == Role.USER]
+
+    def agent_turns(self) -> list[Utterance]:
+        return [u for u in self.utterances if u.role == Role.AGENT]
+
+    @property
+    def num_turns(self) -> int:
+        """Number of user turns (a turn is one user utterance and its reply)."""
+        return len(self.user_turns())
+
+    def recommended_items(self) -> list[RecommendedItem]:
+        """Every item shown in the dialogue, first occurrence order, no duplicates."""
+        seen: set[str] = set()
+        out: list[RecommendedItem] = []
+        for utt in self.agent_turns():
+            for item in utt.items:
+                if item.item_id not in seen:
+                    seen.add(item.item_id)
+                    out.append(item)
+        return out
+
+    def errors(self) -> list[str]:
+        return [u.error for u in self.utterances if u.error]
+
+    def score_values(self) -> dict[str, Optional[float]]:
+        return {name: s.value for name, s in sorted(self.scores.items())}
+
+    def set_score(self, name: str, score: Score) -> None:
+        self.scores[name] = score
+
+    # -- (de)serialising ------------------------------------------------------
+    def to_json(self, **kwargs: Any) -> str:
+        return self.model_dump_json(**kwargs)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Dialogue":
+        return cls.model_validate_json(text)
+
+
+VoteChoice = Literal["A", "B", "tie", "both_bad"]
+
+
+class Vote(BaseModel):
+    """A side-by-side battle's outcome: which of two dialogues' systems was better."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vote_id: str = Field(default_factory=new_id)
+    battle_id: str
+    dialogue_a: str
+    dialogue_b: str
+    crs_a: str
+    crs_b: str
+    choice: VoteChoice
+    comment: str = ""
+    user_id: str = "anonymous"
+    user_kind: UserKind = UserKind.HUMAN
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    @property
+    def winner(self) -> Optional[str]:
+        return {"A": self.crs_a, "B": self.crs_b}.get(self.choice)

@@ -1,0 +1,246 @@
+"""The one place every LLM call goes through.
+
+`LLMClient` adds, on top of a provider: a concurrency limit, retries with
+exponential backoff for transient failures, an on-disk response cache keyed
+by model + messages + parameters, and call/token accounting. Providers only
+know how to turn one request into one `LLMResponse`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Protocol, Sequence
+
+from arena.llm.cache import ResponseCache
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
+
+
+class LLMError(RuntimeError):
+    """An LLM call failed for good (after retries, or not retryable)."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying: rate limit, server error, timeout, broken body."""
+
+    def __init__(self, message: str, retry_after: Optional[float] = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    messages: tuple[tuple[str, str], ...]
+    model: str
+    temperature: float = 0.0
+    max_tokens: int = 512
+    stop: tuple[str, ...] = ()
+    seed: Optional[int] = None
+    json_mode: bool = False
+
+    def message_dicts(self) -> list[Message]:
+        return [{"role": r, "content": c} for r, c in self.messages]
+
+    def cache_key_parts(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": [list(m) for m in self.messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stop": list(self.stop),
+            "seed": self.seed,
+            "json_mode": self.json_mode,
+        }
+
+
+@dataclass
+class LLMResponse:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    latency_s: float = 0.0
+
+    def to_cache(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+class Provider(Protocol):
+    name: str
+    default_model: str
+
+    def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
+        """One attempt. Raise TransientLLMError for retryable failures."""
+
+
+@dataclass
+class LLMStats:
+    calls: int = 0  # requests made by callers
+    cache_hits: int = 0
+    provider_attempts: int = 0  # attempts sent to the provider, retries included
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 16.0
+    jitter: float = 0.25
+
+    def delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay_s)
+        delay = min(self.base_delay_s * (2**attempt), self.max_delay_s)
+        return delay * (1 + random.uniform(-self.jitter, self.jitter))
+
+
+class LLMClient:
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        model: Optional[str] = None,
+        timeout_s: float = 60.0,
+        retry: Optional[RetryPolicy] = None,
+        concurrency: int = 8,
+        cache: Optional[ResponseCache] = None,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.provider = provider
+        self.model = model or provider.default_model
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.cache = cache
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._stats = LLMStats()
+        self._stats_lock = threading.Lock()
+        self.concurrency = concurrency
+
+    @property
+    def provider_name(self) -> str:
+        return self.provider.name
+
+    def describe(self, model: Optional[str] = None) -> str:
+        """`provider:model`, the label recorded next to every LLM-made score."""
+        return f"{self.provider.name}:{model or self.model}"
+
+    def stats(self) -> dict[str, Any]:
+        with self._stats_lock:
+            return replace(self._stats).as_dict()
+
+    def _count(self, **deltas: float) -> None:
+        with self._stats_lock:
+            for key, value in deltas.items():
+                setattr(self._stats, key, getattr(self._stats, key) + value)
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        model: Optional[str] = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stop: Sequence[str] = (),
+        seed: Optional[int] = None,
+        json_mode: bool = False,
+        use_cache: bool = True,
+    ) -> LLMResponse:
+        if not messages:
+            raise ValueError("messages must not be empty")
+        request = LLMRequest(
+            messages=tuple((str(m["role"]), str(m["content"])) for m in messages),
+            model=model or self.model,
+            temperature=float(temperature),
+            max_tokens=int(max_tokens),
+            stop=tuple(stop),
+            seed=seed,
+            json_mode=json_mode,
+        )
+        self._count(calls=1)
+        key = None
+        if self.cache is not None and use_cache:
+            key = self.cache.key(self.provider.name, request.cache_key_parts())
+            hit = self.cache.get(key)
+            if hit is not None:
+                self._count(cache_hits=1)
+                return LLMResponse(cached=True, **hit)
+        started = time.monotonic()
+        with self._slots:
+            response = self._complete_with_retries(request)
+        response.latency_s = time.monotonic() - started
+        self._count(
+            prompt_tokens=response.prompt_tokens,
+            completion_tokens=response.completion_tokens,
+            wall_s=response.latency_s,
+        )
+        if key is not None:
+            self.cache.put(key, response.to_cache())
+        return response
+
+    def _complete_with_retries(self, request: LLMRequest) -> LLMResponse:
+        attempt = 0
+        while True:
+            self._count(provider_attempts=1)
+            try:
+                return self.provider.complete(request, self.timeout_s)
+            except TransientLLMError as exc:
+                if attempt >= self.retry.max_retries:
+                    self._count(failures=1)
+                    raise LLMError(
+                        f"LLM call failed after {attempt + 1} attempts: {exc}"
+                    ) from exc
+                time.sleep(self.retry.delay(attempt, exc.retry_after))
+                attempt += 1
+                self._count(retries=1)
+            except LLMError:
+                self._count(failures=1)
+                raise
+
+
+def build_client(settings: Any, provider: Optional[Provider] = None) -> LLMClient:
+    """The client the settings describe (`provider` overrides, e.g. a fake in tests)."""
+    from arena.llm.providers import make_provider
+
+    if provider is None:
+        provider = make_provider(settings)
+    cache = ResponseCache(settings.cache_dir / "llm") if settings.llm_cache else None
+    return LLMClient(
+        provider,
+        model=settings.llm_model or provider.default_model,
+        timeout_s=settings.llm_timeout_s,
+        retry=RetryPolicy(max_retries=settings.llm_max_retries),
+        concurrency=settings.llm_concurrency,
+        cache=cache,
+    )
+
+
+__all__ = [
+    "LLMClient",
+    "LLMError",
+    "LLMRequest",
+    "LLMResponse",
+    "LLMStats",
+    "Message",
+    "Provider",
+    "RetryPolicy",
+    "TransientLLMError",
+    "build_client",
+]

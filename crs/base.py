@@ -1,0 +1,53 @@
+"""The interface every conversational recommender in the arena implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from arena.dialogue import Dialogue, RecommendedItem
+
+# How many ranked items a CRS keeps internally and how many the UI shows.
+TOP_K_KEPT = 50
+TOP_K_SHOWN = 5
+
+
+class ConversationalRecommender(ABC):
+    """A CRS answers the dialogue so far with a reply text and ranked items."""
+
+    name: str = "crs"
+
+    @abstractmethod
+    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
+        """Return the next system utterance and the items it recommends (best first)."""
+
+
+class CRSUnavailable(RuntimeError):
+    """Raised when a CRS cannot be loaded; says why and what command fixes it."""
+
+    def __init__(self, name: str, reason: str, fix: str = ""):
+        self.name = name
+        self.reason = reason
+        self.fix = fix
+        message = f"{name} is unavailable: {reason}"
+        if fix:
+            message += f" (fix: {fix})"
+        super().__init__(message)
+
+
+@dataclass
+class CRSSpec:
+    """A CRS the arena knows about, loadable on demand.
+
+    `check` returns None when the system can be loaded, otherwise a
+    `CRSUnavailable` describing what is missing (cheap: no model loading).
+    `load` builds the system; it may be slow and is called once per process.
+    """
+
+    name: str
+    family: str
+    dataset: str
+    description: str
+    load: Callable[[], ConversationalRecommender]
+    check: Callable[[], Optional[CRSUnavailable]] = field(default=lambda: None)
