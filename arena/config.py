@@ -94,7 +94,11 @@ class Settings:
             models_dir=models_dir,
             checkpoint_source=env.get("ARENA_CHECKPOINT_SOURCE") or None,
         )
-        return replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        for key in ("db_path", "cache_dir", "models_dir"):
+            if key in overrides:
+                overrides[key] = Path(overrides[key])
+        return replace(settings, **overrides)
 
     @property
     def llm_model_name(self) -> str:

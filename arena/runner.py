@@ -80,6 +80,13 @@ def validate_message(text: Optional[str], max_chars: int) -> str:
     return text
 
 
+def finish_dialogue(dialogue: Dialogue, sentiment: str, comment: str = "") -> Dialogue:
+    """End a dialogue with the user's verdict (satisfied or frustrated)."""
+    dialogue.feedback = Feedback(sentiment=sentiment, comment=(comment or "").strip()[:5000])
+    dialogue.end("feedback")
+    return dialogue
+
+
 class DialogueRunner:
     def __init__(
         self,
@@ -133,10 +140,7 @@ class DialogueRunner:
         return dialogue.add_agent(text.strip() or "...", items=list(items or []))
 
     def finish(self, dialogue: Dialogue, sentiment: str, comment: str = "") -> Dialogue:
-        """End a dialogue with the user's verdict."""
-        dialogue.feedback = Feedback(sentiment=sentiment, comment=(comment or "").strip()[:5000])
-        dialogue.end("feedback")
-        return dialogue
+        return finish_dialogue(dialogue, sentiment, comment)
 
     def run_simulated(self, dialogue: Dialogue, simulator: Simulator) -> Dialogue:
         """Drive a whole dialogue with a simulator until it stops or turns run out."""

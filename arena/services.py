@@ -1,0 +1,95 @@
+"""Everything a session needs, built once per process and passed to the UI.
+
+The Gradio layer receives one `Services` object; nothing in the UI is a
+module-level global. Tests build their own `Services` with a fake LLM and
+fake systems.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from arena.config import Settings
+from arena.dialogue import Dialogue
+from arena.llm import LLMClient, build_client
+from arena.runner import DialogueRunner
+from arena.store import Store
+from crs.base import CRSSpec
+from crs.registry import CRSRegistry
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METRICS = "acts,rdl,srrr,sr,core"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    llm: LLMClient
+    registry: CRSRegistry
+    scorer: Optional[Any] = None  # evaluators.scoring.BackgroundScorer when available
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def runner_for(self, crs_name: str) -> DialogueRunner:
+        return DialogueRunner(
+            self.registry.get(crs_name),
+            max_turns=self.settings.max_turns,
+            turn_timeout_s=self.settings.turn_timeout_s,
+            max_message_chars=self.settings.max_message_chars,
+        )
+
+    def dialogue_finished(self, dialogue: Dialogue) -> None:
+        """Persist an ended dialogue and queue its automatic scoring."""
+        self.store.save_dialogue(dialogue)
+        if self.scorer is not None:
+            try:
+                self.scorer.submit(dialogue.dialogue_id)
+            except Exception:  # scoring must never break the conversation flow
+                log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+
+    def close(self) -> None:
+        if self.scorer is not None and hasattr(self.scorer, "shutdown"):
+            self.scorer.shutdown()
+
+
+def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
+    """ChatCRS plus the neural systems (whose checks report missing checkpoints)."""
+    from crs.chatcrs import chatcrs_specs
+
+    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir))
+    try:
+        from crs.neural import neural_specs
+    except ImportError as exc:  # the neural stack needs torch; the app works without it
+        log.warning("neural CRSs not offered: %s", exc)
+    else:
+        specs.extend(neural_specs(settings))
+    return specs
+
+
+def build_scorer(settings: Settings, store: Store, llm: LLMClient, metrics: Optional[str] = None) -> Any:
+    metrics = metrics if metrics is not None else os.environ.get("ARENA_SCORE_METRICS", DEFAULT_METRICS)
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not names:
+        return None
+    from evaluators.scoring import BackgroundScorer
+
+    return BackgroundScorer(store, names, llm)
+
+
+def build_services(
+    settings: Optional[Settings] = None,
+    *,
+    llm: Optional[LLMClient] = None,
+    specs: Optional[Iterable[CRSSpec]] = None,
+    metrics: Optional[str] = None,
+) -> Services:
+    settings = settings or Settings.from_env()
+    store = Store(settings.db_path)
+    llm = llm or build_client(settings)
+    registry = CRSRegistry(specs if specs is not None else default_specs(settings, llm))
+    scorer = build_scorer(settings, store, llm, metrics)
+    return Services(settings=settings, store=store, llm=llm, registry=registry, scorer=scorer)

@@ -1,0 +1,1 @@
+"""Gradio tabs. Each module exposes `build(services)`, called inside a `gr.Tab`."""
