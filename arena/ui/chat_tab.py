@@ -159,7 +159,7 @@ def build(services: Services) -> None:
     new_button.click(on_new, [crs_choice], outputs + [message, scores_box], api_name="chat_start")
     send_args = dict(fn=on_send, inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message])
     send_button.click(api_name="chat_send", **send_args)
-    message.submit(api_name=False, **send_args)
+    message.submit(api_visibility="private", **send_args)
     satisfied.click(
         on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment], api_name="chat_satisfied"
     )

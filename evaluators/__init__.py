@@ -1,0 +1,1 @@
+"""Dialogue evaluation: dialogue acts, RDL/SRRR/SR and CoRE (kept import-light)."""

@@ -1,0 +1,21 @@
+"""Suite-wide settings: never touch the network hub, never use a developer's cache."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def isolated_env(tmp_path, monkeypatch):
+    """Settings pointing at a temporary database and cache, with the fake LLM."""
+    monkeypatch.setenv("ARENA_DB", str(tmp_path / "arena.sqlite3"))
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ARENA_LLM_PROVIDER", "fake")
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARENA_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
