@@ -19,3 +19,9 @@ def isolated_env(tmp_path, monkeypatch):
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARENA_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def embedding_cache(tmp_path_factory):
+    """One cache folder for the whole run, so catalog embeddings are computed once."""
+    return tmp_path_factory.mktemp("arena-cache")

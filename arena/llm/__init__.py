@@ -5,12 +5,13 @@ from arena.llm.client import (
     LLMError,
     LLMRequest,
     LLMResponse,
+    LLMStats,
     Message,
     RetryPolicy,
     TransientLLMError,
     build_client,
 )
-from arena.llm.providers import FakeProvider, LocalProvider, OpenAIProvider
+from arena.llm.providers import FakeProvider, LocalProvider, OpenAIProvider, make_provider
 
 __all__ = [
     "FakeProvider",
@@ -18,10 +19,12 @@ __all__ = [
     "LLMError",
     "LLMRequest",
     "LLMResponse",
+    "LLMStats",
     "LocalProvider",
     "Message",
     "OpenAIProvider",
     "RetryPolicy",
     "TransientLLMError",
     "build_client",
+    "make_provider",
 ]

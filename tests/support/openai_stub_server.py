@@ -120,8 +120,8 @@ class OpenAIStubServer:
         handler = type("StubHandler", (_Handler,), {"stub": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-stub",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="openai-stub", daemon=True)
         self._thread.start()
         return self
 

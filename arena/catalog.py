@@ -1,0 +1,369 @@
+"""The item catalogs of the two datasets (ReDial, OpenDialKG) behind one type.
+
+Files live in `assets/catalogs/<dataset>/` (copies of the iEvaLM-CRS data, see
+the README there): `id2info.json` (item id -> attributes), `entity2id.json`
+(knowledge-graph entity name -> id), `kg.json` and `relation2id.json`
+(which entities are genres, people, years, languages).
+
+`load_catalog(name)` is cached per process. Besides lookups, a `Catalog`
+finds the items (`link`) and knowledge-graph entities (`link_entities`)
+mentioned in free text; the neural systems need the latter as entity ids.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Iterable, Iterator, Mapping, Optional
+
+from rapidfuzz import fuzz, process
+
+from arena.config import ASSETS_DIR
+from arena.dialogue import RecommendedItem
+from arena.mentions import (
+    FUNCTION_WORDS,
+    Mention,
+    PhraseIndex,
+    Vocabulary,
+    find_mentions,
+    normalize,
+    unique,
+)
+
+CATALOG_DIR = ASSETS_DIR / "catalogs"
+DATASETS = ("redial", "opendialkg")
+PEOPLE_ROLES = ("director", "writer", "star", "actor")
+
+_YEAR_SUFFIX = re.compile(r"\s*\((\d{4})\)\s*$")
+_QUALIFIER_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
+_NUMBER_SUFFIX = re.compile(r"\s*#\d+\s*$")
+_SUBTITLE_SPLIT = re.compile(r":| [–—-] ")
+_LEADING_ARTICLE = re.compile(r"^(the|a|an) ", re.IGNORECASE)
+
+# Everyday words for genres -> the genre names the datasets use (first one present wins).
+_GENRE_SYNONYMS = {
+    "scifi": ("sci fi", "science fiction"),
+    "sci fi": ("sci fi", "science fiction"),
+    "science fiction": ("sci fi", "science fiction"),
+    "romantic": ("romance", "romance film"),
+    "romcom": ("romantic comedy", "romance"),
+    "rom com": ("romantic comedy", "romance"),
+    "funny": ("comedy",),
+    "scary": ("horror",),
+    "animated": ("animation",),
+    "cartoon": ("animation",),
+    "cartoons": ("animation",),
+    "biopic": ("biography", "biographical film"),
+    "superhero": ("superhero", "superhero movie", "action"),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class CatalogItem:
+    """One recommendable item. Equal (and hashed) by dataset and item id."""
+
+    item_id: str
+    title: str  # without year or disambiguation suffix
+    year: Optional[int]
+    genres: tuple[str, ...]
+    people: Mapping[str, tuple[str, ...]]  # role -> names, e.g. {"director": (...), "star": (...)}
+    plot: str
+    entity_id: Optional[int]
+    dataset: str
+    name: str  # the dataset's own name, e.g. "The Matrix (1999)"
+    languages: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CatalogItem):
+            return NotImplemented
+        return (self.dataset, self.item_id) == (other.dataset, other.item_id)
+
+    def __hash__(self) -> int:
+        return hash((self.dataset, self.item_id))
+
+    def __repr__(self) -> str:
+        return f"CatalogItem({self.dataset}:{self.item_id} {self.label!r})"
+
+    @property
+    def label(self) -> str:
+        """What people see: "Title (Year)" when the year is known."""
+        if self.year:
+            return f"{self.title} ({self.year})"
+        return _NUMBER_SUFFIX.sub("", self.name)
+
+    def to_recommended(self) -> RecommendedItem:
+        return RecommendedItem(item_id=self.item_id, title=self.label)
+
+    def describe(self) -> str:
+        """One line with the attributes that matter for matching and prompting."""
+        parts = [self.label]
+        if self.genres:
+            parts.append("Genres: " + ", ".join(self.genres[:6]))
+        if self.people.get("director"):
+            parts.append("Directed by " + ", ".join(self.people["director"][:2]))
+        cast = self.people.get("star") or self.people.get("actor") or ()
+        if cast:
+            parts.append("Starring " + ", ".join(cast[:4]))
+        if self.plot:
+            parts.append(self.plot)
+        return ". ".join(p.rstrip(".") for p in parts) + "."
+
+
+def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(unique(v.strip() for v in values if v and v.strip()))
+
+
+def split_name(name: str, dataset: str) -> tuple[str, Optional[int]]:
+    """("The Matrix (1999)") -> ("The Matrix", 1999); drops OpenDialKG qualifiers too."""
+    title = _NUMBER_SUFFIX.sub("", name.strip())
+    year = None
+    match = _YEAR_SUFFIX.search(title)
+    if match:
+        year = int(match.group(1))
+        title = title[: match.start()]
+    elif dataset == "opendialkg":
+        # "The Hunger Games (Science Fiction Film)": the brackets only disambiguate.
+        stripped = _QUALIFIER_SUFFIX.sub("", title)
+        title = stripped or title
+    return title.strip() or name.strip(), year
+
+
+def _item_from_info(item_id: str, info: dict, dataset: str, entity2id: Mapping[str, int]) -> CatalogItem:
+    name = info["name"]
+    title, year = split_name(name, dataset)
+    if info.get("year") and str(info["year"]).isdigit():
+        year = int(info["year"])
+    people = {role: _dedupe(info[role]) for role in PEOPLE_ROLES if info.get(role)}
+    return CatalogItem(
+        item_id=str(item_id),
+        title=title,
+        year=year,
+        genres=_dedupe(info.get("genre") or ()),
+        people=MappingProxyType(people),
+        plot=(info.get("plot") or "").strip(),
+        entity_id=entity2id.get(name),
+        dataset=dataset,
+        name=name,
+        languages=_dedupe(info.get("language") or ()),
+    )
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """Everyday English from the ReDial plot summaries: a title such as "Frozen"
+    or "Get Out" is made of it, "Inception" and "The Dark Knight" are not."""
+    path = CATALOG_DIR / "redial" / "id2info.json"
+    plots = []
+    if path.exists():
+        plots = [info.get("plot") or "" for info in json.loads(path.read_text(encoding="utf-8")).values()]
+    return Vocabulary(plots)
+
+
+def _popularity(directory: Path) -> collections.Counter[str]:
+    """How often each item name is mentioned or recommended in the dataset's dialogues."""
+    counts: collections.Counter[str] = collections.Counter()
+    path = directory.parent / f"{directory.name}_eval" / "test_data_processed.jsonl"
+    if path.exists():
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    row = json.loads(line)
+                    counts.update(row.get("rec") or ())
+                    counts.update(row.get("entity") or ())
+    return counts
+
+
+class Catalog:
+    def __init__(
+        self,
+        name: str,
+        items: Iterable[CatalogItem],
+        entity2id: Optional[Mapping[str, int]] = None,
+        entity_kinds: Optional[Mapping[int, str]] = None,
+        popularity: Optional[Mapping[str, int]] = None,
+        dataset: Optional[str] = None,
+    ):
+        self.name = name
+        self.dataset = dataset or name
+        self.items: tuple[CatalogItem, ...] = tuple(items)
+        self.entity2id: Mapping[str, int] = MappingProxyType(dict(entity2id or {}))
+        self.entity_kinds: Mapping[int, str] = MappingProxyType(dict(entity_kinds or {}))
+        self._popularity = dict(popularity or {})
+        self._by_id = {item.item_id: item for item in self.items}
+        self._by_entity: dict[int, CatalogItem] = {}
+        for item in self.items:
+            if item.entity_id is not None:
+                self._by_entity.setdefault(item.entity_id, item)
+        self._id2entity = {eid: ent for ent, eid in self.entity2id.items()}
+        words = vocabulary()
+        self._titles = PhraseIndex("items", words, guarded=True, fuzzy_min_chars=8, fuzzy_cutoff=87)
+        for item in self.items:
+            for rank, alias in enumerate(self._aliases(item)):
+                self._titles.add(alias, (rank, item))
+        self._entities = self._entity_indexes(words)
+
+    # -- lookups ----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[CatalogItem]:
+        return iter(self.items)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.name!r}, {len(self.items)} items)"
+
+    def get(self, item_id: str) -> Optional[CatalogItem]:
+        return self._by_id.get(str(item_id))
+
+    def by_entity_id(self, entity_id: int) -> Optional[CatalogItem]:
+        return self._by_entity.get(int(entity_id))
+
+    def entity_name(self, entity_id: int) -> Optional[str]:
+        return self._id2entity.get(int(entity_id))
+
+    def popularity(self, item: CatalogItem) -> int:
+        return self._popularity.get(item.name, 0)
+
+    def subset(self, item_ids: Iterable[str], name: Optional[str] = None) -> "Catalog":
+        """A smaller catalog with the given items (same entities), e.g. for tests."""
+        wanted = [self._by_id[str(i)] for i in item_ids]
+        return Catalog(
+            name or f"{self.name}-subset",
+            wanted,
+            self.entity2id,
+            self.entity_kinds,
+            self._popularity,
+            dataset=self.dataset,
+        )
+
+    def find_title(self, title: str) -> Optional[CatalogItem]:
+        """The item called `title` ("Title", "Title (Year)", the dataset name); fuzzy as a fallback."""
+        text = (title or "").strip()
+        if not text:
+            return None
+        if text in self.entity2id and self.by_entity_id(self.entity2id[text]):
+            return self.by_entity_id(self.entity2id[text])
+        bare, year = split_name(text, self.dataset)
+        key = normalize(bare)
+        payloads = self._titles.phrases.get(key)
+        if payloads:
+            return self._pick(payloads, year)
+        choices = self._titles.fuzzy_choices() if len(key) >= 8 else list(self._titles.phrases)
+        best = process.extractOne(key, choices, scorer=fuzz.ratio, score_cutoff=85)
+        if best is None:
+            return None
+        return self._pick(self._titles.phrases[best[0]], year)
+
+    # -- linking mentions in text ---------------------------------------------------
+    def link(self, text: str, limit: int = 5) -> list[CatalogItem]:
+        """Items whose titles are mentioned in `text`, in order of mention."""
+        found = [self._pick(m.payloads, m.year) for m in find_mentions(text or "", [self._titles])]
+        return unique(found)[:limit]
+
+    def link_entities(self, text: str) -> list[tuple[str, int]]:
+        """(entity name, entity id) of every knowledge-graph entity mentioned in `text`:
+        items (as their dataset names), people, genres, and for OpenDialKG years and languages."""
+        out: list[tuple[str, int]] = []
+        for mention in find_mentions(text or "", [self._titles, *self._entities]):
+            if mention.index == "items":
+                item = self._pick(mention.payloads, mention.year)
+                if item.entity_id is not None:
+                    out.append((item.name, item.entity_id))
+            else:
+                out.extend(mention.payloads)
+                if mention.year is not None and str(mention.year) in self.entity2id:
+                    # A year after a person or genre is its own entity (OpenDialKG has years).
+                    out.append((str(mention.year), self.entity2id[str(mention.year)]))
+        return unique(out)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The raw item mentions (with character offsets), for callers that need positions."""
+        return find_mentions(text or "", [self._titles])
+
+    # -- internals ----------------------------------------------------------------
+    def _pick(self, payloads: Iterable[tuple[int, CatalogItem]], year: Optional[int]) -> CatalogItem:
+        ranked = list(payloads)
+        if year is not None and any(item.year == year for _, item in ranked):
+            ranked = [(rank, item) for rank, item in ranked if item.year == year]
+        ranked.sort(key=lambda p: (p[0], -self.popularity(p[1]), p[1].year or 9999, p[1].item_id))
+        return ranked[0][1]
+
+    def _aliases(self, item: CatalogItem) -> list[str]:
+        """The title first, then shorter ways people refer to it."""
+        title = item.title
+        aliases = [title]
+        if item.name != title and _YEAR_SUFFIX.search(item.name) is None:
+            aliases.append(_NUMBER_SUFFIX.sub("", item.name))  # keeps the qualifier
+        without_article = _LEADING_ARTICLE.sub("", title)
+        if without_article != title and " " in without_article.strip():
+            aliases.append(without_article)
+        # "Star Wars: Episode VIII – The Last Jedi" -> "The Last Jedi", "Star Wars: The Last Jedi"
+        parts = [p.strip() for p in _SUBTITLE_SPLIT.split(title) if p.strip()]
+        if len(parts) > 1 and " " in parts[-1]:
+            aliases.append(parts[-1])
+            if len(parts) > 2:
+                aliases.append(f"{parts[0]}: {parts[-1]}")
+        return aliases
+
+    def _entity_indexes(self, words: Vocabulary) -> list[PhraseIndex]:
+        """People (guarded like titles) and genres, years, languages (linked even in lower case,
+        "I like horror"). Items are linked through their titles instead."""
+        people = PhraseIndex("people", words, guarded=True)
+        attributes = PhraseIndex("attributes", words, guarded=False)
+        for entity, eid in self.entity2id.items():
+            kind = self.entity_kinds.get(eid, "person")
+            if eid in self._by_entity or kind == "item":
+                continue
+            if kind in ("genre", "year", "language"):
+                if normalize(entity) not in FUNCTION_WORDS:
+                    attributes.add(entity, (entity, eid))
+            else:
+                people.add(entity, (entity, eid))
+        phrases = attributes.phrases
+        extra = {}
+        for key in phrases:
+            if not key.isdigit():
+                extra[key[:-1] + "ies" if key.endswith("y") else key + "s"] = phrases[key]
+        for word, targets in _GENRE_SYNONYMS.items():
+            target = next((t for t in targets if t in phrases), None)
+            if target is not None:
+                extra[word] = phrases[target]
+        for key, payloads in extra.items():
+            if key not in phrases:
+                for payload in payloads:
+                    attributes.add_key(key, payload)
+        return [people, attributes]
+
+
+def read_catalog(directory: Path, dataset: str) -> Catalog:
+    """Build a catalog from an iEvaLM-style data folder (no caching)."""
+    directory = Path(directory)
+    if not (directory / "id2info.json").exists():
+        raise FileNotFoundError(f"no catalog at {directory} (expected id2info.json there)")
+    id2info = json.loads((directory / "id2info.json").read_text(encoding="utf-8"))
+    entity2id = json.loads((directory / "entity2id.json").read_text(encoding="utf-8"))
+    kinds: dict[int, str] = {}
+    relations_path, kg_path = directory / "relation2id.json", directory / "kg.json"
+    if relations_path.exists() and kg_path.exists():
+        relation_names = {rid: rel for rel, rid in json.loads(relations_path.read_text()).items()}
+        for subject, edges in json.loads(kg_path.read_text(encoding="utf-8")).items():
+            kinds[int(subject)] = "item"
+            for relation, obj in edges:
+                rel = relation_names.get(relation, "")
+                kinds.setdefault(int(obj), rel if rel in ("genre", "year", "language") else "person")
+    items = [_item_from_info(item_id, info, dataset, entity2id) for item_id, info in id2info.items()]
+    return Catalog(dataset, items, entity2id, kinds, _popularity(directory), dataset=dataset)
+
+
+@lru_cache(maxsize=None)
+def load_catalog(name: str) -> Catalog:
+    """The shipped catalog of `name` ("redial" or "opendialkg"), loaded once per process."""
+    key = name.strip().lower()
+    if key not in DATASETS:
+        raise ValueError(f"unknown catalog {name!r}; choose one of {', '.join(DATASETS)}")
+    return read_catalog(CATALOG_DIR / key, key)

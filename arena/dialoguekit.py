@@ -1,0 +1,532 @@
+"""Reading and writing dialogues in the CRSArena-Dial / DialogueKit JSON layout.
+
+A record in that layout looks like::
+
+    {"conversation ID": "...", "agent": {"id": "kbrd_redial", "type": "AGENT"},
+     "user": {"id": "...", "type": "USER"},
+     "conversation": [{"participant": "USER", "utterance": "...", "utterance ID": "..."}, ...],
+     "metadata": {"sentiment": "frustrated"}}
+
+The IARD files use the same shape with ``conversation_id`` and per-utterance
+``dialogue_acts`` ([{"intent", "slot_values"}]). Our exports add fields that
+other readers ignore (timestamps, recommended items, errors, feedback comment,
+scores, who the user was) so that ``from_record(to_dialoguekit(d)) == d``.
+
+Loading is all-or-nothing: every record is parsed before anything is returned,
+and all problems are reported together in one `DialogueImportError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Union
+
+from pydantic import ValidationError
+
+from arena.dialogue import (
+    Dialogue,
+    DialogueAct,
+    Feedback,
+    RecommendedItem,
+    Role,
+    Score,
+    UserInfo,
+    UserKind,
+    Utterance,
+    utc_now,
+)
+
+# Keys our exporter writes into a record's "metadata"; everything else found
+# there on import is kept in Dialogue.metadata.
+_OWN_META_KEYS = {
+    "sentiment", "feedback", "scores", "score_details", "schema_version",
+    "created_at", "ended_at", "end_reason", "dialogue_metadata",
+}
+_SENTIMENTS = {"satisfied": "satisfied", "frustrated": "frustrated"}
+_MAX_LISTED_PROBLEMS = 10
+
+
+class DialogueImportError(ValueError):
+    """A file or record could not be read as dialogues.
+
+    ``problems`` lists every problem found as dicts with ``index`` (record
+    position, 0-based), ``conversation_id``, ``field``, ``line`` (JSONL only)
+    and ``message``; ``index``/``conversation_id``/``field`` repeat the first.
+    """
+
+    def __init__(self, problems: list[dict[str, Any]], source: Optional[str] = None):
+        self.problems = problems
+        self.source = source
+        first = problems[0] if problems else {}
+        self.index: Optional[int] = first.get("index")
+        self.conversation_id: Optional[str] = first.get("conversation_id")
+        self.field: Optional[str] = first.get("field")
+        lines = [_describe(p) for p in problems[:_MAX_LISTED_PROBLEMS]]
+        if len(problems) > _MAX_LISTED_PROBLEMS:
+            lines.append(f"... and {len(problems) - _MAX_LISTED_PROBLEMS} more")
+        head = f"cannot import dialogues from {source}" if source else "cannot import dialogues"
+        noun = "problem" if len(problems) == 1 else "problems"
+        super().__init__(f"{head}: {len(problems)} {noun}; nothing was imported\n  " + "\n  ".join(lines))
+
+
+def _describe(problem: dict[str, Any]) -> str:
+    where = []
+    if problem.get("line") is not None:
+        where.append(f"line {problem['line']}")
+    if problem.get("index") is not None:
+        where.append(f"record {problem['index']}")
+    if problem.get("conversation_id") is not None:
+        where.append(f"conversation ID {problem['conversation_id']!r}")
+    if problem.get("field"):
+        where.append(f"field {problem['field']!r}")
+    prefix = ", ".join(where)
+    return f"{prefix}: {problem['message']}" if prefix else problem["message"]
+
+
+class _RecordError(Exception):
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# --------------------------------------------------------------------------
+# export
+
+
+def to_dialoguekit(d: Dialogue, pseudonymise: Optional[Callable[[str], str]] = None) -> dict[str, Any]:
+    """One dialogue as a CRSArena-Dial/DialogueKit record, with our extra fields.
+
+    `pseudonymise` maps the raw user id to what is written (None writes it as is).
+    """
+    user_id = pseudonymise(d.user.id) if pseudonymise else d.user.id
+    user: dict[str, Any] = {
+        "id": user_id,
+        "type": "SIMULATOR" if d.user.kind == UserKind.SIMULATOR else "USER",
+        "kind": d.user.kind.value,
+        "simulator": d.user.simulator,
+        "details": d.user.details,
+    }
+    conversation = [_utterance_record(u) for u in d.utterances]
+    metadata: dict[str, Any] = {}
+    if d.feedback is not None:
+        metadata["sentiment"] = d.feedback.sentiment
+        metadata["feedback"] = d.feedback.model_dump(mode="json")
+    metadata["scores"] = {name: s.value for name, s in sorted(d.scores.items())}
+    metadata["score_details"] = {name: s.model_dump(mode="json") for name, s in sorted(d.scores.items())}
+    metadata["schema_version"] = d.schema_version
+    metadata["created_at"] = d.created_at.isoformat()
+    metadata["ended_at"] = d.ended_at.isoformat() if d.ended_at else None
+    metadata["end_reason"] = d.end_reason
+    metadata["dialogue_metadata"] = d.metadata
+    return {
+        "conversation ID": d.dialogue_id,
+        "agent": {"id": d.crs_id, "type": "AGENT"},
+        "user": user,
+        "conversation": conversation,
+        "metadata": metadata,
+    }
+
+
+def _utterance_record(u: Utterance) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "participant": u.role.value,
+        "utterance": u.text,
+        "utterance ID": u.utterance_id,
+        "timestamp": u.timestamp.isoformat(),
+    }
+    if u.items:
+        rec["recommended_items"] = [{"id": i.item_id, "title": i.title} for i in u.items]
+    if u.dialogue_acts is not None:
+        rec["dialogue_acts"] = [a.model_dump(mode="json") for a in u.dialogue_acts]
+    if u.error is not None:
+        rec["error"] = u.error
+    return rec
+
+
+def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Callable[[str], str]] = None,
+                      indent: Optional[int] = 2) -> str:
+    """A JSON list of records, as CRSArena-Dial ships its files."""
+    return json.dumps([to_dialoguekit(d, pseudonymise) for d in dialogues], indent=indent, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------
+# import
+
+
+def from_record(rec: Any, index: int = 0, *, default_crs_id: str = "unknown") -> Dialogue:
+    """Parse one record (DialogueKit/CRSArena-Dial, IARD, or our own Dialogue JSON).
+
+    Raises DialogueImportError naming the record index, conversation id and field.
+    """
+    conv_id = _conversation_id(rec) if isinstance(rec, dict) else None
+    try:
+        return _parse(rec, default_crs_id)
+    except _RecordError as exc:
+        raise DialogueImportError([{"index": index, "conversation_id": conv_id,
+                                    "field": exc.field, "message": exc.message}]) from None
+
+
+def _conversation_id(rec: dict[str, Any]) -> Optional[str]:
+    for key in ("conversation ID", "conversation_id", "dialogue_id"):
+        value = rec.get(key)
+        if value is not None and not isinstance(value, (dict, list)):
+            return str(value)
+    return None
+
+
+def _parse(rec: Any, default_crs_id: str) -> Dialogue:
+    if not isinstance(rec, dict):
+        raise _RecordError("<record>", f"expected a JSON object, got {type(rec).__name__}")
+    if "utterances" in rec and "conversation" not in rec:
+        return _parse_own(rec)
+    return _parse_dialoguekit(rec, default_crs_id)
+
+
+def _parse_own(rec: dict[str, Any]) -> Dialogue:
+    try:
+        return Dialogue.model_validate(rec)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "<record>"
+        raise _RecordError(field, err["msg"]) from None
+
+
+def _parse_dialoguekit(rec: dict[str, Any], default_crs_id: str) -> Dialogue:
+    conversation = rec.get("conversation")
+    if conversation is None:
+        raise _RecordError("conversation", "missing (expected a list of utterances)")
+    if not isinstance(conversation, list):
+        raise _RecordError("conversation", f"expected a list, got {type(conversation).__name__}")
+    metadata = _object(rec, "metadata")
+    own = "schema_version" in metadata  # written by to_dialoguekit
+    # Records from elsewhere carry no times: one import time stands in for all.
+    created_at = _datetime(metadata, "created_at", "metadata.created_at") or utc_now()
+    conv_id = _conversation_id(rec) or _content_id(rec)
+    utterances = [_parse_utterance(u, i, conv_id, created_at) for i, u in enumerate(conversation)]
+
+    agent = _object(rec, "agent")
+    crs_id = str(agent["id"]) if agent.get("id") is not None else default_crs_id
+
+    fields: dict[str, Any] = {
+        "dialogue_id": conv_id,
+        "crs_id": crs_id,
+        "user": _parse_user(_object(rec, "user")),
+        "utterances": utterances,
+        "feedback": _parse_feedback(metadata, created_at),
+        "scores": _parse_scores(metadata),
+        "metadata": _extra_metadata(metadata),
+        "created_at": created_at,
+    }
+    if own:
+        fields["schema_version"] = _int(metadata, "schema_version")
+        fields["ended_at"] = _datetime(metadata, "ended_at", "metadata.ended_at")
+        fields["end_reason"] = metadata.get("end_reason")
+    try:
+        d = Dialogue(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise _RecordError(".".join(str(p) for p in err["loc"]), err["msg"]) from None
+    if not own:
+        # A corpus from elsewhere holds finished conversations.
+        d.ended_at = d.created_at
+        d.end_reason = "imported"
+    return d
+
+
+def _content_id(rec: dict[str, Any]) -> str:
+    canonical = json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str)
+    return "imported-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _object(rec: dict[str, Any], key: str) -> dict[str, Any]:
+    value = rec.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _RecordError(key, f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _int(obj: dict[str, Any], key: str) -> int:
+    value = obj.get(key)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise _RecordError(f"metadata.{key}", f"expected an integer, got {value!r}") from None
+
+
+def _datetime(obj: dict[str, Any], key: str, field: str) -> Optional[datetime]:
+    value = obj.get(key)
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        return datetime.fromisoformat(str(value))
+    except (ValueError, OverflowError, OSError):
+        raise _RecordError(field, f"not an ISO date-time: {value!r}") from None
+
+
+def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Utterance:
+    where = f"conversation[{i}]"
+    if not isinstance(u, dict):
+        raise _RecordError(where, f"expected an object, got {type(u).__name__}")
+    participant = u.get("participant")
+    if participant is None:
+        raise _RecordError(f"{where}.participant", "missing (expected USER or AGENT)")
+    role_name = str(participant).strip().upper()
+    if role_name not in ("USER", "AGENT"):
+        raise _RecordError(f"{where}.participant",
+                           f"unknown participant {participant!r} (expected USER or AGENT)")
+    text = u.get("utterance")
+    if text is None:
+        raise _RecordError(f"{where}.utterance", "missing")
+    if not isinstance(text, str):
+        raise _RecordError(f"{where}.utterance", f"expected a string, got {type(text).__name__}")
+    fields: dict[str, Any] = {"role": Role(role_name), "text": text}
+    utt_id = u.get("utterance ID", u.get("utterance_id"))
+    fields["utterance_id"] = str(utt_id) if utt_id is not None else f"{conv_id}_{i}"
+    fields["timestamp"] = _datetime(u, "timestamp", f"{where}.timestamp") or default_time
+    fields["items"] = _parse_items(u.get("recommended_items", u.get("items")), f"{where}.recommended_items")
+    fields["dialogue_acts"] = _parse_acts(u, where)
+    if u.get("error") is not None:
+        fields["error"] = str(u["error"])
+    return Utterance(**fields)
+
+
+def _parse_items(raw: Any, field: str) -> list[RecommendedItem]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _RecordError(field, f"expected a list, got {type(raw).__name__}")
+    items = []
+    for j, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise _RecordError(f"{field}[{j}]", "expected an object with id and title")
+        item_id = item.get("id", item.get("item_id"))
+        if item_id is None:
+            raise _RecordError(f"{field}[{j}].id", "missing")
+        items.append(RecommendedItem(item_id=str(item_id), title=str(item.get("title") or "")))
+    return items
+
+
+def _parse_acts(u: dict[str, Any], where: str) -> Optional[list[DialogueAct]]:
+    raw = u.get("dialogue_acts")
+    if raw is None:
+        # Older DialogueKit files carry a single utterance-level intent.
+        return [DialogueAct(intent=str(u["intent"]))] if u.get("intent") else None
+    if not isinstance(raw, list):
+        raise _RecordError(f"{where}.dialogue_acts", f"expected a list, got {type(raw).__name__}")
+    acts = []
+    for j, act in enumerate(raw):
+        field = f"{where}.dialogue_acts[{j}]"
+        if isinstance(act, str):
+            acts.append(DialogueAct(intent=act))
+            continue
+        if not isinstance(act, dict) or act.get("intent") is None:
+            raise _RecordError(field, "expected an object with an intent")
+        acts.append(DialogueAct(intent=str(act["intent"]), slot_values=_slot_values(act, field)))
+    return acts
+
+
+def _slot_values(act: dict[str, Any], field: str) -> list[list[Any]]:
+    if act.get("slot_values") is not None:
+        values = act["slot_values"]
+        if not isinstance(values, list) or not all(isinstance(v, list) for v in values):
+            raise _RecordError(f"{field}.slot_values", "expected a list of [SLOT, value, ...] lists")
+        return values
+    # DialogueKit proper writes annotations as {"slot", "value"} objects.
+    out = []
+    for ann in act.get("annotations") or []:
+        if isinstance(ann, dict) and "slot" in ann:
+            out.append([ann["slot"], ann.get("value")])
+        elif isinstance(ann, list):
+            out.append(ann)
+        else:
+            raise _RecordError(f"{field}.annotations", "expected {slot, value} objects")
+    return out
+
+
+def _parse_user(user: dict[str, Any]) -> UserInfo:
+    kind_raw = user.get("kind")
+    if kind_raw is None:
+        kind_raw = "simulator" if str(user.get("type", "")).upper() == "SIMULATOR" else "human"
+    try:
+        kind = UserKind(str(kind_raw).lower())
+    except ValueError:
+        raise _RecordError("user.kind",
+                           f"unknown user kind {kind_raw!r} (expected human or simulator)") from None
+    details = user.get("details") or {}
+    if not isinstance(details, dict):
+        raise _RecordError("user.details", "expected an object")
+    user_id = user.get("id")
+    return UserInfo(
+        kind=kind,
+        id=str(user_id) if user_id is not None else "anonymous",
+        simulator=user.get("simulator"),
+        details=details,
+    )
+
+
+def _parse_sentiment(raw: Any, field: str) -> Optional[str]:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    sentiment = _SENTIMENTS.get(str(raw).strip().lower())
+    if sentiment is None:
+        raise _RecordError(field, f"unknown sentiment {raw!r} (expected satisfied or frustrated)")
+    return sentiment
+
+
+def _parse_feedback(metadata: dict[str, Any], created_at: datetime) -> Optional[Feedback]:
+    fb = metadata.get("feedback")
+    if isinstance(fb, dict):
+        sentiment = _parse_sentiment(fb.get("sentiment"), "metadata.feedback.sentiment")
+        if sentiment is None:
+            return None
+        return Feedback(sentiment=sentiment, comment=str(fb.get("comment") or ""),
+                        timestamp=_datetime(fb, "timestamp", "metadata.feedback.timestamp") or created_at)
+    if fb is not None:
+        raise _RecordError("metadata.feedback", "expected an object")
+    sentiment = _parse_sentiment(metadata.get("sentiment"), "metadata.sentiment")
+    if sentiment is None:
+        return None
+    return Feedback(sentiment=sentiment, comment=str(metadata.get("comment") or ""), timestamp=created_at)
+
+
+def _parse_scores(metadata: dict[str, Any]) -> dict[str, Score]:
+    details = metadata.get("score_details")
+    if details is None:
+        return {}
+    if not isinstance(details, dict):
+        raise _RecordError("metadata.score_details", "expected an object of metric -> score")
+    scores = {}
+    for name, raw in details.items():
+        try:
+            scores[str(name)] = Score.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            field = f"metadata.score_details.{name}" + (f".{loc}" if loc else "")
+            raise _RecordError(field, err["msg"]) from None
+    return scores
+
+
+def _extra_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    extra = dict(metadata.get("dialogue_metadata") or {})
+    for key, value in metadata.items():
+        if key not in _OWN_META_KEYS:
+            extra.setdefault(key, value)
+    return extra
+
+
+# --------------------------------------------------------------------------
+# files
+
+
+Source = Union[str, Path, bytes, list]
+
+
+def parse_records(text: str) -> tuple[list[Any], Optional[list[int]]]:
+    """Split a file's text into records: a JSON list, one JSON object, or JSONL.
+
+    Returns the records and, for JSONL, each record's 1-based line number.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return [], None
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        if stripped.startswith("["):
+            raise DialogueImportError([{"message": f"invalid JSON: {exc}"}]) from None
+        return _parse_jsonl(stripped, exc)
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict) and isinstance(data.get("dialogues"), list):
+        return _unpack_per_pair(data), None
+    if isinstance(data, dict) and ("conversation" in data or "utterances" in data):
+        return [data], None
+    raise DialogueImportError([{"message": f"expected a JSON list of dialogues, got {type(data).__name__}"}])
+
+
+def _parse_jsonl(text: str, first_error: json.JSONDecodeError) -> tuple[list[Any], list[int]]:
+    records, lines, problems = [], [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+            lines.append(lineno)
+        except json.JSONDecodeError as exc:
+            problems.append({"line": lineno, "message": f"invalid JSON: {exc}"})
+    if problems:
+        if len(lines) == 0:  # not JSONL either: report the whole-document error
+            problems = [{"message": f"invalid JSON: {first_error}"}]
+        raise DialogueImportError(problems)
+    return records, lines
+
+
+def _unpack_per_pair(data: dict[str, Any]) -> list[Any]:
+    """DialogueKit's per user/agent pair file: shared agent and user, a list of dialogues."""
+    out = []
+    for rec in data["dialogues"]:
+        if isinstance(rec, dict):
+            rec = {"agent": data.get("agent"), "user": data.get("user"), **rec}
+        out.append(rec)
+    return out
+
+
+def read_source(source: Source) -> tuple[str, Optional[str]]:
+    """The text to parse and a name for messages: a path, JSON text, or bytes."""
+    if isinstance(source, bytes):
+        return source.decode("utf-8"), None
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith(("[", "{"))):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DialogueImportError([{"message": f"cannot read file: {exc}"}], source=str(path)) from None
+    return str(source), None
+
+
+def load_dialogues(source: Source, *, default_crs_id: str = "unknown") -> list[Dialogue]:
+    """Every dialogue in a file/text/list of records, or DialogueImportError and none.
+
+    Accepts a JSON list (CRSArena-Dial, IARD, our own Dialogue JSON), a single
+    record, DialogueKit's per-pair file, or JSONL with one record per line.
+    Duplicate conversation IDs are an error.
+    """
+    name = None
+    lines: Optional[list[int]] = None
+    if isinstance(source, list):
+        records = source
+    else:
+        text, name = read_source(source)
+        try:
+            records, lines = parse_records(text)
+        except DialogueImportError as exc:
+            raise DialogueImportError(exc.problems, source=name) from None
+    dialogues: list[Dialogue] = []
+    problems: list[dict[str, Any]] = []
+    first_seen: dict[str, int] = {}
+    for index, rec in enumerate(records):
+        line = lines[index] if lines else None
+        try:
+            d = from_record(rec, index, default_crs_id=default_crs_id)
+        except DialogueImportError as exc:
+            problems.extend({**p, "line": line} for p in exc.problems)
+            continue
+        if d.dialogue_id in first_seen:
+            problems.append({"index": index, "line": line, "conversation_id": d.dialogue_id,
+                             "field": "conversation ID",
+                             "message": f"duplicate of record {first_seen[d.dialogue_id]}"})
+            continue
+        first_seen[d.dialogue_id] = index
+        dialogues.append(d)
+    if problems:
+        raise DialogueImportError(problems, source=name)
+    return dialogues

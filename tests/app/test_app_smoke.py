@@ -1,0 +1,70 @@
+"""Drive the real app over HTTP with gradio_client: ChatCRS on the fake LLM, a real store."""
+
+import pytest
+from gradio_client import Client
+
+from arena.config import Settings
+from arena.llm import FakeProvider, LLMClient
+from arena.services import build_services
+
+
+@pytest.fixture
+def services(tmp_path, embedding_cache):
+    settings = Settings.from_env(
+        {"ARENA_LLM_PROVIDER": "fake"},
+        db_path=tmp_path / "arena.sqlite3",
+        cache_dir=embedding_cache,
+        max_turns=3,
+        max_message_chars=200,
+    )
+    llm = LLMClient(FakeProvider(default="Here is something you might enjoy <script>alert(1)</script>"))
+    return build_services(settings, llm=llm, metrics="")
+
+
+def test_chat_is_stored_with_feedback_and_rendered_safely(services, launched):
+    client = Client(launched(services), verbose=False)
+    client.predict("chatcrs_redial", api_name="/chat_start")
+    out = client.predict("I love space adventures like Star Wars", api_name="/chat_send")
+    history = out[0]
+    assert history[0]["role"] == "user"
+    reply = history[-1]["content"]
+    reply_text = reply if isinstance(reply, str) else str(reply)
+    assert "<script>" not in reply_text
+    client.predict("Great, thanks!", api_name="/chat_send")
+    client.predict("loved it", api_name="/chat_satisfied")
+
+    stored = services.store.list_dialogues()
+    assert len(stored) == 1
+    d = stored[0]
+    assert d.crs_id == "chatcrs_redial"
+    assert d.num_turns == 2
+    assert d.feedback.sentiment == "satisfied" and d.feedback.comment == "loved it"
+    assert d.agent_turns()[0].items, "ChatCRS must recommend catalog items"
+    assert d.agent_turns()[0].text.startswith("Here is something")
+
+
+def test_bad_messages_are_refused_clearly_and_nothing_is_lost(services, launched):
+    client = Client(launched(services), verbose=False)
+    client.predict("chatcrs_redial", api_name="/chat_start")
+    client.predict("a comedy please", api_name="/chat_send")
+    for bad, expected in (("   ", "type a message"), ("x" * 201, "limit is 200")):
+        with pytest.raises(Exception, match=expected):
+            client.predict(bad, api_name="/chat_send")
+    d = services.store.list_dialogues()[0]
+    assert d.num_turns == 1 and d.feedback is None
+
+
+def test_two_sessions_never_see_each_other(services, launched):
+    url = launched(services)
+    alice, bob = Client(url, verbose=False), Client(url, verbose=False)
+    alice.predict("chatcrs_redial", api_name="/chat_start")
+    bob.predict("chatcrs_opendialkg", api_name="/chat_start")
+    a_hist = alice.predict("alice wants horror", api_name="/chat_send")[0]
+    b_hist = bob.predict("bob wants romance", api_name="/chat_send")[0]
+    assert all("bob" not in str(m["content"]) for m in a_hist)
+    assert all("alice" not in str(m["content"]) for m in b_hist)
+    alice.predict("", api_name="/chat_frustrated")
+    dialogues = {d.crs_id: d for d in services.store.list_dialogues()}
+    assert dialogues["chatcrs_redial"].feedback.sentiment == "frustrated"
+    assert dialogues["chatcrs_opendialkg"].feedback is None
+    assert dialogues["chatcrs_redial"].user.id != dialogues["chatcrs_opendialkg"].user.id
