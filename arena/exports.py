@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.export import export_record, pseudonymiser, resolve_salt
@@ -87,7 +87,8 @@ class Snapshot:
     taken_at: datetime = field(default_factory=utc_now)
 
 
-def take_snapshot(store: Store, flt: ExportFilter = ExportFilter()) -> Snapshot:
+def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
+    flt = flt or ExportFilter()
     dialogues = store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
     )
@@ -188,7 +189,7 @@ class ExportResult:
 def export_bundle(
     store: Store,
     folder: Union[str, Path],
-    flt: ExportFilter = ExportFilter(),
+    flt: Optional[ExportFilter] = None,
     *,
     salt: Optional[str] = None,
     zip_name: Optional[str] = None,
@@ -196,7 +197,7 @@ def export_bundle(
     """Write every export file (and optionally a zip of them) into `folder`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    snapshot = take_snapshot(store, flt)
+    snapshot = take_snapshot(store, flt or ExportFilter())
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     files = {key: folder / name for key, name in FILES.items()}
     scores = score_rows(snapshot.dialogues, pseudonym)
@@ -311,7 +312,8 @@ def dataset_card(snapshot: Snapshot) -> str:
         f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
         "both_bad; `winner` names the winning system (empty for tie and both_bad).",
         "",
-        f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: " + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)
+        f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
+        + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)
         + ". An empty `value` means the metric could not be computed (see `error`), never zero.",
         "",
     ]

@@ -19,8 +19,8 @@ from arena.ratings import (
     bootstrap_intervals,
     bradley_terry,
     elo_ratings,
-    win_tie_loss,
     wilson_interval,
+    win_tie_loss,
 )
 
 USER_KINDS = ("human", "simulator")
@@ -77,9 +77,10 @@ def compute_leaderboard(
     *,
     user_kind: Optional[str] = None,
     systems: Iterable[str] = (),
-    options: LeaderboardOptions = LeaderboardOptions(),
+    options: Optional[LeaderboardOptions] = None,
 ) -> pd.DataFrame:
     """One row per system (columns `COLUMNS`), best Bradley-Terry rating first."""
+    options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
     stats = _dialogue_stats(filter_dialogues(dialogues, user_kind))

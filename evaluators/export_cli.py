@@ -21,14 +21,18 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     parser = subparsers.add_parser(
         "export",
         help="write the rated corpus, votes, scores and a dataset card into a folder",
-        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a dataset card.",
+        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a "
+        "dataset card.",
     )
     parser.add_argument("--out", required=True, help="folder to write into (created if missing)")
-    parser.add_argument("--db", default=None, help="SQLite database (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument("--db", default=None,
+                        help="SQLite database (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--crs", action="append", metavar="NAME", help="only this system (repeatable)")
-    parser.add_argument("--user-kind", choices=[k.value for k in UserKind], help="only people or only simulators")
+    parser.add_argument("--user-kind", choices=[k.value for k in UserKind],
+                        help="only people or only simulators")
     parser.add_argument("--zip", action="store_true", help="also write crs-arena-corpus.zip with every file")
-    parser.add_argument("--salt", default=None, help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the db's)")
+    parser.add_argument("--salt", default=None,
+                        help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the database's own)")
     parser.set_defaults(func=run, handler=run)
     return parser
 

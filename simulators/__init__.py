@@ -48,15 +48,39 @@ def catalog_view(dataset: str) -> CatalogView:
     return CatalogView(load_catalog(dataset), dataset=dataset)
 
 
+@lru_cache(maxsize=1)
+def _offline_annotator() -> Any:
+    from evaluators.acts.offline import OfflineActAnnotator
+
+    return OfflineActAnnotator()
+
+
 def default_system_nlu() -> Callable[[Any], list[str]]:
-    """IARD intents of a system utterance, from the offline dialogue-act annotator."""
-    from evaluators.acts import offline_annotator
+    """IARD intents of a dialogue's last utterance, from the offline dialogue-act annotator."""
+    annotator = _offline_annotator()
 
-    annotator = offline_annotator()
+    def intents(dialogue: Any) -> list[str]:
+        rows = annotator.annotate_intents(dialogue)
+        return [str(i) for i in rows[-1][0]] if rows else []
 
-    def intents(utterance: Any) -> list[str]:
-        return [act.intent for act in annotator.annotate_utterance(utterance)]
+    intents.label = "offline act annotator"  # type: ignore[attr-defined]
+    return intents
 
+
+def llm_system_nlu(llm: LLMClient) -> Callable[[Any], list[str]]:
+    """IARD intents of a dialogue's last utterance, from the LLM dialogue-act annotator."""
+    from evaluators.acts.llm import LLMActAnnotator
+
+    annotator = LLMActAnnotator(llm, parallel=1)
+
+    def intents(dialogue: Any) -> list[str]:
+        copy = dialogue.model_copy(deep=True)
+        for utt in copy.utterances[:-1]:  # only the last utterance is left unannotated
+            utt.dialogue_acts = utt.dialogue_acts if utt.dialogue_acts is not None else []
+        annotated = annotator.annotate(copy)
+        return [act.intent for act in annotated.utterances[-1].dialogue_acts or []]
+
+    intents.label = f"LLM act annotator ({llm.describe()})"  # type: ignore[attr-defined]
     return intents
 
 
@@ -66,11 +90,16 @@ def build_simulator(
     catalog: CatalogView,
     seed: int,
     llm: Optional[LLMClient] = None,
-    nlu: Optional[Callable[[Any], list[str]]] = None,
+    nlu: Optional[Callable[[Any], list[str]] | str] = None,
     nlg: str = "llm",
     **options: Any,
 ) -> SimulatedUser:
-    """One simulated user. `nlg="template"` makes ABUS run without any LLM."""
+    """One simulated user.
+
+    ABUS reads system acts with `nlu` ("llm": the LLM annotator, "offline": the offline
+    annotator, or a function) and writes with `nlg` ("llm" or "template"). By default both go
+    through the LLM; `nlg="template"` (with the offline NLU) runs without any LLM.
+    """
     kind = resolve_kind(kind)
     if kind in NEEDS_LLM and llm is None:
         raise ValueError(f"the {kind} simulator needs an LLM client")
@@ -81,9 +110,18 @@ def build_simulator(
     if kind == "abus":
         from simulators.abus import AgendaBasedSimulator
 
-        return AgendaBasedSimulator(
-            catalog, seed=seed, llm=llm if nlg == "llm" else None, nlu=nlu or default_system_nlu(), **options
-        )
+        use_llm = nlg == "llm" and llm is not None
+        if nlu is None:
+            nlu = "llm" if use_llm else "offline"
+        if nlu == "llm":
+            if llm is None:
+                raise ValueError("ABUS with LLM NLU needs an LLM client")
+            nlu = llm_system_nlu(llm)
+        elif nlu == "offline":
+            nlu = default_system_nlu()
+        elif not callable(nlu):
+            raise ValueError(f"unknown NLU {nlu!r}; use 'llm' or 'offline'")
+        return AgendaBasedSimulator(catalog, seed=seed, llm=llm if use_llm else None, nlu=nlu, **options)
     if kind == "target_biased":
         from simulators.target_biased import TargetBiasedSimulator
 

@@ -22,9 +22,9 @@ from simulators.abus_nlg import UserAct, describe_acts, realize
 from simulators.base import SimulatedUser, last_reply
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.goals import Goal, sample_goal
-from simulators.interaction_model import ANSWER, ELICIT, RECOMMEND, InteractionModel
+from simulators.interaction_model import ELICIT, RECOMMEND, InteractionModel
 
-SystemNLU = Callable[[Utterance], Sequence[str]]
+SystemNLU = Callable[[Dialogue], Sequence[str]]  # IARD intents of the dialogue's last utterance
 SLOT_NAMES = {"GENRE": "genre", "YEAR": "year", "ACTOR": "actor", "DIRECTOR": "director"}
 
 PARAPHRASE = (
@@ -64,7 +64,8 @@ class AgendaBasedSimulator(SimulatedUser):
         self.trace: list[dict[str, Any]] = []
 
     def profile(self) -> dict[str, Any]:
-        return {"goal": self.goal.to_dict(), "catalog": self.catalog.dataset, "patience": self.patience}
+        return {"goal": self.goal.to_dict(), "catalog": self.catalog.dataset, "patience": self.patience,
+                "nlu": getattr(self.nlu, "label", "custom"), "nlg": "llm" if self.llm is not None else "template"}
 
     def _initial_agenda(self) -> list[UserAct]:
         # A stack: the last element is done first.
@@ -85,8 +86,11 @@ class AgendaBasedSimulator(SimulatedUser):
     def _top(self) -> Optional[UserAct]:
         return self.agenda[-1] if self.agenda else None
 
-    def system_intents(self, reply: Utterance) -> list[str]:
-        intents = [str(i) for i in self.nlu(reply)]
+    def system_intents(self, dialogue: Dialogue, reply: Utterance) -> list[str]:
+        if reply.dialogue_acts is not None:  # the system annotated its own reply
+            intents = [act.intent for act in reply.dialogue_acts]
+        else:
+            intents = [str(i) for i in self.nlu(dialogue)]
         if reply.items and not RECOMMEND & set(intents):
             intents.append("REC-S")  # the item list itself is a recommendation
         return intents
@@ -106,8 +110,8 @@ class AgendaBasedSimulator(SimulatedUser):
             acts = [self.agenda.pop()]  # IQU
             first = self._pop_preference()
             acts += [first] if first else []
-            return self._speak(acts, [])
-        intents = self.system_intents(reply)
+            return self._speak(dialogue, acts, [])
+        intents = self.system_intents(dialogue, reply)
         acts = self._react(reply, intents)
         if acts is None:  # only the goodbye is left: the goal is reached
             return StopDialogue("goal reached", "satisfied",
@@ -115,7 +119,7 @@ class AgendaBasedSimulator(SimulatedUser):
         if self.failures >= self.patience:
             return StopDialogue("gave up: patience exhausted", "frustrated",
                                 "The recommender did not find a movie that fits what I asked for.")
-        return self._speak(acts or [UserAct("CON")], intents)
+        return self._speak(dialogue, acts or [UserAct("CON")], intents)
 
     def _react(self, reply: Utterance, intents: list[str]) -> Optional[list[UserAct]]:
         if self.accepted is not None:
@@ -168,7 +172,7 @@ class AgendaBasedSimulator(SimulatedUser):
         return acts
 
     # -- NLG ------------------------------------------------------------------
-    def _speak(self, acts: list[UserAct], system_intents: list[str]) -> UserTurn:
+    def _speak(self, dialogue: Dialogue, acts: list[UserAct], system_intents: list[str]) -> UserTurn:
         subject = self.accepted or self._subject
         title = subject.display_title if subject is not None else "it"
         draft = realize(acts, self.rng, title=title)
@@ -176,7 +180,10 @@ class AgendaBasedSimulator(SimulatedUser):
         if self.llm is None:
             return UserTurn(draft)
         generated = self.ask_llm(PARAPHRASE, f"What to do: {describe_acts(acts, title)}\nDraft: {draft}")
-        return self.say(generated, draft)
+        values = [str(a.value) for a in acts if a.value]
+        if subject is not None and any(a.intent in ("ACC", "REJ", "SEE", "INQ") for a in acts):
+            values.append(subject.title)
+        return self.say(generated, draft, dialogue, values)
 
     def finalize(self, dialogue: Dialogue) -> Dialogue:
         dialogue.metadata["user_acts"] = list(self.trace)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import re
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind
 from arena.llm import LLMClient
@@ -19,22 +19,36 @@ from arena.runner import SimulatorAction, StopDialogue, UserTurn
 
 MAX_UTTERANCE_CHARS = 600
 _SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
 
 
-def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS) -> str:
-    """Keep only the user's own message from an LLM generation."""
+def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS, max_sentences: int = 4) -> str:
+    """Keep only the user's own message from an LLM generation (first few sentences)."""
     text = (text or "").strip()
     text = _OTHER_SPEAKER.split(text)[0]
     text = _SPEAKER_PREFIX.sub("", text).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         text = text[1:-1].strip()
     text = " ".join(text.split())
+    parts: list[str] = []
+    for part in _SENTENCE_END.split(text):
+        part = part.strip()
+        if len(part) >= 2 and part[0] == "(" and part[-1] == ")":
+            part = part[1:-1].strip()  # small models wrap whole sentences in brackets
+        if part and part.lower() not in {p.lower() for p in parts}:  # and repeat themselves
+            parts.append(part)
+    text = " ".join(parts[:max_sentences])
     if len(text) > limit:
         cut = text[:limit]
         end = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
         text = cut[: end + 1] if end > limit // 3 else cut
     return text.strip()
+
+
+def _mentions(lowered: str, value: Union[str, Sequence[str]]) -> bool:
+    options = [value] if isinstance(value, str) else list(value)
+    return any(option.lower() in lowered for option in options)
 
 
 def transcript(dialogue: Dialogue, max_items: int = 5, last: int = 16) -> str:
@@ -153,9 +167,23 @@ class SimulatedUser(ABC):
         )
         return response.text
 
-    def say(self, generated: str, fallback: str) -> UserTurn:
+    def say(
+        self,
+        generated: str,
+        fallback: str,
+        dialogue: Optional[Dialogue] = None,
+        must_mention: Sequence[str] = (),
+    ) -> UserTurn:
+        """The generated message, or `fallback` when the generation is unusable.
+
+        Unusable: empty, a repeat of one of the user's earlier messages, or missing
+        a value the turn must convey (a wish being revealed, the title being accepted);
+        an entry of `must_mention` may be a tuple of alternatives.
+        """
         text = clean_generation(generated)
-        if not text:
+        lowered = text.lower()
+        earlier = {" ".join(u.text.lower().split()) for u in dialogue.user_turns()} if dialogue else set()
+        if not text or lowered in earlier or not all(_mentions(lowered, v) for v in must_mention if v):
             self.fallbacks += 1
             text = fallback
         return UserTurn(text)

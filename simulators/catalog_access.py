@@ -180,9 +180,17 @@ class CatalogView:
                 return undated[0]
         return None
 
+    def resolve(self, title: str) -> Optional[ItemFacts]:
+        """A dataset's own title: exact look-up first, then the catalog's fuzzy title search."""
+        found = self.find(title)
+        if found is None and hasattr(self.catalog, "find_title"):
+            item = self.catalog.find_title(title)
+            found = self.get(item.item_id) if item is not None else None
+        return found
+
     def lookup(self, item: RecommendedItem) -> Optional[ItemFacts]:
         """Facts for a shown item: by id first, then by title."""
-        return self.get(item.item_id) or self.find(item.title)
+        return self.get(item.item_id) or self.resolve(item.title)
 
     def key(self, facts: ItemFacts) -> str:
         return normalize_title(facts.title)

@@ -29,11 +29,6 @@ class Goal:
     def to_dict(self) -> dict[str, Any]:
         return {"constraints": dict(self.constraints), "requests": list(self.requests)}
 
-    def describe(self) -> str:
-        wishes = "; ".join(phrase(slot, value) for slot, value in self.constraints.items())
-        asks = ", ".join(REQUEST_PHRASES[r] for r in self.requests)
-        return f"You want {wishes}. Once you find one, you want to know {asks}."
-
     def unmet(self, facts: Optional[ItemFacts]) -> list[str]:
         """The constraint slots `facts` fails (all of them when the item is unknown)."""
         if facts is None:

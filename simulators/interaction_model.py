@@ -24,7 +24,6 @@ IARD_FILE = "formatted_IARD_annotated_partially.json"
 # System intents grouped by what the user has to react to.
 RECOMMEND = frozenset({"REC-S", "REC-E"})
 ELICIT = frozenset({"REQ", "CLA", "CLQ"})
-ANSWER = frozenset({"ANS", "R-ANS", "EXP-I", "EXP-P", "EXP-S", "RES", "RESP"})
 
 # What a user may do after seeing a recommendation, by whether it fits the goal.
 AFTER_FITTING = ("ACC", "SEE")
@@ -63,7 +62,7 @@ def count_transitions(dialogues: Iterable[Mapping]) -> dict[str, Counter]:
 
 @dataclass
 class InteractionModel:
-    transitions: dict[str, Counter] = field(default_factory=dict)
+    transitions: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     smoothing: float = 1.0  # keeps every allowed intent possible
 
     @classmethod
@@ -71,7 +70,7 @@ class InteractionModel:
         return _cached_model(str(path or iard_path()))
 
     def weight(self, system_intents: Sequence[str], user_intent: str) -> float:
-        total = sum(self.transitions.get(s, Counter())[user_intent] for s in system_intents)
+        total = sum(self.transitions.get(s, {}).get(user_intent, 0) for s in system_intents)
         return total + self.smoothing
 
     def probabilities(self, system_intents: Sequence[str], allowed: Sequence[str]) -> dict[str, float]:

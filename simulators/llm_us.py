@@ -37,6 +37,13 @@ DECIDE = (
     "itself, ignores the person's wishes, or replies with nonsense."
 )
 
+# Words a message asking for each request must contain (any of them).
+REQUEST_WORDS = {
+    "plot": ("about", "plot", "story"),
+    "director": ("direct",),
+    "rating": ("rat", "review", "good", "score"),
+}
+
 WRITE = "The chat so far:\n{transcript}\n\nWhat to do now: {guidance}\nWrite only your next message."
 
 
@@ -51,7 +58,7 @@ class LLMUserSimulator(SimulatedUser):
         seed: int,
         llm: LLMClient,
         goal: Optional[Goal] = None,
-        min_turns_before_quit: int = 2,
+        min_turns_before_quit: int = 1,
         **kwargs: Any,
     ):
         super().__init__(seed=seed, llm=llm, **kwargs)
@@ -122,25 +129,26 @@ class LLMUserSimulator(SimulatedUser):
         self.decisions.append(decision)
         return decision == "quit"
 
-    def _write(self, dialogue: Dialogue, guidance: str, fallback: str) -> UserTurn:
+    def _write(self, dialogue: Dialogue, guidance: str, fallback: str, must_mention: tuple = ()) -> UserTurn:
         generated = self.ask_llm(self._persona(), WRITE.format(transcript=transcript(dialogue), guidance=guidance))
-        return self.say(generated, fallback)
+        return self.say(generated, fallback, dialogue, must_mention)
 
     def verdict(self, dialogue: Dialogue) -> Optional[StopDialogue]:
         if self.accepted is not None:
             return StopDialogue("goal reached", "satisfied", f"Found {self.accepted.display_title}.")
         return StopDialogue("out of turns", "frustrated", "No fitting movie was recommended in time.")
 
-    # -- guidance (LLM instruction, template used if the generation is empty) --------
-    def _opening(self) -> tuple[str, str]:
+    # -- guidance: (LLM instruction, template if the generation is unusable, values it must name) ----
+    def _opening(self) -> tuple[str, str, tuple]:
         slot_value = self._reveal_next()
         wish = phrase(*slot_value) if slot_value else "a good movie"
         return (
             f"Start the conversation: greet the recommender and say you are looking for {wish}.",
             f"Hi! I'm looking for {wish}. Any ideas?",
+            (slot_value[1],) if slot_value else (),
         )
 
-    def _accept(self) -> tuple[str, str]:
+    def _accept(self) -> tuple[str, str, tuple]:
         title = self.accepted.display_title
         if self.goal.requests:
             request = self.goal.requests[0]
@@ -150,20 +158,22 @@ class LLMUserSimulator(SimulatedUser):
                 f'The recommender suggested "{title}", which is the kind of movie you want. Say you like '
                 f"this suggestion and ask {ask}.",
                 f"{title} sounds great! Can you tell me {ask}?",
+                (self.accepted.title, REQUEST_WORDS[request]),
             )
         return (
             f'The recommender suggested "{title}", which fits. Say you will watch it and thank them.',
             f"{title} sounds great, I'll watch it. Thanks!",
+            (self.accepted.title,),
         )
 
-    def _ask_next(self) -> tuple[str, str]:
+    def _ask_next(self) -> tuple[str, str, tuple]:
         request = next(r for r in self.goal.requests if r not in self.asked)
         self.asked.append(request)
         ask = REQUEST_PHRASES[request]
         title = self.accepted.display_title
-        return (f'Ask {ask} for "{title}".', f"And can you tell me {ask}?")
+        return (f'Ask {ask} for "{title}".', f"And can you tell me {ask}?", (REQUEST_WORDS[request],))
 
-    def _steer(self, dialogue: Dialogue, misses: list[tuple[ItemFacts, list[str]]]) -> tuple[str, str]:
+    def _steer(self, dialogue: Dialogue, misses: list[tuple[ItemFacts, list[str]]]) -> tuple[str, str, tuple]:
         if misses:
             facts, unmet = misses[0]
             slot = unmet[0] if unmet else next(iter(self.goal.constraints))
@@ -174,6 +184,7 @@ class LLMUserSimulator(SimulatedUser):
                 f'The recommender suggested "{facts.display_title}", but you want {phrase(slot, value)}. '
                 "Politely turn it down and say what you want instead.",
                 f"Thanks, but that's not quite it. I'd like {phrase(slot, value)}.",
+                (value,),
             )
         reveal = self._reveal_next()
         reply = last_reply(dialogue)
@@ -183,13 +194,16 @@ class LLMUserSimulator(SimulatedUser):
                 "Answer the recommender's question using only your wishes; say you have no preference "
                 f"about anything they ask that is not among your wishes.{extra}",
                 f"I'd like {phrase(*reveal)}." if reveal else "I don't really mind, surprise me.",
+                (reveal[1],) if reveal else (),
             )
         if reveal:
             return (
                 f"No movie was suggested yet. Say you are looking for {phrase(*reveal)} and ask for a suggestion.",
                 f"I'm looking for {phrase(*reveal)}. What would you suggest?",
+                (reveal[1],),
             )
         return (
             "No suitable movie was suggested yet. Remind the recommender of what you want and ask for a title.",
             f"Could you suggest a title? I want {self._wishes()}.",
+            (),
         )

@@ -92,11 +92,11 @@ class PepperSimulator(SimulatedUser):
         reply = last_reply(dialogue)
         if reply is None:
             fallback = f"Hi! Can you recommend a movie? {self.preferences.narrative().split('.')[0]}."
-            return self.say(self.ask_llm(persona, OPENING), fallback)
+            return self.say(self.ask_llm(persona, OPENING), fallback, dialogue)
         opinions = self.reflect(dialogue, reply.items[: self.inspect_k])
         if not opinions:
             prompt = RESPOND_NO_ITEMS.format(transcript=transcript(dialogue))
-            return self.say(self.ask_llm(persona, prompt), "Could you suggest a few titles?")
+            return self.say(self.ask_llm(persona, prompt), "Could you suggest a few titles?", dialogue)
         impressions = "\n".join(
             f"- {o['title']}: {o['opinion']}" + (" (seen it)" if o["seen"] else "") + f" - {o['reason']}"
             for o in opinions
@@ -104,7 +104,7 @@ class PepperSimulator(SimulatedUser):
         prompt = RESPOND.format(transcript=transcript(dialogue), impressions=impressions)
         liked = [o["title"] for o in opinions if o["opinion"] == "like"]
         fallback = f"{liked[0]} looks interesting." if liked else "None of these really appeal to me."
-        return self.say(self.ask_llm(persona, prompt), fallback)
+        return self.say(self.ask_llm(persona, prompt), fallback, dialogue)
 
     # -- reflected preferences ---------------------------------------------------
     def reflect(self, dialogue: Dialogue, items: list) -> list[dict[str, Any]]:

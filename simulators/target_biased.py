@@ -77,7 +77,7 @@ def sample_seeker_goal(catalog: CatalogView, rng: random.Random, dataset: Option
     for _ in range(500):
         row = turns[rng.randrange(len(turns))]
         titles = list(dict.fromkeys(str(t) for t in row.get("rec") or []))
-        facts = [catalog.find(t) for t in titles]
+        facts = [catalog.resolve(t) for t in titles]
         if not any(facts):
             continue
         targets = [
@@ -136,7 +136,7 @@ class TargetBiasedSimulator(SimulatedUser):
                 return UserTurn(self.rng.choice(ACCEPT))
         generated = self.ask_llm(self._persona(), WRITE.format(transcript=transcript(dialogue)))
         text = strip_mentions(clean_generation(generated), self._titles)
-        return self.say(text, self._describe_target())
+        return self.say(text, self._describe_target(), dialogue)
 
     def _persona(self) -> str:
         lines = [f"- {facts.describe(with_title=False)}" for facts in self.goal.facts]

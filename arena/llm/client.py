@@ -189,7 +189,7 @@ class LLMClient:
             model=model or self.model,
             temperature=float(temperature),
             max_tokens=int(max_tokens),
-            stop=tuple(stop),
+            stop=(stop,) if isinstance(stop, str) else tuple(stop),
             seed=seed,
             json_mode=json_mode,
         )
@@ -249,9 +249,13 @@ def build_client(settings: Any, provider: Optional[Provider] = None) -> LLMClien
     if provider is None:
         provider = make_provider(settings)
     cache = ResponseCache(settings.cache_dir / "llm") if settings.llm_cache else None
+    # The local provider runs one fixed model whatever ARENA_LLM_MODEL says; label it truthfully.
+    model = settings.llm_model or provider.default_model
+    if provider.name == "local":
+        model = provider.default_model
     return LLMClient(
         provider,
-        model=settings.llm_model or provider.default_model,
+        model=model,
         timeout_s=settings.llm_timeout_s,
         retry=RetryPolicy(max_retries=settings.llm_max_retries),
         concurrency=settings.llm_concurrency,

@@ -9,6 +9,7 @@ because neither engine may be entered by two threads at once.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -23,6 +24,22 @@ from arena.llm.client import LLMError, LLMRequest, LLMResponse, Message
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 LOCAL_BACKENDS = ("auto", "llama_cpp", "transformers")
 DEFAULT_N_CTX = 4096
+
+
+def default_threads() -> int:
+    """llama.cpp threads: half the cores (ARENA_LLM_THREADS overrides).
+
+    llama.cpp's threads wait for each other at every layer, so when they share
+    the cores with other busy work (the app, CRS models) using all of them is
+    several times slower than using half; measured in benchmarks/llm_local.py.
+    """
+    raw = os.environ.get("ARENA_LLM_THREADS", "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise LLMError(f"ARENA_LLM_THREADS must be an integer, got {raw!r}") from None
+    return max(1, (os.cpu_count() or 2) // 2)
 _CHATML_FALLBACK = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
 
 
@@ -52,10 +69,10 @@ def resolve_backend(backend: str) -> str:
 class _LlamaCppEngine:
     name = "llama_cpp"
 
-    def __init__(self, path: Path, n_ctx: int):
+    def __init__(self, path: Path, n_ctx: int, n_threads: int):
         from llama_cpp import Llama
 
-        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=os.cpu_count() or 2, verbose=False)
+        self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         self.n_ctx = self._llm.n_ctx()
         self.lock = threading.Lock()
         self._render = self._chat_renderer()
@@ -72,6 +89,9 @@ class _LlamaCppEngine:
             bos_token=text_of(self._llm.token_bos()),
         )
         return lambda messages: formatter(messages=list(messages)).prompt
+
+    def close(self) -> None:
+        self._llm.close()
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         prompt = self._render(messages)
@@ -97,7 +117,7 @@ class _LlamaCppEngine:
 class _TransformersEngine:
     name = "transformers"
 
-    def __init__(self, path: Path, n_ctx: int):
+    def __init__(self, path: Path, n_ctx: int, n_threads: int):  # torch keeps its own thread setting
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as hf_logging
@@ -147,18 +167,38 @@ class _TransformersEngine:
 _LOAD_LOCK = threading.Lock()
 
 
+@atexit.register
+def _close_engines() -> None:
+    # llama.cpp frees its model in __del__, which fails noisily if it only runs
+    # while the interpreter is tearing modules down; close while all is intact.
+    with _LOAD_LOCK:
+        _cached_engine.cache_clear()
+        for engine in list(_OPEN_ENGINES):
+            engine.close()
+        _OPEN_ENGINES.clear()
+
+
+_OPEN_ENGINES: list[Any] = []
+
+
 @lru_cache(maxsize=4)
-def _cached_engine(path: str, backend: str, n_ctx: int) -> Any:
+def _cached_engine(path: str, backend: str, n_ctx: int, n_threads: int) -> Any:
     engine_cls = _LlamaCppEngine if backend == "llama_cpp" else _TransformersEngine
-    return engine_cls(Path(path), n_ctx)
+    engine = engine_cls(Path(path), n_ctx, n_threads)
+    if hasattr(engine, "close"):
+        _OPEN_ENGINES.append(engine)
+    return engine
 
 
-def load_engine(path: Path | str, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX) -> Any:
+def load_engine(path: Path | str, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
+                n_threads: Optional[int] = None) -> Any:
     """The shared engine for this model file and backend, loaded on first use."""
     backend = resolve_backend(backend)
+    # Only llama.cpp takes a thread count; one transformers engine serves any.
+    n_threads = (n_threads or default_threads()) if backend == "llama_cpp" else 0
     with _LOAD_LOCK:  # lru_cache alone would let two threads load the model twice
         try:
-            return _cached_engine(str(path), backend, n_ctx)
+            return _cached_engine(str(path), backend, n_ctx, n_threads)
         except ImportError as exc:
             raise LLMError(f"local backend {backend!r} is not installed: {exc}") from exc
         except (OSError, ValueError, RuntimeError) as exc:
@@ -217,16 +257,18 @@ class LocalProvider:
 
     name = "local"
 
-    def __init__(self, path: Optional[Path | str] = None, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX):
+    def __init__(self, path: Optional[Path | str] = None, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
+                 n_threads: Optional[int] = None):
         self.path = Path(path) if path else smollm_path()
         self.backend = resolve_backend(backend)
         self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
         self.default_model = self.path.stem
         self.cache_namespace = f"local:{self.path.name}"
 
     @property
     def engine(self) -> Any:
-        return load_engine(self.path, self.backend, self.n_ctx)
+        return load_engine(self.path, self.backend, self.n_ctx, self.n_threads)
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
         engine = self.engine
@@ -248,4 +290,12 @@ class LocalProvider:
         )
 
 
-__all__ = ["LOCAL_BACKENDS", "LocalProvider", "fit_context", "llama_cpp_available", "load_engine", "smollm_path"]
+__all__ = [
+    "LOCAL_BACKENDS",
+    "LocalProvider",
+    "default_threads",
+    "fit_context",
+    "llama_cpp_available",
+    "load_engine",
+    "smollm_path",
+]

@@ -44,7 +44,7 @@ class OpenAIProvider:
                     "the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
                 )
             api_key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
-        self._secrets = tuple(s for s in {api_key, api_key.strip()} if len(s) >= 6)
+        self._secrets = tuple(s for s in {api_key, api_key.strip()} if len(s) >= 6 and s != "not-needed")
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
         self.base_url = str(self._client.base_url).rstrip("/")
         # Same model name on two servers may be two different models.
@@ -101,7 +101,8 @@ class OpenAIProvider:
             error = TransientLLMError(f"cannot reach the endpoint: {self._clean(exc)}")
         except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
             # A body the SDK cannot decode (not JSON, wrong shape).
-            error = TransientLLMError(f"malformed response body: {self._clean(type(exc).__name__)} {self._clean(exc, 120)}")
+            detail = f"{type(exc).__name__}: {self._clean(exc, 120)}"
+            error = TransientLLMError(f"malformed response body: {detail}")
         except openai.OpenAIError as exc:
             error = LLMError(f"openai client error: {self._clean(exc)}")
         raise error
@@ -215,11 +216,19 @@ def make_provider(settings: Any) -> Any:
     if settings.llm_provider == "openai":
         return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name)
     if settings.llm_provider == "local":
-        backend = getattr(settings, "llm_local_backend", None) or os.environ.get("ARENA_LLM_LOCAL_BACKEND") or "auto"
+        backend = (getattr(settings, "llm_local_backend", None)
+                   or os.environ.get("ARENA_LLM_LOCAL_BACKEND") or "auto")
         return LocalProvider(backend=backend)
     if settings.llm_provider == "fake":
         return FakeProvider(default=os.environ.get("ARENA_FAKE_REPLY", "This is a scripted reply."))
     raise LLMError(f"unknown LLM provider {settings.llm_provider!r}")
 
 
-__all__ = ["FakeProvider", "LocalProvider", "OpenAIProvider", "RETRYABLE_STATUS", "make_provider", "smollm_path"]
+__all__ = [
+    "FakeProvider",
+    "LocalProvider",
+    "OpenAIProvider",
+    "RETRYABLE_STATUS",
+    "make_provider",
+    "smollm_path",
+]

@@ -76,7 +76,7 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
             user=UserInfo(kind=UserKind.HUMAN, id=user_id),
             metadata={"source": "battle", "battle_id": battle_id, "side": side},
         )
-        for side, crs in zip(SIDES, (crs_a, crs_b))
+        for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
     }
     return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues)
 
@@ -93,6 +93,11 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     dialogue = session.dialogues[side]
     if session.rated(side):
         raise gr.Error(f"The conversation with System {side} has ended.")
+    if dialogue.ended:
+        raise gr.Error(
+            f"The conversation with System {side} reached its limit of {services.settings.max_turns} turns; "
+            "please rate it with Satisfied or Frustrated."
+        )
     if not session.busy[side].acquire(blocking=False):
         raise gr.Error(f"System {side} is still answering your previous message.")
     try:
@@ -150,9 +155,9 @@ def vote(
             comment=(comment or "").strip()[: services.settings.max_message_chars],
             user_id=user_id, user_kind=UserKind.HUMAN,
         )
-        services.store.save_battle(a, b, cast)
+        # Saved under the scheduler's lock, so no draw counts this battle twice (stored and under way).
+        scheduler_for(services).complete(session.ticket, lambda: services.store.save_battle(a, b, cast))
         session.vote = cast
-    scheduler_for(services).done(session.ticket)
     return cast
 
 
@@ -215,7 +220,9 @@ def build(services: Services) -> None:
         hello = "Say hello and tell the system what you would like to watch."
         per_side = []
         for side in SIDES:
-            per_side += [f"### System {side}", [], items_markdown([]), hello, gr.Textbox(value="", interactive=True)]
+            per_side += [
+                f"### System {side}", [], items_markdown([]), hello, gr.Textbox(value="", interactive=True)
+            ]
         return (session, *per_side, gr.Column(visible=False), "", "")
 
     new_outputs: list[Any] = [session_state]

@@ -137,7 +137,7 @@ def build(services: Services) -> None:
         return (*view(dialogue, text), "", "")
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
-        if dialogue is None or dialogue.ended or dialogue.crs_id != crs_name:
+        if dialogue is None or dialogue.ended:
             dialogue, _ = start_conversation(services, crs_name, request)
         dialogue, status_text = send_message(services, dialogue, text)
         return (*view(dialogue, status_text), "")
@@ -157,6 +157,8 @@ def build(services: Services) -> None:
 
     outputs = [dialogue_state, chatbot, items_box, status]
     new_button.click(on_new, [crs_choice], outputs + [message, scores_box], api_name="chat_start")
+    # Switching systems starts a fresh conversation with the newly chosen one.
+    crs_choice.change(on_new, [crs_choice], outputs + [message, scores_box], api_visibility="private")
     send_args = dict(fn=on_send, inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message])
     send_button.click(api_name="chat_send", **send_args)
     message.submit(api_visibility="private", **send_args)

@@ -88,8 +88,10 @@ def build(services: Services) -> None:
         return summary, display_table(table), figure, meta_view, gr.Accordion(visible=meta is not None)
 
     with gr.Row():
-        kind = gr.Radio(KIND_CHOICES, value="human", label="Whose dialogues and votes", elem_id="leaderboard-kind",
-                        scale=3)
+        kind = gr.Radio(
+            KIND_CHOICES, value="human", label="Whose dialogues and votes", elem_id="leaderboard-kind",
+            scale=3,
+        )
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
     summary = gr.Markdown("", elem_id="leaderboard-summary")
     table = gr.Dataframe(interactive=False, wrap=True, elem_id="leaderboard-table")

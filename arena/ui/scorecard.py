@@ -38,7 +38,7 @@ def _core_scores(source: Union[Dialogue, Mapping[str, Score], None]) -> dict[str
 
 def factor_figure(scores: Mapping[str, Score]) -> Figure:
     """Horizontal bars, 0-4, one per factor; unscored factors drawn as empty hatched bars."""
-    fig = Figure(figsize=(7.0, 4.6), dpi=100)
+    fig = Figure(figsize=(7.0, 4.9), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     names, values, colours, hatches = [], [], [], []
     for factor in reversed(FACTORS):  # first factor at the top
@@ -50,7 +50,9 @@ def factor_figure(scores: Mapping[str, Score]) -> Figure:
         hatches.append("//" if value is None else "")
     bars = ax.barh(names, values, color=colours, edgecolor="#888888")
     for bar, hatch, value in zip(bars, hatches, values):
-        bar.set_hatch(hatch)
+        if hatch:
+            bar.set_hatch(hatch)
+            bar.set_edgecolor("#bbbbbb")
         label = "unscored" if hatch else f"{value:.2g}"
         x = 0.05 if hatch else value + 0.05
         ax.text(x, bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=8)
@@ -63,7 +65,8 @@ def factor_figure(scores: Mapping[str, Score]) -> Figure:
         title += " - overall " + ("unscored" if overall.value is None else f"{overall.value:.1f}/100")
     ax.set_title(title, fontsize=10)
     handles = [Patch(color=colour, label=dimension) for dimension, colour in _DIMENSION_COLOURS.items()]
-    ax.legend(handles=handles, fontsize=7, loc="lower right", framealpha=0.8)
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.4, -0.14), ncol=4,
+              frameon=False)
     fig.tight_layout()
     return fig
 
@@ -74,7 +77,8 @@ def scorecard_markdown(scores: Mapping[str, Score]) -> str:
     if overall is None:
         lines.append("### CoRE overall: not computed")
     elif overall.value is None:
-        lines.append(f"### CoRE overall: unscored ({escape_text(overall.error or 'no readable debate answer')})")
+        why = escape_text(overall.error or "no readable debate answer")
+        lines.append(f"### CoRE overall: unscored ({why})")
     else:
         lines.append(f"### CoRE overall: {overall.value:.1f} / 100")
     if overall is not None:
@@ -83,7 +87,8 @@ def scorecard_markdown(scores: Mapping[str, Score]) -> str:
         if overall.model:
             meta.append(f"model {escape_text(overall.model)}")
         if "rounds" in d:
-            meta.append(f"{d['rounds']} debate round(s), stopped by {escape_text(str(d.get('stopped', '?')))}")
+            stopped = escape_text(str(d.get("stopped", "?")))
+            meta.append(f"{d['rounds']} debate round(s), stopped by {stopped}")
         if "calls" in d:
             meta.append(f"{d['calls']} LLM calls ({d.get('cache_hits', 0)} cached), "
                         f"{d.get('tokens', 0)} tokens, {float(d.get('wall_s', 0.0)):.1f} s")
@@ -97,7 +102,8 @@ def scorecard_markdown(scores: Mapping[str, Score]) -> str:
             continue
         value = "unscored" if score.value is None else f"{score.value:.2g}"
         reason = score.details.get("reason") or score.error or ""
-        lines.append(f"| {escape_text(factor.name)} | {value} | {escape_text(_short(reason, _REASON_CHARS))} |")
+        reason = escape_text(_short(reason, _REASON_CHARS))
+        lines.append(f"| {escape_text(factor.name)} | {value} | {reason} |")
 
     transcript = (overall.details.get("transcript") if overall is not None else None) or []
     if transcript:

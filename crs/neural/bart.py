@@ -219,9 +219,11 @@ class BartForGeneration(nn.Module):
         self.model = BartModel(config)
         self.register_buffer("final_logits_bias", torch.zeros(1, config.vocab_size))
         self.rec_proj = nn.Linear(user_hidden_size, config.vocab_size) if user_hidden_size else None
+        self.head: Optional[nn.Module] = None  # a quantized copy of the tied head, when quantized
 
     def logits(self, hidden: torch.Tensor, user_embeds: Optional[torch.Tensor] = None) -> torch.Tensor:
-        out = hidden @ self.model.shared.weight.T + self.final_logits_bias
+        projected = self.head(hidden) if self.head is not None else hidden @ self.model.shared.weight.T
+        out = projected + self.final_logits_bias
         if self.rec_proj is not None:
             if user_embeds is None:
                 raise ValueError("KBRD's generator needs the user representation")

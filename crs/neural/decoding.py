@@ -107,3 +107,27 @@ def greedy(
             break
         logits = step(token)
     return new, kept
+
+
+@dataclass(frozen=True)
+class GenerationDefaults:
+    """The generation settings a checkpoint's config carries (used where the
+    original relied on them rather than passing its own)."""
+
+    no_repeat_ngram_size: int = 0
+    forced_bos_token_id: Optional[int] = None
+    forced_eos_token_id: Optional[int] = None
+    min_length: int = 0
+
+    @classmethod
+    def from_configs(cls, *configs: dict) -> "GenerationDefaults":
+        """Later configs override earlier ones (config.json, then generation_config.json)."""
+        merged: dict = {}
+        for config in configs:
+            merged.update({k: v for k, v in (config or {}).items()})
+        return cls(
+            no_repeat_ngram_size=int(merged.get("no_repeat_ngram_size") or 0),
+            forced_bos_token_id=merged.get("forced_bos_token_id"),
+            forced_eos_token_id=merged.get("forced_eos_token_id"),
+            min_length=int(merged.get("min_length") or 0),
+        )

@@ -113,6 +113,7 @@ class PromptGPT2(nn.Module):
         super().__init__()
         self.config = config
         self.transformer = GPT2Model(config)
+        self.head: Optional[nn.Module] = None  # a quantized copy of the tied head, when quantized
 
     @staticmethod
     def prompt_cache(prompt: Optional[torch.Tensor], num_layers: int) -> list:
@@ -130,4 +131,6 @@ class PromptGPT2(nn.Module):
         return body.ln_f(x)
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        if self.head is not None:
+            return self.head(hidden)
         return hidden @ self.transformer.wte.weight.T

@@ -29,8 +29,40 @@ class Mention:
 
 
 class TitleLinker(Protocol):
-    def link(self, text: str) -> list[Any]:
-        """Catalog items mentioned in `text` (objects with a `title`)."""
+    def link_spans(self, text: str) -> list[tuple[Any, int, int]]:
+        """(item with a `label`, start, end) for every title mentioned in `text`."""
+
+
+class CatalogLinker:
+    """Links titles against the shipped catalogs (arena.catalog), loaded on first use."""
+
+    def __init__(self, names: tuple[str, ...] = ("redial", "opendialkg")):
+        self.names = names
+        self._catalogs: Optional[list[Any]] = None
+
+    def _load(self) -> list[Any]:
+        if self._catalogs is None:
+            from arena.catalog import load_catalog
+
+            self._catalogs = [load_catalog(name) for name in self.names]
+        return self._catalogs
+
+    def link_spans(self, text: str) -> list[tuple[Any, int, int]]:
+        spans: list[tuple[Any, int, int]] = []
+        for catalog in self._load():
+            spans.extend(catalog.link_spans(text))
+        return spans
+
+
+_shared_linker: Optional[CatalogLinker] = None
+
+
+def shared_linker() -> CatalogLinker:
+    """One catalog linker per process (the catalogs take seconds to index)."""
+    global _shared_linker
+    if _shared_linker is None:
+        _shared_linker = CatalogLinker()
+    return _shared_linker
 
 
 _YEAR = re.compile(r"\(\s*((?:18|19|20)\d{2})\s*\)")
@@ -43,6 +75,11 @@ _CONNECTORS = {
     "you", "your", "who", "what", "not", "no", "into", "up", "out", "all",
 }
 _MAX_TITLE_WORDS = 10
+_STARTERS = {
+    "try", "watch", "see", "check", "maybe", "perhaps", "also", "or", "and", "but", "how", "what", "have",
+    "did", "do", "you", "i", "if", "then", "so", "yes", "no", "well", "oh", "sure", "recommend", "suggest",
+    "consider", "enjoy", "loved", "liked", "like", "about", "seen", "watched", "hi", "hello", "ok", "okay",
+}
 _LIST_TOKEN = re.compile(r"#?\d{1,2}[:.)]")
 _ABBREVIATION = re.compile(r"[A-Z]\.|vs\.|Mr\.|Mrs\.|Dr\.|St\.|Jr\.")
 # IARD repeats linked mentions as "Title (2012) <Title (2012)>".
@@ -78,6 +115,10 @@ def _title_before(text: str, end: int) -> Optional[tuple[int, str]]:
             break
     if start is None:
         return None
+    # "Try Heat (1995)": a sentence-opening verb or adverb is not part of the title.
+    first = re.match(r"(\S+)\s+(?=\S)", text[start:end])
+    if first and first.group(1).lower().strip(",") in _STARTERS:
+        start += first.end()
     return start, text[start:end]
 
 
@@ -138,16 +179,11 @@ def find_mentions(utterance: Utterance, linker: Optional[TitleLinker] = None) ->
     found.extend(year_mentions(text))
     if linker is not None:
         try:
-            linked = linker.link(text)
+            linked = linker.link_spans(text)
         except Exception:  # a catalog problem must not stop annotation
             linked = []
-        for item in linked:
-            title = str(getattr(item, "title", "") or "")
-            if title:
-                name = f"{title} ({item.year})" if getattr(item, "year", None) and not _YEAR.search(title) else title
-                pos = _find_loose(text, clean_title(title))
-                found.append(Mention(title=name, start=pos, end=pos + len(clean_title(title)) if pos >= 0 else -1,
-                                     source="catalog"))
+        for item, start, end in linked:
+            found.append(Mention(title=item.label, start=start, end=end, source="catalog"))
     return _dedupe(found)
 
 
@@ -162,12 +198,16 @@ def _key(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", clean_title(title).lower()).strip()
 
 
+_SOURCE_RANK = {"items": 0, "list": 1, "catalog": 2, "year": 3, "text": 4}
+
+
 def _dedupe(mentions: list[Mention]) -> list[Mention]:
-    """One mention per title; a located mention inside another located one is dropped."""
-    located = sorted((m for m in mentions if m.start >= 0), key=lambda m: (-(m.end - m.start), m.start))
+    """One mention per title; a located mention overlapping a more trusted one is dropped."""
+    located = sorted((m for m in mentions if m.start >= 0),
+                     key=lambda m: (_SOURCE_RANK.get(m.source, 9), -(m.end - m.start), m.start))
     kept: list[Mention] = []
     for m in located:
-        if not any(k.start <= m.start and m.end <= k.end for k in kept):
+        if not any(k.start < m.end and m.start < k.end for k in kept):
             kept.append(m)
     kept.extend(m for m in mentions if m.start < 0)
     by_key: dict[str, Mention] = {}

@@ -47,7 +47,8 @@ def factor_results_text(role: Role, factor_scores: Mapping[str, Score]) -> str:
             parts.append(f"{name}: unscored (no readable rating)")
             continue
         reason = str(score.details.get("reason") or "").strip() or "(no reason given)"
-        parts.append(f"{name}: {score.value:g} / 4\nReason: {transcript.neutralise(reason, MAX_REASON_CHARS)}")
+        reason = transcript.neutralise(reason, MAX_REASON_CHARS)
+        parts.append(f"{name}: {score.value:g} / 4\nReason: {reason}")
     return "\n\n".join(parts)
 
 

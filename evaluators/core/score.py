@@ -17,14 +17,18 @@ from evaluators.core.judge import SCORER, JudgeResult, factor_score, run_judge
 from evaluators.core.rubric import CoreAssets, load_assets
 
 
-def _unscored(assets: CoreAssets, reason: str, details: Optional[dict[str, Any]] = None) -> dict[str, Score]:
-    out = {
-        metric_name(key): Score(value=None, scorer=SCORER, version=assets.version, error=reason,
-                                details={"factor": assets.factors[key].name})
-        for key in FACTOR_KEYS
-    }
-    out[OVERALL_METRIC] = Score(value=None, scorer=SCORER, version=assets.version, error=reason,
-                                details=details or {})
+def _unscored(assets: CoreAssets, client: LLMClient, config: CoreConfig, reason: str,
+              details: dict[str, Any]) -> dict[str, Score]:
+    """Every metric unscored (value None), still naming the models that would have scored it."""
+    out = {}
+    for key in FACTOR_KEYS:
+        labels = dict.fromkeys(client.describe(m) for m in config.judges_for(key, client.model))
+        out[metric_name(key)] = Score(value=None, scorer=SCORER, version=assets.version,
+                                      model=", ".join(labels), error=reason,
+                                      details={"factor": assets.factors[key].name})
+    roles = dict.fromkeys(client.describe(config.model_for_role(r.key, client.model)) for r in ROLES)
+    out[OVERALL_METRIC] = Score(value=None, scorer=SCORER, version=assets.version, model=", ".join(roles),
+                                error=reason, details=details)
     return out
 
 
@@ -45,7 +49,8 @@ def score_core(
     config = config if config is not None else CoreConfig.from_env()
     assets = load_assets(config.assets_version)
     if not transcript.has_system_turn(dialogue):
-        return _unscored(assets, "no system turn to evaluate", {"calls": 0, "tokens": 0, "wall_s": 0.0})
+        return _unscored(assets, client, config, "no system turn to evaluate",
+                         {"calls": 0, "provider_calls": 0, "tokens": 0, "wall_s": 0.0})
 
     started = time.monotonic()
     ledger = CallLedger()

@@ -56,7 +56,9 @@ class FakeCatalogCRS(ConversationalRecommender):
 
 
 def fake_spec(crs: ConversationalRecommender, available: bool = True) -> CRSSpec:
-    check = (lambda: None) if available else (lambda: CRSUnavailable(crs.name, "no checkpoint", "make models"))
+    def check():
+        return None if available else CRSUnavailable(crs.name, "no checkpoint", "make models")
+
     return CRSSpec(name=crs.name, family="fake", dataset="redial", description="test system",
                    load=lambda: crs, check=check)
 
@@ -111,38 +113,85 @@ class BattleResult:
 
 def play_battle(url: str, tag: str, *, turns: int = 2, choice: str = "A",
                 sentiments: tuple[str, str] = ("satisfied", "frustrated")) -> BattleResult:
-    """One person's full battle over HTTP: both panes at once, both ratings, a vote with a comment."""
+    """One person's full battle over HTTP: turns in both panes, both ratings, a vote with a comment.
+
+    The panes take turns here. Sending to both panes at the same moment is
+    covered by the browser test and the session tests: with two calls in
+    flight on one gradio_client Client, the client itself occasionally drops
+    a reply under heavy CPU load, which would make this count unreliable.
+    """
     from gradio_client import Client
 
-    client = Client(url, verbose=False)
+    client = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
     result = BattleResult(tag=tag, choice=choice, comment=f"comment from {tag}")
-    client.predict(api_name="/battle_start")
-    lock = threading.Lock()
-
-    def chat(side: str) -> None:
-        try:
-            for turn in range(turns):
+    try:
+        client.predict(api_name="/battle_start")
+        for turn in range(turns):
+            for side in ("A", "B"):
                 started = time.perf_counter()
                 out = client.predict(f"{tag} side {side} turn {turn}: a space movie please",
                                      api_name=f"/battle_send_{side.lower()}")
-                elapsed = time.perf_counter() - started
-                history = out[0]
-                if tag not in str(history[-2]["content"]):
-                    raise AssertionError(f"{tag} saw someone else's message: {history[-2]}")
-                with lock:
-                    result.turn_seconds.append(elapsed)
-            sentiment = sentiments[0] if side == "A" else sentiments[1]
-            client.predict(api_name=f"/battle_{sentiment}_{side.lower()}")
-        except Exception as exc:  # collected so the caller sees every failure
-            with lock:
-                result.errors.append(f"{side}: {exc!r}")
-
-    threads = [threading.Thread(target=chat, args=(side,)) for side in ("A", "B")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if not result.errors:
-        out = client.predict(result.comment, api_name=f"/battle_vote_{choice.lower()}")
-        result.reveal = out[0]
+                result.turn_seconds.append(time.perf_counter() - started)
+                if tag not in str(out[0][-2]["content"]):
+                    raise AssertionError(f"{tag} saw someone else's message: {out[0][-2]}")
+        client.predict(api_name=f"/battle_{sentiments[0]}_a")
+        client.predict(api_name=f"/battle_{sentiments[1]}_b")
+        result.reveal = client.predict(result.comment, api_name=f"/battle_vote_{choice.lower()}")[0]
+    except Exception as exc:  # collected so the caller sees every failure
+        result.errors.append(repr(exc))
     return result
+
+
+def run_sessions(url: str, sessions: int, *, turns: int = 2) -> list[BattleResult]:
+    """`sessions` people battling at the same moment, each in its own browser session."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    choices = ["A", "B", "tie", "both_bad"]
+    with ThreadPoolExecutor(max_workers=sessions) as pool:
+        futures = [
+            pool.submit(play_battle, url, f"s{i:03d}", turns=turns, choice=choices[i % 4],
+                        sentiments=("satisfied", "frustrated") if i % 2 else ("frustrated", "satisfied"))
+            for i in range(sessions)
+        ]
+        return [f.result() for f in futures]
+
+
+def check_stored_exactly_once(store: Store, results: list[BattleResult], turns: int) -> list[str]:
+    """Every session's two dialogues, two ratings and one vote are stored once, unmixed; returns problems."""
+    problems = [f"{r.tag}: {e}" for r in results for e in r.errors]
+    dialogues = store.list_dialogues()
+    votes = store.list_votes()
+    if len(votes) != len(results):
+        problems.append(f"{len(votes)} votes stored for {len(results)} battles")
+    if len(dialogues) != 2 * len(results):
+        problems.append(f"{len(dialogues)} dialogues stored for {len(results)} battles")
+    by_id = {d.dialogue_id: d for d in dialogues}
+    by_comment = {v.comment: v for v in votes}
+    for r in results:
+        v = by_comment.get(r.comment)
+        if v is None:
+            problems.append(f"{r.tag}: vote missing")
+            continue
+        if v.choice != r.choice:
+            problems.append(f"{r.tag}: stored choice {v.choice}, cast {r.choice}")
+        for side, did in (("A", v.dialogue_a), ("B", v.dialogue_b)):
+            d = by_id.get(did)
+            if d is None:
+                problems.append(f"{r.tag}: dialogue {side} missing")
+                continue
+            texts = [u.text for u in d.user_turns()]
+            if len(texts) != turns or not all(t.startswith(f"{r.tag} side {side} ") for t in texts):
+                problems.append(f"{r.tag}: dialogue {side} holds {texts}")
+            if d.feedback is None or d.metadata.get("battle_id") != v.battle_id or d.user.id != v.user_id:
+                problems.append(f"{r.tag}: dialogue {side} lacks feedback or battle link")
+            if len(d.agent_turns()) != turns or any(u.error for u in d.utterances):
+                problems.append(f"{r.tag}: dialogue {side} replies wrong")
+    return problems
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = max(0, min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1))))
+    return ordered[k]

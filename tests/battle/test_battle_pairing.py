@@ -78,3 +78,17 @@ def test_scheduler_is_fair_under_concurrent_draws():
     for t in threads:
         t.join()
     assert sorted(Counter(drawn).values()) == [5] * 6
+
+
+def test_completing_a_battle_never_counts_it_twice():
+    stored = {}
+    scheduler = PairScheduler(lambda: dict(stored), rng=random.Random(2))
+    (a, b), ticket = scheduler.draw(["a", "b"])
+
+    def save():
+        stored[(a, b)] = 1
+        # a draw racing with the save must wait, then see one battle, not two
+        assert scheduler._lock.locked()
+
+    scheduler.complete(ticket, save)
+    assert scheduler.pending() == 0

@@ -15,8 +15,8 @@ from arena.ratings import (
     bradley_terry,
     elo_expected,
     elo_ratings,
-    win_tie_loss,
     wilson_interval,
+    win_tie_loss,
 )
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -82,7 +82,10 @@ class Script:
 
 
 class SleepyProvider:
-    """A FakeProvider whose answers take `delay_s`, slept outside any lock; tracks overlap."""
+    """A FakeProvider whose answers take `delay_s`, slept outside any lock.
+
+    Tracks how many requests overlapped, overall and per kind (judge/debate).
+    """
 
     name = "fake"
 
@@ -90,24 +93,32 @@ class SleepyProvider:
         self.inner = FakeProvider(script)
         self.default_model = self.inner.default_model
         self.delay_s = delay_s
-        self.in_flight = 0
-        self.max_in_flight = 0
+        self.in_flight = {"all": 0, "judge": 0, "debate": 0}
+        self.max_in_flight_by_kind = {"all": 0, "judge": 0, "debate": 0}
         self._lock = threading.Lock()
 
     @property
     def requests(self) -> list[LLMRequest]:
         return self.inner.requests
 
-    def complete(self, request, timeout_s):
+    @property
+    def max_in_flight(self) -> int:
+        return self.max_in_flight_by_kind["all"]
+
+    def _move(self, kinds, step):
         with self._lock:
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            for kind in kinds:
+                self.in_flight[kind] += step
+                self.max_in_flight_by_kind[kind] = max(self.max_in_flight_by_kind[kind], self.in_flight[kind])
+
+    def complete(self, request, timeout_s):
+        kinds = ("all", "debate" if role_of(request) else "judge")
+        self._move(kinds, 1)
         try:
             time.sleep(self.delay_s)
             return self.inner.complete(request, timeout_s)
         finally:
-            with self._lock:
-                self.in_flight -= 1
+            self._move(kinds, -1)
 
 
 def make_client(script, *, cache_dir=None, concurrency: int = 16, provider=None) -> LLMClient:

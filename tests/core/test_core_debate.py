@@ -8,7 +8,8 @@ BASE = {"common_user": 30, "domain_expert": 50, "linguist": 70, "hci_expert": 90
 
 
 def answer(role, score, statement=None):
-    return json.dumps({"evaluator": role, "statement": statement or f"{role} argues for {score}", "score": score})
+    statement = statement or f"{role} argues for {score}"
+    return json.dumps({"evaluator": role, "statement": statement, "score": score})
 
 
 def test_consensus_in_the_first_round_stops_the_debate():

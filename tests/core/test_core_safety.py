@@ -12,7 +12,8 @@ from evaluators.core.transcript import data_block
 from core_fakes import Script, debate_requests, judge_requests, make_client, sample_dialogue, user_text
 
 MARKER = re.compile(r"<<<DATA ([0-9a-f]{16})>>>")
-SECTION_TAGS = re.compile(r"^</?(conversation|recommendation_list|target_items|evaluation_result|discussion)>$")
+SECTION_TAGS = re.compile(
+    r"^</?(conversation|recommendation_list|target_items|evaluation_result|discussion)>$")
 
 
 def messages_for(dialogue, factor="coherence"):

@@ -88,7 +88,8 @@ def test_failed_call_is_unscored_with_its_error():
 def test_several_judges_are_averaged_and_each_is_kept():
     ratings = {"judge-a": "<rating>4</rating>", "judge-b": "<rating>1</rating>", "judge-c": "no idea"}
     client = make_client(Script(judge=lambda f, model, retry: ratings[model]))
-    config = CoreConfig(judge_models=["judge-a", "judge-b"], factor_models={"Groundness": ["judge-a", "judge-c"]})
+    config = CoreConfig(judge_models=["judge-a", "judge-b"],
+                        factor_models={"Groundness": ["judge-a", "judge-c"]})
     scores = score_core(sample_dialogue(), client, config=config)
     coherence = scores["core.coherence"]
     assert coherence.value == 2.5
@@ -117,7 +118,8 @@ def test_models_per_factor_and_per_role():
 
 def test_effectiveness_uses_targets_when_the_dialogue_has_them():
     assets = load_assets()
-    with_targets = sample_dialogue(targets=[{"item_id": "m9", "title": "The Conjuring 2 (2016)"}, "Annabelle"])
+    with_targets = sample_dialogue(
+        targets=[{"item_id": "m9", "title": "The Conjuring 2 (2016)"}, "Annabelle"])
     system, user = (m["content"] for m in judge_messages(assets, "effectiveness", with_targets))
     assert "<target_items>" in user and "The Conjuring 2 (2016)" in user and "2. Annabelle" in user
     assert "Target items are given" in system
@@ -141,7 +143,7 @@ def test_dialogue_without_system_turns_costs_nothing():
     dialogue = Dialogue(crs_id="kbrd_redial")
     dialogue.add_user("hello?")
     scores = score_core(dialogue, client, config=CoreConfig())
-    assert all(s.value is None and s.error for s in scores.values())
+    assert all(s.value is None and s.error and s.model == "fake:fake" for s in scores.values())
     assert len(scores) == 13
     assert client.provider.requests == []
 

@@ -71,7 +71,8 @@ def test_rate_limit_waits_for_retry_after(stub_server, make_openai_client):
 
 def test_retry_after_ms_header_is_understood(stub_server, make_openai_client):
     client = make_openai_client()
-    throttled = Action(status=429, headers={"retry-after-ms": "300"}, json_body={"error": {"message": "wait"}})
+    throttled = Action(status=429, headers={"retry-after-ms": "300"},
+                       json_body={"error": {"message": "wait"}})
     stub_server.enqueue(throttled, reply("ok"))
     assert client.complete(USER).text == "ok"
     first, second = stub_server.chat_requests

@@ -40,7 +40,8 @@ def test_llm_knobs_from_env():
         "ARENA_LLM_MODEL": "qwen2.5-7b", "ARENA_LLM_TIMEOUT": "7.5", "ARENA_LLM_RETRIES": "2",
         "ARENA_LLM_CONCURRENCY": "3", "ARENA_LLM_CACHE": "0", "ARENA_LLM_PROVIDER": "openai",
     })
-    assert (settings.llm_model_name, settings.llm_timeout_s, settings.llm_max_retries) == ("qwen2.5-7b", 7.5, 2)
+    assert settings.llm_model_name == "qwen2.5-7b"
+    assert (settings.llm_timeout_s, settings.llm_max_retries) == (7.5, 2)
     assert (settings.llm_concurrency, settings.llm_cache) == (3, False)
     with pytest.raises(ValueError, match="ARENA_LLM_RETRIES must be an integer"):
         Settings.from_env({"ARENA_LLM_RETRIES": "many"})
@@ -96,3 +97,16 @@ def test_isolated_env_fixture_builds_a_fake_client(isolated_env):
     client = build_client(Settings.from_env())
     assert client.describe() == "fake:fake"
     assert client.complete([{"role": "user", "content": "x"}]).text
+
+
+def test_llama_cpp_thread_count(monkeypatch):
+    import os
+
+    monkeypatch.delenv("ARENA_LLM_THREADS", raising=False)
+    assert LocalProvider().n_threads == max(1, (os.cpu_count() or 2) // 2)
+    assert LocalProvider(n_threads=3).n_threads == 3
+    monkeypatch.setenv("ARENA_LLM_THREADS", "5")
+    assert LocalProvider().n_threads == 5
+    monkeypatch.setenv("ARENA_LLM_THREADS", "all")
+    with pytest.raises(LLMError, match="ARENA_LLM_THREADS must be an integer"):
+        LocalProvider()

@@ -11,6 +11,9 @@ server tracks how many requests were in flight at once.
         client = OpenAI(base_url=server.base_url, api_key="x")
         ...
         assert len(server.requests) == 2
+
+In pytest, `from tests.support.openai_stub_server import openai_stub` in a
+conftest.py provides a started server as the `openai_stub` fixture.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
+
+import pytest
 
 
 @dataclass
@@ -188,7 +193,7 @@ class OpenAIStubServer:
     def _completion_body(self, request: RecordedRequest, action: Action) -> dict[str, Any]:
         content = action.content if action.content is not None else ""
         prompt = " ".join(str(m.get("content") or "") for m in request.messages)
-        usage = action.usage or {
+        usage = dict(action.usage) if action.usage else {
             "prompt_tokens": _approx_tokens(prompt),
             "completion_tokens": _approx_tokens(content),
         }
@@ -278,11 +283,19 @@ class _Handler(BaseHTTPRequestHandler):
         return behaviour
 
 
+@pytest.fixture
+def openai_stub() -> Iterator[OpenAIStubServer]:
+    """A started stub server; import this name into a conftest.py to use it as a fixture."""
+    with OpenAIStubServer() as server:
+        yield server
+
+
 __all__ = [
     "Action",
     "OpenAIStubServer",
     "RecordedRequest",
     "echo_responder",
+    "openai_stub",
     "error",
     "raw",
     "reply",

@@ -1,0 +1,365 @@
+"""Simulated evaluation runs: many simulated dialogues with chosen systems, in the background.
+
+Shared by the app's Evaluate tab and `python -m simulators run`. A run is
+N dialogues per system with one simulator kind; dialogues run concurrently
+on a thread pool (the LLM client bounds concurrent LLM calls on its own).
+Every dialogue is stored, including those that failed: a failure is
+recorded on the dialogue (`metadata["errors"]`, utterance errors), never
+dropped. The run's status lives in the store (`save_run`), so a reloaded
+page, or another process, sees the same progress; runs can be cancelled.
+
+Dialogue `i` of a run with seed `s` uses the simulator seed `s * 1_000_003 + i`
+for every system, so all systems meet the same simulated users.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
+
+from arena.dialogue import Dialogue, UserInfo, UserKind
+from arena.runner import DialogueRunner, SimulatorAction, StopDialogue
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 10.0
+SAVE_EVERY_S = 1.0  # progress is written at most this often (status changes always)
+STALE_AFTER_S = 120.0  # a running run not heard from for this long was interrupted
+FINAL_STATES = ("finished", "cancelled", "failed", "interrupted")
+MAX_DIALOGUES_PER_SYSTEM = 1000
+MAX_CONCURRENCY = 64
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def dialogue_seed(run_seed: int, index: int) -> int:
+    return int(run_seed) * 1_000_003 + int(index)
+
+
+@dataclass
+class RunConfig:
+    systems: list[str]
+    simulator: str
+    n_dialogues: int = 10  # per system
+    max_turns: int = 10
+    seed: int = 0
+    concurrency: int = 4
+    options: dict[str, Any] = field(default_factory=dict)  # passed to the simulator factory (e.g. nlg)
+
+    def validate(self) -> "RunConfig":
+        from simulators import resolve_kind
+
+        self.simulator = resolve_kind(self.simulator)
+        self.systems = [s.strip() for s in self.systems if s and s.strip()]
+        if not self.systems:
+            raise ValueError("choose at least one system")
+        if len(set(self.systems)) != len(self.systems):
+            raise ValueError("a system is listed twice")
+        if not 1 <= int(self.n_dialogues) <= MAX_DIALOGUES_PER_SYSTEM:
+            raise ValueError(f"the number of dialogues must be between 1 and {MAX_DIALOGUES_PER_SYSTEM}")
+        if not 1 <= int(self.max_turns) <= 100:
+            raise ValueError("max turns must be between 1 and 100")
+        if not 1 <= int(self.concurrency) <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency must be between 1 and {MAX_CONCURRENCY}")
+        self.n_dialogues, self.max_turns = int(self.n_dialogues), int(self.max_turns)
+        self.seed, self.concurrency = int(self.seed), int(self.concurrency)
+        return self
+
+    @property
+    def total(self) -> int:
+        return self.n_dialogues * len(self.systems)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class _Cancellable:
+    """Wraps a simulator so that a cancelled run ends its dialogues at the next turn."""
+
+    def __init__(self, simulator: Any, cancelled: threading.Event):
+        self.simulator = simulator
+        self.cancelled = cancelled
+
+    def next_turn(self, dialogue: Dialogue) -> SimulatorAction:
+        if self.cancelled.is_set():
+            return StopDialogue("run cancelled")
+        return self.simulator.next_turn(dialogue)
+
+
+def dialogue_summary(dialogue: Dialogue) -> dict[str, Any]:
+    """One row of the live table of finished dialogues."""
+    meta = dialogue.metadata
+    errors = list(meta.get("errors") or []) + dialogue.errors()
+    row: dict[str, Any] = {
+        "dialogue_id": dialogue.dialogue_id,
+        "system": dialogue.crs_id,
+        "index": meta.get("run_index"),
+        "turns": dialogue.num_turns,
+        "end": dialogue.end_reason or "",
+        "feedback": dialogue.feedback.sentiment if dialogue.feedback else "",
+        "recommended": len(dialogue.recommended_items()),
+        "errors": len(errors),
+        "error": errors[0][:300] if errors else "",
+    }
+    if meta.get("recall"):
+        row["recall@10"] = round(max(r.get("recall@10", 0.0) for r in meta["recall"]), 4)
+    if meta.get("preference_coverage"):
+        row["pc"] = round(meta["preference_coverage"][-1]["pc"], 4)
+    return row
+
+
+class RunManager:
+    def __init__(
+        self,
+        *,
+        store: Any,
+        registry: Any,
+        llm: Any,
+        settings: Any,
+        scorer: Any = None,
+        simulator_factory: Optional[Callable[..., Any]] = None,
+        catalog_for: Optional[Callable[[str], Any]] = None,
+    ):
+        from simulators import build_simulator, catalog_view
+
+        self.store = store
+        self.registry = registry
+        self.llm = llm
+        self.settings = settings
+        self.scorer = scorer
+        self.build_simulator = simulator_factory or build_simulator
+        self.catalog_for = catalog_for or catalog_view
+        self._lock = threading.Lock()
+        self._cancel: dict[str, threading.Event] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._states: dict[str, dict[str, Any]] = {}
+        self._saved_at: dict[str, float] = {}
+        self._save_lock = threading.Lock()
+
+    @classmethod
+    def from_services(cls, services: Any, **kwargs: Any) -> "RunManager":
+        return cls(store=services.store, registry=services.registry, llm=services.llm,
+                   settings=services.settings, scorer=services.scorer, **kwargs)
+
+    # -- starting and stopping ---------------------------------------------------
+    def check(self, config: RunConfig) -> RunConfig:
+        """Validate a configuration and that every system can run here."""
+        config.validate()
+        for name in config.systems:
+            problem = self.registry.problem(name)
+            if problem is not None:
+                raise ValueError(str(problem))
+        return config
+
+    def start(self, config: RunConfig, run_id: Optional[str] = None) -> str:
+        """Start a run in a background thread; returns its id at once."""
+        self.check(config)
+        run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+        self._create(run_id, config)
+        thread = threading.Thread(target=self._execute, args=(run_id, config, None), daemon=True,
+                                  name=f"eval-{run_id}")
+        with self._lock:
+            self._threads[run_id] = thread
+        thread.start()
+        return run_id
+
+    def run(self, config: RunConfig, *, run_id: Optional[str] = None,
+            on_dialogue: Optional[Callable[[Dialogue, dict[str, Any]], None]] = None) -> dict[str, Any]:
+        """Run in the calling thread (the command line); returns the final state."""
+        self.check(config)
+        run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+        self._create(run_id, config)
+        self._execute(run_id, config, on_dialogue)
+        return self.status(run_id)
+
+    def cancel(self, run_id: str) -> bool:
+        """Ask a run of this process to stop; running dialogues end at their next turn."""
+        with self._lock:
+            event = self._cancel.get(run_id) if run_id in self._states else None
+        if event is None or event.is_set():
+            return False
+        event.set()
+        self._update(run_id, status="cancelling")
+        return True
+
+    def wait(self, run_id: str, timeout: Optional[float] = None) -> bool:
+        with self._lock:
+            thread = self._threads.get(run_id)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def is_active(self, run_id: str) -> bool:
+        with self._lock:
+            thread = self._threads.get(run_id)
+        return thread is not None and thread.is_alive()
+
+    # -- reading ------------------------------------------------------------------
+    def status(self, run_id: str) -> Optional[dict[str, Any]]:
+        with self._lock:
+            live = self._states.get(run_id)
+            if live is not None:
+                return _copy(live)
+        state = self.store.get_run(run_id)
+        return mark_stale(state) if state is not None else None
+
+    def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        out = []
+        for run_id, state in self.store.list_runs()[:limit]:
+            out.append(self.status(run_id) or mark_stale(state))
+        return out
+
+    # -- internals ---------------------------------------------------------------------
+    def _create(self, run_id: str, config: RunConfig) -> None:
+        state = {
+            "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
+            "done": 0, "failed": 0, "created_at": _now(), "started_at": None, "finished_at": None,
+            "heartbeat": time.time(), "error": None, "dialogues": [],
+            "simulator_model": self._model_label(config),
+        }
+        with self._lock:
+            self._states[run_id] = state
+            self._cancel[run_id] = threading.Event()
+            self._saved_at[run_id] = time.time()
+        self.store.save_run(run_id, _copy(state))
+
+    def _model_label(self, config: RunConfig) -> str:
+        if config.simulator == "abus" and config.options.get("nlg") == "template":
+            return "template"
+        return self.llm.describe() if self.llm is not None else "template"
+
+    def _update(self, run_id: str, **changes: Any) -> None:
+        """Change the live state; write it to the store when the status changes, else at most every SAVE_EVERY_S."""
+        with self._save_lock:  # snapshots reach the store in the order they were taken
+            with self._lock:
+                state = self._states.get(run_id)
+                if state is None:
+                    return
+                if state["status"] == "cancelling" and changes.get("status") == "running":
+                    changes.pop("status")
+                now = time.time()
+                state.update(changes, heartbeat=now)
+                if "status" not in changes and now - self._saved_at.get(run_id, 0.0) < SAVE_EVERY_S:
+                    return
+                self._saved_at[run_id] = now
+                snapshot = _copy(state)
+            self.store.save_run(run_id, snapshot)
+
+    def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable]) -> None:
+        with self._lock:
+            cancelled = self._cancel[run_id]
+        self._update(run_id, status="running", started_at=_now())
+        stop_beat = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(run_id, stop_beat), daemon=True)
+        beat.start()
+        jobs = [(system, i) for i in range(config.n_dialogues) for system in config.systems]
+        try:
+            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix=f"sim-{run_id[-6:]}") as pool:
+                futures = [pool.submit(self._job, run_id, config, system, i, cancelled) for system, i in jobs]
+                for future in as_completed(futures):
+                    dialogue = future.result()
+                    if dialogue is None:
+                        continue
+                    row = dialogue_summary(dialogue)
+                    with self._lock:
+                        state = self._states[run_id]
+                        state["done"] += 1
+                        state["failed"] += 1 if row["errors"] else 0
+                        state["dialogues"].append(row)
+                    self._update(run_id)
+                    if on_dialogue is not None:
+                        on_dialogue(dialogue, row)
+            final = "cancelled" if cancelled.is_set() else "finished"
+            self._update(run_id, status=final, finished_at=_now())
+        except Exception as exc:  # a bug in the run loop itself: the run fails visibly
+            log.exception("evaluation run %s failed", run_id)
+            self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc))
+        finally:
+            stop_beat.set()
+            with self._save_lock, self._lock:
+                self._states.pop(run_id, None)
+                self._saved_at.pop(run_id, None)
+                self._cancel.pop(run_id, None)
+
+    def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
+        while not stop.wait(HEARTBEAT_S):
+            with self._lock:
+                if run_id not in self._states:
+                    return
+            self._update(run_id)
+
+    def _job(self, run_id: str, config: RunConfig, system: str, index: int,
+             cancelled: threading.Event) -> Optional[Dialogue]:
+        if cancelled.is_set():
+            return None  # never started: nothing to keep
+        seed = dialogue_seed(config.seed, index)
+        dialogue = Dialogue(
+            crs_id=system,
+            user=UserInfo(kind=UserKind.SIMULATOR, id=f"sim-{config.simulator}-{seed}", simulator=config.simulator,
+                          details={"seed": seed}),
+            metadata={"source": "simulation", "run_id": run_id, "run_index": index},
+        )
+        simulator = None
+        try:
+            crs = self.registry.get(system)
+            dataset = getattr(self.registry.spec(system), "dataset", None) or "redial"
+            simulator = self.build_simulator(
+                config.simulator, catalog=self.catalog_for(dataset), seed=seed, llm=self.llm, **config.options
+            )
+            simulator.attach(dialogue)
+            dialogue.metadata.update(run_id=run_id, run_index=index)
+            runner = DialogueRunner(
+                crs,
+                max_turns=config.max_turns,
+                turn_timeout_s=self.settings.turn_timeout_s,
+                max_message_chars=self.settings.max_message_chars,
+            )
+            runner.run_simulated(dialogue, _Cancellable(simulator, cancelled))
+            if cancelled.is_set() and dialogue.end_reason == "simulator_stop: run cancelled":
+                dialogue.metadata["cancelled"] = True
+                simulator.observe(dialogue)
+            else:
+                simulator.finalize(dialogue)
+        except Exception as exc:  # anything else: keep the dialogue with its error
+            dialogue.metadata.setdefault("errors", []).append(f"run: {_describe(exc)}")
+            dialogue.end("error")
+        self._persist(dialogue)
+        return dialogue
+
+    def _persist(self, dialogue: Dialogue) -> None:
+        self.store.save_dialogue(dialogue)
+        if self.scorer is not None and dialogue.utterances:
+            try:
+                self.scorer.submit(dialogue.dialogue_id)
+            except Exception:
+                log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+
+
+def _describe(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000]
+
+
+def _copy(state: dict[str, Any]) -> dict[str, Any]:
+    out = dict(state)
+    out["dialogues"] = list(state.get("dialogues") or [])
+    return out
+
+
+def mark_stale(state: dict[str, Any]) -> dict[str, Any]:
+    """A run the store says is running but whose process stopped updating it was interrupted."""
+    state = dict(state)
+    if state.get("status") in ("queued", "running", "cancelling"):
+        if time.time() - float(state.get("heartbeat") or 0) > STALE_AFTER_S:
+            state["status"] = "interrupted"
+    return state

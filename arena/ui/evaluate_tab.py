@@ -1,0 +1,164 @@
+"""Evaluate tab: one-click simulated evaluation runs.
+
+Choose systems, a simulator, the number of dialogues, max turns and a seed;
+the run goes on in the background (`arena.evaluation_runs.RunManager`) and
+its status is read back from the store, so progress and the table of
+finished dialogues survive a page reload. A timer refreshes the view.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Optional
+
+import gradio as gr
+from gradio.context import Context
+
+from arena.evaluation_runs import FINAL_STATES, RunConfig, RunManager
+from arena.services import Services
+from simulators import KINDS, NEEDS_LLM
+
+TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",
+                 "error", "dialogue_id"]
+REFRESH_S = 2.0
+INTRO = (
+    "Run simulated users against one or more systems. Every simulated dialogue is stored, marked as "
+    "simulated so it is never mixed with people's ratings, and queued for automatic scoring when scoring "
+    "is enabled. Runs continue in the background: you can leave or reload this page and pick the run "
+    "again below."
+)
+
+
+def run_manager(services: Services) -> RunManager:
+    """The process-wide run manager, kept on the services object."""
+    manager = services.extras.get("evaluation_runs")
+    if manager is None:
+        manager = services.extras.setdefault("evaluation_runs", RunManager.from_services(services))
+    return manager
+
+
+def simulator_choices() -> list[tuple[str, str]]:
+    return [(label, kind) for kind, label in KINDS.items()]
+
+
+def run_choices(manager: RunManager) -> list[tuple[str, str]]:
+    out = []
+    for state in manager.list_runs():
+        config = state.get("config") or {}
+        label = (f"{state.get('created_at', '')} · {config.get('simulator')} · "
+                 f"{', '.join(config.get('systems') or [])} · {state.get('status')} "
+                 f"{state.get('done', 0)}/{state.get('total', 0)}")
+        out.append((label, state["run_id"]))
+    return out
+
+
+def progress_html(state: Optional[dict[str, Any]]) -> str:
+    if not state:
+        return "<p>No run selected.</p>"
+    total = max(int(state.get("total") or 0), 1)
+    done = int(state.get("done") or 0)
+    config = state.get("config") or {}
+    status = html.escape(str(state.get("status")))
+    lines = [
+        f'<progress value="{done}" max="{total}" style="width:100%" aria-label="run progress"></progress>',
+        f"<p><b>{status}</b> · {done} of {total} dialogues · {int(state.get('failed') or 0)} with errors · "
+        f"simulator <code>{html.escape(str(config.get('simulator')))}</code> "
+        f"({html.escape(str(state.get('simulator_model') or ''))}) · seed {html.escape(str(config.get('seed')))} "
+        f"· run <code>{html.escape(str(state.get('run_id')))}</code></p>",
+    ]
+    if state.get("error"):
+        lines.append(f"<p style='color:#b00'>Run failed: {html.escape(str(state['error']))}</p>")
+    return "\n".join(lines)
+
+
+def table_rows(state: Optional[dict[str, Any]]) -> list[list[Any]]:
+    rows = (state or {}).get("dialogues") or []
+    return [[row.get(col, "") for col in TABLE_COLUMNS] for row in rows]
+
+
+def start_run(manager: RunManager, systems: list[str], simulator: str, n: float, max_turns: float,
+              seed: float, concurrency: float, abus_templates: bool) -> str:
+    if not systems:
+        raise gr.Error("Choose at least one system.")
+    if simulator in NEEDS_LLM and manager.llm is None:
+        raise gr.Error("This simulator needs an LLM; configure one (see README, LLM configuration).")
+    config = RunConfig(
+        systems=list(systems),
+        simulator=simulator,
+        n_dialogues=int(n or 0),
+        max_turns=int(max_turns or 0),
+        seed=int(seed or 0),
+        concurrency=int(concurrency or 1),
+        options=({"nlg": "template", "nlu": "offline"} if abus_templates else {"nlg": "llm", "nlu": "llm"})
+        if simulator == "abus" else {},
+    )
+    try:
+        return manager.start(config)
+    except ValueError as exc:
+        raise gr.Error(str(exc)) from None
+
+
+def build(services: Services) -> None:
+    manager = run_manager(services)
+    systems = services.registry.available()
+    gr.Markdown(INTRO)
+    with gr.Row():
+        system_box = gr.CheckboxGroup(choices=systems, value=systems[:1], label="Systems")
+        simulator_box = gr.Dropdown(choices=simulator_choices(), value="llm_us", label="Simulator")
+    with gr.Row():
+        n_box = gr.Number(value=10, minimum=1, maximum=1000, precision=0, label="Dialogues per system")
+        turns_box = gr.Number(value=min(services.settings.max_turns, 10), minimum=1, maximum=100, precision=0,
+                              label="Max turns")
+        seed_box = gr.Number(value=0, precision=0, label="Seed")
+        concurrency_box = gr.Slider(1, 32, value=4, step=1, label="Dialogues at once")
+    abus_box = gr.Checkbox(value=False, label="ABUS without an LLM: template messages, offline act annotator")
+    with gr.Row():
+        start_button = gr.Button("Start run", variant="primary")
+        cancel_button = gr.Button("Cancel run", variant="stop")
+    with gr.Row():
+        run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4)
+        refresh_button = gr.Button("Refresh", scale=1)
+    progress = gr.HTML(progress_html(None))
+    table = gr.Dataframe(headers=TABLE_COLUMNS, value=[], label="Finished dialogues", interactive=False,
+                         wrap=True)
+    timer = gr.Timer(REFRESH_S)
+
+    def view(run_id: Optional[str]) -> tuple[Any, Any]:
+        state = manager.status(run_id) if run_id else None
+        return progress_html(state), table_rows(state)
+
+    def on_start(*args: Any) -> tuple[Any, ...]:
+        run_id = start_run(manager, *args)
+        return (gr.update(choices=run_choices(manager), value=run_id), *view(run_id))
+
+    def on_cancel(run_id: Optional[str]) -> tuple[Any, Any]:
+        if not run_id:
+            raise gr.Error("Select a run first.")
+        state = manager.status(run_id)
+        if state is None or state.get("status") in FINAL_STATES:
+            raise gr.Error("This run is not running.")
+        if not manager.cancel(run_id):
+            raise gr.Error("This run belongs to another process (for example the command line); stop it there.")
+        return view(run_id)
+
+    def on_load() -> tuple[Any, ...]:
+        choices = run_choices(manager)
+        value = choices[0][1] if choices else None
+        return (gr.update(choices=choices, value=value), *view(value))
+
+    def on_refresh(run_id: Optional[str]) -> tuple[Any, ...]:
+        return (gr.update(choices=run_choices(manager), value=run_id), *view(run_id))
+
+    def on_tick(run_id: Optional[str]) -> tuple[Any, Any]:
+        return view(run_id)
+
+    inputs = [system_box, simulator_box, n_box, turns_box, seed_box, concurrency_box, abus_box]
+    outputs = [progress, table]
+    start_button.click(on_start, inputs, [run_box, *outputs], api_name="evaluate_start")
+    cancel_button.click(on_cancel, [run_box], outputs, api_name="evaluate_cancel")
+    refresh_button.click(on_refresh, [run_box], [run_box, *outputs], api_name="evaluate_refresh")
+    run_box.change(on_tick, [run_box], outputs, api_visibility="private")
+    timer.tick(on_tick, [run_box], outputs, api_visibility="private", show_progress="hidden")
+    root = Context.root_block
+    if root is not None:  # pick the latest run again after a page reload
+        root.load(on_load, None, [run_box, *outputs], api_visibility="private")

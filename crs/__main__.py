@@ -1,0 +1,123 @@
+"""Command line for the systems' files.
+
+    python -m crs list                      what is installed, what is missing
+    python -m crs download NAME|all [--source URL|PATH|hf://owner/repo] [--sha256 HEX]
+                                    [--models-dir DIR] [--force] [--no-base] [--timeout S]
+
+The source defaults to ARENA_CHECKPOINT_SOURCE, else CRS Arena's published
+archive; the models folder to Settings.models_dir (ARENA_MODELS_DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from arena.config import Settings
+from crs.checkpoints import (
+    DownloadError,
+    base_dir,
+    base_model_problem,
+    download_base_model,
+    download_checkpoints,
+    folder_problem,
+    resolve_source,
+    system_names,
+)
+from crs.neural.variants import VARIANTS
+
+
+def _models_dir(args) -> Path:
+    if args.models_dir:
+        return Path(args.models_dir)
+    return Path(Settings.from_env().models_dir)
+
+
+def _needs_weights(name: str, repo_id: str) -> bool:
+    variant = VARIANTS[name]
+    return variant.family == "unicrs" and repo_id != "facebook/bart-base"
+
+
+def cmd_list(args) -> int:
+    models_dir = _models_dir(args)
+    from crs.neural.specs import find_base_model
+
+    print(f"models folder: {models_dir}")
+    for name, variant in VARIANTS.items():
+        problems = [f"{f} {folder_problem(models_dir / f)}" for f in variant.folders if folder_problem(models_dir / f)]
+        for repo in variant.base_models:
+            if find_base_model(repo, models_dir, weights=_needs_weights(name, repo)) is None:
+                problems.append(f"base model {repo} not found locally")
+        status = "ready" if not problems else "missing: " + "; ".join(problems)
+        print(f"  {name:<18} {status}")
+    return 0
+
+
+def cmd_download(args) -> int:
+    names = system_names() if args.name == "all" else [args.name]
+    models_dir = _models_dir(args)
+    settings_source: Optional[str] = None
+    try:
+        settings_source = Settings.from_env().checkpoint_source
+    except ValueError:
+        pass
+    source = resolve_source(args.source, settings_source)
+    started = time.monotonic()
+    try:
+        print(f"checkpoints for {', '.join(names)} from {source} into {models_dir}")
+        installed = download_checkpoints(
+            names, models_dir, source, sha256=args.sha256, force=args.force,
+            connect_timeout=args.timeout, progress=not args.quiet,
+        )
+        for path in installed:
+            print(f"  installed {path.name}")
+        if not installed:
+            print("  checkpoint folders already present (use --force to fetch again)")
+        if not args.no_base:
+            from crs.neural.specs import find_base_model
+
+            repos = {(repo, _needs_weights(n, repo)) for n in names for repo in VARIANTS[n].base_models}
+            for repo, weights in sorted(repos):
+                if find_base_model(repo, models_dir, weights=weights) is not None:
+                    continue
+                print(f"base model {repo} from the Hugging Face hub into {base_dir(models_dir, repo)}")
+                download_base_model(repo, models_dir, weights=weights)
+                problem = base_model_problem(base_dir(models_dir, repo), weights)
+                print(f"  {'installed' if problem is None else 'incomplete: ' + problem}")
+    except DownloadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"(gave up after {time.monotonic() - started:.1f} s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m crs", description="Manage the CRS checkpoints.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="show which systems have their files")
+    listing.add_argument("--models-dir", help="models folder (default: Settings.models_dir)")
+    listing.set_defaults(run=cmd_list)
+    download = commands.add_parser("download", help="fetch checkpoints (and base models)")
+    download.add_argument("name", choices=[*system_names(), "all"], help="system name or 'all'")
+    download.add_argument("--source", help="archive URL or path, checkpoint folder, or hf://owner/repo[@rev] "
+                                           "(default: ARENA_CHECKPOINT_SOURCE, else CRS Arena's archive)")
+    download.add_argument("--sha256", help="expected sha256 of the archive")
+    download.add_argument("--models-dir", help="models folder (default: Settings.models_dir)")
+    download.add_argument("--force", action="store_true", help="fetch even if the folders are present")
+    download.add_argument("--no-base", action="store_true", help="skip the Hugging Face base models")
+    download.add_argument("--timeout", type=float, default=5.0, help="connect timeout in seconds (default 5)")
+    download.add_argument("--quiet", action="store_true", help="no progress bar")
+    download.set_defaults(run=cmd_download)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

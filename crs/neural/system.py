@@ -1,0 +1,236 @@
+"""What the three neural systems share: turn handling, entity linking,
+the recommend-or-chat policy, and mapping entity ids to catalog items.
+
+The policy is CRS Arena's: each turn the generator scores one option letter
+per action ("ask about genre", ..., "recommend"); the best letter, after a
+large penalty for letters chosen earlier in the dialogue, decides whether
+the reply is the generated utterance or the top-ranked items. That penalty
+is dialogue state; here it is recomputed from the dialogue itself (and
+memoised by dialogue prefix), so `respond` needs nothing but the dialogue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import torch
+
+from arena.dialogue import Dialogue, RecommendedItem, Role
+from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from crs.neural.kg import KnowledgeGraph
+
+# Option letters per dataset; the last one means "recommend now" (as in CRS Arena).
+POLICY_OPTIONS = {"redial": ("A", "B", "C", "D"), "opendialkg": ("A", "B", "C", "D", "E")}
+PENALTY = -1e5
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: Role
+    text: str
+
+    @property
+    def is_user(self) -> bool:
+        return self.role == Role.USER
+
+
+@dataclass
+class NeuralReply:
+    text: str
+    items: list[RecommendedItem]  # what the reply shows (empty unless it recommends)
+    ranking: list[RecommendedItem] = field(default_factory=list)  # up to TOP_K_KEPT, best first
+    action: str = "chat"  # "recommend" or "chat"
+    option: str = ""
+
+
+class _LRU:
+    def __init__(self, size: int):
+        self.size = size
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+            return None
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+
+def _prefix_key(turns: list[Turn]) -> str:
+    digest = hashlib.sha256()
+    for turn in turns:
+        digest.update(turn.role.value.encode())
+        digest.update(b"\x00")
+        digest.update(turn.text.encode("utf-8"))
+        digest.update(b"\x01")
+    return digest.hexdigest()
+
+
+def catalog_linker(catalog, kg: KnowledgeGraph) -> Callable[[str], list[int]]:
+    """Entity ids mentioned in a text, via the catalog's fuzzy entity linking."""
+
+    def link(text: str) -> list[int]:
+        ids = []
+        for name, eid in catalog.link_entities(text):
+            eid = kg.entity2id.get(name, eid)
+            if 0 <= int(eid) < kg.num_entities:
+                ids.append(int(eid))
+        return ids
+
+    return link
+
+
+def catalog_items(catalog, kg: KnowledgeGraph, dataset: str) -> Callable[[int], RecommendedItem]:
+    """Entity id -> catalog item; the KG's entity name when the catalog lacks it."""
+
+    def lookup(entity_id: int) -> RecommendedItem:
+        item = catalog.by_entity_id(entity_id) if catalog is not None else None
+        if item is not None:
+            return item.to_recommended()
+        return RecommendedItem(item_id=f"{dataset}:entity:{entity_id}", title=kg.id2entity.get(entity_id, str(entity_id)))
+
+    return lookup
+
+
+class NeuralCRS(ConversationalRecommender):
+    """Base of KBRD, BARCOR and UniCRS. Subclasses implement the model calls."""
+
+    family = "neural"
+    # KBRD/UniCRS add the penalty to a letter each time it is chosen; BARCOR sets it.
+    accumulate_penalty = True
+
+    def __init__(
+        self,
+        name: str,
+        dataset: str,
+        kg: KnowledgeGraph,
+        linker: Callable[[str], list[int]],
+        items: Callable[[int], RecommendedItem],
+        *,
+        entity_max_length: Optional[int] = None,
+        shown: int = TOP_K_SHOWN,
+    ):
+        self.name = name
+        self.dataset = dataset
+        self.kg = kg
+        self.options = POLICY_OPTIONS[dataset]
+        self.entity_max_length = entity_max_length
+        self.shown = shown
+        self._linker = linker
+        self._items = items
+        self._links = _LRU(20000)
+        self._policy = _LRU(20000)
+        # One turn at a time per system: on a small CPU, parallel forwards only slow each other down.
+        self._lock = threading.RLock()
+
+    # -- to implement -----------------------------------------------------------
+    @abstractmethod
+    def prepare(self, turns: list[Turn], entities: list[int]) -> Any:
+        """Model inputs for the dialogue so far (shared by the calls below)."""
+
+    @abstractmethod
+    def option_scores(self, inputs: Any) -> torch.Tensor:
+        """The generator's scores of the option letters (1-D, in `self.options` order)."""
+
+    @abstractmethod
+    def generate(self, inputs: Any) -> str:
+        """The generated utterance."""
+
+    @abstractmethod
+    def rank(self, inputs: Any, k: int) -> list[int]:
+        """Entity ids of the top-k items, best first."""
+
+    # -- public -----------------------------------------------------------------
+    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
+        reply = self.reply(dialogue)
+        return reply.text, reply.items
+
+    def reply(self, dialogue: Dialogue) -> NeuralReply:
+        turns, done = self._turns(dialogue)
+        with self._lock, torch.inference_mode():
+            state = self._state_before(turns, done)
+            inputs = self.prepare(turns, self._entities(turns))
+            option, state_after = self._choose(inputs, state)
+            self._policy.put(_prefix_key(turns), state_after)
+            if option == self.options[-1]:
+                ranking = self._to_items(self.rank(inputs, TOP_K_KEPT))
+                shown = ranking[: self.shown]
+                return NeuralReply(self.recommendation_text(shown), shown, ranking, "recommend", option)
+            return NeuralReply(self.generate(inputs).strip(), [], [], "chat", option)
+
+    def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
+        """The system's item ranking for the dialogue so far, whatever the policy says."""
+        turns, _ = self._turns(dialogue)
+        with self._lock, torch.inference_mode():
+            return self._to_items(self.rank(self.prepare(turns, self._entities(turns)), k))
+
+    @staticmethod
+    def recommendation_text(items: list[RecommendedItem]) -> str:
+        lines = [f"{i}. {item.title}" for i, item in enumerate(items, 1)]
+        return "You might enjoy these:\n" + "\n".join(lines)
+
+    # -- internals --------------------------------------------------------------
+    @staticmethod
+    def _turns(dialogue: Dialogue) -> tuple[list[Turn], list[int]]:
+        """The dialogue as turns, and the indexes of replies this system produced
+        (agent turns after a user turn) — the ones that moved the policy. Failed
+        replies (the runner's apologies) are not the model's words and are left out."""
+        turns, done = [], []
+        for utterance in dialogue.utterances:
+            if utterance.error:
+                continue
+            if utterance.role == Role.AGENT and turns:
+                done.append(len(turns))
+            turns.append(Turn(utterance.role, utterance.text))
+        return turns, done
+
+    def _entities(self, turns: list[Turn]) -> list[int]:
+        found: list[int] = []
+        for turn in turns:
+            ids = self._links.get(turn.text)
+            if ids is None:
+                ids = list(self._linker(turn.text))
+                self._links.put(turn.text, ids)
+            found.extend(ids)
+        if self.entity_max_length:
+            found = found[-self.entity_max_length :]
+        return found
+
+    def _choose(self, inputs: Any, state: list[float]) -> tuple[str, list[float]]:
+        scores = self.option_scores(inputs).float()
+        index = int(torch.argmax(scores + torch.tensor(state, dtype=scores.dtype)))
+        after = list(state)
+        after[index] = after[index] + PENALTY if self.accumulate_penalty else PENALTY
+        return self.options[index], after
+
+    def _state_before(self, turns: list[Turn], done: list[int]) -> list[float]:
+        """Penalties after the system's earlier replies; replays any not memoised."""
+        state = [0.0] * len(self.options)
+        pending: list[int] = []
+        for index in reversed(done):
+            known = self._policy.get(_prefix_key(turns[:index]))
+            if known is not None:
+                state = list(known)
+                break
+            pending.append(index)
+        for index in reversed(pending):
+            prefix = turns[:index]
+            _, state = self._choose(self.prepare(prefix, self._entities(prefix)), state)
+            self._policy.put(_prefix_key(prefix), state)
+        return state
+
+    def _to_items(self, entity_ids: list[int]) -> list[RecommendedItem]:
+        return [self._items(int(eid)) for eid in entity_ids]

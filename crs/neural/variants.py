@@ -1,0 +1,137 @@
+"""The six neural systems of the CRS Arena study and their settings.
+
+Values are those of CRS Arena's per-system configurations (context and
+response lengths, entity window, KBRD and R-GCN sizes, base models).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+FAMILIES = ("kbrd", "barcor", "unicrs")
+DATASETS = ("redial", "opendialkg")
+
+BART_BASE = "facebook/bart-base"
+DIALOGPT_SMALL = "microsoft/DialoGPT-small"
+ROBERTA_BASE = "FacebookAI/roberta-base"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    family: str
+    dataset: str
+    context_max_length: int
+    resp_max_length: int
+    entity_max_length: Optional[int] = None
+    tokenizer: str = BART_BASE
+    # KBRD
+    hidden_size: int = 128
+    entity_hidden_size: int = 128
+    num_bases: int = 8
+    # UniCRS
+    model: Optional[str] = None
+    text_encoder: Optional[str] = None
+
+    @property
+    def rec_folder(self) -> str:
+        return f"{self.family}_rec_{self.dataset}"
+
+    @property
+    def conv_folder(self) -> str:
+        return f"{self.family}_conv_{self.dataset}"
+
+    @property
+    def folders(self) -> tuple[str, str]:
+        return self.rec_folder, self.conv_folder
+
+    @property
+    def base_models(self) -> tuple[str, ...]:
+        """Hugging Face base models needed besides the checkpoint folders."""
+        if self.family == "unicrs":
+            return (self.model, self.text_encoder)
+        return (self.tokenizer,)
+
+    @property
+    def description(self) -> str:
+        what = {
+            "kbrd": "KBRD: R-GCN entity recommender with a small BART generator biased by the user profile",
+            "barcor": "BARCOR: BART entity classifier for recommendation and BART generator",
+            "unicrs": "UniCRS: DialoGPT with knowledge-enhanced prompts from an R-GCN and RoBERTa",
+        }[self.family]
+        return f"{what}; trained on {'ReDial' if self.dataset == 'redial' else 'OpenDialKG'}."
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("kbrd_redial", "kbrd", "redial", 200, 128, 32),
+        Variant("kbrd_opendialkg", "kbrd", "opendialkg", 200, 128, 32),
+        Variant("barcor_redial", "barcor", "redial", 200, 128),
+        Variant("barcor_opendialkg", "barcor", "opendialkg", 200, 128),
+        Variant(
+            "unicrs_redial", "unicrs", "redial", 128, 128, 43,
+            tokenizer=DIALOGPT_SMALL, model=DIALOGPT_SMALL, text_encoder=ROBERTA_BASE,
+        ),
+        Variant(
+            "unicrs_opendialkg", "unicrs", "opendialkg", 128, 64, 20,
+            tokenizer=DIALOGPT_SMALL, model=DIALOGPT_SMALL, text_encoder=ROBERTA_BASE,
+        ),
+    )
+}
+
+
+# Replies are cut after this many tokens unless configured otherwise: the
+# originals allowed 128 (64 for UniCRS on OpenDialKG), but only about 0.5% of
+# the human replies the models imitate are longer than 64 tokens.
+DEFAULT_MAX_NEW_TOKENS = 64
+
+# Families quantized unless told otherwise: their token-by-token decoding reads
+# ~0.5 GB of fp32 weights per token. KBRD is small enough to stay exact.
+QUANTIZED_BY_DEFAULT = ("barcor", "unicrs")
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """Inference knobs, from the environment:
+    ARENA_NEURAL_THREADS (torch threads; default: torch's choice),
+    ARENA_NEURAL_MAX_NEW_TOKENS (reply length bound, default 64; 0 = the originals' bounds),
+    ARENA_NEURAL_QUANTIZE: auto (default: BARCOR and UniCRS), 1 (all), 0 (none, exact fp32)."""
+
+    threads: Optional[int] = None
+    max_new_tokens: Optional[int] = DEFAULT_MAX_NEW_TOKENS  # None: the originals' bounds
+    quantize: Optional[bool] = None  # None = auto
+
+    def quantizes(self, family: str) -> bool:
+        return family in QUANTIZED_BY_DEFAULT if self.quantize is None else self.quantize
+
+    @classmethod
+    def from_env(cls, env=None) -> "RuntimeOptions":
+        env = os.environ if env is None else env
+
+        def integer(name, default=None):
+            raw = (env.get(name) or "").strip()
+            if not raw:
+                return default
+            try:
+                value = int(raw)
+            except ValueError:
+                raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+            if value < 0:
+                raise ValueError(f"{name} must not be negative, got {value}")
+            return value or None
+
+        raw = (env.get("ARENA_NEURAL_QUANTIZE") or "auto").strip().lower()
+        choices = {"auto": None, "1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+        if raw not in choices:
+            raise ValueError(f"ARENA_NEURAL_QUANTIZE must be auto, 1 or 0, got {raw!r}")
+        return cls(
+            integer("ARENA_NEURAL_THREADS"),
+            integer("ARENA_NEURAL_MAX_NEW_TOKENS", DEFAULT_MAX_NEW_TOKENS),
+            choices[raw],
+        )
+
+    def response_limit(self, original: int) -> int:
+        return min(original, self.max_new_tokens) if self.max_new_tokens else original

@@ -1,0 +1,84 @@
+"""Labelled data for training and measuring act annotators.
+
+IARD: 259 ReDial dialogues with per-utterance acts. The held-out part is
+fixed by dialogue id: a dialogue is held out when the first 8 hex digits of
+sha256(conversation_id) are 0 modulo 5 (60 dialogues, 782 utterances).
+Training never sees it; the threshold search inside training uses folds of
+the training part only.
+
+Arena-style sets: JSONL, one utterance per line with its preceding context:
+{"id", "role": "USER"|"AGENT", "context": [{"role", "text"}...], "text",
+"intents": [...]}. `eval_arena_style.jsonl` was written before any cue in
+`rules` existed and is only measured; `dev_arena_style.jsonl` is the one the
+cues were tuned on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.dialogue import Dialogue, Role
+
+ACTS_ASSETS = ASSETS_DIR / "acts"
+IARD_FILE_NAME = "formatted_IARD_annotated_partially.json"
+ARENA_EVAL = ACTS_ASSETS / "eval_arena_style.jsonl"
+ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
+HELD_OUT_MODULUS = 5
+
+
+def iard_path() -> Path:
+    """The IARD file: the project's copy, else the shared read-only one."""
+    for candidate in (ASSETS_DIR / "iard" / IARD_FILE_NAME, PROJECT_ROOT.parent / "shared" / "data" / "iard" / IARD_FILE_NAME):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"{IARD_FILE_NAME} not found under assets/iard/ or ../shared/data/iard/")
+
+
+def is_held_out(dialogue_id: str) -> bool:
+    digest = hashlib.sha256(dialogue_id.encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) % HELD_OUT_MODULUS == 0
+
+
+def load_iard(path: Optional[Path] = None) -> list[Dialogue]:
+    from arena.dialoguekit import load_dialogues
+
+    return load_dialogues(path or iard_path(), default_crs_id="iard")
+
+
+def iard_split(dialogues: Iterable[Dialogue]) -> tuple[list[Dialogue], list[Dialogue]]:
+    """(training part, held-out part)."""
+    train, held = [], []
+    for d in dialogues:
+        (held if is_held_out(d.dialogue_id) else train).append(d)
+    return train, held
+
+
+@dataclass
+class LabelledUtterance:
+    id: str
+    dialogue: Dialogue  # the context followed by the utterance itself (last)
+    intents: set[str]
+
+    @property
+    def role(self) -> Role:
+        return self.dialogue.utterances[-1].role
+
+
+def load_arena_style(path: Path) -> list[LabelledUtterance]:
+    rows = []
+    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        d = Dialogue(crs_id="arena-style", dialogue_id=str(rec.get("id", line_no)))
+        for ctx in rec.get("context", []):
+            role = Role(ctx["role"])
+            (d.add_user if role == Role.USER else d.add_agent)(ctx["text"])
+        (d.add_user if rec["role"] == "USER" else d.add_agent)(rec["text"])
+        rows.append(LabelledUtterance(id=str(rec.get("id", line_no)), dialogue=d, intents=set(rec["intents"])))
+    return rows

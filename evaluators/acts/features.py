@@ -1,0 +1,141 @@
+"""Turning a dialogue's utterances into classifier inputs.
+
+An utterance is described by the embedding of its own text (titles replaced by
+a placeholder, so "I loved MOVIE" looks the same whatever the movie), the
+embedding of the utterance just before it (whether the system has just made a
+recommendation decides between "accept" and "seen"), and a few hand features:
+title counts, the cues from `rules`, and whether the user repeats a title the
+system just named. The layout is fixed per role; `FEATURE_LAYOUT` is stored
+in the artifact and checked on load.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from arena.dialogue import Dialogue, Role, Utterance
+from evaluators.acts import rules
+from evaluators.acts.embedding import DIM
+from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
+
+FEATURE_LAYOUT = "v1"
+N_COMMON = 6
+N_HAND = {Role.USER: N_COMMON + rules.N_USER_CUES + 3 + rules.N_AGENT_CUES + 1,
+          Role.AGENT: N_COMMON + rules.N_AGENT_CUES + 2 + rules.N_USER_CUES}
+
+
+def n_features(role: Role) -> int:
+    return 2 * DIM + N_HAND[role]
+
+
+@dataclass
+class UtteranceView:
+    """What the featuriser and the rules need to know about one utterance."""
+
+    utterance: Utterance
+    mentions: list[Mention]
+    masked: str
+    user_cues: Optional[rules.UserCues] = None
+    agent_cues: Optional[rules.AgentCues] = None
+    echoed: bool = False  # agent only: every title it names was just named by the user
+
+    @property
+    def short(self) -> bool:
+        """Arena-style: one short message, not several joined with "..." as in IARD."""
+        return len(self.utterance.text.split()) <= 15 and "..." not in self.utterance.text
+
+    @property
+    def role(self) -> Role:
+        return self.utterance.role
+
+    @property
+    def title_keys(self) -> set[str]:
+        return {title_key(m.title) for m in self.mentions}
+
+    @property
+    def is_list(self) -> bool:
+        return bool(list_mentions(self.utterance.text))
+
+
+def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> list[UtteranceView]:
+    views: list[UtteranceView] = []
+    for utt in dialogue.utterances:
+        mentions = find_mentions(utt, linker)
+        view = UtteranceView(utterance=utt, mentions=mentions, masked=mask_titles(utt.text, mentions))
+        # Cues read the masked text: "I'll watch MOVIE" and "I'll watch it" look alike.
+        cue_text = mask_titles(utt.text, mentions, placeholder=rules.TITLE)
+        if utt.role == Role.USER:
+            view.user_cues = rules.user_cues(cue_text)
+        else:
+            view.agent_cues = rules.agent_cues(cue_text)
+            if views and views[-1].role == Role.USER:
+                view.echoed = bool(mentions) and all(_said_in(m.title, views[-1].utterance.text) for m in mentions)
+        views.append(view)
+    return views
+
+
+def _said_in(title: str, text: str) -> bool:
+    """Whether a title (year dropped) occurs as whole words in `text`; short titles never do."""
+    bare = clean_title(title)
+    if len(bare) < 4:
+        return False
+    return re.search(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", text, flags=re.IGNORECASE) is not None
+
+
+def _common(view: UtteranceView, index: int) -> list[float]:
+    words = len(view.utterance.text.split())
+    return [
+        min(len(view.mentions), 3) / 3.0,
+        float(bool(view.mentions)),
+        float(index == 0),
+        float("?" in view.utterance.text),
+        min(words, 40) / 40.0,
+        min(view.utterance.text.count("..."), 3) / 3.0,
+    ]
+
+
+def hand_features(views: Sequence[UtteranceView], index: int) -> list[float]:
+    view = views[index]
+    prev = views[index - 1] if index > 0 else None
+    feats = _common(view, index)
+    if view.role == Role.USER:
+        assert view.user_cues is not None
+        feats += view.user_cues.as_vector()
+        if prev is not None and prev.role == Role.AGENT and prev.agent_cues is not None:
+            overlap = bool(view.title_keys & prev.title_keys)
+            feats += [float(bool(prev.mentions)), float(bool(prev.utterance.items)), float(overlap)]
+            feats += prev.agent_cues.as_vector()
+            feats += [float(prev.is_list)]
+        else:
+            feats += [0.0] * (3 + rules.N_AGENT_CUES + 1)
+    else:
+        assert view.agent_cues is not None
+        feats += view.agent_cues.as_vector()
+        feats += [float(view.is_list), float(bool(view.utterance.items))]
+        if prev is not None and prev.user_cues is not None:
+            feats += prev.user_cues.as_vector()
+        else:
+            feats += [0.0] * rules.N_USER_CUES
+    return feats
+
+
+def feature_rows(views: Sequence[UtteranceView], encoder) -> dict[Role, tuple[list[int], np.ndarray]]:
+    """Per role: the utterance positions and their feature matrix."""
+    texts = [v.masked for v in views]
+    prev_texts = [""] + texts[:-1]
+    emb = encoder.encode(texts) if texts else np.zeros((0, DIM), dtype=np.float32)
+    prev_emb = encoder.encode(prev_texts) if texts else np.zeros((0, DIM), dtype=np.float32)
+    out: dict[Role, tuple[list[int], np.ndarray]] = {}
+    for role in (Role.USER, Role.AGENT):
+        idx = [i for i, v in enumerate(views) if v.role == role]
+        if not idx:
+            out[role] = ([], np.zeros((0, n_features(role))))
+            continue
+        hand = np.array([hand_features(views, i) for i in idx], dtype=np.float64)
+        X = np.hstack([emb[idx], prev_emb[idx], hand])
+        out[role] = (idx, X)
+    return out

@@ -1,0 +1,98 @@
+"""Precision, recall and F1 of an annotator for Recommend, Accept and Reject.
+
+Counted per utterance: an agent utterance is a Recommend when any of its acts
+is REC-S or REC-E; a user utterance is an Accept (Reject) when any act is ACC
+(REJ). Gold and predicted annotations are compared on the same utterances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from arena.dialogue import Dialogue, Role, Utterance
+from evaluators.acts.schema import ACCEPT, RECOMMEND, REJECT, intents_of
+
+GROUPS: dict[str, tuple[Role, frozenset[str]]] = {
+    "Recommend": (Role.AGENT, RECOMMEND),
+    "Accept": (Role.USER, ACCEPT),
+    "Reject": (Role.USER, REJECT),
+}
+
+
+@dataclass
+class PRF:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    @property
+    def support(self) -> int:
+        return self.tp + self.fn
+
+    @property
+    def precision(self) -> Optional[float]:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> Optional[float]:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    @property
+    def f1(self) -> Optional[float]:
+        p, r = self.precision, self.recall
+        if p is None or r is None or p + r == 0:
+            return 0.0 if (p is not None and r is not None) else None
+        return 2 * p * r / (p + r)
+
+    def as_dict(self) -> dict:
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
+                "support": self.support, "tp": self.tp, "fp": self.fp, "fn": self.fn}
+
+
+def compare(pairs: Iterable[tuple[Role, set[str], set[str]]]) -> dict[str, PRF]:
+    """`pairs` of (role, gold intents, predicted intents) per utterance."""
+    out = {name: PRF() for name in GROUPS}
+    for role, gold, pred in pairs:
+        for name, (group_role, intents) in GROUPS.items():
+            if role != group_role:
+                continue
+            g, p = bool(gold & intents), bool(pred & intents)
+            out[name].tp += g and p
+            out[name].fp += p and not g
+            out[name].fn += g and not p
+    return out
+
+
+def compare_dialogues(gold: list[Dialogue], predicted: list[Dialogue]) -> dict[str, PRF]:
+    def pairs():
+        for g, p in zip(gold, predicted):
+            for gu, pu in zip(g.utterances, p.utterances):
+                yield gu.role, intents_of(gu), intents_of(pu)
+
+    return compare(pairs())
+
+
+def utterance_pair(gold_intents: set[str], predicted: Utterance) -> tuple[Role, set[str], set[str]]:
+    return predicted.role, gold_intents, intents_of(predicted)
+
+
+def evaluate_dialogues(annotator, dialogues: list[Dialogue]) -> dict[str, PRF]:
+    """Re-annotate gold-annotated dialogues from scratch and compare with the gold acts."""
+    predicted = [annotator.annotate(d, overwrite=True) for d in dialogues]
+    return compare_dialogues(dialogues, predicted)
+
+
+def evaluate_rows(annotator, rows) -> tuple[dict[str, PRF], list[tuple[str, set[str], set[str]]]]:
+    """Arena-style rows (evaluators.acts.data.LabelledUtterance): score the last utterance of each.
+
+    Returns the counts and (id, gold, predicted) for every row, for error analysis.
+    """
+    pairs, listing = [], []
+    for row in rows:
+        out = annotator.annotate(row.dialogue, overwrite=True)
+        utt = out.utterances[-1]
+        pred = intents_of(utt)
+        pairs.append((utt.role, row.intents, pred))
+        listing.append((row.id, row.intents, pred))
+    return compare(pairs), listing

@@ -1,0 +1,188 @@
+"""Hand-written cues for the three intents the utility metrics depend on.
+
+ReDial/IARD conversations are between two people; arena conversations are
+between a person and a system, and look different: systems answer with
+numbered lists ("I would recommend the following items: 1: X 2: Y"), users
+answer tersely ("seen it, something newer?", "thanks, I'll watch that", "is
+that even a movie?"). The classifier trained on IARD has never seen these, so
+the offline annotator combines its probabilities with the cues below.
+
+Each cue is a regular expression over lower-cased text. `strong` cues decide on
+their own; `weak` cues only count when the context makes them unambiguous
+(for the user: the system has just recommended something). The cues were
+written and adjusted on IARD's training part and a development set of
+arena-style utterances (assets/acts/dev_arena_style.jsonl), never on the
+evaluation sets.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RULES_VERSION = "1"
+
+_I_WILL = r"(?:i'll|i will|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
+# Titles reach the cues as this placeholder (see features.view_dialogue).
+TITLE = "xtitlex"
+_OBJ = r"(?:it|that|this|them|those|these|both|xtitlex|the first|the second|the last|number \d|#\d|\d)"
+_WATCH = r"(?:watch|see|rewatch|re-watch|try|add|take|go with|go for|pick|rent|stream|queue|put on|look for|look up|look into|get)"
+
+# --- user: accept ---------------------------------------------------------
+# Texts are lower-cased with titles replaced by TITLE.
+ACCEPT_STRONG = [
+    rf"\b{_I_WILL}\s+(?:\w+\s+){{0,2}}?{_WATCH}\s+(?:\w+\s+)?{_OBJ}\b",
+    rf"\b{_I_WILL}\s+(?:\w+\s+){{0,2}}?(?:check|give)\s+{_OBJ}\s+(?:out|a (?:try|shot|go|watch|look|chance))\b",
+    rf"\b(?:i'll|i will|i'm (?:going to|gonna)|i am going to)\s+(?:\w+\s+)?(?:watch|rewatch|go with|go for)\s+[\w' :-]{{1,40}}?\s*(?:then|tonight|tomorrow|later|now|this weekend|first)?\s*(?:[,.!]|$)",
+    r"\badd(?:ing|ed)?\s+(?:it|that|this|them|those|these|xtitlex|\w+)?\s*to (?:my|our|the) (?:list|watch ?list|queue)",
+    r"\bthat'?s (?:exactly|just|precisely) what i\b",
+    r"\bi'?ll take (?:number |#|no\.? ?)?\d\b",
+    r"^(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
+    r"\bthat settles it\b",
+    r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
+]
+# Only when the system has just recommended something, in a short message.
+ACCEPT_WEAK = [
+    r"^(?:ok(?:ay)?|cool|great|nice|awesome|perfect|yes|yeah|yep|sure|sounds good|ooh|oh|alright)\b.*(?:thanks?|thank you)",
+    r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising)\b",
+    r"^(?:perfect|great|awesome|excellent|wonderful|fantastic)\b",
+    r"\b(?:great|good|nice|awesome|excellent|perfect|fantastic|brilliant|wonderful) (?:suggestion|pick|idea|recommendation|rec|choice|call)\b(?!.*\?)",
+    r"(?:'ll|\bwill|\bwould|\bgonna|\bgoing to) love (?:it|that|this|xtitlex)\b",
+    r"^xtitlex[!.]",
+]
+ACCEPT_BLOCK = [
+    r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
+    r"\bi'?ll pass\b|\bpass on\b",
+    r"\bnot (?:a )?(?:good|great) (?:suggestion|pick|idea|recommendation|choice)",
+    r"\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
+]
+# Closing the conversation politely accepts nothing in particular: weak cues do not count.
+CLOSING = [
+    r"\b(?:bye|goodbye|good (?:day|night)|great (?:day|night)|take care|same to you|for (?:your|all your|all the|the) help|for the info)\b",
+]
+
+# --- user: reject ---------------------------------------------------------
+# Only when the system has just recommended something, in a short message.
+REJECT_STRONG = [
+    r"\b(?:didn'?t|did not|don'?t|do not|never) (?:really |much |particularly )?(?:like|enjoy|care for|love|dig)\b",
+    r"\bnot (?:really |a |too |that |very |much of a |big |huge )*(?:fan|into|interested|keen|my (?:thing|type|style|cup of tea|genre|taste)|what i)\b",
+    r"\b(?:hate|hated|dislike|disliked|can'?t stand|cannot stand|not for me)\b",
+    r"\bno,? thanks?\b|\bno thank you\b",
+    r"\bnone of (?:these|those|them|that)\b|^neither\b",
+    r"\b(?:is|was) (?:that|this|it|xtitlex) (?:even (?:a )?(?:real )?|a (?:real )?|real )(?:movie|film|thing)\b",
+    r"\b(?:doesn'?t|does not|don'?t|do not) (?:even )?exist\b|\b(?:is|was) (?:it|that|this|xtitlex) (?:even )?real\b",
+    r"\b(?:terrible|awful|bad|boring|lame|weird|stupid|horrible) (?:recommendation|suggestion|pick|choice|idea)\b",
+    r"\b(?:sounds|looks|seems) (?:\w+ )?(?:boring|bad|terrible|awful|lame|dumb)\b",
+    r"\bthat'?s not (?:a |an |what|it|right|relevant)|\bnot what i (?:asked|want|meant|was looking)",
+    r"\b(?:same|that) (?:movie|film|one) (?:you|again)\b|\b(?:you )?(?:already|just) (?:suggested|recommended|said) (?:that|it|this)\b",
+    r"\bwhy (?:are|would|did) you (?:recommend|suggest)",
+    r"\bi don'?t want (?:a|an|that|this|it|xtitlex|something)\b",
+    r"\b(?:already|have|'ve|just|recently) (?:seen|watched|saw)\b.*\b(?:else|other|different|new|newer|recent|another)\b",
+    r"\b(?:seen|watched|saw) (?:it|that|this|them|those|all|xtitlex)\b.*\b(?:else|other|different|newer|another|recent)\b",
+]
+REJECT_WEAK = [
+    r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
+    r"\b(?:something|anything) (?:else|different|newer|more recent)\b",
+    r"\bi want something\b",
+    r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much)\b",
+    r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|xtitlex)\b",
+    r"\bthat'?s (?:a |an )?(?:cartoon|kids? movie|children'?s movie)\b",
+]
+REJECT_BLOCK = [
+    # "no, what is it about?": a question about the item, not a decision
+    r"^(?:no|nope|nah)\b[,.!]*\s*(?:i (?:have|haven'?t)[^.?!]*[,.]\s*)?(?:what|who|when|where|how|is|was|does|did|can|could)\b[^.!]*\?\s*$",
+    r"\b(?:love|loved|liked|enjoyed|favou?rite|great|excellent|interesting|awesome|amazing|heard (?:it|that|this) (?:was|is) good|heard good things)\b(?!.*\b(?:didn'?t|don'?t|not)\b)",
+    r"\bdon'?t think i'?(?:ve| have) (?:seen|watched)\b",
+    r"\b(?:haven'?t|have not|never|not|didn'?t|did not|hasn'?t|has not) (?:\w+ )?(?:seen|watched|saw|see|heard)\b",
+    r"\b(?:it|that|this|xtitlex) (?:is|was|'s) (?:\w+ )?(?:good|great|funny|okay|ok|fine|awesome|amazing|cute)\b",
+    r"\b(?:have|did) you (?:ever )?(?:seen|watched|see|watch)\b",
+    r"^no,? i (?:haven'?t|have not|didn'?t|did not)\b",
+]
+
+# --- system: recommend ----------------------------------------------------
+RECOMMEND_STRONG = [
+    r"\b(?:recommend|suggest)(?:ing|ed)? (?:the )?following\b",
+    r"\bhere (?:are|is) (?:some|a few|a couple|another|one|my|a list|a good|several)\b",
+]
+RECOMMEND_CUES = [
+    r"\b(?:recommend|suggest|propose)(?:s|ed|ing)?\b",
+    r"\byou (?:might|may|would|will|should|could|'d|'ll|must) (?:\w+ )?(?:like|enjoy|love|want|check|try|watch|see|appreciate|dig|be into|give)\b",
+    r"\b(?:how|what) about\b",
+    r"\bhave you (?:ever )?(?:seen|watched|heard of|tried|checked out|caught)\b",
+    r"\b(?:did|do) you (?:see|watch|like|know|enjoy)\b",
+    r"\b(?:check out|try|consider|go (?:for|with)|give .{1,40} a (?:try|shot|go|watch))\b",
+    r"\b(?:another|one more|also|or|maybe|perhaps|then)\b",
+    r"\b(?:is|are) (?:a )?(?:great|good|fun|nice|classic|fantastic|excellent|funny|wonderful) (?:pick|choice|option|one|movie|film|classic)s?\b",
+    r"\bi (?:think|bet|'m sure|am sure) you(?:'d| would| will|'ll)\b",
+]
+
+
+def _compile(patterns: list[str]) -> list[re.Pattern[str]]:
+    return [re.compile(p) for p in patterns]
+
+
+_C = {
+    name: _compile(globals()[name])
+    for name in (
+        "ACCEPT_STRONG", "ACCEPT_WEAK", "ACCEPT_BLOCK", "CLOSING", "REJECT_STRONG", "REJECT_WEAK", "REJECT_BLOCK",
+        "RECOMMEND_STRONG", "RECOMMEND_CUES",
+    )
+}
+
+
+def normalise_text(text: str) -> str:
+    text = text.lower().replace("’", "'").replace("‘", "'")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _any(name: str, text: str) -> bool:
+    return any(p.search(text) for p in _C[name])
+
+
+@dataclass(frozen=True)
+class UserCues:
+    accept_strong: bool
+    accept_weak: bool
+    accept_block: bool
+    reject_strong: bool
+    reject_weak: bool
+    reject_block: bool
+
+    def as_vector(self) -> list[float]:
+        return [float(v) for v in (self.accept_strong, self.accept_weak, self.accept_block,
+                                   self.reject_strong, self.reject_weak, self.reject_block)]
+
+
+@dataclass(frozen=True)
+class AgentCues:
+    recommend_strong: bool
+    recommend_cue: bool
+    is_question: bool
+
+    def as_vector(self) -> list[float]:
+        return [float(v) for v in (self.recommend_strong, self.recommend_cue, self.is_question)]
+
+
+def user_cues(text: str) -> UserCues:
+    t = normalise_text(text)
+    return UserCues(
+        accept_strong=_any("ACCEPT_STRONG", t),
+        accept_weak=_any("ACCEPT_WEAK", t) and not _any("CLOSING", t),
+        accept_block=_any("ACCEPT_BLOCK", t),
+        reject_strong=_any("REJECT_STRONG", t),
+        reject_weak=_any("REJECT_WEAK", t),
+        reject_block=_any("REJECT_BLOCK", t),
+    )
+
+
+def agent_cues(text: str) -> AgentCues:
+    t = normalise_text(text)
+    return AgentCues(
+        recommend_strong=_any("RECOMMEND_STRONG", t),
+        recommend_cue=_any("RECOMMEND_CUES", t),
+        is_question="?" in t,
+    )
+
+
+N_USER_CUES = 6
+N_AGENT_CUES = 3

@@ -1,0 +1,112 @@
+"""Meta-evaluation: how well does each metric rank systems the way users do?
+
+`meta_table(dialogues)` gives one row per system: how many dialogues, the
+satisfaction rate (share of rated dialogues marked "satisfied") and the mean
+of every metric. `ranking_correlations(rows)` gives, per metric, Kendall's
+tau-b between the systems' order by that metric and by satisfaction — the
+RDL paper's Table 2 reports 0.78 for RDL on the CRS Arena dialogues.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Iterable, Optional, Sequence
+
+from arena.dialogue import Dialogue
+
+SATISFACTION = "satisfaction"
+NOT_METRICS = {"acts"}
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
+    """Kendall's tau-b (ties in either ranking handled); None if undefined."""
+    if len(x) != len(y):
+        raise ValueError("x and y must have the same length")
+    n = len(x)
+    concordant = discordant = ties_x = ties_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                ties_x += 1
+            elif dy == 0:
+                ties_y += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    denom = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
+    return (concordant - discordant) / denom if denom else None
+
+
+def metric_names(dialogues: Iterable[Dialogue]) -> list[str]:
+    names = {name for d in dialogues for name in d.scores}
+    return sorted(names - NOT_METRICS)
+
+
+def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
+    """One row per system (sorted by satisfaction, best first).
+
+    Row keys: "crs_id", "dialogues", "rated", "satisfaction" (None when no
+    dialogue was rated), and for each metric its mean over the dialogues where
+    it was scored (None if none) plus "<metric>.n", the number of those.
+    """
+    dialogues = list(dialogues)
+    names = list(metrics) if metrics is not None else metric_names(dialogues)
+    by_system: dict[str, list[Dialogue]] = defaultdict(list)
+    for d in dialogues:
+        by_system[d.crs_id].append(d)
+    rows = []
+    for crs_id, ds in by_system.items():
+        rated = [d for d in ds if d.feedback is not None]
+        row: dict[str, Any] = {
+            "crs_id": crs_id,
+            "dialogues": len(ds),
+            "rated": len(rated),
+            SATISFACTION: (sum(d.feedback.sentiment == "satisfied" for d in rated) / len(rated)) if rated else None,
+        }
+        for name in names:
+            values = [d.scores[name].value for d in ds if name in d.scores and d.scores[name].value is not None]
+            row[name] = sum(values) / len(values) if values else None
+            row[f"{name}.n"] = len(values)
+        rows.append(row)
+    rows.sort(key=lambda r: (r[SATISFACTION] is None, -(r[SATISFACTION] or 0.0), r["crs_id"]))
+    return rows
+
+
+def ranking_correlations(rows: Sequence[dict[str, Any]], metrics: Optional[Sequence[str]] = None
+                         ) -> dict[str, Optional[float]]:
+    """Kendall's tau between each metric's system order and the satisfaction order.
+
+    Only systems with both a satisfaction rate and a metric mean take part;
+    fewer than two such systems gives None.
+    """
+    if metrics is None:
+        metrics = [k for k in (rows[0] if rows else {}) if k not in ("crs_id", "dialogues", "rated", SATISFACTION)
+                   and not k.endswith(".n")]
+    out: dict[str, Optional[float]] = {}
+    for name in metrics:
+        pairs = [(r[SATISFACTION], r.get(name)) for r in rows
+                 if r[SATISFACTION] is not None and r.get(name) is not None]
+        out[name] = kendall_tau([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 2 else None
+    return out
+
+
+def format_table(rows: Sequence[dict[str, Any]], taus: dict[str, Optional[float]]) -> str:
+    """A plain-text table: systems by satisfaction, metric means, and a tau line."""
+    metrics = list(taus)
+    header = ["system", "dialogues", "rated", SATISFACTION, *metrics]
+    lines = [header]
+
+    def fmt(v: Any) -> str:
+        return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+    for r in rows:
+        lines.append([r["crs_id"], str(r["dialogues"]), str(r["rated"]), fmt(r[SATISFACTION]),
+                      *[fmt(r.get(m)) for m in metrics]])
+    lines.append(["Kendall tau vs satisfaction", "", "", "", *[fmt(taus[m]) for m in metrics]])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines)

@@ -1,0 +1,183 @@
+"""Utility metrics over one dialogue, as pure functions.
+
+Act-based metrics (Bernard and Balog, 2025, the "RDL paper") read the IARD
+dialogue acts on the utterances (fill them with an annotator first):
+
+- Recommend: a system utterance with REC-S or REC-E; Accept: a user utterance
+  with ACC; Reject: a user utterance with REJ.
+- Dialogue length |d| counts *utterances* (user and system messages both), as
+  the paper defines a dialogue as its sequence of utterances and as its
+  authors' evaluation code does; `length_unit="turns"` counts user turns
+  instead (one user message and its reply).
+- RDL (eq. 5) = |I_acc| / |d|, with |I_acc| the number of user utterances
+  that accept a recommendation.
+- A recommendation round starts at a Recommend utterance and lasts until the
+  next one (or the end). The user's first decision in it, Accept or Reject,
+  settles it; an utterance with both counts as an acceptance (the user took at
+  least one item). Rounds without a decision count as unsuccessful.
+- SRRR (eq. 4) = successful rounds / rounds; 0.0 for a dialogue without rounds.
+- SR (eq. 3), per dialogue: 1.0 if any round was successful, else 0.0; the
+  system-level success rate is the mean over dialogues.
+
+Target-based metrics (PEPPER, Kim et al.) use dialogue.metadata["targets"], a
+list of item ids or titles. A *turn* is one system utterance; its list P_t is
+its `items` (else the TITLE slots of its Recommend acts), cut to the first k.
+
+- Recall@k at turn t = |P_t ∩ Y| / |Y|; `recall_at_k` averages over all
+  system turns (turns without recommendations count as 0).
+- PC_t = |(P_1 ∪ … ∪ P_t) ∩ Y| / |Y| (preference coverage after t turns);
+  PCIR_t = PC_t − PC_{t−1} with PC_0 = 0; its mean over the turns is PCIR_avg.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from arena.dialogue import Dialogue, Role, Utterance
+from evaluators.acts.schema import is_acceptance, is_recommendation, is_rejection, titles_of
+from evaluators.acts.titles import title_key
+
+LENGTH_UNITS = ("utterances", "turns")
+
+
+class MissingActs(ValueError):
+    """An act-based metric was asked for on a dialogue without dialogue acts."""
+
+
+def require_acts(dialogue: Dialogue) -> None:
+    missing = sum(1 for u in dialogue.utterances if u.dialogue_acts is None)
+    if missing:
+        raise MissingActs(f"{missing} of {len(dialogue.utterances)} utterances have no dialogue acts")
+
+
+def dialogue_length(dialogue: Dialogue, unit: str = "utterances") -> int:
+    if unit == "utterances":
+        return len(dialogue.utterances)
+    if unit == "turns":
+        return dialogue.num_turns
+    raise ValueError(f"length unit must be one of {LENGTH_UNITS}, got {unit!r}")
+
+
+def accepted_count(dialogue: Dialogue) -> int:
+    """|I_acc|: user utterances that accept a recommendation."""
+    return sum(1 for u in dialogue.utterances if is_acceptance(u))
+
+
+@dataclass(frozen=True)
+class Round:
+    start: int  # index of the Recommend utterance
+    end: int  # index one past the round's last utterance
+    decision: Optional[str]  # "accept", "reject" or None (no decision)
+
+    @property
+    def successful(self) -> bool:
+        return self.decision == "accept"
+
+
+def recommendation_rounds(dialogue: Dialogue) -> list[Round]:
+    utts = dialogue.utterances
+    starts = [i for i, u in enumerate(utts) if is_recommendation(u)]
+    rounds = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(utts)
+        decision = None
+        for u in utts[start + 1:end]:
+            if is_acceptance(u):
+                decision = "accept"
+                break
+            if is_rejection(u):
+                decision = "reject"
+                break
+        rounds.append(Round(start, end, decision))
+    return rounds
+
+
+def rdl(dialogue: Dialogue, length_unit: str = "utterances") -> float:
+    """Reward-per-Dialogue-Length for one dialogue (eq. 5 before averaging)."""
+    require_acts(dialogue)
+    length = dialogue_length(dialogue, length_unit)
+    return accepted_count(dialogue) / length if length else 0.0
+
+
+def srrr(dialogue: Dialogue) -> float:
+    """Successful Recommendation Round Ratio for one dialogue (eq. 4 before averaging)."""
+    require_acts(dialogue)
+    rounds = recommendation_rounds(dialogue)
+    return sum(r.successful for r in rounds) / len(rounds) if rounds else 0.0
+
+
+def success(dialogue: Dialogue) -> float:
+    """1.0 when some recommendation was accepted, else 0.0 (eq. 3 before averaging)."""
+    require_acts(dialogue)
+    return 1.0 if any(r.successful for r in recommendation_rounds(dialogue)) else 0.0
+
+
+# -- target-based ----------------------------------------------------------------
+
+
+def targets_of(dialogue: Dialogue) -> Optional[list[str]]:
+    raw = dialogue.metadata.get("targets")
+    if raw is None:
+        return None
+    if isinstance(raw, (str, int)):
+        raw = [raw]
+    return [str(t) for t in raw if str(t).strip()]
+
+
+def _matches(item_id: Optional[str], title: Optional[str], target: str) -> bool:
+    if item_id is not None and item_id == target:
+        return True
+    return bool(title) and title_key(title) == title_key(target) and bool(title_key(target))
+
+
+def turn_recommendations(utterance: Utterance, k: Optional[int] = None) -> list[tuple[Optional[str], str]]:
+    """(item id or None, title) recommended in one system utterance, first k."""
+    if utterance.items:
+        recs: list[tuple[Optional[str], str]] = [(i.item_id, i.title) for i in utterance.items]
+    elif is_recommendation(utterance):
+        recs = [(None, t) for t in titles_of(utterance)]
+    else:
+        recs = []
+    return recs[:k] if k is not None else recs
+
+
+def _hits(recs: Iterable[tuple[Optional[str], str]], targets: Sequence[str]) -> set[int]:
+    return {j for j, t in enumerate(targets) for item_id, title in recs if _matches(item_id, title, t)}
+
+
+def recall_per_turn(dialogue: Dialogue, targets: Sequence[str], k: int) -> list[float]:
+    if not targets:
+        raise ValueError("recall needs at least one target item")
+    out = []
+    for utt in dialogue.utterances:
+        if utt.role == Role.AGENT:
+            out.append(len(_hits(turn_recommendations(utt, k), targets)) / len(targets))
+    return out
+
+
+def recall_at_k(dialogue: Dialogue, targets: Sequence[str], k: int) -> float:
+    per_turn = recall_per_turn(dialogue, targets, k)
+    return sum(per_turn) / len(per_turn) if per_turn else 0.0
+
+
+def preference_coverage(dialogue: Dialogue, targets: Sequence[str], k: int) -> list[float]:
+    """PC_t after each system turn t."""
+    if not targets:
+        raise ValueError("preference coverage needs at least one target item")
+    covered: set[int] = set()
+    out = []
+    for utt in dialogue.utterances:
+        if utt.role == Role.AGENT:
+            covered |= _hits(turn_recommendations(utt, k), targets)
+            out.append(len(covered) / len(targets))
+    return out
+
+
+def coverage_increase(pc: Sequence[float]) -> list[float]:
+    """PCIR_t = PC_t − PC_{t−1}, with PC_0 = 0."""
+    return [b - a for a, b in zip([0.0, *pc[:-1]], pc)]
+
+
+def mean(values: Sequence[float]) -> Optional[float]:
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,391 @@
+"""The metric registry and `score_dialogue`, used by the app, the CLI and evaluation runs.
+
+Metric groups, by name:
+
+- "acts": annotate dialogue acts (value: share of utterances annotated)
+- "rdl", "srrr", "sr": the RDL paper's utility metrics (see evaluators.metrics)
+- "recall": Recall@k averaged over system turns (needs metadata["targets"])
+- "pc": preference coverage after the last turn and its mean increase per turn
+  (needs metadata["targets"]); writes "pc" and "pcir"
+- "core": CoRE, the LLM judge (evaluators.core.score_core), imported lazily
+
+Every Score names its scorer and version; act-based scores carry the label of
+the annotator that produced the acts in their version ("provided" when the
+acts came with the dialogue) and the annotator's model in `model`. Scoring is
+idempotent: a metric already scored with the same version is kept unless
+`force`. A metric that fails gets Score(value=None, error=...), never 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from arena.dialogue import Dialogue, Score
+from evaluators import metrics as M
+
+log = logging.getLogger(__name__)
+
+METRICS_VERSION = "1"
+RECALL_K = 10
+PROVIDED_ACTS = "provided"
+
+
+@dataclass
+class Context:
+    client: Any
+    annotator: Any
+    settings: Any
+    acts_label: Optional[str] = None  # who produced the acts; None until annotated
+    acts_model: Optional[str] = None
+    acts_error: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MetricGroup:
+    name: str
+    description: str
+    compute: Callable[[Dialogue, Context], dict[str, Score]]
+    needs_acts: bool = False
+    outputs: tuple[str, ...] = ()
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        return self.outputs or (self.name,)
+
+
+REGISTRY: dict[str, MetricGroup] = {}
+
+
+def register(group: MetricGroup) -> MetricGroup:
+    REGISTRY[group.name] = group
+    return group
+
+
+def available_metrics() -> list[str]:
+    return list(REGISTRY)
+
+
+def parse_metrics(spec: str) -> list[str]:
+    names = [m.strip() for m in spec.split(",") if m.strip()]
+    unknown = [m for m in names if m not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(REGISTRY)}")
+    return names
+
+
+# -- act-based groups -----------------------------------------------------------
+
+
+def _act_version(ctx: Context) -> str:
+    return f"{METRICS_VERSION}/{ctx.acts_label or PROVIDED_ACTS}"
+
+
+def _act_score(name: str, ctx: Context, fn: Callable[[], tuple[float, dict[str, Any]]]) -> dict[str, Score]:
+    version = _act_version(ctx)
+    if ctx.acts_error:
+        return {name: Score(value=None, scorer=name, version=version, model=ctx.acts_model, error=ctx.acts_error)}
+    try:
+        value, details = fn()
+    except Exception as exc:  # one metric's failure must not hide the others
+        return {name: Score(value=None, scorer=name, version=version, model=ctx.acts_model,
+                            error=f"{type(exc).__name__}: {exc}")}
+    return {name: Score(value=value, scorer=name, version=version, model=ctx.acts_model, details=details)}
+
+
+def _acts(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    def compute():
+        counts = {"utterances": len(d.utterances), "recommend": 0, "accept": 0, "reject": 0}
+        from evaluators.acts.schema import is_acceptance, is_recommendation, is_rejection
+
+        for u in d.utterances:
+            counts["recommend"] += is_recommendation(u)
+            counts["accept"] += is_acceptance(u)
+            counts["reject"] += is_rejection(u)
+        annotated = sum(u.dialogue_acts is not None for u in d.utterances)
+        return (annotated / len(d.utterances) if d.utterances else 0.0), counts
+
+    return _act_score("acts", ctx, compute)
+
+
+def _rdl(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    return _act_score("rdl", ctx, lambda: (M.rdl(d), {
+        "accepted": M.accepted_count(d), "length": M.dialogue_length(d), "length_unit": "utterances"}))
+
+
+def _srrr(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    def compute():
+        rounds = M.recommendation_rounds(d)
+        return M.srrr(d), {"rounds": len(rounds), "successful_rounds": sum(r.successful for r in rounds),
+                           "rejected_rounds": sum(r.decision == "reject" for r in rounds)}
+
+    return _act_score("srrr", ctx, compute)
+
+
+def _sr(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    return _act_score("sr", ctx, lambda: (M.success(d), {"rounds": len(M.recommendation_rounds(d))}))
+
+
+# -- target-based groups ---------------------------------------------------------
+
+
+def _target_scores(d: Dialogue, ctx: Context, names: tuple[str, ...],
+                   fn: Callable[[list[str]], dict[str, tuple[float, dict[str, Any]]]]) -> dict[str, Score]:
+    version = f"{METRICS_VERSION}/k{RECALL_K}/{ctx.acts_label or PROVIDED_ACTS}"
+    targets = M.targets_of(d)
+    if not targets:
+        return {n: Score(value=None, scorer=n, version=version, error="no target items in metadata['targets']")
+                for n in names}
+    try:
+        results = fn(targets)
+    except Exception as exc:
+        return {n: Score(value=None, scorer=n, version=version, error=f"{type(exc).__name__}: {exc}") for n in names}
+    return {n: Score(value=v, scorer=n, version=version, model=ctx.acts_model, details=det)
+            for n, (v, det) in results.items()}
+
+
+def _recall(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    def compute(targets):
+        per_turn = M.recall_per_turn(d, targets, RECALL_K)
+        return {"recall": (M.recall_at_k(d, targets, RECALL_K),
+                           {"k": RECALL_K, "per_turn": per_turn, "targets": len(targets)})}
+
+    return _target_scores(d, ctx, ("recall",), compute)
+
+
+def _pc(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    def compute(targets):
+        pc = M.preference_coverage(d, targets, RECALL_K)
+        pcir = M.coverage_increase(pc)
+        final = pc[-1] if pc else 0.0
+        return {"pc": (final, {"k": RECALL_K, "per_turn": pc, "targets": len(targets)}),
+                "pcir": (M.mean(pcir) or 0.0, {"k": RECALL_K, "per_turn": pcir})}
+
+    return _target_scores(d, ctx, ("pc", "pcir"), compute)
+
+
+# -- CoRE --------------------------------------------------------------------------
+
+
+def _core(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    if ctx.client is None:
+        return {"core.overall": Score(value=None, scorer="core", version="?", error="no LLM client configured")}
+    from evaluators.core import score_core
+
+    return score_core(d, ctx.client, settings=ctx.settings)
+
+
+def _core_current(d: Dialogue, ctx: Context) -> bool:
+    """Whether the stored CoRE scores came from this configuration and client."""
+    existing = d.scores.get("core.overall")
+    if existing is None or not existing.scored or ctx.client is None:
+        return False
+    try:
+        from evaluators.core.config import CoreConfig
+        from evaluators.core.rubric import load_assets
+
+        version = load_assets(CoreConfig.from_env().assets_version).version
+    except Exception:
+        return False
+    return existing.version == version and ctx.client.describe() in (existing.model or "")
+
+
+register(MetricGroup("acts", "dialogue acts annotated (share of utterances)", _acts, needs_acts=True))
+register(MetricGroup("rdl", "Reward-per-Dialogue-Length: accepted recommendations / utterances", _rdl, needs_acts=True))
+register(MetricGroup("srrr", "Successful Recommendation Round Ratio", _srrr, needs_acts=True))
+register(MetricGroup("sr", "success: some recommendation accepted (0/1)", _sr, needs_acts=True))
+register(MetricGroup("recall", f"Recall@{RECALL_K} per system turn, averaged (needs targets)", _recall,
+                     needs_acts=True))
+register(MetricGroup("pc", f"preference coverage @{RECALL_K} after the last turn, and its mean increase",
+                     _pc, needs_acts=True, outputs=("pc", "pcir")))
+register(MetricGroup("core", "CoRE LLM judge: 12 factors and an overall score", _core,
+                     outputs=("core.overall",)))
+
+
+# -- entry points ----------------------------------------------------------------------
+
+
+def default_annotator(settings: Any = None, client: Any = None):
+    """The LLM annotator when an LLM endpoint is configured and a client given, else the offline one.
+
+    ARENA_ACTS_ANNOTATOR=offline|llm overrides the choice.
+    """
+    import os
+
+    from evaluators.acts.offline import OfflineActAnnotator
+
+    choice = (os.environ.get("ARENA_ACTS_ANNOTATOR") or "").strip().lower()
+    endpoint = settings is not None and getattr(settings, "llm_provider", None) == "openai"
+    if client is not None and (choice == "llm" or (choice != "offline" and endpoint)):
+        from evaluators.acts.llm import LLMActAnnotator
+
+        return LLMActAnnotator(client)
+    return OfflineActAnnotator()
+
+
+def _planned_label(dialogue: Dialogue, ctx: Context, force: bool) -> str:
+    """The label the acts will have once `_prepare_acts` has run."""
+    missing = any(u.dialogue_acts is None for u in dialogue.utterances)
+    if force or missing:
+        return ctx.annotator.label
+    return dialogue.metadata.get("acts_annotator") or PROVIDED_ACTS
+
+
+def _prepare_acts(dialogue: Dialogue, ctx: Context, force: bool) -> None:
+    """Fill missing acts in place and record where the acts came from."""
+    missing = any(u.dialogue_acts is None for u in dialogue.utterances)
+    if force or missing:
+        try:
+            annotated = ctx.annotator.annotate(dialogue, overwrite=force)
+        except Exception as exc:
+            log.warning("act annotation failed for %s: %s", dialogue.dialogue_id, exc)
+            ctx.acts_label, ctx.acts_model = ctx.annotator.label, ctx.annotator.model_label
+            ctx.acts_error = f"annotation failed: {type(exc).__name__}: {exc}"
+            return
+        for utt, new in zip(dialogue.utterances, annotated.utterances):
+            utt.dialogue_acts = new.dialogue_acts
+        dialogue.metadata["acts_annotator"] = ctx.annotator.label
+        dialogue.metadata["acts_model"] = ctx.annotator.model_label
+    label = dialogue.metadata.get("acts_annotator")
+    ctx.acts_label = label or PROVIDED_ACTS
+    ctx.acts_model = dialogue.metadata.get("acts_model") if label else None
+
+
+def _expected_versions(group: MetricGroup, label: str) -> set[str]:
+    return {f"{METRICS_VERSION}/{label}", f"{METRICS_VERSION}/k{RECALL_K}/{label}"}
+
+
+def _is_current(dialogue: Dialogue, group: MetricGroup, ctx: Context, label: Optional[str] = None) -> bool:
+    if group.name == "core":
+        return _core_current(dialogue, ctx)
+    versions = _expected_versions(group, label or ctx.acts_label or PROVIDED_ACTS)
+    for name in group.score_names:
+        s = dialogue.scores.get(name)
+        if s is None or s.error is not None or s.version not in versions:
+            return False
+    return True
+
+
+def score_dialogue(dialogue: Dialogue, metrics: list[str], *, client: Any = None, annotator: Any = None,
+                   force: bool = False, settings: Any = None) -> dict[str, Score]:
+    """Score `dialogue` with the named metric groups; returns every score of those groups.
+
+    Updates the dialogue in place: missing dialogue acts are filled (all of
+    them with `force`) and the scores are set in `dialogue.scores`.
+    """
+    groups = [REGISTRY[m] for m in dict.fromkeys(metrics)]
+    unknown = [m for m in metrics if m not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; choose from {', '.join(REGISTRY)}")
+    ctx = Context(client=client, annotator=annotator, settings=settings)
+    act_groups = [g for g in groups if g.needs_acts]
+    if act_groups:
+        if ctx.annotator is None:
+            ctx.annotator = default_annotator(settings, client)
+        planned = _planned_label(dialogue, ctx, force)
+        if not force and all(_is_current(dialogue, g, ctx, planned) for g in act_groups):
+            ctx.acts_label = planned  # everything act-based is up to date: no need to annotate
+        else:
+            _prepare_acts(dialogue, ctx, force)
+    out: dict[str, Score] = {}
+    for group in groups:
+        if not force and _is_current(dialogue, group, ctx):
+            out.update({n: dialogue.scores[n] for n in group.score_names if n in dialogue.scores})
+            continue
+        try:
+            scores = group.compute(dialogue, ctx)
+        except Exception as exc:  # a scorer bug must not take the others down
+            log.exception("metric %s failed on %s", group.name, dialogue.dialogue_id)
+            scores = {n: Score(value=None, scorer=group.name, version=METRICS_VERSION,
+                               error=f"{type(exc).__name__}: {exc}") for n in group.score_names}
+        out.update(scores)
+    dialogue.scores.update(out)
+    return out
+
+
+class BackgroundScorer:
+    """Scores finished dialogues off the request path and stores the scores.
+
+    `submit(dialogue_id)` queues one dialogue (a dialogue already queued is
+    not queued twice); a worker loads it from the store, runs
+    `score_dialogue` and saves the scores with `store.save_scores`. Nothing
+    raised while scoring reaches the caller: failures are logged and kept in
+    `errors`.
+    """
+
+    def __init__(self, store: Any, metrics: Optional[list[str]] = None, client: Any = None, *,
+                 annotator: Any = None, settings: Any = None, workers: int = 1):
+        from concurrent.futures import ThreadPoolExecutor
+        import threading
+
+        self.store = store
+        self.metrics = list(metrics or ["acts", "rdl", "srrr", "sr"])
+        parse_metrics(",".join(self.metrics))
+        self.client = client
+        self.settings = settings
+        self._annotator = annotator
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="scorer")
+        self._lock = threading.Lock()
+        self._pending: dict[str, Any] = {}
+        self.errors: dict[str, str] = {}
+        self.completed = 0
+
+    def _annotator_for_run(self):
+        with self._lock:
+            if self._annotator is None and any(REGISTRY[m].needs_acts for m in self.metrics):
+                self._annotator = default_annotator(self.settings, self.client)
+            return self._annotator
+
+    def submit(self, dialogue_id: str, *, force: bool = False):
+        """Queue a dialogue; returns a Future of its scores (or the one already queued)."""
+        with self._lock:
+            future = self._pending.get(dialogue_id)
+            if future is not None:
+                return future
+            try:
+                future = self._pool.submit(self._run, dialogue_id, force)
+            except RuntimeError as exc:  # pool shut down: the app is stopping
+                log.warning("not scoring %s: %s", dialogue_id, exc)
+                return None
+            self._pending[dialogue_id] = future
+        future.add_done_callback(lambda _f, key=dialogue_id: self._done(key))
+        return future
+
+    def _done(self, dialogue_id: str) -> None:
+        with self._lock:
+            self._pending.pop(dialogue_id, None)
+
+    def _run(self, dialogue_id: str, force: bool) -> dict[str, Score]:
+        try:
+            dialogue = self.store.get_dialogue(dialogue_id)
+            if dialogue is None:
+                raise LookupError(f"no dialogue {dialogue_id!r} in the store")
+            scores = score_dialogue(dialogue, self.metrics, client=self.client,
+                                    annotator=self._annotator_for_run(), force=force, settings=self.settings)
+            self.store.save_scores(dialogue_id, scores)
+            with self._lock:
+                self.completed += 1
+                self.errors.pop(dialogue_id, None)
+            return scores
+        except Exception as exc:
+            log.exception("background scoring of %s failed", dialogue_id)
+            with self._lock:
+                self.errors[dialogue_id] = f"{type(exc).__name__}: {exc}"
+            return {}
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until everything queued so far is done; False on timeout."""
+        from concurrent.futures import wait
+
+        with self._lock:
+            futures = list(self._pending.values())
+        done, not_done = wait(futures, timeout=timeout)
+        return not not_done
+
+    def shutdown(self, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=not wait)

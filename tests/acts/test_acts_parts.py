@@ -1,0 +1,156 @@
+"""Title finding, cues, the numpy classifier, the artifact, the IARD split, LLM answer parsing."""
+
+import json
+
+import numpy as np
+import pytest
+
+from arena.dialogue import Role, Utterance
+from evaluators.acts import classifier, rules
+from evaluators.acts.base import AnnotationError
+from evaluators.acts.data import ARENA_DEV, ARENA_EVAL, iard_split, is_held_out, load_arena_style, load_iard
+from evaluators.acts.llm import build_messages, load_prompt, parse_answer
+from evaluators.acts.offline import DEFAULT_ARTIFACT, ActModel
+from evaluators.acts.schema import make_acts, normalise_intent
+from evaluators.acts.titles import find_mentions, mask_titles
+from tests.acts.acts_helpers import make_dialogue
+
+
+def titles(text, role=Role.AGENT, items=()):
+    from arena.dialogue import RecommendedItem
+
+    utt = Utterance(role=role, text=text, items=[RecommendedItem(item_id=i, title=t) for i, t in items])
+    return [m.title for m in find_mentions(utt)]
+
+
+def test_list_style_replies():
+    assert titles("I would recommend the following items: 1: The Conjuring (2013) 2: Insidious (2010) "
+                  "3: Sinister (2012)") == ["The Conjuring (2013)", "Insidious (2010)", "Sinister (2012)"]
+    assert titles("Options: 1. Crazy, Stupid, Love (2011) 2. 10 Things I Hate About You (1999). Enjoy!") == [
+        "Crazy, Stupid, Love (2011)", "10 Things I Hate About You (1999)"]
+    assert titles("Top picks:\n1) Alien\n2) Aliens\n") == ["Alien", "Aliens"]
+    assert titles("I have 2. no list here") == []
+
+
+def test_year_mentions():
+    assert titles("Have you seen Blade Runner 2049 (2017)?") == ["Blade Runner 2049 (2017)"]
+    assert titles("Try Heat (1995) or Ronin (1998) <Ronin (1998)> ...The Princess Diaries (2001) is fun") == [
+        "Heat (1995)", "Ronin (1998)", "The Princess Diaries (2001)"]
+    assert titles("how about the Lord of the Rings: The Two Towers (2002)?") == [
+        "Lord of the Rings: The Two Towers (2002)"]
+
+
+def test_items_come_first_and_mask():
+    utt = Utterance(role=Role.AGENT, text="You will like Heat (1995).", items=[])
+    ms = find_mentions(utt)
+    assert mask_titles(utt.text, ms) == "You will like MOVIE."
+    assert titles("Here you go", items=[("1", "Heat (1995)")]) == ["Heat (1995)"]
+
+
+def test_user_cues():
+    acc = rules.user_cues("thanks, I'll watch that")
+    assert acc.accept_strong and not acc.reject_strong
+    assert rules.user_cues("adding xtitlex to my watchlist").accept_strong
+    assert rules.user_cues("I won't watch that").accept_block
+    rej = rules.user_cues("seen it, something newer?")
+    assert rej.reject_strong
+    assert rules.user_cues("is that even a movie?").reject_strong
+    assert rules.user_cues("nah").reject_weak and not rules.user_cues("nah").reject_strong
+    assert rules.user_cues("no, what is it about?").reject_block
+    assert rules.user_cues("I haven't seen it").reject_block
+    assert not rules.user_cues("thanks for your help, bye").accept_weak
+
+
+def test_agent_cues():
+    assert rules.agent_cues("I would recommend the following items: 1: xtitlex").recommend_strong
+    cue = rules.agent_cues("Have you seen xtitlex?")
+    assert cue.recommend_cue and cue.is_question and not cue.recommend_strong
+
+
+def test_classifier_learns_and_round_trips(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    Y = np.stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5], axis=1).astype(float)
+    model = classifier.fit(X, Y, ["a", "b"], l2=1e-3, epochs=300)
+    pred = model.predict_proba(X) >= 0.5
+    assert (pred == Y.astype(bool)).mean() > 0.95
+    again = classifier.fit(X, Y, ["a", "b"], l2=1e-3, epochs=300)
+    assert np.array_equal(again.weights, model.weights)  # deterministic
+    arrays = model.to_arrays("x.")
+    np.savez(tmp_path / "m.npz", **arrays)
+    with np.load(tmp_path / "m.npz") as loaded:
+        back = classifier.MultiLabelLogReg.from_arrays(loaded, "x.", ["a", "b"])
+    assert np.allclose(back.predict_proba(X), model.predict_proba(X), atol=1e-4)
+    with pytest.raises(ValueError):
+        model.predict_proba(np.zeros((1, 3)))
+
+
+def test_shipped_artifact_fits_the_code():
+    model = ActModel.load(DEFAULT_ARTIFACT)
+    assert model.meta["training"]["held_out_dialogues"] == 60
+    assert "REC" in model.models[Role.AGENT].labels and "ACC" in model.models[Role.USER].labels
+    assert all(0 < t < 1 for role in (Role.USER, Role.AGENT) for t in model.thresholds(role).values())
+    assert model.meta["weights_sha256"]
+
+
+def test_artifact_mismatch_is_explained(tmp_path):
+    from evaluators.acts.offline import ArtifactError
+
+    with pytest.raises(ArtifactError, match="train_act_classifier"):
+        ActModel.load(tmp_path / "missing.npz")
+    meta = json.loads(DEFAULT_ARTIFACT.with_suffix(".json").read_text())
+    meta["feature_layout"] = "v0"
+    (tmp_path / "a.npz").write_bytes(DEFAULT_ARTIFACT.read_bytes())
+    (tmp_path / "a.json").write_text(json.dumps(meta))
+    with pytest.raises(ArtifactError, match="feature layout"):
+        ActModel.load(tmp_path / "a.npz")
+
+
+def test_iard_split_is_fixed():
+    train, held = iard_split(load_iard())
+    assert (len(train), len(held)) == (199, 60)
+    assert sum(len(d.utterances) for d in held) == 782
+    assert all(is_held_out(d.dialogue_id) for d in held) and not any(is_held_out(d.dialogue_id) for d in train)
+
+
+def test_arena_style_sets_are_well_formed():
+    from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
+
+    for path, minimum in ((ARENA_EVAL, 60), (ARENA_DEV, 40)):
+        rows = load_arena_style(path)
+        assert len(rows) >= minimum
+        for row in rows:
+            allowed = USER_INTENTS if row.role == Role.USER else AGENT_INTENTS
+            assert row.intents and row.intents <= set(allowed), row.id
+    eval_texts = {r.dialogue.utterances[-1].text for r in load_arena_style(ARENA_EVAL)}
+    dev_texts = {r.dialogue.utterances[-1].text for r in load_arena_style(ARENA_DEV)}
+    assert not eval_texts & dev_texts
+
+
+def test_parse_llm_answers():
+    assert parse_answer('{"intents": ["REC-S", "EXP-I"], "titles": ["Heat"]}', Role.AGENT) == (
+        ["REC-S", "EXP-I"], ["Heat"])
+    assert parse_answer('Sure! ```json\n{"intents": ["acc", "OTH", "XYZ"]}\n```', Role.USER) == (["ACC", "OTH"], [])
+    assert parse_answer("Intents: REJ, CRI-F", Role.USER) == (["REJ", "CRI-F"], [])
+    assert parse_answer('{"intents": ["ANS"]}', Role.AGENT) == (["R-ANS"], [])  # system answers are R-ANS
+    with pytest.raises(AnnotationError):
+        parse_answer('{"intents": ["REC-S"]}', Role.USER)
+    with pytest.raises(AnnotationError):
+        parse_answer("no idea", Role.USER)
+
+
+def test_prompt_is_versioned_and_messages_carry_context():
+    version, prompt = load_prompt()
+    assert version == "1" and "REC-S" in prompt
+    d = make_dialogue([("U", "hi", None), ("A", "Have you seen Heat (1995)?", None), ("U", "nah", None)])
+    msgs = build_messages(prompt, d, 2, context_size=1)
+    assert msgs[0]["content"] == prompt
+    assert msgs[1]["content"].startswith("Conversation:\nSYSTEM: Have you seen Heat (1995)?\nUSER (to label): nah")
+    assert "SYSTEM: hi" not in msgs[1]["content"]
+
+
+def test_make_acts_puts_titles_on_item_intents():
+    acts = make_acts(["REC-S", "EXP-I"], [["TITLE", "Heat (1995)", 4, 15]])
+    assert acts[0].slot_values == [["TITLE", "Heat (1995)", 4, 15]] and acts[1].slot_values == [["TITLE", "Heat (1995)", 4, 15]]
+    assert make_acts(["OTH"], [["TITLE", "X"]])[0].slot_values == [["TITLE", "X"]]
+    assert normalise_intent("cla") == "CLQ"

@@ -1,0 +1,79 @@
+"""The Battle, Leaderboard and Download tabs over HTTP, as a browser session would use them."""
+
+import json
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from arena.ui.battle_tab import scheduler_for
+
+
+def test_battle_hides_names_until_the_vote_then_everything_is_stored(services, served, fakes):
+    client = Client(served(services), verbose=False)
+    names = [f.name for f in fakes]
+    seen = [client.predict(api_name="/battle_start")]
+    seen.append(client.predict("I want a space adventure", api_name="/battle_send_a"))
+    seen.append(client.predict("Something scary, please", api_name="/battle_send_b"))
+    history_a = seen[1][0]
+    assert [m["role"] for m in history_a] == ["user", "assistant"]
+    assert "Recommended" in seen[1][1]
+    seen.append(client.predict(api_name="/battle_satisfied_a"))
+    seen.append(client.predict(api_name="/battle_frustrated_b"))
+    assert "Now vote" in seen[-1][0]
+    assert not any(name in json.dumps(out, default=str) for out in seen for name in names)
+
+    reveal, title_a, title_b, *_ = client.predict("A was funnier", api_name="/battle_vote_a")
+    (vote,) = services.store.list_votes()
+    assert vote.crs_a in title_a and vote.crs_b in title_b and vote.crs_a in reveal
+    assert vote.comment == "A was funnier" and vote.choice == "A"
+    stored = {d.dialogue_id: d for d in services.store.list_dialogues()}
+    assert set(stored) == {vote.dialogue_a, vote.dialogue_b}
+    assert stored[vote.dialogue_a].feedback.sentiment == "satisfied"
+    assert stored[vote.dialogue_b].feedback.sentiment == "frustrated"
+    assert stored[vote.dialogue_a].user.id == vote.user_id
+    assert scheduler_for(services).pending() == 0
+
+
+def test_refusals_reach_the_page_as_messages(services, served):
+    client = Client(served(services), verbose=False)
+    with pytest.raises(Exception, match="New battle"):
+        client.predict("hi", api_name="/battle_send_a")
+    client.predict(api_name="/battle_start")
+    with pytest.raises(Exception, match="limit is 200"):
+        client.predict("y" * 201, api_name="/battle_send_b")
+    client.predict("hi", api_name="/battle_send_a")
+    client.predict(api_name="/battle_satisfied_a")
+    with pytest.raises(Exception, match="end both conversations"):
+        client.predict("", api_name="/battle_vote_tie")
+    assert services.store.list_votes() == []
+
+
+def test_leaderboard_and_download_after_battles(services, served, tmp_path):
+    url = served(services)
+    for choice in ("a", "both_bad"):
+        client = Client(url, verbose=False)
+        client.predict(api_name="/battle_start")
+        client.predict("hello there", api_name="/battle_send_a")
+        client.predict("hello there", api_name="/battle_send_b")
+        client.predict(api_name="/battle_satisfied_a")
+        client.predict(api_name="/battle_satisfied_b")
+        client.predict("", api_name=f"/battle_vote_{choice}")
+
+    summary, table, *_ = client.predict("human", api_name="/leaderboard")
+    assert "4 conversations and 2 battles" in summary
+    rows = [dict(zip(table["headers"], row, strict=True)) for row in table["data"]]
+    assert sum(int(r["Battles"]) for r in rows) == 4
+    assert all(r["Satisfaction"] == "100%" for r in rows)
+    empty_summary, *_ = client.predict("simulator", api_name="/leaderboard")
+    assert "No conversations" in empty_summary
+
+    files, card = client.predict([], "human", api_name="/download")
+    names = {Path(f).name: Path(f) for f in files}
+    assert {"dialogues.jsonl", "votes.csv", "scores.csv", "scores.parquet", "README.md"} <= set(names)
+    records = [json.loads(line) for line in names["dialogues.jsonl"].read_text().splitlines()]
+    votes = {r["metadata"]["vote"]["choice"] for r in records}
+    assert len(records) == 4 and votes == {"A", "both_bad"}
+    assert "battle votes: 2" in card
+    raw_ids = {v.user_id for v in services.store.list_votes()}
+    assert not any(raw in names["dialogues.jsonl"].read_text() for raw in raw_ids)

@@ -1,0 +1,20 @@
+"""Sixteen people battling at once over HTTP: nothing lost, nothing doubled, nothing mixed."""
+
+import pytest
+from battle_support import FakeCatalogCRS, check_stored_exactly_once, make_services, run_sessions
+
+SESSIONS = 16
+TURNS = 2
+
+
+@pytest.mark.slow
+def test_sixteen_concurrent_battles_are_stored_exactly_once(tmp_path, served):
+    systems = [FakeCatalogCRS(name, delay_s=0.02) for name in ("alpha", "beta", "gamma", "delta")]
+    services = make_services(tmp_path, systems, max_turns=5)
+    url = served(services)
+    results = run_sessions(url, SESSIONS, turns=TURNS)
+    assert check_stored_exactly_once(services.store, results, TURNS) == []
+    assert sum(s.calls for s in systems) == SESSIONS * 2 * TURNS
+    # least-played-first spreads 16 battles over the 6 pairs as evenly as possible
+    assert sorted(services.store.pair_counts(user_kind="human").values()) == [2, 2, 3, 3, 3, 3]
+    services.store.close()

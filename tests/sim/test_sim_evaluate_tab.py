@@ -1,0 +1,81 @@
+import socket
+
+import gradio as gr
+import pytest
+from sim_fakes import AttributeCRS, fake_llm, simulator_responder, spec
+
+from arena.config import Settings
+from arena.services import Services
+from arena.store import Store
+from arena.ui import evaluate_tab
+from crs.registry import CRSRegistry
+
+
+@pytest.fixture
+def services(tmp_path, view):
+    settings = Settings(db_path=tmp_path / "arena.sqlite3", max_turns=6)
+    registry = CRSRegistry([spec("attr", AttributeCRS(view)), spec("attr2", AttributeCRS(view, ask_first=False))])
+    s = Services(settings=settings, store=Store(settings.db_path), llm=fake_llm(simulator_responder()),
+                 registry=registry)
+    yield s
+    s.close()
+
+
+def wait_done(manager, run_id, timeout=60):
+    assert manager.wait(run_id, timeout)
+    return manager.status(run_id)
+
+
+def test_tab_builds_and_starts_a_background_run(services):
+    with gr.Blocks() as demo:
+        evaluate_tab.build(services)
+    assert demo is not None
+    manager = evaluate_tab.run_manager(services)
+    assert evaluate_tab.run_manager(services) is manager  # one manager per process
+    run_id = evaluate_tab.start_run(manager, ["attr", "attr2"], "llm_us", 2, 3, 11, 4, False)
+    state = wait_done(manager, run_id)
+    assert state["status"] == "finished"
+    html = evaluate_tab.progress_html(state)
+    assert 'value="4" max="4"' in html and "finished" in html and "llm_us" in html
+    rows = evaluate_tab.table_rows(state)
+    assert len(rows) == 4 and {r[0] for r in rows} == {"attr", "attr2"}
+    assert evaluate_tab.run_choices(manager)[0][1] == run_id
+
+
+def test_progress_text_is_escaped():
+    html = evaluate_tab.progress_html({"status": "<b>x</b>", "total": 1, "done": 0, "config": {},
+                                       "error": "<script>alert(1)</script>"})
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_start_refuses_bad_input(services):
+    manager = evaluate_tab.run_manager(services)
+    with pytest.raises(gr.Error, match="at least one system"):
+        evaluate_tab.start_run(manager, [], "llm_us", 2, 3, 0, 1, False)
+    with pytest.raises(gr.Error, match="number of dialogues"):
+        evaluate_tab.start_run(manager, ["attr"], "llm_us", 0, 3, 0, 1, False)
+
+
+def test_through_the_running_app(services):
+    from gradio_client import Client
+
+    with gr.Blocks() as demo:
+        evaluate_tab.build(services)
+    demo.queue()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        run_box, progress, table = client.predict(["attr"], "abus", 2, 2, 3, 2, False, api_name="/evaluate_start")
+        run_id = run_box if isinstance(run_box, str) else run_box.get("value")
+        manager = evaluate_tab.run_manager(services)
+        assert wait_done(manager, run_id)["status"] == "finished"
+        _, progress, table = client.predict(run_id, api_name="/evaluate_refresh")
+        assert 'value="2" max="2"' in progress
+        assert len(table["data"]) == 2
+        stored = services.store.list_dialogues()
+        assert {d.user.details["profile"]["nlu"] for d in stored} == {"LLM act annotator (fake:fake)"}
+    finally:
+        demo.close()

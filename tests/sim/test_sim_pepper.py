@@ -1,0 +1,95 @@
+import random
+
+import pytest
+from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, rec, simulator_responder
+
+from arena.dialogue import Dialogue
+from arena.runner import DialogueRunner
+from simulators import build_simulator
+from simulators.movielens import load_movielens
+from simulators.pepper import PepperSimulator, _parse_opinions
+from simulators.preferences import LIKED_RATING, build_profile
+from simulators.titles import mentions_title
+
+
+@pytest.fixture(scope="module")
+def movielens():
+    return load_movielens()
+
+
+def test_movielens_100k_is_read_from_the_recbole_package(movielens):
+    assert len(movielens.movies) == 1682 and len(movielens.ratings) == 943
+    assert sum(len(r) for r in movielens.ratings.values()) == 100_000
+    assert movielens.movies["1"].title == "Toy Story" and movielens.movies["1"].year == 1995
+
+
+def test_profiles_hold_out_liked_catalog_movies_as_targets(view, movielens):
+    for seed in range(5):
+        profile = build_profile(view, random.Random(seed), movielens=movielens)
+        ratings = {movielens.movies[r.movie_id].title: r.rating for r in movielens.ratings[profile.user_id]}
+        assert len(ratings) >= 10 and profile.targets
+        seen_ids = {m.item_id for m in profile.seen if m.item_id}
+        for target in profile.targets:
+            facts = view.get(target["item_id"])
+            assert facts is not None and target["item_id"] not in seen_ids
+            rating = next(r for t, r in ratings.items() if view.find(t, facts.year) == facts)
+            assert rating >= LIKED_RATING
+        narrative = profile.narrative()
+        assert narrative and not any(mentions_title(narrative, t["title"]) for t in profile.targets)
+
+
+def test_reflects_seen_items_from_history_and_unseen_from_preferences(view, movielens):
+    profile = build_profile(view, random.Random(1), movielens=movielens)
+    seen = next(m for m in profile.seen if m.item_id and m.rating >= LIKED_RATING)
+    unseen = next(f for f in view.all() if profile.seen_movie(f, f.title) is None)
+    llm = fake_llm(simulator_responder())
+    sim = PepperSimulator(view, seed=1, llm=llm, profile=profile)
+    crs = ScriptedCRS([("Here you go.", [rec(view.get(seen.item_id)), rec(unseen)])])
+    d = DialogueRunner(crs, max_turns=2).run_simulated(Dialogue(crs_id="s"), sim)
+    sim.finalize(d)
+    items = d.metadata["reflections"][0]["items"]
+    assert items[0]["seen"] and items[0]["opinion"] == "like" and items[0]["source"] == "history"
+    assert not items[1]["seen"] and items[1]["source"] == "llm" and items[1]["opinion"] == "like"
+    respond_prompt = llm.provider.requests[-1].messages[-1][1]
+    assert "(seen it)" in respond_prompt and unseen.display_title in respond_prompt
+    assert d.feedback.sentiment == "satisfied"  # found an unseen movie it likes
+
+
+def test_unreadable_reflections_fall_back_to_genre_affinity(view, movielens):
+    profile = build_profile(view, random.Random(2), movielens=movielens)
+    liked = profile.liked_genres[0].lower()
+    match = next(f for f in view.all() if liked in [g.lower() for g in f.genres]
+                 and profile.seen_movie(f, f.title) is None and profile.genre_affinity(f.genres) > 0)
+    sim = PepperSimulator(view, seed=2, llm=fake_llm(simulator_responder(opinions="junk")), profile=profile)
+    d = DialogueRunner(ScriptedCRS([("Try it.", [rec(match)])]), max_turns=2).run_simulated(Dialogue(crs_id="s"), sim)
+    entry = d.metadata["reflections"][0]["items"][0]
+    assert entry["source"] == "genres" and entry["opinion"] == "like"
+
+
+def test_records_preference_coverage_per_turn(view, movielens):
+    profile = build_profile(view, random.Random(4), movielens=movielens)
+    target = view.get(profile.targets[0]["item_id"])
+    filler = next(f for f in view.all() if f.item_id not in {t["item_id"] for t in profile.targets})
+    crs = ScriptedCRS([("Hi!", []), ("This?", [rec(filler)]), ("Or this?", [rec(target)]), ("Again?", [rec(target)])])
+    sim = build_simulator("pepper", catalog=view, seed=4, llm=fake_llm(simulator_responder()), profile=profile)
+    d = DialogueRunner(crs, max_turns=4).run_simulated(Dialogue(crs_id="s"), sim)
+    sim.finalize(d)
+    pc = d.metadata["preference_coverage"]
+    share = 1 / len(profile.targets)
+    assert [round(r["pc"], 6) for r in pc] == [0.0, 0.0, round(share, 6), round(share, 6)]
+    assert [round(r["increase"], 6) for r in pc] == [0.0, 0.0, round(share, 6), 0.0]
+    assert d.user.details["profile"]["targets"] == profile.targets
+
+
+def test_parse_opinions_matches_titles_loosely():
+    raw = 'Sure! {"opinions": [{"title": "heat", "opinion": "LIKE", "reason": "tense"}, {"title": "X", "opinion": "meh"}]}'
+    assert _parse_opinions(raw, ["Heat (1995)", "X"]) == {"heat (1995)": {"opinion": "like", "reason": "tense"}}
+    assert _parse_opinions("no json here", ["Heat"]) == {}
+
+
+def test_runs_against_a_simple_recommender(view):
+    sim = build_simulator("pepper", catalog=view, seed=9, llm=fake_llm(simulator_responder()))
+    d = DialogueRunner(AttributeCRS(view), max_turns=4).run_simulated(Dialogue(crs_id="a"), sim)
+    sim.finalize(d)
+    assert d.end_reason == "max_turns" and d.num_turns == 4 and d.feedback is not None
+    assert len(d.metadata["preference_coverage"]) == 4
