@@ -12,6 +12,7 @@ Four kinds, one interface (`next_turn(dialogue)` -> `UserTurn | StopDialogue`):
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any, Callable, Optional
 
@@ -40,12 +41,18 @@ def resolve_kind(kind: str) -> str:
     return key
 
 
-@lru_cache(maxsize=None)
+_VIEWS: dict[str, CatalogView] = {}
+_VIEWS_LOCK = threading.Lock()
+
+
 def catalog_view(dataset: str) -> CatalogView:
-    """The shared simulator view of a shipped catalog ("redial" or "opendialkg")."""
+    """The shared simulator view of a shipped catalog ("redial" or "opendialkg"), built once."""
     from arena.catalog import load_catalog
 
-    return CatalogView(load_catalog(dataset), dataset=dataset)
+    with _VIEWS_LOCK:  # concurrent dialogues of a new run must not each load the catalog
+        if dataset not in _VIEWS:
+            _VIEWS[dataset] = CatalogView(load_catalog(dataset), dataset=dataset)
+        return _VIEWS[dataset]
 
 
 @lru_cache(maxsize=1)

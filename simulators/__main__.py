@@ -76,15 +76,11 @@ def summarise(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _wait_for_scoring(scorer: Any, timeout_s: float = 600.0) -> None:
-    for name in ("wait_idle", "drain", "join"):
-        method = getattr(scorer, name, None)
-        if callable(method):
-            try:
-                method(timeout=timeout_s)
-            except TypeError:
-                method()
-            return
+def _wait_for_scoring(scorer: Any, timeout_s: float = 1800.0) -> None:
+    wait = getattr(scorer, "wait", None)
+    if callable(wait) and not wait(timeout=timeout_s):
+        print("scoring is still running; unscored dialogues can be scored later with python -m evaluators",
+              file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -19,17 +19,22 @@ from arena.runner import SimulatorAction, StopDialogue, UserTurn
 
 MAX_UTTERANCE_CHARS = 600
 _SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\"']))\s+")
 _OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
 
 
 def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS, max_sentences: int = 4) -> str:
     """Keep only the user's own message from an LLM generation (first few sentences)."""
     text = (text or "").strip()
-    text = _OTHER_SPEAKER.split(text)[0]
-    text = _SPEAKER_PREFIX.sub("", text).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        text = text[1:-1].strip()
+    text = _OTHER_SPEAKER.split(text)[0].strip()
+    for _ in range(2):  # quotes around the message, before or after a speaker label
+        if text[:1] in ("'", '"') and text.count(text[0]) % 2 == 1:
+            text = text[1:].strip()
+        if text[-1:] in ("'", '"') and text.count(text[-1]) % 2 == 1:
+            text = text[:-1].strip()
+        text = _SPEAKER_PREFIX.sub("", text).strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+            text = text[1:-1].strip()
     text = " ".join(text.split())
     parts: list[str] = []
     for part in _SENTENCE_END.split(text):

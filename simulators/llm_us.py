@@ -1,11 +1,14 @@
 """LLM-US: a zero-shot LLM user with a target-free goal (RDL paper).
 
-Each turn the user first decides, with one LLM call, whether the
-conversation still moves towards its goal or whether to give up; if it goes
-on, a second call writes the next message. Whether a shown movie satisfies
-the goal is checked against the catalog, so acceptance never depends on the
-LLM's reading of titles: the first shown movie that meets every constraint
-is accepted, then the user asks its requests one by one and leaves satisfied.
+Each turn after the first, the user first decides, with one LLM call,
+whether the conversation still moves towards its goal or whether to give up;
+if it goes on, a second call writes the next message. Whether a shown movie
+satisfies the goal is checked against the catalog, so acceptance never
+depends on the LLM's reading of titles: the first shown movie that meets
+every constraint is accepted (no give-up decision is asked for then), the
+user asks its requests one by one and leaves satisfied. A generation that
+is empty, repeats an earlier message or leaves out what the turn must say
+(the wish being revealed, the accepted title) is replaced by a template.
 """
 
 from __future__ import annotations

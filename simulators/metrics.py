@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from arena.dialogue import Dialogue, RecommendedItem
 from simulators.titles import normalize_title
@@ -21,6 +21,11 @@ def _keys(item_id: str, title: str) -> set[str]:
     if item_id:
         keys.add(f"id:{item_id}")
     return keys
+
+
+def target_ids(targets: Iterable[Mapping[str, Optional[str]]]) -> list[str]:
+    """Targets as the scorers read them: the catalog id, or the title when the item has none."""
+    return [str(t.get("item_id") or t.get("title")) for t in targets if t.get("item_id") or t.get("title")]
 
 
 def target_keys(targets: Iterable[Mapping[str, str]]) -> list[set[str]]:

@@ -21,8 +21,9 @@ from arena.llm import LLMClient
 from arena.runner import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
-from simulators.metrics import preference_coverage
+from simulators.metrics import preference_coverage, target_ids
 from simulators.preferences import PreferenceProfile, build_profile
+from simulators.titles import split_year
 
 PERSONA = (
     "Role-play a person chatting with a movie recommender to find something to watch. You do not have a "
@@ -80,7 +81,8 @@ class PepperSimulator(SimulatedUser):
         return {**self.preferences.to_dict(), "catalog": self.catalog.dataset, "inspect_k": self.inspect_k}
 
     def observe(self, dialogue: Dialogue) -> None:
-        dialogue.metadata["targets"] = self.preferences.targets
+        dialogue.metadata["targets"] = target_ids(self.preferences.targets)
+        dialogue.metadata["target_items"] = self.preferences.targets
         dialogue.metadata["preference_coverage_k"] = self.coverage_k
         dialogue.metadata["preference_coverage"] = preference_coverage(
             dialogue, self.preferences.targets, k=self.coverage_k
@@ -89,22 +91,29 @@ class PepperSimulator(SimulatedUser):
 
     def act(self, dialogue: Dialogue) -> SimulatorAction:
         persona = PERSONA.format(narrative=self.preferences.narrative())
+        tastes = tuple(t.lower() for t in self.preferences.liked_genres + self.preferences.liked_people)
         reply = last_reply(dialogue)
         if reply is None:
-            fallback = f"Hi! Can you recommend a movie? {self.preferences.narrative().split('.')[0]}."
-            return self.say(self.ask_llm(persona, OPENING), fallback, dialogue)
+            return self.say(self.ask_llm(persona, OPENING), f"Hi! Can you recommend a movie? {self._taste_line()}",
+                            dialogue, [tastes])
         opinions = self.reflect(dialogue, reply.items[: self.inspect_k])
         if not opinions:
             prompt = RESPOND_NO_ITEMS.format(transcript=transcript(dialogue))
-            return self.say(self.ask_llm(persona, prompt), "Could you suggest a few titles?", dialogue)
+            return self.say(self.ask_llm(persona, prompt), f"Could you suggest a few titles? {self._taste_line()}",
+                            dialogue, [tastes])
         impressions = "\n".join(
             f"- {o['title']}: {o['opinion']}" + (" (seen it)" if o["seen"] else "") + f" - {o['reason']}"
             for o in opinions
         )
         prompt = RESPOND.format(transcript=transcript(dialogue), impressions=impressions)
-        liked = [o["title"] for o in opinions if o["opinion"] == "like"]
-        fallback = f"{liked[0]} looks interesting." if liked else "None of these really appeal to me."
-        return self.say(self.ask_llm(persona, prompt), fallback, dialogue)
+        shown = tuple(split_year(o["title"])[0].lower() for o in opinions)
+        return self.say(self.ask_llm(persona, prompt), _feedback_template(opinions), dialogue, [shown])
+
+    def _taste_line(self) -> str:
+        genres = [g.lower() for g in self.preferences.liked_genres[:2]]
+        if genres:
+            return f"I usually enjoy {' and '.join(genres)} movies."
+        return "I'm open to most genres if the story is good."
 
     # -- reflected preferences ---------------------------------------------------
     def reflect(self, dialogue: Dialogue, items: list) -> list[dict[str, Any]]:
@@ -161,6 +170,20 @@ class PepperSimulator(SimulatedUser):
         if found:
             return StopDialogue("out of turns", "satisfied", f"I found something I would watch: {found[0]}.")
         return StopDialogue("out of turns", "frustrated", "Nothing I was shown matched my tastes.")
+
+
+def _feedback_template(opinions: list[dict[str, Any]]) -> str:
+    """Feedback on the shown movies from the reflected opinions (used when the LLM's message is unusable)."""
+    parts = []
+    for o in opinions[:2]:
+        name = split_year(o["title"])[0]
+        if o["opinion"] == "like":
+            parts.append(f"{name} sounds good to me: {o['reason']}.")
+        elif o["opinion"] == "dislike":
+            parts.append(f"{name} is not for me: {o['reason']}.")
+        else:
+            parts.append(f"I have seen {name}; {o['reason']}.")
+    return " ".join(parts) + " What else do you have?"
 
 
 def _parse_opinions(raw: str, titles: list[str]) -> dict[str, dict[str, str]]:

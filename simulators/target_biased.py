@@ -6,7 +6,9 @@ the first seeker message of `context` opens the conversation. The LLM is told
 what the targets are like (genres, people, plot) but not their titles, and
 any sentence that names a target is removed before the message is sent. The
 user accepts as soon as a target is shown, and Recall@k of every system
-reply is recorded in `dialogue.metadata["recall"]`.
+reply is recorded in `dialogue.metadata["recall"]`; the targets are in
+`metadata["targets"]` (catalog ids, or titles when not in the catalog, the
+form the scorers read) and `metadata["target_items"]` (ids and titles).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from arena.llm import LLMClient
 from arena.runner import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, clean_generation, last_reply, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
-from simulators.metrics import is_target, per_turn_recall, target_keys
+from simulators.metrics import is_target, per_turn_recall, target_ids, target_keys
 from simulators.titles import strip_mentions
 
 PERSONA = (
@@ -120,7 +122,8 @@ class TargetBiasedSimulator(SimulatedUser):
         return {**self.goal.to_dict(), "catalog": self.catalog.dataset}
 
     def observe(self, dialogue: Dialogue) -> None:
-        dialogue.metadata["targets"] = self.goal.targets
+        dialogue.metadata["targets"] = target_ids(self.goal.targets)
+        dialogue.metadata["target_items"] = self.goal.targets
         dialogue.metadata["recall"] = per_turn_recall(dialogue, self.goal.targets)
 
     def act(self, dialogue: Dialogue) -> SimulatorAction:

@@ -56,19 +56,34 @@ class LeaderboardCache:
 
 
 def metric_meta_table(dialogues: list) -> Optional[pd.DataFrame]:
-    """How well each automatic metric agrees with satisfaction, when the evaluators provide it."""
+    """Per system: satisfaction and each metric's mean, plus each metric's Kendall tau against satisfaction.
+
+    None when the evaluators are not installed or there is nothing to show.
+    """
     try:
-        from evaluators.meta import meta_table
+        from evaluators.meta import meta_table, ranking_correlations
     except ImportError:
         return None
     try:
-        table = meta_table(dialogues)
+        rows = meta_table(dialogues)
+        taus = ranking_correlations(rows)
     except Exception:  # the leaderboard must render even if the analysis cannot
         log.exception("metric meta table failed")
         return None
-    if table is None:
+    if not rows or not taus:
         return None
-    return table if isinstance(table, pd.DataFrame) else pd.DataFrame(table)
+
+    def fmt(value: Any) -> str:
+        return "–" if value is None else f"{value:.3f}"
+
+    table = [
+        {"System": r["crs_id"], "Rated": r["rated"], "Satisfaction": fmt(r["satisfaction"]),
+         **{name: fmt(r.get(name)) for name in taus}}
+        for r in rows
+    ]
+    table.append({"System": "Kendall tau vs satisfaction", "Rated": "", "Satisfaction": "",
+                  **{name: fmt(tau) for name, tau in taus.items()}})
+    return pd.DataFrame(table)
 
 
 def build(services: Services) -> None:

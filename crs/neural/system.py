@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional

@@ -1,6 +1,5 @@
 """Kendall tau and the per-system meta-evaluation table."""
 
-import itertools
 import random
 
 import pytest

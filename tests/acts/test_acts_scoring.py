@@ -6,7 +6,6 @@ import threading
 
 import pytest
 
-from arena.dialogue import Role
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.scoring import REGISTRY, BackgroundScorer, parse_metrics, score_dialogue

@@ -2,6 +2,10 @@
 
 import csv
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -108,3 +112,14 @@ def test_command_line(store, tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md", "crs-arena-corpus.zip", "dialogues.jsonl", "scores.csv", "scores.parquet", "votes.csv"]
     assert export_main(["export", "--db", str(tmp_path / "missing.sqlite3"), "--out", str(out)]) == 2
+
+
+def test_python_m_evaluators_export(store, tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "via-module"
+    env = {**os.environ, "ARENA_DB": str(store.path), "HF_HUB_OFFLINE": "1"}
+    res = subprocess.run([sys.executable, "-m", "evaluators", "export", "--out", str(out), "--user-kind",
+                          "simulator"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "wrote 1 dialogues, 0 votes and 0 scores" in res.stdout
+    assert len((out / "dialogues.jsonl").read_text().splitlines()) == 1

@@ -111,3 +111,17 @@ def test_display_and_figure(data):
     assert len(fig.axes) == 2
     empty_fig = leaderboard_figure(compute_leaderboard([], []))
     assert len(empty_fig.axes) == 2
+
+
+def test_metric_meta_table_lists_means_and_kendall_tau():
+    from arena.ui.leaderboard_tab import metric_meta_table
+
+    dialogues = [
+        dialogue("alpha", "satisfied", rdl=0.9), dialogue("alpha", "satisfied", rdl=0.7),
+        dialogue("beta", "satisfied", rdl=0.5), dialogue("beta", "frustrated", rdl=0.3),
+        dialogue("gamma", "frustrated", rdl=0.1),
+    ]
+    table = metric_meta_table(dialogues)
+    assert list(table["System"]) == ["alpha", "beta", "gamma", "Kendall tau vs satisfaction"]
+    assert list(table["rdl"]) == ["0.800", "0.400", "0.100", "1.000"]  # same order as satisfaction
+    assert metric_meta_table([dialogue("alpha", "satisfied")]) is None  # no metric scored yet

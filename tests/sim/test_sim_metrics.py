@@ -51,3 +51,25 @@ def test_preference_coverage_only_counts_the_top_k():
     d.add_agent("a", items=[item(i, f"T{i}") for i in range(10)])
     assert preference_coverage(d, [{"item_id": "7", "title": "T7"}], k=5)[0]["pc"] == 0.0
     assert preference_coverage(d, [{"item_id": "7", "title": "T7"}], k=8)[0]["pc"] == 1.0
+
+
+def test_clean_generation_keeps_only_the_users_own_short_message():
+    from simulators.base import clean_generation
+
+    raw = '"User: (I want a comedy.) I want a comedy. Any ideas?\nRecommender: Try Airplane!"'
+    assert clean_generation(raw) == "I want a comedy. Any ideas?"
+    assert clean_generation("One. Two. Three. Four. Five.", max_sentences=3) == "One. Two. Three."
+
+
+def test_unusable_generations_are_replaced_by_the_template():
+    from arena.dialogue import Dialogue
+    from simulators.llm_us import LLMUserSimulator
+
+    sim = LLMUserSimulator.__new__(LLMUserSimulator)  # only the message checks are exercised
+    sim.fallbacks = 0
+    d = Dialogue(crs_id="x")
+    d.add_user("I want a comedy.")
+    assert sim.say("I want a comedy.", "fallback", d).text == "fallback"  # a repeat
+    assert sim.say("Something fun!", "fallback", d, ["1999"]).text == "fallback"  # the wish is missing
+    assert sim.say("Who directed it?", "fallback", d, [("direct",)]).text == "Who directed it?"
+    assert sim.say("", "fallback", d).text == "fallback" and sim.fallbacks == 3

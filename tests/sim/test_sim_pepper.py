@@ -53,6 +53,8 @@ def test_reflects_seen_items_from_history_and_unseen_from_preferences(view, movi
     respond_prompt = llm.provider.requests[-1].messages[-1][1]
     assert "(seen it)" in respond_prompt and unseen.display_title in respond_prompt
     assert d.feedback.sentiment == "satisfied"  # found an unseen movie it likes
+    # the fake LLM's reply names none of the shown movies, so the reflected opinions are sent instead
+    assert "sounds good to me" in d.user_turns()[1].text and sim.fallbacks >= 1
 
 
 def test_unreadable_reflections_fall_back_to_genre_affinity(view, movielens):
@@ -78,7 +80,8 @@ def test_records_preference_coverage_per_turn(view, movielens):
     share = 1 / len(profile.targets)
     assert [round(r["pc"], 6) for r in pc] == [0.0, 0.0, round(share, 6), round(share, 6)]
     assert [round(r["increase"], 6) for r in pc] == [0.0, 0.0, round(share, 6), 0.0]
-    assert d.user.details["profile"]["targets"] == profile.targets
+    assert d.user.details["profile"]["targets"] == d.metadata["target_items"] == profile.targets
+    assert d.metadata["targets"] == [t["item_id"] for t in profile.targets]
 
 
 def test_parse_opinions_matches_titles_loosely():

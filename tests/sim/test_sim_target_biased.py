@@ -51,7 +51,8 @@ def test_never_names_a_target_and_records_recall_per_turn(view):
     assert sum("police officers" in t for t in texts) == 1 and sim.fallbacks >= 3
     persona = llm.provider.requests[0].messages[0][1]
     assert target.plot[:30] in persona and target.display_title not in persona
-    assert d.metadata["targets"] == goal.targets
+    assert d.metadata["target_items"] == goal.targets
+    assert d.metadata["targets"] == [t["item_id"] or t["title"] for t in goal.targets]
     assert [r["turn"] for r in d.metadata["recall"]] == list(range(1, d.num_turns + 1))
     assert all(r["recall@10"] == 0.0 for r in d.metadata["recall"])
     assert d.feedback.sentiment == "frustrated"
@@ -79,3 +80,19 @@ def test_opening_comes_from_the_dataset_dialogue(view):
     sim = TargetBiasedSimulator(view, seed=1, llm=llm, goal=goal)
     d = DialogueRunner(AttributeCRS(view), max_turns=1).run_simulated(Dialogue(crs_id="a"), sim)
     assert d.user_turns()[0].text == goal.opening and not llm.provider.requests
+
+
+def test_targets_are_recorded_in_the_form_the_scorers_read(view):
+    from evaluators.scoring import score_dialogue
+
+    goal = sample_seeker_goal(view, random.Random(3))
+    target = goal.facts[0]
+    filler = [f for f in view.all() if f.item_id != target.item_id][:3]
+    crs = ScriptedCRS([("Tell me more?", [rec(f) for f in filler]), ("These?", [rec(target)]), ("Enjoy!", [])])
+    sim = TargetBiasedSimulator(view, seed=3, llm=fake_llm(simulator_responder()), goal=goal)
+    d = DialogueRunner(crs, max_turns=10).run_simulated(Dialogue(crs_id="s"), sim)
+    sim.finalize(d)
+    scores = score_dialogue(d, ["recall"])
+    per_turn = [r["recall@10"] for r in d.metadata["recall"]]
+    assert scores["recall"].error is None
+    assert scores["recall"].details["per_turn"] == per_turn and per_turn[1] == 1 / len(goal.targets)
