@@ -32,7 +32,8 @@ PREFERENCE = {
 TEMPLATES = {
     "IQU": ["Hi! I'm looking for a movie to watch.", "Hello, can you help me find a movie?",
             "Hey there, I need a movie recommendation."],
-    "ACC": ["{title} sounds great, I'll watch it!", "Perfect, {title} it is.", "I like the sound of {title}."],
+    "ACC": ["{title} sounds great, I'll watch it!", "Perfect, I'll go with {title}.",
+            "I like the sound of {title}, I'll watch that one."],
     "REJ": ["Hmm, {title} is not really what I'm after.", "I don't think {title} is for me.",
             "No, {title} doesn't appeal to me."],
     "SEE": ["I've already seen {title}. Anything else?", "Oh, I saw {title} already. Something else?"],

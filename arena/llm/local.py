@@ -15,7 +15,6 @@ import os
 import threading
 import time
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -165,29 +164,8 @@ class _TransformersEngine:
 
 
 _LOAD_LOCK = threading.Lock()
-
-
-@atexit.register
-def _close_engines() -> None:
-    # llama.cpp frees its model in __del__, which fails noisily if it only runs
-    # while the interpreter is tearing modules down; close while all is intact.
-    with _LOAD_LOCK:
-        _cached_engine.cache_clear()
-        for engine in list(_OPEN_ENGINES):
-            engine.close()
-        _OPEN_ENGINES.clear()
-
-
-_OPEN_ENGINES: list[Any] = []
-
-
-@lru_cache(maxsize=4)
-def _cached_engine(path: str, backend: str, n_ctx: int, n_threads: int) -> Any:
-    engine_cls = _LlamaCppEngine if backend == "llama_cpp" else _TransformersEngine
-    engine = engine_cls(Path(path), n_ctx, n_threads)
-    if hasattr(engine, "close"):
-        _OPEN_ENGINES.append(engine)
-    return engine
+# One engine per (file, backend, window, threads), kept for the life of the process.
+_ENGINES: dict[tuple[str, str, int, int], Any] = {}
 
 
 def load_engine(path: Path | str, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
@@ -196,13 +174,28 @@ def load_engine(path: Path | str, backend: str = "auto", n_ctx: int = DEFAULT_N_
     backend = resolve_backend(backend)
     # Only llama.cpp takes a thread count; one transformers engine serves any.
     n_threads = (n_threads or default_threads()) if backend == "llama_cpp" else 0
-    with _LOAD_LOCK:  # lru_cache alone would let two threads load the model twice
-        try:
-            return _cached_engine(str(path), backend, n_ctx, n_threads)
-        except ImportError as exc:
-            raise LLMError(f"local backend {backend!r} is not installed: {exc}") from exc
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise LLMError(f"cannot load the local model {path} with {backend}: {exc}") from exc
+    key = (str(path), backend, n_ctx, n_threads)
+    with _LOAD_LOCK:  # held while loading, so two threads never load the same model twice
+        if key not in _ENGINES:
+            engine_cls = _LlamaCppEngine if backend == "llama_cpp" else _TransformersEngine
+            try:
+                _ENGINES[key] = engine_cls(Path(path), n_ctx, n_threads)
+            except ImportError as exc:
+                raise LLMError(f"local backend {backend!r} is not installed: {exc}") from exc
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise LLMError(f"cannot load the local model {path} with {backend}: {exc}") from exc
+        return _ENGINES[key]
+
+
+@atexit.register
+def _close_engines() -> None:
+    # llama.cpp frees its model in __del__, which fails noisily if that only runs
+    # while the interpreter is tearing modules down; close while all is intact.
+    with _LOAD_LOCK:
+        for engine in _ENGINES.values():
+            if hasattr(engine, "close"):
+                engine.close()
+        _ENGINES.clear()
 
 
 def fit_context(
