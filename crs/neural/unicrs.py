@@ -117,7 +117,8 @@ class UniCRS(NeuralCRS):
     def __init__(self, variant: Variant, kg: KnowledgeGraph, encoder: Encoder, prompt_encoder: Encoder,
                  gpt2: PromptGPT2, roberta: RobertaEncoder, rec_prompt: KGPrompt, conv_prompt: KGPrompt,
                  linker, items, options: Optional[RuntimeOptions] = None):
-        super().__init__(variant.name, variant.dataset, kg, linker, items, entity_max_length=variant.entity_max_length)
+        super().__init__(variant.name, variant.dataset, kg, linker, items,
+                         entity_max_length=variant.entity_max_length, options=options)
         self.variant = variant
         self.encoder = encoder
         self.prompt_encoder = prompt_encoder
@@ -125,7 +126,6 @@ class UniCRS(NeuralCRS):
         self.roberta = roberta.eval()
         self.rec_prompt = rec_prompt.eval()
         self.conv_prompt = conv_prompt.eval()
-        self.options_ = options or RuntimeOptions()
         self.eos_id = encoder.token_id(encoder.eos_token)
         self.bot_prompt = encoder.ids(SYSTEM_PROMPT)
         self.option_ids = [encoder.first_id(letter) for letter in self.options]
@@ -193,7 +193,7 @@ class UniCRS(NeuralCRS):
             return self.gpt2.lm_logits(self.gpt2(torch.tensor([[token]]), position, state["cache"])[:, -1])[0]
 
         rules = DecodingRules(eos_token_id=self.eos_id, no_repeat_ngram_size=3)
-        new, _ = greedy(first, step, state["ids"], rules, self.options_.response_limit(self.variant.resp_max_length))
+        new, _ = greedy(first, step, state["ids"], rules, self.runtime.response_limit(self.variant.resp_max_length))
         text = self.encoder.decode(self.bot_prompt + new, skip_special_tokens=False)
         text = text[text.rfind(SYSTEM_PROMPT) + len(SYSTEM_PROMPT) + 1 :].replace(self.encoder.eos_token, "")
         return self._fill_items(inputs, text).strip()

@@ -88,6 +88,11 @@ VARIANTS: dict[str, Variant] = {
 # the human replies the models imitate are longer than 64 tokens.
 DEFAULT_MAX_NEW_TOKENS = 64
 
+# Torch threads per turn. On a small shared CPU one thread is the robust choice:
+# with two, every parallel region waits whenever another process holds a core,
+# and small operations become many times slower (see benchmarks/results/neural.md).
+DEFAULT_THREADS = 1
+
 # Families quantized unless told otherwise: their token-by-token decoding reads
 # ~0.5 GB of fp32 weights per token. KBRD is small enough to stay exact.
 QUANTIZED_BY_DEFAULT = ("barcor", "unicrs")
@@ -96,11 +101,11 @@ QUANTIZED_BY_DEFAULT = ("barcor", "unicrs")
 @dataclass(frozen=True)
 class RuntimeOptions:
     """Inference knobs, from the environment:
-    ARENA_NEURAL_THREADS (torch threads; default: torch's choice),
+    ARENA_NEURAL_THREADS (torch threads per turn, default 1; 0 = torch's default),
     ARENA_NEURAL_MAX_NEW_TOKENS (reply length bound, default 64; 0 = the originals' bounds),
     ARENA_NEURAL_QUANTIZE: auto (default: BARCOR and UniCRS), 1 (all), 0 (none, exact fp32)."""
 
-    threads: Optional[int] = None
+    threads: Optional[int] = DEFAULT_THREADS
     max_new_tokens: Optional[int] = DEFAULT_MAX_NEW_TOKENS  # None: the originals' bounds
     quantize: Optional[bool] = None  # None = auto
 
@@ -128,7 +133,7 @@ class RuntimeOptions:
         if raw not in choices:
             raise ValueError(f"ARENA_NEURAL_QUANTIZE must be auto, 1 or 0, got {raw!r}")
         return cls(
-            integer("ARENA_NEURAL_THREADS"),
+            integer("ARENA_NEURAL_THREADS", DEFAULT_THREADS),
             integer("ARENA_NEURAL_MAX_NEW_TOKENS", DEFAULT_MAX_NEW_TOKENS),
             choices[raw],
         )

@@ -14,12 +14,13 @@ from crs.neural.variants import DEFAULT_MAX_NEW_TOKENS, RuntimeOptions
 
 def test_options_from_environment():
     default = RuntimeOptions.from_env({})
-    assert default.max_new_tokens == DEFAULT_MAX_NEW_TOKENS == 64 and default.threads is None
+    assert default.max_new_tokens == DEFAULT_MAX_NEW_TOKENS == 64 and default.threads == 1
     assert default.quantizes("unicrs") and default.quantizes("barcor") and not default.quantizes("kbrd")
     assert default.response_limit(127) == 64 and default.response_limit(40) == 40
     original = RuntimeOptions.from_env({"ARENA_NEURAL_MAX_NEW_TOKENS": "0", "ARENA_NEURAL_QUANTIZE": "0",
                                         "ARENA_NEURAL_THREADS": "1"})
     assert original.response_limit(127) == 127 and original.threads == 1
+    assert RuntimeOptions.from_env({"ARENA_NEURAL_THREADS": "0"}).threads is None  # torch's default
     assert not original.quantizes("unicrs")
     assert RuntimeOptions.from_env({"ARENA_NEURAL_QUANTIZE": "1"}).quantizes("kbrd")
     with pytest.raises(ValueError, match="ARENA_NEURAL_QUANTIZE"):
@@ -62,3 +63,33 @@ def test_quantized_gpt2_stays_close_to_fp32():
     with torch.inference_mode():
         logits = [m.lm_logits(m(ids, torch.arange(4)[None], [None, None])) for m in (exact, quantized)]
     assert _cosine(*logits) > 0.99
+
+
+def test_thread_setting_is_per_call_and_restored(registry):
+    import threading
+
+    crs = registry.get("kbrd_redial")
+    seen = []
+    original = crs.prepare
+
+    def spy(*args):
+        seen.append(torch.get_num_threads())
+        return original(*args)
+
+    from arena.dialogue import Dialogue
+
+    dialogue = Dialogue(crs_id="kbrd_redial")
+    dialogue.add_user("Any comedies?")
+    crs.prepare = spy
+    try:
+        def worker():
+            torch.set_num_threads(2)
+            crs.reply(dialogue)
+            seen.append(("after", torch.get_num_threads()))
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+    finally:
+        del crs.prepare
+    assert seen[0] == crs.runtime.threads == 1 and seen[-1] == ("after", 2)

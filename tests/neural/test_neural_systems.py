@@ -150,7 +150,7 @@ def test_loaders_are_shared_and_thread_safe(tiny_settings, hf_cache, test_option
 
 def test_reply_length_is_bounded(registry, test_options):
     crs = registry.get("barcor_redial")
-    assert crs.options_.response_limit(crs.variant.resp_max_length - 1) == test_options.max_new_tokens
+    assert crs.runtime.response_limit(crs.variant.resp_max_length - 1) == test_options.max_new_tokens
     dialogue = Dialogue(crs_id="barcor_redial")
     dialogue.add_user(USER_TURNS[0])
     inputs = crs.prepare(*(lambda t: (t, crs._entities(t)))(crs._turns(dialogue)[0]))
