@@ -14,6 +14,7 @@ import gradio as gr
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.services import Services
+from arena.ui.scorecard import core_scorecard
 from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
 from crs.base import CRSUnavailable
 
@@ -128,6 +129,8 @@ def build(services: Services) -> None:
     with gr.Accordion("Automatic scores", open=False):
         refresh_scores = gr.Button("Refresh scores")
         scores_box = gr.Markdown("")
+        core_plot = gr.Plot(label="CoRE factors")
+        core_card = gr.Markdown("")
 
     def view(dialogue: Optional[Dialogue], status_text: str) -> tuple[Any, ...]:
         return dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text
@@ -149,11 +152,14 @@ def build(services: Services) -> None:
 
         return handler
 
-    def on_refresh(dialogue: Optional[Dialogue]) -> str:
-        if dialogue is None:
-            return "_No conversation yet._"
-        stored = services.store.get_dialogue(dialogue.dialogue_id)
-        return scores_markdown(stored) if stored is not None else "_Not stored yet._"
+    def on_refresh(dialogue: Optional[Dialogue]) -> tuple[Any, ...]:
+        stored = services.store.get_dialogue(dialogue.dialogue_id) if dialogue is not None else None
+        if stored is None:
+            return "_No stored conversation yet._", None, ""
+        figure, card = None, ""
+        if any(name.startswith("core.") for name in stored.scores):
+            figure, card = core_scorecard(stored)
+        return scores_markdown(stored), figure, card
 
     outputs = [dialogue_state, chatbot, items_box, status]
     new_button.click(on_new, [crs_choice], outputs + [message, scores_box], api_name="chat_start")
@@ -168,4 +174,6 @@ def build(services: Services) -> None:
     frustrated.click(
         on_feedback("frustrated"), [comment, dialogue_state], outputs + [comment], api_name="chat_frustrated"
     )
-    refresh_scores.click(on_refresh, [dialogue_state], [scores_box], api_name="chat_scores")
+    refresh_scores.click(
+        on_refresh, [dialogue_state], [scores_box, core_plot, core_card], api_name="chat_scores"
+    )

@@ -68,3 +68,24 @@ def test_two_sessions_never_see_each_other(services, launched):
     assert dialogues["chatcrs_redial"].feedback.sentiment == "frustrated"
     assert dialogues["chatcrs_opendialkg"].feedback is None
     assert dialogues["chatcrs_redial"].user.id != dialogues["chatcrs_opendialkg"].user.id
+
+
+def test_finished_chat_is_scored_in_the_background(tmp_path, embedding_cache, launched):
+    settings = Settings.from_env(
+        {"ARENA_LLM_PROVIDER": "fake"}, db_path=tmp_path / "scored.sqlite3", cache_dir=embedding_cache
+    )
+    llm = LLMClient(FakeProvider(default="You could watch one of these."))
+    services = build_services(settings, llm=llm, metrics="acts,rdl,srrr,sr")
+    client = Client(launched(services), verbose=False)
+    client.predict("chatcrs_redial", api_name="/chat_start")
+    client.predict("Recommend me a scary horror movie", api_name="/chat_send")
+    client.predict("Thanks, I'll watch the first one!", api_name="/chat_send")
+    client.predict("", api_name="/chat_satisfied")
+    services.scorer.wait()
+    stored = services.store.list_dialogues()[0]
+    assert {"rdl", "srrr", "sr"} <= set(stored.scores)
+    rdl = stored.scores["rdl"]
+    assert rdl.value is not None and 0 <= rdl.value <= 1
+    assert "offline" in rdl.version  # the annotator that produced the acts is recorded
+    table = client.predict(api_name="/chat_scores")[0]
+    assert "rdl" in table
