@@ -103,6 +103,8 @@ class _LlamaCppEngine:
             max_tokens=request.max_tokens,
             stop=list(request.stop) or None,
             seed=request.seed if request.seed is not None else 0,
+            # A 135M model falls into loops of one sentence without a mild penalty.
+            repeat_penalty=1.15,
             response_format={"type": "json_object"} if request.json_mode else None,
         )
         usage = out.get("usage") or {}

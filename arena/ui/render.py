@@ -17,7 +17,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
 
 def escape_text(text: str) -> str:
     """Escape HTML and Markdown so text is shown literally."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=True))
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
