@@ -112,10 +112,19 @@ class BARCOR(NeuralCRS):
         )
         new, _ = self._run(inputs, rules, self.runtime.response_limit(self.variant.resp_max_length - 1))
         text = self.encoder.decode(new, skip_special_tokens=True)
-        return text.lstrip("System;:").strip()  # the generator was trained to start with "System:"
+        return _strip_speaker(text)
 
     def rank(self, inputs: _Inputs, k: int) -> list[int]:
         logits = self.recommender(torch.tensor([inputs.context_ids]))[0]
         scores = logits[self.kg.item_tensor]
         top = torch.topk(scores, k=min(k, scores.numel())).indices
         return self.kg.item_tensor[top].tolist()
+
+
+def _strip_speaker(text: str) -> str:
+    """Drop the "System:" prefix the generator was trained to start with (and only that)."""
+    text = text.strip()
+    for prefix in ("System:", "System;", "System"):
+        if text.startswith(prefix):
+            return text[len(prefix):].lstrip(" :;").strip()
+    return text
