@@ -15,7 +15,7 @@ import gradio as gr
 
 from arena.config import LLM_PROVIDERS, Settings
 from arena.services import Services, build_services
-from arena.ui import chat_tab
+from arena.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab
 
 TITLE = "CRS Arena"
 INTRO = (
@@ -25,36 +25,18 @@ INTRO = (
 )
 
 
-def _optional_tab(module_name: str):
-    """Tabs added by later features; the app runs without them."""
-    import importlib
-
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as exc:
-        if exc.name and module_name.endswith(exc.name.rsplit(".", 1)[-1]):
-            return None
-        raise
-
-
 def build_demo(services: Services) -> gr.Blocks:
     with gr.Blocks(title=TITLE) as demo:
         gr.Markdown(INTRO)
-        battle = _optional_tab("arena.ui.battle_tab")
-        if battle is not None:
-            with gr.Tab("Battle"):
-                battle.build(services)
-        with gr.Tab("Chat"):
-            chat_tab.build(services)
-        for label, module_name in (
-            ("Leaderboard", "arena.ui.leaderboard_tab"),
-            ("Evaluate", "arena.ui.evaluate_tab"),
-            ("Download", "arena.ui.download_tab"),
+        for label, tab in (
+            ("Battle", battle_tab),
+            ("Chat", chat_tab),
+            ("Leaderboard", leaderboard_tab),
+            ("Evaluate", evaluate_tab),
+            ("Download", download_tab),
         ):
-            module = _optional_tab(module_name)
-            if module is not None:
-                with gr.Tab(label):
-                    module.build(services)
+            with gr.Tab(label):
+                tab.build(services)
     return demo
 
 

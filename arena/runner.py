@@ -9,7 +9,7 @@ dialogue, never swallowed. The dialogue ends at `max_turns` user turns.
 from __future__ import annotations
 
 import concurrent.futures
-import threading
+import functools
 import traceback
 from dataclasses import dataclass
 from typing import Callable, Optional, Protocol, Union
@@ -57,15 +57,9 @@ class MessageRejected(ValueError):
 
 # One shared pool for CRS calls: a call that overruns its timeout keeps its
 # worker until it returns, so the pool is sized generously.
-_POOL_LOCK = threading.Lock()
-_POOL: list[concurrent.futures.ThreadPoolExecutor] = []
-
-
+@functools.lru_cache(maxsize=1)
 def _pool() -> concurrent.futures.ThreadPoolExecutor:
-    with _POOL_LOCK:
-        if not _POOL:
-            _POOL.append(concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="crs"))
-        return _POOL[0]
+    return concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="crs")
 
 
 def validate_message(text: Optional[str], max_chars: int) -> str:

@@ -15,7 +15,7 @@ from typing import Optional
 import torch
 
 from crs.neural.bart import BartConfig, BartForGeneration, BartForSequenceClassification
-from crs.neural.decoding import DecodingRules, GenerationDefaults, greedy
+from crs.neural.decoding import DecodingRules, GenerationDefaults, bart_reply_rules, greedy
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
@@ -102,14 +102,7 @@ class BARCOR(NeuralCRS):
         return scores[-2][self.option_ids]
 
     def generate(self, inputs: _Inputs) -> str:
-        rules = DecodingRules(
-            eos_token_id=self.generator.config.eos_token_id,
-            no_repeat_ngram_size=3,
-            encoder_no_repeat_ngram_size=3,
-            encoder_input_ids=inputs.padded_ids,
-            forced_bos_token_id=self.defaults.forced_bos_token_id,
-            forced_eos_token_id=self.defaults.forced_eos_token_id,
-        )
+        rules = bart_reply_rules(self.generator.config.eos_token_id, self.defaults, inputs.padded_ids)
         new, _ = self._run(inputs, rules, self.runtime.response_limit(self.variant.resp_max_length - 1))
         text = self.encoder.decode(new, skip_special_tokens=True)
         return _strip_speaker(text)

@@ -76,6 +76,17 @@ class DecodingRules:
         return scores
 
 
+def bart_reply_rules(eos_token_id: int, defaults: "GenerationDefaults", encoder_input_ids: Sequence[int]) -> DecodingRules:
+    """The reply-generation rules KBRD and BARCOR share: no repeated 3-grams, none copied from the context."""
+    return DecodingRules(
+        eos_token_id=eos_token_id,
+        no_repeat_ngram_size=3,
+        encoder_no_repeat_ngram_size=3,
+        encoder_input_ids=encoder_input_ids,
+        forced_bos_token_id=defaults.forced_bos_token_id,
+        forced_eos_token_id=defaults.forced_eos_token_id,
+    )
+
 def greedy(
     first_logits: torch.Tensor,
     step: Callable[[int], torch.Tensor],

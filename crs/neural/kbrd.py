@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from crs.neural.bart import BartConfig, BartForGeneration, DecoderCache
-from crs.neural.decoding import DecodingRules, GenerationDefaults, greedy
+from crs.neural.decoding import DecodingRules, GenerationDefaults, bart_reply_rules, greedy
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.layers import EntityAttention, RGCNConv
 from crs.neural.system import NeuralCRS, Turn
@@ -120,14 +120,7 @@ class KBRD(NeuralCRS):
         return scores[-1][self.option_ids]
 
     def generate(self, inputs: _Inputs) -> str:
-        rules = DecodingRules(
-            eos_token_id=self.generator.config.eos_token_id,
-            no_repeat_ngram_size=3,
-            encoder_no_repeat_ngram_size=3,
-            encoder_input_ids=inputs.padded_ids,
-            forced_bos_token_id=self.defaults.forced_bos_token_id,
-            forced_eos_token_id=self.defaults.forced_eos_token_id,
-        )
+        rules = bart_reply_rules(self.generator.config.eos_token_id, self.defaults, inputs.padded_ids)
         step = self._stepper(inputs)
         limit = self.runtime.response_limit(self.variant.resp_max_length - 1)
         new, _ = greedy(step(self._start()), step, [self._start()], rules, limit)
