@@ -23,6 +23,8 @@ from arena.llm.client import LLMError, LLMRequest, LLMResponse, Message
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 LOCAL_BACKENDS = ("auto", "llama_cpp", "transformers")
 DEFAULT_N_CTX = 4096
+# A 135M model falls into loops of one sentence without a mild penalty; both engines use it.
+REPEAT_PENALTY = 1.15
 
 
 def default_threads() -> int:
@@ -103,8 +105,7 @@ class _LlamaCppEngine:
             max_tokens=request.max_tokens,
             stop=list(request.stop) or None,
             seed=request.seed if request.seed is not None else 0,
-            # A 135M model falls into loops of one sentence without a mild penalty.
-            repeat_penalty=1.15,
+            repeat_penalty=REPEAT_PENALTY,
             response_format={"type": "json_object"} if request.json_mode else None,
         )
         usage = out.get("usage") or {}
@@ -150,6 +151,7 @@ class _TransformersEngine:
             "max_new_tokens": request.max_tokens,
             "do_sample": sample,
             "pad_token_id": self._tok.eos_token_id,
+            "repetition_penalty": REPEAT_PENALTY,
         }
         if sample:
             kwargs["temperature"] = request.temperature
@@ -259,7 +261,8 @@ class LocalProvider:
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.default_model = self.path.stem
-        self.cache_namespace = f"local:{self.path.name}"
+        # Cached answers depend on the engine and its sampling settings, not only on the request.
+        self.cache_namespace = f"local:{self.path.name}:{self.backend}:rp{REPEAT_PENALTY}"
 
     @property
     def engine(self) -> Any:
