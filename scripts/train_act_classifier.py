@@ -129,7 +129,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard or ../shared)")
     ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
-    ap.add_argument("--version", default="1", help="artifact version recorded in every score")
+    ap.add_argument("--version", default="2", help="artifact version recorded in every score")
     args = ap.parse_args(argv)
 
     started = time.time()

@@ -6,6 +6,13 @@ sha256(conversation_id) are 0 modulo 5 (60 dialogues, 782 utterances).
 Training never sees it; the threshold search inside training uses folds of
 the training part only.
 
+Second annotation: IARD's own Accept/Reject labels follow conventions the
+utility metrics do not share ("too old" is a feature critique, "seen it,
+anything else?" is only SEEN). `iard_second_annotation.jsonl` holds a second,
+independent reading of every IARD user utterance for ACC and REJ, made with
+`LABELING_GUIDE.md` without the IARD labels at hand; training uses it in
+place of IARD's ACC/REJ, and the held-out part is measured against both.
+
 Arena-style sets: JSONL, one utterance per line with its preceding context:
 {"id", "role": "USER"|"AGENT", "context": [{"role", "text"}...], "text",
 "intents": [...]}. `eval_arena_style.jsonl` was written before any cue in
@@ -22,12 +29,14 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from arena.config import ASSETS_DIR, PROJECT_ROOT
-from arena.dialogue import Dialogue, Role
+from arena.dialogue import Dialogue, DialogueAct, Role
 
 ACTS_ASSETS = ASSETS_DIR / "acts"
 IARD_FILE_NAME = "formatted_IARD_annotated_partially.json"
 ARENA_EVAL = ACTS_ASSETS / "eval_arena_style.jsonl"
 ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
+ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
+SECOND_ANNOTATION = ACTS_ASSETS / "iard_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
 
 
@@ -56,6 +65,42 @@ def iard_split(dialogues: Iterable[Dialogue]) -> tuple[list[Dialogue], list[Dial
     for d in dialogues:
         (held if is_held_out(d.dialogue_id) else train).append(d)
     return train, held
+
+
+def utterance_key(dialogue_id: str, index: int) -> str:
+    return f"{dialogue_id}:{index}"
+
+
+def load_second_annotation(path: Path = SECOND_ANNOTATION) -> dict[str, tuple[bool, bool]]:
+    """utterance key -> (accept, reject) from the second annotation file."""
+    labels: dict[str, tuple[bool, bool]] = {}
+    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        if not isinstance(rec.get("acc"), bool) or not isinstance(rec.get("rej"), bool):
+            raise ValueError(f"{path}:{line_no}: 'acc' and 'rej' must be true or false")
+        labels[str(rec["id"])] = (rec["acc"], rec["rej"])
+    return labels
+
+
+def with_second_annotation(dialogues: Iterable[Dialogue], labels: dict[str, tuple[bool, bool]]) -> list[Dialogue]:
+    """Copies whose user utterances carry the second annotation's ACC/REJ instead of IARD's.
+
+    Other intents are kept; utterances the second annotation does not cover are left as they are.
+    """
+    out = []
+    for dialogue in dialogues:
+        copy = dialogue.model_copy(deep=True)
+        for i, utt in enumerate(copy.utterances):
+            decision = labels.get(utterance_key(dialogue.dialogue_id, i))
+            if utt.role != Role.USER or decision is None:
+                continue
+            acts = [a for a in utt.dialogue_acts or [] if a.intent not in ("ACC", "REJ")]
+            acts += [DialogueAct(intent=name, slot_values=[]) for name, on in zip(("ACC", "REJ"), decision) if on]
+            utt.dialogue_acts = acts
+        out.append(copy)
+    return out
 
 
 @dataclass

@@ -1,11 +1,12 @@
 """Turning a dialogue's utterances into classifier inputs.
 
 An utterance is described by the embedding of its own text (titles replaced by
-a placeholder, so "I loved MOVIE" looks the same whatever the movie), the
-embedding of the utterance just before it (whether the system has just made a
-recommendation decides between "accept" and "seen"), and a few hand features:
-title counts, the cues from `rules`, and whether the user repeats a title the
-system just named. The layout is fixed per role; `FEATURE_LAYOUT` is stored
+a placeholder, so "I loved MOVIE" looks the same whatever the movie) and a few
+hand features: title counts, the cues from `rules`, what the utterance just
+before it did (whether the system has just made a recommendation decides
+between "accept" and "seen"), and whether the user repeats a title the system
+just named. Layout v1 also embedded the previous utterance; cross-validation on
+IARD showed it added nothing (and cost Accept/Reject precision), so v2 drops it. The layout is fixed per role; `FEATURE_LAYOUT` is stored
 in the artifact and checked on load.
 """
 
@@ -22,14 +23,14 @@ from evaluators.acts import rules
 from evaluators.acts.embedding import DIM
 from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
 
-FEATURE_LAYOUT = "v1"
+FEATURE_LAYOUT = "v2"
 N_COMMON = 6
 N_HAND = {Role.USER: N_COMMON + rules.N_USER_CUES + 3 + rules.N_AGENT_CUES + 1,
           Role.AGENT: N_COMMON + rules.N_AGENT_CUES + 2 + rules.N_USER_CUES}
 
 
 def n_features(role: Role) -> int:
-    return 2 * DIM + N_HAND[role]
+    return DIM + N_HAND[role]
 
 
 @dataclass
@@ -126,9 +127,7 @@ def hand_features(views: Sequence[UtteranceView], index: int) -> list[float]:
 def feature_rows(views: Sequence[UtteranceView], encoder) -> dict[Role, tuple[list[int], np.ndarray]]:
     """Per role: the utterance positions and their feature matrix."""
     texts = [v.masked for v in views]
-    prev_texts = [""] + texts[:-1]
     emb = encoder.encode(texts) if texts else np.zeros((0, DIM), dtype=np.float32)
-    prev_emb = encoder.encode(prev_texts) if texts else np.zeros((0, DIM), dtype=np.float32)
     out: dict[Role, tuple[list[int], np.ndarray]] = {}
     for role in (Role.USER, Role.AGENT):
         idx = [i for i, v in enumerate(views) if v.role == role]
@@ -136,6 +135,6 @@ def feature_rows(views: Sequence[UtteranceView], encoder) -> dict[Role, tuple[li
             out[role] = ([], np.zeros((0, n_features(role))))
             continue
         hand = np.array([hand_features(views, i) for i in idx], dtype=np.float64)
-        X = np.hstack([emb[idx], prev_emb[idx], hand])
+        X = np.hstack([emb[idx], hand])
         out[role] = (idx, X)
     return out

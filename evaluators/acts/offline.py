@@ -29,6 +29,7 @@ from evaluators.acts.titles import TitleLinker, shared_linker
 ARTIFACT_STEM = "act_classifier"
 DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.npz"
 REC = "REC"  # the classifiers' extra "any recommendation" output
+_DECIDED = frozenset({REC, "REC-S", "REC-E", "ACC", "REJ"})
 
 
 class ArtifactError(RuntimeError):
@@ -128,8 +129,9 @@ def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: Act
             chosen = _user_decision(view, p, thr, chosen, pending, use_rules)
             recommended.append(False)
         if not chosen:
-            fallback = max((v, lab) for lab, v in p.items() if lab != REC)[1] if p else "OTH"
-            chosen = [fallback]
+            # The likeliest other intent; never one of the three decided above, which were ruled out.
+            others = [(v, lab) for lab, v in p.items() if lab not in _DECIDED]
+            chosen = [max(others)[1] if others else "OTH"]
         result.append(chosen)
     return result
 

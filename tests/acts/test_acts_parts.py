@@ -8,7 +8,10 @@ import pytest
 from arena.dialogue import Role, Utterance
 from evaluators.acts import classifier, rules
 from evaluators.acts.base import AnnotationError
-from evaluators.acts.data import ARENA_DEV, ARENA_EVAL, iard_split, is_held_out, load_arena_style, load_iard
+from evaluators.acts.data import (
+    ARENA_DEV, ARENA_EVAL, ARENA_TEST, iard_split, is_held_out, load_arena_style, load_iard, load_second_annotation,
+    utterance_key, with_second_annotation,
+)
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
 from evaluators.acts.offline import DEFAULT_ARTIFACT, ActModel
 from evaluators.acts.schema import make_acts, normalise_intent
@@ -116,15 +119,34 @@ def test_iard_split_is_fixed():
 def test_arena_style_sets_are_well_formed():
     from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
-    for path, minimum in ((ARENA_EVAL, 60), (ARENA_DEV, 40)):
+    texts = {}
+    for path, minimum in ((ARENA_TEST, 150), (ARENA_EVAL, 60), (ARENA_DEV, 40)):
         rows = load_arena_style(path)
         assert len(rows) >= minimum
+        assert len({r.id for r in rows}) == len(rows)
         for row in rows:
             allowed = USER_INTENTS if row.role == Role.USER else AGENT_INTENTS
             assert row.intents and row.intents <= set(allowed), row.id
-    eval_texts = {r.dialogue.utterances[-1].text for r in load_arena_style(ARENA_EVAL)}
-    dev_texts = {r.dialogue.utterances[-1].text for r in load_arena_style(ARENA_DEV)}
-    assert not eval_texts & dev_texts
+        texts[path] = {(r.dialogue.utterances[-2].text if len(r.dialogue.utterances) > 1 else "",
+                        r.dialogue.utterances[-1].text) for r in rows}
+    # The test set shares no (context, utterance) pair with what the annotator was trained on.
+    assert not texts[ARENA_TEST] & (texts[ARENA_EVAL] | texts[ARENA_DEV])
+    assert not texts[ARENA_EVAL] & texts[ARENA_DEV]
+
+
+def test_second_annotation_covers_every_iard_user_utterance():
+    labels = load_second_annotation()
+    dialogues = load_iard()
+    keys = {utterance_key(d.dialogue_id, i) for d in dialogues for i, u in enumerate(d.utterances) if u.role == Role.USER}
+    assert set(labels) == keys
+    relabelled = with_second_annotation(dialogues[:5], labels)
+    for d in relabelled:
+        for i, u in enumerate(d.utterances):
+            if u.role == Role.USER:
+                acc, rej = labels[utterance_key(d.dialogue_id, i)]
+                names = {a.intent for a in u.dialogue_acts}
+                assert ("ACC" in names, "REJ" in names) == (acc, rej)
+    assert dialogues[0].utterances == load_iard()[0].utterances  # the input is not modified
 
 
 def test_parse_llm_answers():
