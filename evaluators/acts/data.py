@@ -8,16 +8,19 @@ the training part only.
 
 Second annotation: IARD's own Accept/Reject labels follow conventions the
 utility metrics do not share ("too old" is a feature critique, "seen it,
-anything else?" is only SEEN). `iard_second_annotation.jsonl` holds a second,
-independent reading of every IARD user utterance for ACC and REJ, made with
-`LABELING_GUIDE.md` without the IARD labels at hand; training uses it in
-place of IARD's ACC/REJ, and the held-out part is measured against both.
+anything else?" is only SEEN). `iard_heldout_second_annotation.jsonl` holds a
+second reading of every user utterance of the held-out part for ACC and REJ,
+made with `LABELING_GUIDE.md` without the IARD labels at hand. It is only
+used to measure: the annotator against it, and IARD's labels against it.
 
 Arena-style sets: JSONL, one utterance per line with its preceding context:
 {"id", "role": "USER"|"AGENT", "context": [{"role", "text"}...], "text",
-"intents": [...]}. `eval_arena_style.jsonl` was written before any cue in
-`rules` existed and is only measured; `dev_arena_style.jsonl` is the one the
-cues were tuned on.
+"intents": [...]}. Development sets (the cues were written and tuned on them):
+`dev_arena_style.jsonl`, `eval_arena_style.jsonl` (measured once with
+artifact v1, then used for development) and `eval2_arena_style.jsonl`
+(measured once with the first v2 artifact, then used for development).
+`test_arena_style.jsonl` was committed before any of that tuning and is only
+measured.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ ACTS_ASSETS = ASSETS_DIR / "acts"
 IARD_FILE_NAME = "formatted_IARD_annotated_partially.json"
 ARENA_EVAL = ACTS_ASSETS / "eval_arena_style.jsonl"
 ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
+ARENA_EVAL2 = ACTS_ASSETS / "eval2_arena_style.jsonl"
 ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
-SECOND_ANNOTATION = ACTS_ASSETS / "iard_second_annotation.jsonl"
+SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
 
 

@@ -22,6 +22,7 @@ from evaluators.acts.base import ActAnnotator
 from evaluators.acts.classifier import MultiLabelLogReg
 from evaluators.acts.data import ACTS_ASSETS
 from evaluators.acts.features import FEATURE_LAYOUT, UtteranceView, feature_rows, n_features, view_dialogue
+from evaluators.acts import rules
 from evaluators.acts.rules import RULES_VERSION
 from evaluators.acts.schema import make_acts
 from evaluators.acts.titles import TitleLinker, shared_linker
@@ -142,7 +143,10 @@ def _agent_recommends(view: UtteranceView) -> bool:
         return True
     if cues is None or not view.mentions:
         return False
-    return view.is_list or cues.recommend_strong
+    if cues.closing:
+        return False  # "Great, enjoy Dune!" closes a round, it does not open one
+    # A title the user has not brought up is, in 96% of IARD's system turns, a recommendation.
+    return view.is_list or cues.recommend_strong or not view.user_named
 
 
 def _recommendation_pending(views: list[UtteranceView], recommended: list[bool], i: int) -> bool:
@@ -166,14 +170,21 @@ def _user_decision(view: UtteranceView, p: dict[str, float], thr: dict[str, floa
     assert cues is not None
     acc, rej = "ACC" in chosen, "REJ" in chosen
     accept_cue = not cues.accept_block and (cues.accept_strong or (cues.accept_weak and pending and view.short))
-    reject_cue = pending and view.short and not cues.reject_block and (cues.reject_strong or cues.reject_weak)
+    reject_cue = pending and view.short and (cues.reject_strong or (cues.reject_weak and not cues.reject_block))
     acc = (acc or accept_cue) and not cues.accept_block
     rej = rej or reject_cue
+    if view.short and not pending:
+        # Nothing on the table to decide on: "no thanks, I'm all set", "I really dislike Michael Bay".
+        acc = acc and cues.accept_strong
+        rej = False
     if cues.reject_block and not cues.reject_strong and view.short:
         rej = False
     if view.short:
         # One short message rarely both accepts and rejects: trust the cue that fired.
-        if accept_cue and not reject_cue and not cues.reject_strong:
+        # "no! I'll check it out": a strong acceptance outweighs a bare "no", unless the message
+        # contrasts two items ("seen Heat, but I'll try Ronin").
+        outweighs = cues.accept_strong and not rules.has_contrast(view.utterance.text)
+        if accept_cue and (not reject_cue or outweighs) and not cues.reject_strong:
             rej = False
         if reject_cue and not accept_cue:
             acc = False

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
-_I_WILL = r"(?:i'll|i will|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
+_I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
 TITLE = "xtitlex"
 _OBJ = r"(?:it|that|this|them|those|these|both|xtitlex|the first|the second|the last|number \d|#\d|\d)"
@@ -40,13 +40,27 @@ ACCEPT_STRONG = [
     r"^(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
     r"\bthat settles it\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
+    r"\b(?:watching|reading|ordering|downloading|renting|streaming|starting|buying|playing) (?:it|that|this|them|xtitlex)?\s*(?:now|tonight|today|tomorrow|this weekend|right now|later|first)\b",
+    r"\bput(?:ting)? (?:it|that|this|xtitlex) on\b",
+    r"\byou(?:'ve)? (?:convinced|sold) me\b|^sold\b|\bsold[.!]*$",
+    r"\b(?:we'll|i'll|let's) (?:do|have) (?:that|this|it|xtitlex|the (?:first|second|last) one)\b",
+    r"\b(?:exactly|just|precisely) (?:what i (?:want|wanted|need|needed|was looking for|had in mind)|the vibe)\b",
+    r"\bi (?:should|need to|have to|gotta|must) (?:finally |definitely |really )?(?:watch|see|start|read|try|check)\b",
+    r"\b(?:been meaning to|dying to|can't wait to) (?:watch|see|read|try|check)\b",
+    r"\bnow i (?:really )?(?:want|need) to (?:see|watch|read)?\b",
+    r"\b(?:(?:it'?s|that'?s|is) )?on my (?:list|watch ?list)\b",
+    r"\b(?:going|go) (?:with|for) (?:that|this|it|xtitlex|the (?:first|second|last|latter|former))\b",
+    r"\bdefinitely (?:watching|seeing|reading|checking)\b|\bwill be a (?:hit|winner)\b",
+    r"^xtitlex,? (?:definitely|for sure|please|it is|sounds (?:good|great|perfect|fun))\b|^(?:definitely|for sure) xtitlex\b",
 ]
 # Only when the system has just recommended something, in a short message.
 ACCEPT_WEAK = [
     r"^(?:ok(?:ay)?|cool|great|nice|awesome|perfect|yes|yeah|yep|sure|sounds good|ooh|oh|alright)\b.*(?:thanks?|thank you)",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising)\b",
-    r"^(?:perfect|great|awesome|excellent|wonderful|fantastic)\b",
-    r"\b(?:great|good|nice|awesome|excellent|perfect|fantastic|brilliant|wonderful) (?:suggestion|pick|idea|recommendation|rec|choice|call)\b(?!.*\?)",
+    r"^(?:(?:lol|haha|ooh|oh|aww|wow),? )?(?:perfect|great|awesome|excellent|wonderful|fantastic)\b",
+    r"^(?:ok(?:ay)?,? )?(?:sure|yes|yeah|yep|yup|alright|why not)[.!]*$",
+    r"\b(?:sounds|looks) (?:lovely|fun|nice|wonderful|cool)\b",
+    r"\b(?:great|good|nice|awesome|excellent|perfect|fantastic|brilliant|wonderful) (?:suggestion|pick|idea|recommendation|rec|choice|call|one)\b(?!.*\?)",
     r"(?:'ll|\bwill|\bwould|\bgonna|\bgoing to) love (?:it|that|this|xtitlex)\b",
     r"^xtitlex[!.]",
 ]
@@ -54,7 +68,7 @@ ACCEPT_BLOCK = [
     r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
     r"\bi'?ll pass\b|\bpass on\b",
     r"\bnot (?:a )?(?:good|great) (?:suggestion|pick|idea|recommendation|choice)",
-    r"\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
+    r"\b(?:maybe|even if)\b.*\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
 ]
 # Closing the conversation politely accepts nothing in particular: weak cues do not count.
 CLOSING = [
@@ -66,32 +80,39 @@ CLOSING = [
 REJECT_STRONG = [
     r"\b(?:didn'?t|did not|don'?t|do not|never) (?:really |much |particularly )?(?:like|enjoy|care for|love|dig)\b",
     r"\bnot (?:really |a |too |that |very |much of a |big |huge )*(?:fan|into|interested|keen|my (?:thing|type|style|cup of tea|genre|taste)|what i)\b",
+    r"\b(?:isn'?t|aren'?t|is not|are not) (?:really )?my (?:thing|type|style|cup of tea|genre|taste)\b|\bnot in the mood\b",
+    r"\b(?:not|doesn'?t|don'?t|isn'?t)\b.*\bmy kind of\b",
+    r"\bi (?:don'?t|do not|never) (?:really )?(?:do|watch|read|listen to)\b|\bnever (?:liked|enjoyed|cared for|been a fan)\b",
+    r"\b(?:bores|bored) me\b|\bcouldn'?t get into\b|\bturned it off\b|\bput me to sleep\b|\bfell asleep\b",
+    r"\bkeep (?:saying|suggesting|recommending|repeating)\b|\bthe same thing\b",
+    r"^no way\b|^no,? i won'?t\b|\bdoes (?:it|that|this) (?:even )?exist\b",
     r"\b(?:hate|hated|dislike|disliked|can'?t stand|cannot stand|not for me)\b",
     r"\bno,? thanks?\b|\bno thank you\b",
     r"\bnone of (?:these|those|them|that)\b|^neither\b",
     r"\b(?:is|was) (?:that|this|it|xtitlex) (?:even (?:a )?(?:real )?|a (?:real )?|real )(?:movie|film|thing)\b",
     r"\b(?:doesn'?t|does not|don'?t|do not) (?:even )?exist\b|\b(?:is|was) (?:it|that|this|xtitlex) (?:even )?real\b",
     r"\b(?:terrible|awful|bad|boring|lame|weird|stupid|horrible) (?:recommendation|suggestion|pick|choice|idea)\b",
-    r"\b(?:sounds|looks|seems) (?:\w+ )?(?:boring|bad|terrible|awful|lame|dumb)\b",
+    r"\b(?:sounds|looks|seems) (?:\w+ )?(?:boring|bad|terrible|awful|lame|dumb|depressing|dull|confusing)\b",
     r"\bthat'?s not (?:a |an |what|it|right|relevant)|\bnot what i (?:asked|want|meant|was looking)",
     r"\b(?:same|that) (?:movie|film|one) (?:you|again)\b|\b(?:you )?(?:already|just) (?:suggested|recommended|said) (?:that|it|this)\b",
     r"\bwhy (?:are|would|did) you (?:recommend|suggest)",
     r"\bi don'?t want (?:a|an|that|this|it|xtitlex|something)\b",
-    r"\b(?:already|have|'ve|just|recently) (?:seen|watched|saw)\b.*\b(?:else|other|different|new|newer|recent|another)\b",
-    r"\b(?:seen|watched|saw) (?:it|that|this|them|those|all|xtitlex)\b.*\b(?:else|other|different|newer|another|recent)\b",
+    r"\b(?:already|have|'ve|just|recently) (?:seen|watched|saw|read)\b.*\b(?:else|others?|different|new|newer|recent|another|next)\b",
+    r"\b(?:seen|watched|saw|read) (?:it|that|this|them|those|all|both|xtitlex)\b.*\b(?:else|others?|different|newer|another|recent|next)\b",
 ]
 REJECT_WEAK = [
     r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
     r"\b(?:something|anything) (?:else|different|newer|more recent)\b",
     r"\bi want something\b",
-    r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much)\b",
+    r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing)\b",
+    r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
     r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|xtitlex)\b",
     r"\bthat'?s (?:a |an )?(?:cartoon|kids? movie|children'?s movie)\b",
 ]
 REJECT_BLOCK = [
     # "no, what is it about?": a question about the item, not a decision
     r"^(?:no|nope|nah)\b[,.!]*\s*(?:i (?:have|haven'?t)[^.?!]*[,.]\s*)?(?:what|who|when|where|how|is|was|does|did|can|could)\b[^.!]*\?\s*$",
-    r"\b(?:love|loved|liked|enjoyed|favou?rite|great|excellent|interesting|awesome|amazing|heard (?:it|that|this) (?:was|is) good|heard good things)\b(?!.*\b(?:didn'?t|don'?t|not)\b)",
+    r"\b(?:love|loved|liked|enjoyed|favou?rites?|great|excellent|interesting|awesome|amazing|heard (?:it|that|this) (?:was|is) good|heard good things)\b(?!.*\b(?:didn'?t|don'?t|not)\b)",
     r"\bdon'?t think i'?(?:ve| have) (?:seen|watched)\b",
     r"\b(?:haven'?t|have not|never|not|didn'?t|did not|hasn'?t|has not) (?:\w+ )?(?:seen|watched|saw|see|heard)\b",
     r"\b(?:it|that|this|xtitlex) (?:is|was|'s) (?:\w+ )?(?:good|great|funny|okay|ok|fine|awesome|amazing|cute)\b",
@@ -116,6 +137,11 @@ RECOMMEND_CUES = [
     r"\bi (?:think|bet|'m sure|am sure) you(?:'d| would| will|'ll)\b",
 ]
 
+# A system turn that wishes the user well with a title already chosen.
+AGENT_CLOSING = [
+    r"\benjoy (?:the |your )?(?:movie|film|show|book|album|it|xtitlex)\b|\bhope you (?:enjoy|like|love)\b",
+]
+
 
 def _compile(patterns: list[str]) -> list[re.Pattern[str]]:
     return [re.compile(p) for p in patterns]
@@ -125,13 +151,24 @@ _C = {
     name: _compile(globals()[name])
     for name in (
         "ACCEPT_STRONG", "ACCEPT_WEAK", "ACCEPT_BLOCK", "CLOSING", "REJECT_STRONG", "REJECT_WEAK", "REJECT_BLOCK",
-        "RECOMMEND_STRONG", "RECOMMEND_CUES",
+        "RECOMMEND_STRONG", "RECOMMEND_CUES", "AGENT_CLOSING",
     )
 }
 
 
+# Contractions typed without the apostrophe ("ill watch it", "dont like it").
+_CONTRACTIONS = {
+    "ill": "i'll", "im": "i'm", "ive": "i've", "dont": "don't", "didnt": "didn't", "doesnt": "doesn't",
+    "wont": "won't", "cant": "can't", "isnt": "isn't", "arent": "aren't", "havent": "haven't",
+    "wasnt": "wasn't", "thats": "that's", "whats": "what's", "youre": "you're", "couldnt": "couldn't",
+    "wouldnt": "wouldn't", "hasnt": "hasn't", "its": "it's", "id": "i'd", "weve": "we've", "theyve": "they've",
+}
+_CONTRACTION_RE = re.compile(r"\b(" + "|".join(_CONTRACTIONS) + r")\b")
+
+
 def normalise_text(text: str) -> str:
     text = text.lower().replace("’", "'").replace("‘", "'")
+    text = _CONTRACTION_RE.sub(lambda m: _CONTRACTIONS[m.group(1)], text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -158,9 +195,10 @@ class AgentCues:
     recommend_strong: bool
     recommend_cue: bool
     is_question: bool
+    closing: bool = False
 
     def as_vector(self) -> list[float]:
-        return [float(v) for v in (self.recommend_strong, self.recommend_cue, self.is_question)]
+        return [float(v) for v in (self.recommend_strong, self.recommend_cue, self.is_question, self.closing)]
 
 
 def user_cues(text: str) -> UserCues:
@@ -175,14 +213,23 @@ def user_cues(text: str) -> UserCues:
     )
 
 
+_CONTRAST = re.compile(r"\b(?:but|though|tho|however|although|while|whereas)\b|\bnot [\w' ]{1,40}[,;.] ")
+
+
+def has_contrast(text: str) -> bool:
+    """Whether a message sets two things against each other ("not X, but Y")."""
+    return _CONTRAST.search(normalise_text(text)) is not None
+
+
 def agent_cues(text: str) -> AgentCues:
     t = normalise_text(text)
     return AgentCues(
         recommend_strong=_any("RECOMMEND_STRONG", t),
         recommend_cue=_any("RECOMMEND_CUES", t),
         is_question="?" in t,
+        closing=_any("AGENT_CLOSING", t),
     )
 
 
 N_USER_CUES = 6
-N_AGENT_CUES = 3
+N_AGENT_CUES = 4

@@ -9,7 +9,7 @@ from arena.dialogue import Role, Utterance
 from evaluators.acts import classifier, rules
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
-    ARENA_DEV, ARENA_EVAL, ARENA_TEST, iard_split, is_held_out, load_arena_style, load_iard, load_second_annotation,
+    ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, iard_split, is_held_out, load_arena_style, load_iard, load_second_annotation,
     utterance_key, with_second_annotation,
 )
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
@@ -120,7 +120,7 @@ def test_arena_style_sets_are_well_formed():
     from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
     texts = {}
-    for path, minimum in ((ARENA_TEST, 150), (ARENA_EVAL, 60), (ARENA_DEV, 40)):
+    for path, minimum in ((ARENA_TEST, 120), (ARENA_EVAL2, 120), (ARENA_EVAL, 60), (ARENA_DEV, 40)):
         rows = load_arena_style(path)
         assert len(rows) >= minimum
         assert len({r.id for r in rows}) == len(rows)
@@ -129,14 +129,14 @@ def test_arena_style_sets_are_well_formed():
             assert row.intents and row.intents <= set(allowed), row.id
         texts[path] = {(r.dialogue.utterances[-2].text if len(r.dialogue.utterances) > 1 else "",
                         r.dialogue.utterances[-1].text) for r in rows}
-    # The test set shares no (context, utterance) pair with what the annotator was trained on.
-    assert not texts[ARENA_TEST] & (texts[ARENA_EVAL] | texts[ARENA_DEV])
+    # The test set shares no (context, utterance) pair with the sets the cues were tuned on.
+    assert not texts[ARENA_TEST] & (texts[ARENA_EVAL2] | texts[ARENA_EVAL] | texts[ARENA_DEV])
     assert not texts[ARENA_EVAL] & texts[ARENA_DEV]
 
 
-def test_second_annotation_covers_every_iard_user_utterance():
+def test_second_annotation_covers_every_held_out_user_utterance():
     labels = load_second_annotation()
-    dialogues = load_iard()
+    _, dialogues = iard_split(load_iard())
     keys = {utterance_key(d.dialogue_id, i) for d in dialogues for i, u in enumerate(d.utterances) if u.role == Role.USER}
     assert set(labels) == keys
     relabelled = with_second_annotation(dialogues[:5], labels)
@@ -146,7 +146,7 @@ def test_second_annotation_covers_every_iard_user_utterance():
                 acc, rej = labels[utterance_key(d.dialogue_id, i)]
                 names = {a.intent for a in u.dialogue_acts}
                 assert ("ACC" in names, "REJ" in names) == (acc, rej)
-    assert dialogues[0].utterances == load_iard()[0].utterances  # the input is not modified
+    assert dialogues[0].utterances == iard_split(load_iard())[1][0].utterances  # the input is not modified
 
 
 def test_parse_llm_answers():
