@@ -42,7 +42,6 @@ class UtteranceView:
     masked: str
     user_cues: Optional[rules.UserCues] = None
     agent_cues: Optional[rules.AgentCues] = None
-    echoed: bool = False  # agent only: every title it names was just named by the user
     user_named: bool = False  # agent only: every title it names was named by the user at some point
 
     @property
@@ -74,8 +73,6 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
             view.user_cues = rules.user_cues(cue_text)
         else:
             view.agent_cues = rules.agent_cues(cue_text)
-            if views and views[-1].role == Role.USER:
-                view.echoed = bool(mentions) and all(_said_in(m.title, views[-1].utterance.text) for m in mentions)
             user_texts = [v.utterance.text for v in views if v.role == Role.USER]
             view.user_named = bool(mentions) and all(any(_said_in(m.title, t) for t in user_texts) for m in mentions)
         views.append(view)

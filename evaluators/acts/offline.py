@@ -113,7 +113,7 @@ def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: Act
             if use_rules:
                 if _agent_recommends(view):
                     rec = True
-                elif view.echoed:
+                elif view.user_named:
                     rec = False  # talking about the user's own titles is not recommending
                 elif not view.mentions:
                     rec = rec and p[REC] >= model.meta["decision"]["rec_without_title"]

@@ -64,6 +64,17 @@ def test_user_cues():
     assert not rules.user_cues("thanks for your help, bye").accept_weak
 
 
+def test_cues_read_contractions_typed_without_apostrophes():
+    assert rules.normalise_text("ok cool ill watch it, dont worry") == "ok cool i'll watch it, don't worry"
+    assert rules.user_cues("ok cool ill watch it").accept_strong
+    assert rules.user_cues("i dont like that kind of humor").reject_strong
+    assert rules.user_cues("seen both. next").reject_strong
+    assert rules.user_cues("already read it. any others?").reject_strong
+    assert rules.user_cues("i've seen it, it's one of my favorites").reject_block
+    assert rules.has_contrast("seen oceans eleven, but I'll try the italian job")
+    assert not rules.has_contrast("no! ill check it out")
+
+
 def test_agent_cues():
     assert rules.agent_cues("I would recommend the following items: 1: xtitlex").recommend_strong
     cue = rules.agent_cues("Have you seen xtitlex?")
@@ -146,7 +157,8 @@ def test_second_annotation_covers_every_held_out_user_utterance():
                 acc, rej = labels[utterance_key(d.dialogue_id, i)]
                 names = {a.intent for a in u.dialogue_acts}
                 assert ("ACC" in names, "REJ" in names) == (acc, rej)
-    assert dialogues[0].utterances == iard_split(load_iard())[1][0].utterances  # the input is not modified
+    fresh = iard_split(load_iard())[1][0]
+    assert [u.dialogue_acts for u in dialogues[0].utterances] == [u.dialogue_acts for u in fresh.utterances]
 
 
 def test_parse_llm_answers():

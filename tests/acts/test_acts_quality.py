@@ -7,14 +7,14 @@ regressions. The figures are deterministic for a given artifact.
 
 import pytest
 
-from evaluators.acts.data import ARENA_EVAL, iard_split, load_arena_style, load_iard
+from evaluators.acts.data import ARENA_TEST, iard_split, load_arena_style, load_iard
 from evaluators.acts.quality import evaluate_dialogues, evaluate_rows
 
 pytestmark = pytest.mark.slow
 
 # intent -> (minimum precision, minimum F1)
-IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.60, 0.65), "Reject": (0.40, 0.50)}
-ARENA_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.90, 0.80), "Reject": (0.90, 0.80)}
+IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.72, 0.70), "Reject": (0.45, 0.50)}
+ARENA_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.95, 0.80), "Reject": (0.85, 0.80)}
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +32,8 @@ def test_iard_held_out(annotator):
         assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
 
 
-def test_arena_style_eval_set(annotator):
-    results, _ = evaluate_rows(annotator, load_arena_style(ARENA_EVAL))
+def test_arena_style_test_set(annotator):
+    results, _ = evaluate_rows(annotator, load_arena_style(ARENA_TEST))
     for intent, (min_p, min_f1) in ARENA_FLOORS.items():
         prf = results[intent]
         assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
@@ -63,3 +63,35 @@ def test_items_attached_by_a_crs_mean_recommend(annotator):
     d = make_dialogue([("U", "something funny", None), ("A", "Here is what I found.", None, [("42", "Airplane! (1980)")])])
     acts = annotator.annotate(d).utterances[1].dialogue_acts
     assert acts[0].intent == "REC-S" and acts[0].slot_values[0][1] == "Airplane! (1980)"
+
+
+def _last_intents(annotator, turns):
+    from tests.acts.acts_helpers import make_dialogue
+
+    d = make_dialogue([(role, text, None) for role, text in turns])
+    return {a.intent for a in annotator.annotate(d).utterances[-1].dialogue_acts}
+
+
+def test_decisions_follow_the_recommendation_on_the_table(annotator):
+    rec = ("A", "You might enjoy Knives Out (2019), a fun whodunit.")
+    # A strong acceptance outweighs a bare "no" ...
+    assert {"ACC"} <= _last_intents(annotator, [rec, ("U", "no! ill check it out")])
+    assert "REJ" not in _last_intents(annotator, [rec, ("U", "no! ill check it out")])
+    # ... unless the message contrasts two items.
+    both = _last_intents(annotator, [("A", "Try Superbad (2007) or Bridesmaids (2011)."),
+                                     ("U", "not superbad, too silly. bridesmaids sounds good though, i'll watch that")])
+    assert {"ACC", "REJ"} <= both
+    # With nothing on the table there is nothing to accept or reject.
+    idle = _last_intents(annotator, [("A", "Sci-fi is a great genre. Any favorite directors?"),
+                                     ("U", "I really dislike Michael Bay")])
+    assert not idle & {"ACC", "REJ"}
+    closing = _last_intents(annotator, [("A", "Great, enjoy Knives Out (2019)!"), ("U", "no thanks, I'm all set")])
+    assert not closing & {"ACC", "REJ"}
+
+
+def test_a_title_the_user_did_not_name_is_a_recommendation(annotator):
+    assert _last_intents(annotator, [("U", "a mystery please"),
+                                     ("A", "Gone Baby Gone (2007) is a dark mystery set in Boston.")]) & {"REC-S", "REC-E"}
+    echoed = _last_intents(annotator, [("U", "I watched Inception (2010) last night"), ("A", "Sure."),
+                                       ("U", "it was long"), ("A", "Inception (2010) is long indeed.")])
+    assert not echoed & {"REC-S", "REC-E"}
