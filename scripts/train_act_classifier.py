@@ -1,11 +1,17 @@
 """Rebuild the offline act annotator's artifact (assets/acts/act_classifier.npz + .json).
 
-    HF_HUB_OFFLINE=1 python scripts/train_act_classifier.py [--iard FILE] [--out assets/acts/act_classifier.npz]
+    HF_HUB_OFFLINE=1 python scripts/train_act_classifier.py [--labels second|iard] [--iard FILE]
+        [--out assets/acts/act_classifier.npz]
 
 Trains on IARD's training part only (see evaluators/acts/data.py for the fixed
-held-out split). Decision thresholds are picked on out-of-fold predictions of
-a 5-fold, dialogue-grouped cross-validation inside the training part. The
-run is deterministic: the same data gives the same weights.
+held-out split). Accept and Reject come from the second annotation of that
+part (assets/acts/iard_train_second_annotation.jsonl, read with
+LABELING_GUIDE.md, the metrics' reading) unless `--labels iard` keeps IARD's
+own; the other intents are IARD's. Decision thresholds are picked on
+out-of-fold predictions of a 5-fold, dialogue-grouped cross-validation inside
+the training part: the best F1, and for Accept and Reject the best F1 among
+thresholds whose out-of-fold precision reaches PRECISION_FLOOR. The run is
+deterministic: the same data gives the same weights.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.dialogue import Role  # noqa: E402
 from evaluators.acts import classifier  # noqa: E402
-from evaluators.acts.data import HELD_OUT_MODULUS, iard_path, iard_split, load_iard  # noqa: E402
+from evaluators.acts.data import (  # noqa: E402
+    HELD_OUT_MODULUS, TRAIN_SECOND_ANNOTATION, iard_path, iard_split, load_iard, load_second_annotation,
+    with_second_annotation,
+)
 from evaluators.acts.embedding import MODEL_NAME, shared_encoder  # noqa: E402
 from evaluators.acts.features import FEATURE_LAYOUT, feature_rows, view_dialogue  # noqa: E402
 from evaluators.acts.offline import DEFAULT_ARTIFACT, REC, ActModel, decide  # noqa: E402
@@ -33,6 +42,7 @@ LABELS = {Role.USER: list(USER_INTENTS), Role.AGENT: list(AGENT_INTENTS) + [REC]
 HYPER = {"l2": 0.03, "epochs": 300, "lr": 0.05}
 N_FOLDS = 5
 GRID = np.round(np.arange(0.1, 0.96, 0.05), 2)
+PRECISION_FLOOR = {"ACC": 0.8, "REJ": 0.8}
 
 
 def gold_labels(utt) -> set[str]:
@@ -112,7 +122,13 @@ def pick_thresholds(built, probs):
         for lab in LABELS[role]:
             y = np.array([lab in g for g in gold])
             s = np.array([p[lab] for p in pred])
-            scores = [_f1(int((s >= t)[y].sum()), int((s >= t)[~y].sum()), int((s < t)[y].sum())) for t in GRID]
+            counts = [(int((s >= t)[y].sum()), int((s >= t)[~y].sum()), int((s < t)[y].sum())) for t in GRID]
+            scores = [_f1(*c) for c in counts]
+            floor = PRECISION_FLOOR.get(lab) if role == Role.USER else None
+            if floor is not None:
+                precise = [f if tp + fp and tp / (tp + fp) >= floor else -1.0 for f, (tp, fp, _) in zip(scores, counts)]
+                if max(precise) > 0:
+                    scores = precise
             thresholds[role][lab] = float(GRID[int(np.argmax(scores))])
     return thresholds
 
@@ -129,12 +145,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard or ../shared)")
     ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
-    ap.add_argument("--version", default="2", help="artifact version recorded in every score")
+    ap.add_argument("--version", default="3", help="artifact version recorded in every score")
+    ap.add_argument("--labels", choices=["second", "iard"], default="second",
+                    help="Accept/Reject for training: the second annotation (default) or IARD's own")
     args = ap.parse_args(argv)
 
     started = time.time()
     train, held = iard_split(load_iard(args.iard))
     print(f"IARD: {len(train)} training dialogues, {len(held)} held out (not used)")
+    if args.labels == "second":
+        train = with_second_annotation(train, load_second_annotation(TRAIN_SECOND_ANNOTATION))
     encoder = shared_encoder()
     built = build(train, encoder)
     print(f"features built in {time.time() - started:.1f}s")
@@ -174,6 +194,8 @@ def main(argv=None) -> int:
         "training": {
             "data": str(Path(args.iard).name if args.iard else iard_path().name),
             "dialogues": len(train),
+            "accept_reject_labels": TRAIN_SECOND_ANNOTATION.name if args.labels == "second" else "iard",
+            "precision_floor": PRECISION_FLOOR,
             "utterances": sum(len(d.utterances) for d in train),
             "held_out_rule": f"int(sha256(conversation_id)[:8], 16) % {HELD_OUT_MODULUS} == 0",
             "held_out_dialogues": len(held),

@@ -8,10 +8,11 @@ the training part only.
 
 Second annotation: IARD's own Accept/Reject labels follow conventions the
 utility metrics do not share ("too old" is a feature critique, "seen it,
-anything else?" is only SEEN). `iard_heldout_second_annotation.jsonl` holds a
-second reading of every user utterance of the held-out part for ACC and REJ,
-made with `LABELING_GUIDE.md` without the IARD labels at hand. It is only
-used to measure: the annotator against it, and IARD's labels against it.
+anything else?" is only SEEN). Every IARD user utterance was read again for
+ACC and REJ with `LABELING_GUIDE.md`, without IARD's labels at hand:
+`iard_train_second_annotation.jsonl` (training part; the classifier learns
+Accept/Reject from it) and `iard_heldout_second_annotation.jsonl` (held-out
+part; only measured against).
 
 Arena-style sets: JSONL, one utterance per line with its preceding context:
 {"id", "role": "USER"|"AGENT", "context": [{"role", "text"}...], "text",
@@ -41,6 +42,7 @@ ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
 ARENA_EVAL2 = ACTS_ASSETS / "eval2_arena_style.jsonl"
 ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
+TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
 
 

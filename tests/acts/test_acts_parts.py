@@ -9,8 +9,8 @@ from arena.dialogue import Role, Utterance
 from evaluators.acts import classifier, rules
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
-    ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, iard_split, is_held_out, load_arena_style, load_iard, load_second_annotation,
-    utterance_key, with_second_annotation,
+    ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
+    is_held_out, load_arena_style, load_iard, load_second_annotation, utterance_key, with_second_annotation,
 )
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
 from evaluators.acts.offline import DEFAULT_ARTIFACT, ActModel
@@ -145,12 +145,15 @@ def test_arena_style_sets_are_well_formed():
     assert not texts[ARENA_EVAL] & texts[ARENA_DEV]
 
 
-def test_second_annotation_covers_every_held_out_user_utterance():
+def test_second_annotation_covers_every_iard_user_utterance():
+    train, held = iard_split(load_iard())
+    for dialogues, path in ((held, SECOND_ANNOTATION), (train, TRAIN_SECOND_ANNOTATION)):
+        labels = load_second_annotation(path)
+        keys = {utterance_key(d.dialogue_id, i) for d in dialogues for i, u in enumerate(d.utterances)
+                if u.role == Role.USER}
+        assert set(labels) == keys, path
     labels = load_second_annotation()
-    _, dialogues = iard_split(load_iard())
-    keys = {utterance_key(d.dialogue_id, i) for d in dialogues for i, u in enumerate(d.utterances) if u.role == Role.USER}
-    assert set(labels) == keys
-    relabelled = with_second_annotation(dialogues[:5], labels)
+    relabelled = with_second_annotation(held[:5], labels)
     for d in relabelled:
         for i, u in enumerate(d.utterances):
             if u.role == Role.USER:
@@ -158,7 +161,14 @@ def test_second_annotation_covers_every_held_out_user_utterance():
                 names = {a.intent for a in u.dialogue_acts}
                 assert ("ACC" in names, "REJ" in names) == (acc, rej)
     fresh = iard_split(load_iard())[1][0]
-    assert [u.dialogue_acts for u in dialogues[0].utterances] == [u.dialogue_acts for u in fresh.utterances]
+    assert [u.dialogue_acts for u in held[0].utterances] == [u.dialogue_acts for u in fresh.utterances]
+
+
+def test_second_annotation_file_errors_are_explained(tmp_path):
+    bad = tmp_path / "labels.jsonl"
+    bad.write_text('{"id": "1:1", "acc": true, "rej": false}\n{"id": "1:3", "acc": "yes", "rej": false}\n')
+    with pytest.raises(ValueError, match="labels.jsonl:2"):
+        load_second_annotation(bad)
 
 
 def test_parse_llm_answers():

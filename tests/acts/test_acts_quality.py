@@ -13,7 +13,8 @@ from evaluators.acts.quality import evaluate_dialogues, evaluate_rows
 pytestmark = pytest.mark.slow
 
 # intent -> (minimum precision, minimum F1)
-IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.72, 0.70), "Reject": (0.45, 0.50)}
+IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.72, 0.68), "Reject": (0.38, 0.50)}
+SECOND_ANNOTATION_FLOORS = {"Accept": (0.75, 0.72), "Reject": (0.65, 0.55)}
 ARENA_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.95, 0.80), "Reject": (0.85, 0.80)}
 
 
@@ -28,6 +29,16 @@ def test_iard_held_out(annotator):
     _, held = iard_split(load_iard())
     results = evaluate_dialogues(annotator, held)
     for intent, (min_p, min_f1) in IARD_FLOORS.items():
+        prf = results[intent]
+        assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
+
+
+def test_iard_held_out_against_the_second_annotation(annotator):
+    from evaluators.acts.data import load_second_annotation, with_second_annotation
+
+    _, held = iard_split(load_iard())
+    results = evaluate_dialogues(annotator, with_second_annotation(held, load_second_annotation()))
+    for intent, (min_p, min_f1) in SECOND_ANNOTATION_FLOORS.items():
         prf = results[intent]
         assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
 
