@@ -2,7 +2,7 @@
 
 One call per utterance, with up to `context_size` preceding utterances, asks
 for {"intents": [...], "titles": [...]} (the prompt is the versioned file
-assets/acts/llm_prompt_v1.txt). Intents outside the role's IARD inventory are
+assets/acts/llm_prompt_v2.txt). Intents outside the role's IARD inventory are
 dropped; an answer with no usable intent raises AnnotationError. Titles the
 model lists are merged with the ones our own title finder sees.
 """
@@ -22,7 +22,7 @@ from evaluators.acts.data import ACTS_ASSETS
 from evaluators.acts.schema import intents_for, make_acts, normalise_intent
 from evaluators.acts.titles import TitleLinker, find_mentions, shared_linker, title_key
 
-DEFAULT_PROMPT = ACTS_ASSETS / "llm_prompt_v1.txt"
+DEFAULT_PROMPT = ACTS_ASSETS / "llm_prompt_v2.txt"
 
 
 def load_prompt(path: Path = DEFAULT_PROMPT) -> tuple[str, str]:

@@ -185,7 +185,7 @@ def test_parse_llm_answers():
 
 def test_prompt_is_versioned_and_messages_carry_context():
     version, prompt = load_prompt()
-    assert version == "1" and "REC-S" in prompt
+    assert version == "2" and "REC-S" in prompt and "SEE, not ACC" in prompt
     d = make_dialogue([("U", "hi", None), ("A", "Have you seen Heat (1995)?", None), ("U", "nah", None)])
     msgs = build_messages(prompt, d, 2, context_size=1)
     assert msgs[0]["content"] == prompt
