@@ -86,7 +86,7 @@ def test_score_with_llm_annotator_from_settings(tmp_path):
     assert first["scores"] == {"rdl": 0.0, "sr": 0.0}
     assert first["conversation"][0]["dialogue_acts"][0]["intent"] == "OTH"
     details = first["metadata"]["score_details"]["rdl"]
-    assert details["version"].startswith("1/llm-acts/prompt1-") and details["model"] == "fake:fake"
+    assert details["version"].startswith("1/llm-acts/prompt2-") and details["model"] == "fake:fake"
 
 
 def test_bad_input_and_metric_are_reported(tmp_path):

@@ -72,7 +72,7 @@ def test_llm_annotator_fills_acts_and_versions_scores():
     assert scores["rdl"].value == pytest.approx(1 / 5)
     assert scores["srrr"].value == 0.5
     assert scores["rdl"].version == f"1/{annotator.label}"
-    assert annotator.label.startswith("llm-acts/prompt1-")
+    assert annotator.label.startswith("llm-acts/prompt2-")
     assert scores["rdl"].model == "fake:fake"
     assert d.metadata["acts_annotator"] == annotator.label
 
