@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard or ../shared)")
     ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
-    ap.add_argument("--version", default="3", help="artifact version recorded in every score")
+    ap.add_argument("--version", default="4", help="artifact version recorded in every score")
     ap.add_argument("--labels", choices=["second", "iard"], default="second",
                     help="Accept/Reject for training: the second annotation (default) or IARD's own")
     args = ap.parse_args(argv)

@@ -19,7 +19,9 @@ Arena-style sets: JSONL, one utterance per line with its preceding context:
 "intents": [...]}. Development sets (the cues were written and tuned on them):
 `dev_arena_style.jsonl`, `eval_arena_style.jsonl` (measured once with
 artifact v1, then used for development) and `eval2_arena_style.jsonl`
-(measured once with the first v2 artifact, then used for development).
+(measured once with the first v2 artifact, then used for development) and
+`dev3_arena_style.jsonl` (replies that must not count as decisions, written
+to tune the Reject cues' precision).
 `test_arena_style.jsonl` was committed before any of that tuning and is only
 measured.
 """
@@ -40,6 +42,7 @@ IARD_FILE_NAME = "formatted_IARD_annotated_partially.json"
 ARENA_EVAL = ACTS_ASSETS / "eval_arena_style.jsonl"
 ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
 ARENA_EVAL2 = ACTS_ASSETS / "eval2_arena_style.jsonl"
+ARENA_DEV3 = ACTS_ASSETS / "dev3_arena_style.jsonl"
 ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"

@@ -6,7 +6,8 @@ hand features: title counts, the cues from `rules`, what the utterance just
 before it did (whether the system has just made a recommendation decides
 between "accept" and "seen"), and whether the user repeats a title the system
 just named. Layout v1 also embedded the previous utterance; cross-validation on
-IARD showed it added nothing (and cost Accept/Reject precision), so v2 drops it. The layout is fixed per role; `FEATURE_LAYOUT` is stored
+IARD showed it added nothing (and cost Accept/Reject precision), so v2 drops it.
+The layout is fixed per role; `FEATURE_LAYOUT` is stored
 in the artifact and checked on load.
 """
 

@@ -113,8 +113,8 @@ def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: Act
             if use_rules:
                 if _agent_recommends(view):
                     rec = True
-                elif view.user_named:
-                    rec = False  # talking about the user's own titles is not recommending
+                elif view.user_named or view.agent_cues.closing:
+                    rec = False  # the user's own titles, a farewell or a taste question offer nothing new
                 elif not view.mentions:
                     rec = rec and p[REC] >= model.meta["decision"]["rec_without_title"]
             chosen = [c for c in chosen if c not in ("REC-S", "REC-E")]

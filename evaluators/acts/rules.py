@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -41,7 +41,7 @@ ACCEPT_STRONG = [
     r"\bthat settles it\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
     r"\b(?:watching|reading|ordering|downloading|renting|streaming|starting|buying|playing) (?:it|that|this|them|xtitlex)?\s*(?:now|tonight|today|tomorrow|this weekend|right now|later|first)\b",
-    r"\bput(?:ting)? (?:it|that|this|xtitlex) on\b",
+    r"\bput(?:ting)? (?:it|that|this|xtitlex) on\b|\b(?:queued|added|saved|bookmarked) (?:it|that|this|xtitlex)\b",
     r"\byou(?:'ve)? (?:convinced|sold) me\b|^sold\b|\bsold[.!]*$",
     r"\b(?:we'll|i'll|let's) (?:do|have) (?:that|this|it|xtitlex|the (?:first|second|last) one)\b",
     r"\b(?:exactly|just|precisely) (?:what i (?:want|wanted|need|needed|was looking for|had in mind)|the vibe)\b",
@@ -81,6 +81,7 @@ REJECT_STRONG = [
     r"\b(?:didn'?t|did not|don'?t|do not|never) (?:really |much |particularly )?(?:like|enjoy|care for|love|dig)\b",
     r"\bnot (?:really |a |too |that |very |much of a |big |huge )*(?:fan|into|interested|keen|my (?:thing|type|style|cup of tea|genre|taste)|what i)\b",
     r"\b(?:isn'?t|aren'?t|is not|are not) (?:really )?my (?:thing|type|style|cup of tea|genre|taste)\b|\bnot in the mood\b",
+    r"\bnot (?:a |much of a |really a )?\w+ (?:person|guy|gal|girl|fan)\b",
     r"\b(?:not|doesn'?t|don'?t|isn'?t)\b.*\bmy kind of\b",
     r"\bi (?:don'?t|do not|never) (?:really )?(?:do|watch|read|listen to)\b|\bnever (?:liked|enjoyed|cared for|been a fan)\b",
     r"\b(?:bores|bored) me\b|\bcouldn'?t get into\b|\bturned it off\b|\bput me to sleep\b|\bfell asleep\b",
@@ -102,7 +103,7 @@ REJECT_STRONG = [
 ]
 REJECT_WEAK = [
     r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
-    r"\b(?:something|anything) (?:else|different|newer|more recent)\b",
+    r"\b(?:something|anything) (?:else|different|new|newer|more recent)\b",
     r"\bi want something\b",
     r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
@@ -118,6 +119,9 @@ REJECT_BLOCK = [
     r"\b(?:it|that|this|xtitlex) (?:is|was|'s) (?:\w+ )?(?:good|great|funny|okay|ok|fine|awesome|amazing|cute)\b",
     r"\b(?:have|did) you (?:ever )?(?:seen|watched|see|watch)\b",
     r"^no,? i (?:haven'?t|have not|didn'?t|did not)\b",
+    # answering "have you seen it?", or asking about the item, keeps it on the table
+    r"^(?:no|nope|nah),? (?:never|not yet)\b|^no idea\b",
+    r"\b(?:who'?s in it|who is in it|who stars in it|what'?s it about|what is it about|how long is it|is it (?:good|scary|long|sad|funny|violent))\b",
 ]
 
 # --- system: recommend ----------------------------------------------------
@@ -139,7 +143,9 @@ RECOMMEND_CUES = [
 
 # A system turn that wishes the user well with a title already chosen.
 AGENT_CLOSING = [
-    r"\benjoy (?:the |your )?(?:movie|film|show|book|album|it|xtitlex)\b|\bhope you (?:enjoy|like|love)\b",
+    r"(?:^|[.!?,] ?)enjoy (?:the |your )?(?:movie|film|show|book|album|it|xtitlex)\b|\bhope you (?:enjoy|like|love)\b",
+    # asking how the user liked a title asks about their taste, it offers nothing
+    r"\b(?:what did you think (?:of|about)|how did you like|did you (?:like|enjoy|love|hate))\b",
 ]
 
 

@@ -9,7 +9,7 @@ from arena.dialogue import Role, Utterance
 from evaluators.acts import classifier, rules
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
-    ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
+    ARENA_DEV, ARENA_DEV3, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
     is_held_out, load_arena_style, load_iard, load_second_annotation, utterance_key, with_second_annotation,
 )
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
@@ -71,6 +71,12 @@ def test_cues_read_contractions_typed_without_apostrophes():
     assert rules.user_cues("seen both. next").reject_strong
     assert rules.user_cues("already read it. any others?").reject_strong
     assert rules.user_cues("i've seen it, it's one of my favorites").reject_block
+    assert rules.user_cues("nope never").reject_block
+    assert rules.user_cues("no idea what that is, who's in it?").reject_block
+    assert rules.user_cues("not a sports person").reject_strong
+    assert rules.agent_cues("What did you think of xtitlex?").closing
+    assert not rules.agent_cues("You might enjoy xtitlex.").closing
+    assert rules.agent_cues("Great, enjoy xtitlex!").closing
     assert rules.has_contrast("seen oceans eleven, but I'll try the italian job")
     assert not rules.has_contrast("no! ill check it out")
 
@@ -131,7 +137,7 @@ def test_arena_style_sets_are_well_formed():
     from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
     texts = {}
-    for path, minimum in ((ARENA_TEST, 120), (ARENA_EVAL2, 120), (ARENA_EVAL, 60), (ARENA_DEV, 40)):
+    for path, minimum in ((ARENA_TEST, 120), (ARENA_EVAL2, 120), (ARENA_EVAL, 60), (ARENA_DEV, 40), (ARENA_DEV3, 30)):
         rows = load_arena_style(path)
         assert len(rows) >= minimum
         assert len({r.id for r in rows}) == len(rows)
@@ -141,7 +147,7 @@ def test_arena_style_sets_are_well_formed():
         texts[path] = {(r.dialogue.utterances[-2].text if len(r.dialogue.utterances) > 1 else "",
                         r.dialogue.utterances[-1].text) for r in rows}
     # The test set shares no (context, utterance) pair with the sets the cues were tuned on.
-    assert not texts[ARENA_TEST] & (texts[ARENA_EVAL2] | texts[ARENA_EVAL] | texts[ARENA_DEV])
+    assert not texts[ARENA_TEST] & (texts[ARENA_EVAL2] | texts[ARENA_EVAL] | texts[ARENA_DEV] | texts[ARENA_DEV3])
     assert not texts[ARENA_EVAL] & texts[ARENA_DEV]
 
 
