@@ -288,6 +288,12 @@ class Catalog:
             return None
         return self._pick(self._titles.phrases[best[0]], year)
 
+    def exact_title(self, phrase: str) -> Optional[CatalogItem]:
+        """The item whose title (or a shorter alias) is exactly `phrase`, case and punctuation
+        aside; no fuzzy matching and no capitalisation required."""
+        payloads = self._titles.phrases.get(normalize(phrase or ""))
+        return self._pick(payloads, None) if payloads else None
+
     # -- linking mentions in text ---------------------------------------------------
     def link(self, text: str, limit: int = 5) -> list[CatalogItem]:
         """Items whose titles are mentioned in `text`, in order of mention."""

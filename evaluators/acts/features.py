@@ -22,6 +22,7 @@ import numpy as np
 from arena.dialogue import Dialogue, Role, Utterance
 from evaluators.acts import rules
 from evaluators.acts.embedding import DIM
+from evaluators.acts.offers import offer_mentions
 from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
 
 FEATURE_LAYOUT = "v2"
@@ -48,7 +49,7 @@ class UtteranceView:
     @property
     def short(self) -> bool:
         """Arena-style: one short message, not several joined with "..." as in IARD."""
-        return len(self.utterance.text.split()) <= 15 and "..." not in self.utterance.text
+        return len(self.utterance.text.split()) <= 25 and "..." not in self.utterance.text
 
     @property
     def role(self) -> Role:
@@ -67,6 +68,8 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
     views: list[UtteranceView] = []
     for utt in dialogue.utterances:
         mentions = find_mentions(utt, linker)
+        if utt.role == Role.AGENT:
+            mentions = sorted([*mentions, *offer_mentions(utt.text, linker, mentions)], key=lambda m: m.start)
         view = UtteranceView(utterance=utt, mentions=mentions, masked=mask_titles(utt.text, mentions))
         # Cues read the masked text: "I'll watch MOVIE" and "I'll watch it" look alike.
         cue_text = mask_titles(utt.text, mentions, placeholder=rules.TITLE)

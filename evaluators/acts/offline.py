@@ -128,6 +128,9 @@ def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: Act
         else:
             pending = _recommendation_pending(views, recommended, i)
             chosen = _user_decision(view, p, thr, chosen, pending, use_rules)
+            if use_rules and i > 0 and views[i - 1].role == Role.AGENT and rules.bare_answer_to_seen_question(
+                    views[i - 1].utterance.text, view.utterance.text):
+                chosen = [c for c in chosen if c not in ("ACC", "REJ")]
             recommended.append(False)
         if not chosen:
             # The likeliest other intent; never one of the three decided above, which were ruled out.
@@ -150,12 +153,15 @@ def _agent_recommends(view: UtteranceView) -> bool:
 
 
 def _recommendation_pending(views: list[UtteranceView], recommended: list[bool], i: int) -> bool:
-    """Whether the system recommended something in its last two turns before utterance i."""
+    """Whether the system recommended something in its last two turns before utterance i
+    and has not since asked whether the user wants more."""
     seen_agent = 0
     for j in range(i - 1, -1, -1):
         if views[j].role == Role.AGENT:
             if recommended[j]:
                 return True
+            if seen_agent == 0 and rules.offers_more(views[j].utterance.text):
+                return False
             seen_agent += 1
             if seen_agent >= 2:
                 break
@@ -172,6 +178,8 @@ def _user_decision(view: UtteranceView, p: dict[str, float], thr: dict[str, floa
     accept_cue = not cues.accept_block and (cues.accept_strong or (cues.accept_weak and pending and view.short))
     reject_cue = pending and view.short and (cues.reject_strong or (cues.reject_weak and not cues.reject_block))
     acc = (acc or accept_cue) and not cues.accept_block
+    if view.short and rej and not (cues.reject_strong or cues.reject_weak) and rules.is_question(view.utterance.text):
+        rej = False  # a short question with no sign of refusal keeps the offer open
     rej = rej or reject_cue
     if view.short and not pending:
         # Nothing on the table to decide on: "no thanks, I'm all set", "I really dislike Michael Bay".

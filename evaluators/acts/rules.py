@@ -20,13 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
 TITLE = "xtitlex"
 _OBJ = r"(?:it|that|this|them|those|these|both|xtitlex|the first|the second|the last|number \d|#\d|\d)"
-_WATCH = r"(?:watch|see|rewatch|re-watch|try|add|take|go with|go for|pick|rent|stream|queue|put on|look for|look up|look into|get)"
+_WATCH = r"(?:watch|see|rewatch|re-watch|try|start|binge|read|listen to|play|add|take|go with|go for|pick|rent|stream|queue|put on|look for|look up|look into|get)"
 
 # --- user: accept ---------------------------------------------------------
 # Texts are lower-cased with titles replaced by TITLE.
@@ -52,6 +52,8 @@ ACCEPT_STRONG = [
     r"\b(?:going|go) (?:with|for) (?:that|this|it|xtitlex|the (?:first|second|last|latter|former))\b",
     r"\bdefinitely (?:watching|seeing|reading|checking)\b|\bwill be a (?:hit|winner)\b",
     r"^xtitlex,? (?:definitely|for sure|please|it is|sounds (?:good|great|perfect|fun))\b|^(?:definitely|for sure) xtitlex\b",
+    # "..., will watch again this weekend": the subject dropped
+    r"(?:^|[,.!;] ?)(?:will|gonna|going to|def(?:initely)? will) (?:\w+ )?(?:watch|see|rewatch|try|start|check|give)\b",
 ]
 # Only when the system has just recommended something, in a short message.
 ACCEPT_WEAK = [
@@ -63,16 +65,21 @@ ACCEPT_WEAK = [
     r"\b(?:great|good|nice|awesome|excellent|perfect|fantastic|brilliant|wonderful) (?:suggestion|pick|idea|recommendation|rec|choice|call|one)\b(?!.*\?)",
     r"(?:'ll|\bwill|\bwould|\bgonna|\bgoing to) love (?:it|that|this|xtitlex)\b",
     r"^xtitlex[!.]",
+    r"^(?:(?:oh|ha|haha),? )?(?:i )?(?:think|bet|hope) so\b",
+    r"\bwill be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
+    r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b",
 ]
 ACCEPT_BLOCK = [
     r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
     r"\bi'?ll pass\b|\bpass on\b",
     r"\bnot (?:a )?(?:good|great) (?:suggestion|pick|idea|recommendation|choice)",
     r"\b(?:maybe|even if)\b.*\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
+    # "maybe I should try something different": the wish is for another item
+    r"\b(?:watch|see|try|check out|go with|go for) (?:something|anything) (?:else|different|new|other)\b",
 ]
 # Closing the conversation politely accepts nothing in particular: weak cues do not count.
 CLOSING = [
-    r"\b(?:bye|goodbye|good (?:day|night)|great (?:day|night)|take care|same to you|for (?:your|all your|all the|the) help|for the info)\b",
+    r"\b(?:bye|goodbye|good (?:day|night)|great (?:day|night)|take care|same to you|for (?:your|all your|all the|the) help|for the info|for letting me know|for the heads up|good to know)\b",
 ]
 
 # --- user: reject ---------------------------------------------------------
@@ -100,14 +107,18 @@ REJECT_STRONG = [
     r"\bi don'?t want (?:a|an|that|this|it|xtitlex|something)\b",
     r"\b(?:already|have|'ve|just|recently) (?:seen|watched|saw|read)\b.*\b(?:else|others?|different|new|newer|recent|another|next)\b",
     r"\b(?:seen|watched|saw|read) (?:it|that|this|them|those|all|both|xtitlex)\b.*\b(?:else|others?|different|newer|another|recent|next)\b",
+    r"\bxtitlex,? (?:no|nah|nope)\b",
+    r"\bi'?ll pass\b|\bpass on (?:it|that|this|them|xtitlex)\b",
 ]
 REJECT_WEAK = [
     r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
-    r"\b(?:something|anything) (?:else|different|new|newer|more recent)\b",
+    r"\b(?:something|anything) (?:else|different|new|newer|more|less|from|after|since|made|released|recent|older|lighter|darker|shorter|funnier|without|other than|besides|not)\b",
+    r"\b(?:ancient|outdated|so dated)\b|\bi don'?t want to (?:read|watch|see|sit|do|be)\b|\balready (?:own|have) (?:it|that|this|them|xtitlex)\b",
+    r"\b(?:seen|watched|saw)\b.{0,25}\balready\b",
     r"\bi want something\b",
     r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
-    r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|xtitlex)\b",
+    r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|both|xtitlex)\b",
     r"\bthat'?s (?:a |an )?(?:cartoon|kids? movie|children'?s movie)\b",
 ]
 REJECT_BLOCK = [
@@ -119,6 +130,7 @@ REJECT_BLOCK = [
     r"\b(?:it|that|this|xtitlex) (?:is|was|'s) (?:\w+ )?(?:good|great|funny|okay|ok|fine|awesome|amazing|cute)\b",
     r"\b(?:have|did) you (?:ever )?(?:seen|watched|see|watch)\b",
     r"^no,? i (?:haven'?t|have not|didn'?t|did not)\b",
+    r"^(?:no|nope|nah)[,.!]*\s+but\b",
     # answering "have you seen it?", or asking about the item, keeps it on the table
     r"^(?:no|nope|nah),? (?:never|not yet)\b|^no idea\b",
     r"\b(?:who'?s in it|who is in it|who stars in it|what'?s it about|what is it about|how long is it|is it (?:good|scary|long|sad|funny|violent))\b",
@@ -149,6 +161,18 @@ AGENT_CLOSING = [
 ]
 
 
+# The system asks whether the user wants more: whatever was offered before has been dealt with.
+AGENT_OFFERS_MORE = [
+    r"\b(?:would|do) you (?:like|want) (?:me to (?:find|suggest|recommend) )?(?:another|more|other|some more|any more)\b",
+    r"\b(?:any|some) (?:more|other) (?:suggestions|recommendations|ideas)\?|\banything else\b.*\?",
+    r"\b(?:can|could) i (?:help|assist) (?:you )?(?:with )?(?:any|some)(?:thing)? (?:more|else)\b",
+]
+# "Have you seen X?": answering it with a bare yes or no says whether, not what the user decides.
+AGENT_SEEN_QUESTION = [r"\b(?:have you (?:ever )?(?:seen|watched)|did you (?:ever )?(?:see|watch|catch))\b"]
+BARE_ANSWER = [r"^(?:(?:oh|ah|um+|hmm+),? )?(?:yes|yeah|yep|yup|no|nope|i have|i haven'?t|i did|i didn'?t|not yet)"
+               r"(?:,? (?:i (?:have|haven'?t|did|didn'?t)|i've seen it|not yet))?[.!]*$"]
+
+
 def _compile(patterns: list[str]) -> list[re.Pattern[str]]:
     return [re.compile(p) for p in patterns]
 
@@ -157,7 +181,8 @@ _C = {
     name: _compile(globals()[name])
     for name in (
         "ACCEPT_STRONG", "ACCEPT_WEAK", "ACCEPT_BLOCK", "CLOSING", "REJECT_STRONG", "REJECT_WEAK", "REJECT_BLOCK",
-        "RECOMMEND_STRONG", "RECOMMEND_CUES", "AGENT_CLOSING",
+        "RECOMMEND_STRONG", "RECOMMEND_CUES", "AGENT_CLOSING", "AGENT_OFFERS_MORE", "AGENT_SEEN_QUESTION",
+        "BARE_ANSWER",
     )
 }
 
@@ -220,6 +245,25 @@ def user_cues(text: str) -> UserCues:
 
 
 _CONTRAST = re.compile(r"\b(?:but|though|tho|however|although|while|whereas)\b|\bnot [\w' ]{1,40}[,;.] ")
+
+
+_QUESTION = re.compile(r"\?|^(?:(?:wait|hmm+|oh|ok(?:ay)?|so|um+|uh+)[,.!]*\s+)?"
+                       r"(?:what|who|when|where|why|how|did|does|do|is|was|are|can|could|would|will)\b")
+
+
+def is_question(text: str) -> bool:
+    """A question, with or without its question mark ("wait, what did i ask for")."""
+    return _QUESTION.search(normalise_text(text)) is not None
+
+
+def offers_more(agent_text: str) -> bool:
+    """The system asks whether the user wants more suggestions or help."""
+    return _any("AGENT_OFFERS_MORE", normalise_text(agent_text))
+
+
+def bare_answer_to_seen_question(agent_text: str, user_text: str) -> bool:
+    """"have you seen X?" answered only "yes" / "nope" / "i have"."""
+    return _any("AGENT_SEEN_QUESTION", normalise_text(agent_text)) and _any("BARE_ANSWER", normalise_text(user_text))
 
 
 def has_contrast(text: str) -> bool:

@@ -53,6 +53,13 @@ class CatalogLinker:
             spans.extend(catalog.link_spans(text))
         return spans
 
+    def exact_title(self, phrase: str) -> Optional[Any]:
+        for catalog in self._load():
+            item = catalog.exact_title(phrase)
+            if item is not None:
+                return item
+        return None
+
 
 _shared_linker: Optional[CatalogLinker] = None
 

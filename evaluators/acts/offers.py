@@ -1,0 +1,172 @@
+"""Titles a system puts forward without a year, a list or a catalog entry.
+
+Arena systems (ChatCRS above all) name series, albums and books the movie
+catalogs do not know ("Dark is a German series...", "Give Portishead's Dummy a
+listen"), and people type titles in lower case ("what about the notebook?").
+Such a title is only taken when an offer frame surrounds it, so names in
+ordinary talk ("I loved Tom Hanks in Big") do not count:
+
+- a frame before it: "what about", "have you seen", "try", "check out",
+  "you might like", "give X a listen", ...
+- a frame after it, at the start of a clause: "X is a great pick",
+  "X is a natural next watch", "X is excellent", "X is worth a try".
+
+A capitalised span is taken as it is; a lower-case span only when it is
+exactly a catalog title of two words or more (single lower-case words are too
+often genres or everyday words).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from evaluators.acts.titles import Mention
+
+_BEFORE = re.compile(
+    r"\b(?:(?:what|how) about"
+    r"|have you (?:ever )?(?:seen|watched|tried|heard of|read|listened to|caught|checked out|played)"
+    r"|did you (?:ever )?(?:see|catch|watch|read)"
+    r"|(?:try|check out|consider|recommend|suggest|go with|go for)"
+    r"|you (?:might|may|would|will|could|should|'d|'ll) (?:also |really |probably |definitely )?"
+    r"(?:like|enjoy|love|dig|appreciate|want to (?:watch|see|try|check out)))\s+",
+    re.IGNORECASE,
+)
+_GIVE = re.compile(r"\bgive\s+", re.IGNORECASE)
+_GIVE_TAIL = re.compile(r"\s+an? (?:listen|try|watch|go|shot|spin|read|look|chance)\b", re.IGNORECASE)
+_AFTER = re.compile(
+    r"\s+is\s+(?:also |definitely |really |still |probably )?"
+    r"(?:(?:an?|the|my)\s+(?:[\w-]+\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
+    r"classic|starting point|place to start|bet|fit|must)"
+    r"|(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must)\b"
+    r"|(?:well |definitely |really )?worth)",
+    re.IGNORECASE,
+)
+_CLAUSE_START = re.compile(r"(?:^|[.!?;:,]\s+|\b(?:and|but|then|also|maybe|perhaps)\s+)$", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w'’&:-]+")
+_CONNECTORS = {"of", "the", "a", "an", "and", "in", "on", "to", "for", "from", "by", "&", "-", "de", "la"}
+_NOT_TITLES = {
+    "i", "it", "its", "it's", "that", "this", "these", "those", "you", "we", "they", "he", "she", "there",
+    "here", "what", "which", "how", "if", "yes", "no", "ok", "okay", "sure", "something", "anything",
+    "one", "some", "any", "another", "more", "other", "netflix", "hulu", "amazon", "disney", "hbo",
+    "youtube", "spotify", "comedy", "comedies", "horror", "drama", "dramas", "thrillers", "action", "romance",
+    "animation", "anime", "documentaries", "westerns", "musicals", "sci-fi", "fantasy", "pixar", "marvel", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+}
+_MAKER = re.compile(r"^(?:'s|’s|')?\s+(?:\w+\s+)?(?:movies|films|shows|stuff|work|works|books|albums|music|songs|"
+                    r"filmography|catalog|catalogue|discography|novels)\b", re.IGNORECASE)
+_LOWER_STOP = {"it's", "which", "since", "because", "if", "with", "by", "for", "instead", "too", "then",
+               "maybe", "or", "is", "was", "as", "so", "but", "now", "tonight", "next", "first", "again"}
+_LOWER_BAD_START = {"something", "anything", "some", "any", "more", "other", "another", "one", "ones",
+                    "movies", "films", "a", "an", "it", "that", "this", "those", "these", "them", "me", "my",
+                    "your", "you", "watching", "seeing"}
+
+
+def offer_mentions(text: str, linker: Optional[Any] = None, taken: list[Mention] = ()) -> list[Mention]:
+    """Titles offered in `text` that no mention in `taken` already covers."""
+    found: list[Mention] = []
+    for m in _BEFORE.finditer(text):
+        found.extend(_span_after(text, m.end(), linker))
+    for m in _GIVE.finditer(text):
+        span = _capitalised_at(text, m.end())
+        if span and _GIVE_TAIL.match(text, span[1]):
+            found.append(_mention(text, *span))
+    for m in _AFTER.finditer(text):
+        span = _capitalised_before(text, m.start())
+        if span:
+            found.append(_mention(text, *span))
+    out: list[Mention] = []
+    for mention in found:
+        if any(k.start < mention.end and mention.start < k.end for k in [*taken, *out]):
+            continue
+        out.append(mention)
+    return out
+
+
+def _mention(text: str, start: int, end: int) -> Mention:
+    return Mention(title=text[start:end].strip(" '\"“”‘’"), start=start, end=end, source="offer")
+
+
+def _span_after(text: str, pos: int, linker: Optional[Any]) -> list[Mention]:
+    span = _capitalised_at(text, pos)
+    if span:
+        return [_mention(text, *span)]
+    if linker is None or not hasattr(linker, "exact_title"):
+        return []
+    words = list(_TOKEN.finditer(text, pos))[:7]
+    words = [w for w in words if not text[pos:w.start()].strip(" \"'“”‘’") or w.start() == pos][:1] + words[1:]
+    if not words or words[0].start() - pos > 2 or words[0].group().lower() in _LOWER_BAD_START:
+        return []
+    if len(words) > 1 and words[1].group().lower() in ("following", "same", "other", "best", "first", "last"):
+        return []  # "recommend the following items", "try the same", "what about the other one"
+    # Longest run of words without punctuation between them, then shorter prefixes.
+    run = [words[0]]
+    for w in words[1:]:
+        if not re.fullmatch(r"\s+", text[run[-1].end():w.start()]) or w.group().lower() in _LOWER_STOP:
+            break
+        run.append(w)
+    for n in range(len(run), 1, -1):
+        start, end = run[0].start(), run[n - 1].end()
+        item = linker.exact_title(text[start:end])
+        if item is not None:
+            return [Mention(title=item.label, start=start, end=end, source="offer")]
+    return []
+
+
+def _capitalised_at(text: str, pos: int) -> Optional[tuple[int, int]]:
+    """A run of capitalised words (connectors allowed inside) starting at `pos`."""
+    quote = re.match(r"[\"“‘']", text[pos:pos + 1])
+    if quote:
+        close = re.search(r"[\"”’']", text[pos + 1:pos + 80])
+        if close:
+            return (pos + 1, pos + 1 + close.start()) if close.start() > 0 else None
+    tokens = []
+    for w in _TOKEN.finditer(text, pos):
+        gap = text[(tokens[-1].end() if tokens else pos):w.start()]
+        if tokens and not re.fullmatch(r"\s+", gap) or (not tokens and gap.strip()):
+            break
+        word = w.group()
+        if word[0].isupper() or word[0].isdigit():
+            tokens.append(w)
+        elif tokens and word.lower() in _CONNECTORS:
+            tokens.append(w)
+        else:
+            break
+        if len(tokens) >= 8:
+            break
+    while tokens and tokens[-1].group().lower() in _CONNECTORS:
+        tokens.pop()
+    if not tokens or not _plausible(text, tokens):
+        return None
+    return tokens[0].start(), tokens[-1].end()
+
+
+def _capitalised_before(text: str, end: int) -> Optional[tuple[int, int]]:
+    """A run of capitalised words ending at `end` that opens a clause ("..., Better Call Saul is")."""
+    tokens = list(_TOKEN.finditer(text[:end]))
+    start_index = None
+    for k in range(len(tokens) - 1, max(-1, len(tokens) - 9), -1):
+        word = tokens[k].group()
+        if k < len(tokens) - 1 and not re.fullmatch(r"\s+", text[tokens[k].end():tokens[k + 1].start()]):
+            break
+        if word[0].isupper() or word[0].isdigit():
+            start_index = k
+        elif word.lower() not in _CONNECTORS:
+            break
+    if start_index is None:
+        return None
+    run = tokens[start_index:]
+    while run and run[0].group().lower() in _CONNECTORS:
+        run = run[1:]
+    if not run or run[-1].end() != end or not _CLAUSE_START.search(text[:run[0].start()]):
+        return None
+    if not _plausible(text, run):
+        return None
+    return run[0].start(), run[-1].end()
+
+
+def _plausible(text: str, tokens: list) -> bool:
+    words = [t.group().lower().rstrip("'’s") if t.group().lower().endswith(("'s", "’s")) else t.group().lower()
+             for t in tokens]
+    if words[0] in _NOT_TITLES or all(w in _NOT_TITLES or w in _CONNECTORS for w in words):
+        return False
+    return not _MAKER.match(text[tokens[-1].end():])

@@ -1,0 +1,104 @@
+"""Titles offered without a year or list, and the cues that read the system's last turn."""
+
+import pytest
+
+from evaluators.acts import rules
+from evaluators.acts.offers import offer_mentions
+from evaluators.acts.offline import OfflineActAnnotator
+from tests.acts.acts_helpers import make_dialogue
+
+
+class ExactTitles:
+    """A linker that knows a handful of titles, like the catalogs' exact lookup."""
+
+    known = {"the notebook": "The Notebook (2004)", "the dark knight": "The Dark Knight (2008)"}
+
+    def link_spans(self, text):
+        return []
+
+    def exact_title(self, phrase):
+        label = self.known.get(phrase.lower().strip())
+        return type("Item", (), {"label": label})() if label else None
+
+
+def offered(text, linker=ExactTitles()):
+    return [m.title for m in offer_mentions(text, linker)]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Kind of Blue by Miles Davis is the classic starting point.", ["Kind of Blue by Miles Davis"]),
+    ("Dark is a German series with a similar mystery vibe.", ["Dark"]),
+    ("If you enjoyed that, Better Call Saul is a natural next watch.", ["Better Call Saul"]),
+    ("Give Portishead's Dummy a listen, I think it fits.", ["Portishead's Dummy"]),
+    ("what about the notebook?", ["The Notebook (2004)"]),
+    ("have you seen the dark knight", ["The Dark Knight (2008)"]),
+    ("You might like 'Severance', it is eerie.", ["Severance"]),
+])
+def test_offer_frames_find_titles(text, expected):
+    assert offered(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I would recommend the following items:",
+    "Have you seen any Marvel movies?",
+    "You might like Christopher Nolan's films.",
+    "What about comedies?",
+    "How about something with Tom Cruise?",
+    "Comedies are great. Who are your favorite comedians?",
+    "It is a great pick.",
+    "Yes, John Wick is quite violent.",
+    "what about a comedy?",
+    "what about the plot?",  # lower case and not a catalog title
+])
+def test_talk_without_an_offer_finds_nothing(text):
+    assert offered(text) == []
+
+
+def test_a_lower_case_title_needs_the_catalog():
+    assert offered("what about the notebook?", linker=None) == []
+
+
+def test_seen_question_answered_bare_decides_nothing():
+    assert rules.bare_answer_to_seen_question("Have you seen Heat (1995)?", "nope")
+    assert rules.bare_answer_to_seen_question("did you catch xtitlex?", "yes i have!")
+    assert not rules.bare_answer_to_seen_question("Have you seen Heat (1995)?", "nah")  # dismissive
+    assert not rules.bare_answer_to_seen_question("Have you seen Heat (1995)?", "yes, loved it, anything else?")
+    assert not rules.bare_answer_to_seen_question("Try Heat (1995).", "yes")
+
+
+def test_questions_without_a_question_mark():
+    assert rules.is_question("wait, what did i ask for again lol")
+    assert rules.is_question("is it long?")
+    assert not rules.is_question("these don't sound like comedies")
+
+
+def test_offers_more_closes_the_round():
+    assert rules.offers_more("Would you like another recommendation?")
+    assert rules.offers_more("great, can I help with anything else?")
+    assert not rules.offers_more("Try Heat (1995).")
+
+
+@pytest.fixture(scope="module")
+def annotator():
+    return OfflineActAnnotator()
+
+
+def decision(annotator, turns):
+    out = annotator.annotate(make_dialogue(turns), overwrite=True)
+    acts = out.utterances[-1].dialogue_acts or []
+    return sorted({a.intent for a in acts} & {"ACC", "REJ", "REC-S", "REC-E"})
+
+
+def test_replies_to_an_unlinked_offer_are_decided(annotator):
+    offer = ("A", "Dark is a German series with a similar mystery vibe, definitely worth a try.", None)
+    assert decision(annotator, [("U", "anything like Stranger Things?", None), offer]) == ["REC-S"]
+    assert decision(annotator, [("U", "anything like Stranger Things?", None), offer,
+                                ("U", "i don't want to read subtitles for 3 seasons", None)]) == ["REJ"]
+    assert decision(annotator, [("U", "anything like Stranger Things?", None), offer,
+                                ("U", "ooh ill start it this week", None)]) == ["ACC"]
+
+
+def test_after_an_offer_of_more_help_yes_is_not_an_acceptance(annotator):
+    turns = [("U", "a war movie", None), ("A", "Try Black Hawk Down (2001).", None), ("U", "ok, I'll watch it", None),
+             ("A", "Would you like another recommendation?", None), ("U", "no thanks", None)]
+    assert decision(annotator, turns) == []
