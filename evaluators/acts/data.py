@@ -44,6 +44,7 @@ ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
 ARENA_EVAL2 = ACTS_ASSETS / "eval2_arena_style.jsonl"
 ARENA_DEV3 = ACTS_ASSETS / "dev3_arena_style.jsonl"
 ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
+ARENA_TEST3 = ACTS_ASSETS / "test3_arena_style.jsonl"
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
