@@ -72,7 +72,9 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
             mentions = sorted([*mentions, *offer_mentions(utt.text, linker, mentions)], key=lambda m: m.start)
         view = UtteranceView(utterance=utt, mentions=mentions, masked=mask_titles(utt.text, mentions))
         # Cues read the masked text: "I'll watch MOVIE" and "I'll watch it" look alike.
-        cue_text = mask_titles(utt.text, mentions, placeholder=rules.TITLE)
+        offered = {k for v in views[-4:] if v.role == Role.AGENT for k in v.title_keys}
+        masked_for_cues = [m for m in mentions if title_key(m.title) in offered or not _everyday_word(utt.text, m)]
+        cue_text = mask_titles(utt.text, masked_for_cues, placeholder=rules.TITLE)
         if utt.role == Role.USER:
             view.user_cues = rules.user_cues(cue_text)
         else:
@@ -81,6 +83,13 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
             view.user_named = bool(mentions) and all(any(_said_in(m.title, t) for t in user_texts) for m in mentions)
         views.append(view)
     return views
+
+
+def _everyday_word(text: str, mention: Mention) -> bool:
+    """A single lower-case word the catalog linked ("creep", "up"): unless the system has just
+    named that title, the cues read it as the word."""
+    written = text[mention.start:mention.end] if mention.start >= 0 else ""
+    return mention.source == "catalog" and written.isalpha() and written.islower()
 
 
 def _said_in(title: str, text: str) -> bool:

@@ -35,11 +35,15 @@ _BEFORE = re.compile(
 _GIVE = re.compile(r"\bgive\s+", re.IGNORECASE)
 _GIVE_TAIL = re.compile(r"\s+an? (?:listen|try|watch|go|shot|spin|read|look|chance)\b", re.IGNORECASE)
 _AFTER = re.compile(
-    r"\s+is\s+(?:also |definitely |really |still |probably )?"
-    r"(?:(?:an?|the|my)\s+(?:[\w-]+\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
-    r"classic|starting point|place to start|bet|fit|must)"
-    r"|(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must)\b"
-    r"|(?:well |definitely |really )?worth)",
+    r"\s+(?:is\s+(?:also |definitely |really |still |probably )?"
+    r"(?:(?:an?|the|my)\s+(?:[\w-]+,?\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
+    r"read|listen|follow-up|follow up|classic|starting point|place to start|bet|fit|must)\b"
+    r"|(?:so |really |very |truly )?(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must|"
+    r"gripping|hilarious|delightful|stunning|beautiful|lovely|charming|gorgeous|moving|heartwarming|underrated|"
+    r"a gem|a blast|a treat|a hoot|terrific|riveting|haunting|fun)\b"
+    r"|(?:well |definitely |really )?worth)"
+    r"|(?:has|had) (?:the same|a similar|that same)\b|works (?:well|great|nicely) (?:as|for)\b"
+    r"|(?:would|should|might|could) (?:suit|fit|scratch|work for)\b)",
     re.IGNORECASE,
 )
 _CLAUSE_START = re.compile(r"(?:^|[.!?;:,]\s+|\b(?:and|but|then|also|maybe|perhaps)\s+)$", re.IGNORECASE)
@@ -52,8 +56,9 @@ _NOT_TITLES = {
     "youtube", "spotify", "comedy", "comedies", "horror", "drama", "dramas", "thrillers", "action", "romance",
     "animation", "anime", "documentaries", "westerns", "musicals", "sci-fi", "fantasy", "pixar", "marvel", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 }
-_MAKER = re.compile(r"^(?:'s|’s|')?\s+(?:\w+\s+)?(?:movies|films|shows|stuff|work|works|books|albums|music|songs|"
-                    r"filmography|catalog|catalogue|discography|novels)\b", re.IGNORECASE)
+_MAKER = re.compile(r"^(?:(?:'s|’s|')\s+(?:\w+\s+)?(?:work|works|stuff)\b"
+                    r"|(?:'s|’s|')?\s+(?:\w+\s+)?(?:movies|films|shows|books|albums|music|songs|"
+                    r"filmography|catalog|catalogue|discography|novels)\b)", re.IGNORECASE)
 _LOWER_STOP = {"it's", "which", "since", "because", "if", "with", "by", "for", "instead", "too", "then",
                "maybe", "or", "is", "was", "as", "so", "but", "now", "tonight", "next", "first", "again"}
 _LOWER_BAD_START = {"something", "anything", "some", "any", "more", "other", "another", "one", "ones",

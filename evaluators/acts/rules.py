@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -34,12 +34,14 @@ ACCEPT_STRONG = [
     rf"\b{_I_WILL}\s+(?:\w+\s+){{0,2}}?{_WATCH}\s+(?:\w+\s+)?{_OBJ}\b",
     rf"\b{_I_WILL}\s+(?:\w+\s+){{0,2}}?(?:check|give)\s+{_OBJ}\s+(?:out|a (?:try|shot|go|watch|look|chance))\b",
     rf"\b(?:i'll|i will|i'm (?:going to|gonna)|i am going to)\s+(?:\w+\s+)?(?:watch|rewatch|go with|go for)\s+[\w' :-]{{1,40}}?\s*(?:then|tonight|tomorrow|later|now|this weekend|first)?\s*(?:[,.!]|$)",
-    r"\badd(?:ing|ed)?\s+(?:it|that|this|them|those|these|xtitlex|\w+)?\s*to (?:my|our|the) (?:list|watch ?list|queue)",
+    r"\badd(?:ing|ed)?\s+(?:it|that|this|them|those|these|xtitlex|\w+)?\s*to (?:my|our|the) (?:\w+ )?(?:list|watch ?list|queue)",
     r"\bthat'?s (?:exactly|just|precisely) what i\b",
     r"\bi'?ll take (?:number |#|no\.? ?)?\d\b",
     r"^(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
     r"\bthat settles it\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
+    r"\b(?:ordered|bought|downloaded|rented|borrowed|reserved|booked|queued up) (?:it|that|this|them|xtitlex)\b",
+    r"\bxtitlex,? (?:yes|yep|yeah|for sure|definitely)\b",
     r"\b(?:watching|reading|ordering|downloading|renting|streaming|starting|buying|playing) (?:it|that|this|them|xtitlex)?\s*(?:now|tonight|today|tomorrow|this weekend|right now|later|first)\b",
     r"\bput(?:ting)? (?:it|that|this|xtitlex) on\b|\b(?:queued|added|saved|bookmarked) (?:it|that|this|xtitlex)\b",
     r"\byou(?:'ve)? (?:convinced|sold) me\b|^sold\b|\bsold[.!]*$",
@@ -57,7 +59,9 @@ ACCEPT_STRONG = [
 ]
 # Only when the system has just recommended something, in a short message.
 ACCEPT_WEAK = [
-    r"^(?:ok(?:ay)?|cool|great|nice|awesome|perfect|yes|yeah|yep|sure|sounds good|ooh|oh|alright)\b.*(?:thanks?|thank you)",
+    r"^(?:(?:aww+|ooh|oh|ah),? )?(?:ok(?:ay)?|cool|great|nice|awesome|perfect|yes|yeah|yep|sure|sounds good|ooh|oh|alright)\b.*(?:thanks?|thank you)",
+    r"^(?:(?:aww+|ooh|oh),? )?(?:yes|yeah|ok(?:ay)?),? please\b|\bwill do\b|\bi'?m in[.!]*$|\bcount me in\b",
+    r"^(?:(?:ok(?:ay)?|then),? )?(?:the )?(?:first|second|third|fourth|last|1st|2nd|3rd|4th) one\b|^(?:ok(?:ay)?,? )?xtitlex (?:then|please)\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising)\b",
     r"^(?:(?:lol|haha|ooh|oh|aww|wow),? )?(?:perfect|great|awesome|excellent|wonderful|fantastic)\b",
     r"^(?:ok(?:ay)?,? )?(?:sure|yes|yeah|yep|yup|alright|why not)[.!]*$",
@@ -109,6 +113,9 @@ REJECT_STRONG = [
     r"\b(?:seen|watched|saw|read) (?:it|that|this|them|those|all|both|xtitlex)\b.*\b(?:else|others?|different|newer|another|recent|next)\b",
     r"\bxtitlex,? (?:no|nah|nope)\b",
     r"\bi'?ll pass\b|\bpass on (?:it|that|this|them|xtitlex)\b",
+    r"\b(?:isn'?t|aren'?t|is not|are not|not) (?:really )?for me\b",
+    r"\bnot (?:a |much of a )?(?:big |huge |great )?(?:reader|watcher|gamer|listener)\b",
+    r"\b(?:already|just) (?:suggested|recommended|mentioned)\b",
 ]
 REJECT_WEAK = [
     r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
@@ -116,6 +123,8 @@ REJECT_WEAK = [
     r"\b(?:ancient|outdated|so dated)\b|\bi don'?t want to (?:read|watch|see|sit|do|be)\b|\balready (?:own|have) (?:it|that|this|them|xtitlex)\b",
     r"\b(?:seen|watched|saw)\b.{0,25}\balready\b",
     r"\bi want something\b",
+    r"\b(?:creeps?|freaks?) me out\b|\bgives? me (?:the )?creeps\b|\bi (?:meant|asked for|said)\b",
+    r"\b(?:babyish|kiddie|for babies|for little kids)\b",
     r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
     r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|both|xtitlex)\b",
@@ -124,7 +133,7 @@ REJECT_WEAK = [
 REJECT_BLOCK = [
     # "no, what is it about?": a question about the item, not a decision
     r"^(?:no|nope|nah)\b[,.!]*\s*(?:i (?:have|haven'?t)[^.?!]*[,.]\s*)?(?:what|who|when|where|how|is|was|does|did|can|could)\b[^.!]*\?\s*$",
-    r"\b(?:love|loved|liked|enjoyed|favou?rites?|great|excellent|interesting|awesome|amazing|heard (?:it|that|this) (?:was|is) good|heard good things)\b(?!.*\b(?:didn'?t|don'?t|not)\b)",
+    r"\b(?:love|loved|liked|enjoyed|favou?rites?|great|excellent|interesting|awesome|amazing|magical|beautiful|masterpiece|brilliant|wonderful|heard (?:it|that|this) (?:was|is) good|heard good things)\b(?!.*\b(?:didn'?t|don'?t|not)\b)",
     r"\bdon'?t think i'?(?:ve| have) (?:seen|watched)\b",
     r"\b(?:haven'?t|have not|never|not|didn'?t|did not|hasn'?t|has not) (?:\w+ )?(?:seen|watched|saw|see|heard)\b",
     r"\b(?:it|that|this|xtitlex) (?:is|was|'s) (?:\w+ )?(?:good|great|funny|okay|ok|fine|awesome|amazing|cute)\b",
