@@ -22,7 +22,7 @@ import numpy as np
 from arena.dialogue import Dialogue, Role, Utterance
 from evaluators.acts import rules
 from evaluators.acts.embedding import DIM
-from evaluators.acts.offers import offer_mentions
+from evaluators.acts.offers import echoed_mentions, offer_mentions
 from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
 
 FEATURE_LAYOUT = "v2"
@@ -70,10 +70,14 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
         mentions = find_mentions(utt, linker)
         if utt.role == Role.AGENT:
             mentions = sorted([*mentions, *offer_mentions(utt.text, linker, mentions)], key=lambda m: m.start)
+        else:
+            recent = [m for v in views[-4:] if v.role == Role.AGENT for m in v.mentions]
+            mentions = sorted([*mentions, *echoed_mentions(utt.text, recent, mentions)], key=lambda m: m.start)
         view = UtteranceView(utterance=utt, mentions=mentions, masked=mask_titles(utt.text, mentions))
         # Cues read the masked text: "I'll watch MOVIE" and "I'll watch it" look alike.
         offered = {k for v in views[-4:] if v.role == Role.AGENT for k in v.title_keys}
-        masked_for_cues = [m for m in mentions if title_key(m.title) in offered or not _everyday_word(utt.text, m)]
+        masked_for_cues = [m for m in mentions if title_key(m.title) in offered or not _everyday_word(utt.text, m)
+                           or title_key(utt.text[m.start:m.end]) in offered]
         cue_text = mask_titles(utt.text, masked_for_cues, placeholder=rules.TITLE)
         if utt.role == Role.USER:
             view.user_cues = rules.user_cues(cue_text)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
-from evaluators.acts.titles import Mention
+from evaluators.acts.titles import Mention, clean_title
 
 _BEFORE = re.compile(
     r"\b(?:(?:what|how) about"
@@ -39,9 +39,10 @@ _AFTER = re.compile(
     r"(?:(?:an?|the|my)\s+(?:[\w-]+,?\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
     r"read|listen|follow-up|follow up|classic|starting point|place to start|bet|fit|must)\b"
     r"|(?:so |really |very |truly )?(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must|"
-    r"gripping|hilarious|delightful|stunning|beautiful|lovely|charming|gorgeous|moving|heartwarming|underrated|"
+    r"similar|gripping|hilarious|delightful|stunning|beautiful|lovely|charming|gorgeous|moving|heartwarming|underrated|"
     r"a gem|a blast|a treat|a hoot|terrific|riveting|haunting|fun)\b"
     r"|(?:well |definitely |really )?worth)"
+    r"|is (?:often |widely |usually )?(?:called|considered|seen as|rated)\b|is (?:one of|among) the (?:best|greatest|most|finest)\b"
     r"|(?:has|had) (?:the same|a similar|that same)\b|works (?:well|great|nicely) (?:as|for)\b"
     r"|(?:would|should|might|could) (?:suit|fit|scratch|work for)\b)",
     re.IGNORECASE,
@@ -56,6 +57,8 @@ _NOT_TITLES = {
     "youtube", "spotify", "comedy", "comedies", "horror", "drama", "dramas", "thrillers", "action", "romance",
     "animation", "anime", "documentaries", "westerns", "musicals", "sci-fi", "fantasy", "pixar", "marvel", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 }
+_PLATFORMS = {"netflix", "hulu", "prime", "amazon", "disney", "disney+", "hbo", "max", "youtube", "spotify", "apple",
+              "peacock", "paramount", "kindle", "audible", "steam", "switch", "playstation", "xbox"}
 _MAKER = re.compile(r"^(?:(?:'s|’s|')\s+(?:\w+\s+)?(?:work|works|stuff)\b"
                     r"|(?:'s|’s|')?\s+(?:\w+\s+)?(?:movies|films|shows|books|albums|music|songs|"
                     r"filmography|catalog|catalogue|discography|novels)\b)", re.IGNORECASE)
@@ -79,6 +82,8 @@ def offer_mentions(text: str, linker: Optional[Any] = None, taken: list[Mention]
         span = _capitalised_before(text, m.start())
         if span:
             found.append(_mention(text, *span))
+        else:
+            found.extend(_lower_case_before(text, m.start(), linker))
     out: list[Mention] = []
     for mention in found:
         if any(k.start < mention.end and mention.start < k.end for k in [*taken, *out]):
@@ -91,7 +96,14 @@ def _mention(text: str, start: int, end: int) -> Mention:
     return Mention(title=text[start:end].strip(" '\"“”‘’"), start=start, end=end, source="offer")
 
 
+_KIND = re.compile(r"(?:the |this |that )?(?:series|show|film|movie|book|novel|album|game|documentary|podcast)\s+",
+                   re.IGNORECASE)
+
+
 def _span_after(text: str, pos: int, linker: Optional[Any]) -> list[Mention]:
+    kind = _KIND.match(text, pos)  # "try the series Dark"
+    if kind and _capitalised_at(text, kind.end()):
+        pos = kind.end()
     span = _capitalised_at(text, pos)
     if span:
         return [_mention(text, *span)]
@@ -130,6 +142,8 @@ def _capitalised_at(text: str, pos: int) -> Optional[tuple[int, int]]:
         if tokens and not re.fullmatch(r"\s+", gap) or (not tokens and gap.strip()):
             break
         word = w.group()
+        if tokens and tokens[-1].group().lower() in _CONNECTORS and word.lower() in _PLATFORMS:
+            break  # "Dark on Netflix"
         if word[0].isupper() or word[0].isdigit():
             tokens.append(w)
         elif tokens and word.lower() in _CONNECTORS:
@@ -143,6 +157,21 @@ def _capitalised_at(text: str, pos: int) -> Optional[tuple[int, int]]:
     if not tokens or not _plausible(text, tokens):
         return None
     return tokens[0].start(), tokens[-1].end()
+
+
+def _lower_case_before(text: str, end: int, linker: Optional[Any]) -> list[Mention]:
+    """"how i met your mother is very similar": the clause up to the frame, if it is exactly a catalog title."""
+    if linker is None or not hasattr(linker, "exact_title"):
+        return []
+    start = max((m.end() for m in re.finditer(r"[.!?;:,]\s+", text[:end])), default=0)
+    phrase = text[start:end].strip()
+    if len(phrase.split()) < 2 or len(phrase.split()) > 8:
+        return []
+    item = linker.exact_title(phrase)
+    if item is None:
+        return []
+    begin = text.index(phrase, start)
+    return [Mention(title=item.label, start=begin, end=begin + len(phrase), source="offer")]
 
 
 def _capitalised_before(text: str, end: int) -> Optional[tuple[int, int]]:
@@ -160,7 +189,7 @@ def _capitalised_before(text: str, end: int) -> Optional[tuple[int, int]]:
     if start_index is None:
         return None
     run = tokens[start_index:]
-    while run and run[0].group().lower() in _CONNECTORS:
+    while run and run[0].group() in _CONNECTORS:  # lower-case "of", not "The"
         run = run[1:]
     if not run or run[-1].end() != end or not _CLAUSE_START.search(text[:run[0].start()]):
         return None
@@ -175,3 +204,18 @@ def _plausible(text: str, tokens: list) -> bool:
     if words[0] in _NOT_TITLES or all(w in _NOT_TITLES or w in _CONNECTORS for w in words):
         return False
     return not _MAKER.match(text[tokens[-1].end():])
+
+
+def echoed_mentions(text: str, offered: list[Mention], taken: list[Mention] = ()) -> list[Mention]:
+    """Titles the system just offered, repeated by the user in any case ("ok district 9 then")."""
+    out: list[Mention] = []
+    for offer in offered:
+        bare = clean_title(offer.title)
+        if len(bare) < 2:
+            continue
+        # Short titles ("Up", "It") only as written by the system, capitals included.
+        flags = re.IGNORECASE if len(bare) >= 4 else 0
+        for m in re.finditer(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", text, flags=flags):
+            if not any(k.start < m.end() and m.start() < k.end for k in [*taken, *out]):
+                out.append(Mention(title=offer.title, start=m.start(), end=m.end(), source="echo"))
+    return out

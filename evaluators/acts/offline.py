@@ -190,8 +190,9 @@ def _user_decision(view: UtteranceView, p: dict[str, float], thr: dict[str, floa
     if view.short:
         # One short message rarely both accepts and rejects: trust the cue that fired.
         # "no! I'll check it out": a strong acceptance outweighs a bare "no", unless the message
-        # contrasts two items ("seen Heat, but I'll try Ronin").
-        outweighs = cues.accept_strong and not rules.has_contrast(view.utterance.text)
+        # contrasts two items ("seen Heat, but I'll try Ronin", "Ronin sounds good, Heat I saw").
+        contrast = rules.has_contrast(view.utterance.text) or len(view.title_keys) >= 2
+        outweighs = cues.accept_strong and not contrast
         if accept_cue and (not reject_cue or outweighs) and not cues.reject_strong:
             rej = False
         if reject_cue and not accept_cue:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "5"
+RULES_VERSION = "6"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -38,6 +38,7 @@ ACCEPT_STRONG = [
     r"\bthat'?s (?:exactly|just|precisely) what i\b",
     r"\bi'?ll take (?:number |#|no\.? ?)?\d\b",
     r"^(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
+    r"\bxtitlex it is\b",
     r"\bthat settles it\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
     r"\b(?:ordered|bought|downloaded|rented|borrowed|reserved|booked|queued up) (?:it|that|this|them|xtitlex)\b",
@@ -72,6 +73,8 @@ ACCEPT_WEAK = [
     r"^(?:(?:oh|ha|haha),? )?(?:i )?(?:think|bet|hope) so\b",
     r"\bwill be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
     r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b",
+    r"^(?:hell|heck|oh|ooh) yes\b|\bthat'?s what i'?m talking about\b",
+    r"^(?:ok(?:ay)?,? |then,? )?xtitlex(?: then|,? please|,? thanks?)\b",
 ]
 ACCEPT_BLOCK = [
     r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
@@ -116,16 +119,17 @@ REJECT_STRONG = [
     r"\b(?:isn'?t|aren'?t|is not|are not|not) (?:really )?for me\b",
     r"\bnot (?:a |much of a )?(?:big |huge |great )?(?:reader|watcher|gamer|listener)\b",
     r"\b(?:already|just) (?:suggested|recommended|mentioned)\b",
+    r"\bgave up on\b|\bstopped watching\b|\bcouldn'?t finish\b|\bwalked out\b",
 ]
 REJECT_WEAK = [
     r"^(?:no|nah|nope|meh|eh|ugh|hmm+,? no)\b",
     r"\b(?:something|anything) (?:else|different|new|newer|more|less|from|after|since|made|released|recent|older|lighter|darker|shorter|funnier|without|other than|besides|not)\b",
-    r"\b(?:ancient|outdated|so dated)\b|\bi don'?t want to (?:read|watch|see|sit|do|be)\b|\balready (?:own|have) (?:it|that|this|them|xtitlex)\b",
+    r"\b(?:ancient|outdated|so dated)\b|\bi (?:really )?don'?t want to (?:read|watch|see|sit|do|be)\b|\balready (?:own|have) (?:it|that|this|them|xtitlex)\b",
     r"\b(?:seen|watched|saw)\b.{0,25}\balready\b",
     r"\bi want something\b",
     r"\b(?:creeps?|freaks?) me out\b|\bgives? me (?:the )?creeps\b|\bi (?:meant|asked for|said)\b",
     r"\b(?:babyish|kiddie|for babies|for little kids)\b",
-    r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing)\b",
+    r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing|weird|strange|intense|heavy|loud|predictable|artsy|pretentious|mainstream|obscure|bleak|complicated|graphic|juvenile|quirky|serious|mushy|girly|nerdy|corny)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
     r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|both|xtitlex)\b",
     r"\bthat'?s (?:a |an )?(?:cartoon|kids? movie|children'?s movie)\b",
@@ -241,14 +245,22 @@ class AgentCues:
         return [float(v) for v in (self.recommend_strong, self.recommend_cue, self.is_question, self.closing)]
 
 
+_CONCESSION = re.compile(r"\b(?:even though|even if|although|despite)\b.*$")
+
+
 def user_cues(text: str) -> UserCues:
     t = normalise_text(text)
+    accept_strong = _any("ACCEPT_STRONG", t)
+    if accept_strong:
+        t_reject = _CONCESSION.sub("", t)  # "I'll give it a try even though I hate subtitles"
+    else:
+        t_reject = t
     return UserCues(
-        accept_strong=_any("ACCEPT_STRONG", t),
+        accept_strong=accept_strong,
         accept_weak=_any("ACCEPT_WEAK", t) and not _any("CLOSING", t),
         accept_block=_any("ACCEPT_BLOCK", t),
-        reject_strong=_any("REJECT_STRONG", t),
-        reject_weak=_any("REJECT_WEAK", t),
+        reject_strong=_any("REJECT_STRONG", t_reject),
+        reject_weak=_any("REJECT_WEAK", t_reject),
         reject_block=_any("REJECT_BLOCK", t),
     )
 

@@ -102,3 +102,29 @@ def test_after_an_offer_of_more_help_yes_is_not_an_acceptance(annotator):
     turns = [("U", "a war movie", None), ("A", "Try Black Hawk Down (2001).", None), ("U", "ok, I'll watch it", None),
              ("A", "Would you like another recommendation?", None), ("U", "no thanks", None)]
     assert decision(annotator, turns) == []
+
+
+def test_platform_names_end_a_title():
+    assert offered("you may want to try the series Dark on Netflix. It's a German mystery.") == ["Dark"]
+
+
+def test_echoed_titles_in_any_case():
+    from evaluators.acts.offers import echoed_mentions
+    from evaluators.acts.titles import Mention
+
+    offers = [Mention("District 9 (2009)", 0, 17), Mention("Up", 20, 22)]
+    assert [m.title for m in echoed_mentions("ok district 9 then", offers)] == ["District 9 (2009)"]
+    assert [m.title for m in echoed_mentions("we'll do Up, thanks", offers)] == ["Up"]
+    assert echoed_mentions("what's up with that", offers) == []  # short titles only as written
+
+
+def test_a_concession_does_not_refuse():
+    cues = rules.user_cues("ok I'll give xtitlex a try even though I hate subtitles")
+    assert cues.accept_strong and not cues.reject_strong
+    assert rules.user_cues("I hate subtitles").reject_strong
+
+
+def test_two_titles_weigh_against_each_other(annotator):
+    offer = ("A", "Here are a few options: 1. Knives Out (2019) 2. Gone Girl (2014) 3. Prisoners (2013)", None)
+    assert decision(annotator, [offer, ("U", "prisoners sounds good, gone girl I already saw", None)]) == ["ACC", "REJ"]
+    assert decision(annotator, [offer, ("U", "ok then knives out, thanks", None)]) == ["ACC"]
