@@ -294,6 +294,11 @@ class Catalog:
         payloads = self._titles.phrases.get(normalize(phrase or ""))
         return self._pick(payloads, None) if payloads else None
 
+    def is_person_or_attribute(self, phrase: str) -> bool:
+        """Whether `phrase` as a whole names a person, genre, year or language of the graph."""
+        text = (phrase or "").strip()
+        return any(m.start == 0 and m.end >= len(text) for m in find_mentions(text, self._entities)) if text else False
+
     # -- linking mentions in text ---------------------------------------------------
     def link(self, text: str, limit: int = 5) -> list[CatalogItem]:
         """Items whose titles are mentioned in `text`, in order of mention."""

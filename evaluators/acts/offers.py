@@ -21,17 +21,20 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from arena.mentions import FUNCTION_WORDS
 from evaluators.acts.titles import Mention, clean_title
 
 _BEFORE = re.compile(
     r"\b(?:(?:what|how) about"
     r"|have you (?:ever )?(?:seen|watched|tried|heard of|read|listened to|caught|checked out|played)"
     r"|did you (?:ever )?(?:see|catch|watch|read)"
+    r"|(?:try|watch|pick|choice|suggestion|option|recommendation|bet) (?:would be|is|might be)"
     r"|(?:try|check out|consider|recommend|suggest|go with|go for)"
     r"|you (?:might|may|would|will|could|should|'d|'ll) (?:also |really |probably |definitely )?"
     r"(?:like|enjoy|love|dig|appreciate|want to (?:watch|see|try|check out)))\s+",
     re.IGNORECASE,
 )
+_QUESTION_FRAME = re.compile(r"(?:what|how) about|have you|did you", re.IGNORECASE)
 _GIVE = re.compile(r"\bgive\s+", re.IGNORECASE)
 _GIVE_TAIL = re.compile(r"\s+an? (?:listen|try|watch|go|shot|spin|read|look|chance)\b", re.IGNORECASE)
 _AFTER = re.compile(
@@ -57,6 +60,9 @@ _NOT_TITLES = {
     "youtube", "spotify", "comedy", "comedies", "horror", "drama", "dramas", "thrillers", "action", "romance",
     "animation", "anime", "documentaries", "westerns", "musicals", "sci-fi", "fantasy", "pixar", "marvel", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 }
+_GENRES = {"romance", "drama", "action", "thriller", "thrillers", "mystery", "documentary", "adventure", "war", "crime",
+           "family", "musical", "western", "sports", "music", "history", "biography", "animation", "kids", "teen",
+           "comedy", "horror", "fantasy", "superheroes", "cartoons", "classics", "noir", "zombies", "vampires"}
 _PLATFORMS = {"netflix", "hulu", "prime", "amazon", "disney", "disney+", "hbo", "max", "youtube", "spotify", "apple",
               "peacock", "paramount", "kindle", "audible", "steam", "switch", "playstation", "xbox"}
 _MAKER = re.compile(r"^(?:(?:'s|’s|')\s+(?:\w+\s+)?(?:work|works|stuff)\b"
@@ -73,7 +79,7 @@ def offer_mentions(text: str, linker: Optional[Any] = None, taken: list[Mention]
     """Titles offered in `text` that no mention in `taken` already covers."""
     found: list[Mention] = []
     for m in _BEFORE.finditer(text):
-        found.extend(_span_after(text, m.end(), linker))
+        found.extend(_span_after(text, m.end(), linker, question=bool(_QUESTION_FRAME.match(m.group()))))
     for m in _GIVE.finditer(text):
         span = _capitalised_at(text, m.end())
         if span and _GIVE_TAIL.match(text, span[1]):
@@ -88,8 +94,18 @@ def offer_mentions(text: str, linker: Optional[Any] = None, taken: list[Mention]
     for mention in found:
         if any(k.start < mention.end and mention.start < k.end for k in [*taken, *out]):
             continue
+        if mention.source == "offer" and _names_person(linker, text[mention.start:mention.end]):
+            continue  # "what about Christopher Nolan?" asks about a director
         out.append(mention)
     return out
+
+
+def _names_person(linker: Optional[Any], phrase: str) -> bool:
+    check = getattr(linker, "is_person_or_attribute", None)
+    try:
+        return bool(check and check(phrase))
+    except Exception:  # a catalog problem must not stop annotation
+        return False
 
 
 def _mention(text: str, start: int, end: int) -> Mention:
@@ -100,7 +116,7 @@ _KIND = re.compile(r"(?:the |this |that )?(?:series|show|film|movie|book|novel|a
                    re.IGNORECASE)
 
 
-def _span_after(text: str, pos: int, linker: Optional[Any]) -> list[Mention]:
+def _span_after(text: str, pos: int, linker: Optional[Any], question: bool = False) -> list[Mention]:
     kind = _KIND.match(text, pos)  # "try the series Dark"
     if kind and _capitalised_at(text, kind.end()):
         pos = kind.end()
@@ -126,6 +142,13 @@ def _span_after(text: str, pos: int, linker: Optional[Any]) -> list[Mention]:
         item = linker.exact_title(text[start:end])
         if item is not None:
             return [Mention(title=item.label, start=start, end=end, source="offer")]
+    # "what about jaws?": one lower-case word, only as the whole object of a question frame.
+    word = run[0].group()
+    ends = re.match(r"\s*(?:[?.!]|$)", text[run[0].end():])
+    if question and ends and word.lower() not in _NOT_TITLES | _GENRES | FUNCTION_WORDS and len(word) >= 3:
+        item = linker.exact_title(word)
+        if item is not None:
+            return [Mention(title=item.label, start=run[0].start(), end=run[0].end(), source="offer")]
     return []
 
 

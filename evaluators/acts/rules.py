@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -49,12 +49,13 @@ ACCEPT_STRONG = [
     r"\b(?:we'll|i'll|let's) (?:do|have) (?:that|this|it|xtitlex|the (?:first|second|last) one)\b",
     r"\b(?:exactly|just|precisely) (?:what i (?:want|wanted|need|needed|was looking for|had in mind)|the vibe)\b",
     r"\bi (?:should|need to|have to|gotta|must) (?:finally |definitely |really )?(?:watch|see|start|read|try|check)\b",
-    r"\b(?:been meaning to|dying to|can't wait to) (?:watch|see|read|try|check)\b",
+    r"\b(?:been meaning to|been wanting to|dying to|can't wait to) (?:watch|see|read|try|check)\b",
     r"\bnow i (?:really )?(?:want|need) to (?:see|watch|read)?\b",
     r"\b(?:(?:it'?s|that'?s|is) )?on my (?:list|watch ?list)\b",
     r"\b(?:going|go) (?:with|for) (?:that|this|it|xtitlex|the (?:first|second|last|latter|former))\b",
     r"\bdefinitely (?:watching|seeing|reading|checking)\b|\bwill be a (?:hit|winner)\b",
     r"^xtitlex,? (?:definitely|for sure|please|it is|sounds (?:good|great|perfect|fun))\b|^(?:definitely|for sure) xtitlex\b",
+    rf"\b{_I_WILL} (?:\w+ )?(?:watch|rewatch|re-watch|see|try|read|start)(?: it| that| this)?(?: again)?[.!]*$",
     # "..., will watch again this weekend": the subject dropped
     r"(?:^|[,.!;] ?)(?:will|gonna|going to|def(?:initely)? will) (?:\w+ )?(?:watch|see|rewatch|try|start|check|give)\b",
 ]
@@ -71,7 +72,7 @@ ACCEPT_WEAK = [
     r"(?:'ll|\bwill|\bwould|\bgonna|\bgoing to) love (?:it|that|this|xtitlex)\b",
     r"^xtitlex[!.]",
     r"^(?:(?:oh|ha|haha),? )?(?:i )?(?:think|bet|hope) so\b",
-    r"\bwill be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
+    r"\b(?:will|going to) be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
     r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b",
     r"^(?:hell|heck|oh|ooh) yes\b|\bthat'?s what i'?m talking about\b",
     r"^(?:ok(?:ay)?,? |then,? )?xtitlex(?: then|,? please|,? thanks?)\b",
@@ -79,6 +80,7 @@ ACCEPT_WEAK = [
 ACCEPT_BLOCK = [
     r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
     r"\bi'?ll pass\b|\bpass on\b",
+    r"^(?:do|does|did|should|would|can|could|is|are|am) i\b[^.!]*\?\s*$",  # "do i need to see the first one?"
     r"\bnot (?:a )?(?:good|great) (?:suggestion|pick|idea|recommendation|choice)",
     r"\b(?:maybe|even if)\b.*\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
     # "maybe I should try something different": the wish is for another item
@@ -129,6 +131,7 @@ REJECT_WEAK = [
     r"\bi want something\b",
     r"\b(?:creeps?|freaks?) me out\b|\bgives? me (?:the )?creeps\b|\bi (?:meant|asked for|said)\b",
     r"\b(?:babyish|kiddie|for babies|for little kids)\b",
+    r"\bnot so much\b|[,.] ?(?:no|nope|nah)[.!]*$|\bmakes? me (?:sad|sick|uncomfortable|anxious)\b",
     r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing|weird|strange|intense|heavy|loud|predictable|artsy|pretentious|mainstream|obscure|bleak|complicated|graphic|juvenile|quirky|serious|mushy|girly|nerdy|corny)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",
     r"\b(?:already|have|'ve) (?:seen|watched|saw)\b|\b(?:seen|watched|saw) (?:it|that|this|them|those|all|both|xtitlex)\b",
@@ -205,7 +208,7 @@ _CONTRACTIONS = {
     "ill": "i'll", "im": "i'm", "ive": "i've", "dont": "don't", "didnt": "didn't", "doesnt": "doesn't",
     "wont": "won't", "cant": "can't", "isnt": "isn't", "arent": "aren't", "havent": "haven't",
     "wasnt": "wasn't", "thats": "that's", "whats": "what's", "youre": "you're", "couldnt": "couldn't",
-    "wouldnt": "wouldn't", "hasnt": "hasn't", "its": "it's", "id": "i'd", "weve": "we've", "theyve": "they've",
+    "wouldnt": "wouldn't", "lets": "let's", "hasnt": "hasn't", "its": "it's", "id": "i'd", "weve": "we've", "theyve": "they've",
 }
 _CONTRACTION_RE = re.compile(r"\b(" + "|".join(_CONTRACTIONS) + r")\b")
 

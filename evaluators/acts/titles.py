@@ -53,6 +53,9 @@ class CatalogLinker:
             spans.extend(catalog.link_spans(text))
         return spans
 
+    def is_person_or_attribute(self, phrase: str) -> bool:
+        return any(catalog.is_person_or_attribute(phrase) for catalog in self._load())
+
     def exact_title(self, phrase: str) -> Optional[Any]:
         for catalog in self._load():
             item = catalog.exact_title(phrase)

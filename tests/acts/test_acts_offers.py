@@ -128,3 +128,23 @@ def test_two_titles_weigh_against_each_other(annotator):
     offer = ("A", "Here are a few options: 1. Knives Out (2019) 2. Gone Girl (2014) 3. Prisoners (2013)", None)
     assert decision(annotator, [offer, ("U", "prisoners sounds good, gone girl I already saw", None)]) == ["ACC", "REJ"]
     assert decision(annotator, [offer, ("U", "ok then knives out, thanks", None)]) == ["ACC"]
+
+
+def test_people_and_genres_are_not_offered_titles():
+    from evaluators.acts.titles import shared_linker
+
+    linker = shared_linker()
+    assert [m.title for m in offer_mentions("What about Christopher Nolan?", linker)] == []
+    assert [m.title for m in offer_mentions("How about Horror?", linker)] == []
+    assert [m.title for m in offer_mentions("What about Inception?", linker)] == ["Inception"]
+
+
+def test_one_lower_case_word_only_as_the_object_of_a_question(annotator):
+    from evaluators.acts.titles import shared_linker
+
+    linker = shared_linker()
+    assert [m.title for m in offer_mentions("what about jaws", linker)] == ["Jaws (1975)"]
+    assert offer_mentions("what about horror?", linker) == []
+    assert offer_mentions("what about jaws with friends", linker) == []
+    turns = [("U", "shark movie", None), ("A", "what about jaws", None), ("U", "the classic! ok yeah lets do jaws", None)]
+    assert decision(annotator, turns) == ["ACC"]
