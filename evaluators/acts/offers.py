@@ -40,7 +40,7 @@ _GIVE_TAIL = re.compile(r"\s+an? (?:listen|try|watch|go|shot|spin|read|look|chan
 _AFTER = re.compile(
     r"\s+(?:is\s+(?:also |definitely |really |still |probably )?"
     r"(?:(?:an?|the|my)\s+(?:[\w-]+,?\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
-    r"read|listen|follow-up|follow up|classic|starting point|place to start|bet|fit|must)\b"
+    r"read|listen|follow-up|follow up|classic|game|podcast|novel|documentary|comedy|thriller|drama|starting point|place to start|bet|fit|must)\b"
     r"|(?:so |really |very |truly )?(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must|"
     r"similar|gripping|hilarious|delightful|stunning|beautiful|lovely|charming|gorgeous|moving|heartwarming|underrated|"
     r"a gem|a blast|a treat|a hoot|terrific|riveting|haunting|fun)\b"
@@ -60,6 +60,7 @@ _NOT_TITLES = {
     "youtube", "spotify", "comedy", "comedies", "horror", "drama", "dramas", "thrillers", "action", "romance",
     "animation", "anime", "documentaries", "westerns", "musicals", "sci-fi", "fantasy", "pixar", "marvel", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 }
+_PRONOUNS = {"it", "this", "that", "they", "we", "you", "i", "he", "she", "there", "here", "what", "one", "some"}
 _GENRES = {"romance", "drama", "action", "thriller", "thrillers", "mystery", "documentary", "adventure", "war", "crime",
            "family", "musical", "western", "sports", "music", "history", "biography", "animation", "kids", "teen",
            "comedy", "horror", "fantasy", "superheroes", "cartoons", "classics", "noir", "zombies", "vampires"}
@@ -224,7 +225,9 @@ def _capitalised_before(text: str, end: int) -> Optional[tuple[int, int]]:
 def _plausible(text: str, tokens: list) -> bool:
     words = [t.group().lower().rstrip("'’s") if t.group().lower().endswith(("'s", "’s")) else t.group().lower()
              for t in tokens]
-    if words[0] in _NOT_TITLES or all(w in _NOT_TITLES or w in _CONNECTORS for w in words):
+    # "It Takes Two", "This Is Us": a pronoun opens a title only when capitals follow it.
+    opener_ok = len(tokens) > 1 and tokens[1].group()[:1].isupper() and words[0] in _PRONOUNS
+    if (words[0] in _NOT_TITLES and not opener_ok) or all(w in _NOT_TITLES or w in _CONNECTORS for w in words):
         return False
     return not _MAKER.match(text[tokens[-1].end():])
 

@@ -111,7 +111,9 @@ def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: Act
         if view.role == Role.AGENT:
             rec = p[REC] >= thr[REC]
             if use_rules:
-                if _agent_recommends(view):
+                if _answers_a_question(views, i):
+                    rec = False  # "who directed it?" -> "Denis Villeneuve directed both Dune and Arrival."
+                elif _agent_recommends(view):
                     rec = True
                 elif view.user_named or view.agent_cues.closing:
                     rec = False  # the user's own titles, a farewell or a taste question offer nothing new
@@ -150,6 +152,16 @@ def _agent_recommends(view: UtteranceView) -> bool:
         return False  # "Great, enjoy Dune!" closes a round, it does not open one
     # A title the user has not brought up is, in 96% of IARD's system turns, a recommendation.
     return view.is_list or cues.recommend_strong or not view.user_named
+
+
+def _answers_a_question(views: list[UtteranceView], i: int) -> bool:
+    """A reply to a factual question that offers nothing in the way a recommendation does."""
+    view, cues = views[i], views[i].agent_cues
+    if i == 0 or views[i - 1].role != Role.USER or cues is None:
+        return False
+    if view.utterance.items or view.is_list or cues.recommend_strong or cues.recommend_cue:
+        return False
+    return rules.asks_about_facts(views[i - 1].utterance.text)
 
 
 def _recommendation_pending(views: list[UtteranceView], recommended: list[bool], i: int) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "7"
+RULES_VERSION = "8"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -43,7 +43,8 @@ ACCEPT_STRONG = [
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
     r"\b(?:ordered|bought|downloaded|rented|borrowed|reserved|booked|queued up) (?:it|that|this|them|xtitlex)\b",
     r"\bxtitlex,? (?:yes|yep|yeah|for sure|definitely)\b",
-    r"\b(?:watching|reading|ordering|downloading|renting|streaming|starting|buying|playing) (?:it|that|this|them|xtitlex)?\s*(?:now|tonight|today|tomorrow|this weekend|right now|later|first)\b",
+    r"\b(?:watching|rewatching|re-watching|binging|bingeing|reading|ordering|downloading|renting|streaming|starting|buying|playing) (?:it|that|this|them|xtitlex)?\s*(?:now|tonight|today|tomorrow|this weekend|right now|later|first)\b",
+    r"\b(?:watching|rewatching|binging) (?:it|that|this|xtitlex)[.!]*$",
     r"\bput(?:ting)? (?:it|that|this|xtitlex) on\b|\b(?:queued|added|saved|bookmarked) (?:it|that|this|xtitlex)\b",
     r"\byou(?:'ve)? (?:convinced|sold) me\b|^sold\b|\bsold[.!]*$",
     r"\b(?:we'll|i'll|let's) (?:do|have) (?:that|this|it|xtitlex|the (?:first|second|last) one)\b",
@@ -55,7 +56,9 @@ ACCEPT_STRONG = [
     r"\b(?:going|go) (?:with|for) (?:that|this|it|xtitlex|the (?:first|second|last|latter|former))\b",
     r"\bdefinitely (?:watching|seeing|reading|checking)\b|\bwill be a (?:hit|winner)\b",
     r"^xtitlex,? (?:definitely|for sure|please|it is|sounds (?:good|great|perfect|fun))\b|^(?:definitely|for sure) xtitlex\b",
-    rf"\b{_I_WILL} (?:\w+ )?(?:watch|rewatch|re-watch|see|try|read|start)(?: it| that| this)?(?: again)?[.!]*$",
+    rf"\b{_I_WILL} (?:\w+ )?(?:watch|rewatch|re-watch|see|try|read|start|check out)(?: it| that| this)?(?: again)?[.!]*$",
+    rf"\b{_I_WILL}\b[^.!?]{{0,40}}\band (?:watch|see|try|start) (?:it|that|this|xtitlex)\b",
+    r"\bi'?m convinced\b|^[\w' ]{2,30}? (?:yes|yep|yeah)[,;] ",
     # "..., will watch again this weekend": the subject dropped
     r"(?:^|[,.!;] ?)(?:will|gonna|going to|def(?:initely)? will) (?:\w+ )?(?:watch|see|rewatch|try|start|check|give)\b",
 ]
@@ -74,6 +77,7 @@ ACCEPT_WEAK = [
     r"^(?:(?:oh|ha|haha),? )?(?:i )?(?:think|bet|hope) so\b",
     r"\b(?:will|going to) be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
     r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b",
+    r"(?:^|[,.!] ?)(?:perfect|great|awesome|excellent|wonderful|fantastic|sounds good)[.!]*$",
     r"^(?:hell|heck|oh|ooh) yes\b|\bthat'?s what i'?m talking about\b",
     r"^(?:ok(?:ay)?,? |then,? )?xtitlex(?: then|,? please|,? thanks?)\b",
 ]
@@ -288,6 +292,18 @@ def offers_more(agent_text: str) -> bool:
 def bare_answer_to_seen_question(agent_text: str, user_text: str) -> bool:
     """"have you seen X?" answered only "yes" / "nope" / "i have"."""
     return _any("AGENT_SEEN_QUESTION", normalise_text(agent_text)) and _any("BARE_ANSWER", normalise_text(user_text))
+
+
+_FACT_QUESTION = re.compile(
+    r"^(?:who|when|where|what year|how long|how old|how many|what(?:'s| is| was) (?:it|the plot|the story|the rating|"
+    r"the name)|is it|was it|does it|did it|is (?:he|she|that)|what rating)\b")
+_ASKS_FOR_MORE = re.compile(r"\b(?:recommend|suggest|what else|anything else|any other|another|more like|similar|instead)\b")
+
+
+def asks_about_facts(user_text: str) -> bool:
+    """A question about an item or a person ("who directed it?"), not a request for suggestions."""
+    t = normalise_text(user_text)
+    return bool(_FACT_QUESTION.search(t)) and not _ASKS_FOR_MORE.search(t)
 
 
 def has_contrast(text: str) -> bool:

@@ -148,3 +148,17 @@ def test_one_lower_case_word_only_as_the_object_of_a_question(annotator):
     assert offer_mentions("what about jaws with friends", linker) == []
     turns = [("U", "shark movie", None), ("A", "what about jaws", None), ("U", "the classic! ok yeah lets do jaws", None)]
     assert decision(annotator, turns) == ["ACC"]
+
+
+def test_an_answer_to_a_factual_question_recommends_nothing(annotator):
+    assert rules.asks_about_facts("who is the director?")
+    assert not rules.asks_about_facts("who else would you recommend?")
+    turns = [("U", "who is the director?", None), ("A", "Denis Villeneuve directed both Dune and Arrival.", None)]
+    assert decision(annotator, turns) == []
+    turns = [("U", "who is the director?", None), ("A", "Denis Villeneuve. You might also like Arrival (2016).", None)]
+    assert decision(annotator, turns) == ["REC-S"]
+
+
+def test_a_title_may_open_with_a_pronoun_when_capitals_follow():
+    assert offered("It Takes Two is a great co-op game made for exactly that.") == ["It Takes Two"]
+    assert offered("It is a great game.") == []
