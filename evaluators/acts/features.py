@@ -84,7 +84,9 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
         else:
             view.agent_cues = rules.agent_cues(cue_text)
             user_texts = [v.utterance.text for v in views if v.role == Role.USER]
-            view.user_named = bool(mentions) and all(any(_said_in(m.title, t) for t in user_texts) for m in mentions)
+            user_keys = {k for v in views if v.role == Role.USER for k in v.title_keys}
+            view.user_named = bool(mentions) and all(
+                title_key(m.title) in user_keys or any(_said_in(m.title, t) for t in user_texts) for m in mentions)
         views.append(view)
     return views
 
@@ -97,11 +99,19 @@ def _everyday_word(text: str, mention: Mention) -> bool:
 
 
 def _said_in(title: str, text: str) -> bool:
-    """Whether a title (year dropped) occurs as whole words in `text`; short titles never do."""
+    """Whether a title (year dropped) occurs as whole words in `text`; short titles never do.
+    A one-word title in lower case counts only after a word that points at a title ("i liked
+    parasite", "is hereditary good?"), not in "something scary for halloween"."""
     bare = clean_title(title)
     if len(bare) < 4:
         return False
-    return re.search(r"(?<!\w)" + re.escape(bare) + r"(?!\w)", text, flags=re.IGNORECASE) is not None
+    pattern = r"(?<!\w)" + re.escape(bare) + r"(?!\w)"
+    if " " in bare or re.search(pattern, text):
+        return re.search(pattern, text, flags=re.IGNORECASE) is not None
+    return re.search(_TITLE_POINTER + pattern, text, flags=re.IGNORECASE) is not None
+
+
+_TITLE_POINTER = r"\b(?:liked|loved|love|like|enjoyed|enjoy|watched|watch|saw|seen|see|hated|finished|is|was|about)\s+"
 
 
 def _common(view: UtteranceView, index: int) -> list[float]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "8"
+RULES_VERSION = "9"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -37,7 +37,7 @@ ACCEPT_STRONG = [
     r"\badd(?:ing|ed)?\s+(?:it|that|this|them|those|these|xtitlex|\w+)?\s*to (?:my|our|the) (?:\w+ )?(?:list|watch ?list|queue)",
     r"\bthat'?s (?:exactly|just|precisely) what i\b",
     r"\bi'?ll take (?:number |#|no\.? ?)?\d\b",
-    r"^(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
+    r"^(?:(?:ok(?:ay)?|alright|fine|then),? )?(?:[\w'-]+ ){1,4}it is\s*(?:[,.!]|then\b|$)",
     r"\bxtitlex it is\b",
     r"\bthat settles it\b",
     r"\b(?:sounds|looks|seems) (?:like )?(?:a )?(?:really |very |pretty |so )?(?:good|great|interesting|fun|awesome|perfect|amazing|cool|promising|intriguing)\b.*\b(?:watch|check it|list|give it)\b",
@@ -84,6 +84,7 @@ ACCEPT_WEAK = [
 ACCEPT_BLOCK = [
     r"\b(?:won'?t|will not|not going to|don'?t want to|do not want to|wouldn'?t|not gonna)\s+(?:\w+\s+){0,2}?(?:watch|see|try|check)",
     r"\bi'?ll pass\b|\bpass on\b",
+    r"^neither\b|\bnone of\b|\b(?:doesn'?t|don'?t|does not|do not) (?:\w+ )?sound\b",
     r"^(?:do|does|did|should|would|can|could|is|are|am) i\b[^.!]*\?\s*$",  # "do i need to see the first one?"
     r"\bnot (?:a )?(?:good|great) (?:suggestion|pick|idea|recommendation|choice)",
     r"\b(?:maybe|even if)\b.*\b(?:watch|see) (?:it|that|this|xtitlex) again\b",
@@ -107,7 +108,7 @@ REJECT_STRONG = [
     r"\b(?:bores|bored) me\b|\bcouldn'?t get into\b|\bturned it off\b|\bput me to sleep\b|\bfell asleep\b",
     r"\bkeep (?:saying|suggesting|recommending|repeating)\b|\bthe same thing\b",
     r"^no way\b|^no,? i won'?t\b|\bdoes (?:it|that|this) (?:even )?exist\b",
-    r"\b(?:hate|hated|dislike|disliked|can'?t stand|cannot stand|not for me)\b",
+    r"\b(?:hate|hates|hated|dislike|dislikes|disliked|loathe|loathes|can'?t stand|cannot stand|not for me)\b",
     r"\bno,? thanks?\b|\bno thank you\b",
     r"\bnone of (?:these|those|them|that)\b|^neither\b",
     r"\b(?:is|was) (?:that|this|it|xtitlex) (?:even (?:a )?(?:real )?|a (?:real )?|real )(?:movie|film|thing)\b",
@@ -120,7 +121,9 @@ REJECT_STRONG = [
     r"\bi don'?t want (?:a|an|that|this|it|xtitlex|something)\b",
     r"\b(?:already|have|'ve|just|recently) (?:seen|watched|saw|read)\b.*\b(?:else|others?|different|new|newer|recent|another|next)\b",
     r"\b(?:seen|watched|saw|read) (?:it|that|this|them|those|all|both|xtitlex)\b.*\b(?:else|others?|different|newer|another|recent|next)\b",
-    r"\bxtitlex,? (?:no|nah|nope)\b",
+    r"\bxtitlex,? (?:no|nah|nope)\b|\b(?:the )?others?,? (?:no|nah|nope)\b|\bnot the others?\b",
+    r"\bdidn'?t (?:understand|get) (?:it|a thing|the hype|the point)\b",
+    r"\b(?:suggested|recommended|mentioned) (?:\w+ ){0,3}already\b",
     r"\bi'?ll pass\b|\bpass on (?:it|that|this|them|xtitlex)\b",
     r"\b(?:isn'?t|aren'?t|is not|are not|not) (?:really )?for me\b",
     r"\bnot (?:a |much of a )?(?:big |huge |great )?(?:reader|watcher|gamer|listener)\b",
@@ -135,6 +138,7 @@ REJECT_WEAK = [
     r"\bi want something\b",
     r"\b(?:creeps?|freaks?) me out\b|\bgives? me (?:the )?creeps\b|\bi (?:meant|asked for|said)\b",
     r"\b(?:babyish|kiddie|for babies|for little kids)\b",
+    r"\bxtitlex (?:i(?:'ve)? (?:saw|seen|watched)|already seen)\b|^not (?:a|an|another|more)\b|\bi can'?t (?:watch|do|stand|handle)\b",
     r"\bnot so much\b|[,.] ?(?:no|nope|nah)[.!]*$|\bmakes? me (?:sad|sick|uncomfortable|anxious)\b",
     r"\btoo (?:old|scary|long|violent|sappy|boring|childish|slow|sad|dark|gory|cheesy|silly|depressing|romantic|much|confusing|disturbing|weird|strange|intense|heavy|loud|predictable|artsy|pretentious|mainstream|obscure|bleak|complicated|graphic|juvenile|quirky|serious|mushy|girly|nerdy|corny)\b",
     r"\bboring\b|(?:^|[,.] ?)(?:pass|skip(?: it| that)?|next\??)[.!]*$|\bso no[.!]*$",

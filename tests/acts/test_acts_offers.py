@@ -162,3 +162,19 @@ def test_an_answer_to_a_factual_question_recommends_nothing(annotator):
 def test_a_title_may_open_with_a_pronoun_when_capitals_follow():
     assert offered("It Takes Two is a great co-op game made for exactly that.") == ["It Takes Two"]
     assert offered("It is a great game.") == []
+
+
+def test_a_word_in_the_request_is_not_the_users_title(annotator):
+    # "halloween" here is the occasion, so the system's Halloween (1978) is a new offer ...
+    turns = [("U", "something scary for halloween", None), ("A", "What about Halloween (1978)?", None)]
+    assert decision(annotator, turns) == ["REC-E"]
+    # ... while "parasite" after "liked" names the film, and praising it offers nothing
+    turns = [("U", "i really liked parasite", None),
+             ("A", "Parasite is an incredible film! Are you looking for another thriller?", None)]
+    assert decision(annotator, turns) == []
+
+
+def test_neither_sounds_good_is_a_refusal(annotator):
+    offer = ("A", "Edge of Tomorrow (2014) or Palm Springs (2020) would both work.", None)
+    assert decision(annotator, [offer, ("U", "neither sounds good", None)]) == ["REJ"]
+    assert decision(annotator, [offer, ("U", "love actually yes, the others no", None)]) == ["ACC", "REJ"]
