@@ -22,7 +22,7 @@ import numpy as np
 from arena.dialogue import Dialogue, Role, Utterance
 from evaluators.acts import rules
 from evaluators.acts.embedding import DIM
-from evaluators.acts.offers import echoed_mentions, offer_mentions
+from evaluators.acts.offers import cut_short, echoed_mentions, offer_mentions
 from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
 
 FEATURE_LAYOUT = "v2"
@@ -69,6 +69,7 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
     for utt in dialogue.utterances:
         mentions = find_mentions(utt, linker)
         if utt.role == Role.AGENT:
+            mentions = [m for m in mentions if not cut_short(utt.text, m)]
             mentions = sorted([*mentions, *offer_mentions(utt.text, linker, mentions)], key=lambda m: m.start)
         else:
             recent = [m for v in views[-4:] if v.role == Role.AGENT for m in v.mentions]

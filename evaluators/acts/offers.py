@@ -38,12 +38,13 @@ _QUESTION_FRAME = re.compile(r"(?:what|how) about|have you|did you", re.IGNORECA
 _GIVE = re.compile(r"\bgive\s+", re.IGNORECASE)
 _GIVE_TAIL = re.compile(r"\s+an? (?:listen|try|watch|go|shot|spin|read|look|chance)\b", re.IGNORECASE)
 _AFTER = re.compile(
-    r"\s+(?:is\s+(?:also |definitely |really |still |probably )?"
-    r"(?:(?:an?|the|my)\s+(?:[\w-]+,?\s+){0,3}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
+    r"\s+(?:(?:is|could be|would be|might be|should be)\s+(?:also |definitely |really |still |probably )?"
+    r"(?:(?:an?|the|my)\s+(?:[\w-]+,?\s+){0,5}?(?:choice|pick|watch|option|series|show|film|movie|album|book|"
     r"read|listen|follow-up|follow up|classic|game|podcast|novel|documentary|comedy|thriller|drama|starting point|place to start|bet|fit|must)\b"
     r"|(?:so |really |very |truly )?(?:excellent|great|fantastic|brilliant|wonderful|perfect|superb|amazing|a must|"
     r"similar|gripping|hilarious|delightful|stunning|beautiful|lovely|charming|gorgeous|moving|heartwarming|underrated|"
-    r"a gem|a blast|a treat|a hoot|terrific|riveting|haunting|fun)\b"
+    r"a gem|a blast|a treat|a hoot|terrific|riveting|haunting|fun|warm|funny|uplifting|sweet|smart|clever|tense|"
+    r"thrilling|exciting|touching|fresh|wild|unforgettable|epic|addictive|bingeable|cozy|charming)\b"
     r"|(?:well |definitely |really )?worth)"
     r"|is (?:often |widely |usually )?(?:called|considered|seen as|rated)\b|is (?:one of|among) the (?:best|greatest|most|finest)\b"
     r"|(?:has|had) (?:the same|a similar|that same)\b|works (?:well|great|nicely) (?:as|for)\b"
@@ -74,6 +75,13 @@ _LOWER_STOP = {"it's", "which", "since", "because", "if", "with", "by", "for", "
 _LOWER_BAD_START = {"something", "anything", "some", "any", "more", "other", "another", "one", "ones",
                     "movies", "films", "a", "an", "it", "that", "this", "those", "these", "them", "me", "my",
                     "your", "you", "watching", "seeing"}
+
+
+def cut_short(text: str, mention: Mention) -> bool:
+    """A catalog link that is only the start of a longer name ("Ted" in "Ted Lasso")."""
+    if mention.source != "catalog" or mention.start < 0 or re.search(r"\(\d{4}\)", text[mention.start:mention.end]):
+        return False
+    return re.match(r" [A-Z][a-z]", text[mention.end:mention.end + 3]) is not None
 
 
 def offer_mentions(text: str, linker: Optional[Any] = None, taken: list[Mention] = ()) -> list[Mention]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-RULES_VERSION = "9"
+RULES_VERSION = "10"
 
 _I_WILL = r"(?:i'll|i will|gonna|i'm (?:going to|gonna)|i am (?:going to|gonna)|i (?:should|might|must|definitely|will definitely|'ll definitely|'ll have to|will have to)|we'll|we will|let's|def(?:initely)? (?:will|going to)|gotta|got to)"
 # Titles reach the cues as this placeholder (see features.view_dialogue).
@@ -76,7 +76,8 @@ ACCEPT_WEAK = [
     r"^xtitlex[!.]",
     r"^(?:(?:oh|ha|haha),? )?(?:i )?(?:think|bet|hope) so\b",
     r"\b(?:will|going to) be (?:so |really )?(?:thrilled|happy|excited|stoked|glad|pleased|delighted)\b|\b(?:is|are|'s) going to love\b",
-    r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b",
+    r"\bsorted\b|\bthat'?s (?:the|my|our) (?:plan|pick)\b|^(?:ok(?:ay)?,? )?(?:that|it) works\b",
+    r"\bexactly (?:the|my) kind of (?:thing|movie|film|show)\b",
     r"(?:^|[,.!] ?)(?:perfect|great|awesome|excellent|wonderful|fantastic|sounds good)[.!]*$",
     r"^(?:hell|heck|oh|ooh) yes\b|\bthat'?s what i'?m talking about\b",
     r"^(?:ok(?:ay)?,? |then,? )?xtitlex(?: then|,? please|,? thanks?)\b",
@@ -105,7 +106,7 @@ REJECT_STRONG = [
     r"\bnot (?:a |much of a |really a )?\w+ (?:person|guy|gal|girl|fan)\b",
     r"\b(?:not|doesn'?t|don'?t|isn'?t)\b.*\bmy kind of\b",
     r"\bi (?:don'?t|do not|never) (?:really )?(?:do|watch|read|listen to)\b|\bnever (?:liked|enjoyed|cared for|been a fan)\b",
-    r"\b(?:bores|bored) me\b|\bcouldn'?t get into\b|\bturned it off\b|\bput me to sleep\b|\bfell asleep\b",
+    r"\b(?:bores?|bored) me\b|\bcouldn'?t get into\b|\bturned it off\b|\bput me to sleep\b|\bfell asleep\b",
     r"\bkeep (?:saying|suggesting|recommending|repeating)\b|\bthe same thing\b",
     r"^no way\b|^no,? i won'?t\b|\bdoes (?:it|that|this) (?:even )?exist\b",
     r"\b(?:hate|hates|hated|dislike|dislikes|disliked|loathe|loathes|can'?t stand|cannot stand|not for me)\b",
@@ -135,7 +136,7 @@ REJECT_WEAK = [
     r"\b(?:something|anything) (?:else|different|new|newer|more|less|from|after|since|made|released|recent|older|lighter|darker|shorter|funnier|without|other than|besides|not)\b",
     r"\b(?:ancient|outdated|so dated)\b|\bi (?:really )?don'?t want to (?:read|watch|see|sit|do|be)\b|\balready (?:own|have) (?:it|that|this|them|xtitlex)\b",
     r"\b(?:seen|watched|saw)\b.{0,25}\balready\b",
-    r"\bi want something\b",
+    r"\bi want something\b|\btry again\b|\b(?:tired|sick) of\b|\bxtitlex (?:is not|isn'?t|was not|wasn'?t) (?:a|an|even)\b",
     r"\b(?:creeps?|freaks?) me out\b|\bgives? me (?:the )?creeps\b|\bi (?:meant|asked for|said)\b",
     r"\b(?:babyish|kiddie|for babies|for little kids)\b",
     r"\bxtitlex (?:i(?:'ve)? (?:saw|seen|watched)|already seen)\b|^not (?:a|an|another|more)\b|\bi can'?t (?:watch|do|stand|handle)\b",
@@ -300,8 +301,9 @@ def bare_answer_to_seen_question(agent_text: str, user_text: str) -> bool:
 
 _FACT_QUESTION = re.compile(
     r"^(?:who|when|where|what year|how long|how old|how many|what(?:'s| is| was) (?:it|the plot|the story|the rating|"
-    r"the name)|is it|was it|does it|did it|is (?:he|she|that)|what rating)\b")
-_ASKS_FOR_MORE = re.compile(r"\b(?:recommend|suggest|what else|anything else|any other|another|more like|similar|instead)\b")
+    r"the name)|is it|was it|does it|did it|is (?:he|she|that)|what rating)\b|^(?:is|was|are|does|did) [^?]{1,60}\?\s*$")
+_ASKS_FOR_MORE = re.compile(r"\b(?:recommend|suggest|what else|anything else|any other|another|more like|similar|instead|"
+                            r"any|anything|something)\b|\b(?:is|are) there\b")
 
 
 def asks_about_facts(user_text: str) -> bool:

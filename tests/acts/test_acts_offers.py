@@ -178,3 +178,16 @@ def test_neither_sounds_good_is_a_refusal(annotator):
     offer = ("A", "Edge of Tomorrow (2014) or Palm Springs (2020) would both work.", None)
     assert decision(annotator, [offer, ("U", "neither sounds good", None)]) == ["REJ"]
     assert decision(annotator, [offer, ("U", "love actually yes, the others no", None)]) == ["ACC", "REJ"]
+
+
+def test_the_start_of_a_longer_name_is_not_a_title(annotator):
+    from evaluators.acts.offers import cut_short
+    from evaluators.acts.titles import Mention
+
+    assert cut_short("No, Ted Lasso streams on Apple TV+.", Mention("Ted (2012)", 4, 7, "catalog"))
+    assert not cut_short("Ted (2012) is silly.", Mention("Ted (2012)", 0, 10, "catalog"))
+    turns = [("U", "is ted lasso on netflix?", None), ("A", "No, Ted Lasso streams on Apple TV+.", None)]
+    assert decision(annotator, turns) == []
+    turns = [("U", "a feel good show", None), ("A", "Ted Lasso is warm, funny and very uplifting.", None),
+             ("U", "ok adding ted lasso to the list", None)]
+    assert decision(annotator, turns) == ["ACC"]
