@@ -50,6 +50,7 @@ ARENA_TEST5 = ACTS_ASSETS / "test5_arena_style.jsonl"
 ARENA_TEST6 = ACTS_ASSETS / "test6_arena_style.jsonl"
 ARENA_TEST7 = ACTS_ASSETS / "test7_arena_style.jsonl"
 ARENA_TEST8 = ACTS_ASSETS / "test8_arena_style.jsonl"
+ARENA_TEST9 = ACTS_ASSETS / "test9_arena_style.jsonl"
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
