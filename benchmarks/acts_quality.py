@@ -5,8 +5,10 @@
 Measures precision, recall and F1 (per utterance) on
 - IARD's held-out part (60 dialogues, fixed split, never trained on), twice:
   against IARD's own labels and against the second annotation of Accept/Reject;
-- the arena-style test set (assets/acts/test_arena_style.jsonl: written blind,
-  never trained or tuned on);
+- every arena-style set in assets/acts (12 sets, 1,229 utterances; all of them
+  have been tuned on by now, so these are development figures: the first
+  measurement of each set on an annotator that had never seen it is replayed by
+  benchmarks/acts_fresh_sets.py);
 and how far per-dialogue RDL/SRRR/SR from predicted acts are from those
 computed from gold acts. It also prints how the two human-readable label sets
 of IARD agree with each other, the ceiling any annotator is measured against.
@@ -25,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluators import metrics as M  # noqa: E402
 from evaluators.acts.data import (  # noqa: E402
-    ARENA_TEST, SECOND_ANNOTATION, iard_split, load_arena_style, load_iard, load_second_annotation, with_second_annotation,
+    ARENA_SETS, SECOND_ANNOTATION, iard_split, load_arena_style, load_iard, load_second_annotation, with_second_annotation,
 )
-from evaluators.acts.quality import compare_dialogues, evaluate_rows  # noqa: E402
+from evaluators.acts.quality import PRF, compare_dialogues, evaluate_rows  # noqa: E402
 from evaluators.meta import kendall_tau  # noqa: E402
 
 KEYS = {"REC-S", "REC-E", "ACC", "REJ"}
@@ -44,6 +46,23 @@ def table(title, results):
     for name, metrics in results:
         for intent, prf in metrics.items():
             print(f"| {name} | {intent} | {fmt(prf.precision)} | {fmt(prf.recall)} | {fmt(prf.f1)} | {prf.support} |")
+
+
+def arena_table(title, per_set):
+    print(f"\n**{title}**\n")
+    print("| set | positives | Recommend P / R / F1 | Accept P / R / F1 | Reject P / R / F1 |")
+    print("|---|---|---|---|---|")
+    pooled = {intent: PRF() for intent in per_set[0][1]}
+    for set_name, counts in per_set:
+        cells = []
+        for intent, c in counts.items():
+            pooled[intent].tp += c.tp
+            pooled[intent].fp += c.fp
+            pooled[intent].fn += c.fn
+            cells.append(f"{fmt(c.precision)} / {fmt(c.recall)} / {fmt(c.f1)}")
+        print(f"| {set_name} | {sum(c.tp + c.fn for c in counts.values())} | " + " | ".join(cells) + " |")
+    cells = [f"{fmt(c.precision)} / {fmt(c.recall)} / {fmt(c.f1)}" for c in pooled.values()]
+    print("| all | | " + " | ".join(cells) + " |")
 
 
 def metric_agreement(title, gold, predicted):
@@ -66,7 +85,7 @@ def _differs(gold: set[str], pred: set[str]) -> bool:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--annotator", choices=["offline", "llm"], default="offline")
-    ap.add_argument("--errors", action="store_true", help="list the arena-style test rows it gets wrong")
+    ap.add_argument("--errors", action="store_true", help="list the arena-style rows it gets wrong")
     args = ap.parse_args(argv)
 
     if args.annotator == "offline":
@@ -84,8 +103,8 @@ def main(argv=None) -> int:
 
     _, held = iard_split(load_iard())
     held_second = with_second_annotation(held, load_second_annotation()) if SECOND_ANNOTATION.exists() else None
-    test_rows = load_arena_style(ARENA_TEST)
-    iard_results, second_results, test_results = [], [], []
+    arena_sets = [(path.name.replace("_arena_style.jsonl", ""), load_arena_style(path)) for path in ARENA_SETS]
+    iard_results, second_results, arena_results = [], [], []
     main_predicted = None
     for name, annotator in variants:
         started = time.time()
@@ -97,21 +116,26 @@ def main(argv=None) -> int:
         iard_results.append((name, compare_dialogues(held, predicted)))
         if held_second is not None:
             second_results.append((name, compare_dialogues(held_second, predicted)))
-        counts, listing = evaluate_rows(annotator, test_rows)
-        test_results.append((name, counts))
-        if main_predicted is None:
-            main_predicted = predicted
-            if args.errors:
+        per_set = []
+        for set_name, rows in arena_sets:
+            counts, listing = evaluate_rows(annotator, rows)
+            per_set.append((set_name, counts))
+            if main_predicted is None and args.errors:
                 for rid, gold, pred in listing:
                     if _differs(gold, pred):
                         print(f"<!-- miss {rid}: gold {sorted(gold & KEYS)} predicted {sorted(pred & KEYS)} -->")
-    print(f"IARD held-out: {len(held)} dialogues; arena-style test set: {len(test_rows)} utterances.")
+        arena_results.append((name, per_set))
+        if main_predicted is None:
+            main_predicted = predicted
+    n_arena = sum(len(rows) for _, rows in arena_sets)
+    print(f"IARD held-out: {len(held)} dialogues; arena-style sets: {len(arena_sets)} sets, {n_arena} utterances.")
     table("IARD held-out part, IARD's own labels", iard_results)
     if held_second is not None:
         table("IARD held-out part, Accept/Reject from the second annotation", second_results)
         table("Second annotation read as a prediction of IARD's labels (held-out part)",
               [("second annotation", compare_dialogues(held, held_second))])
-    table(f"Arena-style test set ({ARENA_TEST.relative_to(ARENA_TEST.parents[2])})", test_results)
+    for name, per_set in arena_results:
+        arena_table(f"Arena-style sets, {name} (development figures: every set has been tuned on)", per_set)
     metric_agreement("IARD held-out, IARD's labels", held, main_predicted)
     if held_second is not None:
         metric_agreement("IARD held-out, second annotation", held_second, main_predicted)

@@ -21,9 +21,11 @@ Arena-style sets: JSONL, one utterance per line with its preceding context:
 artifact v1, then used for development) and `eval2_arena_style.jsonl`
 (measured once with the first v2 artifact, then used for development) and
 `dev3_arena_style.jsonl` (replies that must not count as decisions, written
-to tune the Reject cues' precision).
-`test_arena_style.jsonl` was committed before any of that tuning and is only
-measured.
+to tune the Reject cues' precision). `test_arena_style.jsonl` and
+`test3_arena_style.jsonl` to `test9_arena_style.jsonl` were each committed
+before the annotator of that moment was run on them, measured once, and then
+used for development (benchmarks/acts_fresh_sets.py replays the first
+measurements).
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ ARENA_TEST6 = ACTS_ASSETS / "test6_arena_style.jsonl"
 ARENA_TEST7 = ACTS_ASSETS / "test7_arena_style.jsonl"
 ARENA_TEST8 = ACTS_ASSETS / "test8_arena_style.jsonl"
 ARENA_TEST9 = ACTS_ASSETS / "test9_arena_style.jsonl"
+# Every arena-style set, oldest first. All have been read and tuned on by now; from test3 on, each was
+# first measured before its errors were read (benchmarks/acts_fresh_sets.py replays those measurements).
+ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5,
+              ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9)
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5

@@ -1,21 +1,23 @@
-"""The offline annotator's quality on held-out data (see benchmarks/results/acts.md).
+"""The offline annotator's quality (see benchmarks/results/acts.md).
 
 Where the issue's targets (precision >= 0.95, F1 >= 0.80) are met they are
 asserted; elsewhere a floor a little under the measured figure guards against
-regressions. The figures are deterministic for a given artifact.
+regressions. The figures are deterministic for a given artifact. The
+arena-style sets have all been tuned on by now, so on them these are
+regression guards; the held-out evidence is benchmarks/acts_fresh_sets.py.
 """
 
 import pytest
 
-from evaluators.acts.data import ARENA_TEST, iard_split, load_arena_style, load_iard
+from evaluators.acts.data import ARENA_SETS, iard_split, load_arena_style, load_iard
 from evaluators.acts.quality import evaluate_dialogues, evaluate_rows
 
 pytestmark = pytest.mark.slow
 
 # intent -> (minimum precision, minimum F1)
-IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.72, 0.68), "Reject": (0.38, 0.50)}
-SECOND_ANNOTATION_FLOORS = {"Accept": (0.75, 0.72), "Reject": (0.65, 0.55)}
-ARENA_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.95, 0.80), "Reject": (0.85, 0.80)}
+IARD_FLOORS = {"Recommend": (0.95, 0.80), "Accept": (0.80, 0.70), "Reject": (0.40, 0.50)}
+SECOND_ANNOTATION_FLOORS = {"Accept": (0.85, 0.80), "Reject": (0.72, 0.58)}
+TARGET = (0.95, 0.80)
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +45,13 @@ def test_iard_held_out_against_the_second_annotation(annotator):
         assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
 
 
-def test_arena_style_test_set(annotator):
-    results, _ = evaluate_rows(annotator, load_arena_style(ARENA_TEST))
-    for intent, (min_p, min_f1) in ARENA_FLOORS.items():
-        prf = results[intent]
-        assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
+@pytest.mark.parametrize("path", ARENA_SETS, ids=lambda p: p.name.replace("_arena_style.jsonl", ""))
+def test_arena_style_sets_meet_the_target(annotator, path):
+    results, _ = evaluate_rows(annotator, load_arena_style(path))
+    for intent, prf in results.items():
+        if prf.support == 0:
+            continue  # dev3 holds no system turns
+        assert prf.precision >= TARGET[0] and prf.f1 >= TARGET[1], (intent, prf.as_dict())
 
 
 def test_annotation_is_deterministic_and_keeps_given_acts(annotator):
