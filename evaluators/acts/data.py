@@ -53,6 +53,7 @@ ARENA_TEST6 = ACTS_ASSETS / "test6_arena_style.jsonl"
 ARENA_TEST7 = ACTS_ASSETS / "test7_arena_style.jsonl"
 ARENA_TEST8 = ACTS_ASSETS / "test8_arena_style.jsonl"
 ARENA_TEST9 = ACTS_ASSETS / "test9_arena_style.jsonl"
+ARENA_TEST10 = ACTS_ASSETS / "test10_arena_style.jsonl"
 # Every arena-style set, oldest first. All have been read and tuned on by now; from test3 on, each was
 # first measured before its errors were read (benchmarks/acts_fresh_sets.py replays those measurements).
 ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5,

@@ -9,7 +9,7 @@ from arena.dialogue import Role, Utterance
 from evaluators.acts import classifier, rules
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
-    ARENA_DEV, ARENA_DEV3, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5, ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
+    ARENA_DEV, ARENA_DEV3, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5, ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9, ARENA_TEST10, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
     is_held_out, load_arena_style, load_iard, load_second_annotation, utterance_key, with_second_annotation,
 )
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
@@ -137,7 +137,7 @@ def test_arena_style_sets_are_well_formed():
     from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
     texts = {}
-    for path, minimum in ((ARENA_TEST9, 90), (ARENA_TEST8, 95), (ARENA_TEST7, 100), (ARENA_TEST6, 100), (ARENA_TEST5, 100), (ARENA_TEST4, 120), (ARENA_TEST3, 140), (ARENA_TEST, 120), (ARENA_EVAL2, 120), (ARENA_EVAL, 60), (ARENA_DEV, 40), (ARENA_DEV3, 30)):
+    for path, minimum in ((ARENA_TEST10, 90), (ARENA_TEST9, 90), (ARENA_TEST8, 95), (ARENA_TEST7, 100), (ARENA_TEST6, 100), (ARENA_TEST5, 100), (ARENA_TEST4, 120), (ARENA_TEST3, 140), (ARENA_TEST, 120), (ARENA_EVAL2, 120), (ARENA_EVAL, 60), (ARENA_DEV, 40), (ARENA_DEV3, 30)):
         rows = load_arena_style(path)
         assert len(rows) >= minimum
         assert len({r.id for r in rows}) == len(rows)
@@ -151,7 +151,8 @@ def test_arena_style_sets_are_well_formed():
     assert not texts[ARENA_EVAL] & texts[ARENA_DEV]
     earlier = texts[ARENA_TEST] | texts[ARENA_EVAL2] | texts[ARENA_EVAL] | texts[ARENA_DEV] | texts[ARENA_DEV3]
     later = [texts[ARENA_TEST3], texts[ARENA_TEST4], texts[ARENA_TEST5], texts[ARENA_TEST6], texts[ARENA_TEST7],
-             texts[ARENA_TEST8], texts[ARENA_TEST9]]
+             texts[ARENA_TEST8], texts[ARENA_TEST9],
+             texts[ARENA_TEST10]]
     for k, fresh in enumerate(later):
         assert not fresh & earlier.union(*later[:k])
 
