@@ -5,8 +5,9 @@
 Measures precision, recall and F1 (per utterance) on
 - IARD's held-out part (60 dialogues, fixed split, never trained on), twice:
   against IARD's own labels and against the second annotation of Accept/Reject;
-- every arena-style set in assets/acts (12 sets, 1,229 utterances; all of them
-  have been tuned on by now, so these are development figures: the first
+- the arena-style held-out set (test10, 90 utterances, never tuned on);
+- every other arena-style set in assets/acts (12 sets, 1,229 utterances; all of
+  them have been tuned on by now, so these are development figures: the first
   measurement of each set on an annotator that had never seen it is replayed by
   benchmarks/acts_fresh_sets.py);
 and how far per-dialogue RDL/SRRR/SR from predicted acts are from those
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluators import metrics as M  # noqa: E402
 from evaluators.acts.data import (  # noqa: E402
-    ARENA_SETS, SECOND_ANNOTATION, iard_split, load_arena_style, load_iard, load_second_annotation, with_second_annotation,
+    ARENA_HELD_OUT, ARENA_SETS, SECOND_ANNOTATION, iard_split, load_arena_style, load_iard, load_second_annotation, with_second_annotation,
 )
 from evaluators.acts.quality import PRF, compare_dialogues, evaluate_rows  # noqa: E402
 from evaluators.meta import kendall_tau  # noqa: E402
@@ -104,6 +105,8 @@ def main(argv=None) -> int:
     _, held = iard_split(load_iard())
     held_second = with_second_annotation(held, load_second_annotation()) if SECOND_ANNOTATION.exists() else None
     arena_sets = [(path.name.replace("_arena_style.jsonl", ""), load_arena_style(path)) for path in ARENA_SETS]
+    held_out_rows = load_arena_style(ARENA_HELD_OUT)
+    held_out_results = []
     iard_results, second_results, arena_results = [], [], []
     main_predicted = None
     for name, annotator in variants:
@@ -125,6 +128,7 @@ def main(argv=None) -> int:
                     if _differs(gold, pred):
                         print(f"<!-- miss {rid}: gold {sorted(gold & KEYS)} predicted {sorted(pred & KEYS)} -->")
         arena_results.append((name, per_set))
+        held_out_results.append((name, evaluate_rows(annotator, held_out_rows)[0]))
         if main_predicted is None:
             main_predicted = predicted
     n_arena = sum(len(rows) for _, rows in arena_sets)
@@ -134,6 +138,8 @@ def main(argv=None) -> int:
         table("IARD held-out part, Accept/Reject from the second annotation", second_results)
         table("Second annotation read as a prediction of IARD's labels (held-out part)",
               [("second annotation", compare_dialogues(held, held_second))])
+    table(f"Arena-style held-out set ({ARENA_HELD_OUT.name}: written before this annotator ran on it, never tuned on)",
+          held_out_results)
     for name, per_set in arena_results:
         arena_table(f"Arena-style sets, {name} (development figures: every set has been tuned on)", per_set)
     metric_agreement("IARD held-out, IARD's labels", held, main_predicted)

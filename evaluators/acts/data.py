@@ -25,7 +25,8 @@ to tune the Reject cues' precision). `test_arena_style.jsonl` and
 `test3_arena_style.jsonl` to `test9_arena_style.jsonl` were each committed
 before the annotator of that moment was run on them, measured once, and then
 used for development (benchmarks/acts_fresh_sets.py replays the first
-measurements).
+measurements). `test10_arena_style.jsonl` was written after the last change
+and is only measured.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ ARENA_TEST10 = ACTS_ASSETS / "test10_arena_style.jsonl"
 # first measured before its errors were read (benchmarks/acts_fresh_sets.py replays those measurements).
 ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5,
               ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9)
+# Written before the shipped annotator was run on it; never tuned on.
+ARENA_HELD_OUT = ARENA_TEST10
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5

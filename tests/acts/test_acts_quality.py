@@ -9,7 +9,7 @@ regression guards; the held-out evidence is benchmarks/acts_fresh_sets.py.
 
 import pytest
 
-from evaluators.acts.data import ARENA_SETS, iard_split, load_arena_style, load_iard
+from evaluators.acts.data import ARENA_HELD_OUT, ARENA_SETS, iard_split, load_arena_style, load_iard
 from evaluators.acts.quality import evaluate_dialogues, evaluate_rows
 
 pytestmark = pytest.mark.slow
@@ -45,7 +45,7 @@ def test_iard_held_out_against_the_second_annotation(annotator):
         assert prf.precision >= min_p and prf.f1 >= min_f1, (intent, prf.as_dict())
 
 
-@pytest.mark.parametrize("path", ARENA_SETS, ids=lambda p: p.name.replace("_arena_style.jsonl", ""))
+@pytest.mark.parametrize("path", [*ARENA_SETS, ARENA_HELD_OUT], ids=lambda p: p.name.replace("_arena_style.jsonl", ""))
 def test_arena_style_sets_meet_the_target(annotator, path):
     results, _ = evaluate_rows(annotator, load_arena_style(path))
     for intent, prf in results.items():
