@@ -20,10 +20,13 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from arena.config import Settings
 from arena.corpus import cli as corpus_cli
+from arena.llm import LLMClient
+from evaluators.acts.base import ActAnnotator
 
 
-def _annotator(kind: str, client: Any):
+def _annotator(kind: str, client: Optional[LLMClient]) -> Optional[ActAnnotator]:
     if kind == "offline":
         from evaluators.acts.offline import OfflineActAnnotator
 
@@ -35,7 +38,7 @@ def _annotator(kind: str, client: Any):
     return None  # auto: scoring.default_annotator decides
 
 
-def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Any):
+def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Settings) -> Optional[LLMClient]:
     needs = "core" in metrics or annotator_kind == "llm" or (
         annotator_kind == "auto" and settings.llm_provider == "openai")
     if not needs:
