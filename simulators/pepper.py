@@ -12,12 +12,11 @@ held-out liked movies (and its per-turn increase) is recorded per turn.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, Optional
 
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
+from arena.llm.json_output import json_object
 from arena.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
@@ -188,11 +187,7 @@ def _feedback_template(opinions: list[dict[str, Any]]) -> str:
 
 def _parse_opinions(raw: str, titles: list[str]) -> dict[str, dict[str, str]]:
     """Opinions keyed by lower-cased title; unreadable or unknown entries are left out."""
-    match = re.search(r"\{.*\}", raw or "", re.DOTALL)
-    try:
-        data = json.loads(match.group(0)) if match else None
-    except json.JSONDecodeError:
-        data = None
+    data = json_object(raw)
     entries = data.get("opinions") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return {}

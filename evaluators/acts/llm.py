@@ -10,13 +10,13 @@ model lists are merged with the ones our own title finder sees.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Role
+from arena.llm.json_output import json_object
 from evaluators.acts.base import ActAnnotator, AnnotationError
 from evaluators.acts.data import ACTS_ASSETS
 from evaluators.acts.schema import intents_for, make_acts, normalise_intent
@@ -54,14 +54,8 @@ def parse_answer(text: str, role: Role) -> tuple[list[str], list[str]]:
     allowed = set(intents_for(role))
     intents: list[str] = []
     titles: list[str] = []
-    data: Any = None
-    match = re.search(r"\{.*\}", text, flags=re.DOTALL)
-    if match:
-        try:
-            data = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            data = None
-    if isinstance(data, dict):
+    data = json_object(text)
+    if data is not None:
         raw = data.get("intents", data.get("intent", []))
         raw = [raw] if isinstance(raw, str) else raw
         if isinstance(raw, list):

@@ -6,11 +6,11 @@ its scale, or given on another scale ("3/5") is not a rating.
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
+
+from arena.llm.json_output import SMART_QUOTES, objects_in, readings
 
 _NUMBER_WORDS = {"zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0}
 _NUM = r"(\d+(?:\.\d+)?)"
@@ -100,8 +100,6 @@ class DebateAnswer:
 
 _SCORE_KEYS = ("score", "overall_score", "overall", "rating", "final_score")
 _STATEMENT_KEYS = ("statement", "reason", "reasoning", "justification", "argument", "comment")
-_SMART = str.maketrans({"“": '"', "”": '"', "„": '"', "″": '"', "‘": "'", "’": "'"})
-_FENCE = re.compile(r"```[a-zA-Z]*\s*(.*?)```", re.S)
 
 
 def _score_value(raw: Any) -> Optional[float]:
@@ -114,54 +112,6 @@ def _score_value(raw: Any) -> Optional[float]:
         if match:
             return _number_with_scale(raw, match.end(), match.group(1), 100.0)
     return None
-
-
-def _balanced(text: str, start: int) -> Optional[str]:
-    """The {...} starting at text[start], respecting quoted strings of either kind."""
-    depth, quote, escaped = 0, "", False
-    for pos in range(start, len(text)):
-        ch = text[pos]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start: pos + 1]
-    return None
-
-
-def _loads_lenient(chunk: str) -> Any:
-    return json.loads(chunk, strict=False)
-
-
-def _objects(text: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    decoder = json.JSONDecoder(strict=False)  # tolerate raw newlines inside strings
-    for start in [m.start() for m in re.finditer(r"\{", text)]:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except ValueError:
-            chunk = _balanced(text, start)
-            obj = None
-            if chunk:
-                for parse in (_loads_lenient, ast.literal_eval):
-                    try:
-                        obj = parse(chunk)
-                        break
-                    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                        continue
-        if isinstance(obj, dict):
-            found.append(obj)
-    return found
 
 
 def _from_object(obj: dict[str, Any]) -> Optional[DebateAnswer]:
@@ -183,15 +133,12 @@ def parse_debate_answer(text: str) -> Optional[DebateAnswer]:
     """
     if not text or not text.strip():
         return None
-    variants = [text, text.translate(_SMART)]
-    for variant in list(variants):
-        variants[:0] = _FENCE.findall(variant)
-    for variant in variants:
-        for obj in reversed(_objects(variant)):
+    for variant in readings(text):
+        for obj in reversed(objects_in(variant)):
             answer = _from_object(obj)
             if answer is not None:
                 return answer
-    plain = text.translate(_SMART)
+    plain = text.translate(SMART_QUOTES)
     scores = list(re.finditer(r"[\"']?(?:overall[_ ])?score[\"']?\s*[:=]\s*[\"']?" + _NUM, plain, re.I))
     if not scores:
         return None
