@@ -30,17 +30,17 @@ from arena.mentions import (
     FUNCTION_WORDS,
     PhraseIndex,
     Vocabulary,
-    find_mentions,
+    match_phrases,
     normalize,
     unique,
 )
+from arena.titles import split_year
 
 CATALOG_DIR = ASSETS_DIR / "catalogs"
 DATASETS = ("redial", "opendialkg")
 PEOPLE_ROLES = ("director", "writer", "star", "actor")
 FREQUENT_WORDS = 12000  # one-word titles among this many most frequent words need capitals
 
-_YEAR_SUFFIX = re.compile(r"\s*\((\d{4})\)\s*$")
 _QUALIFIER_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
 _NUMBER_SUFFIX = re.compile(r"\s*#\d+\s*$")
 _SUBTITLE_SPLIT = re.compile(r":| [–—-] ")
@@ -131,11 +131,9 @@ def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
 def split_name(name: str, dataset: str) -> tuple[str, Optional[int]]:
     """("The Matrix (1999)") -> ("The Matrix", 1999); drops OpenDialKG qualifiers too."""
     title = _NUMBER_SUFFIX.sub("", name.strip())
-    year = None
-    match = _YEAR_SUFFIX.search(title)
-    if match:
-        year = int(match.group(1))
-        title = title[: match.start()]
+    bare, year = split_year(title)
+    if year is not None:
+        title = bare
     elif dataset == "opendialkg":
         # "The Hunger Games (Science Fiction Film)": the brackets only disambiguate.
         stripped = _QUALIFIER_SUFFIX.sub("", title)
@@ -297,7 +295,7 @@ class Catalog:
     def is_person_or_attribute(self, phrase: str) -> bool:
         """Whether `phrase` as a whole names a person, genre, year or language of the graph."""
         text = (phrase or "").strip()
-        return any(m.start == 0 and m.end >= len(text) for m in find_mentions(text, self._entities)) if text else False
+        return any(m.start == 0 and m.end >= len(text) for m in match_phrases(text, self._entities)) if text else False
 
     # -- linking mentions in text ---------------------------------------------------
     def link(self, text: str, limit: int = 5) -> list[CatalogItem]:
@@ -308,7 +306,7 @@ class Catalog:
         """(entity name, entity id) of every knowledge-graph entity mentioned in `text`:
         items (as their dataset names), people, genres, and for OpenDialKG years and languages."""
         out: list[tuple[str, int]] = []
-        for mention in find_mentions(text or "", [self._titles, *self._entities]):
+        for mention in match_phrases(text or "", [self._titles, *self._entities]):
             if mention.index == "items":
                 item = self._pick(mention.payloads, mention.year)
                 if item.entity_id is not None:
@@ -324,7 +322,7 @@ class Catalog:
         """Like `link`, with each mention's character span (start, end), every mention kept."""
         # People and genres compete for the same words, so "John Carpenter" is not
         # read as a misspelt "John Carter" and "a Drama" is the genre.
-        mentions = find_mentions(text or "", [self._titles, *self._entities])
+        mentions = match_phrases(text or "", [self._titles, *self._entities])
         return [(self._pick(m.payloads, m.year), m.start, m.end) for m in mentions if m.index == "items"]
 
     # -- internals ----------------------------------------------------------------
@@ -339,7 +337,7 @@ class Catalog:
         """The title first, then shorter ways people refer to it."""
         title = item.title
         aliases = [title]
-        if item.name != title and _YEAR_SUFFIX.search(item.name) is None:
+        if item.name != title and split_year(item.name)[1] is None:
             aliases.append(_NUMBER_SUFFIX.sub("", item.name))  # keeps the qualifier
         without_article = _LEADING_ARTICLE.sub("", title)
         if without_article != title and " " in without_article.strip():

@@ -1,7 +1,7 @@
-"""Finding names (titles, people, genres) mentioned in free text.
+"""Matching known names (titles, people, genres) in free text: the phrase matcher under catalog linking.
 
 Used by `arena.catalog`: a `PhraseIndex` maps normalised phrases to payloads,
-and `find_mentions` scans a text's word n-grams against one or more indexes,
+and `match_phrases` scans a text's word n-grams against one or more indexes,
 exactly and (for long enough phrases) fuzzily, then keeps the best
 non-overlapping spans, longer first.
 
@@ -192,7 +192,7 @@ class PhraseIndex:
 
 
 @dataclass(frozen=True)
-class Mention:
+class PhraseMatch:
     index: str  # name of the PhraseIndex that matched
     key: str  # the matched phrase (normalised)
     payloads: tuple[Any, ...]
@@ -238,18 +238,18 @@ def _year_after(text: str, tokens: Sequence[Token], j: int) -> Optional[int]:
     return None
 
 
-def find_mentions(
+def match_phrases(
     text: str,
     indexes: Sequence[PhraseIndex],
     max_fuzzy_spans: int = 400,
-) -> list[Mention]:
+) -> list[PhraseMatch]:
     """Best non-overlapping mentions of any index's phrases, in text order."""
     tokens = tokenize(text)
     if not tokens:
         return []
     letters = [c for c in text if c.isalpha()]
     shouting = len(letters) > 3 and all(c.isupper() for c in letters)
-    candidates: list[tuple[int, int, Mention, int]] = []  # (i, j_with_year, mention, priority)
+    candidates: list[tuple[int, int, PhraseMatch, int]] = []  # (i, j_with_year, mention, priority)
 
     def accept(index: PhraseIndex, key: str, i: int, j: int, score: float) -> None:
         year = _year_after(text, tokens, j)
@@ -260,7 +260,7 @@ def find_mentions(
         end = tokens[end_tok - 1].end
         if year is not None and end < len(text) and text[end] in ")]":
             end += 1
-        mention = Mention(index.name, key, tuple(index.phrases[key]), tokens[i].start, end, score, year)
+        mention = PhraseMatch(index.name, key, tuple(index.phrases[key]), tokens[i].start, end, score, year)
         # Priority settles ties only for everyday words: "a Drama" is the genre, "Casablanca" the film.
         candidates.append((i, end_tok, mention, index.priority if index.is_ordinary(key) else 0))
 
@@ -283,7 +283,7 @@ def find_mentions(
     # Longest spans first, then better scores, then index priority, then earlier ones.
     candidates.sort(key=lambda c: (-(c[1] - c[0]), -c[2].score, -c[3], c[0]))
     taken = [False] * len(tokens)
-    chosen: list[Mention] = []
+    chosen: list[PhraseMatch] = []
     for i, j, mention, _ in candidates:
         if not any(taken[i:j]):
             taken[i:j] = [True] * (j - i)

@@ -23,8 +23,8 @@ Target-based metrics (PEPPER, Kim et al.) use dialogue.metadata["targets"], a
 list of item ids or titles. A *turn* is one system utterance; its list P_t is
 its `items` (else the TITLE slots of its Recommend acts), cut to the first k.
 
-- Recall@k at turn t = |P_t ∩ Y| / |Y|; `recall_at_k` averages over all
-  system turns (turns without recommendations count as 0).
+- Recall@k at turn t = |P_t ∩ Y| / |Y| (`arena.target_metrics`); `recall_at_k`
+  averages over all system turns (turns without recommendations count as 0).
 - PC_t = |(P_1 ∪ … ∪ P_t) ∩ Y| / |Y| (preference coverage after t turns);
   PCIR_t = PC_t − PC_{t−1} with PC_0 = 0; its mean over the turns is PCIR_avg.
 """
@@ -32,11 +32,11 @@ its `items` (else the TITLE slots of its Recommend acts), cut to the first k.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from arena.dialogue import Dialogue, Role, Utterance
 from evaluators.acts.schema import is_acceptance, is_recommendation, is_rejection, titles_of
-from evaluators.acts.titles import title_key
+from arena.target_metrics import coverage_per_turn, recall_at, target_keys
 
 LENGTH_UNITS = ("utterances", "turns")
 
@@ -125,12 +125,6 @@ def targets_of(dialogue: Dialogue) -> Optional[list[str]]:
     return [str(t) for t in raw if str(t).strip()]
 
 
-def _matches(item_id: Optional[str], title: Optional[str], target: str) -> bool:
-    if item_id is not None and item_id == target:
-        return True
-    return bool(title) and title_key(title) == title_key(target) and bool(title_key(target))
-
-
 def turn_recommendations(utterance: Utterance, k: Optional[int] = None) -> list[tuple[Optional[str], str]]:
     """(item id or None, title) recommended in one system utterance, first k."""
     if utterance.items:
@@ -142,18 +136,11 @@ def turn_recommendations(utterance: Utterance, k: Optional[int] = None) -> list[
     return recs[:k] if k is not None else recs
 
 
-def _hits(recs: Iterable[tuple[Optional[str], str]], targets: Sequence[str]) -> set[int]:
-    return {j for j, t in enumerate(targets) for item_id, title in recs if _matches(item_id, title, t)}
-
-
 def recall_per_turn(dialogue: Dialogue, targets: Sequence[str], k: int) -> list[float]:
     if not targets:
         raise ValueError("recall needs at least one target item")
-    out = []
-    for utt in dialogue.utterances:
-        if utt.role == Role.AGENT:
-            out.append(len(_hits(turn_recommendations(utt, k), targets)) / len(targets))
-    return out
+    keys = target_keys(targets)
+    return [recall_at(turn_recommendations(utt), keys, k) for utt in dialogue.utterances if utt.role == Role.AGENT]
 
 
 def recall_at_k(dialogue: Dialogue, targets: Sequence[str], k: int) -> float:
@@ -165,18 +152,8 @@ def preference_coverage(dialogue: Dialogue, targets: Sequence[str], k: int) -> l
     """PC_t after each system turn t."""
     if not targets:
         raise ValueError("preference coverage needs at least one target item")
-    covered: set[int] = set()
-    out = []
-    for utt in dialogue.utterances:
-        if utt.role == Role.AGENT:
-            covered |= _hits(turn_recommendations(utt, k), targets)
-            out.append(len(covered) / len(targets))
-    return out
-
-
-def coverage_increase(pc: Sequence[float]) -> list[float]:
-    """PCIR_t = PC_t − PC_{t−1}, with PC_0 = 0."""
-    return [b - a for a, b in zip([0.0, *pc[:-1]], pc)]
+    turns = [turn_recommendations(utt) for utt in dialogue.utterances if utt.role == Role.AGENT]
+    return coverage_per_turn(turns, target_keys(targets), k)
 
 
 def mean(values: Sequence[float]) -> Optional[float]:

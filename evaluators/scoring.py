@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 from arena.config import Settings
 from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
+from arena.target_metrics import coverage_increase
 from evaluators import metrics as M
 from evaluators.acts.base import ActAnnotator
 
@@ -160,7 +161,7 @@ def _recall(d: Dialogue, ctx: Context) -> dict[str, Score]:
 def _pc(d: Dialogue, ctx: Context) -> dict[str, Score]:
     def compute(targets):
         pc = M.preference_coverage(d, targets, RECALL_K)
-        pcir = M.coverage_increase(pc)
+        pcir = coverage_increase(pc)
         final = pc[-1] if pc else 0.0
         return {"pc": (final, {"k": RECALL_K, "per_turn": pc, "targets": len(targets)}),
                 "pcir": (M.mean(pcir) or 0.0, {"k": RECALL_K, "per_turn": pcir})}

@@ -35,7 +35,7 @@ from evaluators.acts.embedding import MODEL_NAME, shared_encoder  # noqa: E402
 from evaluators.acts.features import FEATURE_LAYOUT, feature_rows, view_dialogue  # noqa: E402
 from evaluators.acts.offline import DEFAULT_ARTIFACT, REC, ActModel, decide  # noqa: E402
 from evaluators.acts.quality import compare  # noqa: E402
-from evaluators.acts.titles import shared_linker  # noqa: E402
+from arena.title_mentions import shared_linker  # noqa: E402
 from evaluators.acts.schema import AGENT_INTENTS, RECOMMEND, USER_INTENTS, intents_of  # noqa: E402
 
 LABELS = {Role.USER: list(USER_INTENTS), Role.AGENT: list(AGENT_INTENTS) + [REC]}

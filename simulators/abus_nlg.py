@@ -10,8 +10,7 @@ import random
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from simulators.goals import REQUEST_PHRASES
-from simulators.titles import with_article
+from simulators.goals import REQUEST_PHRASES, with_article
 
 
 @dataclass(frozen=True)

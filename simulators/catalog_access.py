@@ -15,7 +15,7 @@ from typing import Any, Iterable, Optional
 
 from arena.catalog import Catalog
 from arena.dialogue import RecommendedItem
-from simulators.titles import normalize_title, split_year, title_variants
+from arena.titles import title_key, split_year, title_variants
 
 NOT_FILM_GENRES = frozenset({
     "england", "united kingdom", "novel", "literature", "television", "children's literature",
@@ -194,4 +194,4 @@ class CatalogView:
         return self.get(item.item_id) or self.resolve(item.title)
 
     def key(self, facts: ItemFacts) -> str:
-        return normalize_title(facts.title)
+        return title_key(facts.title)

@@ -12,12 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from simulators.catalog_access import CatalogView, ItemFacts
-from simulators.titles import with_article
 
 CONSTRAINT_SLOTS = ("genre", "year", "actor", "director")
 REQUEST_SLOTS = ("plot", "director", "rating")
 # How often each constraint slot is picked when the anchor has a value for it.
 SLOT_WEIGHTS = {"genre": 3.0, "actor": 2.0, "year": 1.0, "director": 1.0}
+
+
+def with_article(phrase: str) -> str:
+    """'action movie' -> 'an action movie'."""
+    return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
 
 
 @dataclass

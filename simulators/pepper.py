@@ -22,7 +22,7 @@ from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
 from simulators.metrics import preference_coverage, target_ids
 from simulators.preferences import PreferenceProfile, build_profile
-from simulators.titles import split_year
+from arena.titles import split_year
 
 PERSONA = (
     "Role-play a person chatting with a movie recommender to find something to watch. You do not have a "

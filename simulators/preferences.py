@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.movielens import MovieLens, load_movielens
-from simulators.titles import normalize_title, readable_title
+from arena.titles import title_key, readable_title
 
 LIKED_RATING = 4.0
 DISLIKED_RATING = 2.0
@@ -54,12 +54,12 @@ class PreferenceProfile:
 
     def __post_init__(self) -> None:
         self._seen_ids = {m.item_id: m for m in self.seen if m.item_id}
-        self._seen_titles = {normalize_title(m.title): m for m in self.seen}
+        self._seen_titles = {title_key(m.title): m for m in self.seen}
 
     def seen_movie(self, facts: Optional[ItemFacts], title: str) -> Optional[SeenMovie]:
         if facts is not None and facts.item_id in self._seen_ids:
             return self._seen_ids[facts.item_id]
-        return self._seen_titles.get(normalize_title(title))
+        return self._seen_titles.get(title_key(title))
 
     def narrative(self) -> str:
         """The general preferences in the second person, as given to the LLM."""

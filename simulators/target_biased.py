@@ -27,7 +27,7 @@ from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, clean_generation, last_reply, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.metrics import is_target, per_turn_recall, target_ids, target_keys
-from simulators.titles import strip_mentions
+from arena.titles import strip_mentions
 
 PERSONA = (
     "Role-play a person who asks a movie recommender for a film. You have particular movies in mind but "

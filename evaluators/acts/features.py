@@ -23,7 +23,8 @@ from arena.dialogue import Dialogue, Role, Utterance
 from evaluators.acts import rules
 from evaluators.acts.embedding import DIM
 from evaluators.acts.offers import cut_short, echoed_mentions, offer_mentions
-from evaluators.acts.titles import Mention, TitleLinker, clean_title, find_mentions, list_mentions, mask_titles, title_key
+from arena.title_mentions import Mention, TitleLinker, find_mentions, list_mentions, mask_titles
+from arena.titles import clean_title, title_key
 
 FEATURE_LAYOUT = "v2"
 N_COMMON = 6

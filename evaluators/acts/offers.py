@@ -22,7 +22,8 @@ import re
 from typing import Any, Optional
 
 from arena.mentions import FUNCTION_WORDS
-from evaluators.acts.titles import Mention, clean_title
+from arena.title_mentions import Mention
+from arena.titles import clean_title
 
 _BEFORE = re.compile(
     r"\b(?:(?:what|how) about"

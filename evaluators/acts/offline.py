@@ -25,7 +25,7 @@ from evaluators.acts.features import FEATURE_LAYOUT, UtteranceView, feature_rows
 from evaluators.acts import rules
 from evaluators.acts.rules import RULES_VERSION
 from evaluators.acts.schema import make_acts
-from evaluators.acts.titles import TitleLinker, shared_linker
+from arena.title_mentions import TitleLinker, shared_linker
 
 ARTIFACT_STEM = "act_classifier"
 DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.npz"

@@ -2,6 +2,7 @@
 
 import pytest
 
+from arena.target_metrics import coverage_increase
 from evaluators import metrics as M
 from tests.acts.acts_helpers import make_dialogue, three_rounds
 
@@ -92,8 +93,8 @@ def test_preference_coverage_and_increase():
     d = _target_dialogue()
     pc = M.preference_coverage(d, M.targets_of(d), 2)
     assert pc == pytest.approx([1 / 3, 1 / 3, 2 / 3, 1.0])
-    assert M.coverage_increase(pc) == pytest.approx([1 / 3, 0.0, 1 / 3, 1 / 3])
-    assert M.mean(M.coverage_increase(pc)) == pytest.approx(0.25)
+    assert coverage_increase(pc) == pytest.approx([1 / 3, 0.0, 1 / 3, 1 / 3])
+    assert M.mean(coverage_increase(pc)) == pytest.approx(0.25)
 
 
 def test_targets_by_title_ignore_year_and_case():

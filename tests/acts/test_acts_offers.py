@@ -110,7 +110,7 @@ def test_platform_names_end_a_title():
 
 def test_echoed_titles_in_any_case():
     from evaluators.acts.offers import echoed_mentions
-    from evaluators.acts.titles import Mention
+    from arena.title_mentions import Mention
 
     offers = [Mention("District 9 (2009)", 0, 17), Mention("Up", 20, 22)]
     assert [m.title for m in echoed_mentions("ok district 9 then", offers)] == ["District 9 (2009)"]
@@ -131,7 +131,7 @@ def test_two_titles_weigh_against_each_other(annotator):
 
 
 def test_people_and_genres_are_not_offered_titles():
-    from evaluators.acts.titles import shared_linker
+    from arena.title_mentions import shared_linker
 
     linker = shared_linker()
     assert [m.title for m in offer_mentions("What about Christopher Nolan?", linker)] == []
@@ -140,7 +140,7 @@ def test_people_and_genres_are_not_offered_titles():
 
 
 def test_one_lower_case_word_only_as_the_object_of_a_question(annotator):
-    from evaluators.acts.titles import shared_linker
+    from arena.title_mentions import shared_linker
 
     linker = shared_linker()
     assert [m.title for m in offer_mentions("what about jaws", linker)] == ["Jaws (1975)"]
@@ -182,7 +182,7 @@ def test_neither_sounds_good_is_a_refusal(annotator):
 
 def test_the_start_of_a_longer_name_is_not_a_title(annotator):
     from evaluators.acts.offers import cut_short
-    from evaluators.acts.titles import Mention
+    from arena.title_mentions import Mention
 
     assert cut_short("No, Ted Lasso streams on Apple TV+.", Mention("Ted (2012)", 4, 7, "catalog"))
     assert not cut_short("Ted (2012) is silly.", Mention("Ted (2012)", 0, 10, "catalog"))

@@ -1,6 +1,6 @@
 from arena.dialogue import Dialogue, RecommendedItem
 from simulators.metrics import per_turn_recall, preference_coverage
-from simulators.titles import mentions_title, normalize_title, readable_title, strip_mentions, title_variants
+from arena.titles import mentions_title, title_key, readable_title, strip_mentions, title_variants
 
 
 def item(i, title):
@@ -8,7 +8,7 @@ def item(i, title):
 
 
 def test_titles_normalise_articles_years_and_alternatives():
-    assert normalize_title("Usual Suspects, The (1995)") == normalize_title("The Usual Suspects")
+    assert title_key("Usual Suspects, The (1995)") == title_key("The Usual Suspects")
     assert readable_title("Usual Suspects, The (1995)") == "The Usual Suspects (1995)"
     assert "se7en" in title_variants("Seven (Se7en)")
     assert mentions_title("I loved police academy!", "Police Academy (1984)")

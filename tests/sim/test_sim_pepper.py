@@ -9,7 +9,7 @@ from simulators import build_simulator
 from simulators.movielens import load_movielens
 from simulators.pepper import PepperSimulator, _parse_opinions
 from simulators.preferences import LIKED_RATING, build_profile
-from simulators.titles import mentions_title
+from arena.titles import mentions_title
 
 
 @pytest.fixture(scope="module")

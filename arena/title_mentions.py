@@ -1,4 +1,4 @@
-"""Finding the movie titles an utterance mentions, for TITLE slot values.
+"""Finding the movie titles an utterance mentions (TITLE slot values of dialogue acts, among others).
 
 Three sources, most trusted first: the items a CRS attached to its reply
 (`Utterance.items`), numbered lists ("1: X 2: Y", "1. X"), and "Title (Year)"
@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
+from arena.catalog import Catalog, CatalogItem, load_catalog
 from arena.dialogue import Utterance
+from arena.titles import clean_title, title_key, years_in_parens
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Mention:
 
 
 class TitleLinker(Protocol):
-    def link_spans(self, text: str) -> list[tuple[Any, int, int]]:
+    def link_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """(item with a `label`, start, end) for every title mentioned in `text`."""
 
 
@@ -38,17 +40,15 @@ class CatalogLinker:
 
     def __init__(self, names: tuple[str, ...] = ("redial", "opendialkg")):
         self.names = names
-        self._catalogs: Optional[list[Any]] = None
+        self._catalogs: Optional[list[Catalog]] = None
 
-    def _load(self) -> list[Any]:
+    def _load(self) -> list[Catalog]:
         if self._catalogs is None:
-            from arena.catalog import load_catalog
-
             self._catalogs = [load_catalog(name) for name in self.names]
         return self._catalogs
 
-    def link_spans(self, text: str) -> list[tuple[Any, int, int]]:
-        spans: list[tuple[Any, int, int]] = []
+    def link_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
+        spans: list[tuple[CatalogItem, int, int]] = []
         for catalog in self._load():
             spans.extend(catalog.link_spans(text))
         return spans
@@ -56,7 +56,7 @@ class CatalogLinker:
     def is_person_or_attribute(self, phrase: str) -> bool:
         return any(catalog.is_person_or_attribute(phrase) for catalog in self._load())
 
-    def exact_title(self, phrase: str) -> Optional[Any]:
+    def exact_title(self, phrase: str) -> Optional[CatalogItem]:
         for catalog in self._load():
             item = catalog.exact_title(phrase)
             if item is not None:
@@ -75,7 +75,6 @@ def shared_linker() -> CatalogLinker:
     return _shared_linker
 
 
-_YEAR = re.compile(r"\(\s*((?:18|19|20)\d{2})\s*\)")
 # "1: X", "1. X", "1) X", "#1 X" at the start or after whitespace; not "10 Things".
 _LIST_MARKER = re.compile(r"(?:(?<=\s)|^)#?(\d{1,2})\s*[:.)]\s+(?=\S)")
 # Words that may sit in lower case inside a title ("Lord of the Rings").
@@ -94,12 +93,6 @@ _LIST_TOKEN = re.compile(r"#?\d{1,2}[:.)]")
 _ABBREVIATION = re.compile(r"[A-Z]\.|vs\.|Mr\.|Mrs\.|Dr\.|St\.|Jr\.")
 # IARD repeats linked mentions as "Title (2012) <Title (2012)>".
 _ANGLE_DUPLICATE = re.compile(r"<[^<>]{1,120}>")
-
-
-def clean_title(title: str) -> str:
-    title = _YEAR.sub("", title)
-    title = re.sub(r"\s+", " ", title).strip(" \t\"'“”‘’*_,;:-")
-    return title
 
 
 def _title_before(text: str, end: int) -> Optional[tuple[int, str]]:
@@ -134,7 +127,7 @@ def _title_before(text: str, end: int) -> Optional[tuple[int, str]]:
 
 def year_mentions(text: str) -> list[Mention]:
     out: list[Mention] = []
-    for m in _YEAR.finditer(text):
+    for m in years_in_parens(text):
         found = _title_before(text, m.start())
         if not found:
             continue
@@ -160,7 +153,7 @@ def list_mentions(text: str) -> list[Mention]:
     for i, m in enumerate(kept):
         seg_end = kept[i + 1].start() if i + 1 < len(kept) else len(text)
         segment = text[m.end():seg_end]
-        year = _YEAR.search(segment)
+        year = next(years_in_parens(segment), None)
         if year:
             cut = year.end()
         else:
@@ -204,10 +197,6 @@ def _find_loose(text: str, title: str) -> int:
     return m.start() if m else -1
 
 
-def _key(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", clean_title(title).lower()).strip()
-
-
 _SOURCE_RANK = {"items": 0, "list": 1, "catalog": 2, "year": 3, "text": 4}
 
 
@@ -222,15 +211,10 @@ def _dedupe(mentions: list[Mention]) -> list[Mention]:
     kept.extend(m for m in mentions if m.start < 0)
     by_key: dict[str, Mention] = {}
     for m in sorted(kept, key=lambda m: (m.start < 0, m.start)):
-        k = _key(m.title)
+        k = title_key(m.title)
         if k and k not in by_key:
             by_key[k] = m
     return list(by_key.values())
-
-
-def title_key(title: str) -> str:
-    """A comparable form of a title: lower case, no year, no punctuation."""
-    return _key(title)
 
 
 def mask_titles(text: str, mentions: list[Mention], placeholder: str = "MOVIE") -> str:
