@@ -22,6 +22,8 @@ from typing import Any, Optional
 
 from arena.config import Settings
 from arena.corpus import cli as corpus_cli
+from arena.corpus.dialoguekit import DialogueImportError, to_dialoguekit
+from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
 from arena.llm import LLMClient
 from evaluators.acts.base import ActAnnotator
@@ -50,8 +52,6 @@ def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Setting
 
 
 def record_of(dialogue) -> dict[str, Any]:
-    from arena.corpus.dialoguekit import to_dialoguekit
-
     rec = to_dialoguekit(dialogue)
     rec["scores"] = {name: s.value for name, s in sorted(dialogue.scores.items())}
     return rec
@@ -59,7 +59,6 @@ def record_of(dialogue) -> dict[str, Any]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from arena.config import Settings
-    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.scoring import parse_metrics, score_dialogue
 
     try:
@@ -98,7 +97,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.meta import format_table, meta_table, ranking_correlations
 
     try:

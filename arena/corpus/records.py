@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.corpus.dialoguekit import Source, load_dialogues, to_dialoguekit
+from arena.corpus.dialoguekit import to_dialoguekit
+from arena.corpus.reading import Source, load_dialogues
 from arena.files import atomic_open
 from arena.store import Store
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from arena.dialogue import Role, UserKind
-from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
+from arena.corpus.dialoguekit import DialogueImportError
+from arena.corpus.reading import load_dialogues
 from arena.corpus.records import import_dialogues
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"

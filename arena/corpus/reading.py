@@ -1,0 +1,119 @@
+"""Reading files of dialogues: a JSON list, one record, DialogueKit's per-pair file, or JSONL.
+
+Loading is all-or-nothing: every record is parsed (`arena.corpus.dialoguekit.from_record`)
+before anything is returned, and all problems are reported together in one
+`DialogueImportError`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from arena.corpus.dialoguekit import DialogueImportError, from_record
+from arena.dialogue import Dialogue
+
+Source = Union[str, Path, bytes, list]
+
+
+def parse_records(text: str) -> tuple[list[Any], Optional[list[int]]]:
+    """Split a file's text into records: a JSON list, one JSON object, or JSONL.
+
+    Returns the records and, for JSONL, each record's 1-based line number.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return [], None
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        if stripped.startswith("["):
+            raise DialogueImportError([{"message": f"invalid JSON: {exc}"}]) from None
+        return _parse_jsonl(stripped, exc)
+    if isinstance(data, list):
+        return data, None
+    if isinstance(data, dict) and isinstance(data.get("dialogues"), list):
+        return _unpack_per_pair(data), None
+    if isinstance(data, dict) and ("conversation" in data or "utterances" in data):
+        return [data], None
+    raise DialogueImportError([{"message": f"expected a JSON list of dialogues, got {type(data).__name__}"}])
+
+
+def _parse_jsonl(text: str, first_error: json.JSONDecodeError) -> tuple[list[Any], list[int]]:
+    records, lines, problems = [], [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+            lines.append(lineno)
+        except json.JSONDecodeError as exc:
+            problems.append({"line": lineno, "message": f"invalid JSON: {exc}"})
+    if problems:
+        if len(lines) == 0:  # not JSONL either: report the whole-document error
+            problems = [{"message": f"invalid JSON: {first_error}"}]
+        raise DialogueImportError(problems)
+    return records, lines
+
+
+def _unpack_per_pair(data: dict[str, Any]) -> list[Any]:
+    """DialogueKit's per user/agent pair file: shared agent and user, a list of dialogues."""
+    out = []
+    for rec in data["dialogues"]:
+        if isinstance(rec, dict):
+            rec = {"agent": data.get("agent"), "user": data.get("user"), **rec}
+        out.append(rec)
+    return out
+
+
+def read_source(source: Source) -> tuple[str, Optional[str]]:
+    """The text to parse and a name for messages: a path, JSON text, or bytes."""
+    if isinstance(source, bytes):
+        return source.decode("utf-8"), None
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith(("[", "{"))):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DialogueImportError([{"message": f"cannot read file: {exc}"}], source=str(path)) from None
+    return str(source), None
+
+
+def load_dialogues(source: Source, *, default_crs_id: str = "unknown") -> list[Dialogue]:
+    """Every dialogue in a file/text/list of records, or DialogueImportError and none.
+
+    Accepts a JSON list (CRSArena-Dial, IARD, our own Dialogue JSON), a single
+    record, DialogueKit's per-pair file, or JSONL with one record per line.
+    Duplicate conversation IDs are an error.
+    """
+    name = None
+    lines: Optional[list[int]] = None
+    if isinstance(source, list):
+        records = source
+    else:
+        text, name = read_source(source)
+        try:
+            records, lines = parse_records(text)
+        except DialogueImportError as exc:
+            raise DialogueImportError(exc.problems, source=name) from None
+    dialogues: list[Dialogue] = []
+    problems: list[dict[str, Any]] = []
+    first_seen: dict[str, int] = {}
+    for index, rec in enumerate(records):
+        line = lines[index] if lines else None
+        try:
+            d = from_record(rec, index, default_crs_id=default_crs_id)
+        except DialogueImportError as exc:
+            problems.extend({**p, "line": line} for p in exc.problems)
+            continue
+        if d.dialogue_id in first_seen:
+            problems.append({"index": index, "line": line, "conversation_id": d.dialogue_id,
+                             "field": "conversation ID",
+                             "message": f"duplicate of record {first_seen[d.dialogue_id]}"})
+            continue
+        first_seen[d.dialogue_id] = index
+        dialogues.append(d)
+    if problems:
+        raise DialogueImportError(problems, source=name)
+    return dialogues
