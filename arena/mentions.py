@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rapidfuzz import fuzz, process
 
@@ -310,7 +310,8 @@ def _fuzzy_spans(tokens: Sequence[Token], index: PhraseIndex) -> list[tuple[int,
     return spans
 
 
-def _fuzzy(index: PhraseIndex, spans: list[tuple[int, int, str]], accept: Any) -> None:
+def _fuzzy(index: PhraseIndex, spans: list[tuple[int, int, str]],
+           accept: Callable[[PhraseIndex, str, int, int, float], None]) -> None:
     choices = index.fuzzy_choices()
     scores = process.cdist(
         [key for _, _, key in spans],

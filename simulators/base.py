@@ -13,7 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Optional, Sequence, Union
 
-from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind
+from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind, Utterance
 from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 
@@ -71,7 +71,7 @@ def transcript(dialogue: Dialogue, max_items: int = 5, last: int = 16) -> str:
     return "\n".join(lines) if lines else "(nothing yet)"
 
 
-def last_reply(dialogue: Dialogue) -> Optional[Any]:
+def last_reply(dialogue: Dialogue) -> Optional[Utterance]:
     for utt in reversed(dialogue.utterances):
         if utt.role == Role.AGENT:
             return utt

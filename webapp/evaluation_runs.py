@@ -29,7 +29,7 @@ from arena.config import Settings
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.llm import LLMClient
 from arena.runner import DialogueRunner
-from arena.simulator_interface import SimulatorAction, StopDialogue
+from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
@@ -94,7 +94,7 @@ class RunConfig:
 class _Cancellable:
     """Wraps a simulator so that a cancelled run ends its dialogues at the next turn."""
 
-    def __init__(self, simulator: Any, cancelled: threading.Event):
+    def __init__(self, simulator: Simulator, cancelled: threading.Event):
         self.simulator = simulator
         self.cancelled = cancelled
 

@@ -8,7 +8,7 @@ applies to dialogues (who played the user) and to votes (who voted).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
 import pandas as pd
 
@@ -41,7 +41,7 @@ class LeaderboardOptions:
     bt_prior_games: float = 1.0
 
 
-def _kind_value(kind: Any) -> str:
+def _kind_value(kind: Union[str, UserKind]) -> str:
     return kind.value if isinstance(kind, UserKind) else str(kind)
 
 
