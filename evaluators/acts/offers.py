@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from arena.mentions import FUNCTION_WORDS
 from arena.title_mentions import Mention
-from arena.titles import clean_title
+from arena.titles import clean_title, years_in_parens
 
 _BEFORE = re.compile(
     r"\b(?:(?:what|how) about"
@@ -80,7 +80,8 @@ _LOWER_BAD_START = {"something", "anything", "some", "any", "more", "other", "an
 
 def cut_short(text: str, mention: Mention) -> bool:
     """A catalog link that is only the start of a longer name ("Ted" in "Ted Lasso")."""
-    if mention.source != "catalog" or mention.start < 0 or re.search(r"\(\d{4}\)", text[mention.start:mention.end]):
+    linked = text[mention.start:mention.end]
+    if mention.source != "catalog" or mention.start < 0 or next(years_in_parens(linked), None) is not None:
         return False
     return re.match(r" [A-Z][a-z]", text[mention.end:mention.end + 3]) is not None
 
