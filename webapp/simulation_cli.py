@@ -1,8 +1,8 @@
-"""Command line for simulated evaluation runs.
+"""Command line for simulated evaluation runs: `crs-arena simulate ...` (or `python -m simulators ...`).
 
-    python -m simulators run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
-    python -m simulators list     # simulator kinds and systems (with availability)
-    python -m simulators runs     # evaluation runs recorded in the database
+    crs-arena simulate run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
+    crs-arena simulate list     # simulator kinds and systems (with availability)
+    crs-arena simulate runs     # evaluation runs recorded in the database
 
 Dialogues go to the database of `Settings.from_env()` (ARENA_DB) and are
 queued for automatic scoring when the scorer is available.
