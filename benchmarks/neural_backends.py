@@ -28,6 +28,13 @@ steadier one. The generated token ids of the
 two backends are compared on every turn.
 
     nice -n 10 python benchmarks/neural_backends.py [--repetitions 9] [--systems kbrd,barcor,unicrs]
+
+The hand-written modules were removed after this measurement (results and
+decision in BENCHMARKS.md), so the script runs against the commit that added
+it, where both backends exist:
+
+    git worktree add /tmp/neural-backends b16e1ab
+    nice -n 10 python /tmp/neural-backends/benchmarks/neural_backends.py
 """
 
 from __future__ import annotations
