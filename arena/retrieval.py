@@ -15,7 +15,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import tempfile
 import threading
 import time
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from arena.catalog import Catalog, CatalogItem
+from arena.files import atomic_open
 
 log = logging.getLogger(__name__)
 
@@ -124,16 +124,8 @@ def _content_hash(model_name: str, items: Sequence[CatalogItem]) -> str:
 
 
 def _save_atomically(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            np.save(out, array)
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; the cache is not secret
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "wb") as out:
+        np.save(out, array)
 
 
 class ItemRetriever:

@@ -20,10 +20,14 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from arena.config import Settings
 from arena.corpus import cli as corpus_cli
+from arena.files import atomic_open
+from arena.llm import LLMClient
+from evaluators.acts.base import ActAnnotator
 
 
-def _annotator(kind: str, client: Any):
+def _annotator(kind: str, client: Optional[LLMClient]) -> Optional[ActAnnotator]:
     if kind == "offline":
         from evaluators.acts.offline import OfflineActAnnotator
 
@@ -35,7 +39,7 @@ def _annotator(kind: str, client: Any):
     return None  # auto: scoring.default_annotator decides
 
 
-def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Any):
+def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Settings) -> Optional[LLMClient]:
     needs = "core" in metrics or annotator_kind == "llm" or (
         annotator_kind == "auto" and settings.llm_provider == "openai")
     if not needs:
@@ -74,11 +78,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     client = _client_if_needed(metrics, args.annotator, settings)
     annotator = _annotator(args.annotator, client)
     out_path = Path(args.out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     failures = 0
-    tmp = out_path.with_suffix(out_path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_open(out_path) as fh:
         for n, d in enumerate(dialogues, start=1):
             if args.reannotate:
                 for u in d.utterances:
@@ -89,7 +91,6 @@ def cmd_score(args: argparse.Namespace) -> int:
             fh.write(json.dumps(record_of(d), ensure_ascii=False) + "\n")
             if not args.quiet and (n % 25 == 0 or n == len(dialogues)):
                 print(f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
-    tmp.replace(out_path)
     print(f"wrote {len(dialogues)} dialogues to {out_path}"
           + (f"; {failures} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)

@@ -22,8 +22,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from arena.config import Settings
 from arena.dialogue import Dialogue, Score
+from arena.llm import LLMClient
 from evaluators import metrics as M
+from evaluators.acts.base import ActAnnotator
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +37,9 @@ PROVIDED_ACTS = "provided"
 
 @dataclass
 class Context:
-    client: Any
-    annotator: Any
-    settings: Any
+    client: Optional[LLMClient]
+    annotator: Optional[ActAnnotator]
+    settings: Optional[Settings]
     acts_label: Optional[str] = None  # who produced the acts; None until annotated
     acts_model: Optional[str] = None
     acts_error: Optional[str] = None
@@ -206,7 +209,7 @@ register(MetricGroup("core", "CoRE LLM judge: 12 factors and an overall score", 
 # -- entry points ----------------------------------------------------------------------
 
 
-def default_annotator(settings: Any = None, client: Any = None):
+def default_annotator(settings: Optional[Settings] = None, client: Optional[LLMClient] = None) -> ActAnnotator:
     """The LLM annotator when an LLM endpoint is configured and a client given, else the offline one.
 
     ARENA_ACTS_ANNOTATOR=offline|llm overrides the choice.
@@ -267,8 +270,9 @@ def _is_current(dialogue: Dialogue, group: MetricGroup, ctx: Context, label: Opt
     return True
 
 
-def score_dialogue(dialogue: Dialogue, metrics: list[str], *, client: Any = None, annotator: Any = None,
-                   force: bool = False, settings: Any = None) -> dict[str, Score]:
+def score_dialogue(dialogue: Dialogue, metrics: list[str], *, client: Optional[LLMClient] = None,
+                   annotator: Optional[ActAnnotator] = None, force: bool = False,
+                   settings: Optional[Settings] = None) -> dict[str, Score]:
     """Score `dialogue` with the named metric groups; returns every score of those groups.
 
     Updates the dialogue in place: missing dialogue acts are filled (all of

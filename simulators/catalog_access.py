@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from arena.catalog import Catalog
 from arena.dialogue import RecommendedItem
 from simulators.titles import normalize_title, split_year, title_variants
 
@@ -126,7 +127,7 @@ class ItemFacts:
 class CatalogView:
     """Facts and title look-ups over a catalog, built once per catalog and shared."""
 
-    def __init__(self, catalog: Any, dataset: Optional[str] = None):
+    def __init__(self, catalog: Catalog, dataset: Optional[str] = None):
         self.catalog = catalog
         self.dataset = dataset or getattr(catalog, "dataset", None) or getattr(catalog, "name", "")
         items = getattr(catalog, "items")

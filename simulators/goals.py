@@ -65,7 +65,8 @@ MIN_ACTOR_MOVIES = 5
 MIN_DIRECTOR_MOVIES = 3
 
 
-def anchor_values(facts: ItemFacts, rng: random.Random, catalog: Any = None) -> dict[str, str]:
+def anchor_values(facts: ItemFacts, rng: random.Random,
+                  catalog: Optional[CatalogView] = None) -> dict[str, str]:
     genres = getattr(catalog, "common_genres", None)
     actor_counts = getattr(catalog, "actor_counts", None)
     director_counts = getattr(catalog, "director_counts", None)

@@ -11,6 +11,7 @@ from arena.config import Settings
 from arena.dialogue import Score
 from arena.llm import LLMClient
 from arena.store import Store
+from evaluators.acts.base import ActAnnotator
 from evaluators.scoring import REGISTRY, default_annotator, parse_metrics, score_dialogue
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ class BackgroundScorer:
     """
 
     def __init__(self, store: Store, metrics: Optional[list[str]] = None, client: Optional[LLMClient] = None, *,
-                 annotator: Any = None, settings: Optional[Settings] = None, workers: int = 1):
+                 annotator: Optional[ActAnnotator] = None, settings: Optional[Settings] = None, workers: int = 1):
         self.store = store
         self.metrics = list(metrics or ["acts", "rdl", "srrr", "sr"])
         parse_metrics(",".join(self.metrics))
@@ -40,7 +41,7 @@ class BackgroundScorer:
         self.errors: dict[str, str] = {}
         self.completed = 0
 
-    def _annotator_for_run(self):
+    def _annotator_for_run(self) -> Optional[ActAnnotator]:
         with self._lock:
             if self._annotator is None and any(REGISTRY[m].needs_acts for m in self.metrics):
                 self._annotator = default_annotator(self.settings, self.client)

@@ -25,11 +25,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+from arena.config import Settings
 from arena.dialogue import Dialogue, UserInfo, UserKind
+from arena.llm import LLMClient
 from arena.runner import DialogueRunner
 from arena.simulator_interface import SimulatorAction, StopDialogue
+from arena.store import Store
+from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
+from webapp.background_scorer import BackgroundScorer
+from webapp.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -124,11 +130,11 @@ class RunManager:
     def __init__(
         self,
         *,
-        store: Any,
-        registry: Any,
-        llm: Any,
-        settings: Any,
-        scorer: Any = None,
+        store: Store,
+        registry: CRSRegistry,
+        llm: Optional[LLMClient],
+        settings: Settings,
+        scorer: Optional[BackgroundScorer] = None,
         simulator_factory: Optional[Callable[..., Any]] = None,
         catalog_for: Optional[Callable[[str], Any]] = None,
     ):
@@ -147,7 +153,7 @@ class RunManager:
         self._save_lock = threading.Lock()
 
     @classmethod
-    def from_services(cls, services: Any, **kwargs: Any) -> "RunManager":
+    def from_services(cls, services: Services, **kwargs: Any) -> "RunManager":
         return cls(store=services.store, registry=services.registry, llm=services.llm,
                    settings=services.settings, scorer=services.scorer, **kwargs)
 

@@ -19,6 +19,7 @@ from arena.runner import DialogueRunner
 from arena.store import Store
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
+from webapp.background_scorer import BackgroundScorer
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class Services:
     store: Store
     llm: LLMClient
     registry: CRSRegistry
-    scorer: Optional[Any] = None  # webapp.background_scorer.BackgroundScorer when available
+    scorer: Optional[BackgroundScorer] = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     def runner_for(self, crs_name: str) -> DialogueRunner:
@@ -76,14 +77,13 @@ def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
     return specs
 
 
-def build_scorer(settings: Settings, store: Store, llm: LLMClient, metrics: Optional[str] = None) -> Any:
+def build_scorer(settings: Settings, store: Store, llm: LLMClient,
+                 metrics: Optional[str] = None) -> Optional[BackgroundScorer]:
     if metrics is None:
         metrics = os.environ.get("ARENA_SCORE_METRICS") or default_metrics(settings)
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None
-    from webapp.background_scorer import BackgroundScorer
-
     return BackgroundScorer(store, names, llm)
 
 

@@ -19,6 +19,8 @@ from statistics import mean
 from typing import Any, Optional, Sequence
 
 from simulators import KINDS, resolve_kind
+from webapp.background_scorer import BackgroundScorer
+from webapp.services import Services, build_services
 
 POLL_S = 0.5
 
@@ -45,9 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _services(db: Optional[str], score: bool = True) -> Any:
+def _services(db: Optional[str], score: bool = True) -> Services:
     from arena.config import Settings
-    from webapp.services import build_services
 
     settings = Settings.from_env(db_path=Path(db) if db else None)
     if score:
@@ -76,7 +77,7 @@ def summarise(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _wait_for_scoring(scorer: Any, timeout_s: float = 1800.0) -> None:
+def _wait_for_scoring(scorer: BackgroundScorer, timeout_s: float = 1800.0) -> None:
     wait = getattr(scorer, "wait", None)
     if callable(wait) and not wait(timeout=timeout_s):
         print("scoring is still running; unscored dialogues can be scored later with python -m evaluators",

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt
+from arena.files import atomic_path
 from arena.store import Store
 
 LICENCE = "CC BY 4.0"
@@ -128,17 +127,9 @@ def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -
 # -- writers ------------------------------------------------------------------------
 
 
-def _atomic(path: Path, write: Callable[[str], None]) -> None:
-    """Write through a temporary file in the same folder, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
+def _atomic(path: Path, write: Callable[[Path], None]) -> None:
+    with atomic_path(path) as tmp:
         write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:

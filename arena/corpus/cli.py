@@ -1,52 +1,91 @@
-"""`python -m evaluators export`: the Download tab's files, from the command line.
+"""The corpus command line: `crs-arena export|import` (also `python -m arena.corpus`, `python -m evaluators export`).
 
-    python -m evaluators export --out exports/ [--db data/arena.sqlite3]
+    crs-arena export --out exports/ [--db data/arena.sqlite3]
         [--crs kbrd_redial --crs chatcrs_redial] [--user-kind human|simulator] [--zip]
+    crs-arena export --out corpus.jsonl          # only the dialogues (.json: one JSON list)
+    crs-arena import FILE [--crs-id NAME]        # CRSArena-Dial, DialogueKit or IARD; JSON or JSONL
 
-Writes dialogues.jsonl, votes.csv, scores.csv, scores.parquet and README.md
-(the dataset card) into the folder, with pseudonymous user ids.
+A folder gets dialogues.jsonl, votes.csv, scores.csv, scores.parquet and README.md
+(the dataset card); user ids are pseudonymous in every file.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from pathlib import Path
 from typing import Optional
 
+from arena.config import Settings
+from arena.corpus.bundle import ExportFilter, export_bundle
+from arena.corpus.dialoguekit import DialogueImportError
+from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
+from arena.store import Store
+
+SINGLE_FILE_SUFFIXES = (".json", ".jsonl")
+
+
+def _db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, help="SQLite database (default: $ARENA_DB or data/arena.sqlite3)")
 
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    """The `export` command."""
     parser = subparsers.add_parser(
         "export",
         help="write the rated corpus, votes, scores and a dataset card into a folder",
-        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a "
-        "dataset card.",
+        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a dataset card "
+        "into a folder; or, for an --out ending in .jsonl or .json, only the dialogues into that file.",
     )
-    parser.add_argument("--out", required=True, help="folder to write into (created if missing)")
-    parser.add_argument("--db", default=None,
-                        help="SQLite database (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument("--out", required=True, help="folder to write into (created if missing), or a .jsonl/.json file")
+    _db_option(parser)
     parser.add_argument("--crs", action="append", metavar="NAME", help="only this system (repeatable)")
     parser.add_argument("--user-kind", choices=[k.value for k in UserKind],
                         help="only people or only simulators")
+    parser.add_argument("--ended-only", action="store_true", help="only dialogues that ended (.jsonl/.json only)")
     parser.add_argument("--zip", action="store_true", help="also write crs-arena-corpus.zip with every file")
     parser.add_argument("--salt", default=None,
                         help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the database's own)")
-    parser.set_defaults(func=run, handler=run)
+    parser.set_defaults(func=run_export, handler=run_export)
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    from arena.corpus.bundle import ExportFilter, export_bundle
-    from arena.store import Store
+def add_import_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    """The `import` command."""
+    parser = subparsers.add_parser(
+        "import", help="load a corpus file into the database",
+        description="Load a CRSArena-Dial, DialogueKit or IARD file (JSON or JSONL) into the database; "
+        "a file with a broken record is rejected as a whole.",
+    )
+    parser.add_argument("path", help="the corpus file")
+    _db_option(parser)
+    parser.add_argument("--crs-id", default="unknown", help="system id for records without agent.id")
+    parser.set_defaults(func=run_import, handler=run_import)
+    return parser
 
-    db = args.db or os.environ.get("ARENA_DB") or "data/arena.sqlite3"
-    if not os.path.exists(db):
+
+def _database(args: argparse.Namespace) -> Path:
+    return Settings.from_env(db_path=args.db).db_path
+
+
+def run_export(args: argparse.Namespace) -> int:
+    db = _database(args)
+    if not db.exists():
         print(f"error: no database at {db} (set --db or ARENA_DB)", file=sys.stderr)
         return 2
-    flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
+    ended = True if args.ended_only else None
     with Store(db) as store:
+        if args.out.endswith(SINGLE_FILE_SUFFIXES):
+            writer = export_json if args.out.endswith(".json") else export_jsonl
+            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=args.salt)
+            print(f"wrote {n} dialogues to {args.out}")
+            return 0
+        if args.ended_only:
+            print("error: --ended-only applies to a .jsonl/.json export; a folder holds every dialogue",
+                  file=sys.stderr)
+            return 2
+        flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
         result = export_bundle(store, args.out, flt, salt=args.salt,
                                zip_name="crs-arena-corpus.zip" if args.zip else None)
     counts = result.counts
@@ -57,11 +96,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    """Stand-alone entry (the same command as `python -m evaluators export`)."""
-    parser = argparse.ArgumentParser(prog="python -m evaluators")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
+def run_import(args: argparse.Namespace) -> int:
+    db = _database(args)
+    with Store(db) as store:
+        try:
+            dialogues = import_dialogues(store, Path(args.path), default_crs_id=args.crs_id)
+        except (DialogueImportError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    print(f"imported {len(dialogues)} dialogues into {db}")
+    return 0
+
+
+def build_parser(prog: str = "python -m arena.corpus") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Export the rated corpus; import corpus files.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_parser(commands)
+    add_import_parser(commands)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None, prog: str = "python -m arena.corpus") -> int:
+    args = build_parser(prog).parse_args(argv)
     return args.func(args)
 
 

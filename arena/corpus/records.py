@@ -7,24 +7,21 @@ pseudonym across exports made with the same salt, and raw ids never leave the
 database. The salt comes from ARENA_PSEUDONYM_SALT, or else a random one kept
 in the database.
 
-    python -m arena.corpus.records export corpus.jsonl --db data/arena.sqlite3
-    python -m arena.corpus.records import crs_arena_dial_open.json --db data/arena.sqlite3
+The command line is in `arena.corpus.cli` (`crs-arena export|import`).
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import hmac
 import json
 import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.corpus.dialoguekit import DialogueImportError, Source, load_dialogues, to_dialoguekit
+from arena.corpus.dialoguekit import Source, load_dialogues, to_dialoguekit
+from arena.files import atomic_open
 from arena.store import Store
 
 SALT_ENV = "ARENA_PSEUDONYM_SALT"
@@ -122,17 +119,8 @@ def export_records(store: Store, crs_ids: Optional[list[str]] = None,
 def _write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
     if not isinstance(out, (str, Path)):
         return write(out)
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            n = write(fh)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
+    with atomic_open(out) as fh:
+        return write(fh)
 
 
 def export_jsonl(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[list[str]] = None,
@@ -166,37 +154,3 @@ def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unk
     dialogues = load_dialogues(source, default_crs_id=default_crs_id)
     store.save_dialogues(dialogues)
     return dialogues
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.corpus.records", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", default=os.environ.get("ARENA_DB", "data/arena.sqlite3"))
-    sub = parser.add_subparsers(dest="command", required=True)
-    exp = sub.add_parser("export", help="write the corpus (.jsonl: one record a line; .json: a list)")
-    exp.add_argument("out")
-    exp.add_argument("--crs", action="append", help="only this system (repeatable)")
-    exp.add_argument("--user-kind", choices=[k.value for k in UserKind])
-    exp.add_argument("--ended-only", action="store_true")
-    imp = sub.add_parser("import", help="load a CRSArena-Dial/DialogueKit/IARD JSON or JSONL file")
-    imp.add_argument("path")
-    imp.add_argument("--crs-id", default="unknown", help="system id for records without agent.id")
-    args = parser.parse_args(argv)
-
-    store = Store(args.db)
-    if args.command == "export":
-        writer = export_json if args.out.endswith(".json") else export_jsonl
-        n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind,
-                   ended=True if args.ended_only else None)
-        print(f"wrote {n} dialogues to {args.out}")
-        return 0
-    try:
-        dialogues = import_dialogues(store, Path(args.path), default_crs_id=args.crs_id)
-    except DialogueImportError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(f"imported {len(dialogues)} dialogues into {args.db}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

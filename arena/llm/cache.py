@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
+
+from arena.files import atomic_open
 
 
 class ResponseCache:
@@ -38,18 +38,8 @@ class ResponseCache:
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        with atomic_open(path) as fh:
+            json.dump(value, fh, ensure_ascii=False)
 
     def clear(self) -> None:
         for path in self.directory.glob("*/*.json"):

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from arena.llm.client import LLMError, LLMRequest, LLMResponse, Message
+from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 LOCAL_BACKENDS = ("auto", "llama_cpp", "transformers")

@@ -12,7 +12,8 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-from arena.llm.client import LLMError, LLMRequest, LLMResponse, TransientLLMError
+from arena.config import Settings
+from arena.llm.types import LLMError, LLMRequest, LLMResponse, Provider, TransientLLMError
 from arena.llm.local import LOCAL_BACKENDS, LocalProvider, smollm_path  # noqa: F401 (re-exported)
 
 # Statuses worth another try: request timeout, conflict/lock, rate limit, server side.
@@ -212,7 +213,7 @@ class FakeProvider:
         )
 
 
-def make_provider(settings: Any) -> Any:
+def make_provider(settings: Settings) -> Provider:
     if settings.llm_provider == "openai":
         return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name)
     if settings.llm_provider == "local":

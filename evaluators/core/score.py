@@ -6,6 +6,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
+from arena.config import Settings
 from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
 from evaluators.core import transcript
@@ -35,7 +36,7 @@ def _unscored(assets: CoreAssets, client: LLMClient, config: CoreConfig, reason:
 def score_core(
     dialogue: Dialogue,
     client: LLMClient,
-    settings: Any = None,
+    settings: Optional[Settings] = None,
     config: Optional[CoreConfig] = None,
 ) -> dict[str, Score]:
     """Rate the 12 CoRE factors (0-4) and debate an overall score (0-100).

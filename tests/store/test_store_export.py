@@ -7,7 +7,8 @@ import pytest
 
 from arena.dialogue import UserKind
 from arena.corpus.dialoguekit import load_dialogues
-from arena.corpus.records import SALT_ENV, export_json, export_jsonl, import_dialogues, main, pseudonymiser
+from arena.corpus.cli import main
+from arena.corpus.records import SALT_ENV, export_json, export_jsonl, import_dialogues, pseudonymiser
 from arena.store import Store
 
 from store_strategies import battle, rich_dialogue
@@ -110,9 +111,9 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     src.write_text(json.dumps([{"conversation ID": "c1", "agent": {"id": "kbrd_redial"}, "user": {"id": "u1"},
                                 "conversation": [{"participant": "USER", "utterance": "hi"}],
                                 "metadata": {"sentiment": "satisfied"}}]), encoding="utf-8")
-    assert main(["--db", db, "import", str(src)]) == 0
-    assert main(["--db", db, "export", str(tmp_path / "out.jsonl")]) == 0
+    assert main(["import", str(src), "--db", db]) == 0
+    assert main(["export", "--db", db, "--out", str(tmp_path / "out.jsonl")]) == 0
     assert "wrote 1 dialogues" in capsys.readouterr().out
     src.write_text("[1]", encoding="utf-8")
-    assert main(["--db", db, "import", str(src)]) == 2
+    assert main(["import", str(src), "--db", db]) == 2
     assert "record 0" in capsys.readouterr().err
