@@ -7,12 +7,13 @@ from a small in-memory cache because dialogues repeat short utterances a lot.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from typing import Optional, Sequence
 
 import numpy as np
+
+from arena.config import offline_model_environment
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -43,8 +44,7 @@ class SentenceEncoder:
 
     def _load(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            offline_model_environment()
             try:
                 from sentence_transformers import SentenceTransformer
 

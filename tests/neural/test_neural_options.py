@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from arena.config import Settings, SettingsError
 from crs.neural.networks import (
     BartConfig,
     BartForConditionalGeneration,
@@ -20,21 +21,25 @@ from crs.neural.variants import DEFAULT_MAX_NEW_TOKENS, RuntimeOptions
 from tests.support.checkpoints import _randomize
 
 
-def test_options_from_environment():
-    default = RuntimeOptions.from_env({})
+def _options(env: dict) -> RuntimeOptions:
+    return RuntimeOptions.from_settings(Settings.from_env(env))
+
+
+def test_options_from_settings():
+    default = _options({})
     assert default.max_new_tokens == DEFAULT_MAX_NEW_TOKENS == 64 and default.threads == 1
     assert default.quantizes("unicrs") and default.quantizes("barcor") and not default.quantizes("kbrd")
     assert default.response_limit(127) == 64 and default.response_limit(40) == 40
-    original = RuntimeOptions.from_env({"ARENA_NEURAL_MAX_NEW_TOKENS": "0", "ARENA_NEURAL_QUANTIZE": "0",
-                                        "ARENA_NEURAL_THREADS": "1"})
+    original = _options({"ARENA_NEURAL_MAX_NEW_TOKENS": "0", "ARENA_NEURAL_QUANTIZE": "0",
+                         "ARENA_NEURAL_THREADS": "1"})
     assert original.response_limit(127) == 127 and original.threads == 1
-    assert RuntimeOptions.from_env({"ARENA_NEURAL_THREADS": "0"}).threads is None  # torch's default
+    assert _options({"ARENA_NEURAL_THREADS": "0"}).threads is None  # torch's default
     assert not original.quantizes("unicrs")
-    assert RuntimeOptions.from_env({"ARENA_NEURAL_QUANTIZE": "1"}).quantizes("kbrd")
-    with pytest.raises(ValueError, match="ARENA_NEURAL_QUANTIZE"):
-        RuntimeOptions.from_env({"ARENA_NEURAL_QUANTIZE": "maybe"})
-    with pytest.raises(ValueError, match="ARENA_NEURAL_THREADS"):
-        RuntimeOptions.from_env({"ARENA_NEURAL_THREADS": "two"})
+    assert _options({"ARENA_NEURAL_QUANTIZE": "1"}).quantizes("kbrd")
+    with pytest.raises(SettingsError, match="ARENA_NEURAL_QUANTIZE must be one of"):
+        _options({"ARENA_NEURAL_QUANTIZE": "maybe"})
+    with pytest.raises(SettingsError, match="ARENA_NEURAL_THREADS must be an integer"):
+        _options({"ARENA_NEURAL_THREADS": "two"})
 
 
 def _cosine(a: torch.Tensor, b: torch.Tensor) -> float:
