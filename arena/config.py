@@ -15,10 +15,12 @@ values only; `Settings.from_env(env)` reads `env` (default: `os.environ`).
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
@@ -173,6 +175,20 @@ class Settings(BaseSettings):
         if self.llm_model:
             return self.llm_model
         return {"openai": "gpt-4o-mini", "local": "SmolLM2-135M-Instruct", "fake": "fake"}[self.llm_provider]
+
+
+def reports_bad_settings(main: Callable[..., Any]) -> Callable[..., Any]:
+    """For a command line's `main`: a bad setting ends it with one line on stderr and exit status 2."""
+
+    @functools.wraps(main)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return main(*args, **kwargs)
+        except SettingsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return run
 
 
 def offline_model_environment() -> None:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from crs.checkpoints import (
     DownloadError,
     base_dir,
@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     return args.run(args)

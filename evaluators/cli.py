@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
 from arena.files import atomic_open
 from arena.llm import LLMClient
@@ -147,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

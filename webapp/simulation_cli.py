@@ -19,6 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Optional, Sequence
 
+from arena.config import reports_bad_settings
 from simulators import KINDS, resolve_kind
 from webapp.background_scorer import BackgroundScorer
 from webapp.services import Services, build_services
@@ -187,6 +188,7 @@ def cmd_fetch_movielens(args: argparse.Namespace) -> int:
     return 0
 
 
+@reports_bad_settings
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     commands = {"run": cmd_run, "list": cmd_list, "runs": cmd_runs, "fetch-movielens": cmd_fetch_movielens}

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.corpus.dialoguekit import DialogueImportError
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
@@ -118,6 +118,7 @@ def build_parser(prog: str = "python -m arena.corpus") -> argparse.ArgumentParse
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None, prog: str = "python -m arena.corpus") -> int:
     args = build_parser(prog).parse_args(argv)
     return args.func(args)

@@ -113,3 +113,12 @@ def test_no_product_module_reaches_for_data_outside_the_repository():
                         node.value == "shared" or "../shared" in node.value):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+def test_a_command_line_reports_a_bad_setting_in_one_line(monkeypatch, capsys):
+    from arena.corpus.cli import main
+
+    monkeypatch.setenv("ARENA_MAX_TURNS", "many")
+    assert main(["export", "--out", "unused.jsonl"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: invalid configuration: ARENA_MAX_TURNS must be an integer, got 'many'"
