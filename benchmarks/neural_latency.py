@@ -50,7 +50,7 @@ def ensure_models(models_dir: Path) -> None:
     marker = models_dir / ".complete"
     if marker.exists():
         return
-    from crs.neural.fabricate import Sizes, fabricate
+    from tests.support.checkpoints import Sizes, fabricate
 
     started = time.time()
     print(f"writing real-size random checkpoints to {models_dir} (once) ...", flush=True)

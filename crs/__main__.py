@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from crs.checkpoints import (
     DownloadError,
     base_dir,
@@ -59,12 +59,7 @@ def cmd_list(args) -> int:
 def cmd_download(args) -> int:
     names = system_names() if args.name == "all" else [args.name]
     models_dir = _models_dir(args)
-    settings_source: Optional[str] = None
-    try:
-        settings_source = Settings.from_env().checkpoint_source
-    except ValueError:
-        pass
-    source = resolve_source(args.source, settings_source)
+    source = resolve_source(args.source, Settings.from_env().checkpoint_source)
     started = time.monotonic()
     try:
         print(f"checkpoints for {', '.join(names)} from {source} into {models_dir}")
@@ -114,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     return args.run(args)

@@ -263,9 +263,10 @@ def _load(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path,
     catalog_loader: Callable[[str], Catalog],
+    embed_threads: int = 1,
 ) -> ChatCRS:
     catalog = catalog_loader(dataset)
-    retriever = ItemRetriever(catalog, cache_dir)
+    retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     return ChatCRS(name, catalog, retriever, llm_client_factory())
 
@@ -274,6 +275,7 @@ def chatcrs_specs(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path | str,
     catalog_loader: Callable[[str], Catalog] = load_catalog,
+    embed_threads: int = 1,
 ) -> list[CRSSpec]:
     """One ChatCRS per dataset: `chatcrs_redial` and `chatcrs_opendialkg`.
 
@@ -292,7 +294,8 @@ def chatcrs_specs(
                     f"ChatCRS on {label}: an LLM writes the replies; the items come from "
                     f"sentence-embedding retrieval over the {label} catalog."
                 ),
-                load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader),
+                load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader,
+                             embed_threads),
                 check=partial(_check, name, dataset),
             )
         )

@@ -104,7 +104,8 @@ def parse_source(text: str) -> Source:
 
 
 def resolve_source(explicit: Optional[str] = None, settings_source: Optional[str] = None) -> str:
-    return explicit or os.environ.get("ARENA_CHECKPOINT_SOURCE") or settings_source or DEFAULT_SOURCE
+    """A flag, else the setting ARENA_CHECKPOINT_SOURCE, else CRS Arena's published archive."""
+    return explicit or settings_source or DEFAULT_SOURCE
 
 
 # -- fetching ------------------------------------------------------------------------
@@ -287,7 +288,9 @@ def _check_digest(actual: str, expected: Optional[str], origin: str) -> None:
 
 
 def _hub_offline_error(what: str, exc: Exception) -> DownloadError:
-    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
+    from huggingface_hub import is_offline_mode
+
+    offline = is_offline_mode()
     why = "HF_HUB_OFFLINE is set" if offline else f"{type(exc).__name__}: {exc}"
     return DownloadError(f"cannot fetch {what} from the Hugging Face hub ({why}). {_offline_hint()}")
 

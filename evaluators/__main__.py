@@ -1,9 +1,10 @@
 """`python -m evaluators`: see evaluators/cli.py."""
 
-import os
 import sys
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from arena.config import offline_model_environment
+
+offline_model_environment()  # before the model libraries are imported
 
 from evaluators.cli import main  # noqa: E402
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
 from arena.corpus.dialoguekit import DialogueImportError, to_dialoguekit
 from arena.corpus.reading import load_dialogues
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

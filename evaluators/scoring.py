@@ -189,7 +189,8 @@ def _core_current(d: Dialogue, ctx: Context) -> bool:
         from evaluators.core.config import CoreConfig
         from evaluators.core.rubric import load_assets
 
-        version = load_assets(CoreConfig.from_env().assets_version).version
+        config = CoreConfig.from_setting(ctx.settings.core_config if ctx.settings is not None else None)
+        version = load_assets(config.assets_version).version
     except Exception:
         return False
     return existing.version == version and ctx.client.describe() in (existing.model or "")
@@ -213,13 +214,11 @@ register(MetricGroup("core", "CoRE LLM judge: 12 factors and an overall score", 
 def default_annotator(settings: Optional[Settings] = None, client: Optional[LLMClient] = None) -> ActAnnotator:
     """The LLM annotator when an LLM endpoint is configured and a client given, else the offline one.
 
-    ARENA_ACTS_ANNOTATOR=offline|llm overrides the choice.
+    The setting `acts_annotator` (ARENA_ACTS_ANNOTATOR=offline|llm) overrides the choice.
     """
-    import os
-
     from evaluators.acts.offline import OfflineActAnnotator
 
-    choice = (os.environ.get("ARENA_ACTS_ANNOTATOR") or "").strip().lower()
+    choice = (settings.acts_annotator if settings is not None else None) or ""
     endpoint = settings is not None and getattr(settings, "llm_provider", None) == "openai"
     if client is not None and (choice == "llm" or (choice != "offline" and endpoint)):
         from evaluators.acts.llm import LLMActAnnotator

@@ -143,7 +143,7 @@ def evaluate_decisions(built, probs, model, use_rules=True):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard or ../shared)")
+    ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard)")
     ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
     ap.add_argument("--version", default="4", help="artifact version recorded in every score")
     ap.add_argument("--labels", choices=["second", "iard"], default="second",

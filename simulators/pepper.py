@@ -21,6 +21,7 @@ from arena.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
 from simulators.metrics import preference_coverage, target_ids
+from simulators.movielens import MovieLens
 from simulators.preferences import PreferenceProfile, build_profile
 from arena.titles import split_year
 
@@ -65,13 +66,16 @@ class PepperSimulator(SimulatedUser):
         seed: int,
         llm: LLMClient,
         profile: Optional[PreferenceProfile] = None,
+        movielens: Optional[MovieLens] = None,
         inspect_k: int = 4,  # items the user looks at per turn, as in PEPPER
         coverage_k: int = 5,
         **kwargs: Any,
     ):
         super().__init__(seed=seed, llm=llm, **kwargs)
         self.catalog = catalog
-        self.preferences = profile or build_profile(catalog, self.rng)
+        if profile is None and movielens is None:
+            raise ValueError("the PEPPER simulator needs a preference profile or the MovieLens histories")
+        self.preferences = profile or build_profile(catalog, self.rng, movielens=movielens)
         self.inspect_k = inspect_k
         self.coverage_k = coverage_k
         self.reflections: list[dict[str, Any]] = []

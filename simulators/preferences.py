@@ -17,7 +17,7 @@ from statistics import mean, median
 from typing import Any, Optional
 
 from simulators.catalog_access import CatalogView, ItemFacts
-from simulators.movielens import MovieLens, load_movielens
+from simulators.movielens import MovieLens
 from arena.titles import title_key, readable_title
 
 LIKED_RATING = 4.0
@@ -113,12 +113,12 @@ def build_profile(
     catalog: CatalogView,
     rng: random.Random,
     *,
-    movielens: Optional[MovieLens] = None,
+    movielens: MovieLens,
     min_history: int = 10,
     target_share: float = 0.2,
     max_targets: int = 10,
 ) -> PreferenceProfile:
-    ml = movielens or load_movielens()
+    ml = movielens
     users = ml.users
     for _ in range(len(users)):
         user = rng.choice(users)

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
@@ -40,15 +40,11 @@ WRITE = "The chat so far:\n{transcript}\n\nWrite only your next message."
 
 
 def eval_file(dataset: str) -> Path:
-    name = f"{dataset}_eval"
-    candidates = [
-        ASSETS_DIR / "catalogs" / name / "test_data_processed.jsonl",
-        PROJECT_ROOT.parent / "shared" / "data" / "ievalm" / name / "test_data_processed.jsonl",
-    ]
-    for path in candidates:
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"iEvaLM evaluation turns for {dataset!r} not found in {candidates[0].parent}")
+    """The project's copy of the iEvaLM evaluation turns (origin and licence in assets/catalogs/README.md)."""
+    path = ASSETS_DIR / "catalogs" / f"{dataset}_eval" / "test_data_processed.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"iEvaLM evaluation turns for {dataset!r} not found at {path}")
+    return path
 
 
 @lru_cache(maxsize=4)

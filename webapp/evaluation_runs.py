@@ -143,7 +143,8 @@ class RunManager:
         self.llm = llm
         self.settings = settings
         self.scorer = scorer
-        self.build_simulator = simulator_factory or functools.partial(build_simulator, intent_readers=intent_reader)
+        self.build_simulator = simulator_factory or functools.partial(
+            build_simulator, intent_readers=intent_reader, movielens_cache_dir=settings.cache_dir)
         self.catalog_for = catalog_for or catalog_view
         self._lock = threading.Lock()
         self._cancel: dict[str, threading.Event] = {}

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from typing import Optional, Sequence
 
 import gradio as gr
 
-from arena.config import LLM_PROVIDERS, Settings
+from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from webapp.services import Services, build_services
 from webapp.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab
 
@@ -44,11 +43,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="crs-arena serve",
         description="CRS Arena: chat with, rate and compare conversational recommender systems.",
-        epilog="Environment: ARENA_DB, ARENA_LLM_PROVIDER, ARENA_LLM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, "
-        "ARENA_MAX_TURNS, ARENA_MAX_MESSAGE_CHARS, ARENA_TURN_TIMEOUT, ARENA_SCORE_METRICS (see README.md).",
+        epilog="Every setting also has an environment variable (ARENA_HOST, ARENA_PORT, ARENA_DB, "
+        "ARENA_LLM_PROVIDER, ...); the table in README.md lists them all. Flags win over the environment.",
     )
-    parser.add_argument("--host", default=os.environ.get("ARENA_HOST", "127.0.0.1"), help="interface to bind")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("ARENA_PORT", "7860")), help="port")
+    parser.add_argument("--host", default=None, help="interface to bind (default: $ARENA_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default: $ARENA_PORT or 7860)")
     parser.add_argument("--db", default=None, help="SQLite database path (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
     parser.add_argument("--llm-model", default=None, help="LLM model name")
@@ -59,15 +58,19 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     args = parse_args(argv)
-    logging.basicConfig(level=os.environ.get("ARENA_LOG_LEVEL", "INFO"))
-    settings = Settings.from_env(
-        db_path=args.db, llm_provider=args.llm_provider, llm_model=args.llm_model, max_turns=args.max_turns
-    )
+    try:
+        settings = Settings.from_env(
+            db_path=args.db, llm_provider=args.llm_provider, llm_model=args.llm_model, max_turns=args.max_turns,
+            host=args.host, port=args.port,
+        )
+    except SettingsError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    logging.basicConfig(level=settings.log_level)
     services = build_services(settings)
     demo = build_demo(services)
     demo.queue(default_concurrency_limit=32)
     try:
-        demo.launch(server_name=args.host, server_port=args.port, share=args.share)
+        demo.launch(server_name=settings.host, server_port=settings.port, share=args.share)
     finally:
         services.close()
 

@@ -8,7 +8,6 @@ fake systems.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -67,7 +66,7 @@ def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
     """ChatCRS plus the neural systems (whose checks report missing checkpoints)."""
     from crs.chatcrs import chatcrs_specs
 
-    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir))
+    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads))
     try:
         from crs.neural import neural_specs
     except ImportError as exc:  # the neural stack needs torch; the app works without it
@@ -80,11 +79,11 @@ def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
 def build_scorer(settings: Settings, store: Store, llm: LLMClient,
                  metrics: Optional[str] = None) -> Optional[BackgroundScorer]:
     if metrics is None:
-        metrics = os.environ.get("ARENA_SCORE_METRICS") or default_metrics(settings)
+        metrics = settings.score_metrics or default_metrics(settings)
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None
-    return BackgroundScorer(store, names, llm)
+    return BackgroundScorer(store, names, llm, settings=settings)
 
 
 def build_services(

@@ -3,6 +3,7 @@
     crs-arena simulate run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
     crs-arena simulate list     # simulator kinds and systems (with availability)
     crs-arena simulate runs     # evaluation runs recorded in the database
+    crs-arena simulate fetch-movielens   # MovieLens-100K for the PEPPER simulator, ahead of first use
 
 Dialogues go to the database of `Settings.from_env()` (ARENA_DB) and are
 queued for automatic scoring when the scorer is available.
@@ -18,6 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, Optional, Sequence
 
+from arena.config import reports_bad_settings
 from simulators import KINDS, resolve_kind
 from webapp.background_scorer import BackgroundScorer
 from webapp.services import Services, build_services
@@ -44,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="simulator kinds and systems")
     runs = sub.add_parser("runs", help="evaluation runs in the database")
     runs.add_argument("--db", default=None)
+    sub.add_parser("fetch-movielens", help="download MovieLens-100K (for PEPPER) into the cache folder now")
     return parser
 
 
@@ -173,9 +176,23 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fetch_movielens(args: argparse.Namespace) -> int:
+    from arena.config import Settings
+    from simulators.movielens import MovieLensUnavailable, fetch_movielens
+
+    try:
+        print(fetch_movielens(Settings.from_env().cache_dir))
+    except MovieLensUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+@reports_bad_settings
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
-    return {"run": cmd_run, "list": cmd_list, "runs": cmd_runs}[args.command](args)
+    commands = {"run": cmd_run, "list": cmd_list, "runs": cmd_runs, "fetch-movielens": cmd_fetch_movielens}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings
+from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.corpus.dialoguekit import DialogueImportError
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
@@ -70,7 +70,9 @@ def _database(args: argparse.Namespace) -> Path:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    db = _database(args)
+    settings = Settings.from_env(db_path=args.db)
+    db = settings.db_path
+    salt = args.salt or (settings.pseudonym_salt.get_secret_value() if settings.pseudonym_salt else None)
     if not db.exists():
         print(f"error: no database at {db} (set --db or ARENA_DB)", file=sys.stderr)
         return 2
@@ -78,7 +80,7 @@ def run_export(args: argparse.Namespace) -> int:
     with Store(db) as store:
         if args.out.endswith(SINGLE_FILE_SUFFIXES):
             writer = export_json if args.out.endswith(".json") else export_jsonl
-            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=args.salt)
+            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=salt)
             print(f"wrote {n} dialogues to {args.out}")
             return 0
         if args.ended_only:
@@ -86,7 +88,7 @@ def run_export(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
-        result = export_bundle(store, args.out, flt, salt=args.salt,
+        result = export_bundle(store, args.out, flt, salt=salt,
                                zip_name="crs-arena-corpus.zip" if args.zip else None)
     counts = result.counts
     print(f"wrote {counts['dialogues']} dialogues, {counts['votes']} votes and {counts['scores']} scores "
@@ -116,6 +118,7 @@ def build_parser(prog: str = "python -m arena.corpus") -> argparse.ArgumentParse
     return parser
 
 
+@reports_bad_settings
 def main(argv: Optional[list[str]] = None, prog: str = "python -m arena.corpus") -> int:
     args = build_parser(prog).parse_args(argv)
     return args.func(args)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
@@ -25,17 +24,14 @@ from arena.corpus.reading import Source, load_dialogues
 from arena.files import atomic_open
 from arena.store import Store
 
-SALT_ENV = "ARENA_PSEUDONYM_SALT"
 SALT_META_KEY = "pseudonym_salt"
 PSEUDONYM_HEX_CHARS = 16
 
 
 def resolve_salt(store: Store, salt: Optional[str] = None) -> str:
-    """The explicit salt, else ARENA_PSEUDONYM_SALT, else the database's own."""
+    """The given salt (a flag, or the setting ARENA_PSEUDONYM_SALT), else the database's own."""
     if salt:
         return salt
-    if os.environ.get(SALT_ENV):
-        return os.environ[SALT_ENV]
     return store.get_or_create_secret(SALT_META_KEY)
 
 

@@ -28,18 +28,12 @@ REPEAT_PENALTY = 1.15
 
 
 def default_threads() -> int:
-    """llama.cpp threads: half the cores (ARENA_LLM_THREADS overrides).
+    """llama.cpp threads: half the cores (the setting ARENA_LLM_THREADS overrides).
 
     llama.cpp's threads wait for each other at every layer, so when they share
     the cores with other busy work (the app, CRS models) using all of them is
     several times slower than using half; measured in benchmarks/llm_local.py.
     """
-    raw = os.environ.get("ARENA_LLM_THREADS", "").strip()
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            raise LLMError(f"ARENA_LLM_THREADS must be an integer, got {raw!r}") from None
     return max(1, (os.cpu_count() or 2) // 2)
 _CHATML_FALLBACK = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
 

@@ -7,7 +7,6 @@ and accounting belong to `LLMClient`.
 from __future__ import annotations
 
 import email.utils
-import os
 import threading
 import time
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
@@ -23,7 +22,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 429})
 class OpenAIProvider:
     """Chat completions over the `openai` package against any compatible server.
 
-    The key comes from `api_key` or `OPENAI_API_KEY` and stays inside the SDK
+    The key comes from `api_key` (settings: OPENAI_API_KEY) and stays inside the SDK
     client. Messages built from server answers are scrubbed of it, and errors
     are raised without chaining the SDK exception (whose text may quote the
     server), so it cannot reach logs or tracebacks through us.
@@ -37,8 +36,7 @@ class OpenAIProvider:
 
         self._openai = openai
         self.default_model = default_model
-        api_key = api_key or os.environ.get("OPENAI_API_KEY")
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        base_url = base_url or None
         if not api_key:
             if not base_url:
                 raise LLMError(
@@ -215,13 +213,12 @@ class FakeProvider:
 
 def make_provider(settings: Settings) -> Provider:
     if settings.llm_provider == "openai":
-        return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name)
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name, api_key=key)
     if settings.llm_provider == "local":
-        backend = (getattr(settings, "llm_local_backend", None)
-                   or os.environ.get("ARENA_LLM_LOCAL_BACKEND") or "auto")
-        return LocalProvider(backend=backend)
+        return LocalProvider(backend=settings.llm_local_backend, n_threads=settings.llm_threads)
     if settings.llm_provider == "fake":
-        return FakeProvider(default=os.environ.get("ARENA_FAKE_REPLY", "This is a scripted reply."))
+        return FakeProvider(default=settings.fake_reply)
     raise LLMError(f"unknown LLM provider {settings.llm_provider!r}")
 
 

@@ -14,9 +14,16 @@ from typing import Optional
 
 import torch
 
-from crs.neural.bart import BartConfig, BartForGeneration, BartForSequenceClassification
 from crs.neural.decoding import DecodingRules, GenerationDefaults, bart_reply_rules, greedy
 from crs.neural.kg import KnowledgeGraph
+from crs.neural.networks import (
+    BART_OPTIONAL_KEYS,
+    BartForConditionalGeneration,
+    BartForSequenceClassification,
+    BartSteps,
+    bart_config,
+    encode_bart,
+)
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
@@ -41,7 +48,7 @@ class BARCOR(NeuralCRS):
     accumulate_penalty = False  # BARCOR sets the chosen letter's penalty instead of adding it
 
     def __init__(self, variant: Variant, kg: KnowledgeGraph, encoder: Encoder,
-                 recommender: BartForSequenceClassification, generator: BartForGeneration,
+                 recommender: BartForSequenceClassification, generator: BartForConditionalGeneration,
                  defaults: GenerationDefaults, linker, items, options: Optional[RuntimeOptions] = None):
         # BARCOR reads no entities; the linker is still used for nothing but keeps one interface.
         super().__init__(variant.name, variant.dataset, kg, linker, items, options=options)
@@ -55,13 +62,13 @@ class BARCOR(NeuralCRS):
     @classmethod
     def load(cls, variant: Variant, rec_dir: Path, conv_dir: Path, kg: KnowledgeGraph, encoder: Encoder,
              linker, items, options: Optional[RuntimeOptions] = None) -> "BARCOR":
-        rec_config = dict(read_json(rec_dir / "config.json"))
-        rec_config["num_labels"] = kg.num_entities  # the original sizes the classifier by the KG
-        recommender = BartForSequenceClassification(BartConfig.from_dict(rec_config))
+        # The original sizes the classifier by the KG, whatever the config's labels say.
+        rec_config = bart_config(read_json(rec_dir / "config.json"), num_labels=kg.num_entities)
+        recommender = BartForSequenceClassification(rec_config)
         load_strict(recommender, read_state_dict(rec_dir), str(rec_dir))
         conv_config = read_json(conv_dir / "config.json")
-        generator = BartForGeneration(BartConfig.from_dict(conv_config))
-        load_strict(generator, read_state_dict(conv_dir), str(conv_dir))
+        generator = BartForConditionalGeneration(bart_config(conv_config))
+        load_strict(generator, read_state_dict(conv_dir), str(conv_dir), optional_keys=BART_OPTIONAL_KEYS)
         generation = conv_dir / "generation_config.json"
         defaults = GenerationDefaults.from_configs(conv_config, read_json(generation) if generation.is_file() else {})
         return cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
@@ -77,15 +84,11 @@ class BARCOR(NeuralCRS):
 
     def _encoder_states(self, inputs: _Inputs) -> torch.Tensor:
         if "states" not in inputs.cache:
-            inputs.cache["states"] = self.generator.model.encode(torch.tensor([inputs.context_ids]))
+            inputs.cache["states"] = encode_bart(self.generator, inputs.context_ids)
         return inputs.cache["states"]
 
     def _run(self, inputs: _Inputs, rules: DecodingRules, max_new: int, keep: int = 0):
-        cache = self.generator.model.start_decoder(self._encoder_states(inputs))
-
-        def step(token: int) -> torch.Tensor:
-            return self.generator.logits(self.generator.model.decode(torch.tensor([[token]]), cache))[0, -1]
-
+        step = BartSteps(self.generator, self._encoder_states(inputs))
         start = self.generator.config.decoder_start_token_id
         return greedy(step(start), step, [start], rules, max_new, keep_scores=keep)
 
@@ -108,7 +111,8 @@ class BARCOR(NeuralCRS):
         return _strip_speaker(text)
 
     def rank(self, inputs: _Inputs, k: int) -> list[int]:
-        logits = self.recommender(torch.tensor([inputs.context_ids]))[0]
+        # The library's classifier reads the decoder state at the last end token: here the last token.
+        logits = self.recommender(input_ids=torch.tensor([inputs.context_ids])).logits[0]
         scores = logits[self.kg.item_tensor]
         top = torch.topk(scores, k=min(k, scores.numel())).indices
         return self.kg.item_tensor[top].tolist()

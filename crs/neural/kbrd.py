@@ -16,10 +16,10 @@ from typing import Optional
 import torch
 from torch import nn
 
-from crs.neural.bart import BartConfig, BartForGeneration, DecoderCache
 from crs.neural.decoding import DecodingRules, GenerationDefaults, bart_reply_rules, greedy
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.layers import EntityAttention, RGCNConv
+from crs.neural.networks import BART_OPTIONAL_KEYS, BartSteps, KBRDGenerator, bart_config, encode_bart
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
@@ -60,7 +60,7 @@ class KBRD(NeuralCRS):
     accumulate_penalty = True
 
     def __init__(self, variant: Variant, kg: KnowledgeGraph, encoder: Encoder, recommender: KBRDRecommender,
-                 generator: BartForGeneration, defaults: GenerationDefaults, linker, items,
+                 generator: KBRDGenerator, defaults: GenerationDefaults, linker, items,
                  options: Optional[RuntimeOptions] = None):
         super().__init__(variant.name, variant.dataset, kg, linker, items,
                          entity_max_length=variant.entity_max_length, options=options)
@@ -79,8 +79,8 @@ class KBRD(NeuralCRS):
         recommender = KBRDRecommender(variant.hidden_size, kg.num_relations, variant.num_bases, kg.num_entities)
         load_strict(recommender, read_state_dict(rec_dir / "model.pt"), str(rec_dir / "model.pt"))
         config = read_json(conv_dir / "config.json")
-        generator = BartForGeneration(BartConfig.from_dict(config), user_hidden_size=variant.entity_hidden_size)
-        load_strict(generator, read_state_dict(conv_dir), str(conv_dir))
+        generator = KBRDGenerator(bart_config(config), user_hidden_size=variant.entity_hidden_size)
+        load_strict(generator, read_state_dict(conv_dir), str(conv_dir), optional_keys=BART_OPTIONAL_KEYS)
         generation = conv_dir / "generation_config.json"
         defaults = GenerationDefaults.from_configs(config, read_json(generation) if generation.is_file() else {})
         return cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
@@ -91,17 +91,10 @@ class KBRD(NeuralCRS):
         padded = ids + [self.encoder.pad_token_id] * (pad_length(len(ids), self.variant.context_max_length) - len(ids))
         entity_ids = torch.tensor([entities or [self.kg.pad_id]])
         user = self.recommender.user_embedding(self.nodes, entity_ids, entity_ids.ne(self.kg.pad_id))
-        states = self.generator.model.encode(torch.tensor([ids]))
-        return _Inputs(ids, padded, user, states)
+        return _Inputs(ids, padded, user, encode_bart(self.generator, ids))
 
-    def _stepper(self, inputs: _Inputs):
-        cache: DecoderCache = self.generator.model.start_decoder(inputs.encoder_states)
-
-        def step(token: int) -> torch.Tensor:
-            hidden = self.generator.model.decode(torch.tensor([[token]]), cache)
-            return self.generator.logits(hidden, inputs.user)[0, -1]
-
-        return step
+    def _stepper(self, inputs: _Inputs) -> BartSteps:
+        return BartSteps(self.generator, inputs.encoder_states, inputs.user)
 
     def _start(self) -> int:
         return self.generator.config.decoder_start_token_id

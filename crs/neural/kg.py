@@ -15,16 +15,13 @@ from pathlib import Path
 
 import torch
 
-from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.config import ASSETS_DIR
 
 KG_FILES = ("entity2id.json", "item_ids.json", "kg.json", "relation2id.json")
 
 
 def default_kg_dir(dataset: str) -> Path:
-    """assets/catalogs/<dataset>, or the shared read-only copy next to the project."""
-    for candidate in (ASSETS_DIR / "catalogs" / dataset, PROJECT_ROOT.parent / "shared" / "data" / "ievalm" / dataset):
-        if all((candidate / name).is_file() for name in KG_FILES):
-            return candidate
+    """assets/catalogs/<dataset> (origin and licence in assets/catalogs/README.md)."""
     return ASSETS_DIR / "catalogs" / dataset
 
 

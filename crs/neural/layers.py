@@ -1,10 +1,9 @@
-"""Small building blocks shared by the three architectures.
+"""The graph layers KBRD and UniCRS add to the base networks.
 
 Parameter names follow the originals exactly so that published state dicts
 load strictly: `RGCNConv` mirrors torch_geometric's basis-decomposed R-GCN
 (`weight`, `comp`, `root`, `bias`), `EntityAttention` the KBRD/UniCRS
-`SelfAttention` (`attn.0`, `attn.2`), `Conv1D` the GPT-2 projection layout
-(weight stored as [in, out]).
+`SelfAttention` (`attn.0`, `attn.2`).
 """
 
 from __future__ import annotations
@@ -78,61 +77,3 @@ class EntityAttention(nn.Module):
             scores = scores + (~mask).unsqueeze(-1) * -1e4
         weights = F.softmax(scores, dim=-1)
         return (weights.transpose(1, 2) @ x).squeeze(1)
-
-
-class Conv1D(nn.Module):
-    """GPT-2's linear layer: y = x @ weight + bias with weight of shape [in, out]."""
-
-    def __init__(self, out_features: int, in_features: int):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(in_features, out_features))
-        self.bias = nn.Parameter(torch.zeros(out_features))
-        nn.init.normal_(self.weight, std=0.02)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        shape = x.shape[:-1] + (self.weight.size(1),)
-        return torch.addmm(self.bias, x.reshape(-1, x.size(-1)), self.weight).view(shape)
-
-
-def activation(name: str):
-    """The activation functions the three base models use, by their config names."""
-    if name in ("gelu", "gelu_python"):
-        return F.gelu
-    if name in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):
-        return lambda x: F.gelu(x, approximate="tanh")
-    if name == "relu":
-        return F.relu
-    raise ValueError(f"unsupported activation function {name!r}")
-
-
-def attention(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    *,
-    mask: torch.Tensor | None = None,
-    causal_offset: int | None = None,
-) -> torch.Tensor:
-    """Scaled dot-product attention over (batch, heads, length, head_dim) tensors.
-
-    `causal_offset` k means query i may see keys [0, k + i]; None means no
-    causal restriction. `mask` (bool, True = visible) is combined with it.
-    """
-    if causal_offset is not None:
-        q_len, k_len = query.size(-2), key.size(-2)
-        if causal_offset == 0 and q_len == k_len and mask is None:
-            return F.scaled_dot_product_attention(query, key, value, is_causal=True)
-        if q_len > 1:
-            causal = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(causal_offset)
-            mask = causal if mask is None else (mask & causal)
-    return F.scaled_dot_product_attention(query, key, value, attn_mask=mask)
-
-
-def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    batch, length, width = x.shape
-    return x.view(batch, length, num_heads, width // num_heads).transpose(1, 2)
-
-
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    batch, heads, length, head_dim = x.shape
-    return x.transpose(1, 2).reshape(batch, length, heads * head_dim)

@@ -7,16 +7,21 @@ models are loaded once however many systems and sessions use them.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
-from crs.neural.gpt2 import GPT2Config, PromptGPT2
 from crs.neural.kg import KnowledgeGraph
-from crs.neural.roberta import RobertaConfig, RobertaEncoder
+from crs.neural.networks import (
+    GPT2_IGNORED_KEYS,
+    ROBERTA_IGNORED_KEYS,
+    GPT2Config,
+    GPT2LMHeadModel,
+    RobertaConfig,
+    RobertaModel,
+)
 from crs.neural.system import catalog_items, catalog_linker
 from crs.neural.text import Encoder, load_tokenizer
 from crs.neural.variants import RuntimeOptions, Variant
@@ -51,26 +56,26 @@ def resize_embedding(embedding: nn.Embedding, size: int, std: float) -> nn.Embed
     return resized
 
 
-def load_gpt2(path: Path, vocab_size: int) -> PromptGPT2:
+def load_gpt2(path: Path, vocab_size: int) -> GPT2LMHeadModel:
     config = GPT2Config.from_dict(read_json(path / "config.json"))
-    model = PromptGPT2(config)
+    model = GPT2LMHeadModel(config)
     state = read_state_dict(path)
     if not any(key.startswith("transformer.") for key in state):  # saved without the LM head wrapper
         state = {(k if k.startswith("lm_head.") else f"transformer.{k}"): v for k, v in state.items()}
-    load_strict(model, state, str(path))
-    std = float(config.raw.get("initializer_range", 0.02))
-    model.transformer.wte = resize_embedding(model.transformer.wte, vocab_size, std)
-    model.config = replace(config, vocab_size=vocab_size)
+    load_strict(model, state, str(path), ignored_keys=GPT2_IGNORED_KEYS)
+    model.transformer.wte = resize_embedding(model.transformer.wte, vocab_size, config.initializer_range)
+    model.lm_head.weight = model.transformer.wte.weight  # the head stays tied to the grown table
+    model.config.vocab_size = vocab_size
     return model.eval().requires_grad_(False)
 
 
-def load_roberta(path: Path, vocab_size: int) -> RobertaEncoder:
+def load_roberta(path: Path, vocab_size: int) -> RobertaModel:
     config = RobertaConfig.from_dict(read_json(path / "config.json"))
-    model = RobertaEncoder(config)
-    load_strict(model, strip_prefix(read_state_dict(path), "roberta."), str(path))
-    std = float(config.raw.get("initializer_range", 0.02))
-    model.embeddings.word_embeddings = resize_embedding(model.embeddings.word_embeddings, vocab_size, std)
-    model.config = replace(config, vocab_size=vocab_size)
+    model = RobertaModel(config, add_pooling_layer=False)
+    load_strict(model, strip_prefix(read_state_dict(path), "roberta."), str(path), ignored_keys=ROBERTA_IGNORED_KEYS)
+    model.embeddings.word_embeddings = resize_embedding(model.embeddings.word_embeddings, vocab_size,
+                                                        config.initializer_range)
+    model.config.vocab_size = vocab_size
     return model.eval().requires_grad_(False)
 
 

@@ -118,7 +118,7 @@ def load_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Path
         raise problem
     from crs.neural import loading
 
-    options = options or RuntimeOptions.from_env()
+    options = options or RuntimeOptions.from_settings(settings)
     models_dir = Path(settings.models_dir)
     kg_dir = kg_folder(variant, kg_root)
     kg = shared(("kg", str(kg_dir.resolve())), lambda: loading.load_kg(kg_dir))

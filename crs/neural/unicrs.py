@@ -24,10 +24,9 @@ from torch.nn import functional as F
 
 from crs.neural.barcor import speaker_texts
 from crs.neural.decoding import DecodingRules, greedy
-from crs.neural.gpt2 import PromptGPT2
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.layers import RGCNConv
-from crs.neural.roberta import RobertaEncoder
+from crs.neural.networks import GPT2LMHeadModel, RobertaModel, gpt2_forward, prompt_cache
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
@@ -115,7 +114,7 @@ class UniCRS(NeuralCRS):
     accumulate_penalty = True
 
     def __init__(self, variant: Variant, kg: KnowledgeGraph, encoder: Encoder, prompt_encoder: Encoder,
-                 gpt2: PromptGPT2, roberta: RobertaEncoder, rec_prompt: KGPrompt, conv_prompt: KGPrompt,
+                 gpt2: GPT2LMHeadModel, roberta: RobertaModel, rec_prompt: KGPrompt, conv_prompt: KGPrompt,
                  linker, items, options: Optional[RuntimeOptions] = None):
         super().__init__(variant.name, variant.dataset, kg, linker, items,
                          entity_max_length=variant.entity_max_length, options=options)
@@ -134,14 +133,14 @@ class UniCRS(NeuralCRS):
             self.conv_entities = conv_prompt.entity_embeddings(*kg.edges)
 
     @classmethod
-    def build_prompt(cls, variant: Variant, kg: KnowledgeGraph, gpt2: PromptGPT2, roberta: RobertaEncoder) -> KGPrompt:
+    def build_prompt(cls, variant: Variant, kg: KnowledgeGraph, gpt2: GPT2LMHeadModel, roberta: RobertaModel) -> KGPrompt:
         config = gpt2.config
         return KGPrompt(config.n_embd, roberta.config.hidden_size, config.n_head, config.n_layer, 2,
                         n_entity=kg.num_entities + 1, num_relations=kg.num_relations, num_bases=variant.num_bases)
 
     @classmethod
     def load(cls, variant: Variant, rec_dir: Path, conv_dir: Path, kg: KnowledgeGraph, encoder: Encoder,
-             prompt_encoder: Encoder, gpt2: PromptGPT2, roberta: RobertaEncoder, linker, items,
+             prompt_encoder: Encoder, gpt2: GPT2LMHeadModel, roberta: RobertaModel, linker, items,
              options: Optional[RuntimeOptions] = None) -> "UniCRS":
         prompts = []
         for folder in (rec_dir, conv_dir):
@@ -160,7 +159,8 @@ class UniCRS(NeuralCRS):
         padded = pad_length(len(prompt_ids), limit)
         mask = [1] * len(prompt_ids) + [0] * (padded - len(prompt_ids))
         prompt_ids = prompt_ids + [self.prompt_encoder.pad_token_id] * (padded - len(prompt_ids))
-        token_embeds = self.roberta(torch.tensor([prompt_ids]), torch.tensor([mask]))
+        token_embeds = self.roberta(input_ids=torch.tensor([prompt_ids]),
+                                    attention_mask=torch.tensor([mask])).last_hidden_state
         entity_ids = torch.tensor([entities or [self.kg.pad_id]])
         return _Inputs(context_ids, entity_ids, token_embeds)
 
@@ -172,10 +172,10 @@ class UniCRS(NeuralCRS):
             # The original left-padded to a fixed length and let positions count the padding.
             limit = self.variant.context_max_length + len(self.bot_prompt)
             offset = pad_length(len(ids), limit) - len(ids)
-            cache = PromptGPT2.prompt_cache(prompt, self.gpt2.config.n_layer)
-            hidden = self.gpt2(torch.tensor([ids]), torch.arange(offset, offset + len(ids)).unsqueeze(0), cache)
+            cache = prompt_cache(prompt)
+            hidden = gpt2_forward(self.gpt2, ids, offset, cache)
             inputs.state.update(cache=cache, ids=ids, next_position=offset + len(ids))
-            inputs.state["logits"] = self.gpt2.lm_logits(hidden[:, -1])[0]
+            inputs.state["logits"] = self.gpt2.lm_head(hidden)[0]
         return inputs.state["logits"]
 
     def option_scores(self, inputs: _Inputs) -> torch.Tensor:
@@ -188,9 +188,9 @@ class UniCRS(NeuralCRS):
         state = inputs.state
 
         def step(token: int) -> torch.Tensor:
-            position = torch.tensor([[state["next_position"]]])
+            position = state["next_position"]
             state["next_position"] += 1
-            return self.gpt2.lm_logits(self.gpt2(torch.tensor([[token]]), position, state["cache"])[:, -1])[0]
+            return self.gpt2.lm_head(gpt2_forward(self.gpt2, [token], position, state["cache"]))[0]
 
         rules = DecodingRules(eos_token_id=self.eos_id, no_repeat_ngram_size=3)
         new, _ = greedy(first, step, state["ids"], rules, self.runtime.response_limit(self.variant.resp_max_length))
@@ -214,8 +214,7 @@ class UniCRS(NeuralCRS):
     def rank(self, inputs: _Inputs, k: int) -> list[int]:
         prompt = self.rec_prompt(self.rec_entities[inputs.entity_ids], inputs.token_embeds, output_entity=True)
         ids = inputs.context_ids
-        cache = PromptGPT2.prompt_cache(prompt, self.gpt2.config.n_layer)
-        hidden = self.gpt2(torch.tensor([ids]), torch.arange(len(ids)).unsqueeze(0), cache)
-        scores = (hidden[0, -1] @ self.rec_entities.T)[self.kg.item_tensor]
+        hidden = gpt2_forward(self.gpt2, ids, 0, prompt_cache(prompt))
+        scores = (hidden[0] @ self.rec_entities.T)[self.kg.item_tensor]
         top = torch.topk(scores, k=min(k, scores.numel())).indices
         return self.kg.item_tensor[top].tolist()

@@ -6,9 +6,11 @@ response lengths, entity window, KBRD and R-GCN sizes, base models).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from arena.config import Settings
 
 FAMILIES = ("kbrd", "barcor", "unicrs")
 DATASETS = ("redial", "opendialkg")
@@ -100,7 +102,7 @@ QUANTIZED_BY_DEFAULT = ("barcor", "unicrs")
 
 @dataclass(frozen=True)
 class RuntimeOptions:
-    """Inference knobs, from the environment:
+    """Inference knobs, from the settings:
     ARENA_NEURAL_THREADS (torch threads per turn, default 1; 0 = torch's default),
     ARENA_NEURAL_MAX_NEW_TOKENS (reply length bound, default 64; 0 = the originals' bounds),
     ARENA_NEURAL_QUANTIZE: auto (default: BARCOR and UniCRS), 1 (all), 0 (none, exact fp32)."""
@@ -113,30 +115,10 @@ class RuntimeOptions:
         return family in QUANTIZED_BY_DEFAULT if self.quantize is None else self.quantize
 
     @classmethod
-    def from_env(cls, env=None) -> "RuntimeOptions":
-        env = os.environ if env is None else env
-
-        def integer(name, default=None):
-            raw = (env.get(name) or "").strip()
-            if not raw:
-                return default
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-            if value < 0:
-                raise ValueError(f"{name} must not be negative, got {value}")
-            return value or None
-
-        raw = (env.get("ARENA_NEURAL_QUANTIZE") or "auto").strip().lower()
-        choices = {"auto": None, "1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
-        if raw not in choices:
-            raise ValueError(f"ARENA_NEURAL_QUANTIZE must be auto, 1 or 0, got {raw!r}")
-        return cls(
-            integer("ARENA_NEURAL_THREADS", DEFAULT_THREADS),
-            integer("ARENA_NEURAL_MAX_NEW_TOKENS", DEFAULT_MAX_NEW_TOKENS),
-            choices[raw],
-        )
+    def from_settings(cls, settings: "Settings") -> "RuntimeOptions":
+        """From the settings ARENA_NEURAL_THREADS, ARENA_NEURAL_MAX_NEW_TOKENS and ARENA_NEURAL_QUANTIZE."""
+        quantize = {"auto": None, "1": True, "0": False}[settings.neural_quantize]
+        return cls(settings.neural_threads or None, settings.neural_max_new_tokens or None, quantize)
 
     def response_limit(self, original: int) -> int:
         return min(original, self.max_new_tokens) if self.max_new_tokens else original

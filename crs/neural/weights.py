@@ -2,10 +2,10 @@
 
 A published checkpoint must match our module exactly: a key the module needs
 but the file lacks, a key in the file the module does not have, or a shape
-difference is an error that names the keys. The only leeway is what Hugging
-Face itself tolerates and what carries no weights: tied copies of the word
-embedding (`tied_aliases`), a few optional buffers (`optional_keys`), and
-known non-parameter or unused-head entries (`ignored_keys`, regexes).
+difference is an error that names the keys. The only leeway is what transformers
+itself tolerates and what carries no weights: tied parameters (one of their
+names suffices), a few optional buffers (`optional_keys`), and known
+non-parameter or unused-head entries (`ignored_keys`, regexes).
 """
 
 from __future__ import annotations
@@ -87,40 +87,40 @@ def strip_prefix(state: Mapping[str, torch.Tensor], prefix: str) -> dict[str, to
     return {(k[len(prefix):] if k.startswith(prefix) else k): v for k, v in state.items()}
 
 
+def _tied_keys(module: nn.Module) -> dict[str, set[str]]:
+    """State-dict keys that share storage with other keys (tied embeddings and heads)."""
+    groups: dict[tuple, set[str]] = {}
+    for key, tensor in module.state_dict(keep_vars=True).items():
+        if tensor.numel():
+            groups.setdefault((tensor.data_ptr(), tuple(tensor.shape)), set()).add(key)
+    return {key: group for group in groups.values() if len(group) > 1 for key in group}
+
+
 def load_strict(
     module: nn.Module,
     state: Mapping[str, torch.Tensor],
     source: str,
     *,
-    tied_aliases: Optional[Mapping[str, str]] = None,
     optional_keys: Iterable[str] = (),
     ignored_keys: Iterable[str] = (),
     skip_keys: Iterable[str] = (),
 ) -> None:
     """Load `state` into `module`, failing on any missing, unexpected or misshapen key.
 
-    `skip_keys`: module entries filled elsewhere (never read from the file).
+    Tied parameters (one storage under several names) need only one of their
+    names in the file. `skip_keys`: module entries filled elsewhere (never read
+    from the file).
     """
-    aliases = dict(tied_aliases if tied_aliases is not None else getattr(module, "tied_aliases", {}))
     optional = set(optional_keys) | set(getattr(module, "optional_keys", ()))
     patterns = [re.compile(p) for p in (*ignored_keys, *getattr(module, "ignored_keys", ()))]
     skip = set(skip_keys)
     expected = {k: v for k, v in module.state_dict().items() if k not in skip}
+    tied = _tied_keys(module)
 
-    resolved: dict[str, torch.Tensor] = {}
-    unexpected: list[str] = []
-    for key, tensor in state.items():
-        if key in expected:
-            resolved[key] = tensor
-        elif key in aliases and aliases[key] in expected:
-            resolved.setdefault(aliases[key], tensor)
-        elif not any(p.search(key) for p in patterns):
-            unexpected.append(key)
-    # An explicit canonical entry wins over its tied copies.
-    for key in expected:
-        if key in state:
-            resolved[key] = state[key]
-    missing = [k for k in expected if k not in resolved and k not in optional]
+    resolved = {key: tensor for key, tensor in state.items() if key in expected}
+    unexpected = [key for key in state if key not in expected and not any(p.search(key) for p in patterns)]
+    missing = [k for k in expected
+               if k not in resolved and k not in optional and not (tied.get(k, set()) & resolved.keys())]
     shapes = [
         (k, tuple(resolved[k].shape), tuple(v.shape))
         for k, v in expected.items()
@@ -129,9 +129,8 @@ def load_strict(
     if missing or unexpected or shapes:
         raise CheckpointMismatch(source, sorted(missing), sorted(unexpected), shapes)
     with torch.no_grad():
-        for key, target in expected.items():
-            if key in resolved:
-                target.copy_(resolved[key].to(target.dtype))
+        for key, tensor in resolved.items():
+            expected[key].copy_(tensor.to(expected[key].dtype))
 
 
 def read_json(path: Path) -> dict:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, DialogueAct, Role
 
 ACTS_ASSETS = ASSETS_DIR / "acts"
@@ -67,11 +67,11 @@ HELD_OUT_MODULUS = 5
 
 
 def iard_path() -> Path:
-    """The IARD file: the project's copy, else the shared read-only one."""
-    for candidate in (ASSETS_DIR / "iard" / IARD_FILE_NAME, PROJECT_ROOT.parent / "shared" / "data" / "iard" / IARD_FILE_NAME):
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError(f"{IARD_FILE_NAME} not found under assets/iard/ or ../shared/data/iard/")
+    """The project's copy of the IARD file (origin and licence in assets/iard/README.md)."""
+    path = ASSETS_DIR / "iard" / IARD_FILE_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"{IARD_FILE_NAME} not found under assets/iard/ (restore it from the repository)")
+    return path
 
 
 def is_held_out(dialogue_id: str) -> bool:

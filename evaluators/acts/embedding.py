@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from arena.config import offline_model_environment
 from arena.retrieval import MODEL_NAME, embedding_model
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ class SentenceEncoder:
 
     def _load(self) -> "SentenceTransformer":
         if self._model is None:
+            offline_model_environment()
             try:
                 if self._path is None:
                     # The process's one copy of the model, shared with catalog retrieval.

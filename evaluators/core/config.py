@@ -1,7 +1,7 @@
 """Which models judge which factor and play which role, and the debate knobs.
 
 A `CoreConfig` comes from code, from a JSON or YAML file, or from the
-environment variable ARENA_CORE_CONFIG (a file path, or inline JSON). Example
+setting `core_config` (ARENA_CORE_CONFIG: a file path, or inline JSON). Example
 (assets/core/config.example.yaml):
 
     judge_models: [gpt-4o-mini, llama3-8b]   # default: the client's model
@@ -14,16 +14,12 @@ environment variable ARENA_CORE_CONFIG (a file path, or inline JSON). Example
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evaluators.core.factors import factor_key, role_key
-
-ENV_VAR = "ARENA_CORE_CONFIG"
-
 
 class CoreConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -92,9 +88,9 @@ class CoreConfig(BaseModel):
         return cls.from_mapping(data)
 
     @classmethod
-    def from_env(cls, env: Optional[Mapping[str, str]] = None) -> "CoreConfig":
-        env = os.environ if env is None else env
-        raw = (env.get(ENV_VAR) or "").strip()
+    def from_setting(cls, value: Optional[str]) -> "CoreConfig":
+        """From the `core_config` setting: inline JSON, a file path, or nothing (the defaults)."""
+        raw = (value or "").strip()
         if not raw:
             return cls()
         if raw.startswith("{"):

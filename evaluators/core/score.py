@@ -45,9 +45,10 @@ def score_core(
     judge could rate, or an overall no debater could give, has value None.
     `settings` (arena.config.Settings) only supplies the default number of
     worker threads (`llm_concurrency`); `config` defaults to
-    `CoreConfig.from_env()` (ARENA_CORE_CONFIG).
+    the `core_config` setting (ARENA_CORE_CONFIG).
     """
-    config = config if config is not None else CoreConfig.from_env()
+    if config is None:
+        config = CoreConfig.from_setting(settings.core_config if settings is not None else None)
     assets = load_assets(config.assets_version)
     if not transcript.has_system_turn(dialogue):
         return _unscored(assets, client, config, "no system turn to evaluate",

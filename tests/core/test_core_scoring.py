@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from arena.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMError
 from evaluators.core import FACTOR_KEYS, CoreConfig, load_assets, score_core
@@ -160,9 +161,9 @@ def test_config_from_json_yaml_and_env(tmp_path):
                           role_models={"common_user": "d"}, max_rounds=2)
     assert CoreConfig.from_file(json_path) == expected
     assert CoreConfig.from_file(yaml_path) == expected
-    assert CoreConfig.from_env({"ARENA_CORE_CONFIG": str(yaml_path)}) == expected
-    assert CoreConfig.from_env({"ARENA_CORE_CONFIG": json.dumps(data)}) == expected
-    assert CoreConfig.from_env({}) == CoreConfig()
+    assert CoreConfig.from_setting(Settings.from_env({"ARENA_CORE_CONFIG": str(yaml_path)}).core_config) == expected
+    assert CoreConfig.from_setting(Settings.from_env({"ARENA_CORE_CONFIG": json.dumps(data)}).core_config) == expected
+    assert CoreConfig.from_setting(Settings.from_env({}).core_config) == CoreConfig()
     assert expected.judges_for("semantic_relevance", "x") == ["c"]
     assert expected.judges_for("coherence", "x") == ["a", "b"]
     assert CoreConfig().judges_for("coherence", "x") == ["x"]
@@ -184,10 +185,10 @@ def test_config_rejects_unknown_names(bad):
         CoreConfig.from_mapping(bad)
 
 
-def test_score_core_reads_the_config_from_the_environment(monkeypatch):
-    monkeypatch.setenv("ARENA_CORE_CONFIG", json.dumps({"judge_models": ["env-judge"]}))
+def test_score_core_reads_the_config_from_the_settings():
+    settings = Settings.from_env({"ARENA_CORE_CONFIG": json.dumps({"judge_models": ["env-judge"]})})
     client = make_client(Script())
-    score_core(sample_dialogue(), client)
+    score_core(sample_dialogue(), client, settings=settings)
     assert {r.model for r in client.provider.requests} == {"env-judge"}
 
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from arena.config import Settings
+from arena.config import Settings, SettingsError
 from arena.llm import FakeProvider, LLMError, LocalProvider, OpenAIProvider, build_client, make_provider
+from arena.llm.types import LLMRequest
 
 
 def test_no_endpoint_means_local():
@@ -31,7 +32,7 @@ def test_explicit_provider_wins_and_is_case_insensitive():
 
 
 def test_invalid_provider_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"ARENA_LLM_PROVIDER must be one of openai, local, fake.*'gpt4'"):
+    with pytest.raises(ValueError, match=r"ARENA_LLM_PROVIDER must be one of 'openai', 'local' or 'fake', got 'gpt4'"):
         Settings.from_env({"ARENA_LLM_PROVIDER": "gpt4"})
 
 
@@ -47,10 +48,9 @@ def test_llm_knobs_from_env():
         Settings.from_env({"ARENA_LLM_RETRIES": "many"})
 
 
-def test_build_client_for_openai_talks_to_the_endpoint(stub_server, tmp_path, monkeypatch, api_key):
-    monkeypatch.setenv("OPENAI_API_KEY", api_key)
+def test_build_client_for_openai_talks_to_the_endpoint(stub_server, tmp_path, api_key):
     settings = Settings.from_env({
-        "OPENAI_BASE_URL": stub_server.base_url, "ARENA_CACHE_DIR": str(tmp_path), "ARENA_LLM_MODEL": "judge",
+        "OPENAI_API_KEY": api_key, "OPENAI_BASE_URL": stub_server.base_url, "ARENA_CACHE_DIR": str(tmp_path), "ARENA_LLM_MODEL": "judge",
         "ARENA_LLM_RETRIES": "1", "ARENA_LLM_CONCURRENCY": "2", "ARENA_LLM_TIMEOUT": "9",
     })
     client = build_client(settings)
@@ -84,11 +84,11 @@ def test_local_and_fake_providers_from_settings(monkeypatch):
     local = make_provider(Settings.from_env({}))
     assert isinstance(local, LocalProvider)  # built lazily: nothing is loaded yet
     assert local.path.is_file() and local.default_model.startswith("SmolLM2-135M-Instruct")
-    monkeypatch.setenv("ARENA_LLM_LOCAL_BACKEND", "transformers")
-    assert make_provider(Settings.from_env({})).backend == "transformers"
-    monkeypatch.setenv("ARENA_LLM_LOCAL_BACKEND", "tensorrt")
-    with pytest.raises(LLMError, match="local backend must be one of"):
-        make_provider(Settings.from_env({}))
+    assert make_provider(Settings.from_env({"ARENA_LLM_LOCAL_BACKEND": "transformers"})).backend == "transformers"
+    with pytest.raises(SettingsError, match="ARENA_LLM_LOCAL_BACKEND must be one of"):
+        Settings.from_env({"ARENA_LLM_LOCAL_BACKEND": "tensorrt"})
+    fake = make_provider(Settings.from_env({"ARENA_LLM_PROVIDER": "fake", "ARENA_FAKE_REPLY": "scripted"}))
+    assert fake.complete(LLMRequest(messages=(("user", "x"),), model="fake"), 5).text == "scripted"
     fake = make_provider(Settings.from_env({"ARENA_LLM_PROVIDER": "fake"}))
     assert isinstance(fake, FakeProvider)
 
@@ -99,14 +99,11 @@ def test_isolated_env_fixture_builds_a_fake_client(isolated_env):
     assert client.complete([{"role": "user", "content": "x"}]).text
 
 
-def test_llama_cpp_thread_count(monkeypatch):
+def test_llama_cpp_thread_count():
     import os
 
-    monkeypatch.delenv("ARENA_LLM_THREADS", raising=False)
     assert LocalProvider().n_threads == max(1, (os.cpu_count() or 2) // 2)
     assert LocalProvider(n_threads=3).n_threads == 3
-    monkeypatch.setenv("ARENA_LLM_THREADS", "5")
-    assert LocalProvider().n_threads == 5
-    monkeypatch.setenv("ARENA_LLM_THREADS", "all")
-    with pytest.raises(LLMError, match="ARENA_LLM_THREADS must be an integer"):
-        LocalProvider()
+    assert make_provider(Settings.from_env({"ARENA_LLM_THREADS": "5"})).n_threads == 5
+    with pytest.raises(SettingsError, match="ARENA_LLM_THREADS must be an integer, got 'all'"):
+        Settings.from_env({"ARENA_LLM_THREADS": "all"})

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.config import Settings
-from crs.neural.fabricate import Sizes, corpus, fabricate
+from tests.support.checkpoints import Sizes, corpus, fabricate
 from crs.neural.variants import RuntimeOptions
 
 # Short replies keep the fast tests fast; one thread avoids contention on small CPUs.

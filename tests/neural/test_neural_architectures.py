@@ -1,28 +1,33 @@
-"""The re-implemented networks compute what the originals compute.
+"""The networks compute what the originals compute.
 
-BART, GPT-2 and RoBERTa are checked against the Hugging Face implementations
-with the same weights; R-GCN against a per-edge loop; UniCRS's prompted
-GPT-2 against a literal transcription of the original (left padding,
-additive masks, positions counting the padding).
+transformers' classes are used as the systems use them: KBRD's user bias on
+top of BART's logits, token-by-token decoding through the library's cache,
+UniCRS's prompted GPT-2 against a literal transcription of the original (left
+padding, additive masks, positions counting the padding); the R-GCN against a
+per-edge loop; the decoding rules against `generate`'s semantics.
 """
 
 from __future__ import annotations
 
 import math
 
-import pytest
 import torch
 from torch.nn import functional as F
 
-from crs.neural.bart import BartConfig, BartForGeneration, BartForSequenceClassification
 from crs.neural.decoding import DecodingRules, greedy
-from crs.neural.fabricate import _randomize
-from crs.neural.gpt2 import GPT2Config, PromptGPT2
 from crs.neural.layers import EntityAttention, RGCNConv
-from crs.neural.roberta import RobertaConfig, RobertaEncoder
+from crs.neural.networks import (
+    BartConfig,
+    BartSteps,
+    GPT2Config,
+    GPT2LMHeadModel,
+    KBRDGenerator,
+    encode_bart,
+    gpt2_forward,
+    prompt_cache,
+)
 from crs.neural.text import pad_length
-
-transformers = pytest.importorskip("transformers")
+from tests.support.checkpoints import _randomize
 
 BART = dict(vocab_size=50, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
             decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
@@ -30,89 +35,20 @@ BART = dict(vocab_size=50, d_model=16, encoder_layers=2, decoder_layers=2, encod
             activation_function="gelu", scale_embedding=False)
 GPT2 = dict(vocab_size=60, n_embd=16, n_layer=2, n_head=4, n_positions=128, activation_function="gelu_new",
             layer_norm_epsilon=1e-5, bos_token_id=0, eos_token_id=0)
-ROBERTA = dict(vocab_size=70, hidden_size=16, num_hidden_layers=2, num_attention_heads=4, intermediate_size=32,
-               max_position_embeddings=40, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)
-NO_DROPOUT = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
 
 
-def hf_bart(state: dict, **extra):
-    model = transformers.BartForConditionalGeneration(transformers.BartConfig(**BART, **NO_DROPOUT, **extra)).eval()
-    state = dict(state, **{"lm_head.weight": state["model.shared.weight"]})
-    state = {k: v for k, v in state.items() if not k.startswith(("classification_head", "rec_proj"))}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    assert not unexpected and all("embed_tokens" in k for k in missing)
-    return model
-
-
-def test_bart_generator_matches_reference():
-    mine = BartForGeneration(BartConfig.from_dict(BART))
-    _randomize(mine, 3)
-    reference = hf_bart(mine.state_dict())
-    ids = torch.tensor([[0, 5, 9, 13, 22, 2]])
-    decoder = torch.tensor([[2, 0, 7, 8, 30]])
-    with torch.no_grad():
-        expected = reference(input_ids=ids, decoder_input_ids=decoder).logits
-        cache = mine.model.start_decoder(mine.model.encode(ids))
-        # token by token through the cache
-        got = torch.cat([mine.logits(mine.model.decode(decoder[:, i : i + 1], cache)) for i in range(5)], dim=1)
-    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-4)
-
-
-def test_bart_classifier_reads_the_last_decoder_state():
-    config = dict(BART, num_labels=7)
-    mine = BartForSequenceClassification(BartConfig.from_dict(config))
-    _randomize(mine, 4)
-    reference = transformers.BartModel(transformers.BartConfig(**BART, **NO_DROPOUT)).eval()
-    state = {k[len("model."):]: v for k, v in mine.state_dict().items() if k.startswith("model.")}
-    reference.load_state_dict(state, strict=False)
-    ids = torch.tensor([[0, 5, 9, 13, 2]])
-    with torch.no_grad():
-        hidden = reference(input_ids=ids).last_hidden_state  # decoder input: ids shifted right
-        expected = mine.classification_head(hidden[:, -1])
-        got = mine(ids)
-    torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-4)
-
-
-def test_kbrd_user_bias_is_added_to_every_position():
-    mine = BartForGeneration(BartConfig.from_dict(BART), user_hidden_size=8)
-    _randomize(mine, 5)
+def test_kbrd_steps_add_the_user_bias_to_the_cached_decoder_logits():
+    model = KBRDGenerator(BartConfig(**BART), user_hidden_size=8).eval()
+    _randomize(model, 5)
     user = torch.randn(1, 8)
-    hidden = torch.randn(1, 3, 16)
-    plain = hidden @ mine.model.shared.weight.T + mine.final_logits_bias
-    torch.testing.assert_close(mine.logits(hidden, user), plain + mine.rec_proj(user).unsqueeze(1))
-
-
-def test_gpt2_matches_reference_with_incremental_cache():
-    mine = PromptGPT2(GPT2Config.from_dict(GPT2))
-    _randomize(mine, 6)
-    reference = transformers.GPT2LMHeadModel(
-        transformers.GPT2Config(**GPT2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-    ).eval()
-    state = dict(mine.state_dict(), **{"lm_head.weight": mine.state_dict()["transformer.wte.weight"]})
-    reference.load_state_dict(state, strict=False)
-    ids = torch.tensor([[3, 5, 9, 13, 22, 2, 7]])
+    ids = [0, 5, 9, 13, 22, 2]
+    decoder = [2, 0, 7, 8, 30]
     with torch.no_grad():
-        expected = reference(input_ids=ids).logits
-        cache = PromptGPT2.prompt_cache(None, 2)
-        first = mine(ids[:, :4], torch.arange(4)[None], cache)
-        rest = [mine(ids[:, i : i + 1], torch.tensor([[i]]), cache) for i in range(4, 7)]
-        got = mine.lm_logits(torch.cat([first, *rest], dim=1))
+        full = model(input_ids=torch.tensor([ids]), decoder_input_ids=torch.tensor([decoder])).logits[0]
+        expected = full + model.rec_proj(user)
+        step = BartSteps(model, encode_bart(model, ids), user)
+        got = torch.stack([step(token) for token in decoder])  # token by token through the cache
     torch.testing.assert_close(got, expected, atol=1e-5, rtol=1e-4)
-
-
-def test_roberta_matches_reference_including_padded_positions():
-    mine = RobertaEncoder(RobertaConfig.from_dict(ROBERTA))
-    _randomize(mine, 7)
-    reference = transformers.RobertaModel(
-        transformers.RobertaConfig(**ROBERTA, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0),
-        add_pooling_layer=False,
-    ).eval()
-    reference.load_state_dict(mine.state_dict(), strict=False)
-    ids = torch.tensor([[0, 5, 9, 13, 2, 1, 1, 1]])
-    mask = ids.ne(1).long()
-    with torch.no_grad():
-        torch.testing.assert_close(mine(ids, mask), reference(input_ids=ids, attention_mask=mask).last_hidden_state,
-                                   atol=1e-5, rtol=1e-4)
 
 
 def test_rgcn_matches_a_per_edge_loop():
@@ -141,7 +77,7 @@ def test_entity_attention_sums_entities_like_the_original():
     torch.testing.assert_close(attention(x, torch.tensor([[True, True, False]])), x.sum(1))
 
 
-def _original_prompted_gpt2(model: PromptGPT2, prompt, ids, pad_id, pad_to):
+def _original_prompted_gpt2(model: GPT2LMHeadModel, prompt, ids, pad_id, pad_to):
     """The UniCRS forward as originally written: left padding to `pad_to`, an all-ones
     prompt mask, additive -1e4 masks, and positions 0..pad_to-1 over the padded row."""
     config = model.config
@@ -166,11 +102,11 @@ def _original_prompted_gpt2(model: PromptGPT2, prompt, ids, pad_id, pad_to):
         out = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(1, -1, width)
         x = x + block.attn.c_proj(out)
         x = x + block.mlp(block.ln_2(x))
-    return model.lm_logits(body.ln_f(x))[0, -1]
+    return model.lm_head(body.ln_f(x))[0, -1]
 
 
 def test_prompted_gpt2_without_padding_equals_the_padded_original():
-    mine = PromptGPT2(GPT2Config.from_dict(GPT2))
+    mine = GPT2LMHeadModel(GPT2Config(**GPT2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)).eval()
     _randomize(mine, 8)
     prompt = torch.randn(2, 2, 1, 4, 5, 4)  # layers, key/value, batch, heads, prompt length, head dim
     ids = [7, 3, 9, 11, 4, 20]
@@ -178,8 +114,7 @@ def test_prompted_gpt2_without_padding_equals_the_padded_original():
     with torch.no_grad():
         expected = _original_prompted_gpt2(mine, prompt, ids, pad_id=1, pad_to=pad_to)
         offset = pad_to - len(ids)
-        hidden = mine(torch.tensor([ids]), torch.arange(offset, pad_to)[None], PromptGPT2.prompt_cache(prompt, 2))
-        got = mine.lm_logits(hidden[:, -1])[0]
+        got = mine.lm_head(gpt2_forward(mine, ids, offset, prompt_cache(prompt)))[0]
     torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
 
 

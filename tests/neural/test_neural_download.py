@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.config import Settings
 from crs.__main__ import main
 from crs.checkpoints import DEFAULT_SOURCE, DownloadError, download_checkpoints, resolve_source
 
@@ -42,12 +43,11 @@ def archive(tiny_models, tmp_path_factory) -> Path:
     return make_archive(tiny_models, folder / "models.tar.gz", KBRD + ["barcor_rec_redial", "barcor_conv_redial"])
 
 
-def test_default_source_is_crs_arenas_archive(monkeypatch):
-    monkeypatch.delenv("ARENA_CHECKPOINT_SOURCE", raising=False)
+def test_default_source_is_crs_arenas_archive():
     assert resolve_source() == DEFAULT_SOURCE == "https://gustav1.ux.uis.no/crs_arena/models.tar.gz"
-    monkeypatch.setenv("ARENA_CHECKPOINT_SOURCE", "/somewhere/models.tar.gz")
-    assert resolve_source() == "/somewhere/models.tar.gz"
-    assert resolve_source("hf://org/repo") == "hf://org/repo"
+    setting = Settings.from_env({"ARENA_CHECKPOINT_SOURCE": "/somewhere/models.tar.gz"}).checkpoint_source
+    assert resolve_source(None, setting) == "/somewhere/models.tar.gz"
+    assert resolve_source("hf://org/repo", setting) == "hf://org/repo"
 
 
 def test_download_from_file_url_installs_only_what_is_asked(archive, tmp_path, tiny_models):

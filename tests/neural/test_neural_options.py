@@ -5,28 +5,41 @@ from __future__ import annotations
 import pytest
 import torch
 
-from crs.neural.bart import BartConfig, BartForGeneration
-from crs.neural.fabricate import _randomize
-from crs.neural.gpt2 import GPT2Config, PromptGPT2
+from arena.config import Settings, SettingsError
+from crs.neural.networks import (
+    BartConfig,
+    BartForConditionalGeneration,
+    BartSteps,
+    GPT2Config,
+    GPT2LMHeadModel,
+    encode_bart,
+    gpt2_forward,
+    prompt_cache,
+)
 from crs.neural.quantize import quantize_model
 from crs.neural.variants import DEFAULT_MAX_NEW_TOKENS, RuntimeOptions
+from tests.support.checkpoints import _randomize
 
 
-def test_options_from_environment():
-    default = RuntimeOptions.from_env({})
+def _options(env: dict) -> RuntimeOptions:
+    return RuntimeOptions.from_settings(Settings.from_env(env))
+
+
+def test_options_from_settings():
+    default = _options({})
     assert default.max_new_tokens == DEFAULT_MAX_NEW_TOKENS == 64 and default.threads == 1
     assert default.quantizes("unicrs") and default.quantizes("barcor") and not default.quantizes("kbrd")
     assert default.response_limit(127) == 64 and default.response_limit(40) == 40
-    original = RuntimeOptions.from_env({"ARENA_NEURAL_MAX_NEW_TOKENS": "0", "ARENA_NEURAL_QUANTIZE": "0",
-                                        "ARENA_NEURAL_THREADS": "1"})
+    original = _options({"ARENA_NEURAL_MAX_NEW_TOKENS": "0", "ARENA_NEURAL_QUANTIZE": "0",
+                         "ARENA_NEURAL_THREADS": "1"})
     assert original.response_limit(127) == 127 and original.threads == 1
-    assert RuntimeOptions.from_env({"ARENA_NEURAL_THREADS": "0"}).threads is None  # torch's default
+    assert _options({"ARENA_NEURAL_THREADS": "0"}).threads is None  # torch's default
     assert not original.quantizes("unicrs")
-    assert RuntimeOptions.from_env({"ARENA_NEURAL_QUANTIZE": "1"}).quantizes("kbrd")
-    with pytest.raises(ValueError, match="ARENA_NEURAL_QUANTIZE"):
-        RuntimeOptions.from_env({"ARENA_NEURAL_QUANTIZE": "maybe"})
-    with pytest.raises(ValueError, match="ARENA_NEURAL_THREADS"):
-        RuntimeOptions.from_env({"ARENA_NEURAL_THREADS": "two"})
+    assert _options({"ARENA_NEURAL_QUANTIZE": "1"}).quantizes("kbrd")
+    with pytest.raises(SettingsError, match="ARENA_NEURAL_QUANTIZE must be one of"):
+        _options({"ARENA_NEURAL_QUANTIZE": "maybe"})
+    with pytest.raises(SettingsError, match="ARENA_NEURAL_THREADS must be an integer"):
+        _options({"ARENA_NEURAL_THREADS": "two"})
 
 
 def _cosine(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -34,34 +47,36 @@ def _cosine(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def test_quantized_bart_stays_close_to_fp32():
-    config = BartConfig.from_dict(dict(vocab_size=300, d_model=64, encoder_layers=2, decoder_layers=2,
-                                       encoder_attention_heads=4, decoder_attention_heads=4,
-                                       encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=64))
-    exact = BartForGeneration(config)
+    config = BartConfig(vocab_size=300, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
+                        max_position_embeddings=64)
+    exact = BartForConditionalGeneration(config).eval()
     _randomize(exact, 9)
-    quantized = BartForGeneration(config)
+    quantized = BartForConditionalGeneration(config).eval()
     quantized.load_state_dict(exact.state_dict())
     quantize_model(quantized)
-    assert quantized.head is not None
-    ids = torch.tensor([[0, 15, 29, 113, 2]])
+    # the tied head became an int8 copy; the embedding table stays fp32
+    assert not isinstance(quantized.lm_head, torch.nn.Linear)
+    assert quantized.model.shared.weight.dtype == torch.float32
+    ids = [0, 15, 29, 113, 2]
     with torch.inference_mode():
         logits = []
         for model in (exact, quantized):
-            cache = model.model.start_decoder(model.model.encode(ids))
-            logits.append(model.logits(model.model.decode(torch.tensor([[2, 0, 40]]), cache)))
+            step = BartSteps(model, encode_bart(model, ids))
+            logits.append(torch.stack([step(token) for token in (2, 0, 40)]))
     assert _cosine(*logits) > 0.99
 
 
 def test_quantized_gpt2_stays_close_to_fp32():
-    config = GPT2Config.from_dict(dict(vocab_size=300, n_embd=64, n_layer=2, n_head=4, n_positions=64))
-    exact = PromptGPT2(config)
+    config = GPT2Config(vocab_size=300, n_embd=64, n_layer=2, n_head=4, n_positions=64)
+    exact = GPT2LMHeadModel(config).eval()
     _randomize(exact, 10)
-    quantized = PromptGPT2(config)
+    quantized = GPT2LMHeadModel(config).eval()
     quantized.load_state_dict(exact.state_dict())
     quantize_model(quantized)
-    ids = torch.tensor([[5, 17, 250, 3]])
+    ids = [5, 17, 250, 3]
     with torch.inference_mode():
-        logits = [m.lm_logits(m(ids, torch.arange(4)[None], [None, None])) for m in (exact, quantized)]
+        logits = [m.lm_head(gpt2_forward(m, ids, 0, prompt_cache(None))) for m in (exact, quantized)]
     assert _cosine(*logits) > 0.99
 
 

@@ -11,7 +11,7 @@ import torch
 from arena.config import Settings
 from arena.crs_interface import CRSUnavailable
 from crs.neural import CheckpointMismatch, neural_specs
-from crs.neural.bart import BartConfig, BartForGeneration
+from crs.neural.networks import BART_OPTIONAL_KEYS, BartConfig, BartForConditionalGeneration
 from crs.neural.weights import load_strict, read_state_dict
 
 
@@ -77,23 +77,26 @@ def test_unicrs_prompt_encoder_needs_every_parameter(tiny_models, tmp_path, hf_c
 
 
 def test_tied_copies_may_be_present_or_absent():
-    config = BartConfig.from_dict(dict(vocab_size=30, d_model=8, encoder_layers=1, decoder_layers=1,
-                                       encoder_attention_heads=2, decoder_attention_heads=2,
-                                       encoder_ffn_dim=8, decoder_ffn_dim=8, max_position_embeddings=16))
-    source = BartForGeneration(config)
-    full = dict(source.state_dict())
-    for alias, canonical in BartForGeneration.tied_aliases.items():
-        full[alias] = full[canonical]
-    target = BartForGeneration(config)
-    load_strict(target, full, "full")
+    config = BartConfig(vocab_size=30, d_model=8, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                        decoder_attention_heads=2, encoder_ffn_dim=8, decoder_ffn_dim=8, max_position_embeddings=16)
+    source = BartForConditionalGeneration(config)
+    full = dict(source.state_dict())  # every tied name present, as older library versions saved them
+    target = BartForConditionalGeneration(config)
+    load_strict(target, full, "full", optional_keys=BART_OPTIONAL_KEYS)
     torch.testing.assert_close(target.model.shared.weight, source.model.shared.weight)
-    minimal = {k: v for k, v in source.state_dict().items() if k != "final_logits_bias"}
-    load_strict(BartForGeneration(config), minimal, "minimal")  # HF tolerates a missing final_logits_bias
+    tied = ("lm_head.weight", "model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight")
+    minimal = {k: v for k, v in full.items() if k not in tied and k != "final_logits_bias"}
+    # the library tolerates a missing final_logits_bias
+    load_strict(BartForConditionalGeneration(config), minimal, "minimal", optional_keys=BART_OPTIONAL_KEYS)
     only_alias = dict(minimal)
     only_alias["lm_head.weight"] = only_alias.pop("model.shared.weight")
-    target = BartForGeneration(config)
-    load_strict(target, only_alias, "alias only")
+    target = BartForConditionalGeneration(config)
+    load_strict(target, only_alias, "alias only", optional_keys=BART_OPTIONAL_KEYS)
     torch.testing.assert_close(target.model.shared.weight, source.model.shared.weight)
+    assert target.lm_head.weight is target.model.shared.weight
+    without_any = {k: v for k, v in minimal.items() if k != "model.shared.weight"}
+    with pytest.raises(CheckpointMismatch, match="missing keys: .*model.shared.weight"):
+        load_strict(BartForConditionalGeneration(config), without_any, "none", optional_keys=BART_OPTIONAL_KEYS)
 
 
 def test_safetensors_checkpoints_load(tiny_models, tmp_path):

@@ -6,18 +6,26 @@ from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, rec, simulator_respon
 from arena.dialogue import Dialogue
 from arena.runner import DialogueRunner
 from simulators import build_simulator
-from simulators.movielens import load_movielens
+from arena.config import Settings
+from simulators.movielens import FILES, MovieLensUnavailable, fetch_movielens, load_movielens, movielens_dir
 from simulators.pepper import PepperSimulator, _parse_opinions
 from simulators.preferences import LIKED_RATING, build_profile
 from arena.titles import mentions_title
 
 
 @pytest.fixture(scope="module")
-def movielens():
-    return load_movielens()
+def movielens_cache():
+    """The developer's cache folder, so the wheel is downloaded once per machine, not per run."""
+    return Settings.from_env().cache_dir
 
 
-def test_movielens_100k_is_read_from_the_recbole_package(movielens):
+@pytest.fixture(scope="module")
+def movielens(movielens_cache):
+    return load_movielens(movielens_cache)
+
+
+def test_movielens_100k_is_read_from_recboles_wheel(movielens, movielens_cache):
+    assert all((movielens_dir(movielens_cache) / name).is_file() for name in FILES)
     assert len(movielens.movies) == 1682 and len(movielens.ratings) == 943
     assert sum(len(r) for r in movielens.ratings.values()) == 100_000
     assert movielens.movies["1"].title == "Toy Story" and movielens.movies["1"].year == 1995
@@ -90,9 +98,25 @@ def test_parse_opinions_matches_titles_loosely():
     assert _parse_opinions("no json here", ["Heat"]) == {}
 
 
-def test_runs_against_a_simple_recommender(view):
-    sim = build_simulator("pepper", catalog=view, seed=9, llm=fake_llm(simulator_responder()))
+def test_runs_against_a_simple_recommender(view, movielens_cache):
+    sim = build_simulator("pepper", catalog=view, seed=9, llm=fake_llm(simulator_responder()),
+                          movielens_cache_dir=movielens_cache)
     d = DialogueRunner(AttributeCRS(view), max_turns=4).run_simulated(Dialogue(crs_id="a"), sim)
     sim.finalize(d)
     assert d.end_reason == "max_turns" and d.num_turns == 4 and d.feedback is not None
     assert len(d.metadata["preference_coverage"]) == 4
+
+
+def test_without_movielens_the_simulator_says_what_it_needs(view):
+    with pytest.raises(ValueError, match="MovieLens"):
+        build_simulator("pepper", catalog=view, seed=1, llm=fake_llm(simulator_responder()))
+
+
+def test_a_failed_download_is_one_clear_line_and_leaves_nothing(tmp_path, monkeypatch):
+    import simulators.movielens as movielens_module
+
+    monkeypatch.setattr(movielens_module.sys, "executable", str(tmp_path / "no-python"))
+    with pytest.raises(MovieLensUnavailable) as caught:
+        fetch_movielens(tmp_path / "cache")
+    assert "\n" not in str(caught.value) and "recbole==1.2.1" in str(caught.value)
+    assert not (tmp_path / "cache").exists()

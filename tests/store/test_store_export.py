@@ -8,7 +8,7 @@ import pytest
 from arena.dialogue import UserKind
 from arena.corpus.reading import load_dialogues
 from arena.corpus.cli import main
-from arena.corpus.records import SALT_ENV, export_json, export_jsonl, import_dialogues, pseudonymiser
+from arena.corpus.records import export_json, export_jsonl, import_dialogues, pseudonymiser
 from arena.store import Store
 
 from store_strategies import battle, rich_dialogue
@@ -17,8 +17,7 @@ RAW_IDS = ["3f2b9d70-5e1c-4c4e-9a51-0d8c2b7e11aa", "prolific-5f8a1bc2d3e4", "use
 
 
 @pytest.fixture
-def corpus(store, monkeypatch):
-    monkeypatch.delenv(SALT_ENV, raising=False)
+def corpus(store):
     first = rich_dialogue("kbrd_redial", RAW_IDS[0])
     first.dialogue_id = f"kbrd_redial_{RAW_IDS[0]}"  # imported corpora embed user ids in ids
     first.user.details = {"prolific_pid": RAW_IDS[1]}
@@ -52,15 +51,12 @@ def test_raw_user_ids_never_appear_and_pseudonyms_are_stable(corpus):
     assert battle_users == {r["metadata"]["vote"]["user_id"] for r in records if "vote" in r["metadata"]}
 
 
-def test_salt_from_environment_or_argument_changes_pseudonyms(corpus, monkeypatch):
+def test_salt_argument_changes_pseudonyms(corpus):
     store, _ = corpus
     _, default = _lines(store)
-    monkeypatch.setenv(SALT_ENV, "team-secret")
-    _, from_env = _lines(store)
     _, explicit = _lines(store, salt="team-secret")
-    assert [r["user"]["id"] for r in from_env] == [r["user"]["id"] for r in explicit]
-    assert [r["user"]["id"] for r in from_env] != [r["user"]["id"] for r in default]
-    assert from_env[0]["user"]["id"] == pseudonymiser("team-secret")(RAW_IDS[0])
+    assert [r["user"]["id"] for r in explicit] != [r["user"]["id"] for r in default]
+    assert explicit[0]["user"]["id"] == pseudonymiser("team-secret")(RAW_IDS[0])
 
 
 def test_battle_dialogues_carry_their_vote(corpus):
@@ -105,7 +101,7 @@ def test_export_then_import_round_trips_into_a_fresh_store(corpus, tmp_path):
 
 
 def test_command_line(tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv(SALT_ENV, raising=False)
+    monkeypatch.delenv("ARENA_PSEUDONYM_SALT", raising=False)
     db = str(tmp_path / "cli.sqlite3")
     src = tmp_path / "in.json"
     src.write_text(json.dumps([{"conversation ID": "c1", "agent": {"id": "kbrd_redial"}, "user": {"id": "u1"},
@@ -114,6 +110,11 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     assert main(["import", str(src), "--db", db]) == 0
     assert main(["export", "--db", db, "--out", str(tmp_path / "out.jsonl")]) == 0
     assert "wrote 1 dialogues" in capsys.readouterr().out
+    # The salt setting (ARENA_PSEUDONYM_SALT) reaches the export through the command line's settings.
+    monkeypatch.setenv("ARENA_PSEUDONYM_SALT", "team-secret")
+    assert main(["export", "--db", db, "--out", str(tmp_path / "salted.jsonl")]) == 0
+    salted = json.loads((tmp_path / "salted.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert salted["user"]["id"] == pseudonymiser("team-secret")("u1")
     src.write_text("[1]", encoding="utf-8")
     assert main(["import", str(src), "--db", db]) == 2
     assert "record 0" in capsys.readouterr().err

@@ -58,7 +58,9 @@ def prepare(
         crs_ids=tuple(systems) if systems else None,
         user_kind=None if kind_value in (None, "", "all") else kind_value,
     )
-    result = export_bundle(services.store, folders.new(), flt, zip_name=ZIP_NAME)
+    salt = services.settings.pseudonym_salt
+    result = export_bundle(services.store, folders.new(), flt, zip_name=ZIP_NAME,
+                           salt=salt.get_secret_value() if salt else None)
     card = result.files["card"].read_text(encoding="utf-8")
     # Show the card without its YAML header.
     body = card.split("---\n", 2)[2] if card.startswith("---\n") else card

@@ -1,4 +1,4 @@
-"""Random-weight checkpoints in the exact published layout.
+"""Random-weight checkpoints in the exact published layout (a test fixture).
 
 For tests (tiny sizes) and latency benchmarks (the real sizes), where the
 published checkpoints cannot be downloaded. Writes, under a models folder,
@@ -19,11 +19,18 @@ from typing import Iterable, Optional
 import torch
 
 from crs.checkpoints import base_dir
-from crs.neural.bart import BartConfig, BartForGeneration, BartForSequenceClassification
-from crs.neural.gpt2 import GPT2Config, PromptGPT2
 from crs.neural.kbrd import KBRDRecommender
 from crs.neural.kg import KnowledgeGraph, default_kg_dir
-from crs.neural.roberta import RobertaConfig, RobertaEncoder
+from crs.neural.networks import (
+    BartForConditionalGeneration,
+    BartForSequenceClassification,
+    GPT2Config,
+    GPT2LMHeadModel,
+    KBRDGenerator,
+    RobertaConfig,
+    RobertaModel,
+    bart_config,
+)
 from crs.neural.variants import BART_BASE, DIALOGPT_SMALL, ROBERTA_BASE, VARIANTS
 
 BART_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -130,14 +137,6 @@ def _bart_config(sizes: Sizes, kbrd: bool, **extra) -> dict:
     }
 
 
-def _with_tied_copies(state: dict, aliases: dict) -> dict:
-    state = dict(state)
-    for alias, canonical in aliases.items():
-        if canonical in state:
-            state[alias] = state[canonical]
-    return state
-
-
 def _randomize(module: torch.nn.Module, seed: int) -> None:
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -160,9 +159,9 @@ def write_base_models(models_dir: Path, sizes: Sizes, texts: Optional[list[str]]
                   "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5, "bos_token_id": eos,
                   "eos_token_id": eos, "initializer_range": 0.02}
     _write_json(gpt_dir / "config.json", gpt_config)
-    gpt2 = PromptGPT2(GPT2Config.from_dict(gpt_config))
+    gpt2 = GPT2LMHeadModel(GPT2Config.from_dict(gpt_config))
     _randomize(gpt2, 1)
-    state = _with_tied_copies(gpt2.state_dict(), PromptGPT2.tied_aliases)
+    state = dict(gpt2.state_dict())  # the tied head included, as older library versions saved it
     for layer in range(sizes.gpt2_layers):  # old checkpoints carry the causal-mask buffers
         state[f"transformer.h.{layer}.attn.bias"] = torch.ones(1, 1, 8, 8).tril()
         state[f"transformer.h.{layer}.attn.masked_bias"] = torch.tensor(-1e4)
@@ -175,7 +174,7 @@ def write_base_models(models_dir: Path, sizes: Sizes, texts: Optional[list[str]]
                   "layer_norm_eps": 1e-5, "pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2,
                   "hidden_act": "gelu", "initializer_range": 0.02}
     _write_json(rob_dir / "config.json", rob_config)
-    roberta = RobertaEncoder(RobertaConfig.from_dict(rob_config))
+    roberta = RobertaModel(RobertaConfig.from_dict(rob_config), add_pooling_layer=False)
     _randomize(roberta, 2)
     state = {f"roberta.{k}": v for k, v in roberta.state_dict().items()}
     width = sizes.roberta_width
@@ -201,19 +200,19 @@ def write_checkpoints(models_dir: Path, sizes: Sizes, names: Iterable[str] = tup
             _randomize(recommender, seed)
             torch.save(recommender.state_dict(), rec_dir / "model.pt")
             config = _bart_config(sizes, kbrd=True, architectures=["KBRDforConv"])
-            generator = BartForGeneration(BartConfig.from_dict(config), user_hidden_size=variant.entity_hidden_size)
+            generator = KBRDGenerator(bart_config(config), user_hidden_size=variant.entity_hidden_size)
             _randomize(generator, seed + 1)
-            _save_hf(conv_dir, config, _with_tied_copies(generator.state_dict(), generator.tied_aliases), safetensors)
+            _save_hf(conv_dir, config, generator.state_dict(), safetensors)
         elif variant.family == "barcor":
             config = _bart_config(sizes, kbrd=False, architectures=["BartForSequenceClassification"],
                                   id2label={str(i): f"LABEL_{i}" for i in range(2)})
-            classifier = BartForSequenceClassification(BartConfig.from_dict({**config, "num_labels": kg.num_entities}))
+            classifier = BartForSequenceClassification(bart_config(config, num_labels=kg.num_entities))
             _randomize(classifier, seed)
-            _save_hf(rec_dir, config, _with_tied_copies(classifier.state_dict(), classifier.tied_aliases), safetensors)
+            _save_hf(rec_dir, config, classifier.state_dict(), safetensors)
             config = _bart_config(sizes, kbrd=False, architectures=["BartForConditionalGeneration"])
-            generator = BartForGeneration(BartConfig.from_dict(config))
+            generator = BartForConditionalGeneration(bart_config(config))
             _randomize(generator, seed + 1)
-            _save_hf(conv_dir, config, _with_tied_copies(generator.state_dict(), generator.tied_aliases), safetensors)
+            _save_hf(conv_dir, config, generator.state_dict(), safetensors)
         else:
             from crs.neural.unicrs import KGPrompt
 
