@@ -62,6 +62,7 @@ class Settings:
     turn_timeout_s: float = 120.0
     models_dir: Optional[Path] = None
     checkpoint_source: Optional[str] = None
+    rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
 
     @classmethod
     def from_env(cls, env: Optional[Mapping[str, str]] = None, **overrides: Any) -> "Settings":
@@ -93,9 +94,10 @@ class Settings:
             turn_timeout_s=_float(env, "ARENA_TURN_TIMEOUT", 120.0),
             models_dir=models_dir,
             checkpoint_source=env.get("ARENA_CHECKPOINT_SOURCE") or None,
+            rating_form=Path(env["ARENA_RATING_FORM"]) if env.get("ARENA_RATING_FORM") else None,
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
-        for key in ("db_path", "cache_dir", "models_dir"):
+        for key in ("db_path", "cache_dir", "models_dir", "rating_form"):
             if key in overrides:
                 overrides[key] = Path(overrides[key])
         return replace(settings, **overrides)
