@@ -1,6 +1,7 @@
 """Command line for simulated evaluation runs.
 
     python -m simulators run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
+        [--rate-aspects]   (the simulator also fills the aspect rating form)
     python -m simulators list     # simulator kinds and systems (with availability)
     python -m simulators runs     # evaluation runs recorded in the database
 
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--nlu", choices=("llm", "offline"), default=None,
                      help="ABUS only: system acts from the LLM or the offline annotator (default: follows --nlg)")
     run.add_argument("--no-score", action="store_true", help="do not queue automatic scoring")
+    run.add_argument("--rate-aspects", action="store_true",
+                     help="the simulator fills the aspect rating form at the end of each dialogue (needs an LLM)")
     run.add_argument("--db", default=None, help="database file (default ARENA_DB)")
     sub.add_parser("list", help="simulator kinds and systems")
     runs = sub.add_parser("runs", help="evaluation runs in the database")
@@ -102,8 +105,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_turns=args.max_turns or services.settings.max_turns,
         seed=args.seed,
         concurrency=args.concurrency,
-        options=({"nlg": args.nlg, "nlu": args.nlu or ("llm" if args.nlg == "llm" else "offline")}
-                 if kind == "abus" else {}),
+        options={**({"nlg": args.nlg, "nlu": args.nlu or ("llm" if args.nlg == "llm" else "offline")}
+                    if kind == "abus" else {}),
+                 **({"rate_aspects": True, "rating_form": str(services.settings.rating_form or "") or None}
+                    if args.rate_aspects else {})},
     )
     try:
         run_id = manager.start(config)
