@@ -15,10 +15,10 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from arena.leaderboard import compute_leaderboard, display_table, leaderboard_figure
-from arena.services import Services
-from arena.ui import meta_view
-from arena.ui.aspect_form import form_for
+from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
+from webapp.services import Services
+from webapp.ui import meta_view
+from webapp.ui.aspect_form import form_for
 
 log = logging.getLogger(__name__)
 
