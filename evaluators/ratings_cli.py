@@ -38,7 +38,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
 def run_import(args: argparse.Namespace) -> int:
     from arena.aspects import FormError, load_form
     from arena.config import Settings
-    from arena.dialoguekit import DialogueImportError, load_dialogues
+    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file
 
     try:

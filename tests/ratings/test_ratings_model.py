@@ -7,8 +7,8 @@ import pytest
 
 from arena.aspects import FormError, load_form, mean_values, parse_form
 from arena.dialogue import Dialogue, Feedback, Rating, UserInfo, UserKind, replace_rating
-from arena.dialoguekit import from_record, to_dialoguekit
-from arena.exports import export_bundle
+from arena.corpus.dialoguekit import from_record, to_dialoguekit
+from arena.corpus.bundle import export_bundle
 from arena.store import Store
 
 RAW_ID = "session-secret-person-42"
