@@ -312,13 +312,28 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
     return Utterance(**fields)
 
 
-def _parse_items(raw: Any, field: str) -> list[RecommendedItem]:
+def _list(raw: Any, field: str) -> list[Any]:
+    """An optional list field: [] when absent, an error when not a list."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise _RecordError(field, f"expected a list, got {type(raw).__name__}")
+    return raw
+
+
+def _validated(model: Any, raw: Any, field: str) -> Any:
+    """A pydantic model from raw data, or a _RecordError naming the first bad field under `field`."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise _RecordError(field + (f".{loc}" if loc else ""), err["msg"]) from None
+
+
+def _parse_items(raw: Any, field: str) -> list[RecommendedItem]:
     items = []
-    for j, item in enumerate(raw):
+    for j, item in enumerate(_list(raw, field)):
         if not isinstance(item, dict):
             raise _RecordError(f"{field}[{j}]", "expected an object with id and title")
         item_id = item.get("id", item.get("item_id"))
@@ -417,32 +432,11 @@ def _parse_scores(metadata: dict[str, Any]) -> dict[str, Score]:
         return {}
     if not isinstance(details, dict):
         raise _RecordError("metadata.score_details", "expected an object of metric -> score")
-    scores = {}
-    for name, raw in details.items():
-        try:
-            scores[str(name)] = Score.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            field = f"metadata.score_details.{name}" + (f".{loc}" if loc else "")
-            raise _RecordError(field, err["msg"]) from None
-    return scores
+    return {str(name): _validated(Score, raw, f"metadata.score_details.{name}") for name, raw in details.items()}
 
 
 def _parse_ratings(raw: Any, field: str) -> list[Rating]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise _RecordError(field, f"expected a list, got {type(raw).__name__}")
-    out = []
-    for j, item in enumerate(raw):
-        try:
-            out.append(Rating.model_validate(item))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise _RecordError(f"{field}[{j}]" + (f".{loc}" if loc else ""), err["msg"]) from None
-    return out
+    return [_validated(Rating, item, f"{field}[{j}]") for j, item in enumerate(_list(raw, field))]
 
 
 def _extra_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

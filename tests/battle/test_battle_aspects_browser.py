@@ -5,11 +5,10 @@ Uses Debian's Chromium (/usr/bin/chromium) through Playwright, like test_battle_
 """
 
 import json
-from pathlib import Path
 
 import pytest
 from battle_support import FakeCatalogCRS, make_services
-from test_battle_browser import browser_page, chat  # noqa: F401  (the fixture is used by name)
+from test_battle_browser import browser_page, chat, download_text  # noqa: F401  (fixture used by name)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -53,13 +52,7 @@ def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, brow
     page.locator("#battle-result").get_by_text("System A was").wait_for()
     (vote,) = services.store.list_votes()
 
-    page.get_by_role("tab", name="Download").click()
-    page.locator("#download-prepare").click()
-    link = page.locator('#download-files a[download="dialogues.jsonl"]')
-    link.wait_for()
-    with page.expect_download() as info:
-        link.click()
-    text = Path(info.value.path()).read_text(encoding="utf-8")
+    text = download_text(page)
     by_id = {r["conversation ID"]: r for r in map(json.loads, text.splitlines())}
     rec_a, rec_b = by_id[vote.dialogue_a], by_id[vote.dialogue_b]
     (rating,) = rec_a["metadata"]["ratings"]
