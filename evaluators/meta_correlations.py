@@ -91,6 +91,22 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (a * b).sum(axis=1) / denom, np.nan)
 
 
+def resample_ranks(values: Sequence[float], idx: np.ndarray) -> np.ndarray:
+    """Tie-averaged ranks within each resample (row of `idx`), equal to `stats.rankdata(.., axis=1)`.
+
+    A resample only repeats values of the original sample, so each row's ranks
+    follow from how often each distinct value was drawn: no per-row sort,
+    which makes the bootstrap several times faster than ranking every row.
+    """
+    _, dense = np.unique(np.asarray(values, float), return_inverse=True)
+    k = int(dense.max()) + 1
+    rows = idx.shape[0]
+    drawn = dense[idx]
+    counts = np.bincount((drawn + k * np.arange(rows)[:, None]).ravel(), minlength=rows * k).reshape(rows, k)
+    below = np.cumsum(counts, axis=1) - counts
+    return np.take_along_axis(below + (counts + 1) / 2, drawn, axis=1)
+
+
 def bootstrap_intervals(x: Sequence[float], y: Sequence[float], *, rounds: int = DEFAULT_ROUNDS,
                         confidence: float = 0.95, seed: int = 0) -> dict[str, Optional[tuple[float, float]]]:
     """Percentile intervals of Spearman and Pearson over `rounds` resamples of the pairs.
@@ -103,10 +119,9 @@ def bootstrap_intervals(x: Sequence[float], y: Sequence[float], *, rounds: int =
         return {"spearman": None, "pearson": None}
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(rounds, n))
-    xs, ys = np.asarray(x, float)[idx], np.asarray(y, float)[idx]
     found = {
-        "pearson": _rowwise_pearson(xs, ys),
-        "spearman": _rowwise_pearson(stats.rankdata(xs, axis=1), stats.rankdata(ys, axis=1)),
+        "pearson": _rowwise_pearson(np.asarray(x, float)[idx], np.asarray(y, float)[idx]),
+        "spearman": _rowwise_pearson(resample_ranks(x, idx), resample_ranks(y, idx)),
     }
     tail = (1 - confidence) / 2 * 100
     out: dict[str, Optional[tuple[float, float]]] = {}

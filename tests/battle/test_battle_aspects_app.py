@@ -86,3 +86,22 @@ def test_heat_map_panels_and_empty_state():
                                                         "Dialogues with simulators: Spearman rho"]
     assert correlation_table(records)["Spearman [95% CI]"].tolist() == ["+0.50", "–"]
     assert correlation_heatmap([]).axes[0].texts[0].get_text() == "no rated and scored dialogues yet"
+
+
+def test_correlations_are_recomputed_only_when_ratings_or_scores_change():
+    from arena.aspects import load_form
+    from webapp.ui.meta_view import CorrelationMemo
+
+    ds = []
+    for i, (rdl, overall) in enumerate([(0.1, 1), (0.2, 2), (0.3, 4)]):
+        d = Dialogue(crs_id="alpha", user=UserInfo(kind=UserKind.HUMAN, id="p"))
+        d.scores["rdl"] = Score(value=rdl, scorer="rdl", version="1")
+        d.ratings.append(Rating(values={"overall_impression": overall}, rater_id="p", form_version="aspects_v1"))
+        ds.append(d)
+    memo, form = CorrelationMemo(), load_form()
+    first = memo.get("human", ds, form)
+    assert memo.get("human", ds, form) is first
+    ds[2].ratings[0].values["overall_impression"] = 0  # 1 2 4 becomes 1 2 0: rho 1 -> -0.5
+    again = memo.get("human", ds, form)
+    rho = next(r["spearman"] for r in again if r["level"] == "dialogue" and r["aspect"] == "overall_impression")
+    assert again is not first and rho == pytest.approx(-0.5)

@@ -143,3 +143,16 @@ def test_meta_command_refuses_a_bad_ratings_file(tmp_path, capsys):
     ratings.write_text("dialogue_id,overall_impression\nalpha-0,9\n")
     assert main(["meta", "--input", str(scored), "--ratings", str(ratings)]) == 2
     assert "row 1 (line 2), column 'overall_impression': '9' is outside the scale 0-4" in capsys.readouterr().err
+
+
+def test_resample_ranks_equal_scipy_rankdata_with_ties():
+    import numpy as np
+    from scipy import stats
+
+    from evaluators.meta_correlations import resample_ranks
+
+    rng = np.random.default_rng(3)
+    for values in ([0.5, 0.1, 0.5, 0.9, 0.3, 0.1], list(rng.integers(0, 4, 40)), list(rng.random(25))):
+        idx = rng.integers(0, len(values), size=(50, len(values)))
+        expected = stats.rankdata(np.asarray(values, float)[idx], axis=1)
+        assert np.array_equal(resample_ranks(values, idx), expected)

@@ -44,6 +44,7 @@ class LeaderboardCache:
         self._lock = threading.Lock()
         self._entries: dict[Optional[str], tuple[float, pd.DataFrame, Any]] = {}
         self.records: dict[Optional[str], Optional[list]] = {}  # metric-vs-human correlations per filter
+        self.correlations = meta_view.CorrelationMemo()
 
     def get(self, kind: Optional[str], fresh: bool = False) -> tuple[pd.DataFrame, Any]:
         with self._lock:  # one computation at a time; others wait and reuse it
@@ -54,7 +55,7 @@ class LeaderboardCache:
             votes = self.services.store.list_votes(user_kind=kind)
             table = compute_leaderboard(dialogues, votes, user_kind=kind)
             meta = metric_meta_table(dialogues)
-            self.records[kind] = meta_view.correlation_records_for(dialogues, form_for(self.services))
+            self.records[kind] = self.correlations.get(kind, dialogues, form_for(self.services))
             self._entries[kind] = (time.monotonic(), table, meta)
             return table, meta
 

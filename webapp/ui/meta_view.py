@@ -10,6 +10,7 @@ each gets its own rows and its own heat-map panel.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Optional, Sequence
 
 import pandas as pd
@@ -19,18 +20,45 @@ log = logging.getLogger(__name__)
 BOOTSTRAP_ROUNDS = 300  # enough for a 95% interval on screen; the command line defaults to 1000
 USERS_LABEL = {"human": "people", "simulator": "simulators"}
 
+def _fingerprint(dialogues: Sequence[Any], form: Any) -> int:
+    return hash((form.version, tuple(
+        (d.dialogue_id, d.user.kind.value, d.feedback.sentiment if d.feedback else None,
+         tuple(sorted((k, s.value) for k, s in d.scores.items())),
+         tuple(tuple(sorted(r.values.items())) for r in d.ratings),
+         tuple(tuple(sorted(r.values.items())) for u in d.utterances for r in u.ratings))
+        for d in dialogues)))
 
-def correlation_records_for(dialogues: Sequence[Any], form: Any) -> Optional[list[dict[str, Any]]]:
-    """The records, or None when the evaluators are missing or the analysis fails."""
-    try:
-        from evaluators.meta_correlations import correlation_records
-    except ImportError:
-        return None
-    try:
-        return correlation_records(dialogues, form=form, rounds=BOOTSTRAP_ROUNDS)
-    except Exception:  # the leaderboard must render even if the analysis cannot
-        log.exception("correlation records failed")
-        return None
+
+class CorrelationMemo:
+    """Correlation records per key, recomputed only when the data they come from changed.
+
+    The bootstrap takes seconds on a large corpus (BENCHMARKS.md), so a result
+    is kept until a score, rating or verdict of the dialogues changes, not only
+    for the leaderboard's few seconds of caching.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[Any, tuple[int, list[dict[str, Any]]]] = {}
+
+    def get(self, key: Any, dialogues: Sequence[Any], form: Any) -> Optional[list[dict[str, Any]]]:
+        """The records, or None when the evaluators are missing or the analysis fails."""
+        try:
+            from evaluators.meta_correlations import correlation_records
+        except ImportError:
+            return None
+        try:
+            fingerprint = _fingerprint(dialogues, form)
+            with self._lock:
+                cached = self._entries.get(key)
+                if cached is not None and cached[0] == fingerprint:
+                    return cached[1]
+                records = correlation_records(dialogues, form=form, rounds=BOOTSTRAP_ROUNDS)
+                self._entries[key] = (fingerprint, records)
+                return records
+        except Exception:  # the leaderboard must render even if the analysis cannot
+            log.exception("correlation records failed")
+            return None
 
 
 def _fmt(value: Optional[float]) -> str:
