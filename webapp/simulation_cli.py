@@ -89,7 +89,7 @@ def _wait_for_scoring(scorer: Any, timeout_s: float = 1800.0) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from webapp.evaluation_runs import RunConfig, RunManager
+    from webapp.evaluation_runs import RunConfig, RunManager, rating_options
 
     try:
         kind = resolve_kind(args.simulator)
@@ -107,8 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         options={**({"nlg": args.nlg, "nlu": args.nlu or ("llm" if args.nlg == "llm" else "offline")}
                     if kind == "abus" else {}),
-                 **({"rate_aspects": True, "rating_form": str(services.settings.rating_form or "") or None}
-                    if args.rate_aspects else {})},
+                 **(rating_options(services.settings) if args.rate_aspects else {})},
     )
     try:
         run_id = manager.start(config)
