@@ -105,3 +105,17 @@ def test_correlations_are_recomputed_only_when_ratings_or_scores_change():
     again = memo.get("human", ds, form)
     rho = next(r["spearman"] for r in again if r["level"] == "dialogue" and r["aspect"] == "overall_impression")
     assert again is not first and rho == pytest.approx(-0.5)
+
+
+def test_chat_tab_form_after_the_verdict_over_http(services, served):
+    client = Client(served(services), verbose=False)
+    client.predict("alpha", api_name="/chat_start")
+    client.predict("a space adventure please", api_name="/chat_send")
+    out = client.predict("", api_name="/chat_satisfied")
+    assert "satisfied" in out[2]  # the status line; the form opens next to it
+    column, *_, note = client.predict(1, 2, None, 0, 3, api_name="/chat_aspects")
+    assert note == "Thank you: 4 of 5 aspects rated and saved."
+    (d,) = services.store.list_dialogues()
+    (rating,) = d.ratings
+    assert rating.values == {"understanding": 1, "task_completion": 2, "efficiency": 0, "overall_impression": 3}
+    assert rating.rater_id == d.user.id and rating.source == "arena"
