@@ -103,6 +103,7 @@ class Settings(BaseSettings):
     acts_annotator: Optional[Literal["offline", "llm"]] = None  # None: chosen by the provider
     core_config: Optional[str] = None  # a JSON file path or inline JSON
     pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
+    rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
     # -- serving -----------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)

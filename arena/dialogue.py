@@ -51,6 +51,42 @@ class RecommendedItem(BaseModel):
     title: str
 
 
+class UserKind(str, Enum):
+    HUMAN = "human"
+    SIMULATOR = "simulator"
+
+
+class Rating(BaseModel):
+    """One rater's answers to an aspect rating form (see `arena.aspects`).
+
+    Used for a whole dialogue (`Dialogue.ratings`) and for one reply
+    (`Utterance.ratings`). `values` holds only the aspects the rater answered:
+    an aspect that is missing was skipped (or, for a simulator, could not be
+    read from its answer) and is unrated, never 0.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: dict[str, float] = Field(default_factory=dict)
+    rater_id: str = "anonymous"
+    rater_kind: UserKind = UserKind.HUMAN
+    form_version: str
+    prompt_version: Optional[str] = None  # simulator ratings: the prompt that asked for them
+    model: Optional[str] = None  # simulator ratings: the LLM that answered
+    source: str = "arena"  # "arena" (rated live), "import" (from a file) or "simulator"
+    error: Optional[str] = None  # why a simulator's answer left aspects unrated
+    timestamp: datetime = Field(default_factory=utc_now)
+
+
+def replace_rating(ratings: list[Rating], new: Rating) -> None:
+    """Put `new` in place of an earlier rating by the same rater from the same source, else append."""
+    for i, old in enumerate(ratings):
+        if old.rater_id == new.rater_id and old.rater_kind == new.rater_kind and old.source == new.source:
+            ratings[i] = new
+            return
+    ratings.append(new)
+
+
 class Utterance(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -61,11 +97,7 @@ class Utterance(BaseModel):
     dialogue_acts: Optional[list[DialogueAct]] = None
     timestamp: datetime = Field(default_factory=utc_now)
     error: Optional[str] = None
-
-
-class UserKind(str, Enum):
-    HUMAN = "human"
-    SIMULATOR = "simulator"
+    ratings: list[Rating] = Field(default_factory=list)  # per-reply aspect ratings (e.g. relevance)
 
 
 class UserInfo(BaseModel):
@@ -118,6 +150,7 @@ class Dialogue(BaseModel):
     utterances: list[Utterance] = Field(default_factory=list)
     feedback: Optional[Feedback] = None
     scores: dict[str, Score] = Field(default_factory=dict)
+    ratings: list[Rating] = Field(default_factory=list)  # dialogue-level aspect ratings, optional
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=utc_now)
     ended_at: Optional[datetime] = None
@@ -174,6 +207,9 @@ class Dialogue(BaseModel):
                     seen.add(item.item_id)
                     out.append(item)
         return out
+
+    def utterance(self, utterance_id: str) -> Optional[Utterance]:
+        return next((u for u in self.utterances if u.utterance_id == utterance_id), None)
 
     def errors(self) -> list[str]:
         return [u.error for u in self.utterances if u.error]

@@ -97,20 +97,34 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
+    from arena.aspects import FormError, load_form
     from evaluators.meta import format_table, meta_table, ranking_correlations
+    from evaluators.meta_correlations import correlation_records, format_records
+    from evaluators.rating_files import RatingImportError, attach_ratings, read_rating_file
 
     try:
         dialogues = load_dialogues(Path(args.input))
-    except DialogueImportError as exc:
+        form = load_form(args.form or Settings.from_env().rating_form)
+        if args.ratings:
+            attach_ratings(dialogues, read_rating_file(args.ratings, form), args.ratings)
+    except (DialogueImportError, RatingImportError, FormError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     metrics: Optional[list[str]] = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
     rows = meta_table(dialogues, metrics)
     taus = ranking_correlations(rows, metrics)
+    records = correlation_records(dialogues, form=form, metrics=metrics, group_by=args.group_by,
+                                  raters=args.raters, rounds=args.rounds, seed=args.seed)
+    if args.json == "-":
+        print(json.dumps({"systems": rows, "kendall_tau": taus, "correlations": records}, indent=2))
+        return 0
     if args.json:
-        print(json.dumps({"systems": rows, "kendall_tau": taus}, indent=2))
-    else:
-        print(format_table(rows, taus))
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+    print(format_table(rows, taus))
+    print()
+    print(format_records(records))
     return 0
 
 
@@ -134,14 +148,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("meta", help="per-system satisfaction, metric means and Kendall tau",
-                       description="Rank systems by each metric and by user satisfaction; print Kendall's tau.")
+    p = sub.add_parser("meta", help="metrics against human ratings and satisfaction: Spearman, Pearson, Kendall",
+                       description="Per system: satisfaction, metric means and Kendall's tau; per metric and "
+                       "human judgement: dialogue-level Spearman and Pearson with 95%% bootstrap intervals "
+                       "and system-level Kendall's tau.")
     p.add_argument("--input", required=True, help="scored dialogues (the output of `score`)")
     p.add_argument("--metrics", default=None, help="comma-separated score names (default: all found)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="OUT",
+                   help="write the correlation records (metric, aspect, level, spearman, pearson, ci_low, "
+                        "ci_high, n, ...) as JSON to OUT; without OUT print everything as JSON")
+    p.add_argument("--ratings", default=None, help="human ratings file (CSV/JSON) to attach before correlating")
+    p.add_argument("--group-by", choices=["dataset", "crs"], default=None,
+                   help="correlate within each dataset or each system (people and simulators never pooled)")
+    p.add_argument("--raters", choices=["own", "human", "simulator"], default="own",
+                   help="whose aspect ratings count (own: people for human dialogues, the simulator for its own)")
+    p.add_argument("--rounds", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--form", default=None, help="aspect rating form YAML (default: assets/ratings/aspects_v1.yaml)")
     p.set_defaults(func=cmd_meta)
 
     corpus_cli.add_parser(sub)
+    from evaluators import ratings_cli
+
+    ratings_cli.add_parser(sub)
     return parser
 
 

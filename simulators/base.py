@@ -8,6 +8,8 @@ of turns before the user could say so, the user's verdict.
 
 from __future__ import annotations
 
+import json
+
 import random
 import re
 from abc import ABC, abstractmethod
@@ -97,6 +99,8 @@ class SimulatedUser(ABC):
         llm: Optional[LLMClient] = None,
         temperature: float = 0.0,
         max_tokens: int = 160,
+        rate_aspects: bool = False,
+        rating_form: Optional[Any] = None,
     ):
         self.seed = int(seed)
         self.rng = random.Random(self.seed)
@@ -104,6 +108,9 @@ class SimulatedUser(ABC):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.fallbacks = 0  # generations that came back empty and were replaced by a template
+        # Fill the aspect rating form at the end (needs an LLM); rating_form: an AspectForm or its path.
+        self.rate_aspects = rate_aspects
+        self.rating_form = rating_form
 
     # -- identity -----------------------------------------------------------
     @property
@@ -156,7 +163,27 @@ class SimulatedUser(ABC):
             verdict = self.verdict(dialogue)
             if verdict is not None and verdict.sentiment in ("satisfied", "frustrated"):
                 dialogue.feedback = Feedback(sentiment=verdict.sentiment, comment=verdict.comment)
+        if self.rate_aspects and self.llm is not None and dialogue.utterances:
+            self.rate(dialogue)
         return dialogue
+
+    def rating_persona(self) -> str:
+        """Who the simulator played, for the rating prompt."""
+        return json.dumps(self.profile(), ensure_ascii=False, default=str)[:1500]
+
+    def rate(self, dialogue: Dialogue) -> None:
+        """Fill the aspect rating form for the dialogue (aspects it cannot answer stay unrated)."""
+        from arena.aspects import AspectForm, load_form
+        from arena.dialogue import replace_rating
+        from simulators.aspect_rating import rate_dialogue
+
+        form = self.rating_form if isinstance(self.rating_form, AspectForm) else load_form(self.rating_form)
+        rating = rate_dialogue(
+            dialogue, lambda system, user: self.ask_llm(system, user, max_tokens=120), form=form,
+            persona=self.rating_persona(), transcript=transcript(dialogue, last=40),
+            rater_id=dialogue.user.id, model=self.model_label,
+        )
+        replace_rating(dialogue.ratings, rating)
 
     # -- LLM access -------------------------------------------------------------
     def ask_llm(self, system: str, user: str, *, max_tokens: Optional[int] = None, json_mode: bool = False) -> str:

@@ -84,6 +84,9 @@ class LLMUserSimulator(SimulatedUser):
         asks = ", ".join(REQUEST_PHRASES[r] for r in self.goal.requests) or "nothing more"
         return PERSONA.format(wishes=self._wishes(), asks=asks)
 
+    def rating_persona(self) -> str:
+        return self._persona()
+
     def _reveal_next(self) -> Optional[tuple[str, str]]:
         for slot, value in self.goal.constraints.items():
             if slot not in self.revealed:

@@ -55,6 +55,12 @@ def dialogue_seed(run_seed: int, index: int) -> int:
     return int(run_seed) * 1_000_003 + int(index)
 
 
+def rating_options(settings: Any) -> dict[str, Any]:
+    """Simulator options that make it fill the aspect form (the configured form, else the shipped one)."""
+    form = getattr(settings, "rating_form", None)
+    return {"rate_aspects": True, **({"rating_form": str(form)} if form else {})}
+
+
 @dataclass
 class RunConfig:
     systems: list[str]

@@ -1,6 +1,7 @@
 """Command line for simulated evaluation runs: `crs-arena simulate ...` (or `python -m simulators ...`).
 
     crs-arena simulate run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
+        [--rate-aspects]   (the simulator also fills the aspect rating form)
     crs-arena simulate list     # simulator kinds and systems (with availability)
     crs-arena simulate runs     # evaluation runs recorded in the database
     crs-arena simulate fetch-movielens   # MovieLens-100K for the PEPPER simulator, ahead of first use
@@ -42,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--nlu", choices=("llm", "offline"), default=None,
                      help="ABUS only: system acts from the LLM or the offline annotator (default: follows --nlg)")
     run.add_argument("--no-score", action="store_true", help="do not queue automatic scoring")
+    run.add_argument("--rate-aspects", action="store_true",
+                     help="the simulator fills the aspect rating form at the end of each dialogue (needs an LLM)")
     run.add_argument("--db", default=None, help="database file (default ARENA_DB)")
     sub.add_parser("list", help="simulator kinds and systems")
     runs = sub.add_parser("runs", help="evaluation runs in the database")
@@ -90,7 +93,7 @@ def _wait_for_scoring(scorer: BackgroundScorer, timeout_s: float = 1800.0) -> No
 def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from webapp.evaluation_runs import RunConfig, RunManager
+    from webapp.evaluation_runs import RunConfig, RunManager, rating_options
 
     try:
         kind = resolve_kind(args.simulator)
@@ -106,8 +109,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         max_turns=args.max_turns or services.settings.max_turns,
         seed=args.seed,
         concurrency=args.concurrency,
-        options=({"nlg": args.nlg, "nlu": args.nlu or ("llm" if args.nlg == "llm" else "offline")}
-                 if kind == "abus" else {}),
+        options={**({"nlg": args.nlg, "nlu": args.nlu or ("llm" if args.nlg == "llm" else "offline")}
+                    if kind == "abus" else {}),
+                 **(rating_options(services.settings) if args.rate_aspects else {})},
     )
     try:
         run_id = manager.start(config)

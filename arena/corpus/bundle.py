@@ -45,8 +45,9 @@ VOTE_COLUMNS = [
 ]
 SCORE_COLUMNS = [
     "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
-    "model", "error", "scored_at",
+    "model", "error", "scored_at", "utterance_id", "rater_id", "rater_kind", "prompt_version",
 ]
+RATING_PREFIX = "rating."  # metric names of aspect ratings in the score tables: rating.<aspect>
 
 
 @dataclass(frozen=True)
@@ -111,16 +112,31 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str]) -> list[di
 
 
 def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -> list[dict[str, Any]]:
-    """One row per (dialogue, metric); `value` is None for unscored (never 0)."""
+    """One row per (dialogue, metric) and per rated aspect; `value` is None for unscored (never 0).
+
+    Aspect ratings appear as metric `rating.<aspect>`, one row per rater (and per
+    reply for reply-level aspects, with `utterance_id`); skipped aspects have no row.
+    """
     rows = []
     for d in dialogues:
+        base = {"dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
+                "user_id": pseudonym(d.user.id), "sentiment": d.feedback.sentiment if d.feedback else None}
         for metric, s in sorted(d.scores.items()):
             rows.append({
-                "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
-                "user_id": pseudonym(d.user.id), "sentiment": d.feedback.sentiment if d.feedback else None,
-                "metric": metric, "value": s.value, "scorer": s.scorer, "version": s.version,
+                **base, "metric": metric, "value": s.value, "scorer": s.scorer, "version": s.version,
                 "model": s.model, "error": s.error, "scored_at": s.timestamp.isoformat(),
+                "utterance_id": None, "rater_id": None, "rater_kind": None, "prompt_version": None,
             })
+        rated = [(None, r) for r in d.ratings] + [(u.utterance_id, r) for u in d.utterances for r in u.ratings]
+        for utterance_id, r in rated:
+            rater = pseudonym(r.rater_id) if r.rater_kind == UserKind.HUMAN else r.rater_id
+            for aspect, value in sorted(r.values.items()):
+                rows.append({
+                    **base, "metric": RATING_PREFIX + aspect, "value": value,
+                    "scorer": f"{r.rater_kind.value} rating", "version": r.form_version, "model": r.model, "error": r.error,
+                    "scored_at": r.timestamp.isoformat(), "utterance_id": utterance_id, "rater_id": rater,
+                    "rater_kind": r.rater_kind.value, "prompt_version": r.prompt_version,
+                })
     return rows
 
 
@@ -297,6 +313,9 @@ def dataset_card(snapshot: Snapshot) -> str:
         "(id, title), `dialogue_acts` (intent, slot values) and `error` when the system failed; "
         "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "
         "value, null when unscored) and `metadata.score_details` (scorer, version, model, details); "
+        "`metadata.ratings` and `conversation[].ratings`: optional aspect ratings (`values` aspect -> number, "
+        "`rater_id` (pseudonym for people), `rater_kind`, `form_version`, `prompt_version` and `model` for "
+        "simulators, `source`); "
         "`metadata.vote` for battle dialogues (side A or B, result, choice, comment); `created_at`, "
         "`ended_at`, `end_reason`.",
         "",
@@ -305,7 +324,9 @@ def dataset_card(snapshot: Snapshot) -> str:
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)
-        + ". An empty `value` means the metric could not be computed (see `error`), never zero.",
+        + ". An empty `value` means the metric could not be computed (see `error`), never zero. Aspect "
+        "ratings are rows with metric `rating.<aspect>` (one per rater, and per reply with `utterance_id` "
+        "for reply-level aspects); an aspect the rater skipped has no row.",
         "",
     ]
     return "\n".join(parts)

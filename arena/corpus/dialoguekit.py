@@ -29,6 +29,7 @@ from arena.dialogue import (
     Dialogue,
     DialogueAct,
     Feedback,
+    Rating,
     RecommendedItem,
     Role,
     Score,
@@ -42,7 +43,7 @@ from arena.dialogue import (
 # there on import is kept in Dialogue.metadata.
 _OWN_META_KEYS = {
     "sentiment", "feedback", "scores", "score_details", "schema_version",
-    "created_at", "ended_at", "end_reason", "dialogue_metadata",
+    "created_at", "ended_at", "end_reason", "dialogue_metadata", "ratings",
 }
 _SENTIMENTS = {"satisfied": "satisfied", "frustrated": "frustrated"}
 _MAX_LISTED_PROBLEMS = 10
@@ -109,7 +110,7 @@ def to_dialoguekit(d: Dialogue, pseudonymise: Optional[Callable[[str], str]] = N
         "simulator": d.user.simulator,
         "details": d.user.details,
     }
-    conversation = [_utterance_record(u) for u in d.utterances]
+    conversation = [_utterance_record(u, pseudonymise) for u in d.utterances]
     metadata: dict[str, Any] = {}
     if d.feedback is not None:
         metadata["sentiment"] = d.feedback.sentiment
@@ -121,6 +122,8 @@ def to_dialoguekit(d: Dialogue, pseudonymise: Optional[Callable[[str], str]] = N
     metadata["ended_at"] = d.ended_at.isoformat() if d.ended_at else None
     metadata["end_reason"] = d.end_reason
     metadata["dialogue_metadata"] = d.metadata
+    if d.ratings:
+        metadata["ratings"] = [_rating_record(r, pseudonymise) for r in d.ratings]
     return {
         "conversation ID": d.dialogue_id,
         "agent": {"id": d.crs_id, "type": "AGENT"},
@@ -130,7 +133,14 @@ def to_dialoguekit(d: Dialogue, pseudonymise: Optional[Callable[[str], str]] = N
     }
 
 
-def _utterance_record(u: Utterance) -> dict[str, Any]:
+def _rating_record(r: Rating, pseudonymise: Optional[Callable[[str], str]]) -> dict[str, Any]:
+    rec = r.model_dump(mode="json")
+    if pseudonymise and r.rater_kind == UserKind.HUMAN:
+        rec["rater_id"] = pseudonymise(r.rater_id)  # a person's id never leaves the store
+    return rec
+
+
+def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]] = None) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "participant": u.role.value,
         "utterance": u.text,
@@ -143,6 +153,8 @@ def _utterance_record(u: Utterance) -> dict[str, Any]:
         rec["dialogue_acts"] = [a.model_dump(mode="json") for a in u.dialogue_acts]
     if u.error is not None:
         rec["error"] = u.error
+    if u.ratings:
+        rec["ratings"] = [_rating_record(r, pseudonymise) for r in u.ratings]
     return rec
 
 
@@ -217,6 +229,7 @@ def _parse_dialoguekit(rec: dict[str, Any], default_crs_id: str) -> Dialogue:
         "utterances": utterances,
         "feedback": _parse_feedback(metadata, created_at),
         "scores": _parse_scores(metadata),
+        "ratings": _parse_ratings(metadata.get("ratings"), "metadata.ratings"),
         "metadata": _extra_metadata(metadata),
         "created_at": created_at,
     }
@@ -294,16 +307,32 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
     fields["dialogue_acts"] = _parse_acts(u, where)
     if u.get("error") is not None:
         fields["error"] = str(u["error"])
+    fields["ratings"] = _parse_ratings(u.get("ratings"), f"{where}.ratings")
     return Utterance(**fields)
 
 
-def _parse_items(raw: Any, field: str) -> list[RecommendedItem]:
+def _list(raw: Any, field: str) -> list[Any]:
+    """An optional list field: [] when absent, an error when not a list."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise _RecordError(field, f"expected a list, got {type(raw).__name__}")
+    return raw
+
+
+def _validated(model: Any, raw: Any, field: str) -> Any:
+    """A pydantic model from raw data, or a _RecordError naming the first bad field under `field`."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise _RecordError(field + (f".{loc}" if loc else ""), err["msg"]) from None
+
+
+def _parse_items(raw: Any, field: str) -> list[RecommendedItem]:
     items = []
-    for j, item in enumerate(raw):
+    for j, item in enumerate(_list(raw, field)):
         if not isinstance(item, dict):
             raise _RecordError(f"{field}[{j}]", "expected an object with id and title")
         item_id = item.get("id", item.get("item_id"))
@@ -402,16 +431,11 @@ def _parse_scores(metadata: dict[str, Any]) -> dict[str, Score]:
         return {}
     if not isinstance(details, dict):
         raise _RecordError("metadata.score_details", "expected an object of metric -> score")
-    scores = {}
-    for name, raw in details.items():
-        try:
-            scores[str(name)] = Score.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            field = f"metadata.score_details.{name}" + (f".{loc}" if loc else "")
-            raise _RecordError(field, err["msg"]) from None
-    return scores
+    return {str(name): _validated(Score, raw, f"metadata.score_details.{name}") for name, raw in details.items()}
+
+
+def _parse_ratings(raw: Any, field: str) -> list[Rating]:
+    return [_validated(Rating, item, f"{field}[{j}]") for j, item in enumerate(_list(raw, field))]
 
 
 def _extra_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

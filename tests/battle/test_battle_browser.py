@@ -42,6 +42,21 @@ def chat(page, side, text):
     page.locator(f"#battle-send-{s}").click()
 
 
+def download_text(page, name="dialogues.jsonl"):
+    """Prepare the Download tab's files and fetch one of them through the browser; its text."""
+    page.get_by_role("tab", name="Download").click()
+    page.locator("#download-prepare").click()
+    link = page.locator(f'#download-files a[download="{name}"]')
+    link.wait_for()
+    with page.expect_download() as info:
+        link.click()
+    return Path(info.value.path()).read_text(encoding="utf-8")
+
+
+def download_dialogues(page):
+    return [json.loads(line) for line in download_text(page).splitlines()]
+
+
 def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
     page = browser_page
@@ -81,15 +96,7 @@ def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page)
     assert vote.crs_a in table_text and vote.crs_b in table_text
     assert "1 / 1" in table_text  # each system: one satisfied or frustrated rating out of one
 
-    page.get_by_role("tab", name="Download").click()
-    page.locator("#download-prepare").click()
-    link = page.locator('#download-files a[download="dialogues.jsonl"]')
-    link.wait_for()
-    with page.expect_download() as info:
-        link.click()
-    path = info.value.path()
-    records = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
-    by_id = {r["conversation ID"]: r for r in records}
+    by_id = {r["conversation ID"]: r for r in download_dialogues(page)}
     assert {vote.dialogue_a, vote.dialogue_b} <= set(by_id)
     rec_a = by_id[vote.dialogue_a]
     assert rec_a["metadata"]["vote"]["comment"] == "A understood me better"

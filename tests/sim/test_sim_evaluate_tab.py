@@ -79,3 +79,19 @@ def test_through_the_running_app(services):
         assert {d.user.details["profile"]["nlu"] for d in stored} == {"LLM act annotator (fake:fake)"}
     finally:
         demo.close()
+
+
+def test_a_run_can_have_the_simulated_users_fill_the_aspect_form(services):
+    manager = evaluate_tab.run_manager(services)
+    run_id = evaluate_tab.start_run(manager, ["attr"], "llm_us", 2, 3, 5, 2, False, True)
+    assert wait_done(manager, run_id)["status"] == "finished"
+    dialogues = services.store.list_dialogues()
+    assert len(dialogues) == 2
+    for d in dialogues:
+        (rating,) = d.ratings
+        # The scripted LLM answers the rating prompt with an ordinary message: every aspect stays unrated.
+        assert rating.rater_kind.value == "simulator" and rating.prompt_version == "simulator_rating_v1"
+        assert rating.values == {} and "no answer for understanding" in rating.error
+    plain = evaluate_tab.start_run(manager, ["attr"], "llm_us", 1, 3, 6, 1, False)
+    assert wait_done(manager, plain)["status"] == "finished"
+    assert [d.ratings for d in services.store.list_dialogues() if d.metadata.get("run_id") == plain] == [[]]

@@ -21,6 +21,7 @@ from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
 from webapp.pairing import NotEnoughSystems, PairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from webapp.services import Services
+from webapp.ui import aspect_form
 from webapp.ui.chat_tab import CONSENT, session_user_id
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
 from arena.crs_interface import CRSUnavailable
@@ -176,6 +177,7 @@ def reveal_markdown(cast: Vote) -> str:
 
 def build(services: Services) -> None:
     session_state = gr.State(None)
+    form = aspect_form.form_for(services)
     gr.Markdown(
         "Chat with two anonymous systems at the same time, end each conversation with **Satisfied** or "
         "**Frustrated**, then vote for the better one. Their names are revealed after your vote.",
@@ -188,7 +190,8 @@ def build(services: Services) -> None:
             s = side.lower()
             with gr.Column(variant="panel"):
                 title = gr.Markdown(f"### System {side}", elem_id=f"battle-title-{s}")
-                chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}")
+                chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}",
+                                     feedback_options=tuple(aspect_form.reply_options(form)) or None)
                 message = gr.Textbox(
                     label="Your message", placeholder=f"Message System {side}...", max_lines=4,
                     interactive=False, elem_id=f"battle-msg-{s}",
@@ -199,8 +202,10 @@ def build(services: Services) -> None:
                 with gr.Row():
                     satisfied = gr.Button("Satisfied", elem_id=f"battle-satisfied-{s}")
                     frustrated = gr.Button("Frustrated", variant="stop", elem_id=f"battle-frustrated-{s}")
+                panel = aspect_form.build_panel(form, f"battle-{s}",
+                                                f"Tell us more about System {side} (optional)")
             panes[side] = dict(title=title, chatbot=chatbot, message=message, send=send_button, items=items,
-                               status=status, satisfied=satisfied, frustrated=frustrated)
+                               status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
     with gr.Column(visible=False, elem_id="battle-vote-panel") as vote_panel:
         gr.Markdown("### Which system was better?")
         comment = gr.Textbox(label="Optional comment", max_lines=3, elem_id="battle-vote-comment")
@@ -223,13 +228,16 @@ def build(services: Services) -> None:
             per_side += [
                 f"### System {side}", [], items_markdown([]), hello, gr.Textbox(value="", interactive=True)
             ]
-        return (session, *per_side, gr.Column(visible=False), "", "")
+        panels = [update for side in SIDES for update in panes[side]["panel"].hide()]
+        return (session, *per_side, gr.Column(visible=False), "", "", *panels)
 
     new_outputs: list[Any] = [session_state]
     for side in SIDES:
         p = panes[side]
         new_outputs += [p["title"], p["chatbot"], p["items"], p["status"], p["message"]]
     new_outputs += [vote_panel, comment, result]
+    for side in SIDES:
+        new_outputs += panes[side]["panel"].outputs
     new_button.click(on_new, [session_state], new_outputs, api_name="battle_start")
 
     for side in SIDES:
@@ -255,12 +263,33 @@ def build(services: Services) -> None:
                     note += " Now vote below."
                 else:
                     note += " Finish the other conversation, then vote."
-                return note, gr.Textbox(interactive=False), gr.Column(visible=True) if both else gr.skip()
+                return (note, gr.Textbox(interactive=False), gr.Column(visible=True) if both else gr.skip(),
+                        *panes[side]["panel"].show())
 
             p[sentiment].click(
-                on_rate, [session_state], [p["status"], p["message"], vote_panel],
+                on_rate, [session_state], [p["status"], p["message"], vote_panel, *p["panel"].outputs],
                 api_name=f"battle_{sentiment}_{s}",
             )
+
+        def on_aspects(session: Optional[BattleSession], *answers: Any, side: str = side) -> tuple[Any, ...]:
+            dialogue = _session(session).dialogues[side]
+            return panes[side]["panel"].hide(
+                aspect_form.rate_dialogue(services, dialogue, answers, dialogue.user.id))
+
+        def on_reply_rating(session: Optional[BattleSession], data: gr.LikeData, side: str = side) -> str:
+            if session is None:
+                return ""
+            dialogue = session.dialogues[side]
+            with session.busy[side]:  # never while a reply is being written into the dialogue
+                return aspect_form.rate_reply(services, dialogue, data.index, data.liked, dialogue.user.id)
+
+        panel = p["panel"]
+        panel.save.click(on_aspects, [session_state, *panel.inputs], panel.outputs,
+                         api_name=f"battle_aspects_{s}")
+        panel.skip.click(lambda panel=panel: panel.hide(aspect_form.SKIPPED), None, panel.outputs,
+                         api_visibility="private")
+        if form.utterance:
+            p["chatbot"].like(on_reply_rating, [session_state], [p["status"]], api_visibility="private")
 
     for choice, button in vote_buttons.items():
 

@@ -14,6 +14,7 @@ import gradio as gr
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from webapp.services import Services
+from webapp.ui import aspect_form
 from webapp.ui.scorecard import core_scorecard
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
 from arena.crs_interface import CRSUnavailable
@@ -101,6 +102,7 @@ def give_feedback(
 
 def build(services: Services) -> None:
     choices = system_choices(services)
+    form = aspect_form.form_for(services)
     dialogue_state = gr.State(None)
     gr.Markdown(f"Chat with one system about movies. {CONSENT}")
     with gr.Row():
@@ -112,7 +114,8 @@ def build(services: Services) -> None:
         gr.Markdown(systems_status_markdown(services))
     with gr.Row():
         with gr.Column(scale=3):
-            chatbot = gr.Chatbot(label="Conversation", height=420)
+            chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
+                                 feedback_options=tuple(aspect_form.reply_options(form)) or None)
             message = gr.Textbox(
                 label="Your message",
                 placeholder="Tell the system what you feel like watching...",
@@ -126,6 +129,7 @@ def build(services: Services) -> None:
         comment = gr.Textbox(label="Optional comment", max_lines=3, scale=3)
         satisfied = gr.Button("Satisfied", variant="secondary", scale=1)
         frustrated = gr.Button("Frustrated", variant="stop", scale=1)
+    panel = aspect_form.build_panel(form, "chat")
     with gr.Accordion("Automatic scores", open=False):
         refresh_scores = gr.Button("Refresh scores")
         scores_box = gr.Markdown("")
@@ -137,7 +141,7 @@ def build(services: Services) -> None:
 
     def on_new(crs_name: str, request: gr.Request) -> tuple[Any, ...]:
         dialogue, text = start_conversation(services, crs_name, request)
-        return (*view(dialogue, text), "", "")
+        return (*view(dialogue, text), "", "", *panel.hide())
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
         if dialogue is None or dialogue.ended:
@@ -148,7 +152,7 @@ def build(services: Services) -> None:
     def on_feedback(sentiment: str):
         def handler(comment_text: str, dialogue: Optional[Dialogue]) -> tuple[Any, ...]:
             dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "")
-            return (*view(dialogue, text), "")
+            return (*view(dialogue, text), "", *panel.show())
 
         return handler
 
@@ -162,18 +166,35 @@ def build(services: Services) -> None:
         return scores_markdown(stored), figure, card
 
     outputs = [dialogue_state, chatbot, items_box, status]
-    new_button.click(on_new, [crs_choice], outputs + [message, scores_box], api_name="chat_start")
+    new_outputs = outputs + [message, scores_box, *panel.outputs]
+    new_button.click(on_new, [crs_choice], new_outputs, api_name="chat_start")
     # Switching systems starts a fresh conversation with the newly chosen one.
-    crs_choice.change(on_new, [crs_choice], outputs + [message, scores_box], api_visibility="private")
+    crs_choice.change(on_new, [crs_choice], new_outputs, api_visibility="private")
     send_args = dict(fn=on_send, inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message])
     send_button.click(api_name="chat_send", **send_args)
     message.submit(api_visibility="private", **send_args)
     satisfied.click(
-        on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment], api_name="chat_satisfied"
+        on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
+        api_name="chat_satisfied",
     )
     frustrated.click(
-        on_feedback("frustrated"), [comment, dialogue_state], outputs + [comment], api_name="chat_frustrated"
+        on_feedback("frustrated"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
+        api_name="chat_frustrated",
     )
+
+    def on_aspects(dialogue: Optional[Dialogue], *answers: Any) -> tuple[Any, ...]:
+        rater = dialogue.user.id if dialogue is not None else "anonymous"
+        return panel.hide(aspect_form.rate_dialogue(services, dialogue, answers, rater))
+
+    panel.save.click(on_aspects, [dialogue_state, *panel.inputs], panel.outputs, api_name="chat_aspects")
+    panel.skip.click(lambda: panel.hide(aspect_form.SKIPPED), None, panel.outputs, api_visibility="private")
+
+    def on_reply_rating(dialogue: Optional[Dialogue], data: gr.LikeData) -> str:
+        rater = dialogue.user.id if dialogue is not None else "anonymous"
+        return aspect_form.rate_reply(services, dialogue, data.index, data.liked, rater)
+
+    if form.utterance:
+        chatbot.like(on_reply_rating, [dialogue_state], [status], api_visibility="private")
     refresh_scores.click(
         on_refresh, [dialogue_state], [scores_box, core_plot, core_card], api_name="chat_scores"
     )

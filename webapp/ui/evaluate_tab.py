@@ -14,7 +14,7 @@ from typing import Any, Optional
 import gradio as gr
 from gradio.context import Context
 
-from webapp.evaluation_runs import FINAL_STATES, RunConfig, RunManager
+from webapp.evaluation_runs import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
 from simulators import KINDS, NEEDS_LLM
 
@@ -77,7 +77,7 @@ def table_rows(state: Optional[dict[str, Any]]) -> list[list[Any]]:
 
 
 def start_run(manager: RunManager, systems: list[str], simulator: str, n: float, max_turns: float,
-              seed: float, concurrency: float, abus_templates: bool) -> str:
+              seed: float, concurrency: float, abus_templates: bool, rate_aspects: bool = False) -> str:
     if not systems:
         raise gr.Error("Choose at least one system.")
     if simulator in NEEDS_LLM and manager.llm is None:
@@ -89,8 +89,9 @@ def start_run(manager: RunManager, systems: list[str], simulator: str, n: float,
         max_turns=int(max_turns or 0),
         seed=int(seed or 0),
         concurrency=int(concurrency or 1),
-        options=({"nlg": "template", "nlu": "offline"} if abus_templates else {"nlg": "llm", "nlu": "llm"})
-        if simulator == "abus" else {},
+        options={**(({"nlg": "template", "nlu": "offline"} if abus_templates else {"nlg": "llm", "nlu": "llm"})
+                    if simulator == "abus" else {}),
+                 **(rating_options(manager.settings) if rate_aspects else {})},
     )
     try:
         return manager.start(config)
@@ -112,6 +113,8 @@ def build(services: Services) -> None:
         seed_box = gr.Number(value=0, precision=0, label="Seed")
         concurrency_box = gr.Slider(1, 32, value=4, step=1, label="Dialogues at once")
     abus_box = gr.Checkbox(value=False, label="ABUS without an LLM: template messages, offline act annotator")
+    rate_box = gr.Checkbox(value=False, label="Simulated users also fill the aspect rating form at the end (one "
+                           "more LLM call per dialogue)")
     with gr.Row():
         start_button = gr.Button("Start run", variant="primary")
         cancel_button = gr.Button("Cancel run", variant="stop")
@@ -152,7 +155,7 @@ def build(services: Services) -> None:
     def on_tick(run_id: Optional[str]) -> tuple[Any, Any]:
         return view(run_id)
 
-    inputs = [system_box, simulator_box, n_box, turns_box, seed_box, concurrency_box, abus_box]
+    inputs = [system_box, simulator_box, n_box, turns_box, seed_box, concurrency_box, abus_box, rate_box]
     outputs = [progress, table]
     start_button.click(on_start, inputs, [run_box, *outputs], api_name="evaluate_start")
     cancel_button.click(on_cancel, [run_box], outputs, api_name="evaluate_cancel")

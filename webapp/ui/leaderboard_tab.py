@@ -17,6 +17,8 @@ import pandas as pd
 
 from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
 from webapp.services import Services
+from webapp.ui import meta_view
+from webapp.ui.aspect_form import form_for
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,8 @@ class LeaderboardCache:
         self.ttl_s = ttl_s
         self._lock = threading.Lock()
         self._entries: dict[Optional[str], tuple[float, pd.DataFrame, Any]] = {}
+        self.records: dict[Optional[str], Optional[list]] = {}  # metric-vs-human correlations per filter
+        self.correlations = meta_view.CorrelationMemo()
 
     def get(self, kind: Optional[str], fresh: bool = False) -> tuple[pd.DataFrame, Any]:
         with self._lock:  # one computation at a time; others wait and reuse it
@@ -51,6 +55,7 @@ class LeaderboardCache:
             votes = self.services.store.list_votes(user_kind=kind)
             table = compute_leaderboard(dialogues, votes, user_kind=kind)
             meta = metric_meta_table(dialogues)
+            self.records[kind] = self.correlations.get(kind, dialogues, form_for(self.services))
             self._entries[kind] = (time.monotonic(), table, meta)
             return table, meta
 
@@ -99,8 +104,11 @@ def build(services: Services) -> None:
         else:
             summary = (f"{int(table['conversations'].sum())} conversations and "
                        f"{int(table['battles'].sum()) // 2} battles.")
-        meta_view = meta if meta is not None and not meta.empty else pd.DataFrame()
-        return summary, display_table(table), figure, meta_view, gr.Accordion(visible=meta is not None)
+        meta_table_view = meta if meta is not None and not meta.empty else pd.DataFrame()
+        records = cache.records.get(kind)
+        return (summary, display_table(table), figure, meta_table_view, gr.Accordion(visible=meta is not None),
+                meta_view.correlation_table(records or []), meta_view.correlation_heatmap(records or []),
+                gr.Accordion(visible=records is not None))
 
     with gr.Row():
         kind = gr.Radio(
@@ -113,9 +121,20 @@ def build(services: Services) -> None:
     plot = gr.Plot(elem_id="leaderboard-plot", show_label=False)
     with gr.Accordion("Automatic metrics against satisfaction", open=False, visible=False) as meta_box:
         meta = gr.Dataframe(interactive=False, elem_id="leaderboard-meta")
+    with gr.Accordion("Automatic metrics against human ratings (dialogue level)", open=False,
+                      visible=False) as corr_box:
+        gr.Markdown(
+            "Each automatic metric against each aspect rating (mean over raters; reply ratings averaged per "
+            "dialogue) and satisfaction (1 satisfied, 0 frustrated): Spearman and Pearson over the dialogues "
+            "with both values, with 95% bootstrap intervals, and Kendall's tau over the systems' means. "
+            "Unscored metrics and skipped aspects leave a dialogue out of that pair only. People's and "
+            "simulators' dialogues are never pooled."
+        )
+        corr_table = gr.Dataframe(interactive=False, wrap=True, elem_id="leaderboard-correlations")
+        corr_plot = gr.Plot(elem_id="leaderboard-correlation-heatmap", show_label=False)
     gr.Markdown(EXPLANATION)
 
-    outputs = [summary, table, plot, meta, meta_box]
+    outputs = [summary, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
     refresh.click(lambda k: render(k, fresh=True), [kind], outputs, api_name="leaderboard")
     kind.change(render, [kind], outputs, api_name=False)
     # Fill the tab whenever it is opened (the tab itself is the enclosing block).

@@ -1,0 +1,76 @@
+"""`python -m evaluators ratings import FILE`: attach human ratings to stored or scored dialogues.
+
+    python -m evaluators ratings import ratings.csv --db data/arena.sqlite3
+    python -m evaluators ratings import ratings.json --corpus scored.jsonl [--out rated.jsonl]
+
+The file format is described in `evaluators.rating_files`. A bad file is
+refused whole with one message naming each bad row and column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("ratings", help="human aspect ratings: import a ratings file",
+                                   description="Work with aspect ratings.")
+    sub = parser.add_subparsers(dest="ratings_command", required=True)
+    imp = sub.add_parser(
+        "import", help="attach ratings from a CSV or JSON file to stored or scored dialogues",
+        description="Attach ratings (dialogue id column, numeric aspect columns, optional utterance_id "
+        "for reply-level ratings, optional rater_id/rater_kind) to dialogues. All or nothing.")
+    imp.add_argument("file", help="ratings, CSV or JSON")
+    target = imp.add_mutually_exclusive_group(required=True)
+    target.add_argument("--db", help="SQLite database of the arena")
+    target.add_argument("--corpus", help="scored JSONL corpus (the output of `score`)")
+    imp.add_argument("--out", help="where to write the rated corpus (default: replace --corpus)")
+    imp.add_argument("--form", default=None,
+                     help="aspect rating form YAML (default: $ARENA_RATING_FORM or assets/ratings/aspects_v1.yaml)")
+    imp.set_defaults(func=run_import)
+    return parser
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from arena.aspects import FormError, load_form
+    from arena.config import Settings
+    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
+    from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file
+
+    try:
+        form = load_form(args.form or Settings.from_env().rating_form)
+        if args.db:
+            from arena.store import Store
+
+            if not os.path.exists(args.db):
+                print(f"error: no database at {args.db}", file=sys.stderr)
+                return 2
+            with Store(args.db) as store:
+                changed = import_into_store(store, args.file, form)
+            where = args.db
+        else:
+            dialogues = load_dialogues(Path(args.corpus))
+            changed = attach_ratings(dialogues, read_rating_file(args.file, form), args.file)
+            where = args.out or args.corpus
+            write_corpus(dialogues, Path(where))
+    except (RatingImportError, DialogueImportError, FormError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"attached ratings to {len(changed)} dialogues in {where}")
+    return 0
+
+
+def write_corpus(dialogues: list, path: Path) -> None:
+    """The scored-corpus JSONL (as `score` writes it), replaced atomically."""
+    from evaluators.cli import record_of
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for d in dialogues:
+            fh.write(json.dumps(record_of(d), ensure_ascii=False) + "\n")
+    tmp.replace(path)
