@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.dialoguekit import DialogueImportError, Source, load_dialogues, to_dialoguekit
+from arena.dialoguekit import Source, load_dialogues, to_dialoguekit
+from arena.refusals import InputRefused, check_output_file, run_refusing
 from arena.store import Store
 
 SALT_ENV = "ARENA_PSEUDONYM_SALT"
@@ -119,7 +120,7 @@ def export_records(store: Store, crs_ids: Optional[list[str]] = None,
         yield export_record(d, pseudonym, votes.get(d.dialogue_id))
 
 
-def _write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
+def write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
     if not isinstance(out, (str, Path)):
         return write(out)
     path = Path(out)
@@ -146,7 +147,7 @@ def export_jsonl(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional
             n += 1
         return n
 
-    return _write_atomically(out, write)
+    return write_atomically(out, write)
 
 
 def export_json(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[list[str]] = None,
@@ -158,12 +159,35 @@ def export_json(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[
         json.dump(records, fh, ensure_ascii=False, indent=1)
         return len(records)
 
-    return _write_atomically(out, write)
+    return write_atomically(out, write)
 
 
-def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unknown") -> list[Dialogue]:
-    """Parse a whole file, then save every dialogue in one transaction (or raise and save none)."""
-    dialogues = load_dialogues(source, default_crs_id=default_crs_id)
+class DuplicateDialogues(InputRefused):
+    """The file holds dialogue ids that are already stored."""
+
+    def __init__(self, ids: list[str]):
+        self.ids = ids
+        shown = ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        super().__init__(f"{len(ids)} dialogue id(s) already stored ({shown}); nothing was imported. "
+                         "Pass --replace to overwrite them.")
+
+
+def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unknown",
+                     replace: bool = False) -> list[Dialogue]:
+    """Parse a whole file, then save every dialogue in one transaction (or raise and save none).
+
+    A stored dialogue is never overwritten silently: ids already in the store
+    are refused unless `replace` (a tampered file could otherwise rewrite a
+    person's verdict).
+    """
+    if isinstance(source, list) and source and all(isinstance(d, Dialogue) for d in source):
+        dialogues = list(source)  # already parsed
+    else:
+        dialogues = load_dialogues(source, default_crs_id=default_crs_id)
+    if not replace:
+        existing = [d.dialogue_id for d in dialogues if store.get_dialogue(d.dialogue_id) is not None]
+        if existing:
+            raise DuplicateDialogues(existing)
     store.save_dialogues(dialogues)
     return dialogues
 
@@ -180,22 +204,25 @@ def main(argv: Optional[list[str]] = None) -> int:
     imp = sub.add_parser("import", help="load a CRSArena-Dial/DialogueKit/IARD JSON or JSONL file")
     imp.add_argument("path")
     imp.add_argument("--crs-id", default="unknown", help="system id for records without agent.id")
+    imp.add_argument("--replace", action="store_true", help="overwrite dialogues whose ids are already stored")
     args = parser.parse_args(argv)
 
-    store = Store(args.db)
-    if args.command == "export":
-        writer = export_json if args.out.endswith(".json") else export_jsonl
-        n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind,
-                   ended=True if args.ended_only else None)
-        print(f"wrote {n} dialogues to {args.out}")
+    def body() -> int:
+        if args.command == "export":
+            check_output_file(args.out)
+            store = Store(args.db)
+            writer = export_json if args.out.endswith(".json") else export_jsonl
+            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind,
+                       ended=True if args.ended_only else None)
+            print(f"wrote {n} dialogues to {args.out}")
+            return 0
+        dialogues = load_dialogues(Path(args.path), default_crs_id=args.crs_id)  # refuse before opening
+        store = Store(args.db)
+        import_dialogues(store, dialogues, default_crs_id=args.crs_id, replace=args.replace)
+        print(f"imported {len(dialogues)} dialogues into {args.db}")
         return 0
-    try:
-        dialogues = import_dialogues(store, Path(args.path), default_crs_id=args.crs_id)
-    except DialogueImportError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(f"imported {len(dialogues)} dialogues into {args.db}")
-    return 0
+
+    return run_refusing(body, prog="arena.export")
 
 
 if __name__ == "__main__":

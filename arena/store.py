@@ -124,12 +124,21 @@ class Store:
         if str(path) in ("", ":memory:") or str(path).startswith("file::memory:"):
             raise ValueError("Store needs a file path (each thread opens its own connection)")
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a directory, not a database file")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder of {self.path}: {exc.strerror or exc}") from None
         self._local = threading.local()
         self._handles: "weakref.WeakSet[_Handle]" = weakref.WeakSet()
         self._lock = threading.Lock()
-        with self._write() as conn:
-            self._migrate(conn)
+        try:
+            with self._write() as conn:
+                self._migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreError(f"{self.path} is not a usable SQLite database ({exc})") from None
 
     # -- connections ----------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

@@ -53,7 +53,9 @@ def record_of(dialogue) -> dict[str, Any]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from arena.config import Settings
-    from arena.dialoguekit import DialogueImportError, load_dialogues
+    from arena.dialoguekit import load_dialogues
+    from arena.export import write_atomically
+    from arena.refusals import check_output_file
     from evaluators.scoring import parse_metrics, score_dialogue
 
     try:
@@ -61,22 +63,19 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    try:
-        dialogues = load_dialogues(Path(args.input))
-    except DialogueImportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    check_output_file(args.out)
+    dialogues = load_dialogues(Path(args.input))
     if args.limit is not None:
         dialogues = dialogues[: args.limit]
     settings = Settings.from_env()
     client = _client_if_needed(metrics, args.annotator, settings)
     annotator = _annotator(args.annotator, client)
     out_path = Path(args.out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.time()
     failures = 0
-    tmp = out_path.with_suffix(out_path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+
+    def write(fh) -> int:
+        nonlocal failures
         for n, d in enumerate(dialogues, start=1):
             if args.reannotate:
                 for u in d.utterances:
@@ -84,10 +83,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             scores = score_dialogue(d, metrics, client=client, annotator=annotator, force=args.force,
                                     settings=settings)
             failures += any(s.error for s in scores.values())
-            fh.write(json.dumps(record_of(d), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(record_of(d), ensure_ascii=False, allow_nan=False) + "\n")
             if not args.quiet and (n % 25 == 0 or n == len(dialogues)):
                 print(f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
-    tmp.replace(out_path)
+        return len(dialogues)
+
+    # Written beside the target and renamed at the end; Ctrl-C removes the partial file.
+    write_atomically(out_path, write)
     print(f"wrote {len(dialogues)} dialogues to {out_path}"
           + (f"; {failures} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)
@@ -150,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from arena.refusals import run_refusing
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    return run_refusing(lambda: args.func(args), prog="evaluators")
