@@ -62,6 +62,26 @@ class Settings:
     turn_timeout_s: float = 120.0
     models_dir: Optional[Path] = None
     checkpoint_source: Optional[str] = None
+    score_metrics: Optional[str] = None  # None: see webapp services' default_metrics
+    scorer_workers: int = 2
+    # Researcher app (python app.py --admin): who may log in. Passwords never appear in repr().
+    admin_users: tuple[str, ...] = ()
+    admin_password: Optional[str] = field(default=None, repr=False)
+    admin_password_hash: Optional[str] = field(default=None, repr=False)
+    admin_port: int = 7861
+    # Honest votes: limits per user (browser session) and per IP address within a window.
+    limit_window_s: float = 3600.0
+    max_battles_per_user: int = 20
+    max_battles_per_ip: int = 60
+    max_votes_per_user: int = 20
+    max_votes_per_ip: int = 60
+    # A vote is flagged (kept, but left out of the leaderboard by default) when its IP or user
+    # cast more than `burst_votes` votes within `burst_window_s`, or when it came less than
+    # `min_battle_s` after the battle started.
+    burst_votes: int = 5
+    burst_window_s: float = 120.0
+    min_battle_s: float = 10.0
+    file_cache_max_age_s: int = 3600
 
     @classmethod
     def from_env(cls, env: Optional[Mapping[str, str]] = None, **overrides: Any) -> "Settings":
@@ -93,6 +113,21 @@ class Settings:
             turn_timeout_s=_float(env, "ARENA_TURN_TIMEOUT", 120.0),
             models_dir=models_dir,
             checkpoint_source=env.get("ARENA_CHECKPOINT_SOURCE") or None,
+            score_metrics=env.get("ARENA_SCORE_METRICS") or None,
+            scorer_workers=_int(env, "ARENA_SCORER_WORKERS", 2),
+            admin_users=tuple(u.strip() for u in (env.get("ARENA_ADMIN_USERS") or "").split(",") if u.strip()),
+            admin_password=env.get("ARENA_ADMIN_PASSWORD") or None,
+            admin_password_hash=env.get("ARENA_ADMIN_PASSWORD_HASH") or None,
+            admin_port=_int(env, "ARENA_ADMIN_PORT", 7861),
+            limit_window_s=_float(env, "ARENA_LIMIT_WINDOW", 3600.0),
+            max_battles_per_user=_int(env, "ARENA_MAX_BATTLES_PER_USER", 20),
+            max_battles_per_ip=_int(env, "ARENA_MAX_BATTLES_PER_IP", 60),
+            max_votes_per_user=_int(env, "ARENA_MAX_VOTES_PER_USER", 20),
+            max_votes_per_ip=_int(env, "ARENA_MAX_VOTES_PER_IP", 60),
+            burst_votes=_int(env, "ARENA_BURST_VOTES", 5),
+            burst_window_s=_float(env, "ARENA_BURST_WINDOW", 120.0),
+            min_battle_s=_float(env, "ARENA_MIN_BATTLE_SECONDS", 10.0),
+            file_cache_max_age_s=_int(env, "ARENA_FILE_CACHE_MAX_AGE", 3600),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
         for key in ("db_path", "cache_dir", "models_dir"):

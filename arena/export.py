@@ -110,13 +110,17 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                    salt: Optional[str] = None) -> Iterator[dict[str, Any]]:
+    from arena.visibility import visibility
+
     pseudonym = pseudonymiser(resolve_salt(store, salt))
+    all_votes = store.list_votes()
+    seen = visibility(store, all_votes)  # no hidden dialogues, no battle before its vote
     votes: dict[str, Vote] = {}
-    for vote in store.list_votes():
+    for vote in seen.votes(all_votes, include_flagged=True):
         votes[vote.dialogue_a] = vote
         votes[vote.dialogue_b] = vote
-    for d in store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
-                                  user_kind=user_kind, ended=ended):
+    for d in seen.dialogues(store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
+                                                 user_kind=user_kind, ended=ended)):
         yield export_record(d, pseudonym, votes.get(d.dialogue_id))
 
 

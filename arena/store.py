@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, Score, UserKind, Vote, utc_now
 
-DB_SCHEMA_VERSION = 1
+DB_SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA_V1 = """
@@ -84,6 +84,16 @@ CREATE TABLE IF NOT EXISTS runs (
 # Migration hook: MIGRATIONS[n] upgrades a database from version n-1 to n,
 # inside the opening transaction. Add an entry and bump DB_SCHEMA_VERSION.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+
+def _migrate_to_v2(conn: sqlite3.Connection) -> None:
+    # Public deployment tables (scoring jobs, vote flags, moderation): see arena.store_safety.
+    from arena.store_safety import migrate_v2
+
+    migrate_v2(conn)
+
+
+MIGRATIONS[2] = _migrate_to_v2
 
 
 class StoreError(RuntimeError):

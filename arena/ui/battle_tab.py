@@ -11,19 +11,25 @@ the two panes running concurrently cannot overwrite each other's changes.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Optional
 
 import gradio as gr
 
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.pairing import NotEnoughSystems, PairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.services import Services
+from arena.store_safety import BattleAlreadyVoted, save_battle_once
 from arena.ui.chat_tab import CONSENT, session_user_id
 from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items
+from arena.vote_limits import LimitReached, limiter_for, origin_key, request_origin
 from crs.base import CRSUnavailable
+
+log = logging.getLogger(__name__)
 
 SIDES = ("A", "B")
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -36,6 +42,10 @@ class BattleSession:
     ticket: Optional[str]
     dialogues: dict[str, Dialogue]  # side -> dialogue
     vote: Optional[Vote] = None
+    started_at: datetime = field(default_factory=utc_now)
+    user_key: str = "user:unknown"  # hashed session and IP (arena.vote_limits.origin_key)
+    ip_key: str = "ip:unknown"
+    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
     lock: threading.Lock = field(default_factory=threading.Lock)
     busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
 
@@ -61,7 +71,22 @@ def release(services: Services, session: Optional[BattleSession]) -> None:
         scheduler_for(services).done(session.ticket)
 
 
-def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None) -> BattleSession:
+def origin_keys(services: Services, request: Any) -> tuple[str, str]:
+    """Hashed (user, IP) keys of a request, salted with the database's own secret."""
+    salt = services.extras.get("origin_salt")
+    if salt is None:
+        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
+    session, host = request_origin(request)
+    return origin_key("user", session, salt), origin_key("ip", host, salt)
+
+
+def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
+                 request: Any = None) -> BattleSession:
+    user_key, ip_key = origin_keys(services, request)
+    try:
+        limiter_for(services).check("battle", user_key, ip_key)
+    except LimitReached as exc:
+        raise gr.Error(str(exc)) from None
     release(services, previous)
     try:
         (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
@@ -78,7 +103,8 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
         )
         for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
     }
-    return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues)
+    return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
+                         ip_key=ip_key)
 
 
 def _session(session: Optional[BattleSession]) -> BattleSession:
@@ -133,6 +159,7 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
             if session.rated(side):
                 raise gr.Error(f"You already rated System {side}.")
             finish_dialogue(dialogue, sentiment)
+    # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
     services.dialogue_finished(dialogue)
     with session.lock:
         return session.both_rated()
@@ -141,13 +168,17 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
 def vote(
     services: Services, session: Optional[BattleSession], choice: str, comment: str, user_id: str
 ) -> Vote:
-    """Store the vote together with both dialogues, in one transaction."""
+    """Store the vote together with both dialogues, in one transaction (one vote per battle)."""
     session = _session(session)
     with session.lock:
         if session.vote is not None:
             raise gr.Error("You already voted in this battle; press “New battle” for another.")
         if not session.both_rated():
             raise gr.Error("Please end both conversations (Satisfied or Frustrated) before voting.")
+        try:
+            limiter_for(services).check("vote", session.user_key, session.ip_key)
+        except LimitReached as exc:
+            raise gr.Error(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
         cast = Vote(
             battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
@@ -155,9 +186,23 @@ def vote(
             comment=(comment or "").strip()[: services.settings.max_message_chars],
             user_id=user_id, user_kind=UserKind.HUMAN,
         )
+        settings = services.settings
+
+        def save() -> None:
+            session.flagged = save_battle_once(
+                services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
+                started_at=session.started_at, burst_votes=settings.burst_votes,
+                burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
+            )
+
         # Saved under the scheduler's lock, so no draw counts this battle twice (stored and under way).
-        scheduler_for(services).complete(session.ticket, lambda: services.store.save_battle(a, b, cast))
+        try:
+            scheduler_for(services).complete(session.ticket, save)
+        except BattleAlreadyVoted:
+            raise gr.Error("This battle already has a vote; press “New battle” for another.") from None
         session.vote = cast
+        if session.flagged:
+            log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)
     return cast
 
 
@@ -216,7 +261,7 @@ def build(services: Services) -> None:
         return chat_messages(d), items_markdown(latest_items(d))
 
     def on_new(old: Optional[BattleSession], request: gr.Request) -> tuple[Any, ...]:
-        session = start_battle(services, session_user_id(request), old)
+        session = start_battle(services, session_user_id(request), old, request)
         hello = "Say hello and tell the system what you would like to watch."
         per_side = []
         for side in SIDES:

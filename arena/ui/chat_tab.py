@@ -16,6 +16,7 @@ from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.services import Services
 from arena.ui.scorecard import core_scorecard
 from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
+from arena.ui.turn_guard import guard_for, repeats_last_message
 from crs.base import CRSUnavailable
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,12 @@ CONSENT = (
 def session_user_id(request: Optional[gr.Request]) -> str:
     session = getattr(request, "session_hash", None) if request is not None else None
     return f"session-{session}" if session else "anonymous"
+
+
+def session_key(request: Optional[gr.Request]) -> Optional[str]:
+    """The browser session's own key, or None when the request carries none."""
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return f"session-{session}" if session else None
 
 
 def system_choices(services: Services) -> list[str]:
@@ -61,11 +68,30 @@ def start_conversation(services: Services, crs_name: str, request: Optional[gr.R
 
 
 def send_message(
-    services: Services, dialogue: Optional[Dialogue], text: str
+    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None
 ) -> tuple[Dialogue, str]:
-    """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals."""
-    if dialogue is None:
+    """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals.
+
+    Steps of one session (`session_key`, else the dialogue) run one at a time;
+    a second copy of the message being answered (Enter, then Send) adds nothing.
+    """
+    if dialogue is None and session_key is None:
         raise gr.Error("Start a conversation first.")
+    key = session_key or dialogue.dialogue_id
+    with guard_for(services.extras).step(key, text) as step:
+        if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
+            # The page may still hold the state from before an event that ran first.
+            dialogue = step.latest or dialogue
+        if dialogue is None:
+            raise gr.Error("Start a conversation first.")
+        if step.duplicate or repeats_last_message(dialogue, text):
+            return dialogue, ""
+        status = _run_turn(services, dialogue, text)
+        step.remember(dialogue)
+    return dialogue, status
+
+
+def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable as exc:
@@ -84,18 +110,22 @@ def send_message(
             f"This conversation reached its limit of {services.settings.max_turns} turns. "
             "Please tell us whether you were satisfied or frustrated."
         )
-    return dialogue, status
+    return status
 
 
 def give_feedback(
-    services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str
+    services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
+    session_key: Optional[str] = None,
 ) -> tuple[Dialogue, str]:
     if dialogue is None or not dialogue.utterances:
         raise gr.Error("Chat with the system before giving feedback.")
-    if dialogue.feedback is not None:
-        raise gr.Error("Feedback for this conversation was already recorded. Start a new one.")
-    finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-    services.dialogue_finished(dialogue)
+    # Waits for a reply still being written, so the feedback is stored after it.
+    with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
+        if dialogue.feedback is not None:
+            raise gr.Error("Feedback for this conversation was already recorded. Start a new one.")
+        finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
+        services.dialogue_finished(dialogue)
+        step.remember(dialogue)
     return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Start a new conversation any time."
 
 
@@ -135,19 +165,36 @@ def build(services: Services) -> None:
     def view(dialogue: Optional[Dialogue], status_text: str) -> tuple[Any, ...]:
         return dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text
 
+    guard = guard_for(services.extras)
+
     def on_new(crs_name: str, request: gr.Request) -> tuple[Any, ...]:
         dialogue, text = start_conversation(services, crs_name, request)
+        key = session_key(request)
+        if key is not None:
+            with guard.step(key) as step:
+                step.remember(dialogue)
         return (*view(dialogue, text), "", "")
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
-        if dialogue is None or dialogue.ended:
-            dialogue, _ = start_conversation(services, crs_name, request)
-        dialogue, status_text = send_message(services, dialogue, text)
+        key = session_key(request)
+        if key is None:
+            if dialogue is None or dialogue.ended:
+                dialogue, _ = start_conversation(services, crs_name, request)
+        else:
+            with guard.step(key) as step:  # a fresh conversation, unless a concurrent send just made one
+                latest = step.latest
+                if latest is not None and not latest.ended and (dialogue is None or dialogue.ended):
+                    dialogue = latest
+                if dialogue is None or dialogue.ended:
+                    dialogue, _ = start_conversation(services, crs_name, request)
+                    step.remember(dialogue)
+        dialogue, status_text = send_message(services, dialogue, text, session_key=key)
         return (*view(dialogue, status_text), "")
 
     def on_feedback(sentiment: str):
-        def handler(comment_text: str, dialogue: Optional[Dialogue]) -> tuple[Any, ...]:
-            dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "")
+        def handler(comment_text: str, dialogue: Optional[Dialogue], request: gr.Request) -> tuple[Any, ...]:
+            dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
+                                           session_key=session_key(request))
             return (*view(dialogue, text), "")
 
         return handler
@@ -165,9 +212,10 @@ def build(services: Services) -> None:
     new_button.click(on_new, [crs_choice], outputs + [message, scores_box], api_name="chat_start")
     # Switching systems starts a fresh conversation with the newly chosen one.
     crs_choice.change(on_new, [crs_choice], outputs + [message, scores_box], api_visibility="private")
-    send_args = dict(fn=on_send, inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message])
-    send_button.click(api_name="chat_send", **send_args)
-    message.submit(api_visibility="private", **send_args)
+    # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
+    gr.on(triggers=[send_button.click, message.submit], fn=on_send,
+          inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message],
+          api_name="chat_send", trigger_mode="once")
     satisfied.click(
         on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment], api_name="chat_satisfied"
     )

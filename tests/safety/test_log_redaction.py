@@ -45,11 +45,11 @@ def test_http_request_log_lines_are_redacted():
         install_log_redaction([handler])
         with OpenAIStubServer(default="fine") as server:
             port = server.port
-            provider = OpenAIProvider(SECRET_URL.format(port=port), default_model="m")
+            provider = OpenAIProvider(f"http://alice:s3cr3t-pass@127.0.0.1:{port}/v1", default_model="m")
             LLMClient(provider).complete([{"role": "user", "content": "hi"}], use_cache=False)
     finally:
         root.removeHandler(handler)
         root.setLevel(old_level)
     logged = stream.getvalue()
     assert "127.0.0.1" in logged  # the request line was logged ...
-    assert "s3cr3t" not in logged and "k3y-value" not in logged  # ... without its credentials
+    assert "s3cr3t" not in logged and "alice" not in logged  # ... without its credentials

@@ -144,15 +144,16 @@ def test_migration_hook_and_newer_schema_refused(tmp_path, monkeypatch):
         calls.append(1)
         conn.execute("ALTER TABLE dialogues ADD COLUMN language TEXT")
 
-    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, add_column)
+    current = store_module.DB_SCHEMA_VERSION
+    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(store_module.MIGRATIONS, current + 1, add_column)
     with Store(path) as s:
-        assert s.schema_version() == 2 and s.count_dialogues() == 1
+        assert s.schema_version() == current + 1 and s.count_dialogues() == 1
         assert "language" in {r[1] for r in s._conn().execute("PRAGMA table_info(dialogues)")}
     with Store(path):
         pass
     assert calls == [1]
-    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", 1)
+    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", current)
     with pytest.raises(StoreError, match="newer"):
         Store(path)
 
