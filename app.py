@@ -1,107 +1,15 @@
 """CRS Arena: chat with conversational recommender systems, rate them, compare them.
 
-Run `python app.py --help` for options; configuration is also read from the
-environment (see README.md).
+`python app.py [options]` is the same as `crs-arena serve [options]`; the app
+itself is built in `webapp/serve.py`. `python app.py --admin` serves the
+researcher app behind a login.
 """
 
-from __future__ import annotations
-
-import argparse
-import logging
-import os
 import sys
-from typing import Optional, Sequence
 
-import gradio as gr
+from webapp.serve import build_admin_demo, build_demo, main, parse_args
 
-from arena.config import LLM_PROVIDERS, Settings
-from arena.services import Services, build_services
-from arena.admin_auth import AdminNotConfigured, admin_checker
-from arena.llm.redaction import install_log_redaction
-from arena.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab
-
-TITLE = "CRS Arena"
-INTRO = (
-    "# CRS Arena\n"
-    "Chat with conversational recommender systems about movies, tell us whether each conversation left you "
-    "**satisfied** or **frustrated**, and compare two anonymous systems side by side."
-)
-ADMIN_TITLE = "CRS Arena: researchers"
-ADMIN_INTRO = (
-    "# CRS Arena: researchers\n"
-    "Simulated evaluation runs, the raw corpus (flagged votes included), moderation and the scoring queue. "
-    "This app is for researchers only; the public app offers Battle, Chat and the Leaderboard."
-)
-PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab))
-ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab))
-
-
-def _blocks(title: str, intro: str, tabs, services: Services) -> gr.Blocks:
-    # Gradio copies every served file into its cache: old copies go after an hour (checked hourly).
-    age = services.settings.file_cache_max_age_s
-    with gr.Blocks(title=title, delete_cache=(age, age)) as demo:
-        gr.Markdown(intro)
-        for label, tab in tabs:
-            with gr.Tab(label):
-                tab.build(services)
-    return demo
-
-
-def build_demo(services: Services) -> gr.Blocks:
-    """The public app: Battle, Chat and the Leaderboard. Nothing here can start runs or export raw data."""
-    return _blocks(TITLE, INTRO, PUBLIC_TABS, services)
-
-
-def build_admin_demo(services: Services) -> gr.Blocks:
-    """The researcher app (served behind a login by `main --admin`)."""
-    return _blocks(ADMIN_TITLE, ADMIN_INTRO, ADMIN_TABS, services)
-
-
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description="CRS Arena: chat with, rate and compare conversational recommender systems.",
-        epilog="Environment: ARENA_DB, ARENA_LLM_PROVIDER, ARENA_LLM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, "
-        "ARENA_MAX_TURNS, ARENA_MAX_MESSAGE_CHARS, ARENA_TURN_TIMEOUT, ARENA_SCORE_METRICS, ARENA_ADMIN_USERS, "
-        "ARENA_ADMIN_PASSWORD_HASH (see README.md).",
-    )
-    parser.add_argument("--host", default=os.environ.get("ARENA_HOST", "127.0.0.1"), help="interface to bind")
-    parser.add_argument("--port", type=int, default=None,
-                        help="port (default: $ARENA_PORT or 7860; with --admin $ARENA_ADMIN_PORT or 7861)")
-    parser.add_argument("--admin", action="store_true",
-                        help="serve the researcher app (Evaluate, Download, Moderation) behind a login")
-    parser.add_argument("--db", default=None, help="SQLite database path (default: $ARENA_DB or data/arena.sqlite3)")
-    parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
-    parser.add_argument("--llm-model", default=None, help="LLM model name")
-    parser.add_argument("--max-turns", type=int, default=None, help="user turns per conversation")
-    parser.add_argument("--share", action="store_true", help="create a public Gradio link")
-    return parser.parse_args(argv)
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parse_args(argv)
-    logging.basicConfig(level=os.environ.get("ARENA_LOG_LEVEL", "INFO"))
-    install_log_redaction()
-    settings = Settings.from_env(
-        db_path=args.db, llm_provider=args.llm_provider, llm_model=args.llm_model, max_turns=args.max_turns
-    )
-    auth = None
-    if args.admin:
-        try:
-            auth = admin_checker(settings)
-        except AdminNotConfigured as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    # Only the public app scores: the researcher app shares the database and must not double the work.
-    services = build_services(settings, metrics="" if args.admin else None)
-    demo = build_admin_demo(services) if args.admin else build_demo(services)
-    demo.queue(default_concurrency_limit=32)
-    port = args.port or (settings.admin_port if args.admin else int(os.environ.get("ARENA_PORT", "7860")))
-    try:
-        demo.launch(server_name=args.host, server_port=port, share=args.share, auth=auth)
-    finally:
-        services.close()
-    return 0
-
+__all__ = ["build_admin_demo", "build_demo", "main", "parse_args"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,7 +13,7 @@ import sqlite3
 import sys
 from typing import Callable
 
-from arena.dialoguekit import DialogueImportError
+from arena.corpus.dialoguekit import DialogueImportError
 from arena.store import StoreError
 
 log = logging.getLogger("arena.refused")

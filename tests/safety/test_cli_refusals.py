@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from safety_support import dialogue_record, write_records  # noqa: E402
 
-from arena import export as arena_export  # noqa: E402
+from arena.corpus import records as arena_export  # noqa: E402
 from arena.store import Store  # noqa: E402
 from evaluators import cli as evaluators_cli  # noqa: E402
 

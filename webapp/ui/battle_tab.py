@@ -1,6 +1,6 @@
 """Battle tab: two anonymous systems side by side, then a vote.
 
-A battle's systems are drawn by `arena.pairing` (least-played pair first,
+A battle's systems are drawn by `webapp.pairing` (least-played pair first,
 sides at random) and stay on the server: the page only ever sees "System A"
 and "System B" until the vote is stored. Each pane is its own conversation
 with its own input, items and Satisfied/Frustrated buttons; both can be used
@@ -19,15 +19,15 @@ from typing import Any, Optional
 
 import gradio as gr
 
+from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.pairing import NotEnoughSystems, PairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
-from arena.services import Services
 from arena.store_safety import BattleAlreadyVoted, save_battle_once
-from arena.ui.chat_tab import CONSENT, session_user_id
-from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items
-from arena.vote_limits import LimitReached, limiter_for, origin_key, request_origin
-from crs.base import CRSUnavailable
+from webapp.pairing import NotEnoughSystems, PairScheduler
+from webapp.services import Services
+from webapp.ui.chat_tab import CONSENT, session_user_id
+from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
+from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class BattleSession:
     dialogues: dict[str, Dialogue]  # side -> dialogue
     vote: Optional[Vote] = None
     started_at: datetime = field(default_factory=utc_now)
-    user_key: str = "user:unknown"  # hashed session and IP (arena.vote_limits.origin_key)
+    user_key: str = "user:unknown"  # hashed session and IP (webapp.vote_limits.origin_key)
     ip_key: str = "ip:unknown"
     flagged: Optional[str] = None  # why the stored vote was flagged, if it was
     lock: threading.Lock = field(default_factory=threading.Lock)

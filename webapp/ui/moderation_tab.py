@@ -12,8 +12,8 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from arena.moderation import ModerationError, delete, delete_user, hide, parse_ids
-from arena.services import Services
+from webapp.moderation import ModerationError, delete, delete_user, hide, parse_ids
+from webapp.services import Services
 from arena.store_safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
 
 

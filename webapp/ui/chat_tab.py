@@ -13,11 +13,11 @@ import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
-from arena.services import Services
-from arena.ui.scorecard import core_scorecard
-from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
-from arena.ui.turn_guard import guard_for, repeats_last_message
-from crs.base import CRSUnavailable
+from arena.crs_interface import CRSUnavailable
+from webapp.services import Services
+from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
+from webapp.ui.scorecard import core_scorecard
+from webapp.ui.turn_guard import guard_for, repeats_last_message
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.ratings import (
+from webapp.ratings import (
     Battle,
     battle_from_vote,
     bootstrap_intervals,

@@ -3,11 +3,11 @@
 Credentials come from Settings (environment): `ARENA_ADMIN_USERS` names the
 accounts, and one password for them is given either as a PBKDF2 hash
 (`ARENA_ADMIN_PASSWORD_HASH`, preferred: make one with
-`python -m arena.admin_auth hash`) or in plain text (`ARENA_ADMIN_PASSWORD`).
+`python -m webapp.admin_auth hash`) or in plain text (`ARENA_ADMIN_PASSWORD`).
 The check is a callable for Gradio's `launch(auth=...)`; it compares in
 constant time and never logs the password.
 
-    python -m arena.admin_auth hash      # prompts for a password, prints the hash
+    python -m webapp.admin_auth hash      # prompts for a password, prints the hash
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def admin_checker(settings: Any) -> Callable[[str, str], bool]:
         raise AdminNotConfigured("the researcher app needs ARENA_ADMIN_USERS (comma-separated user names)")
     if not hashed and not plain:
         raise AdminNotConfigured(
-            "the researcher app needs ARENA_ADMIN_PASSWORD_HASH (python -m arena.admin_auth hash) "
+            "the researcher app needs ARENA_ADMIN_PASSWORD_HASH (python -m webapp.admin_auth hash) "
             "or ARENA_ADMIN_PASSWORD"
         )
     if hashed and not hashed.startswith(HASH_SCHEME + "$"):
@@ -78,7 +78,7 @@ def admin_checker(settings: Any) -> Callable[[str, str], bool]:
 def main(argv: Optional[list[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] != ["hash"]:
-        print("usage: python -m arena.admin_auth hash", file=sys.stderr)
+        print("usage: python -m webapp.admin_auth hash", file=sys.stderr)
         return 2
     password = getpass.getpass("password: ")
     if not password or password != getpass.getpass("again: "):

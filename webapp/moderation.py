@@ -11,11 +11,11 @@ import logging
 import re
 from typing import Any
 
-from arena.export import pseudonymiser, resolve_salt
+from arena.corpus.records import pseudonymiser, resolve_salt
 from arena.store import Store
 from arena.store_safety import delete_dialogues, dialogue_ids_of_user, hide_dialogues
 
-log = logging.getLogger("arena.moderation")
+log = logging.getLogger("webapp.moderation")
 
 
 class ModerationError(ValueError):
