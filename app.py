@@ -48,7 +48,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=os.environ.get("ARENA_HOST", "127.0.0.1"), help="interface to bind")
     parser.add_argument("--port", type=int, default=int(os.environ.get("ARENA_PORT", "7860")), help="port")
-    parser.add_argument("--db", default=None, help="SQLite database path (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
     parser.add_argument("--llm-model", default=None, help="LLM model name")
     parser.add_argument("--max-turns", type=int, default=None, help="user turns per conversation")

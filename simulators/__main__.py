@@ -14,7 +14,6 @@ import argparse
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from statistics import mean
 from typing import Any, Optional, Sequence
 
@@ -38,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--nlu", choices=("llm", "offline"), default=None,
                      help="ABUS only: system acts from the LLM or the offline annotator (default: follows --nlg)")
     run.add_argument("--no-score", action="store_true", help="do not queue automatic scoring")
-    run.add_argument("--db", default=None, help="database file (default ARENA_DB)")
+    run.add_argument("--db", default=None, help="database file or postgresql:// URL (default ARENA_DB)")
     sub.add_parser("list", help="simulator kinds and systems")
     runs = sub.add_parser("runs", help="evaluation runs in the database")
     runs.add_argument("--db", default=None)
@@ -49,7 +48,7 @@ def _services(db: Optional[str], score: bool = True) -> Any:
     from arena.config import Settings
     from arena.services import build_services
 
-    settings = Settings.from_env(db_path=Path(db) if db else None)
+    settings = Settings.from_env(db_path=db or None)
     if score:
         try:
             return build_services(settings)
@@ -163,7 +162,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from arena.evaluation_runs import mark_stale
     from arena.store import Store
 
-    store = Store(Settings.from_env(db_path=Path(args.db) if args.db else None).db_path)
+    store = Store(Settings.from_env(db_path=args.db or None).db_path)
     for run_id, state in store.list_runs():
         state = mark_stale(state)
         config = state.get("config", {})
