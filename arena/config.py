@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ASSETS_DIR = PROJECT_ROOT / "assets"
@@ -44,11 +44,20 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 LLM_PROVIDERS = ("openai", "local", "fake")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def db_location(value: Union[str, Path]) -> Union[Path, str]:
+    """ARENA_DB as the store takes it: a `postgresql://` (or any `scheme://`) URL stays text, else a file path."""
+    if isinstance(value, str) and "://" in value.split("?", 1)[0][:40]:
+        return value
+    return Path(value)
 
 
 @dataclass(frozen=True)
 class Settings:
-    db_path: Path = Path("data/arena.sqlite3")
+    # A SQLite file path, or a database URL such as postgresql://user:pass@host/arena (kept as text).
+    db_path: Union[Path, str] = Path("data/arena.sqlite3")
     cache_dir: Path = field(default_factory=lambda: _default_cache_dir(os.environ))
     llm_provider: str = "local"
     llm_model: Optional[str] = None
@@ -99,7 +108,7 @@ class Settings:
         cache_dir = _default_cache_dir(env)
         models_dir = Path(env["ARENA_MODELS_DIR"]) if env.get("ARENA_MODELS_DIR") else cache_dir / "models"
         settings = cls(
-            db_path=Path(env.get("ARENA_DB") or "data/arena.sqlite3"),
+            db_path=db_location(env.get("ARENA_DB") or "data/arena.sqlite3"),
             cache_dir=cache_dir,
             llm_provider=provider,
             llm_model=env.get("ARENA_LLM_MODEL") or None,
@@ -130,7 +139,9 @@ class Settings:
             file_cache_max_age_s=_int(env, "ARENA_FILE_CACHE_MAX_AGE", 3600),
         )
         overrides = {k: v for k, v in overrides.items() if v is not None}
-        for key in ("db_path", "cache_dir", "models_dir"):
+        if "db_path" in overrides:
+            overrides["db_path"] = db_location(overrides["db_path"])
+        for key in ("cache_dir", "models_dir"):
             if key in overrides:
                 overrides[key] = Path(overrides[key])
         return replace(settings, **overrides)

@@ -13,7 +13,7 @@ from typing import Any
 
 from arena.corpus.records import pseudonymiser, resolve_salt
 from arena.store import Store
-from arena.store_safety import delete_dialogues, dialogue_ids_of_user, hide_dialogues
+from arena.store_safety import delete_dialogues, dialogue_ids_of_users, hide_dialogues, stored_user_ids
 
 log = logging.getLogger("webapp.moderation")
 
@@ -57,8 +57,7 @@ def user_ids_matching(store: Store, who: str) -> list[str]:
     if not who:
         return []
     pseudonym = pseudonymiser(resolve_salt(store))
-    rows = store._conn().execute("SELECT DISTINCT user_id FROM dialogues").fetchall()
-    return [r[0] for r in rows if r[0] == who or pseudonym(r[0]) == who]
+    return [user for user in stored_user_ids(store) if user == who or pseudonym(user) == who]
 
 
 def delete_user(store: Store, who: str, *, actor: str, reason: str) -> dict[str, Any]:
@@ -66,7 +65,7 @@ def delete_user(store: Store, who: str, *, actor: str, reason: str) -> dict[str,
     users = user_ids_matching(store, who)
     if not users:
         raise ModerationError("No stored dialogues belong to that user id or pseudonym.")
-    ids = [d for user in users for d in dialogue_ids_of_user(store, user)]
+    ids = dialogue_ids_of_users(store, users)
     counts = delete_dialogues(store, ids, actor=actor, reason=_reason(reason), target=f"user:{who}")
     log.info("%s deleted user %s: %d dialogue(s), %d vote(s): %s", actor, who, counts["dialogues"],
              counts["votes"], reason)

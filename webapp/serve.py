@@ -71,7 +71,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                         help="port (default: $ARENA_PORT or 7860; with --admin $ARENA_ADMIN_PORT or 7861)")
     parser.add_argument("--admin", action="store_true",
                         help="serve the researcher app (Evaluate, Download, Moderation) behind a login")
-    parser.add_argument("--db", default=None, help="SQLite database path (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
     parser.add_argument("--llm-model", default=None, help="LLM model name")
     parser.add_argument("--max-turns", type=int, default=None, help="user turns per conversation")

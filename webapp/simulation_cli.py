@@ -49,7 +49,7 @@ def _services(db: Optional[str], score: bool = True) -> Any:
     from arena.config import Settings
     from webapp.services import build_services
 
-    settings = Settings.from_env(db_path=Path(db) if db else None)
+    settings = Settings.from_env(db_path=db or None)
     if score:
         try:
             return build_services(settings)
@@ -163,7 +163,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from webapp.evaluation_runs import mark_stale
     from arena.store import Store
 
-    store = Store(Settings.from_env(db_path=Path(args.db) if args.db else None).db_path)
+    store = Store(Settings.from_env(db_path=args.db or None).db_path)
     for run_id, state in store.list_runs():
         state = mark_stale(state)
         config = state.get("config", {})

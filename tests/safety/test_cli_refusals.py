@@ -83,7 +83,7 @@ def test_db_path_that_is_not_a_database_gives_one_line(tmp_path, capsys):
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"this is not sqlite at all" * 100)
     assert arena_export.main(["--db", str(junk), "import", str(good)]) == 2
-    assert "not a usable SQLite database" in _one_line_error(capsys)
+    assert "not a usable database" in _one_line_error(capsys)
     out = tmp_path / "out"
     assert evaluators_cli.main(["export", "--db", str(junk), "--out", str(out)]) == 2
     _one_line_error(capsys)
