@@ -68,11 +68,11 @@ def enqueue_scoring(store: "Store", dialogue_ids: Iterable[str], *, force: bool 
     return n
 
 
-def claim_scoring_job(store: "Store", max_attempts: int = 3) -> Optional[tuple[str, bool]]:
-    """Take the oldest queued job, mark it running; (dialogue id, force), or None when idle."""
+def claim_scoring_job(store: "Store", max_attempts: int = 3) -> Optional[tuple[str, bool, int]]:
+    """Take the oldest queued job, mark it running; (dialogue id, force, attempt number), or None."""
     j = t.scoring_jobs.c
     with store._write() as conn:
-        query = (sa.select(j.dialogue_id, j.force).where(j.state == "queued", j.attempts < max_attempts)
+        query = (sa.select(j.dialogue_id, j.force, j.attempts).where(j.state == "queued", j.attempts < max_attempts)
                  .order_by(j.queued_at, j.dialogue_id).limit(1))
         if conn.dialect.name == "postgresql":
             query = query.with_for_update(skip_locked=True)
@@ -81,7 +81,7 @@ def claim_scoring_job(store: "Store", max_attempts: int = 3) -> Optional[tuple[s
             return None
         conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == row.dialogue_id)
                      .values(state="running", attempts=j.attempts + 1, updated_at=_now()))
-        return row.dialogue_id, bool(row.force)
+        return row.dialogue_id, bool(row.force), row.attempts + 1
 
 
 def finish_scoring_job(store: "Store", dialogue_id: str, error: Optional[str] = None, *,

@@ -65,6 +65,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if (args.db is None) == (args.input is None):
+        print("error: give either --input FILE (with --out) or --db PATH", file=sys.stderr)
+        return 2
+    if args.db is not None:
+        return score_stored_dialogues(args, metrics)
+    if args.out is None:
+        print("error: --input needs --out", file=sys.stderr)
+        return 2
     check_output_file(args.out)
     dialogues = load_dialogues(Path(args.input))
     if args.limit is not None:
@@ -98,6 +106,43 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
+    """Queue stored dialogues in the store's scoring queue and drain it with several workers."""
+    from arena.config import Settings
+    from arena.store import Store
+    from arena.store_safety import enqueue_scoring, requeue_interrupted
+    from evaluators.stored_scoring import drain_queue, first_score_name, run_job
+
+    settings = Settings.from_env(db_path=args.db)
+    store = Store(settings.db_path)
+    client = _client_if_needed(metrics, args.annotator, settings)
+    annotator = _annotator(args.annotator, client)
+    if annotator is None:
+        from evaluators.scoring import default_annotator
+
+        annotator = default_annotator(settings, client)
+    missing = None if (args.all or args.force) else first_score_name(metrics)
+    ids = [d.dialogue_id for d in store.list_dialogues(ended=True, missing_score=missing)]
+    if args.limit is not None:
+        ids = ids[: args.limit]
+    requeue_interrupted(store)
+    enqueue_scoring(store, ids, force=args.force or args.reannotate)
+    started = time.time()
+    workers = args.workers or settings.scorer_workers
+
+    def run(dialogue_id: str, force: bool):
+        return run_job(store, dialogue_id, force, metrics, client=client, annotator=annotator, settings=settings)
+
+    def progress(n: int) -> None:
+        if not args.quiet and n % 25 == 0:
+            print(f"scored {n} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
+
+    counts = drain_queue(store, run, workers=workers, progress=progress)
+    print(f"scored {counts['done']} stored dialogues with {workers} worker(s) in {time.time() - started:.1f}s"
+          + (f"; {counts['failed']} failed attempt(s)" if counts["failed"] else ""), file=sys.stderr)
+    return 0
+
+
 def cmd_meta(args: argparse.Namespace) -> int:
     from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.meta import format_table, meta_table, ranking_correlations
@@ -125,10 +170,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="annotate dialogue acts and score dialogues from a file",
                        description="Annotate and score dialogues; write JSONL with acts and scores.")
-    p.add_argument("--input", required=True, help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
+    p.add_argument("--input", default=None, help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
+    p.add_argument("--db", default=None,
+                   help="score the dialogues stored in this database (file or postgresql:// URL) instead, "
+                        "through its durable queue; scores are written back to the store")
+    p.add_argument("--workers", type=int, default=None, help="with --db: parallel workers "
+                   "(default: $ARENA_SCORER_WORKERS or 2)")
+    p.add_argument("--all", action="store_true",
+                   help="with --db: every ended dialogue, not only those missing a score of these metrics")
     p.add_argument("--metrics", default="acts,rdl,srrr,sr",
                    help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr)")
-    p.add_argument("--out", required=True, help="output JSONL")
+    p.add_argument("--out", default=None, help="output JSONL (with --input)")
     p.add_argument("--annotator", choices=["auto", "offline", "llm"], default="auto",
                    help="dialogue-act annotator (auto: LLM when an endpoint is configured, else offline)")
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")
