@@ -235,3 +235,16 @@ def test_moderation_needs_a_reason(tmp_path):
     services = make(tmp_path)
     with pytest.raises(moderation.ModerationError, match="reason"):
         moderation.hide(services.store, ["x"], actor="ada", reason="  ")
+
+
+def test_a_refused_message_is_one_log_line_not_a_traceback(tmp_path, demos, capfd, caplog):
+    services = make(tmp_path)
+    client = Client(demos(services), verbose=False)
+    client.predict(api_name="/battle_start")
+    capfd.readouterr()
+    with caplog.at_level(logging.INFO, logger="webapp.refused"):
+        with pytest.raises(Exception, match="type a message"):
+            client.predict("   ", api_name="/battle_send_a")
+    assert "Traceback" not in capfd.readouterr().err
+    refused = [r.getMessage() for r in caplog.records if r.name == "webapp.refused"]
+    assert refused == ["refused: Please type a message first."]

@@ -28,6 +28,7 @@ from webapp.services import Services
 from webapp.ui.chat_tab import CONSENT, session_user_id
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
 from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
+from webapp.ui.refusal import refuse
 
 log = logging.getLogger(__name__)
 
@@ -86,12 +87,12 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
     try:
         limiter_for(services).check("battle", user_key, ip_key)
     except LimitReached as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     release(services, previous)
     try:
         (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
     except NotEnoughSystems:
-        raise gr.Error(
+        raise refuse(
             "A battle needs at least two available systems; the Chat tab lists which are ready."
         ) from None
     battle_id = new_id()
@@ -109,7 +110,7 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
 
 def _session(session: Optional[BattleSession]) -> BattleSession:
     if session is None:
-        raise gr.Error("Press “New battle” first.")
+        raise refuse("Press “New battle” first.")
     return session
 
 
@@ -118,23 +119,23 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     session = _session(session)
     dialogue = session.dialogues[side]
     if session.rated(side):
-        raise gr.Error(f"The conversation with System {side} has ended.")
+        raise refuse(f"The conversation with System {side} has ended.")
     if dialogue.ended:
-        raise gr.Error(
+        raise refuse(
             f"The conversation with System {side} reached its limit of {services.settings.max_turns} turns; "
             "please rate it with Satisfied or Frustrated."
         )
     if not session.busy[side].acquire(blocking=False):
-        raise gr.Error(f"System {side} is still answering your previous message.")
+        raise refuse(f"System {side} is still answering your previous message.")
     try:
         try:
             runner = services.runner_for(dialogue.crs_id)
         except CRSUnavailable:
-            raise gr.Error(f"System {side} is unavailable right now; please start a new battle.") from None
+            raise refuse(f"System {side} is unavailable right now; please start a new battle.") from None
         try:
             reply = runner.user_turn(dialogue, text)
         except (MessageRejected, DialogueEnded) as exc:
-            raise gr.Error(str(exc)) from None
+            raise refuse(str(exc)) from None
         services.store.save_dialogue(dialogue)
     finally:
         session.busy[side].release()
@@ -153,11 +154,11 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
     session = _session(session)
     dialogue = session.dialogues[side]
     if not dialogue.utterances:
-        raise gr.Error(f"Chat with System {side} before rating it.")
+        raise refuse(f"Chat with System {side} before rating it.")
     with session.busy[side]:  # never while a reply is being written into the dialogue
         with session.lock:
             if session.rated(side):
-                raise gr.Error(f"You already rated System {side}.")
+                raise refuse(f"You already rated System {side}.")
             finish_dialogue(dialogue, sentiment)
     # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
     services.dialogue_finished(dialogue)
@@ -172,13 +173,13 @@ def vote(
     session = _session(session)
     with session.lock:
         if session.vote is not None:
-            raise gr.Error("You already voted in this battle; press “New battle” for another.")
+            raise refuse("You already voted in this battle; press “New battle” for another.")
         if not session.both_rated():
-            raise gr.Error("Please end both conversations (Satisfied or Frustrated) before voting.")
+            raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
         try:
             limiter_for(services).check("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
-            raise gr.Error(str(exc)) from None
+            raise refuse(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
         cast = Vote(
             battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
@@ -199,7 +200,7 @@ def vote(
         try:
             scheduler_for(services).complete(session.ticket, save)
         except BattleAlreadyVoted:
-            raise gr.Error("This battle already has a vote; press “New battle” for another.") from None
+            raise refuse("This battle already has a vote; press “New battle” for another.") from None
         session.vote = cast
         if session.flagged:
             log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)

@@ -18,6 +18,7 @@ from webapp.services import Services
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
 from webapp.ui.scorecard import core_scorecard
 from webapp.ui.turn_guard import guard_for, repeats_last_message
+from webapp.ui.refusal import refuse
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +56,10 @@ def systems_status_markdown(services: Services) -> str:
 
 def start_conversation(services: Services, crs_name: str, request: Optional[gr.Request]) -> tuple[Dialogue, str]:
     if not crs_name:
-        raise gr.Error("Please choose a system first.")
+        raise refuse("Please choose a system first.")
     problem = services.registry.problem(crs_name)
     if problem is not None:
-        raise gr.Error(str(problem))
+        raise refuse(str(problem))
     dialogue = Dialogue(
         crs_id=crs_name,
         user=UserInfo(kind=UserKind.HUMAN, id=session_user_id(request)),
@@ -76,14 +77,14 @@ def send_message(
     a second copy of the message being answered (Enter, then Send) adds nothing.
     """
     if dialogue is None and session_key is None:
-        raise gr.Error("Start a conversation first.")
+        raise refuse("Start a conversation first.")
     key = session_key or dialogue.dialogue_id
     with guard_for(services.extras).step(key, text) as step:
         if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
             # The page may still hold the state from before an event that ran first.
             dialogue = step.latest or dialogue
         if dialogue is None:
-            raise gr.Error("Start a conversation first.")
+            raise refuse("Start a conversation first.")
         if step.duplicate or repeats_last_message(dialogue, text):
             return dialogue, ""
         status = _run_turn(services, dialogue, text)
@@ -95,11 +96,11 @@ def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     try:
         reply = runner.user_turn(dialogue, text)
     except (MessageRejected, DialogueEnded) as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     services.store.save_dialogue(dialogue)
     status = ""
     if reply.error:
@@ -118,11 +119,11 @@ def give_feedback(
     session_key: Optional[str] = None,
 ) -> tuple[Dialogue, str]:
     if dialogue is None or not dialogue.utterances:
-        raise gr.Error("Chat with the system before giving feedback.")
+        raise refuse("Chat with the system before giving feedback.")
     # Waits for a reply still being written, so the feedback is stored after it.
     with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
         if dialogue.feedback is not None:
-            raise gr.Error("Feedback for this conversation was already recorded. Start a new one.")
+            raise refuse("Feedback for this conversation was already recorded. Start a new one.")
         finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
         services.dialogue_finished(dialogue)
         step.remember(dialogue)

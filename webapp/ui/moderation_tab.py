@@ -15,6 +15,7 @@ import pandas as pd
 from webapp.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
 from arena.store_safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
+from webapp.ui.refusal import refuse
 
 
 def actor_of(request: Optional[gr.Request]) -> str:
@@ -86,7 +87,7 @@ def build(services: Services) -> None:
                                 hide=kind == "hide")
                     message = f"{'Hid' if kind == 'hide' else 'Showed again'} {len(done)} dialogue(s)."
             except ModerationError as exc:
-                raise gr.Error(str(exc)) from None
+                raise refuse(str(exc)) from None
             return (message, *views())
 
         return handler
