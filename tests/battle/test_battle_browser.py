@@ -42,7 +42,7 @@ def chat(page, side, text):
     page.locator(f"#battle-send-{s}").click()
 
 
-def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page):
+def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, browser_page):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
     page = browser_page
     page.goto(served(services))
@@ -81,6 +81,9 @@ def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page)
     assert vote.crs_a in table_text and vote.crs_b in table_text
     assert "1 / 1" in table_text  # each system: one satisfied or frustrated rating out of one
 
+    # The public page has no raw download: that is in the researcher app.
+    assert page.get_by_role("tab", name="Download").count() == 0
+    page.goto(served(services, admin=True))
     page.get_by_role("tab", name="Download").click()
     page.locator("#download-prepare").click()
     link = page.locator('#download-files a[download="dialogues.jsonl"]')
