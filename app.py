@@ -1,12 +1,15 @@
 """CRS Arena: chat with conversational recommender systems, rate them, compare them.
 
 `python app.py [options]` is the same as `crs-arena serve [options]`; the app
-itself is built in `webapp/serve.py`.
+itself is built in `webapp/serve.py`. `python app.py --admin` serves the
+researcher app behind a login.
 """
 
-from webapp.serve import build_demo, main, parse_args
+import sys
 
-__all__ = ["build_demo", "main", "parse_args"]
+from webapp.serve import build_admin_demo, build_demo, main, parse_args
+
+__all__ = ["build_admin_demo", "build_demo", "main", "parse_args"]
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,10 +20,10 @@ import os
 import sys
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Optional
+from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ASSETS_DIR = PROJECT_ROOT / "assets"
@@ -64,6 +64,13 @@ def default_cache_dir(environment: Optional[Mapping[str, str]] = None) -> Path:
     return Path(base) / "crs-arena"
 
 
+def db_location(value: Union[str, Path]) -> Union[Path, str]:
+    """ARENA_DB as the store takes it: a `postgresql://` (or any `scheme://`) URL stays text, else a file path."""
+    if isinstance(value, str) and "://" in value.split("?", 1)[0][:40]:
+        return value
+    return Path(value)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_ignore_empty=True, frozen=True, extra="ignore",
@@ -71,8 +78,9 @@ class Settings(BaseSettings):
     )
 
     # -- storage ---------------------------------------------------------------
-    db_path: Path = Field(Path("data/arena.sqlite3"), validation_alias=_env("ARENA_DB"),
-                          description="SQLite database path (created with its folder)")
+    # A SQLite file path, or a database URL such as postgresql://user:pass@host/arena (kept as text).
+    db_path: Union[Path, str] = Field(Path("data/arena.sqlite3"), validation_alias=_env("ARENA_DB"),
+                                      description="SQLite database path or database URL")
     cache_dir: Path = Field(default_factory=lambda: default_cache_dir(_ENVIRONMENT.get()),
                             description="LLM response cache, item embeddings, MovieLens files, checkpoints")
     # -- LLM -------------------------------------------------------------------
@@ -104,6 +112,26 @@ class Settings(BaseSettings):
     core_config: Optional[str] = None  # a JSON file path or inline JSON
     pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
     rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
+    scorer_workers: int = Field(2, ge=1)
+    # -- public deployment ---------------------------------------------------------------
+    # Researcher app (python app.py --admin): who may log in. Passwords never appear in repr().
+    admin_users: Annotated[tuple[str, ...], NoDecode] = ()
+    admin_password: Optional[str] = Field(None, repr=False)
+    admin_password_hash: Optional[str] = Field(None, repr=False)
+    admin_port: int = Field(7861, ge=1, le=65535)
+    # Honest votes: limits per user (browser session) and per IP address within a window.
+    limit_window_s: float = Field(3600.0, gt=0, validation_alias=_env("ARENA_LIMIT_WINDOW"))
+    max_battles_per_user: int = Field(20, ge=0)
+    max_battles_per_ip: int = Field(60, ge=0)
+    max_votes_per_user: int = Field(20, ge=0)
+    max_votes_per_ip: int = Field(60, ge=0)
+    # A vote is flagged (kept, but left out of the leaderboard by default) when its IP or user
+    # cast more than `burst_votes` votes within `burst_window_s`, or when it came less than
+    # `min_battle_s` after the battle started.
+    burst_votes: int = Field(5, ge=1)
+    burst_window_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_BURST_WINDOW"))
+    min_battle_s: float = Field(10.0, ge=0, validation_alias=_env("ARENA_MIN_BATTLE_SECONDS"))
+    file_cache_max_age_s: int = Field(3600, ge=1, validation_alias=_env("ARENA_FILE_CACHE_MAX_AGE"))
     # -- serving -----------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
@@ -123,6 +151,18 @@ class Settings(BaseSettings):
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("admin_users", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("db_path", mode="before")
+    @classmethod
+    def _db_location(cls, value: Any) -> Any:
+        return db_location(value)
 
     @field_validator("log_level", mode="before")
     @classmethod

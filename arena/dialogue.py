@@ -127,7 +127,8 @@ class Score(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: Optional[float] = None
+    # NaN and infinities are refused: they are not JSON and would poison means.
+    value: Optional[float] = Field(default=None, allow_inf_nan=False)
     scorer: str
     version: str
     model: Optional[str] = None

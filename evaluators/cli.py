@@ -59,6 +59,7 @@ def record_of(dialogue) -> dict[str, Any]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from arena.config import Settings
+    from arena.refusals import check_output_file
     from evaluators.scoring import parse_metrics, score_dialogue
 
     try:
@@ -66,11 +67,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    try:
-        dialogues = load_dialogues(Path(args.input))
-    except DialogueImportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    if (args.db is None) == (args.input is None):
+        print("error: give either --input FILE (with --out) or --db PATH", file=sys.stderr)
         return 2
+    if args.db is not None:
+        return score_stored_dialogues(args, metrics)
+    if args.out is None:
+        print("error: --input needs --out", file=sys.stderr)
+        return 2
+    check_output_file(args.out)
+    dialogues = load_dialogues(Path(args.input))
     if args.limit is not None:
         dialogues = dialogues[: args.limit]
     settings = Settings.from_env()
@@ -87,12 +93,49 @@ def cmd_score(args: argparse.Namespace) -> int:
             scores = score_dialogue(d, metrics, client=client, annotator=annotator, force=args.force,
                                     settings=settings)
             failures += any(s.error for s in scores.values())
-            fh.write(json.dumps(record_of(d), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(record_of(d), ensure_ascii=False, allow_nan=False) + "\n")
             if not args.quiet and (n % 25 == 0 or n == len(dialogues)):
                 print(f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
     print(f"wrote {len(dialogues)} dialogues to {out_path}"
           + (f"; {failures} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)
+    return 0
+
+
+def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
+    """Queue stored dialogues in the store's scoring queue and drain it with several workers."""
+    from arena.config import Settings
+    from arena.store import Store
+    from arena.store_safety import enqueue_scoring, requeue_interrupted
+    from evaluators.stored_scoring import drain_queue, first_score_name, run_job
+
+    settings = Settings.from_env(db_path=args.db)
+    store = Store(settings.db_path)
+    client = _client_if_needed(metrics, args.annotator, settings)
+    annotator = _annotator(args.annotator, client)
+    if annotator is None:
+        from evaluators.scoring import default_annotator
+
+        annotator = default_annotator(settings, client)
+    missing = None if (args.all or args.force) else first_score_name(metrics)
+    ids = [d.dialogue_id for d in store.list_dialogues(ended=True, missing_score=missing)]
+    if args.limit is not None:
+        ids = ids[: args.limit]
+    requeue_interrupted(store)
+    enqueue_scoring(store, ids, force=args.force or args.reannotate)
+    started = time.time()
+    workers = args.workers or settings.scorer_workers
+
+    def run(dialogue_id: str, force: bool):
+        return run_job(store, dialogue_id, force, metrics, client=client, annotator=annotator, settings=settings)
+
+    def progress(n: int) -> None:
+        if not args.quiet and n % 25 == 0:
+            print(f"scored {n} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
+
+    counts = drain_queue(store, run, workers=workers, progress=progress)
+    print(f"scored {counts['done']} stored dialogues with {workers} worker(s) in {time.time() - started:.1f}s"
+          + (f"; {counts['failed']} failed attempt(s)" if counts["failed"] else ""), file=sys.stderr)
     return 0
 
 
@@ -136,10 +179,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="annotate dialogue acts and score dialogues from a file",
                        description="Annotate and score dialogues; write JSONL with acts and scores.")
-    p.add_argument("--input", required=True, help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
+    p.add_argument("--input", default=None, help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
+    p.add_argument("--db", default=None,
+                   help="score the dialogues stored in this database (file or postgresql:// URL) instead, "
+                        "through its durable queue; scores are written back to the store")
+    p.add_argument("--workers", type=int, default=None, help="with --db: parallel workers "
+                   "(default: $ARENA_SCORER_WORKERS or 2)")
+    p.add_argument("--all", action="store_true",
+                   help="with --db: every ended dialogue, not only those missing a score of these metrics")
     p.add_argument("--metrics", default="acts,rdl,srrr,sr",
                    help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr)")
-    p.add_argument("--out", required=True, help="output JSONL")
+    p.add_argument("--out", default=None, help="output JSONL (with --input)")
     p.add_argument("--annotator", choices=["auto", "offline", "llm"], default="auto",
                    help="dialogue-act annotator (auto: LLM when an endpoint is configured, else offline)")
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")
@@ -176,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 @reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
+    from arena.refusals import run_refusing
+
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    return run_refusing(lambda: args.func(args), prog="evaluators")

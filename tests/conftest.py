@@ -25,3 +25,24 @@ def isolated_env(tmp_path, monkeypatch):
 def embedding_cache(tmp_path_factory):
     """One cache folder for the whole run, so catalog embeddings are computed once."""
     return tmp_path_factory.mktemp("arena-cache")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL cluster for the whole run (Debian's binaries; their absence fails, never skips)."""
+    from tests.support.postgres import MISSING, PostgresServer, find_bin_dir
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.fail(MISSING)
+    server = PostgresServer(bin_dir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_location(request, tmp_path):
+    """A fresh database location for each backend: a SQLite file path or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "db" / "arena.sqlite3")
+    return request.getfixturevalue("postgres_server").create_database()

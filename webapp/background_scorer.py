@@ -4,42 +4,57 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, Optional
+from concurrent.futures import Future, wait
+from typing import Optional
 
 from arena.config import Settings
 from arena.dialogue import Score
 from arena.llm import LLMClient
 from arena.store import Store
+from arena.store_safety import enqueue_scoring, enqueue_unscored, requeue_interrupted
 from evaluators.acts.base import ActAnnotator
-from evaluators.scoring import REGISTRY, default_annotator, parse_metrics, score_dialogue
+from evaluators.scoring import REGISTRY, default_annotator, parse_metrics
+from evaluators.stored_scoring import first_score_name, run_job, take_and_run
 
 log = logging.getLogger(__name__)
 
+# How often an idle worker looks for jobs queued by other processes.
+POLL_SECONDS = 2.0
+
 
 class BackgroundScorer:
-    """Scores finished dialogues off the request path and stores the scores.
+    """Scores finished dialogues off the request path, through the store's durable job queue.
 
-    `submit(dialogue_id)` queues one dialogue (a dialogue already queued is
-    not queued twice); a worker loads it from the store, runs
-    `score_dialogue` and saves the scores with `store.save_scores`. Nothing
-    raised while scoring reaches the caller: failures are logged and kept in
-    `errors`.
+    `submit(dialogue_id)` writes a job to the store (a dialogue already queued
+    is not queued twice) and wakes a worker; `workers` threads take jobs, run
+    `score_dialogue` and save the scores. Jobs queued by another process (the
+    researcher app, the command line) are picked up by polling. `resume()`
+    (called when the app starts) puts jobs a crash left running back in the
+    queue and queues every ended dialogue that was never scored. Nothing
+    raised while scoring reaches the caller: failures are logged, kept in
+    `errors` and in the job row.
     """
 
     def __init__(self, store: Store, metrics: Optional[list[str]] = None, client: Optional[LLMClient] = None, *,
-                 annotator: Optional[ActAnnotator] = None, settings: Optional[Settings] = None, workers: int = 1):
+                 annotator: Optional[ActAnnotator] = None, settings: Optional[Settings] = None, workers: int = 1,
+                 poll_s: float = POLL_SECONDS):
         self.store = store
         self.metrics = list(metrics or ["acts", "rdl", "srrr", "sr"])
         parse_metrics(",".join(self.metrics))
         self.client = client
         self.settings = settings
         self._annotator = annotator
-        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="scorer")
+        self._poll_s = poll_s
         self._lock = threading.Lock()
-        self._pending: dict[str, Any] = {}
+        self._wake = threading.Condition(self._lock)
+        self._futures: dict[str, Future] = {}
+        self._stopping = False
         self.errors: dict[str, str] = {}
         self.completed = 0
+        self._threads = [threading.Thread(target=self._work, name=f"scorer-{i}", daemon=True)
+                         for i in range(max(1, workers))]
+        for thread in self._threads:
+            thread.start()
 
     def _annotator_for_run(self) -> Optional[ActAnnotator]:
         with self._lock:
@@ -47,53 +62,96 @@ class BackgroundScorer:
                 self._annotator = default_annotator(self.settings, self.client)
             return self._annotator
 
-    def submit(self, dialogue_id: str, *, force: bool = False):
-        """Queue a dialogue; returns a Future of its scores (or the one already queued)."""
+    def resume(self) -> int:
+        """Re-queue jobs a dead process left running and every ended dialogue never scored; returns how many."""
+        back = requeue_interrupted(self.store)
+        new = enqueue_unscored(self.store, first_score_name(self.metrics))
+        if back or new:
+            log.info("scoring resumed: %d interrupted job(s), %d unscored dialogue(s) queued", back, new)
+            self._notify()
+        return back + new
+
+    def submit(self, dialogue_id: str, *, force: bool = False) -> Optional[Future]:
+        """Queue a dialogue in the store; returns a Future of its scores (or the one already waiting).
+
+        After `shutdown` the job is still written to the store (the next start runs it) and None is returned.
+        """
         with self._lock:
-            future = self._pending.get(dialogue_id)
+            future = self._futures.get(dialogue_id)
             if future is not None:
                 return future
-            try:
-                future = self._pool.submit(self._run, dialogue_id, force)
-            except RuntimeError as exc:  # pool shut down: the app is stopping
-                log.warning("not scoring %s: %s", dialogue_id, exc)
-                return None
-            self._pending[dialogue_id] = future
-        future.add_done_callback(lambda _f, key=dialogue_id: self._done(key))
+            stopping = self._stopping
+            if not stopping:  # registered first, so a worker finishing at once still finds it
+                future = self._futures[dialogue_id] = Future()
+        try:
+            enqueue_scoring(self.store, [dialogue_id], force=force)
+        except Exception:
+            with self._lock:
+                self._futures.pop(dialogue_id, None)
+            raise
+        if stopping:
+            log.warning("scorer stopping: %s stays queued for the next start", dialogue_id)
+            return None
+        self._notify()
         return future
 
-    def _done(self, dialogue_id: str) -> None:
+    def _notify(self) -> None:
         with self._lock:
-            self._pending.pop(dialogue_id, None)
+            self._wake.notify_all()
 
     def _run(self, dialogue_id: str, force: bool) -> dict[str, Score]:
-        try:
-            dialogue = self.store.get_dialogue(dialogue_id)
-            if dialogue is None:
-                raise LookupError(f"no dialogue {dialogue_id!r} in the store")
-            scores = score_dialogue(dialogue, self.metrics, client=self.client,
-                                    annotator=self._annotator_for_run(), force=force, settings=self.settings)
-            self.store.save_scores(dialogue_id, scores)
-            with self._lock:
+        return run_job(self.store, dialogue_id, force, self.metrics, client=self.client,
+                       annotator=self._annotator_for_run(), settings=self.settings)
+
+    def _finished(self, dialogue_id: str, scores: Optional[dict[str, Score]], error: Optional[str]) -> None:
+        with self._lock:
+            if error is None:
                 self.completed += 1
                 self.errors.pop(dialogue_id, None)
-            return scores
-        except Exception as exc:
-            log.exception("background scoring of %s failed", dialogue_id)
+            else:
+                self.errors[dialogue_id] = error
+            future = self._futures.pop(dialogue_id, None)
+        if future is not None and not future.done():
+            future.set_result(scores or {})
+
+    def _work(self) -> None:
+        idle_s = self._poll_s
+        while True:
             with self._lock:
-                self.errors[dialogue_id] = f"{type(exc).__name__}: {exc}"
-            return {}
+                if self._stopping:
+                    return
+            try:
+                busy = take_and_run(self.store, self._run, self._finished)
+                idle_s = self._poll_s
+            except Exception as exc:  # the store is unreachable: wait, then try again
+                log.warning("scorer could not read its queue: %s", exc)
+                busy, idle_s = False, min(idle_s * 2, 30.0)
+            if not busy:
+                with self._lock:
+                    if self._stopping:
+                        return
+                    self._wake.wait(timeout=idle_s)
 
     def pending(self) -> int:
+        """Dialogues submitted by this process whose scores are not stored yet."""
         with self._lock:
-            return len(self._pending)
+            return len(self._futures)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """Block until everything queued so far is done; False on timeout."""
+        """Block until everything submitted so far is done; False on timeout."""
         with self._lock:
-            futures = list(self._pending.values())
+            futures = list(self._futures.values())
         done, not_done = wait(futures, timeout=timeout)
         return not not_done
 
     def shutdown(self, wait: bool = True) -> None:
-        self._pool.shutdown(wait=wait, cancel_futures=not wait)
+        """Stop taking jobs (queued ones stay in the store for the next start); `wait` for running ones."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+            futures = list(self._futures.values())
+        if wait:
+            for thread in self._threads:
+                thread.join()
+        for future in futures:
+            future.cancel()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
@@ -203,7 +204,11 @@ def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, labe
     values = rows[col].astype(float).to_numpy()
     lows = rows[low].astype(float).fillna(rows[col]).to_numpy()
     highs = rows[high].astype(float).fillna(rows[col]).to_numpy()
-    ax.errorbar(values, y, xerr=[values - lows, highs - values], fmt="o", capsize=3)
+    # A point estimate may fall outside its own bootstrap interval (few battles, the
+    # prior pulling the estimate); matplotlib refuses negative error bars, so clip.
+    below = np.clip(values - lows, 0.0, None)
+    above = np.clip(highs - values, 0.0, None)
+    ax.errorbar(values, y, xerr=[below, above], fmt="o", capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels(rows["system"].tolist())
     ax.grid(axis="x", alpha=0.3)

@@ -16,6 +16,7 @@ from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
 from arena.runner import DialogueRunner
 from arena.store import Store
+from arena.store_safety import enqueue_scoring
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 from webapp.background_scorer import BackgroundScorer
@@ -49,13 +50,15 @@ class Services:
         )
 
     def dialogue_finished(self, dialogue: Dialogue) -> None:
-        """Persist an ended dialogue and queue its automatic scoring."""
+        """Persist an ended dialogue and queue its automatic scoring (in the store, so it survives a crash)."""
         self.store.save_dialogue(dialogue)
-        if self.scorer is not None:
-            try:
+        try:
+            if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)
-            except Exception:  # scoring must never break the conversation flow
-                log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+            else:  # another process's workers will take it
+                enqueue_scoring(self.store, [dialogue.dialogue_id])
+        except Exception:  # scoring must never break the conversation flow
+            log.exception("could not queue scoring for %s", dialogue.dialogue_id)
 
     def close(self) -> None:
         if self.scorer is not None and hasattr(self.scorer, "shutdown"):
@@ -78,12 +81,13 @@ def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
 
 def build_scorer(settings: Settings, store: Store, llm: LLMClient,
                  metrics: Optional[str] = None) -> Optional[BackgroundScorer]:
+    """The durable background scorer, with the settings (so the act annotator follows the endpoint)."""
     if metrics is None:
         metrics = settings.score_metrics or default_metrics(settings)
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None
-    return BackgroundScorer(store, names, llm, settings=settings)
+    return BackgroundScorer(store, names, llm, settings=settings, workers=settings.scorer_workers)
 
 
 def build_services(
@@ -92,10 +96,15 @@ def build_services(
     llm: Optional[LLMClient] = None,
     specs: Optional[Iterable[CRSSpec]] = None,
     metrics: Optional[str] = None,
+    run_scorer: bool = True,
 ) -> Services:
+    """Everything the app needs. With `run_scorer` (the public app) scoring workers start and resume
+    the stored queue; without (the researcher app) finished dialogues are only queued in the store."""
     settings = settings or Settings.from_env()
     store = Store(settings.db_path)
     llm = llm or build_client(settings)
     registry = CRSRegistry(specs if specs is not None else default_specs(settings, llm))
-    scorer = build_scorer(settings, store, llm, metrics)
+    scorer = build_scorer(settings, store, llm, metrics) if run_scorer else None
+    if scorer is not None:
+        scorer.resume()
     return Services(settings=settings, store=store, llm=llm, registry=registry, scorer=scorer)

@@ -16,7 +16,6 @@ import argparse
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 from statistics import mean
 from typing import Any, Optional, Sequence
 
@@ -56,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 def _services(db: Optional[str], score: bool = True) -> Services:
     from arena.config import Settings
 
-    settings = Settings.from_env(db_path=Path(db) if db else None)
+    settings = Settings.from_env(db_path=db or None)
     if score:
         try:
             return build_services(settings)
@@ -171,7 +170,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     from webapp.evaluation_runs import mark_stale
     from arena.store import Store
 
-    store = Store(Settings.from_env(db_path=Path(args.db) if args.db else None).db_path)
+    store = Store(Settings.from_env(db_path=args.db or None).db_path)
     for run_id, state in store.list_runs():
         state = mark_stale(state)
         config = state.get("config", {})

@@ -29,6 +29,7 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.files import atomic_path
 from arena.store import Store
+from arena.visibility import visibility
 
 LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"
@@ -41,7 +42,7 @@ FILES = {
 }
 VOTE_COLUMNS = [
     "vote_id", "battle_id", "timestamp", "crs_a", "crs_b", "dialogue_a", "dialogue_b", "choice", "winner",
-    "comment", "user_id", "user_kind",
+    "comment", "user_id", "user_kind", "flagged",
 ]
 SCORE_COLUMNS = [
     "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
@@ -85,27 +86,33 @@ class Snapshot:
     votes: list[Vote]
     filter: ExportFilter
     taken_at: datetime = field(default_factory=utc_now)
+    flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
 
 
 def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
+    """Hidden dialogues and battles not yet voted on are never exported; flagged votes are, marked."""
     flt = flt or ExportFilter()
-    dialogues = store.list_dialogues(
+    all_votes = store.list_votes()
+    seen = visibility(store, all_votes)
+    dialogues = seen.dialogues(store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
-    )
-    votes = [v for v in store.list_votes() if flt.keeps_vote(v)]
-    return Snapshot(dialogues=dialogues, votes=votes, filter=flt)
+    ))
+    votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
+    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=dict(seen.flags))
 
 
 # -- rows ---------------------------------------------------------------------------
 
 
-def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str]) -> list[dict[str, Any]]:
+def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
+              flags: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
+    flags = flags or {}
     return [
         {
             "vote_id": v.vote_id, "battle_id": v.battle_id, "timestamp": v.timestamp.isoformat(),
             "crs_a": v.crs_a, "crs_b": v.crs_b, "dialogue_a": v.dialogue_a, "dialogue_b": v.dialogue_b,
             "choice": v.choice, "winner": v.winner or "", "comment": v.comment,
-            "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value,
+            "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value, "flagged": flags.get(v.vote_id, ""),
         }
         for v in votes
     ]
@@ -209,7 +216,7 @@ def export_bundle(
     files = {key: folder / name for key, name in FILES.items()}
     scores = score_rows(snapshot.dialogues, pseudonym)
     _write_jsonl(files["dialogues"], snapshot, pseudonym)
-    _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym))
+    _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags))
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
     card = dataset_card(snapshot)
@@ -320,7 +327,9 @@ def dataset_card(snapshot: Snapshot) -> str:
         "`ended_at`, `end_reason`.",
         "",
         f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
-        "both_bad; `winner` names the winning system (empty for tie and both_bad).",
+        "both_bad; `winner` names the winning system (empty for tie and both_bad); `flagged` says why a "
+        "vote looked automated (a burst from one address or session, or a vote seconds after the start); "
+        "the public leaderboard leaves flagged votes out.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

@@ -3,7 +3,7 @@
     crs-arena export --out exports/ [--db data/arena.sqlite3]
         [--crs kbrd_redial --crs chatcrs_redial] [--user-kind human|simulator] [--zip]
     crs-arena export --out corpus.jsonl          # only the dialogues (.json: one JSON list)
-    crs-arena import FILE [--crs-id NAME]        # CRSArena-Dial, DialogueKit or IARD; JSON or JSONL
+    crs-arena import FILE [--crs-id NAME] [--replace]   # CRSArena-Dial, DialogueKit or IARD; JSON or JSONL
 
 A folder gets dialogues.jsonl, votes.csv, scores.csv, scores.parquet and README.md
 (the dataset card); user ids are pseudonymous in every file.
@@ -18,9 +18,10 @@ from typing import Optional
 
 from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
-from arena.corpus.dialoguekit import DialogueImportError
+from arena.corpus.reading import load_dialogues
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
+from arena.refusals import check_output_file, run_refusing
 from arena.store import Store
 
 SINGLE_FILE_SUFFIXES = (".json", ".jsonl")
@@ -61,6 +62,8 @@ def add_import_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argu
     parser.add_argument("path", help="the corpus file")
     _db_option(parser)
     parser.add_argument("--crs-id", default="unknown", help="system id for records without agent.id")
+    parser.add_argument("--replace", action="store_true",
+                        help="overwrite dialogues whose ids are already stored (refused otherwise)")
     parser.set_defaults(func=run_import, handler=run_import)
     return parser
 
@@ -70,6 +73,10 @@ def _database(args: argparse.Namespace) -> Path:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    return run_refusing(lambda: _export(args), prog="crs-arena export")
+
+
+def _export(args: argparse.Namespace) -> int:
     settings = Settings.from_env(db_path=args.db)
     db = settings.db_path
     salt = args.salt or (settings.pseudonym_salt.get_secret_value() if settings.pseudonym_salt else None)
@@ -79,6 +86,7 @@ def run_export(args: argparse.Namespace) -> int:
     ended = True if args.ended_only else None
     with Store(db) as store:
         if args.out.endswith(SINGLE_FILE_SUFFIXES):
+            check_output_file(args.out)
             writer = export_json if args.out.endswith(".json") else export_jsonl
             n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=salt)
             print(f"wrote {n} dialogues to {args.out}")
@@ -99,13 +107,14 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    return run_refusing(lambda: _import(args), prog="crs-arena import")
+
+
+def _import(args: argparse.Namespace) -> int:
+    dialogues = load_dialogues(Path(args.path), default_crs_id=args.crs_id)  # refused before the store opens
     db = _database(args)
     with Store(db) as store:
-        try:
-            dialogues = import_dialogues(store, Path(args.path), default_crs_id=args.crs_id)
-        except (DialogueImportError, OSError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        import_dialogues(store, dialogues, default_crs_id=args.crs_id, replace=args.replace)
     print(f"imported {len(dialogues)} dialogues into {db}")
     return 0
 

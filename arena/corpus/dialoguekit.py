@@ -69,7 +69,10 @@ class DialogueImportError(ValueError):
             lines.append(f"... and {len(problems) - _MAX_LISTED_PROBLEMS} more")
         head = f"cannot import dialogues from {source}" if source else "cannot import dialogues"
         noun = "problem" if len(problems) == 1 else "problems"
-        super().__init__(f"{head}: {len(problems)} {noun}; nothing was imported\n  " + "\n  ".join(lines))
+        if len(problems) == 1:  # one problem fits on one line
+            super().__init__(f"{head}: {lines[0]}; nothing was imported")
+        else:
+            super().__init__(f"{head}: {len(problems)} {noun}; nothing was imported\n  " + "\n  ".join(lines))
 
 
 def _describe(problem: dict[str, Any]) -> str:

@@ -17,6 +17,22 @@ from arena.dialogue import Dialogue
 Source = Union[str, Path, bytes, list]
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name} is not valid JSON")
+
+
+def _strict_json(text: str) -> Any:
+    """json.loads that refuses NaN/Infinity and reports too-deep nesting as invalid JSON."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            raise
+        raise json.JSONDecodeError(str(exc), text, 0) from None
+
+
 def parse_records(text: str) -> tuple[list[Any], Optional[list[int]]]:
     """Split a file's text into records: a JSON list, one JSON object, or JSONL.
 
@@ -26,7 +42,7 @@ def parse_records(text: str) -> tuple[list[Any], Optional[list[int]]]:
     if not stripped:
         return [], None
     try:
-        data = json.loads(stripped)
+        data = _strict_json(stripped)
     except json.JSONDecodeError as exc:
         if stripped.startswith("["):
             raise DialogueImportError([{"message": f"invalid JSON: {exc}"}]) from None
@@ -46,7 +62,7 @@ def _parse_jsonl(text: str, first_error: json.JSONDecodeError) -> tuple[list[Any
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(_strict_json(line))
             lines.append(lineno)
         except json.JSONDecodeError as exc:
             problems.append({"line": lineno, "message": f"invalid JSON: {exc}"})
@@ -97,6 +113,8 @@ def load_dialogues(source: Source, *, default_crs_id: str = "unknown") -> list[D
             records, lines = parse_records(text)
         except DialogueImportError as exc:
             raise DialogueImportError(exc.problems, source=name) from None
+    if not records:
+        raise DialogueImportError([{"message": "no dialogues found (the input is empty)"}], source=name)
     dialogues: list[Dialogue] = []
     problems: list[dict[str, Any]] = []
     first_seen: dict[str, int] = {}

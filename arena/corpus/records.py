@@ -22,6 +22,7 @@ from arena.dialogue import Dialogue, UserKind, Vote
 from arena.corpus.dialoguekit import to_dialoguekit
 from arena.corpus.reading import Source, load_dialogues
 from arena.files import atomic_open
+from arena.refusals import InputRefused
 from arena.store import Store
 
 SALT_META_KEY = "pseudonym_salt"
@@ -103,17 +104,21 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                    salt: Optional[str] = None) -> Iterator[dict[str, Any]]:
+    from arena.visibility import visibility
+
     pseudonym = pseudonymiser(resolve_salt(store, salt))
+    all_votes = store.list_votes()
+    seen = visibility(store, all_votes)  # no hidden dialogues, no battle before its vote
     votes: dict[str, Vote] = {}
-    for vote in store.list_votes():
+    for vote in seen.votes(all_votes, include_flagged=True):
         votes[vote.dialogue_a] = vote
         votes[vote.dialogue_b] = vote
-    for d in store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
-                                  user_kind=user_kind, ended=ended):
+    for d in seen.dialogues(store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
+                                                 user_kind=user_kind, ended=ended)):
         yield export_record(d, pseudonym, votes.get(d.dialogue_id))
 
 
-def _write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
+def write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
     if not isinstance(out, (str, Path)):
         return write(out)
     with atomic_open(out) as fh:
@@ -131,7 +136,7 @@ def export_jsonl(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional
             n += 1
         return n
 
-    return _write_atomically(out, write)
+    return write_atomically(out, write)
 
 
 def export_json(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[list[str]] = None,
@@ -143,11 +148,34 @@ def export_json(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[
         json.dump(records, fh, ensure_ascii=False, indent=1)
         return len(records)
 
-    return _write_atomically(out, write)
+    return write_atomically(out, write)
 
 
-def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unknown") -> list[Dialogue]:
-    """Parse a whole file, then save every dialogue in one transaction (or raise and save none)."""
-    dialogues = load_dialogues(source, default_crs_id=default_crs_id)
+class DuplicateDialogues(InputRefused):
+    """The file holds dialogue ids that are already stored."""
+
+    def __init__(self, ids: list[str]):
+        self.ids = ids
+        shown = ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        super().__init__(f"{len(ids)} dialogue id(s) already stored ({shown}); nothing was imported. "
+                         "Pass --replace to overwrite them.")
+
+
+def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unknown",
+                     replace: bool = False) -> list[Dialogue]:
+    """Parse a whole file, then save every dialogue in one transaction (or raise and save none).
+
+    A stored dialogue is never overwritten silently: ids already in the store
+    are refused unless `replace` (a tampered file could otherwise rewrite a
+    person's verdict).
+    """
+    if isinstance(source, list) and source and all(isinstance(d, Dialogue) for d in source):
+        dialogues = list(source)  # already parsed
+    else:
+        dialogues = load_dialogues(source, default_crs_id=default_crs_id)
+    if not replace:
+        existing = [d.dialogue_id for d in dialogues if store.get_dialogue(d.dialogue_id) is not None]
+        if existing:
+            raise DuplicateDialogues(existing)
     store.save_dialogues(dialogues)
     return dialogues

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from arena.config import Settings
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Provider, TransientLLMError
 from arena.llm.local import LOCAL_BACKENDS, LocalProvider, smollm_path  # noqa: F401 (re-exported)
+from arena.llm.redaction import redact_text, redact_url
 
 # Statuses worth another try: request timeout, conflict/lock, rate limit, server side.
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -45,9 +46,11 @@ class OpenAIProvider:
             api_key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
         self._secrets = tuple(s for s in {api_key, api_key.strip()} if len(s) >= 6 and s != "not-needed")
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
-        self.base_url = str(self._client.base_url).rstrip("/")
+        raw_url = str(self._client.base_url).rstrip("/")
+        # What may be shown or logged: no user:password@ and no key in the query.
+        self.base_url = redact_url(raw_url)
         # Same model name on two servers may be two different models.
-        self.cache_namespace = f"openai@{self.base_url}"
+        self.cache_namespace = f"openai@{raw_url}"
 
     def __repr__(self) -> str:
         return f"OpenAIProvider(base_url={self.base_url!r}, default_model={self.default_model!r})"
@@ -56,6 +59,7 @@ class OpenAIProvider:
         text = " ".join(str(text).split())
         for secret in self._secrets:
             text = text.replace(secret, "[redacted]")
+        text = redact_text(text)
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:

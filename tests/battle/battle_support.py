@@ -71,6 +71,8 @@ def make_services(
     **settings_overrides,
 ) -> Services:
     off = set(unavailable)
+    # Scripted players vote within a second of starting: not suspicious here unless a test says so.
+    settings_overrides = {"min_battle_s": 0.0, "burst_votes": 10_000, **settings_overrides}
     settings = Settings(
         db_path=tmp_path / "arena.sqlite3", cache_dir=tmp_path / "cache", llm_provider="fake",
         **settings_overrides,
@@ -90,11 +92,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(services: Services, concurrency: int = 32):
-    """Build the real app and serve it on 127.0.0.1; returns (demo, base URL)."""
-    from webapp.serve import build_demo
+def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
+    """Build the real public (or researcher) app and serve it on 127.0.0.1; returns (demo, base URL)."""
+    from webapp.serve import build_admin_demo, build_demo
 
-    demo = build_demo(services)
+    demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)

@@ -25,8 +25,8 @@ def served():
     """Launch Services as the real app on 127.0.0.1; returns the base URL."""
     demos = []
 
-    def serve(services):
-        demo, url = launch(services)
+    def serve(services, admin=False):
+        demo, url = launch(services, admin=admin)
         demos.append(demo)
         return url
 

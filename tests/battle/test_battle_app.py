@@ -61,14 +61,15 @@ def test_leaderboard_and_download_after_battles(services, served, tmp_path):
         client.predict("", api_name=f"/battle_vote_{choice}")
 
     summary, table, *_ = client.predict("human", api_name="/leaderboard")
-    assert "4 conversations and 2 battles" in summary
+    assert "4 conversations and 2 battles" in summary and "count 2 votes" in summary
     rows = [dict(zip(table["headers"], row, strict=True)) for row in table["data"]]
     assert sum(int(r["Battles"]) for r in rows) == 4
     assert all(r["Satisfaction"] == "100%" for r in rows)
     empty_summary, *_ = client.predict("simulator", api_name="/leaderboard")
     assert "No conversations" in empty_summary
 
-    files, card = client.predict([], "human", api_name="/download")
+    researcher = Client(served(services, admin=True), verbose=False)  # raw data: researcher app only
+    files, card = researcher.predict([], "human", api_name="/download")
     names = {Path(f).name: Path(f) for f in files}
     assert {"dialogues.jsonl", "votes.csv", "scores.csv", "scores.parquet", "README.md"} <= set(names)
     records = [json.loads(line) for line in names["dialogues.jsonl"].read_text().splitlines()]

@@ -52,6 +52,7 @@ def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, brow
     page.locator("#battle-result").get_by_text("System A was").wait_for()
     (vote,) = services.store.list_votes()
 
+    page.goto(served(services, admin=True))  # the raw download is in the researcher app
     text = download_text(page)
     by_id = {r["conversation ID"]: r for r in map(json.loads, text.splitlines())}
     rec_a, rec_b = by_id[vote.dialogue_a], by_id[vote.dialogue_b]

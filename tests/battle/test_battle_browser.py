@@ -57,7 +57,7 @@ def download_dialogues(page):
     return [json.loads(line) for line in download_text(page).splitlines()]
 
 
-def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page):
+def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, browser_page):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
     page = browser_page
     page.goto(served(services))
@@ -96,6 +96,9 @@ def test_browser_battle_leaderboard_and_download(tmp_path, served, browser_page)
     assert vote.crs_a in table_text and vote.crs_b in table_text
     assert "1 / 1" in table_text  # each system: one satisfied or frustrated rating out of one
 
+    # The public page has no raw download: that is in the researcher app.
+    assert page.get_by_role("tab", name="Download").count() == 0
+    page.goto(served(services, admin=True))
     by_id = {r["conversation ID"]: r for r in download_dialogues(page)}
     assert {vote.dialogue_a, vote.dialogue_b} <= set(by_id)
     rec_a = by_id[vote.dialogue_a]

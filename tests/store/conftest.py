@@ -4,7 +4,8 @@ from arena.store import Store
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "nested" / "arena.sqlite3")
+def store(db_location):
+    """The same store tests on SQLite and on PostgreSQL."""
+    s = Store(db_location)
     yield s
     s.close()

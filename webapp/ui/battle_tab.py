@@ -11,20 +11,27 @@ the two panes running concurrently cannot overwrite each other's changes.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Optional
 
 import gradio as gr
 
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
-from webapp.pairing import NotEnoughSystems, PairScheduler
+from arena.crs_interface import CRSUnavailable
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
+from arena.store_safety import BattleAlreadyVoted, save_battle_once
+from webapp.pairing import NotEnoughSystems, PairScheduler
 from webapp.services import Services
 from webapp.ui import aspect_form
 from webapp.ui.chat_tab import CONSENT, session_user_id
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
-from arena.crs_interface import CRSUnavailable
+from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
+from webapp.ui.refusal import refuse
+
+log = logging.getLogger(__name__)
 
 SIDES = ("A", "B")
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -37,6 +44,10 @@ class BattleSession:
     ticket: Optional[str]
     dialogues: dict[str, Dialogue]  # side -> dialogue
     vote: Optional[Vote] = None
+    started_at: datetime = field(default_factory=utc_now)
+    user_key: str = "user:unknown"  # hashed session and IP (webapp.vote_limits.origin_key)
+    ip_key: str = "ip:unknown"
+    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
     lock: threading.Lock = field(default_factory=threading.Lock)
     busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
 
@@ -62,12 +73,27 @@ def release(services: Services, session: Optional[BattleSession]) -> None:
         scheduler_for(services).done(session.ticket)
 
 
-def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None) -> BattleSession:
+def origin_keys(services: Services, request: Any) -> tuple[str, str]:
+    """Hashed (user, IP) keys of a request, salted with the database's own secret."""
+    salt = services.extras.get("origin_salt")
+    if salt is None:
+        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
+    session, host = request_origin(request)
+    return origin_key("user", session, salt), origin_key("ip", host, salt)
+
+
+def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
+                 request: Any = None) -> BattleSession:
+    user_key, ip_key = origin_keys(services, request)
+    try:
+        limiter_for(services).check("battle", user_key, ip_key)
+    except LimitReached as exc:
+        raise refuse(str(exc)) from None
     release(services, previous)
     try:
         (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
     except NotEnoughSystems:
-        raise gr.Error(
+        raise refuse(
             "A battle needs at least two available systems; the Chat tab lists which are ready."
         ) from None
     battle_id = new_id()
@@ -79,12 +105,13 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
         )
         for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
     }
-    return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues)
+    return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
+                         ip_key=ip_key)
 
 
 def _session(session: Optional[BattleSession]) -> BattleSession:
     if session is None:
-        raise gr.Error("Press “New battle” first.")
+        raise refuse("Press “New battle” first.")
     return session
 
 
@@ -93,23 +120,23 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     session = _session(session)
     dialogue = session.dialogues[side]
     if session.rated(side):
-        raise gr.Error(f"The conversation with System {side} has ended.")
+        raise refuse(f"The conversation with System {side} has ended.")
     if dialogue.ended:
-        raise gr.Error(
+        raise refuse(
             f"The conversation with System {side} reached its limit of {services.settings.max_turns} turns; "
             "please rate it with Satisfied or Frustrated."
         )
     if not session.busy[side].acquire(blocking=False):
-        raise gr.Error(f"System {side} is still answering your previous message.")
+        raise refuse(f"System {side} is still answering your previous message.")
     try:
         try:
             runner = services.runner_for(dialogue.crs_id)
         except CRSUnavailable:
-            raise gr.Error(f"System {side} is unavailable right now; please start a new battle.") from None
+            raise refuse(f"System {side} is unavailable right now; please start a new battle.") from None
         try:
             reply = runner.user_turn(dialogue, text)
         except (MessageRejected, DialogueEnded) as exc:
-            raise gr.Error(str(exc)) from None
+            raise refuse(str(exc)) from None
         services.store.save_dialogue(dialogue)
     finally:
         session.busy[side].release()
@@ -128,12 +155,13 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
     session = _session(session)
     dialogue = session.dialogues[side]
     if not dialogue.utterances:
-        raise gr.Error(f"Chat with System {side} before rating it.")
+        raise refuse(f"Chat with System {side} before rating it.")
     with session.busy[side]:  # never while a reply is being written into the dialogue
         with session.lock:
             if session.rated(side):
-                raise gr.Error(f"You already rated System {side}.")
+                raise refuse(f"You already rated System {side}.")
             finish_dialogue(dialogue, sentiment)
+    # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
     services.dialogue_finished(dialogue)
     with session.lock:
         return session.both_rated()
@@ -142,13 +170,17 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
 def vote(
     services: Services, session: Optional[BattleSession], choice: str, comment: str, user_id: str
 ) -> Vote:
-    """Store the vote together with both dialogues, in one transaction."""
+    """Store the vote together with both dialogues, in one transaction (one vote per battle)."""
     session = _session(session)
     with session.lock:
         if session.vote is not None:
-            raise gr.Error("You already voted in this battle; press “New battle” for another.")
+            raise refuse("You already voted in this battle; press “New battle” for another.")
         if not session.both_rated():
-            raise gr.Error("Please end both conversations (Satisfied or Frustrated) before voting.")
+            raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
+        try:
+            limiter_for(services).check("vote", session.user_key, session.ip_key)
+        except LimitReached as exc:
+            raise refuse(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
         cast = Vote(
             battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
@@ -156,9 +188,23 @@ def vote(
             comment=(comment or "").strip()[: services.settings.max_message_chars],
             user_id=user_id, user_kind=UserKind.HUMAN,
         )
+        settings = services.settings
+
+        def save() -> None:
+            session.flagged = save_battle_once(
+                services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
+                started_at=session.started_at, burst_votes=settings.burst_votes,
+                burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
+            )
+
         # Saved under the scheduler's lock, so no draw counts this battle twice (stored and under way).
-        scheduler_for(services).complete(session.ticket, lambda: services.store.save_battle(a, b, cast))
+        try:
+            scheduler_for(services).complete(session.ticket, save)
+        except BattleAlreadyVoted:
+            raise refuse("This battle already has a vote; press “New battle” for another.") from None
         session.vote = cast
+        if session.flagged:
+            log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)
     return cast
 
 
@@ -221,7 +267,7 @@ def build(services: Services) -> None:
         return chat_messages(d), items_markdown(latest_items(d))
 
     def on_new(old: Optional[BattleSession], request: gr.Request) -> tuple[Any, ...]:
-        session = start_battle(services, session_user_id(request), old)
+        session = start_battle(services, session_user_id(request), old, request)
         hello = "Say hello and tell the system what you would like to watch."
         per_side = []
         for side in SIDES:

@@ -13,11 +13,13 @@ import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
+from arena.crs_interface import CRSUnavailable
 from webapp.services import Services
 from webapp.ui import aspect_form
-from webapp.ui.scorecard import core_scorecard
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
-from arena.crs_interface import CRSUnavailable
+from webapp.ui.scorecard import core_scorecard
+from webapp.ui.turn_guard import guard_for, repeats_last_message
+from webapp.ui.refusal import refuse
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,12 @@ CONSENT = (
 def session_user_id(request: Optional[gr.Request]) -> str:
     session = getattr(request, "session_hash", None) if request is not None else None
     return f"session-{session}" if session else "anonymous"
+
+
+def session_key(request: Optional[gr.Request]) -> Optional[str]:
+    """The browser session's own key, or None when the request carries none."""
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return f"session-{session}" if session else None
 
 
 def system_choices(services: Services) -> list[str]:
@@ -49,10 +57,10 @@ def systems_status_markdown(services: Services) -> str:
 
 def start_conversation(services: Services, crs_name: str, request: Optional[gr.Request]) -> tuple[Dialogue, str]:
     if not crs_name:
-        raise gr.Error("Please choose a system first.")
+        raise refuse("Please choose a system first.")
     problem = services.registry.problem(crs_name)
     if problem is not None:
-        raise gr.Error(str(problem))
+        raise refuse(str(problem))
     dialogue = Dialogue(
         crs_id=crs_name,
         user=UserInfo(kind=UserKind.HUMAN, id=session_user_id(request)),
@@ -62,19 +70,38 @@ def start_conversation(services: Services, crs_name: str, request: Optional[gr.R
 
 
 def send_message(
-    services: Services, dialogue: Optional[Dialogue], text: str
+    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None
 ) -> tuple[Dialogue, str]:
-    """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals."""
-    if dialogue is None:
-        raise gr.Error("Start a conversation first.")
+    """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals.
+
+    Steps of one session (`session_key`, else the dialogue) run one at a time;
+    a second copy of the message being answered (Enter, then Send) adds nothing.
+    """
+    if dialogue is None and session_key is None:
+        raise refuse("Start a conversation first.")
+    key = session_key or dialogue.dialogue_id
+    with guard_for(services.extras).step(key, text) as step:
+        if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
+            # The page may still hold the state from before an event that ran first.
+            dialogue = step.latest or dialogue
+        if dialogue is None:
+            raise refuse("Start a conversation first.")
+        if step.duplicate or repeats_last_message(dialogue, text):
+            return dialogue, ""
+        status = _run_turn(services, dialogue, text)
+        step.remember(dialogue)
+    return dialogue, status
+
+
+def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     try:
         reply = runner.user_turn(dialogue, text)
     except (MessageRejected, DialogueEnded) as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     services.store.save_dialogue(dialogue)
     status = ""
     if reply.error:
@@ -85,18 +112,22 @@ def send_message(
             f"This conversation reached its limit of {services.settings.max_turns} turns. "
             "Please tell us whether you were satisfied or frustrated."
         )
-    return dialogue, status
+    return status
 
 
 def give_feedback(
-    services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str
+    services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
+    session_key: Optional[str] = None,
 ) -> tuple[Dialogue, str]:
     if dialogue is None or not dialogue.utterances:
-        raise gr.Error("Chat with the system before giving feedback.")
-    if dialogue.feedback is not None:
-        raise gr.Error("Feedback for this conversation was already recorded. Start a new one.")
-    finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-    services.dialogue_finished(dialogue)
+        raise refuse("Chat with the system before giving feedback.")
+    # Waits for a reply still being written, so the feedback is stored after it.
+    with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
+        if dialogue.feedback is not None:
+            raise refuse("Feedback for this conversation was already recorded. Start a new one.")
+        finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
+        services.dialogue_finished(dialogue)
+        step.remember(dialogue)
     return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Start a new conversation any time."
 
 
@@ -139,19 +170,36 @@ def build(services: Services) -> None:
     def view(dialogue: Optional[Dialogue], status_text: str) -> tuple[Any, ...]:
         return dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text
 
+    guard = guard_for(services.extras)
+
     def on_new(crs_name: str, request: gr.Request) -> tuple[Any, ...]:
         dialogue, text = start_conversation(services, crs_name, request)
+        key = session_key(request)
+        if key is not None:
+            with guard.step(key) as step:
+                step.remember(dialogue)
         return (*view(dialogue, text), "", "", *panel.hide())
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
-        if dialogue is None or dialogue.ended:
-            dialogue, _ = start_conversation(services, crs_name, request)
-        dialogue, status_text = send_message(services, dialogue, text)
+        key = session_key(request)
+        if key is None:
+            if dialogue is None or dialogue.ended:
+                dialogue, _ = start_conversation(services, crs_name, request)
+        else:
+            with guard.step(key) as step:  # a fresh conversation, unless a concurrent send just made one
+                latest = step.latest
+                if latest is not None and not latest.ended and (dialogue is None or dialogue.ended):
+                    dialogue = latest
+                if dialogue is None or dialogue.ended:
+                    dialogue, _ = start_conversation(services, crs_name, request)
+                    step.remember(dialogue)
+        dialogue, status_text = send_message(services, dialogue, text, session_key=key)
         return (*view(dialogue, status_text), "")
 
     def on_feedback(sentiment: str):
-        def handler(comment_text: str, dialogue: Optional[Dialogue]) -> tuple[Any, ...]:
-            dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "")
+        def handler(comment_text: str, dialogue: Optional[Dialogue], request: gr.Request) -> tuple[Any, ...]:
+            dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
+                                           session_key=session_key(request))
             return (*view(dialogue, text), "", *panel.show())
 
         return handler
@@ -170,9 +218,10 @@ def build(services: Services) -> None:
     new_button.click(on_new, [crs_choice], new_outputs, api_name="chat_start")
     # Switching systems starts a fresh conversation with the newly chosen one.
     crs_choice.change(on_new, [crs_choice], new_outputs, api_visibility="private")
-    send_args = dict(fn=on_send, inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message])
-    send_button.click(api_name="chat_send", **send_args)
-    message.submit(api_visibility="private", **send_args)
+    # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
+    gr.on(triggers=[send_button.click, message.submit], fn=on_send,
+          inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message],
+          api_name="chat_send", trigger_mode="once")
     satisfied.click(
         on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
         api_name="chat_satisfied",

@@ -16,6 +16,7 @@ from gradio.context import Context
 
 from webapp.evaluation_runs import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
+from webapp.ui.refusal import refuse
 from simulators import KINDS, NEEDS_LLM
 
 TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",
@@ -79,9 +80,9 @@ def table_rows(state: Optional[dict[str, Any]]) -> list[list[Any]]:
 def start_run(manager: RunManager, systems: list[str], simulator: str, n: float, max_turns: float,
               seed: float, concurrency: float, abus_templates: bool, rate_aspects: bool = False) -> str:
     if not systems:
-        raise gr.Error("Choose at least one system.")
+        raise refuse("Choose at least one system.")
     if simulator in NEEDS_LLM and manager.llm is None:
-        raise gr.Error("This simulator needs an LLM; configure one (see README, LLM configuration).")
+        raise refuse("This simulator needs an LLM; configure one (see README, LLM configuration).")
     config = RunConfig(
         systems=list(systems),
         simulator=simulator,
@@ -96,7 +97,7 @@ def start_run(manager: RunManager, systems: list[str], simulator: str, n: float,
     try:
         return manager.start(config)
     except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
 
 
 def build(services: Services) -> None:
@@ -136,12 +137,12 @@ def build(services: Services) -> None:
 
     def on_cancel(run_id: Optional[str]) -> tuple[Any, Any]:
         if not run_id:
-            raise gr.Error("Select a run first.")
+            raise refuse("Select a run first.")
         state = manager.status(run_id)
         if state is None or state.get("status") in FINAL_STATES:
-            raise gr.Error("This run is not running.")
+            raise refuse("This run is not running.")
         if not manager.cancel(run_id):
-            raise gr.Error("This run belongs to another process (for example the command line); stop it there.")
+            raise refuse("This run belongs to another process (for example the command line); stop it there.")
         return view(run_id)
 
     def on_load() -> tuple[Any, ...]:

@@ -15,6 +15,7 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
+from arena.visibility import visibility
 from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
 from webapp.services import Services
 from webapp.ui import meta_view
@@ -51,9 +52,15 @@ class LeaderboardCache:
             entry = self._entries.get(kind)
             if entry is not None and not fresh and time.monotonic() - entry[0] < self.ttl_s:
                 return entry[1], entry[2]
-            dialogues = self.services.store.list_dialogues(user_kind=kind)
-            votes = self.services.store.list_votes(user_kind=kind)
+            store = self.services.store
+            all_votes = store.list_votes(user_kind=kind)
+            seen = visibility(store, store.list_votes())
+            # Hidden dialogues and battles still under way are left out; so are flagged votes.
+            dialogues = seen.dialogues(store.list_dialogues(user_kind=kind))
+            votes = seen.votes(all_votes)
             table = compute_leaderboard(dialogues, votes, user_kind=kind)
+            table.attrs["votes_counted"] = len(votes)
+            table.attrs["votes_flagged"] = len(seen.votes(all_votes, include_flagged=True)) - len(votes)
             meta = metric_meta_table(dialogues)
             self.records[kind] = self.correlations.get(kind, dialogues, form_for(self.services))
             self._entries[kind] = (time.monotonic(), table, meta)
@@ -104,6 +111,10 @@ def build(services: Services) -> None:
         else:
             summary = (f"{int(table['conversations'].sum())} conversations and "
                        f"{int(table['battles'].sum()) // 2} battles.")
+        counted, flagged = table.attrs.get("votes_counted", 0), table.attrs.get("votes_flagged", 0)
+        summary += f" The ratings count {counted} votes"
+        summary += (f"; {flagged} flagged votes (bursts or votes cast seconds after the start) are left out."
+                    if flagged else ".")
         meta_table_view = meta if meta is not None and not meta.empty else pd.DataFrame()
         records = cache.records.get(kind)
         return (summary, display_table(table), figure, meta_table_view, gr.Accordion(visible=meta is not None),

@@ -6,10 +6,12 @@ or script from a message can reach the page.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import Iterable, Optional
 
+from arena.catalog import DATASETS, load_catalog, split_name
 from arena.dialogue import Dialogue, RecommendedItem, Role
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
@@ -36,8 +38,29 @@ def items_markdown(items: Iterable[RecommendedItem], limit: int = 5, heading: st
     if not items:
         return f"**{heading}:** nothing yet."
     lines = [f"**{heading}:**", ""]
-    lines += [f"{rank}. {escape_text(item.title)}" for rank, item in enumerate(items, 1)]
+    lines += [f"{rank}. {escape_text(uniform_title(item.title))}" for rank, item in enumerate(items, 1)]
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=8192)
+def uniform_title(title: str) -> str:
+    """Every system's items in one format, "Title (Year)" (just "Title" when no catalog knows the year).
+
+    Systems name items differently (one dataset's names carry the year, the
+    other's a qualifier such as "(Science Fiction Film)"), which would tell a
+    battle's systems apart; the year comes from the shipped catalogs.
+    """
+    bare, year = split_name(title, "opendialkg")
+    if year is None:
+        for name in DATASETS:
+            try:
+                item = load_catalog(name).exact_title(bare)
+            except (OSError, ValueError):  # a catalog that is not installed changes nothing
+                item = None
+            if item is not None and item.year:
+                year = item.year
+                break
+    return f"{bare} ({year})" if year else bare
 
 
 def latest_items(dialogue: Optional[Dialogue]) -> list[RecommendedItem]:

@@ -1,14 +1,13 @@
-"""The SQLite store's API: dialogues, scores, battles, runs, schema."""
+"""The store's API on SQLite and PostgreSQL: dialogues, scores, battles, runs, claims."""
 
 import pickle
-import sqlite3
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 import arena.store as store_module
 from arena.dialogue import Feedback, Score, UserKind
-from arena.store import Store, StoreError
+from arena.store import Store, head_revision
 
 from store_strategies import battle, rich_dialogue
 
@@ -18,12 +17,16 @@ T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 def test_creates_parent_directory_and_uses_wal(tmp_path):
     path = tmp_path / "a" / "b" / "arena.sqlite3"
     with Store(path) as s:
-        assert path.exists()
-        assert s._conn().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert s._conn().execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
-        assert s.schema_version() == store_module.DB_SCHEMA_VERSION
+        assert path.exists() and s.backend == "sqlite" and s.path == path
+        with s._db().connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert s.schema_version() == head_revision()
     with pytest.raises(ValueError):
         Store(":memory:")
+    with pytest.raises(ValueError, match="unsupported"):
+        Store("mysql://somewhere/arena")
 
 
 def test_save_get_and_upsert_keeps_feedback_and_scores(store):
@@ -90,10 +93,10 @@ def test_battle_is_saved_atomically(store, monkeypatch):
     a2, b2, vote2 = battle()
 
     def broken(conn, v):
-        raise sqlite3.OperationalError("disk full")
+        raise RuntimeError("disk full")
 
     monkeypatch.setattr(Store, "_put_vote", staticmethod(broken))
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(RuntimeError):
         store.save_battle(a2, b2, vote2)
     assert store.get_dialogue(a2.dialogue_id) is None and store.get_dialogue(b2.dialogue_id) is None
     monkeypatch.undo()
@@ -126,7 +129,7 @@ def test_runs(store):
     assert [run_id for run_id, _ in store.list_runs()] == ["r1", "r2"]
 
 
-def test_store_pickles_by_path(store):
+def test_store_pickles_by_location(store):
     d = rich_dialogue()
     store.save_dialogue(d)
     clone = pickle.loads(pickle.dumps(store))
@@ -134,29 +137,29 @@ def test_store_pickles_by_path(store):
     clone.close()
 
 
-def test_migration_hook_and_newer_schema_refused(tmp_path, monkeypatch):
-    path = tmp_path / "m.sqlite3"
-    with Store(path) as s:
-        s.save_dialogue(rich_dialogue())
-    calls = []
-
-    def add_column(conn):
-        calls.append(1)
-        conn.execute("ALTER TABLE dialogues ADD COLUMN language TEXT")
-
-    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, add_column)
-    with Store(path) as s:
-        assert s.schema_version() == 2 and s.count_dialogues() == 1
-        assert "language" in {r[1] for r in s._conn().execute("PRAGMA table_info(dialogues)")}
-    with Store(path):
-        pass
-    assert calls == [1]
-    monkeypatch.setattr(store_module, "DB_SCHEMA_VERSION", 1)
-    with pytest.raises(StoreError, match="newer"):
-        Store(path)
-
-
 def test_secret_is_created_once(store):
     first = store.get_or_create_secret("pseudonym_salt")
     assert len(first) == 64 and store.get_or_create_secret("pseudonym_salt") == first
+
+
+def test_claims_count_as_battles_until_stored_released_or_expired(store):
+    seen = []
+
+    def least_played(counts):
+        seen.append(dict(counts))
+        pairs = [("a", "b"), ("a", "c"), ("b", "c")]
+        return min(pairs, key=lambda p: (counts.get(frozenset(p), 0), p))
+
+    first, claim1 = store.claim_pair(least_played)
+    second, claim2 = store.claim_pair(least_played)
+    assert first == ("a", "b") and second == ("a", "c") and store.open_claims() == 2
+    assert seen[1] == {frozenset(("a", "b")): 1}
+    a, b, vote = battle("a", "b", choice="A")
+    store.save_battle(a, b, vote, claim_id=claim1)
+    store.release_claim(claim2)
+    assert store.open_claims() == 0 and store.pair_counts() == {frozenset(("a", "b")): 1}
+    _, stale = store.claim_pair(least_played, ttl_s=-1)  # already expired: counts for nobody
+    assert store.open_claims() == 0
+    store.claim_pair(least_played)
+    assert seen[-1] == {frozenset(("a", "b")): 1}
+    assert store.claim_pair(least_played, user_kind="simulator")[0] == ("a", "b")
