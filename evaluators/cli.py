@@ -18,11 +18,11 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from arena.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
-from arena.corpus.dialoguekit import DialogueImportError, to_dialoguekit
+from arena.corpus.dialoguekit import DialogueImportError, scored_record
 from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
 from arena.llm import LLMClient
@@ -51,10 +51,7 @@ def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Setting
     return build_client(settings)
 
 
-def record_of(dialogue) -> dict[str, Any]:
-    rec = to_dialoguekit(dialogue)
-    rec["scores"] = {name: s.value for name, s in sorted(dialogue.scores.items())}
-    return rec
+record_of = scored_record  # the name the scored-corpus tests and scripts use
 
 
 def cmd_score(args: argparse.Namespace) -> int:

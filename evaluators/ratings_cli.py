@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -38,7 +37,8 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
 def run_import(args: argparse.Namespace) -> int:
     from arena.aspects import FormError, load_form
     from arena.config import Settings
-    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
+    from arena.corpus.dialoguekit import DialogueImportError
+    from arena.corpus.reading import load_dialogues
     from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file
 
     try:
@@ -46,7 +46,7 @@ def run_import(args: argparse.Namespace) -> int:
         if args.db:
             from arena.store import Store
 
-            if not os.path.exists(args.db):
+            if "://" not in args.db and not Path(args.db).exists():
                 print(f"error: no database at {args.db}", file=sys.stderr)
                 return 2
             with Store(args.db) as store:
@@ -66,11 +66,9 @@ def run_import(args: argparse.Namespace) -> int:
 
 def write_corpus(dialogues: list, path: Path) -> None:
     """The scored-corpus JSONL (as `score` writes it), replaced atomically."""
-    from evaluators.cli import record_of
+    from arena.corpus.dialoguekit import scored_record
+    from arena.files import atomic_open
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_open(path) as fh:
         for d in dialogues:
-            fh.write(json.dumps(record_of(d), ensure_ascii=False) + "\n")
-    tmp.replace(path)
+            fh.write(json.dumps(scored_record(d), ensure_ascii=False, allow_nan=False) + "\n")

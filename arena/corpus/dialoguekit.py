@@ -447,3 +447,10 @@ def _extra_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         if key not in _OWN_META_KEYS:
             extra.setdefault(key, value)
     return extra
+
+
+def scored_record(dialogue: Dialogue) -> dict[str, Any]:
+    """A scored-corpus line: the CRSArena-Dial record plus a top-level "scores" object (name -> value)."""
+    rec = to_dialoguekit(dialogue)
+    rec["scores"] = {name: s.value for name, s in sorted(dialogue.scores.items())}
+    return rec
