@@ -14,10 +14,11 @@ option or subcommand added there is available here without a change.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from dataclasses import dataclass
 from typing import Optional, Sequence
+
+from arena.config import offline_model_environment
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"crs-arena: unknown command {name!r}; choose one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     if command.offline_hub:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        offline_model_environment()
     module = importlib.import_module(command.module)
     return int(module.main([*command.prefix, *rest]) or 0)
 

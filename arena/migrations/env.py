@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 from alembic import context
 from sqlalchemy import create_engine
@@ -18,9 +17,10 @@ if connection is not None:
     with context.begin_transaction():
         context.run_migrations()
 else:  # `alembic -c arena/migrations/alembic.ini ...` by hand
+    from arena.config import Settings
     from arena.store import engine_url
 
-    engine = create_engine(engine_url(os.environ.get("ARENA_DB") or "data/arena.sqlite3"))
+    engine = create_engine(engine_url(Settings.from_env().db_path))
     with engine.begin() as conn:
         context.configure(connection=conn, target_metadata=metadata, render_as_batch=True)
         with context.begin_transaction():

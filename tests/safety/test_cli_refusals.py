@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from safety_support import dialogue_record, write_records  # noqa: E402
 
-from arena.corpus import records as arena_export  # noqa: E402
+from arena.corpus import cli as corpus_cli  # noqa: E402
 from arena.store import Store  # noqa: E402
 from evaluators import cli as evaluators_cli  # noqa: E402
 
@@ -28,14 +28,14 @@ def test_import_of_a_stored_id_is_refused_unless_replace(tmp_path, capsys):
     db = tmp_path / "arena.sqlite3"
     first = write_records(tmp_path / "a.json", [dialogue_record("conv-1", "satisfied")])
     tampered = write_records(tmp_path / "b.json", [dialogue_record("conv-1", "frustrated")])
-    assert arena_export.main(["--db", str(db), "import", str(first)]) == 0
+    assert corpus_cli.main(["import", str(first), "--db", str(db)]) == 0
     capsys.readouterr()
 
-    assert arena_export.main(["--db", str(db), "import", str(tampered)]) == 2
+    assert corpus_cli.main(["import", str(tampered), "--db", str(db)]) == 2
     assert "already stored" in _one_line_error(capsys)
     assert Store(db).get_dialogue("conv-1").feedback.sentiment == "satisfied"
 
-    assert arena_export.main(["--db", str(db), "import", "--replace", str(tampered)]) == 0
+    assert corpus_cli.main(["import", "--replace", str(tampered), "--db", str(db)]) == 0
     assert Store(db).get_dialogue("conv-1").feedback.sentiment == "frustrated"
 
 
@@ -45,7 +45,7 @@ def test_non_finite_numbers_are_refused(tmp_path, capsys, number):
     path = tmp_path / "bad.json"
     path.write_text(write_records(tmp_path / "x.json", [dialogue_record("conv-nan", score=0.5)])
                     .read_text().replace("0.5", number))
-    assert arena_export.main(["--db", str(db), "import", str(path)]) == 2
+    assert corpus_cli.main(["import", str(path), "--db", str(db)]) == 2
     assert "non-finite" in _one_line_error(capsys)
     assert Store(db).count_dialogues() == 0
 
@@ -61,20 +61,20 @@ def test_non_finite_score_objects_are_refused(tmp_path):
 def test_deeply_nested_json_gives_one_line(tmp_path, capsys):
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
-    assert arena_export.main(["--db", str(tmp_path / "db.sqlite3"), "import", str(path)]) == 2
+    assert corpus_cli.main(["import", str(path), "--db", str(tmp_path / "db.sqlite3")]) == 2
     assert "nested too deeply" in _one_line_error(capsys)
 
 
 def test_empty_input_file_is_refused(tmp_path, capsys):
     path = tmp_path / "empty.jsonl"
     path.write_text("\n")
-    assert arena_export.main(["--db", str(tmp_path / "db.sqlite3"), "import", str(path)]) == 2
+    assert corpus_cli.main(["import", str(path), "--db", str(tmp_path / "db.sqlite3")]) == 2
     assert "empty" in _one_line_error(capsys)
 
 
 def test_db_path_that_is_a_folder_gives_one_line(tmp_path, capsys):
     good = write_records(tmp_path / "a.json", [dialogue_record("conv-1")])
-    assert arena_export.main(["--db", str(tmp_path), "import", str(good)]) == 2
+    assert corpus_cli.main(["import", str(good), "--db", str(tmp_path)]) == 2
     assert "is a directory" in _one_line_error(capsys)
 
 
@@ -82,7 +82,7 @@ def test_db_path_that_is_not_a_database_gives_one_line(tmp_path, capsys):
     good = write_records(tmp_path / "a.json", [dialogue_record("conv-1")])
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"this is not sqlite at all" * 100)
-    assert arena_export.main(["--db", str(junk), "import", str(good)]) == 2
+    assert corpus_cli.main(["import", str(good), "--db", str(junk)]) == 2
     assert "not a usable database" in _one_line_error(capsys)
     out = tmp_path / "out"
     assert evaluators_cli.main(["export", "--db", str(junk), "--out", str(out)]) == 2
@@ -123,7 +123,7 @@ def test_refused_input_is_logged_in_one_line(tmp_path, caplog):
     path = tmp_path / "empty.json"
     path.write_text("")
     with caplog.at_level(logging.WARNING):
-        assert arena_export.main(["--db", str(tmp_path / "db.sqlite3"), "import", str(path)]) == 2
+        assert corpus_cli.main(["import", str(path), "--db", str(tmp_path / "db.sqlite3")]) == 2
     refused = [r for r in caplog.records if r.name == "arena.refused"]
     assert len(refused) == 1
     assert refused[0].exc_info is None and "\n" not in refused[0].getMessage()
