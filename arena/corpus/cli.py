@@ -38,11 +38,11 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.exports import ExportFilter, export_bundle
-    from arena.store import Store
+    from arena.corpus.bundle import ExportFilter, export_bundle
+    from arena.store import Store, is_database_url
 
     db = args.db or os.environ.get("ARENA_DB") or "data/arena.sqlite3"
-    if not os.path.exists(db):
+    if not is_database_url(db) and not os.path.exists(db):
         print(f"error: no database at {db} (set --db or ARENA_DB)", file=sys.stderr)
         return 2
     flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
