@@ -518,13 +518,17 @@ class Store:
         with self._write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PAIRING_LOCK})
-            c = t.battle_claims.c
+            c, v = t.battle_claims.c, t.votes.c
             conn.execute(sa.delete(t.battle_claims).where(c.expires_at < _utc_key(now)))
-            counts = self._pair_counts(conn, kind)
-            claimed = conn.execute(sa.select(c.crs_low, c.crs_high, sa.func.count())
-                                   .where(c.user_kind == kind).group_by(c.crs_low, c.crs_high)).all()
-            for low, high, n in claimed:
-                key = frozenset((low, high))
+            # Stored and claimed battles in ONE statement: on PostgreSQL (read committed) each statement
+            # has its own snapshot, and a battle saved between two reads would be counted in neither.
+            both = sa.union_all(
+                sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.user_kind == kind).group_by(v.crs_a, v.crs_b),
+                sa.select(c.crs_low, c.crs_high, sa.func.count()).where(c.user_kind == kind)
+                .group_by(c.crs_low, c.crs_high))
+            counts: PairCounts = {}
+            for a, b, n in conn.execute(both).all():
+                key = frozenset((a, b))
                 counts[key] = counts.get(key, 0) + n
             pair = choose(counts)
             claim_id = uuid.uuid4().hex

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
-from webapp.pairing import NotEnoughSystems, PairScheduler
+from webapp.pairing import NotEnoughSystems, SharedPairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from webapp.services import Services
 from webapp.ui.chat_tab import CONSENT, session_user_id
@@ -46,13 +46,11 @@ class BattleSession:
         return all(self.rated(s) for s in SIDES)
 
 
-def scheduler_for(services: Services) -> PairScheduler:
-    """One scheduler per Services (that is, per process), counting human battles."""
+def scheduler_for(services: Services) -> SharedPairScheduler:
+    """One scheduler per Services, counting human battles stored or under way in any app process."""
     scheduler = services.extras.get("pair_scheduler")
     if scheduler is None:
-        scheduler = services.extras.setdefault(
-            "pair_scheduler", PairScheduler(lambda: services.store.pair_counts(user_kind=UserKind.HUMAN))
-        )
+        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
     return scheduler
 
 
@@ -155,8 +153,9 @@ def vote(
             comment=(comment or "").strip()[: services.settings.max_message_chars],
             user_id=user_id, user_kind=UserKind.HUMAN,
         )
-        # Saved under the scheduler's lock, so no draw counts this battle twice (stored and under way).
-        scheduler_for(services).complete(session.ticket, lambda: services.store.save_battle(a, b, cast))
+        # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
+        scheduler_for(services).complete(
+            session.ticket, lambda: services.store.save_battle(a, b, cast, claim_id=session.ticket))
         session.vote = cast
     return cast
 
