@@ -1,6 +1,7 @@
 """`python -m evaluators ...`: score dialogue files and meta-evaluate the scores.
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
+    python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
     python -m evaluators meta --input OUT.jsonl
     python -m evaluators export --out DIR
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from arena.corpus import cli as corpus_cli
+from arena.distributed import ENGINES
 
 
 def _annotator(kind: str, client: Any):
@@ -63,6 +65,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.db:
+        return _score_database(args, metrics)
+    if not (args.input and args.out):
+        print("error: score needs --input and --out, or --db", file=sys.stderr)
+        return 2
     try:
         dialogues = load_dialogues(Path(args.input))
     except DialogueImportError as exc:
@@ -96,6 +103,33 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
+    from arena.config import Settings
+    from arena.store import Store, describe_location
+    from evaluators.bulk_scoring import ScoringJob, pending, score_all
+
+    settings = Settings.from_env(db_path=args.db)
+    job = ScoringJob(location=str(settings.db_path), metrics=tuple(metrics), settings=settings,
+                     annotator=args.annotator, force=args.force)
+    with Store(settings.db_path) as store:
+        ids = pending(store, job, args.limit)
+    print(f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr)
+    started, done, failed, lost = time.time(), 0, 0, []
+    for outcome in score_all(job, ids, engine=args.engine, address=args.address, concurrency=args.concurrency,
+                             task_cpus=args.task_cpus):
+        done += 1
+        if outcome.get("error"):
+            lost.append(outcome)
+        failed += bool(outcome.get("failed"))
+        if not args.quiet and (done % 25 == 0 or done == len(ids)):
+            print(f"scored {done}/{len(ids)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
+    for outcome in lost:
+        print(f"not scored: {outcome['dialogue_id']}: {outcome['error']}", file=sys.stderr)
+    print(f"stored scores of {done - len(lost)} dialogues" + (f"; {failed} with a failed metric" if failed else "")
+          + (f"; {len(lost)} left unscored (run again to retry)" if lost else ""), file=sys.stderr)
+    return 1 if lost else 0
+
+
 def cmd_meta(args: argparse.Namespace) -> int:
     from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.meta import format_table, meta_table, ranking_correlations
@@ -121,12 +155,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evaluators", description="Score dialogues and meta-evaluate metrics.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("score", help="annotate dialogue acts and score dialogues from a file",
-                       description="Annotate and score dialogues; write JSONL with acts and scores.")
-    p.add_argument("--input", required=True, help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
+    p = sub.add_parser("score", help="annotate dialogue acts and score dialogues from a file or the database",
+                       description="Annotate and score dialogues; write JSONL with acts and scores (--input, "
+                                   "--out), or score the database's unscored dialogues in place (--db).")
+    p.add_argument("--input", help="CRSArena-Dial/DialogueKit, IARD or our own JSON/JSONL")
     p.add_argument("--metrics", default="acts,rdl,srrr,sr",
                    help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr)")
-    p.add_argument("--out", required=True, help="output JSONL")
+    p.add_argument("--out", help="output JSONL")
+    p.add_argument("--db", help="score the dialogues stored here (file or postgresql:// URL) and save the scores")
+    p.add_argument("--engine", choices=ENGINES, default="threads", help="--db only: threads or one Ray task per dialogue")
+    p.add_argument("--address", default=None, help="--db with Ray: cluster address (default: a local Ray)")
+    p.add_argument("--concurrency", type=int, default=4, help="--db only: dialogues scored at once (default 4)")
+    p.add_argument("--task-cpus", type=float, default=1.0, help="--db with Ray: CPUs reserved per task")
     p.add_argument("--annotator", choices=["auto", "offline", "llm"], default="auto",
                    help="dialogue-act annotator (auto: LLM when an endpoint is configured, else offline)")
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")

@@ -2,8 +2,6 @@
 
 import time
 
-import pytest
-
 from arena import distributed
 from webapp.evaluation_runs import RunConfig, RunManager, run_dialogue_id
 
@@ -11,15 +9,6 @@ from ray_recipes import FakeRunRecipe
 
 CONFIG = dict(systems=["A", "B"], simulator="abus", n_dialogues=3, max_turns=3, seed=7, concurrency=2,
               options={"nlg": "template"})
-
-
-@pytest.fixture(scope="module")
-def ray_local():
-    import ray
-
-    distributed.connect(num_cpus=2)
-    yield
-    ray.shutdown()
 
 
 def _manager(recipe, engine="ray"):
