@@ -44,7 +44,7 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 LLM_PROVIDERS = ("openai", "local", "fake")
-DEVICES = ("auto", "cpu", "cuda")
+DEVICES = ("auto", "cpu", "cuda")  # as arena.devices.DEVICES (that module imports torch lazily)
 
 
 def db_location(value: Union[str, Path]) -> Union[Path, str]:
@@ -71,6 +71,7 @@ class Settings:
     turn_timeout_s: float = 120.0
     models_dir: Optional[Path] = None
     checkpoint_source: Optional[str] = None
+    device: str = "auto"  # where neural systems and embedding models run: auto, cpu or cuda
 
     @classmethod
     def from_env(cls, env: Optional[Mapping[str, str]] = None, **overrides: Any) -> "Settings":
@@ -102,7 +103,10 @@ class Settings:
             turn_timeout_s=_float(env, "ARENA_TURN_TIMEOUT", 120.0),
             models_dir=models_dir,
             checkpoint_source=env.get("ARENA_CHECKPOINT_SOURCE") or None,
+            device=(env.get("ARENA_DEVICE") or "auto").strip().lower(),
         )
+        if settings.device not in DEVICES:
+            raise ValueError(f"ARENA_DEVICE must be one of {', '.join(DEVICES)}, got {settings.device!r}")
         overrides = {k: v for k, v in overrides.items() if v is not None}
         if "db_path" in overrides:
             overrides["db_path"] = db_location(overrides["db_path"])

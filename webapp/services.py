@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from arena import retrieval
 from arena.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
@@ -95,6 +96,7 @@ def build_services(
     metrics: Optional[str] = None,
 ) -> Services:
     settings = settings or Settings.from_env()
+    retrieval.use_device(settings.device)
     store = Store(settings.db_path)
     llm = llm or build_client(settings)
     registry = CRSRegistry(specs if specs is not None else default_specs(settings, llm))
