@@ -12,7 +12,6 @@ task fails for good stays unscored and is reported; nothing is written as 0.
 
 from __future__ import annotations
 
-import pickle
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -38,7 +37,7 @@ class ScoringJob:
         return [name for m in self.metrics for name in REGISTRY[m].score_names]
 
 
-_WORKERS: dict[bytes, tuple[Store, Any, Any]] = {}
+_WORKERS: dict[str, tuple[Store, Any, Any]] = {}
 _WORKERS_LOCK = threading.Lock()
 
 
@@ -46,7 +45,7 @@ def _worker(job: ScoringJob) -> tuple[Store, Any, Any]:
     """This process's store, LLM client and annotator for `job` (built once)."""
     from evaluators.cli import _annotator, _client_if_needed
 
-    key = pickle.dumps(job)
+    key = repr(job)
     with _WORKERS_LOCK:
         if key not in _WORKERS:
             client = _client_if_needed(list(job.metrics), job.annotator, job.settings)

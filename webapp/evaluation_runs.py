@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import pickle
 import threading
 import time
 import traceback
@@ -451,14 +450,18 @@ class WorkerRecipe:
         return RunManager.from_services(build_services(self.settings, metrics=""))
 
 
-_WORKER_MANAGERS: dict[bytes, "RunManager"] = {}
+_WORKER_MANAGERS: dict[str, "RunManager"] = {}
 _WORKER_LOCK = threading.Lock()
 
 
 def simulate_in_worker(recipe: Callable[[], "RunManager"], run_id: str, config: dict[str, Any], system: str,
                        index: int) -> Dialogue:
-    """The Ray task: build this worker's run manager once per recipe, run one dialogue, store it."""
-    key = pickle.dumps(recipe)
+    """The Ray task: build this worker's run manager once per recipe, run one dialogue, store it.
+
+    Recipes are told apart by their repr (a frozen dataclass's repr is its fields): each task
+    receives a fresh copy of the recipe, and a class defined in a script cannot be pickled again.
+    """
+    key = repr(recipe)
     with _WORKER_LOCK:
         manager = _WORKER_MANAGERS.get(key)
         if manager is None:
