@@ -21,7 +21,6 @@ import argparse
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from arena.llm import LLMClient, OpenAIProvider, RetryPolicy  # noqa: E402
 from arena.store import Store  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import catalog_view  # noqa: E402
-from store import make_dialogue  # noqa: E402  (benchmarks/store.py)
+from store import make_dialogue, write_from_threads  # noqa: E402  (benchmarks/store.py)
 from sim_concurrency import GenreRecommender, stub_user  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402
 from webapp.evaluation_runs import RunConfig, RunManager  # noqa: E402
@@ -108,13 +107,7 @@ def store_throughput(location: str, n: int) -> dict[str, float]:
 
     timed("save_dialogue, 1 thread", n, lambda: [store.save_dialogue(make_dialogue(i)) for i in range(n)])
     per = n // 8
-
-    def threads():
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda w: [store.save_dialogue(make_dialogue(n + w * per + i)) for i in range(per)],
-                          range(8)))
-
-    timed("save_dialogue, 8 threads", per * 8, threads)
+    timed("save_dialogue, 8 threads", per * 8, lambda: write_from_threads(store, n, per))
     ids = [d.dialogue_id for d in store.list_dialogues(limit=500)]
     timed("save_scores, 1 thread", len(ids), lambda: [store.save_scores(
         i, {"core.overall": Score(value=70.0, scorer="core", version="1")}) for i in ids])
