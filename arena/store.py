@@ -159,11 +159,25 @@ def _insert(conn: Connection, table: sa.Table) -> Any:
     return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
 
 
+@lru_cache(maxsize=64)
+def _upsert_statement(dialect: str, table: sa.Table, columns: tuple[str, ...], keys: tuple[str, ...]) -> Any:
+    # Built once per shape: building SQLAlchemy statements costs more than running them on SQLite.
+    stmt = (pg_insert if dialect == "postgresql" else sqlite_insert)(table)
+    return stmt.on_conflict_do_update(index_elements=list(keys),
+                                      set_={c: stmt.excluded[c] for c in columns if c not in keys})
+
+
 def _upsert(conn: Connection, table: sa.Table, row: dict[str, Any], keys: list[str]) -> None:
-    stmt = _insert(conn, table).values(row)
-    stmt = stmt.on_conflict_do_update(index_elements=keys,
-                                      set_={c: stmt.excluded[c] for c in row if c not in keys})
-    conn.execute(stmt)
+    conn.execute(_upsert_statement(conn.dialect.name, table, tuple(row), tuple(keys)), row)
+
+
+# Frequent reads, built once (values are bound at execution).
+_DIALOGUE_DATA = sa.select(t.dialogues.c.data).where(t.dialogues.c.dialogue_id == sa.bindparam("id"))
+_SCORE_TIME = (sa.select(t.scores.c.scored_at)
+               .where(t.scores.c.dialogue_id == sa.bindparam("id"), t.scores.c.metric == sa.bindparam("metric"))
+               .with_for_update())  # a row lock on PostgreSQL; SQLite holds the write lock already
+_SCORES_OF = (sa.select(t.scores).where(t.scores.c.dialogue_id.in_(sa.bindparam("ids", expanding=True)))
+              .order_by(t.scores.c.metric))
 
 
 class Store:
@@ -341,8 +355,7 @@ class Store:
         are left alone.
         """
         with self._write() as conn:
-            found = conn.execute(sa.select(t.dialogues.c.dialogue_id)
-                                 .where(t.dialogues.c.dialogue_id == dialogue_id)).first()
+            found = conn.execute(_DIALOGUE_DATA, {"id": dialogue_id}).first()
             if found is None:
                 raise KeyError(f"no dialogue {dialogue_id!r} in {self!r}")
             self._put_scores(conn, dialogue_id, scores)
@@ -352,10 +365,7 @@ class Store:
         # Sorted, so that concurrent writers lock rows in one order (no deadlock on PostgreSQL).
         for metric in sorted(scores):
             score = scores[metric]
-            current = (sa.select(t.scores.c.scored_at)
-                       .where(t.scores.c.dialogue_id == dialogue_id, t.scores.c.metric == metric)
-                       .with_for_update())  # a row lock on PostgreSQL; SQLite holds the write lock already
-            row = conn.execute(current).first()
+            row = conn.execute(_SCORE_TIME, {"id": dialogue_id, "metric": metric}).first()
             if row is not None and _utc_key(datetime.fromisoformat(row[0])) > _utc_key(score.timestamp):
                 continue
             _upsert(conn, t.scores, {
@@ -367,8 +377,7 @@ class Store:
 
     def get_dialogue(self, dialogue_id: str) -> Optional[Dialogue]:
         with self._read() as conn:
-            data = conn.execute(sa.select(t.dialogues.c.data)
-                                .where(t.dialogues.c.dialogue_id == dialogue_id)).scalar()
+            data = conn.execute(_DIALOGUE_DATA, {"id": dialogue_id}).scalar()
             if data is None:
                 return None
             d = Dialogue.model_validate_json(data)
@@ -445,8 +454,7 @@ class Store:
         out: dict[str, dict[str, Score]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            rows = conn.execute(sa.select(t.scores).where(t.scores.c.dialogue_id.in_(chunk))
-                                .order_by(t.scores.c.metric)).all()
+            rows = conn.execute(_SCORES_OF, {"ids": chunk}).all()
             for r in rows:
                 out.setdefault(r.dialogue_id, {})[r.metric] = Score(
                     value=r.value, scorer=r.scorer, version=r.version, model=r.model,
@@ -528,13 +536,17 @@ class Store:
         with self._write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PAIRING_LOCK})
-            c = t.battle_claims.c
+            c, v = t.battle_claims.c, t.votes.c
             conn.execute(sa.delete(t.battle_claims).where(c.expires_at < _utc_key(now)))
-            counts = self._pair_counts(conn, kind)
-            claimed = conn.execute(sa.select(c.crs_low, c.crs_high, sa.func.count())
-                                   .where(c.user_kind == kind).group_by(c.crs_low, c.crs_high)).all()
-            for low, high, n in claimed:
-                key = frozenset((low, high))
+            # Stored and claimed battles in ONE statement: on PostgreSQL (read committed) each statement
+            # has its own snapshot, and a battle saved between two reads would be counted in neither.
+            both = sa.union_all(
+                sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.user_kind == kind).group_by(v.crs_a, v.crs_b),
+                sa.select(c.crs_low, c.crs_high, sa.func.count()).where(c.user_kind == kind)
+                .group_by(c.crs_low, c.crs_high))
+            counts: PairCounts = {}
+            for a, b, n in conn.execute(both).all():
+                key = frozenset((a, b))
                 counts[key] = counts.get(key, 0) + n
             pair = choose(counts)
             claim_id = uuid.uuid4().hex

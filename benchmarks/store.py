@@ -42,6 +42,13 @@ def _write_batch(db: str, start: int, count: int) -> None:
     store.close()
 
 
+def write_from_threads(store: Store, first: int, per_thread: int, threads: int = 8) -> None:
+    """`threads` threads sharing one Store, each saving `per_thread` new dialogues."""
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda w: [store.save_dialogue(make_dialogue(first + w * per_thread + i))
+                                 for i in range(per_thread)], range(threads)))
+
+
 def timed(label: str, n: int, fn) -> None:
     t = time.perf_counter()
     fn()
@@ -58,13 +65,7 @@ def main() -> None:
         store = Store(db)
         timed("save_dialogue, 1 thread (8-turn dialogues)", n, lambda: _write_batch(db, 0, n))
         per = n // 8
-
-        def threads():
-            with ThreadPoolExecutor(8) as pool:
-                list(pool.map(lambda w: [store.save_dialogue(make_dialogue(n + w * per + i)) for i in range(per)],
-                              range(8)))
-
-        timed("save_dialogue, 8 threads", per * 8, threads)
+        timed("save_dialogue, 8 threads", per * 8, lambda: write_from_threads(store, n, per))
         per_proc = n // 4
 
         def procs():

@@ -1,6 +1,7 @@
 """`python -m evaluators ...`: score dialogue files and meta-evaluate the scores.
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
+    python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
     python -m evaluators meta --input OUT.jsonl
     python -m evaluators export --out DIR
 
@@ -27,6 +28,7 @@ from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
 from arena.llm import LLMClient
 from evaluators.acts.base import ActAnnotator
+from arena.distributed import ENGINES
 
 
 def _annotator(kind: str, client: Optional[LLMClient]) -> Optional[ActAnnotator]:
@@ -68,6 +70,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print("error: give either --input FILE (with --out) or --db PATH", file=sys.stderr)
         return 2
     if args.db is not None:
+        if args.engine == "ray":
+            return _score_database(args, metrics)
         return score_stored_dialogues(args, metrics)
     if args.out is None:
         print("error: --input needs --out", file=sys.stderr)
@@ -136,6 +140,33 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     return 0
 
 
+def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
+    from arena.config import Settings
+    from arena.store import Store, describe_location
+    from evaluators.bulk_scoring import ScoringJob, pending, score_all
+
+    settings = Settings.from_env(db_path=args.db)
+    job = ScoringJob(location=str(settings.db_path), metrics=tuple(metrics), settings=settings,
+                     annotator=args.annotator, force=args.force)
+    with Store(settings.db_path) as store:
+        ids = pending(store, job, args.limit)
+    print(f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr)
+    started, done, failed, lost = time.time(), 0, 0, []
+    for outcome in score_all(job, ids, engine=args.engine, address=args.address, concurrency=args.concurrency,
+                             task_cpus=args.task_cpus):
+        done += 1
+        if outcome.get("error"):
+            lost.append(outcome)
+        failed += bool(outcome.get("failed"))
+        if not args.quiet and (done % 25 == 0 or done == len(ids)):
+            print(f"scored {done}/{len(ids)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
+    for outcome in lost:
+        print(f"not scored: {outcome['dialogue_id']}: {outcome['error']}", file=sys.stderr)
+    print(f"stored scores of {done - len(lost)} dialogues" + (f"; {failed} with a failed metric" if failed else "")
+          + (f"; {len(lost)} left unscored (run again to retry)" if lost else ""), file=sys.stderr)
+    return 1 if lost else 0
+
+
 def cmd_meta(args: argparse.Namespace) -> int:
     from arena.aspects import FormError, load_form
     from evaluators.meta import format_table, meta_table, ranking_correlations
@@ -187,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics", default="acts,rdl,srrr,sr",
                    help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr)")
     p.add_argument("--out", default=None, help="output JSONL (with --input)")
+    p.add_argument("--engine", choices=ENGINES, default="threads",
+                   help="with --db: threads (the store's durable queue, --workers) or one Ray task per dialogue")
+    p.add_argument("--address", default=None, help="--db with Ray: cluster address (default: a local Ray)")
+    p.add_argument("--concurrency", type=int, default=4, help="--db with Ray: dialogues scored at once (default 4)")
+    p.add_argument("--task-cpus", type=float, default=1.0, help="--db with Ray: CPUs reserved per task")
     p.add_argument("--annotator", choices=["auto", "offline", "llm"], default="auto",
                    help="dialogue-act annotator (auto: LLM when an endpoint is configured, else offline)")
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")

@@ -23,9 +23,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from arena.config import Settings
+from arena.distributed import ENGINES
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.llm import LLMClient
 from arena.runner import DialogueRunner
@@ -143,7 +144,16 @@ class RunManager:
         scorer: Optional[BackgroundScorer] = None,
         simulator_factory: Optional[Callable[..., Any]] = None,
         catalog_for: Optional[Callable[[str], Any]] = None,
+        engine: str = "threads",
+        ray_address: Optional[str] = None,
+        worker_recipe: Optional[Callable[[], "RunManager"]] = None,
+        task_cpus: float = 1.0,
     ):
+        """`engine="ray"` runs each dialogue as a Ray task on the cluster at `ray_address` (a local
+        Ray when None); each worker builds its own run manager (systems, simulators, store) with
+        `worker_recipe`, a picklable callable (default: `WorkerRecipe(settings)`)."""
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         self.store = store
         self.registry = registry
         self.llm = llm
@@ -152,6 +162,8 @@ class RunManager:
         self.build_simulator = simulator_factory or functools.partial(
             build_simulator, intent_readers=intent_reader, movielens_cache_dir=settings.cache_dir)
         self.catalog_for = catalog_for or catalog_view
+        self.engine, self.ray_address, self.task_cpus = engine, ray_address, task_cpus
+        self.worker_recipe = worker_recipe
         self._lock = threading.Lock()
         self._cancel: dict[str, threading.Event] = {}
         self._threads: dict[str, threading.Thread] = {}
@@ -174,26 +186,47 @@ class RunManager:
                 raise ValueError(str(problem))
         return config
 
-    def start(self, config: RunConfig, run_id: Optional[str] = None) -> str:
-        """Start a run in a background thread; returns its id at once."""
-        self.check(config)
+    def start(self, config: Optional[RunConfig], run_id: Optional[str] = None, *, resume: bool = False) -> str:
+        """Start a run in a background thread; returns its id at once.
+
+        With `resume`, `run_id` names an interrupted run: its stored
+        configuration is used and dialogues already stored are not run again.
+        """
+        config, skip = self._begin(config, run_id, resume)
         run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
-        self._create(run_id, config)
-        thread = threading.Thread(target=self._execute, args=(run_id, config, None), daemon=True,
+        self._create(run_id, config, skip)
+        thread = threading.Thread(target=self._execute, args=(run_id, config, None, skip), daemon=True,
                                   name=f"eval-{run_id}")
         with self._lock:
             self._threads[run_id] = thread
         thread.start()
         return run_id
 
-    def run(self, config: RunConfig, *, run_id: Optional[str] = None,
+    def run(self, config: Optional[RunConfig], *, run_id: Optional[str] = None, resume: bool = False,
             on_dialogue: Optional[Callable[[Dialogue, dict[str, Any]], None]] = None) -> dict[str, Any]:
         """Run in the calling thread (the command line); returns the final state."""
-        self.check(config)
+        config, skip = self._begin(config, run_id, resume)
         run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
-        self._create(run_id, config)
-        self._execute(run_id, config, on_dialogue)
+        self._create(run_id, config, skip)
+        self._execute(run_id, config, on_dialogue, skip)
         return self.status(run_id)
+
+    def _begin(self, config: Optional[RunConfig], run_id: Optional[str],
+               resume: bool) -> tuple[RunConfig, dict[str, Dialogue]]:
+        """The configuration to run and, when resuming, the run's dialogues already stored."""
+        if not resume:
+            if config is None:
+                raise ValueError("a new run needs a configuration")
+            return self.check(config), {}
+        state = self.store.get_run(run_id) if run_id else None
+        if state is None:
+            raise ValueError(f"no run {run_id!r} to resume")
+        if self.is_active(run_id) or mark_stale(state)["status"] in ("queued", "running", "cancelling"):
+            raise ValueError(f"run {run_id} is still running")
+        config = self.check(RunConfig.from_dict(state["config"]))
+        ids = [run_dialogue_id(run_id, system, i) for system, i in _jobs(config)]
+        done = self.store.dialogue_ids(ids)
+        return config, {i: d for i in sorted(done) if (d := self.store.get_dialogue(i)) is not None}
 
     def cancel(self, run_id: str) -> bool:
         """Ask a run of this process to stop; running dialogues end at their next turn."""
@@ -234,13 +267,17 @@ class RunManager:
         return out
 
     # -- internals ---------------------------------------------------------------------
-    def _create(self, run_id: str, config: RunConfig) -> None:
+    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue]) -> None:
+        rows = [dialogue_summary(d) for d in stored.values()]
         state = {
             "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
-            "done": 0, "failed": 0, "created_at": _now(), "started_at": None, "finished_at": None,
-            "heartbeat": time.time(), "error": None, "dialogues": [],
-            "simulator_model": self._model_label(config),
+            "done": len(rows), "failed": sum(1 for r in rows if r["errors"]), "created_at": _now(),
+            "started_at": None, "finished_at": None, "heartbeat": time.time(), "error": None,
+            "dialogues": rows, "simulator_model": self._model_label(config),
         }
+        previous = self.store.get_run(run_id) if stored else None
+        if previous:
+            state.update(created_at=previous.get("created_at"), resumed_at=_now())
         with self._lock:
             self._states[run_id] = state
             self._cancel[run_id] = threading.Event()
@@ -269,30 +306,29 @@ class RunManager:
                 snapshot = _copy(state)
             self.store.save_run(run_id, snapshot)
 
-    def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable]) -> None:
+    def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable],
+                 skip: Optional[dict[str, Dialogue]] = None) -> None:
         with self._lock:
             cancelled = self._cancel[run_id]
         self._update(run_id, status="running", started_at=_now())
         stop_beat = threading.Event()
         beat = threading.Thread(target=self._heartbeat, args=(run_id, stop_beat), daemon=True)
         beat.start()
-        jobs = [(system, i) for i in range(config.n_dialogues) for system in config.systems]
+        jobs = [(system, i) for system, i in _jobs(config) if run_dialogue_id(run_id, system, i) not in (skip or {})]
         try:
-            with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix=f"sim-{run_id[-6:]}") as pool:
-                futures = [pool.submit(self._job, run_id, config, system, i, cancelled) for system, i in jobs]
-                for future in as_completed(futures):
-                    dialogue = future.result()
-                    if dialogue is None:
-                        continue
-                    row = dialogue_summary(dialogue)
-                    with self._lock:
-                        state = self._states[run_id]
-                        state["done"] += 1
-                        state["failed"] += 1 if row["errors"] else 0
-                        state["dialogues"].append(row)
-                    self._update(run_id)
-                    if on_dialogue is not None:
-                        on_dialogue(dialogue, row)
+            finished = self._on_ray if self.engine == "ray" else self._on_threads
+            for dialogue in finished(run_id, config, jobs, cancelled):
+                if dialogue is None:
+                    continue
+                row = dialogue_summary(dialogue)
+                with self._lock:
+                    state = self._states[run_id]
+                    state["done"] += 1
+                    state["failed"] += 1 if row["errors"] else 0
+                    state["dialogues"].append(row)
+                self._update(run_id)
+                if on_dialogue is not None:
+                    on_dialogue(dialogue, row)
             final = "cancelled" if cancelled.is_set() else "finished"
             self._update(run_id, status=final, finished_at=_now())
         except Exception as exc:  # a bug in the run loop itself: the run fails visibly
@@ -305,6 +341,40 @@ class RunManager:
                 self._saved_at.pop(run_id, None)
                 self._cancel.pop(run_id, None)
 
+    def _on_threads(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
+                    cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix=f"sim-{run_id[-6:]}") as pool:
+            futures = [pool.submit(self._job, run_id, config, system, i, cancelled) for system, i in jobs]
+            for future in as_completed(futures):
+                yield future.result()
+
+    def _on_ray(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
+                cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
+        """Each dialogue a Ray task that stores its dialogue itself; scoring is queued here."""
+        from arena import distributed
+
+        distributed.connect(self.ray_address)
+        recipe = self.worker_recipe or WorkerRecipe(self.settings)
+        items = [(recipe, run_id, asdict(config), system, i) for system, i in jobs]
+        for item, dialogue, error in distributed.map_unordered(
+                simulate_in_worker, items, max_in_flight=config.concurrency, task_cpus=self.task_cpus,
+                stop=cancelled.is_set):
+            if error is not None:
+                dialogue = self._lost(run_id, config, item[3], item[4], error)
+            self._queue_scoring(dialogue)
+            yield dialogue
+
+    def _lost(self, run_id: str, config: RunConfig, system: str, index: int, error: BaseException) -> Dialogue:
+        """A dialogue whose task failed on every try: the stored copy if it got that far, else kept with its error."""
+        stored = self.store.get_dialogue(run_dialogue_id(run_id, system, index))
+        if stored is not None:
+            return stored
+        dialogue = self._new_dialogue(run_id, config, system, index)
+        dialogue.metadata.setdefault("errors", []).append(f"run: worker lost: {_describe(error)}")
+        dialogue.end("error")
+        self.store.save_dialogue(dialogue)
+        return dialogue
+
     def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
         while not stop.wait(HEARTBEAT_S):
             with self._lock:
@@ -316,13 +386,8 @@ class RunManager:
              cancelled: threading.Event) -> Optional[Dialogue]:
         if cancelled.is_set():
             return None  # never started: nothing to keep
+        dialogue = self._new_dialogue(run_id, config, system, index)
         seed = dialogue_seed(config.seed, index)
-        dialogue = Dialogue(
-            crs_id=system,
-            user=UserInfo(kind=UserKind.SIMULATOR, id=f"sim-{config.simulator}-{seed}", simulator=config.simulator,
-                          details={"seed": seed}),
-            metadata={"source": "simulation", "run_id": run_id, "run_index": index},
-        )
         simulator = None
         try:
             crs = self.registry.get(system)
@@ -350,13 +415,71 @@ class RunManager:
         self._persist(dialogue)
         return dialogue
 
+    @staticmethod
+    def _new_dialogue(run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
+        # The id is fixed by the run, system and index: a retried or resumed dialogue replaces its own row.
+        seed = dialogue_seed(config.seed, index)
+        return Dialogue(
+            dialogue_id=run_dialogue_id(run_id, system, index),
+            crs_id=system,
+            user=UserInfo(kind=UserKind.SIMULATOR, id=f"sim-{config.simulator}-{seed}", simulator=config.simulator,
+                          details={"seed": seed}),
+            metadata={"source": "simulation", "run_id": run_id, "run_index": index},
+        )
+
+    def simulate_one(self, run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
+        """One dialogue of a run, stored (what a Ray task does)."""
+        return self._job(run_id, config, system, index, threading.Event())
+
     def _persist(self, dialogue: Dialogue) -> None:
         self.store.save_dialogue(dialogue)
+        self._queue_scoring(dialogue)
+
+    def _queue_scoring(self, dialogue: Dialogue) -> None:
         if self.scorer is not None and dialogue.utterances:
             try:
                 self.scorer.submit(dialogue.dialogue_id)
             except Exception:
                 log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+
+
+def run_dialogue_id(run_id: str, system: str, index: int) -> str:
+    return f"{run_id}-{system}-{index:04d}"
+
+
+def _jobs(config: RunConfig) -> list[tuple[str, int]]:
+    return [(system, i) for i in range(config.n_dialogues) for system in config.systems]
+
+
+@dataclass(frozen=True)
+class WorkerRecipe:
+    """How a Ray worker builds its run manager: the app's services from the same settings, no scorer."""
+
+    settings: Any
+
+    def __call__(self) -> "RunManager":
+        from webapp.services import build_services
+
+        return RunManager.from_services(build_services(self.settings, metrics=""))
+
+
+_WORKER_MANAGERS: dict[str, "RunManager"] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def simulate_in_worker(recipe: Callable[[], "RunManager"], run_id: str, config: dict[str, Any], system: str,
+                       index: int) -> Dialogue:
+    """The Ray task: build this worker's run manager once per recipe, run one dialogue, store it.
+
+    Recipes are told apart by their repr (a frozen dataclass's repr is its fields): each task
+    receives a fresh copy of the recipe, and a class defined in a script cannot be pickled again.
+    """
+    key = repr(recipe)
+    with _WORKER_LOCK:
+        manager = _WORKER_MANAGERS.get(key)
+        if manager is None:
+            manager = _WORKER_MANAGERS[key] = recipe()
+    return manager.simulate_one(run_id, RunConfig.from_dict(config), system, index)
 
 
 def _describe(exc: BaseException) -> str:

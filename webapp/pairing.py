@@ -16,7 +16,7 @@ import itertools
 import random
 import threading
 import time
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 Pair = tuple[str, str]
 
@@ -120,3 +120,41 @@ class PairScheduler:
     def pending(self) -> int:
         with self._lock:
             return len(self._pending_counts())
+
+
+class SharedPairScheduler:
+    """`PairScheduler` for several app processes: battles under way are claims in the shared store.
+
+    Drawing reads stored and claimed battles and records the new claim under
+    one database lock (`Store.claim_pair`), so replicas behind a load balancer
+    pair systems from one count. `Store.save_battle(..., claim_id=ticket)`
+    removes the claim in the battle's own transaction.
+    """
+
+    def __init__(self, store: Any, *, user_kind: str = "human", pending_ttl_s: float = 1800.0,
+                 rng: Optional[random.Random] = None):
+        self._store = store
+        self._user_kind = user_kind
+        self._ttl = pending_ttl_s
+        self._rng = rng or random.Random()
+        self._lock = threading.Lock()  # random.Random is shared by this process's sessions
+
+    def draw(self, available: Iterable[str]) -> tuple[Pair, str]:
+        names = list(available)
+
+        def choose(counts: Mapping[Iterable[str], int]) -> Pair:
+            with self._lock:
+                return choose_pair(names, counts, self._rng)
+
+        return self._store.claim_pair(choose, user_kind=self._user_kind, ttl_s=self._ttl)
+
+    def complete(self, ticket: Optional[str], save: Callable[[], None]) -> None:
+        """`save` must store the battle with `claim_id=ticket`, which ends the claim atomically."""
+        save()
+
+    def done(self, ticket: Optional[str]) -> None:
+        if ticket is not None:
+            self._store.release_claim(ticket)
+
+    def pending(self) -> int:
+        return self._store.open_claims(self._user_kind)

@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
+from arena import retrieval
 from arena.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
@@ -101,6 +102,7 @@ def build_services(
     """Everything the app needs. With `run_scorer` (the public app) scoring workers start and resume
     the stored queue; without (the researcher app) finished dialogues are only queued in the store."""
     settings = settings or Settings.from_env()
+    retrieval.use_device(settings.device)
     store = Store(settings.db_path)
     llm = llm or build_client(settings)
     registry = CRSRegistry(specs if specs is not None else default_specs(settings, llm))

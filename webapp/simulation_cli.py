@@ -2,6 +2,8 @@
 
     crs-arena simulate run --crs NAME[,NAME...] --simulator KIND -n N --max-turns T --seed S [--concurrency C]
         [--rate-aspects]   (the simulator also fills the aspect rating form)
+        [--engine threads|ray [--address ADDR] [--task-cpus F]] [--db FILE|URL]
+    crs-arena simulate run --resume RUN_ID [--engine ...]   # finish an interrupted run
     crs-arena simulate list     # simulator kinds and systems (with availability)
     crs-arena simulate runs     # evaluation runs recorded in the database
     crs-arena simulate fetch-movielens   # MovieLens-100K for the PEPPER simulator, ahead of first use
@@ -20,6 +22,7 @@ from statistics import mean
 from typing import Any, Optional, Sequence
 
 from arena.config import reports_bad_settings
+from arena.distributed import ENGINES
 from simulators import KINDS, resolve_kind
 from webapp.background_scorer import BackgroundScorer
 from webapp.services import Services, build_services
@@ -31,8 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="crs-arena simulate", description="Simulated evaluation of CRSs.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="simulate dialogues with one or more systems")
-    run.add_argument("--crs", required=True, help="system name(s), comma-separated")
-    run.add_argument("--simulator", required=True, help=f"one of: {', '.join(KINDS)}")
+    run.add_argument("--crs", default=None, help="system name(s), comma-separated")
+    run.add_argument("--simulator", default=None, help=f"one of: {', '.join(KINDS)}")
     run.add_argument("-n", "--dialogues", type=int, default=10, help="dialogues per system (default 10)")
     run.add_argument("--max-turns", type=int, default=None, help="user turns per dialogue (default ARENA_MAX_TURNS)")
     run.add_argument("--seed", type=int, default=0)
@@ -44,7 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-score", action="store_true", help="do not queue automatic scoring")
     run.add_argument("--rate-aspects", action="store_true",
                      help="the simulator fills the aspect rating form at the end of each dialogue (needs an LLM)")
-    run.add_argument("--db", default=None, help="database file (default ARENA_DB)")
+    run.add_argument("--db", default=None, help="database file or postgresql:// URL (default ARENA_DB)")
+    run.add_argument("--engine", choices=ENGINES, default="threads",
+                     help="threads in this process (default) or one Ray task per dialogue")
+    run.add_argument("--address", default=None,
+                     help="Ray only: cluster address (e.g. ray://head:10001 or auto; default: a local Ray)")
+    run.add_argument("--task-cpus", type=float, default=1.0,
+                     help="Ray only: CPUs reserved per dialogue task (below 1 for LLM-bound simulators)")
+    run.add_argument("--resume", metavar="RUN_ID", default=None,
+                     help="continue an interrupted run with its stored settings, skipping stored dialogues")
     sub.add_parser("list", help="simulator kinds and systems")
     runs = sub.add_parser("runs", help="evaluation runs in the database")
     runs.add_argument("--db", default=None)
@@ -92,16 +103,21 @@ def _wait_for_scoring(scorer: BackgroundScorer, timeout_s: float = 1800.0) -> No
 def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from arena.store import describe_location
     from webapp.evaluation_runs import RunConfig, RunManager, rating_options
 
+    if args.resume is None and not (args.crs and args.simulator):
+        print("error: a new run needs --crs and --simulator (or --resume RUN_ID)", file=sys.stderr)
+        return 2
     try:
-        kind = resolve_kind(args.simulator)
+        kind = resolve_kind(args.simulator) if args.resume is None else None
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     services = _services(args.db, score=not args.no_score)
-    manager = RunManager.from_services(services)
-    config = RunConfig(
+    manager = RunManager.from_services(services, engine=args.engine, ray_address=args.address,
+                                       task_cpus=args.task_cpus)
+    config = None if args.resume is not None else RunConfig(
         systems=args.crs.split(","),
         simulator=kind,
         n_dialogues=args.dialogues,
@@ -113,12 +129,16 @@ def cmd_run(args: argparse.Namespace) -> int:
                  **(rating_options(services.settings) if args.rate_aspects else {})},
     )
     try:
-        run_id = manager.start(config)
+        run_id = manager.start(config, args.resume, resume=args.resume is not None)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         services.close()
         return 2
-    print(f"run {run_id}: {config.total} dialogues, simulator {kind}, database {services.settings.db_path}")
+    state = manager.status(run_id)
+    config = RunConfig.from_dict(state["config"])
+    resumed = f", {state['done']} already stored" if args.resume else ""
+    print(f"run {run_id}: {config.total} dialogues{resumed}, simulator {config.simulator}, engine {args.engine}, "
+          f"database {describe_location(services.store.location)}")
     if services.llm is not None and config.concurrency > services.llm.concurrency:
         print(f"note: at most {services.llm.concurrency} LLM calls run at once; raise ARENA_LLM_CONCURRENCY "
               f"to match --concurrency {config.concurrency}", file=sys.stderr)

@@ -22,13 +22,13 @@ from arena.corpus.reading import load_dialogues
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
 from arena.refusals import check_output_file, run_refusing
-from arena.store import Store
+from arena.store import Store, is_database_url
 
 SINGLE_FILE_SUFFIXES = (".json", ".jsonl")
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=None, help="SQLite database (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
 
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
@@ -80,7 +80,7 @@ def _export(args: argparse.Namespace) -> int:
     settings = Settings.from_env(db_path=args.db)
     db = settings.db_path
     salt = args.salt or (settings.pseudonym_salt.get_secret_value() if settings.pseudonym_salt else None)
-    if not db.exists():
+    if not is_database_url(str(db)) and not Path(db).exists():
         print(f"error: no database at {db} (set --db or ARENA_DB)", file=sys.stderr)
         return 2
     ended = True if args.ended_only else None

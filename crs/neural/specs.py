@@ -9,6 +9,7 @@ first, then the Hugging Face cache (never the network).
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -119,6 +120,10 @@ def load_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Path
     from crs.neural import loading
 
     options = options or RuntimeOptions.from_settings(settings)
+    if options.device is None:
+        from arena.devices import resolve_device
+
+        options = replace(options, device=resolve_device(settings.device))
     models_dir = Path(settings.models_dir)
     kg_dir = kg_folder(variant, kg_root)
     kg = shared(("kg", str(kg_dir.resolve())), lambda: loading.load_kg(kg_dir))

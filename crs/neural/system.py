@@ -16,13 +16,14 @@ import threading
 from abc import abstractmethod
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import torch
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.devices import move_tensors, running_on
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.variants import RuntimeOptions
 
@@ -179,7 +180,7 @@ class NeuralCRS(ConversationalRecommender):
 
     def reply(self, dialogue: Dialogue) -> NeuralReply:
         turns, done = self._turns(dialogue)
-        with self._lock, _threads(self.runtime.threads), torch.inference_mode():
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), running_on(self.runtime.device):
             state = self._state_before(turns, done)
             inputs = self.prepare(turns, self._entities(turns))
             option, state_after = self._choose(inputs, state)
@@ -193,8 +194,14 @@ class NeuralCRS(ConversationalRecommender):
     def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
         """The system's item ranking for the dialogue so far, whatever the policy says."""
         turns, _ = self._turns(dialogue)
-        with self._lock, _threads(self.runtime.threads), torch.inference_mode():
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), running_on(self.runtime.device):
             return self._to_items(self.rank(self.prepare(turns, self._entities(turns)), k))
+
+    def to_device(self, device: str) -> "NeuralCRS":
+        """Move the models and precomputed tensors to `device`; later turns run there (16-bit on a GPU)."""
+        move_tensors(self, device)
+        self.runtime = replace(self.runtime, device=device)
+        return self
 
     @staticmethod
     def recommendation_text(items: list[RecommendedItem]) -> str:

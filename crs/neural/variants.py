@@ -110,8 +110,11 @@ class RuntimeOptions:
     threads: Optional[int] = DEFAULT_THREADS
     max_new_tokens: Optional[int] = DEFAULT_MAX_NEW_TOKENS  # None: the originals' bounds
     quantize: Optional[bool] = None  # None = auto
+    device: Optional[str] = None  # "cpu" or "cuda"; None: Settings.device (ARENA_DEVICE) decides at load
 
     def quantizes(self, family: str) -> bool:
+        if self.device not in (None, "cpu"):
+            return False  # int8 dynamic quantization is a CPU kernel; GPUs run 16-bit instead
         return family in QUANTIZED_BY_DEFAULT if self.quantize is None else self.quantize
 
     @classmethod

@@ -1,4 +1,4 @@
-"""Many threads and processes writing one database lose nothing; a killed writer corrupts nothing."""
+"""Many threads and processes writing one database (SQLite or PostgreSQL) lose nothing; a killed writer corrupts nothing."""
 
 import multiprocessing
 import os
@@ -18,9 +18,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-def test_threads_lose_nothing(tmp_path):
-    db = tmp_path / "threads.sqlite3"
-    store = Store(db)
+def test_threads_lose_nothing(db_location):
+    store = Store(db_location)
     barrier = threading.Barrier(8)
 
     def work(worker):
@@ -47,8 +46,8 @@ def test_threads_lose_nothing(tmp_path):
     store.close()
 
 
-def test_processes_lose_nothing(tmp_path):
-    db = str(tmp_path / "procs.sqlite3")
+def test_processes_lose_nothing(db_location):
+    db = db_location
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
         results = pool.starmap(store_workers.write_dialogues, [(db, w, 50) for w in range(4)])

@@ -44,13 +44,14 @@ def _free_port() -> int:
 class PostgresServer:
     """Start with `start()`, make databases with `create_database()`, end with `stop()`."""
 
-    def __init__(self, bin_dir: Path):
+    def __init__(self, bin_dir: Path, *, durable: bool = False):
         self.bin_dir = bin_dir
         self.root = Path(tempfile.mkdtemp(prefix="arena-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
         self.user = "arena"
         self._as_postgres = os.geteuid() == 0
+        self.durable = durable  # benchmarks want PostgreSQL's real commit cost; tests do not
 
     def _run(self, *args: str) -> None:
         cmd = [str(self.bin_dir / args[0]), *args[1:]]
@@ -65,9 +66,9 @@ class PostgresServer:
             shutil.chown(self.root, "postgres", "postgres")
         self._run("initdb", "-D", str(self.data), "-U", self.user, "-A", "trust", "-E", "UTF8",
                   "--no-locale", "--no-sync")
-        # Durability settings are off: the cluster is deleted after the tests anyway.
-        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200"
+        if not self.durable:  # the cluster is deleted after the tests anyway
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-o", options,
                   "-w", "-t", "60", "start")
         return self

@@ -21,9 +21,9 @@ import gradio as gr
 
 from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from webapp.pairing import NotEnoughSystems, SharedPairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.store_safety import BattleAlreadyVoted, save_battle_once
-from webapp.pairing import NotEnoughSystems, PairScheduler
 from webapp.services import Services
 from webapp.ui import aspect_form
 from webapp.ui.chat_tab import CONSENT, session_user_id
@@ -58,13 +58,11 @@ class BattleSession:
         return all(self.rated(s) for s in SIDES)
 
 
-def scheduler_for(services: Services) -> PairScheduler:
-    """One scheduler per Services (that is, per process), counting human battles."""
+def scheduler_for(services: Services) -> SharedPairScheduler:
+    """One scheduler per Services, counting human battles stored or under way in any app process."""
     scheduler = services.extras.get("pair_scheduler")
     if scheduler is None:
-        scheduler = services.extras.setdefault(
-            "pair_scheduler", PairScheduler(lambda: services.store.pair_counts(user_kind=UserKind.HUMAN))
-        )
+        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
     return scheduler
 
 
@@ -195,9 +193,10 @@ def vote(
                 services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
                 started_at=session.started_at, burst_votes=settings.burst_votes,
                 burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
+                claim_id=session.ticket,
             )
 
-        # Saved under the scheduler's lock, so no draw counts this battle twice (stored and under way).
+        # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         try:
             scheduler_for(services).complete(session.ticket, save)
         except BattleAlreadyVoted:
