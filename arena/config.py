@@ -243,6 +243,17 @@ def offline_model_environment() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def worker_environment(import_paths: list[str]) -> dict[str, str]:
+    """What a worker process on another machine needs from this one's environment: the import
+    path (plus these `import_paths`), offline model loading and the LLM endpoint and key."""
+    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(
+        import_paths + os.environ.get("PYTHONPATH", "").split(os.pathsep)))}
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return env
+
+
 def env_name(field: str) -> str:
     """The environment variable of a Settings field."""
     alias = Settings.model_fields[field].validation_alias

@@ -15,6 +15,8 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, Optional
 
+from arena.config import worker_environment
+
 ENGINES = ("threads", "ray")
 MAX_RETRIES = 2
 
@@ -27,10 +29,7 @@ def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None) ->
         return
     # Workers import this project's modules (and, in tests, their helpers) from the same paths.
     paths = [p for p in sys.path if p and os.path.isdir(p) and not p.startswith(sys.prefix)]
-    env = {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths + os.environ.get("PYTHONPATH", "").split(os.pathsep)))}
-    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-        if os.environ.get(name):
-            env[name] = os.environ[name]
+    env = worker_environment(paths)
     if address:
         ray.init(address=address, runtime_env={"env_vars": env}, log_to_driver=False)
     else:

@@ -20,6 +20,7 @@ from typing import Any, Iterator, Optional
 
 from arena import distributed
 from arena.store import Store
+from evaluators.annotator_choice import annotator_named, client_if_needed
 from evaluators.scoring import REGISTRY, score_dialogue
 
 
@@ -43,13 +44,11 @@ _WORKERS_LOCK = threading.Lock()
 
 def _worker(job: ScoringJob) -> tuple[Store, Any, Any]:
     """This process's store, LLM client and annotator for `job` (built once)."""
-    from evaluators.cli import _annotator, _client_if_needed
-
     key = repr(job)
     with _WORKERS_LOCK:
         if key not in _WORKERS:
-            client = _client_if_needed(list(job.metrics), job.annotator, job.settings)
-            _WORKERS[key] = (Store(job.location), client, _annotator(job.annotator, client))
+            client = client_if_needed(list(job.metrics), job.annotator, job.settings)
+            _WORKERS[key] = (Store(job.location), client, annotator_named(job.annotator, client))
         return _WORKERS[key]
 
 

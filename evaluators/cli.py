@@ -26,31 +26,8 @@ from arena.corpus import cli as corpus_cli
 from arena.corpus.dialoguekit import DialogueImportError, scored_record
 from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
-from arena.llm import LLMClient
-from evaluators.acts.base import ActAnnotator
 from arena.distributed import ENGINES
-
-
-def _annotator(kind: str, client: Optional[LLMClient]) -> Optional[ActAnnotator]:
-    if kind == "offline":
-        from evaluators.acts.offline import OfflineActAnnotator
-
-        return OfflineActAnnotator()
-    if kind == "llm":
-        from evaluators.acts.llm import LLMActAnnotator
-
-        return LLMActAnnotator(client)
-    return None  # auto: scoring.default_annotator decides
-
-
-def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Settings) -> Optional[LLMClient]:
-    needs = "core" in metrics or annotator_kind == "llm" or (
-        annotator_kind == "auto" and settings.llm_provider == "openai")
-    if not needs:
-        return None
-    from arena.llm import build_client
-
-    return build_client(settings)
+from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
 
 
 record_of = scored_record  # the name the scored-corpus tests and scripts use
