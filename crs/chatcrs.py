@@ -25,7 +25,7 @@ from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient, LLMError, Message
 from arena.mentions import normalize
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
-from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.recommender import Recommender, load_recommender
 from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
 
