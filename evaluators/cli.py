@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from arena.corpus import cli as corpus_cli
+from evaluators import recall
 
 
 def _annotator(kind: str, client: Any):
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_meta)
 
     corpus_cli.add_parser(sub)
+    recall.add_parser(sub)
     return parser
 
 

@@ -93,8 +93,11 @@ def train_pairwise(
 
     rng = np.random.default_rng(seed)
     weights = np.asarray(start if start is not None else np.ones(len(features)), np.float32)
+    collected: list[np.ndarray] = []
     for _ in range(rounds):
-        differences = _pairs(turns, weights, rng, hard, random)
+        # Pairs of earlier rounds stay: training on the latest hard competitors alone oscillates.
+        collected.append(_pairs(turns, weights, rng, hard, random))
+        differences = np.concatenate(collected)
         if len(differences) == 0:
             raise ValueError("no training pairs: every turn needs at least one target item")
         # Symmetric pairs (d, 1) and (-d, 0) keep the model without an intercept balanced.
