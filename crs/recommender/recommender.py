@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
@@ -91,7 +92,9 @@ class Recommender:
 
     # -- ranking -----------------------------------------------------------------------------
     def scores(self, ctx: RequestContext) -> np.ndarray:
-        return self.combination.score(feature_matrix(self.signals, ctx))
+        # One BLAS thread: on a small shared machine more threads wait on each other (5x slower).
+        with threadpool_limits(1, user_api="blas"):
+            return self.combination.score(feature_matrix(self.signals, ctx))
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
              leave_out_rejected: bool = True) -> list[Ranked]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Optional, Protocol, Sequence
 
@@ -49,6 +50,33 @@ class Signal(Protocol):
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
         """One float32 vector over the catalog per name in `features`."""
+
+
+class TextCache:
+    """Results per utterance text, least recently used dropped first: in a live dialogue
+    every call repeats the earlier utterances, so each call computes only the new one."""
+
+    def __init__(self, compute: Callable[[str], np.ndarray], size: int = 2048):
+        self.compute = compute
+        self.size = size
+        self.entries: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def many(self, texts: Sequence[str], compute_many: Optional[Callable] = None) -> list[np.ndarray]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.entries]
+        if missing:
+            values = compute_many(missing) if compute_many else [self.compute(t) for t in missing]
+            for text, value in zip(missing, values):
+                self.entries[text] = value
+        out = []
+        for text in texts:
+            self.entries.move_to_end(text)
+            out.append(self.entries[text])
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return out
+
+    def __call__(self, text: str) -> np.ndarray:
+        return self.many([text])[0]
 
 
 def _decay(age: int) -> float:
@@ -80,6 +108,7 @@ class LexicalSignal:
         self.stopwords = sorted(FUNCTION_WORDS | REQUEST_WORDS)
         self.index = bm25s.BM25()
         self.index.index(self._tokens([item_text(item) for item in catalog.items]), show_progress=False)
+        self.cached_query = TextCache(self.query, size=512)
 
     def _tokens(self, texts: Sequence[str]):
         return self._bm25s.tokenize(list(texts), stopwords=self.stopwords, stemmer=self._stemmer, show_progress=False)
@@ -94,10 +123,10 @@ class LexicalSignal:
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
         user = ctx.user_texts
-        last = self.query(user[-1][1]) if user else np.zeros(self.size, np.float32)
+        last = self.cached_query(user[-1][1]) if user else np.zeros(self.size, np.float32)
         dialogue = np.zeros(self.size, np.float32)
         for age, text in user:
-            dialogue += _decay(age) * _scaled(self.query(text))
+            dialogue += _decay(age) * _scaled(self.cached_query(text))
         negated = np.zeros(self.size, np.float32)
         if ctx.negated_phrases:
             negated = self.query(" ".join(ctx.negated_phrases))
@@ -111,20 +140,21 @@ class DenseSignal:
 
     def __init__(self, item_matrix: np.ndarray, encode: Callable[[Sequence[str]], np.ndarray],
                  row_of: dict[str, int]):
-        self.matrix = np.asarray(item_matrix, dtype=np.float32)
+        self.matrix = np.ascontiguousarray(item_matrix, dtype=np.float32)
         self.encode = encode
         self.row_of = row_of
+        self.vectors = TextCache(lambda text: encode([text])[0], size=2048)
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
         size = self.matrix.shape[0]
         user = [(age, t) for age, t in ctx.user_texts if t.strip()][-4:]
         last = dialogue = liked = np.zeros(size, np.float32)
         if user:
-            vectors = self.encode([t for _, t in user])
-            last = self.matrix @ vectors[-1]
+            vectors = np.stack(self.vectors.many([t for _, t in user], compute_many=self.encode))
             weights = np.array([_decay(age) for age, _ in user], dtype=np.float32)
             query = (weights[:, None] * vectors).sum(axis=0)
-            dialogue = self.matrix @ (query / max(float(np.linalg.norm(query)), 1e-6))
+            query /= max(float(np.linalg.norm(query)), 1e-6)
+            last, dialogue = (self.matrix @ np.stack([vectors[-1], query], axis=1)).T
         rows = [self.row_of[m.item.item_id] for m in ctx.items
                 if m.by_user and not m.negative and m.item.item_id in self.row_of]
         if rows:
