@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from arena.dialogue import Dialogue
+from crs.recommender.training import recall_per_target
 
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
 MIN_ITEMS = 50
@@ -38,20 +39,6 @@ def dialogue_from_context(context: Sequence[str], crs_id: str = "") -> Dialogue:
         else:
             dialogue.add_agent(str(text))
     return dialogue
-
-
-def recall_at(rankings: Iterable[Sequence[str]], targets: Iterable[Sequence[str]], ks: Sequence[int]) -> tuple[dict[int, float], int]:
-    """(Recall@k for each k, number of samples): each target of each turn is one sample."""
-    hits = {k: 0 for k in ks}
-    samples = 0
-    for ranking, wanted in zip(rankings, targets):
-        position = {name: i for i, name in reversed(list(enumerate(ranking)))}
-        for target in wanted:
-            samples += 1
-            where = position.get(target)
-            for k in ks:
-                hits[k] += where is not None and where < k
-    return ({k: (hits[k] / samples if samples else 0.0) for k in ks}, samples)
 
 
 def _names(system: Any, items) -> list[str]:
@@ -135,7 +122,7 @@ def cmd_recall(args) -> int:
     with source.open(encoding="utf-8") as lines, out_path.open("w", encoding="utf-8") as out:
         rankings, targets, seconds, bad = rank_file(system, lines, k, out, args.crs)
     ks = KS.get(dataset, (1, 10, 50))
-    scores, samples = recall_at(rankings, targets, ks)
+    scores, samples = recall_per_target(rankings, targets, ks)
     version = getattr(getattr(system, "recommender", None), "version", "")
     print(f"{args.crs} on {source.name}: {len(rankings)} turns, {samples} target items"
           + (f", {bad} unreadable lines skipped" if bad else "") + (f" [{version}]" if version else ""))

@@ -114,16 +114,22 @@ def training_turns(recommender_for: Callable[[Turn], Recommender], turns: Sequen
     return out
 
 
-def recall(rankings: Sequence[Sequence[str]], turns: Sequence[Turn], ks: Sequence[int]) -> dict[int, float]:
-    """Recall@k as iEvaLM counts it: every target of every turn is one sample."""
+def recall_per_target(rankings: Iterable[Sequence[str]], targets: Iterable[Sequence[str]],
+                      ks: Sequence[int]) -> tuple[dict[int, float], int]:
+    """(Recall@k for each k, number of samples) as iEvaLM counts it: every target of every
+    turn is one sample, a hit when it is among the first k of that turn's ranking."""
     hits = {k: 0 for k in ks}
     samples = 0
-    for ranking, turn in zip(rankings, turns):
-        for target in turn.targets:
+    for ranking, wanted in zip(rankings, targets):
+        position: dict[str, int] = {}
+        for index, name in enumerate(ranking):
+            position.setdefault(name, index)
+        for target in wanted:
             samples += 1
+            where = position.get(target)
             for k in ks:
-                hits[k] += target in ranking[:k]
-    return {k: hits[k] / samples if samples else 0.0 for k in ks}
+                hits[k] += where is not None and where < k
+    return {k: (hits[k] / samples if samples else 0.0) for k in ks}, samples
 
 
 def evaluate(recommender: Recommender, turns: Sequence[Turn], ks: Sequence[int],
@@ -140,7 +146,7 @@ def evaluate(recommender: Recommender, turns: Sequence[Turn], ks: Sequence[int],
             rankings.append([r.item.item_id for r in recommender.rank(ctx, max(ks), leave_out_rejected=False)])
     finally:
         recommender.combination = saved
-    return recall(rankings, turns, ks)
+    return recall_per_target(rankings, [t.targets for t in turns], ks)[0]
 
 
 def statistics_of(turns: Sequence[Turn]) -> ItemStatistics:
