@@ -71,9 +71,10 @@ class RequestContext:
 
     @property
     def user_texts(self) -> list[tuple[int, str]]:
-        """(age, text) of every user utterance, oldest first."""
+        """(age, text) of every user utterance, oldest first, less what negations rule out
+        (those words score separately, see `negated_phrases`)."""
         n = len(self.texts)
-        return [(n - 1 - i, t) for i, (t, u) in enumerate(zip(self.texts, self.from_user)) if u]
+        return [(n - 1 - i, without_negations(t)) for i, (t, u) in enumerate(zip(self.texts, self.from_user)) if u]
 
     def rejected_ids(self) -> set[str]:
         return {m.item.item_id for m in self.items if m.by_user and (m.negative or m.seen)}
@@ -100,6 +101,13 @@ def negated_before(text: str, start: int) -> bool:
     return False
 
 
+def _scope_end(text: str, start: int) -> int:
+    """Where a negation that ends at `start` stops: the clause end or the next comma."""
+    _, end = clause_bounds(text, start)
+    comma = text.find(",", start, end)
+    return comma if comma >= 0 else end
+
+
 def negated_phrases(text: str) -> list[str]:
     """The content words each negation cue rules out: "nothing too gory please" -> ["gory"]."""
     out = []
@@ -107,7 +115,7 @@ def negated_phrases(text: str) -> list[str]:
         rest = text[cue.end():]
         if _POSITIVE_AFTER_CUE.match(rest):
             continue
-        _, end = clause_bounds(text, cue.end())
+        end = _scope_end(text, cue.end())
         words = [
             w for w in normalize(text[cue.end():end]).split()[:4]
             if w not in FUNCTION_WORDS and w not in _NEGATION_FILLER
@@ -115,6 +123,19 @@ def negated_phrases(text: str) -> list[str]:
         if words:
             out.append(" ".join(words))
     return out
+
+
+def without_negations(text: str) -> str:
+    """The text less what its negation cues rule out: "horror but nothing too gory" -> "horror but"."""
+    cut, kept = 0, []
+    for cue in NEGATION_CUE.finditer(text):
+        if cue.start() < cut or _POSITIVE_AFTER_CUE.match(text[cue.end():]):
+            continue
+        end = _scope_end(text, cue.end())
+        kept.append(text[cut:cue.start()])
+        cut = end
+    kept.append(text[cut:])
+    return " ".join(part.strip() for part in kept if part.strip())
 
 
 def read_context(

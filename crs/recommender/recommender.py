@@ -30,6 +30,7 @@ from arena.mentions import normalize
 from crs.recommender.combination import LinearCombination
 from crs.recommender.context import RequestContext, read_context
 from crs.recommender.signals import (
+    CatalogPriorSignal,
     CoMentionSignal,
     DenseSignal,
     GraphSignal,
@@ -155,7 +156,7 @@ def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional
     if item_matrix is not None and encode is not None:
         signals.append(DenseSignal(item_matrix, encode, row_of))
     signals += [MentionSignal(row_of, size), graph, CoMentionSignal(stats, row_of, size),
-                PopularitySignal(stats, row_of, size)]
+                PopularitySignal(stats, row_of, size), CatalogPriorSignal(catalog, graph)]
     return signals
 
 

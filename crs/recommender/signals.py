@@ -15,7 +15,9 @@ call stays within milliseconds:
   out, and items sharing graph neighbours with the titles the user liked.
 - `CoMentionSignal`: items that other dialogues mention together with the titles
   the user liked (counts from the training dialogues, see `statistics.py`).
-- `PopularitySignal`: how often the training dialogues recommend or mention an item.
+- `PopularitySignal`: how often the training dialogues mention an item, and how
+  often they recommend it.
+- `CatalogPriorSignal`: the item's year and how much the knowledge graph knows of it.
 """
 
 from __future__ import annotations
@@ -256,15 +258,36 @@ class CoMentionSignal:
         return [_scaled(liked), _scaled(anything)]
 
 
+def _log_scaled(counts: np.ndarray) -> np.ndarray:
+    return (np.log1p(counts) / max(math.log1p(float(counts.max(initial=0))), 1e-6)).astype(np.float32)
+
+
 class PopularitySignal:
-    features = ("popularity",)
+    features = ("popularity", "popularity_recommended")
 
     def __init__(self, stats: ItemStatistics, row_of: dict[str, int], size: int):
-        counts = stats.popularity_vector(row_of, size)
-        self.vector = (np.log1p(counts) / max(math.log1p(float(counts.max(initial=0))), 1e-6)).astype(np.float32)
+        self.named = _log_scaled(stats.popularity_vector(row_of, size))
+        self.recommended = _log_scaled(stats.popularity_vector(row_of, size, stats.recommended))
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
-        return [self.vector]
+        return [self.named, self.recommended]
+
+
+class CatalogPriorSignal:
+    """What the catalog itself says about an item's appeal, whatever the dialogue: how
+    recent it is and how much the knowledge graph knows about it (well-known films have
+    more people and genres linked)."""
+
+    features = ("recent", "graph_degree")
+
+    def __init__(self, catalog: Catalog, graph: "GraphSignal"):
+        years = np.array([item.year or 0 for item in catalog.items], dtype=np.float32)
+        self.recent = np.where(years > 0, np.clip((years - 1950) / 70, 0, 1), 0).astype(np.float32)
+        degree = np.asarray(graph.incidence.sum(axis=1)).ravel().astype(np.float32)
+        self.degree = _log_scaled(degree)
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        return [self.recent, self.degree]
 
 
 def feature_names(signals: Sequence[Signal]) -> list[str]:

@@ -2,7 +2,8 @@
 
 A dialogue contributes the set of catalog items it names (by either side, or as
 a recommendation target). Popularity is the number of dialogues naming an item;
-co-mention counts how many dialogues name both items of a pair. Both are saved
+co-mention counts how many dialogues name both items of a pair; `recommended`
+counts how often an item is a turn's recommendation target. Both are saved
 as a small JSON file keyed by catalog item id (see `scripts/train_recommender.py`
 for the data they come from), so the product never reads the training data.
 """
@@ -24,20 +25,24 @@ from scipy import sparse
 class ItemStatistics:
     popularity: dict[str, int] = field(default_factory=dict)  # item id -> dialogues naming it
     comention: dict[tuple[str, str], int] = field(default_factory=dict)  # (a, b), a < b -> dialogues
+    recommended: dict[str, int] = field(default_factory=dict)  # item id -> turns recommending it
 
     @classmethod
-    def from_dialogues(cls, item_sets: Iterable[Iterable[str]]) -> "ItemStatistics":
+    def from_dialogues(cls, item_sets: Iterable[Iterable[str]],
+                       recommendations: Iterable[str] = ()) -> "ItemStatistics":
+        """`item_sets`: the items each dialogue names; `recommendations`: every target item
+        of every training turn (an item recommended twice counts twice)."""
         popularity: collections.Counter[str] = collections.Counter()
         pairs: collections.Counter[tuple[str, str]] = collections.Counter()
         for items in item_sets:
             distinct = sorted(set(items))
             popularity.update(distinct)
             pairs.update(itertools.combinations(distinct, 2))
-        return cls(dict(popularity), dict(pairs))
+        return cls(dict(popularity), dict(pairs), dict(collections.Counter(recommendations)))
 
-    def popularity_vector(self, row_of: dict[str, int], size: int) -> np.ndarray:
+    def popularity_vector(self, row_of: dict[str, int], size: int, counts: dict[str, int] | None = None) -> np.ndarray:
         vector = np.zeros(size, dtype=np.float32)
-        for item_id, count in self.popularity.items():
+        for item_id, count in (self.popularity if counts is None else counts).items():
             row = row_of.get(item_id)
             if row is not None:
                 vector[row] = count
@@ -61,6 +66,7 @@ class ItemStatistics:
         return {
             "popularity": dict(sorted(self.popularity.items())),
             "comention": [[a, b, n] for (a, b), n in sorted(self.comention.items())],
+            "recommended": dict(sorted(self.recommended.items())),
         }
 
     @classmethod
@@ -68,6 +74,7 @@ class ItemStatistics:
         return cls(
             {str(k): int(v) for k, v in data.get("popularity", {}).items()},
             {(str(a), str(b)): int(n) for a, b, n in data.get("comention", [])},
+            {str(k): int(v) for k, v in data.get("recommended", {}).items()},
         )
 
     def save(self, path: Path) -> None:

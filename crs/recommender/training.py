@@ -150,4 +150,4 @@ def evaluate(recommender: Recommender, turns: Sequence[Turn], ks: Sequence[int],
 
 
 def statistics_of(turns: Sequence[Turn]) -> ItemStatistics:
-    return ItemStatistics.from_dialogues(dialogue_item_sets(turns))
+    return ItemStatistics.from_dialogues(dialogue_item_sets(turns), [t for turn in turns for t in turn.targets])

@@ -6,6 +6,7 @@ import numpy as np
 
 from crs.recommender.context import has_request_content, negated_phrases, read_context
 from crs.recommender.signals import (
+    CatalogPriorSignal,
     CoMentionSignal,
     GraphSignal,
     LexicalSignal,
@@ -81,14 +82,25 @@ def test_graph_neighbours_of_people_and_liked_titles(films):
 
 def test_comention_and_popularity_from_counts(films):
     catalog, _ = films
-    stats = ItemStatistics.from_dialogues([["1", "8"], ["1", "8", "3"], ["4"], ["4"], ["4"]])
+    stats = ItemStatistics.from_dialogues([["1", "8"], ["1", "8", "3"], ["4"], ["4"], ["4"]], ["8", "8", "3"])
     assert stats.popularity == {"1": 2, "8": 2, "3": 1, "4": 3}
+    assert stats.recommended == {"8": 2, "3": 1}
     assert stats.comention[("1", "8")] == 2
     r = rows(catalog)
     liked, _ = CoMentionSignal(stats, r, len(catalog.items)).scores(ctx_of(catalog, "I liked Heat"))
     assert best(catalog, liked) == ["Ocean's Eleven"] and liked[r["4"]] == 0
-    (popularity,) = PopularitySignal(stats, r, len(catalog.items)).scores(ctx_of(catalog, "hi"))
+    popularity, recommended = PopularitySignal(stats, r, len(catalog.items)).scores(ctx_of(catalog, "hi"))
     assert best(catalog, popularity) == ["Toy Story"] and popularity[r["5"]] == 0
+    assert best(catalog, recommended) == ["Ocean's Eleven"] and recommended[r["4"]] == 0
+
+
+def test_catalog_prior_favours_recent_well_linked_items(films):
+    catalog, kg_path = films
+    graph = GraphSignal.from_kg_file(catalog, kg_path)
+    recent, degree = CatalogPriorSignal(catalog, graph).scores(ctx_of(catalog, "hi"))
+    r = rows(catalog)
+    assert recent[r["5"]] > recent[r["1"]] > recent[r["2"]]  # 2004 > 1995 > 1972
+    assert degree[r["1"]] > degree[r["5"]]  # two stars, two genres vs one star, one genre
 
 
 def test_statistics_round_trip(tmp_path):
