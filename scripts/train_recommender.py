@@ -31,6 +31,7 @@ from crs.recommender.recommender import RECOMMENDER_DIR, Recommender, build_sign
 from crs.recommender.signals import feature_names  # noqa: E402
 from crs.recommender.training import (  # noqa: E402
     evaluate,
+    full_matrices,
     read_turns,
     split_dialogues,
     statistics_of,
@@ -43,7 +44,7 @@ TRAINING_FILES = {
     "opendialkg": ["opendialkg_eval/train_data_processed.jsonl", "opendialkg_eval/valid_data_processed.jsonl"],
 }
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
-REGULARIZATION = (0.1, 1.0, 10.0)
+REGULARIZATION = (0.1, 1.0)
 DEV_FRACTION = 0.2
 
 
@@ -102,12 +103,15 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool) -> No
     examples = training_turns(lambda t: rec_for_a if t.dialog_id in in_a else rec_for_b, fit, context, seed)
     features = feature_names(rec_for_a.signals)
     rec_dev = recommender(statistics_of(fit))
+    dev_matrices = full_matrices(rec_dev, dev, context)
     ks = KS[dataset]
+    print(f"[{dataset}] features of {len(examples)} fitting and {len(dev)} development turns "
+          f"in {time.monotonic() - started:.0f} s")
 
     results = []
     for regularization in REGULARIZATION:
         combination = train_pairwise(examples, features, seed=seed, regularization=regularization)
-        scores = evaluate(rec_dev, dev, ks, combination, context)
+        scores = evaluate(rec_dev, dev, dev_matrices, combination.weights, ks)
         results.append((scores[ks[1]] + scores[ks[2]], regularization, combination, scores))
         print(f"[{dataset}] C={regularization}: dev " + " ".join(f"R@{k} {v:.3f}" for k, v in scores.items()))
     _, best_c, best, best_scores = max(results, key=lambda r: (r[0], -r[1]))
@@ -115,7 +119,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool) -> No
     for name in ("popularity", "bm25_last", "dense_dialogue"):
         if name in features:
             single = LinearCombination.uniform(features, {name: 1.0})
-            baselines[name] = evaluate(rec_dev, dev, ks, single, context)
+            baselines[name] = evaluate(rec_dev, dev, dev_matrices, single.weights, ks)
             print(f"[{dataset}] {name} alone: dev " + " ".join(f"R@{k} {v:.3f}" for k, v in baselines[name].items()))
 
     best.notes.update({

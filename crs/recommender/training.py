@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from arena.catalog import Catalog
-from crs.recommender.combination import LinearCombination, TrainingTurn
+from crs.recommender.combination import TrainingTurn
 from crs.recommender.context import RequestContext
 from crs.recommender.recommender import Recommender
 from crs.recommender.signals import feature_matrix
@@ -132,20 +132,22 @@ def recall_per_target(rankings: Iterable[Sequence[str]], targets: Iterable[Seque
     return {k: (hits[k] / samples if samples else 0.0) for k in ks}, samples
 
 
-def evaluate(recommender: Recommender, turns: Sequence[Turn], ks: Sequence[int],
-             combination: Optional[LinearCombination] = None,
-             contexts: Optional[Callable[[Recommender, Turn], RequestContext]] = None) -> dict[int, float]:
+def full_matrices(recommender: Recommender, turns: Sequence[Turn],
+                  contexts: Callable[[Recommender, Turn], RequestContext]) -> list[np.ndarray]:
+    """Each turn's (items x features) matrix over the whole catalog, as float16 to save memory."""
+    return [feature_matrix(recommender.signals, contexts(recommender, t)).astype(np.float16) for t in turns]
+
+
+def evaluate(recommender: Recommender, turns: Sequence[Turn], matrices: Sequence[np.ndarray],
+             weights: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
     """Recall@k of full-catalog rankings (nothing excluded, as in the offline protocol)."""
-    saved = recommender.combination
-    if combination is not None:
-        recommender.combination = combination
-    try:
-        rankings = []
-        for turn in turns:
-            ctx = contexts(recommender, turn) if contexts else recommender.context_of_texts(turn.context)
-            rankings.append([r.item.item_id for r in recommender.rank(ctx, max(ks), leave_out_rejected=False)])
-    finally:
-        recommender.combination = saved
+    items = recommender.catalog.items
+    rankings = []
+    for matrix in matrices:
+        scores = matrix.astype(np.float32) @ np.asarray(weights, np.float32)
+        top = np.argpartition(-scores, max(ks))[: max(ks)]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        rankings.append([items[i].item_id for i in top])
     return recall_per_target(rankings, [t.targets for t in turns], ks)[0]
 
 
