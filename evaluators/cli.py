@@ -2,6 +2,7 @@
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
     python -m evaluators meta --input OUT.jsonl
+    python -m evaluators recall --crs NAME --input TURNS.jsonl --out RANKED.jsonl
     python -m evaluators export --out DIR
 
 `score` reads CRSArena-Dial/DialogueKit JSON, IARD JSON, or our own export
