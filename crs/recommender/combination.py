@@ -1,4 +1,4 @@
-"""How the signals add up: one weight per feature, learnt pairwise.
+"""How the signals add up: one weight per feature learnt pairwise, or LambdaMART trees.
 
 An item's score is `features @ weights`. The weights come from a pairwise
 logistic regression (RankNet with a linear scorer): for every training turn and
@@ -110,3 +110,64 @@ def train_pairwise(
     notes = {"seed": seed, "rounds": rounds, "hard": hard, "random": random,
              "regularization": regularization, "turns": len(turns)}
     return LinearCombination(list(features), weights, f"pairwise-{digest}", notes)
+
+
+class RankerCombination:
+    """LambdaMART (LightGBM's `lambdarank`): trees over the same features, so that a signal can
+    matter in one situation and not another (popularity when nothing specific was asked)."""
+
+    kind = "lambdamart"
+
+    def __init__(self, features: Sequence[str], booster, version: str, notes: Optional[dict] = None):
+        self.features = list(features)
+        self.booster = booster
+        self.version = version
+        self.notes = dict(notes or {})
+
+    def score(self, matrix: np.ndarray) -> np.ndarray:
+        return self.booster.predict(np.asarray(matrix, np.float32), num_threads=1)
+
+    def save(self, path: Path) -> None:
+        """`path` (JSON: version, features, notes) and the trees beside it (`<stem>.trees.txt`)."""
+        trees = Path(path).with_suffix(".trees.txt")
+        trees.write_text(self.booster.model_to_string(), encoding="utf-8")
+        data = {"kind": self.kind, "version": self.version, "features": self.features,
+                "trees": trees.name, "notes": self.notes}
+        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> "RankerCombination":
+        import lightgbm
+
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = (Path(path).parent / data["trees"]).read_text(encoding="utf-8")
+        return cls(data["features"], lightgbm.Booster(model_str=text), data["version"], data.get("notes"))
+
+
+def load_combination(path: Path):
+    """The combination saved at `path`, linear or trees."""
+    kind = json.loads(Path(path).read_text(encoding="utf-8")).get("kind", "linear")
+    return RankerCombination.load(path) if kind == RankerCombination.kind else LinearCombination.load(path)
+
+
+def train_lambdamart(turns: Sequence[TrainingTurn], features: Sequence[str], *, seed: int,
+                     trees: int = 300, leaves: int = 15, learning_rate: float = 0.05,
+                     threads: int = 2) -> RankerCombination:
+    """LambdaMART on each turn's candidate pool (targets labelled 1), deterministic for a seed."""
+    import lightgbm
+
+    matrix = np.concatenate([t.features for t in turns]).astype(np.float32)
+    labels = np.zeros(len(matrix), np.float32)
+    offset = 0
+    for turn in turns:
+        labels[[offset + r for r in turn.targets]] = 1
+        offset += len(turn.features)
+    params = {"objective": "lambdarank", "num_leaves": leaves, "learning_rate": learning_rate,
+              "min_data_in_leaf": 50, "feature_fraction": 0.9, "bagging_fraction": 0.8, "bagging_freq": 1,
+              "lambdarank_truncation_level": 50, "seed": seed, "deterministic": True, "force_row_wise": True,
+              "num_threads": threads, "verbosity": -1}
+    data = lightgbm.Dataset(matrix, labels, group=[len(t.features) for t in turns], feature_name=list(features))
+    booster = lightgbm.train(params, data, num_boost_round=trees)
+    digest = hashlib.sha256(booster.model_to_string().encode()).hexdigest()[:8]
+    notes = {"seed": seed, "trees": trees, "leaves": leaves, "learning_rate": learning_rate, "turns": len(turns)}
+    return RankerCombination(features, booster, f"lambdamart-{digest}", notes)

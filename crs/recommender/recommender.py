@@ -9,7 +9,8 @@ always left out of `recommend`; `exclude` adds more (e.g. items already shown).
 The evaluation protocol keeps every item rankable (`rank_texts(..., exclude=())`).
 
 Artifacts live in `assets/recommender/<dataset>/`: `statistics.json`
-(popularity and co-mention counts) and `weights.json` (the learnt combination);
+(popularity and co-mention counts) and `weights.json` (the learnt combination; LambdaMART
+trees beside it in `weights.trees.txt`);
 `Recommender.version` names both, for citing with a score or ranking.
 """
 
@@ -27,7 +28,7 @@ from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, Role
 from arena.mentions import normalize
-from crs.recommender.combination import LinearCombination
+from crs.recommender.combination import LinearCombination, load_combination
 from crs.recommender.context import RequestContext, read_context
 from crs.recommender.signals import (
     CatalogPriorSignal,
@@ -60,7 +61,9 @@ class Ranked:
 
 class Recommender:
     def __init__(self, catalog: Catalog, signals: Sequence[Signal],
-                 combination: Optional[LinearCombination] = None, artifact_version: str = "none"):
+                 combination=None, artifact_version: str = "none"):
+        """`combination`: a `LinearCombination` or `RankerCombination` over these signals'
+        features (hand-set weights when None)."""
         self.catalog = catalog
         self.signals = list(signals)
         self.features = feature_names(self.signals)
@@ -140,8 +143,9 @@ def artifact_dir(dataset: str) -> Path:
 def _file_hash(*paths: Path) -> str:
     digest = hashlib.sha256()
     for path in paths:
-        if path.exists():
-            digest.update(path.read_bytes())
+        for part in (path, path.with_suffix(".trees.txt")):
+            if part.exists():
+                digest.update(part.read_bytes())
     return digest.hexdigest()[:10]
 
 
@@ -177,7 +181,7 @@ def load_recommender(dataset: str, retriever=None, catalog: Optional[Catalog] = 
     features = feature_names(signals)
     combination = None
     if weights_path.exists():
-        candidate = LinearCombination.load(weights_path)
+        candidate = load_combination(weights_path)
         if candidate.features == features:
             combination = candidate
     return Recommender(catalog, signals, combination, _file_hash(stats_path, weights_path))

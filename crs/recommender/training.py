@@ -139,12 +139,12 @@ def full_matrices(recommender: Recommender, turns: Sequence[Turn],
 
 
 def evaluate(recommender: Recommender, turns: Sequence[Turn], matrices: Sequence[np.ndarray],
-             weights: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
+             combination, ks: Sequence[int]) -> dict[int, float]:
     """Recall@k of full-catalog rankings (nothing excluded, as in the offline protocol)."""
     items = recommender.catalog.items
     rankings = []
     for matrix in matrices:
-        scores = matrix.astype(np.float32) @ np.asarray(weights, np.float32)
+        scores = np.asarray(combination.score(matrix.astype(np.float32)), np.float32)
         top = np.argpartition(-scores, max(ks))[: max(ks)]
         top = top[np.argsort(-scores[top], kind="stable")]
         rankings.append([items[i].item_id for i in top])

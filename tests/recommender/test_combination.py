@@ -59,3 +59,19 @@ def test_dialogue_split_keeps_dialogues_whole_and_is_seeded():
 def test_recall_counts_every_target_once():
     rankings = [["a", "z", "b"], ["z", "z", "z"]]
     assert recall_per_target(rankings, [["a", "b"], ["c"]], (1, 3)) == ({1: 1 / 3, 3: 2 / 3}, 3)
+
+
+def test_lambdamart_is_reproducible_and_ranks_targets_first(tmp_path):
+    from crs.recommender.combination import load_combination, train_lambdamart
+
+    turns = synthetic_turns(4, n=80)
+    first = train_lambdamart(turns, FEATURES, seed=5, trees=30)
+    second = train_lambdamart(turns, FEATURES, seed=5, trees=30)
+    first.save(tmp_path / "a.json")
+    second.save(tmp_path / "b.json")
+    assert (tmp_path / "a.trees.txt").read_bytes() == (tmp_path / "b.trees.txt").read_bytes()
+    loaded = load_combination(tmp_path / "a.json")
+    held_out = synthetic_turns(9, n=20)
+    hits = sum(int(np.argmax(loaded.score(t.features))) in t.targets for t in held_out)
+    assert hits >= 15
+    assert np.allclose(loaded.score(held_out[0].features), first.score(held_out[0].features))
