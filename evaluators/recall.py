@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
+from arena.catalog import load_catalog
 from arena.dialogue import Dialogue
 from crs.recommender.training import recall_per_target
 
@@ -41,9 +42,8 @@ def dialogue_from_context(context: Sequence[str], crs_id: str = "") -> Dialogue:
     return dialogue
 
 
-def _names(system: Any, items) -> list[str]:
-    """Catalog names ("Title (Year)" as the dataset writes it) of ranked items."""
-    catalog = getattr(system, "catalog", None)
+def _names(catalog: Any, items) -> list[str]:
+    """Catalog names (as the dataset writes them, which the targets use) of ranked items."""
     out = []
     for item in items:
         found = catalog.get(item.item_id) if catalog is not None else None
@@ -51,9 +51,12 @@ def _names(system: Any, items) -> list[str]:
     return out
 
 
-def rank_file(system: Any, lines: Iterable[str], k: int, out, crs_id: str = "") -> tuple[list[list[str]], list[list[str]], list[float], int]:
+def rank_file(system: Any, lines: Iterable[str], k: int, out, crs_id: str = "",
+              catalog: Any = None) -> tuple[list[list[str]], list[list[str]], list[float], int]:
     """Rank every line; writes one JSON line each to `out`. Returns rankings, targets,
-    per-call seconds and the number of unreadable lines."""
+    per-call seconds and the number of unreadable lines. `catalog` maps item ids to
+    names (default: the system's own)."""
+    catalog = catalog if catalog is not None else getattr(system, "catalog", None)
     rankings, targets, seconds, bad = [], [], [], 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -69,7 +72,7 @@ def rank_file(system: Any, lines: Iterable[str], k: int, out, crs_id: str = "") 
             out.write(json.dumps({"line": number, "items": [], "error": str(exc)}) + "\n")
             continue
         started = time.perf_counter()
-        items = _names(system, system.recommend(dialogue_from_context(context, crs_id), k))
+        items = _names(catalog, system.recommend(dialogue_from_context(context, crs_id), k))
         seconds.append(time.perf_counter() - started)
         out.write(json.dumps({"dialog_id": row.get("dialog_id"), "turn_id": row.get("turn_id"),
                               "items": items}, ensure_ascii=False) + "\n")
@@ -120,7 +123,8 @@ def cmd_recall(args) -> int:
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with source.open(encoding="utf-8") as lines, out_path.open("w", encoding="utf-8") as out:
-        rankings, targets, seconds, bad = rank_file(system, lines, k, out, args.crs)
+        catalog = getattr(system, "catalog", None) or load_catalog(dataset)
+        rankings, targets, seconds, bad = rank_file(system, lines, k, out, args.crs, catalog)
     ks = KS.get(dataset, (1, 10, 50))
     scores, samples = recall_per_target(rankings, targets, ks)
     version = getattr(getattr(system, "recommender", None), "version", "")
