@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
@@ -152,7 +153,7 @@ def read_context(
     last_offered: list[CatalogItem] = []
     for index, (text, is_user) in enumerate(zip(texts, ctx.from_user)):
         age = n - 1 - index
-        linked = catalog.link_spans(text)
+        linked, entities = _links(catalog, text)
         shown_here = list(shown[index]) if index < len(shown) else []
         if not is_user:
             ctx.shown_ids.update(shown_here)
@@ -170,7 +171,7 @@ def read_context(
             # "I've seen that one": the titles the system just offered.
             for item in last_offered:
                 ctx.items.append(ItemMention(item, age, True, negative=False, seen=True))
-        for name, entity_id in catalog.link_entities(text):
+        for name, entity_id in entities:
             if catalog.by_entity_id(entity_id) is not None and catalog.entity_kinds.get(entity_id) == "item":
                 continue  # items come through `link_spans` with their negation
             where = _find(text, name)
@@ -178,6 +179,13 @@ def read_context(
             ctx.entities.append(EntityMention(int(entity_id), age, negative))
         ctx.negated_phrases.extend(negated_phrases(text))
     return ctx
+
+
+@lru_cache(maxsize=8192)
+def _links(catalog: Catalog, text: str) -> tuple[tuple, tuple]:
+    """Titles (with spans) and graph entities linked in one utterance; a live dialogue repeats
+    its earlier utterances on every call, so each is linked once."""
+    return tuple(catalog.link_spans(text)), tuple(catalog.link_entities(text))
 
 
 def _find(text: str, name: str) -> Optional[int]:
