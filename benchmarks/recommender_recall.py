@@ -70,7 +70,7 @@ def run(dataset: str, split: str, limit: int | None) -> dict:
     turns = turns[:limit] if limit else turns
     features = recommender.features
     ks = KS[dataset]
-    weights = {"ours": recommender.combination.weights}
+    weights = {"ours": None}
     for label, name in SINGLE.items():
         vector = np.zeros(len(features), np.float32)
         vector[features.index(name)] = 1.0
@@ -83,11 +83,9 @@ def run(dataset: str, split: str, limit: int | None) -> dict:
         ctx = recommender.context_of_texts(context)
         with threadpool_limits(1, user_api="blas"):
             matrix = feature_matrix(recommender.signals, ctx)
-            scores = matrix @ weights["ours"]
-            top = np.argpartition(-scores, max(ks))[: max(ks)]
-            top = top[np.argsort(-scores[top], kind="stable")]
+            ranked = recommender.top(recommender.combination.score(matrix), max(ks))
         seconds.append(time.perf_counter() - started)
-        rankings["ours"].append([catalog.items[i].name for i in top])
+        rankings["ours"].append([r.item.name for r in ranked])
         for label, vector in weights.items():
             if label != "ours":
                 s = matrix @ vector

@@ -102,26 +102,39 @@ class Recommender:
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
              leave_out_rejected: bool = True) -> list[Ranked]:
-        scores = np.array(self.scores(ctx), dtype=np.float64)
         dropped = set(map(str, exclude))
         if leave_out_rejected:
             dropped |= ctx.rejected_ids()
+        return self.top(self.scores(ctx), k, dropped)
+
+    def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = ()) -> list[Ranked]:
+        """The `k` best-scored items, best first, none of `dropped` and one per label."""
+        scores = np.array(scores, dtype=np.float64)
+        dropped = set(dropped)
         for item_id in dropped:
             row = self._row_of.get(item_id)
             if row is not None:
                 scores[row] = -np.inf
-        order = np.argsort(-scores, kind="stable")
-        # Catalogs list some films twice (with and without a year): show one of them.
-        out, titles = [], {normalize(self.catalog.get(i).title) for i in dropped if self.catalog.get(i)}
+        # Catalogs list some films twice under one label: show one of them. A few spare rows
+        # cover the duplicates; the full sort is the fallback.
+        spare = min(len(scores), k + 50)
+        head = np.argpartition(-scores, spare - 1)[:spare] if spare < len(scores) else np.arange(len(scores))
+        order = head[np.argsort(-scores[head], kind="stable")]
+        out = self._unique(order, scores, k, dropped)
+        if len(out) < k and spare < len(scores):
+            out = self._unique(np.argsort(-scores, kind="stable"), scores, k, dropped)
+        return out
+
+    def _unique(self, order: np.ndarray, scores: np.ndarray, k: int, dropped: set[str]) -> list[Ranked]:
+        out, labels = [], {normalize(self.catalog.get(i).label) for i in dropped if self.catalog.get(i)}
         for row in order:
             if not np.isfinite(scores[row]) or len(out) >= k:
                 break
             item = self.catalog.items[row]
             key = normalize(item.label)
-            if key in titles:
-                continue
-            titles.add(key)
-            out.append(Ranked(item, float(scores[row])))
+            if key not in labels:
+                labels.add(key)
+                out.append(Ranked(item, float(scores[row])))
         return out
 
     def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
