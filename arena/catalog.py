@@ -191,17 +191,17 @@ def _frequent_words(limit: int = FREQUENT_WORDS) -> list[str]:
     return words
 
 
-def _popularity(directory: Path) -> collections.Counter[str]:
-    """How often each item name is mentioned or recommended in the dataset's dialogues."""
+def _popularity(directory: Path, id2info: Mapping[str, dict]) -> collections.Counter[str]:
+    """How many training dialogues name each item (by item name), from the recommender's
+    counts in `assets/recommender/<dataset>/statistics.json` (built from the iEvaLM training
+    files only; the test files are for measurement). Empty when the file is absent."""
     counts: collections.Counter[str] = collections.Counter()
-    path = directory.parent / f"{directory.name}_eval" / "test_data_processed.jsonl"
+    path = ASSETS_DIR / "recommender" / directory.name / "statistics.json"
     if path.exists():
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    row = json.loads(line)
-                    counts.update(row.get("rec") or ())
-                    counts.update(row.get("entity") or ())
+        for item_id, count in json.loads(path.read_text(encoding="utf-8")).get("popularity", {}).items():
+            info = id2info.get(str(item_id))
+            if info and info.get("name"):
+                counts[info["name"]] += int(count)
     return counts
 
 
@@ -400,7 +400,7 @@ def read_catalog(directory: Path, dataset: str) -> Catalog:
         for subject in graph:
             kinds.setdefault(int(subject), "item")
     items = [_item_from_info(item_id, info, dataset, entity2id) for item_id, info in id2info.items()]
-    return Catalog(dataset, items, entity2id, kinds, _popularity(directory), dataset=dataset)
+    return Catalog(dataset, items, entity2id, kinds, _popularity(directory, id2info), dataset=dataset)
 
 
 @lru_cache(maxsize=None)

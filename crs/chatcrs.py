@@ -1,13 +1,13 @@
-"""ChatCRS: an LLM writes the replies, embedding retrieval picks the items.
+"""ChatCRS: an LLM writes the replies, the offline recommender picks the items.
 
 As in the papers' LLM-based system, the model never invents the item list:
-the conversation so far (the user's recent utterances weigh more, and the
-titles they liked pull the query towards those items) is embedded and
-matched against the catalog's item embeddings. The best `TOP_K_KEPT` are
-kept (`rank`), the best `TOP_K_SHOWN` are shown and handed to the LLM as its
-only allowed candidates. Items the user mentioned, turned down or was
-already shown are excluded. Before the user has expressed any preference
-the system asks a question instead and recommends nothing.
+`crs.recommender` ranks the catalog from the conversation so far (lexical and
+dense match, knowledge-graph neighbours, co-mentions, popularity, negative
+feedback). The best `TOP_K_KEPT` are kept (`rank`), the best `TOP_K_SHOWN`
+are shown and handed to the LLM as its only allowed candidates. Items the
+user mentioned, turned down or was already shown are excluded. Any request
+gets items on its first turn; only a turn with nothing to go on ("hi") gets a
+question instead.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
-import numpy as np
 
 from arena.catalog import CATALOG_DIR, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
@@ -27,30 +26,16 @@ from arena.llm import LLMClient, LLMError, Message
 from arena.mentions import normalize
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from crs.recommender import Recommender, load_recommender
+from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
 
 PROMPT_VERSION = "chatcrs_v1"
 PROMPT_PATH = ASSETS_DIR / "prompts" / f"{PROMPT_VERSION}.txt"
 ITEM_KINDS = {"redial": "movies", "opendialkg": "movies, TV shows and books"}
 
 HISTORY_UTTERANCES = 12  # utterances of context the LLM sees
-QUERY_UTTERANCES = 6  # user utterances that shape the retrieval query
-RECENCY_DECAY = 0.5  # each older user utterance counts half as much
-TITLE_WEIGHT = 0.8  # a liked title, relative to the utterance that mentions it
-REJECTED_WEIGHT = 0.3  # pushes the query away from titles the user disliked
 MAX_REPLY_CHARS = 1200
 
-_NEGATIVE = re.compile(
-    r"\b(not|never|no|don'?t|didn'?t|doesn'?t|isn'?t|wasn'?t|hate[ds]?|dislike[ds]?|boring|awful|"
-    r"terrible|worst|already (seen|watched)|seen (it|that)|watched (it|that))\b",
-    re.IGNORECASE,
-)
-_PREFERENCE = re.compile(
-    r"\b(recommend\w*|suggest\w*|looking for|want|watch\w*|something|anything|ideas?|similar|"
-    r"like[ds]?|love[ds]?|enjoy\w*|prefer\w*|into|fan|favou?rite|mood|another|else|more|other|"
-    r"genre|actor|actress|director|funny|scary|sad|action|comedy|drama|horror|thriller|romantic)\b",
-    re.IGNORECASE,
-)
-_CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however)\b", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]*>")
 _SPEAKER_PREFIX = re.compile(r"^\s*(assistant|system|recommender)\s*:\s*", re.IGNORECASE)
 
@@ -98,6 +83,7 @@ class ChatCRS(ConversationalRecommender):
         prompt_path: Path = PROMPT_PATH,
         temperature: float = 0.0,
         max_tokens: int = 220,
+        recommender: Optional[Recommender] = None,
     ):
         self.name = name
         self.catalog = catalog
@@ -108,6 +94,7 @@ class ChatCRS(ConversationalRecommender):
         item_kind = ITEM_KINDS.get(catalog.dataset, "items")
         self.system_prompt = Path(prompt_path).read_text(encoding="utf-8").replace("{item_kind}", item_kind)
         self.prompt_version = Path(prompt_path).stem
+        self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
 
     # -- the turn -----------------------------------------------------------------
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
@@ -130,8 +117,9 @@ class ChatCRS(ConversationalRecommender):
         for age, utterance in enumerate(reversed(user_turns)):
             linked = self.catalog.link_spans(utterance.text)
             for item, start, _ in linked:
-                state.mentioned.append((age, item, not _NEGATIVE.search(_clause(utterance.text, start))))
-            if linked or _PREFERENCE.search(utterance.text) or self._has_attribute(utterance.text):
+                liked = not negated_before(utterance.text, start) and not SEEN_CUE.search(utterance.text)
+                state.mentioned.append((age, item, liked))
+            if linked or has_request_content(utterance.text) or self._has_attribute(utterance.text):
                 state.has_preference = True
         state.user_texts = [u.text for u in user_turns]
         for utterance in dialogue.utterances:
@@ -144,45 +132,21 @@ class ChatCRS(ConversationalRecommender):
     def rank(
         self, dialogue: Dialogue, state: Optional[DialogueState] = None
     ) -> list[tuple[CatalogItem, float]]:
-        """The `TOP_K_KEPT` best items for the dialogue so far, best first."""
+        """The `TOP_K_KEPT` best items for the dialogue so far, best first, leaving out
+        what the user named, rejected or was already shown."""
         state = state or self.analyse(dialogue)
-        query = self._query_vector(state)
-        if query is None:
-            return []
-        excluded = state.excluded()
-        # Several catalog entries can share a title (e.g. with and without the year).
-        seen_titles = {normalize(self.catalog.get(i).title) for i in excluded if self.catalog.get(i)}
-        ranking = []
-        for item, score in self.retriever.search_vector(query, k=TOP_K_KEPT * 2, exclude_ids=excluded):
-            key = normalize(item.title)
-            if key not in seen_titles:
-                seen_titles.add(key)
-                ranking.append((item, score))
-            if len(ranking) == TOP_K_KEPT:
-                break
-        return ranking
+        ranked = self.recommender.recommend(dialogue, TOP_K_KEPT, exclude=state.excluded())
+        return [(r.item, r.score) for r in ranked]
+
+    def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
+        """The full ranking for the dialogue so far, whatever the reply policy says and
+        with nothing left out (the offline evaluation protocol)."""
+        ranked = self.recommender.rank(self.recommender.context_of(dialogue), k, leave_out_rejected=False)
+        return [r.item.to_recommended() for r in ranked]
 
     # -- pieces ---------------------------------------------------------------------
     def _has_attribute(self, text: str) -> bool:
         return bool(self.catalog.link_entities(text))
-
-    def _query_vector(self, state: DialogueState) -> Optional[np.ndarray]:
-        texts = [t for t in state.user_texts[-QUERY_UTTERANCES:] if t.strip()]
-        if not texts:
-            return None
-        vectors = self.retriever.encode(texts)
-        ages = np.arange(len(texts) - 1, -1, -1, dtype=np.float32)  # the latest utterance has age 0
-        weights = RECENCY_DECAY**ages
-        query = (weights[:, None] * vectors).sum(axis=0)
-        for age, item, liked in state.mentioned:
-            if age >= QUERY_UTTERANCES:
-                continue
-            vector = self.retriever.item_vector(item)
-            if vector is not None:
-                sign = TITLE_WEIGHT if liked else -REJECTED_WEIGHT
-                query = query + sign * (RECENCY_DECAY**age) * vector
-        norm = float(np.linalg.norm(query))
-        return query / norm if norm > 0 else None
 
     def build_messages(self, dialogue: Dialogue, candidates: list[CatalogItem]) -> list[Message]:
         if candidates:
@@ -213,14 +177,6 @@ class ChatCRS(ConversationalRecommender):
                 positions[item.item_id] = where
         named = sorted((i for i in shown if i.item_id in positions), key=lambda i: positions[i.item_id])
         return named + [i for i in shown if i.item_id not in positions]
-
-
-def _clause(text: str, position: int) -> str:
-    """The clause around `position`: "I hated Cats, but loved Up" splits at the "but"."""
-    bounds = [0] + [m.end() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
-    start = max(b for b in bounds if b <= position)
-    end = min(b for b in bounds if b > position)
-    return text[start:end]
 
 
 def _candidate_line(item: CatalogItem) -> str:

@@ -3,6 +3,7 @@
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
     python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
     python -m evaluators meta --input OUT.jsonl
+    python -m evaluators recall --crs NAME --input TURNS.jsonl --out RANKED.jsonl
     python -m evaluators export --out DIR
 
 `score` reads CRSArena-Dial/DialogueKit JSON, IARD JSON, or our own export
@@ -28,6 +29,7 @@ from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
 from arena.distributed import ENGINES
 from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
+from evaluators import recall
 
 
 record_of = scored_record  # the name the scored-corpus tests and scripts use
@@ -231,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     from evaluators import ratings_cli
 
     ratings_cli.add_parser(sub)
+    recall.add_parser(sub)
     return parser
 
 
