@@ -6,8 +6,9 @@ broken at random and the sides (System A / System B) are randomised.
 
 Battles that are under way but not yet voted on also count: otherwise many
 people arriving at once would all be sent to the same least-played pair.
-`PairScheduler` remembers the pairs it handed out until the battle is stored
-or a time limit passes (a person may close the page without voting).
+`SharedPairScheduler` records the pairs it hands out as claims in the store,
+shared by every app process, until the battle is stored or a time limit
+passes (a person may close the page without voting).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import itertools
 import random
 import threading
-import time
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 Pair = tuple[str, str]
@@ -63,67 +63,8 @@ def choose_pair(
     return (a, b) if rng.random() < 0.5 else (b, a)
 
 
-class PairScheduler:
-    """Hands out pairs by stored counts plus battles still under way in this process."""
-
-    def __init__(
-        self,
-        stored_counts: Callable[[], Mapping[Iterable[str], int]],
-        *,
-        pending_ttl_s: float = 1800.0,
-        rng: Optional[random.Random] = None,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self._stored_counts = stored_counts
-        self._ttl = pending_ttl_s
-        self._rng = rng or random.Random()
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._pending: dict[str, tuple[Pair, float]] = {}  # ticket -> (pair key, started)
-        self._tickets = itertools.count(1)
-
-    def _pending_counts(self) -> dict[Pair, int]:
-        now = self._clock()
-        expired = [t for t, (_, started) in self._pending.items() if now - started > self._ttl]
-        for ticket in expired:
-            del self._pending[ticket]
-        counts: dict[Pair, int] = {}
-        for pair, _ in self._pending.values():
-            counts[pair] = counts.get(pair, 0) + 1
-        return counts
-
-    def draw(self, available: Iterable[str]) -> tuple[Pair, str]:
-        """((system A, system B), ticket); pass the ticket to `done` once the battle is stored."""
-        with self._lock:
-            counts = normalise_counts(self._stored_counts())
-            for pair, n in self._pending_counts().items():
-                counts[pair] = counts.get(pair, 0) + n
-            pair = choose_pair(available, counts, self._rng)
-            ticket = str(next(self._tickets))
-            self._pending[ticket] = (pair_key(*pair), self._clock())
-        return pair, ticket
-
-    def complete(self, ticket: Optional[str], save: Callable[[], None]) -> None:
-        """Store the finished battle and stop counting it as under way, as one step for `draw`."""
-        with self._lock:
-            save()
-            if ticket is not None:
-                self._pending.pop(ticket, None)
-
-    def done(self, ticket: Optional[str]) -> None:
-        """The battle was stored (or abandoned): stop counting it as under way."""
-        if ticket is None:
-            return
-        with self._lock:
-            self._pending.pop(ticket, None)
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._pending_counts())
-
-
 class SharedPairScheduler:
-    """`PairScheduler` for several app processes: battles under way are claims in the shared store.
+    """Hands out pairs by the battles stored or under way in any app process (claims in the store).
 
     Drawing reads stored and claimed battles and records the new claim under
     one database lock (`Store.claim_pair`), so replicas behind a load balancer

@@ -1,4 +1,4 @@
-"""Pair drawing: least-played pair first, random ties and sides, in-flight battles counted."""
+"""Pair drawing: least-played pair first, random ties and sides, battles under way counted (in the store)."""
 
 import random
 import threading
@@ -6,7 +6,9 @@ from collections import Counter
 
 import pytest
 
-from webapp.pairing import NotEnoughSystems, PairScheduler, choose_pair, least_played_pairs, normalise_counts
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote
+from arena.store import Store
+from webapp.pairing import NotEnoughSystems, SharedPairScheduler, choose_pair, least_played_pairs, normalise_counts
 
 
 def test_least_played_pair_is_chosen():
@@ -41,54 +43,57 @@ def test_only_available_systems_are_drawn_and_two_are_needed():
         choose_pair([], {})
 
 
-def test_scheduler_spreads_battles_under_way():
-    scheduler = PairScheduler(lambda: {}, rng=random.Random(1))
+def stored_battle(a, b):
+    """Two one-turn dialogues and a human vote, as the Battle tab stores them."""
+    first, second = (Dialogue(crs_id=name, user=UserInfo(kind=UserKind.HUMAN, id="u")) for name in (a, b))
+    for d in (first, second):
+        d.add_user("hi")
+        d.add_agent("hello")
+    vote = Vote(battle_id="b1", dialogue_a=first.dialogue_id, dialogue_b=second.dialogue_id, crs_a=a, crs_b=b,
+                choice="tie", user_id="u", user_kind=UserKind.HUMAN)
+    return first, second, vote
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "arena.sqlite3") as s:
+        yield s
+
+
+def test_scheduler_spreads_battles_under_way(store):
+    scheduler = SharedPairScheduler(store, rng=random.Random(1))
     pairs = [frozenset(scheduler.draw(["a", "b", "c"])[0]) for _ in range(3)]
-    assert len(set(pairs)) == 3
+    assert len(set(pairs)) == 3 and scheduler.pending() == 3
 
 
-def test_scheduler_forgets_finished_and_expired_battles():
-    now = [0.0]
-    stored = {}
-    scheduler = PairScheduler(lambda: stored, pending_ttl_s=60, rng=random.Random(0), clock=lambda: now[0])
+def test_scheduler_forgets_stored_released_and_expired_battles(store):
+    scheduler = SharedPairScheduler(store, rng=random.Random(0))
     (a, b), ticket = scheduler.draw(["a", "b", "c"])
-    stored[(a, b)] = 1  # the battle was stored ...
-    scheduler.done(ticket)  # ... and released
+    scheduler.complete(ticket, lambda: store.save_battle(*stored_battle(a, b), claim_id=ticket))
     assert scheduler.pending() == 0
-    pair, _ = scheduler.draw(["a", "b", "c"])
+    pair, second = scheduler.draw(["a", "b", "c"])
     assert set(pair) != {a, b}
-    now[0] = 61.0  # an abandoned battle stops counting after the time limit
+    scheduler.done(second)  # abandoned
+    assert scheduler.pending() == 0
+    expiring = SharedPairScheduler(store, pending_ttl_s=-1, rng=random.Random(0))
+    expiring.draw(["a", "b", "c"])  # an abandoned battle stops counting after the time limit
     assert scheduler.pending() == 0
 
 
-def test_scheduler_is_fair_under_concurrent_draws():
-    scheduler = PairScheduler(lambda: {}, rng=random.Random(3))
+def test_scheduler_is_fair_under_concurrent_draws(store):
     names = ["a", "b", "c", "d"]  # six pairs
     drawn = []
     lock = threading.Lock()
 
-    def worker():
-        pair, _ = scheduler.draw(names)
+    def worker(seed):
+        # one scheduler per thread, like separate app processes sharing the store
+        pair, _ = SharedPairScheduler(store, rng=random.Random(seed)).draw(names)
         with lock:
             drawn.append(frozenset(pair))
 
-    threads = [threading.Thread(target=worker) for _ in range(30)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(30)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert sorted(Counter(drawn).values()) == [5] * 6
-
-
-def test_completing_a_battle_never_counts_it_twice():
-    stored = {}
-    scheduler = PairScheduler(lambda: dict(stored), rng=random.Random(2))
-    (a, b), ticket = scheduler.draw(["a", "b"])
-
-    def save():
-        stored[(a, b)] = 1
-        # a draw racing with the save must wait, then see one battle, not two
-        assert scheduler._lock.locked()
-
-    scheduler.complete(ticket, save)
-    assert scheduler.pending() == 0
