@@ -23,7 +23,8 @@ from crs.reply_check import named_titles, sentence_spans
 
 NAMED_IN_TEXT = 3  # items described in the text; the rest of the shown list speaks for itself
 CONNECTOR_MAX_WORDS = 20
-CONNECTOR_MAX_TOKENS = 32
+CONNECTOR_MAX_TOKENS = 20
+CONNECTOR_CONTEXT_CHARS = 160  # the end of the last message: enough to react to, few tokens to read
 PLOT_MAX_CHARS = 180
 QUESTIONS = (
     "What kind of {kind} are you in the mood for? A genre, a favourite title or an actor would help.",
@@ -39,6 +40,8 @@ _FACT_WORDS = re.compile(
     re.IGNORECASE,
 )
 _STARTS_SENTENCE = re.compile(r"(^|[.!?]\s+)$")
+# The first sentence is all we use: stop there rather than pay for more tokens.
+_STOPS = ("\n", ". ", "! ", "? ")
 _ALWAYS_CAPITALISED = frozenset({"i", "im", "ive", "id", "ill"})
 
 
@@ -133,12 +136,15 @@ class GroundedReplies:
             return ""
         messages = [
             {"role": "system", "content": self.prompt},
-            {"role": "user", "content": last_user.strip()[:400]},
+            {"role": "user", "content": _tail(last_user.strip(), CONNECTOR_CONTEXT_CHARS)},
         ]
         try:
-            raw = self.llm.complete(
-                messages, temperature=self.temperature, max_tokens=CONNECTOR_MAX_TOKENS, stop=["\n"]
-            ).text
+            response = self.llm.complete(
+                messages, temperature=self.temperature, max_tokens=CONNECTOR_MAX_TOKENS, stop=list(_STOPS)
+            )
+            raw = response.text.strip()
+            if raw and raw[-1] not in ".!?" and response.completion_tokens < CONNECTOR_MAX_TOKENS:
+                raw += "."  # generation stopped at the end of its first sentence
         except LLMError as exc:
             # The reply stands without the connecting sentence; the facts need no model.
             self.last_connector_problem = f"model failed: {exc}"
@@ -153,6 +159,14 @@ class GroundedReplies:
             return ""
         self.last_connector_problem = connector_problem(sentence, shown, self.catalog)
         return "" if self.last_connector_problem else sentence
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, starting at a word."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    return cut.split(" ", 1)[1] if " " in cut else cut
 
 
 def _singular(kind: str) -> str:

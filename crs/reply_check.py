@@ -113,12 +113,15 @@ def _is_not_a_title(span: str, catalog: Catalog) -> bool:
 
 def sentence_spans(text: str, keep_together: Iterable[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """(start, end) of each sentence or line; never splits inside `keep_together`
-    (a title such as "Mr. Deeds" or "E.T. the Extra-Terrestrial")."""
+    (a title such as "Mr. Deeds" or "E.T. the Extra-Terrestrial") nor after a list number."""
     protected = list(keep_together)
     cuts = [0]
     for match in _SENTENCE_END.finditer(text):
-        if not any(s < match.start() < e for s, e in protected):
-            cuts.append(match.end())
+        if any(s < match.start() < e for s, e in protected):
+            continue
+        if _LIST_MARK.fullmatch(text[cuts[-1] : match.start()]):
+            continue  # "2. Title ..." is one sentence, not "2." and "Title ..."
+        cuts.append(match.end())
     cuts.append(len(text))
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
 
@@ -129,6 +132,8 @@ def drop_sentences(text: str, bad: Sequence[tuple[int, int]], keep_together=()) 
     for start, end in sentence_spans(text, keep_together):
         if not any(s < end and start < e for s, e in bad):
             kept.append(text[start:end])
+        elif "\n" in text[start:end]:
+            kept.append("\n")  # the line break after a dropped sentence stays
     return _tidy("".join(kept))
 
 
@@ -161,10 +166,17 @@ def enforce_shown_titles(
     labels = [
         (t.start, t.end, _label_span(text, t))
         for t in titles
-        if t.item is not None and t.item.item_id in shown_ids
+        if t.item is not None and t.item.item_id in shown_ids and _written_as_title(t)
     ]
     text = _tidy(replace_spans(text, labels))
     return text or fallback
+
+
+def _written_as_title(title: NamedTitle) -> bool:
+    """Rewrite only the full title (with or without a year); an alias or a phrase of a plot
+    that happens to match stays as written."""
+    bare = _YEAR_IN_BRACKETS.sub("", title.text).strip("\"“”*_ ")
+    return normalize(bare) == normalize(title.item.title)
 
 
 def _label_span(text: str, title: NamedTitle) -> str:
