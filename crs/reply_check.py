@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
+from rapidfuzz import fuzz
+
 from arena.catalog import Catalog, CatalogItem
 from arena.mentions import FUNCTION_WORDS, normalize
 
@@ -173,10 +175,12 @@ def enforce_shown_titles(
 
 
 def _written_as_title(title: NamedTitle) -> bool:
-    """Rewrite only the full title (with or without a year); an alias or a phrase of a plot
-    that happens to match stays as written."""
+    """Rewrite a title written with a year (which may be wrong) or misspelt; a correct bare
+    title, an alias, or a phrase of a plot that happens to match stays as written."""
     bare = _YEAR_IN_BRACKETS.sub("", title.text).strip("\"“”*_ ")
-    return normalize(bare) == normalize(title.item.title)
+    similarity = fuzz.ratio(normalize(bare), normalize(title.item.title))
+    has_year = bare != title.text.strip("\"“”*_ ")
+    return similarity >= 85 and (has_year or similarity < 100)
 
 
 def _label_span(text: str, title: NamedTitle) -> str:
