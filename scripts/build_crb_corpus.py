@@ -10,7 +10,7 @@ movie) that CRB-CRS fills with its recommender's items; in the context they
 become the word "movie", so retrieval matches what was asked, not which
 film. Turns are left out when they would put words in a filled film's mouth
 or be unusable: a person or other non-genre entity named (the person would
-not belong to the film that fills the slot), a title written without `@`,
+not belong to the film that fills the slot), a title written without `@` or a broken mention,
 more than three slots, too short or too long.
 
 ReDial (Li et al., NeurIPS 2018) is CC BY 4.0; the file read here is the copy
@@ -80,9 +80,9 @@ def build(source: Path, out: Path) -> dict[str, int]:
                 continue
             counts["recommender turns"] += 1
             response, slots = slotted(clean(" ".join(m["text"] for m in messages)))
-            context = clean(MENTION.sub("movie", " ".join(m["text"] for m in previous[1])))
+            context = clean(MENTION.sub("movie", " ".join(m["text"] for m in previous[1])).replace("@", ""))
             entities = {e for m in messages for e in m.get("entity") or ()}
-            if entities - genres or slots > MAX_SLOTS:
+            if entities - genres or slots > MAX_SLOTS or "@" in response:  # "@" left: a broken mention
                 continue
             if len(response.split()) < MIN_WORDS or len(response) > MAX_CHARS or not context:
                 continue
