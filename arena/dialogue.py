@@ -3,7 +3,7 @@
 A `Dialogue` is the unit everything else works on: the chat UI and the runner
 append utterances, the store persists it, scorers read it and attach `Score`s,
 and the exporters write it in our own JSON or the CRSArena-Dial/DialogueKit
-layout (see `arena.dialoguekit`).
+layout (see `arena.corpus.dialoguekit`).
 """
 
 from __future__ import annotations

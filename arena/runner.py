@@ -11,10 +11,10 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import traceback
-from dataclasses import dataclass
-from typing import Callable, Optional, Protocol, Union
+from typing import Callable, Optional, Protocol
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Utterance
+from arena.simulator_interface import Simulator, StopDialogue
 
 POLITE_ERROR = "Sorry, I ran into a problem and cannot answer right now. Please try again."
 POLITE_TIMEOUT = "Sorry, I took too long to answer. Please try again."
@@ -22,29 +22,6 @@ POLITE_TIMEOUT = "Sorry, I took too long to answer. Please try again."
 
 class Responder(Protocol):
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]: ...
-
-
-@dataclass(frozen=True)
-class UserTurn:
-    """A simulator's next utterance."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class StopDialogue:
-    """A simulator's explicit decision to end, with why and how it felt."""
-
-    reason: str
-    sentiment: Optional[str] = None  # "satisfied" | "frustrated" | None
-    comment: str = ""
-
-
-SimulatorAction = Union[UserTurn, StopDialogue]
-
-
-class Simulator(Protocol):
-    def next_turn(self, dialogue: Dialogue) -> SimulatorAction: ...
 
 
 class DialogueEnded(RuntimeError):

@@ -78,7 +78,7 @@ def _summary(seconds: list[float], wall: float) -> dict:
 
 
 def measure_battle(sessions: int, turns: int, delay_s: float) -> dict:
-    import arena.ui.battle_tab as battle_tab
+    import webapp.ui.battle_tab as battle_tab
 
     handler_seconds: list[float] = []
     original_send = battle_tab.send

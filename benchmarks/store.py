@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Score, UserInfo  # noqa: E402
-from arena.export import export_jsonl, import_dialogues  # noqa: E402
+from arena.corpus.records import export_jsonl, import_dialogues  # noqa: E402
 from arena.store import Store  # noqa: E402
 
 IARD = ROOT.parent / "shared" / "data" / "iard" / "formatted_IARD_annotated_partially.json"

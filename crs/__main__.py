@@ -108,7 +108,7 @@ def _registry(llm):
 
 def cmd_reply(args) -> int:
     from arena.llm import LLMError, build_client
-    from crs.base import CRSUnavailable
+    from arena.crs_interface import CRSUnavailable
     from crs.reply_cli import run
 
     settings = Settings.from_env()

@@ -8,11 +8,12 @@ items and shown in the order named (`crs.llm_led`).
 the reply is assembled from their catalog entries; the model writes at most
 one checked connecting sentence (`crs.grounded`).
 
-The candidates come from `rank`: the conversation so far (recent user
-utterances weigh more, liked titles pull the query towards those items) is
-embedded and matched against the catalog's item embeddings; items the user
-mentioned, turned down or was already shown are excluded. Whatever the mode,
-the reply passes `enforce_shown_titles`: it names no title it does not show.
+The candidates come from `rank`: `crs.recommender` ranks the catalog from the
+conversation so far (lexical and dense match, knowledge-graph neighbours,
+co-mentions, popularity, negative feedback); items the user mentioned, turned
+down or was already shown are excluded. Only a turn with nothing to go on
+("hi") gets no candidates. Whatever the mode, the reply passes
+`enforce_shown_titles`: it names no title it does not show.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
-import numpy as np
 
 from arena.catalog import CATALOG_DIR, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
@@ -31,9 +31,11 @@ from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient, LLMError, Message
 from arena.mentions import normalize
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
-from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.grounded import GroundedReplies, read_prompt
 from crs.llm_led import LLMLedReplies, read_history
+from crs.recommender import Recommender, load_recommender
+from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
 from crs.reply_check import enforce_shown_titles
 from crs.title_matching import TitleMatcher
 
@@ -47,24 +49,8 @@ MODES = tuple(PROMPT_PATHS)
 NO_TITLE_FALLBACK = "What kind of {kind} would you like? Tell me a genre, a title you loved or an actor."
 ITEM_KINDS = {"redial": "movies", "opendialkg": "movies, TV shows and books"}
 
-QUERY_UTTERANCES = 6  # user utterances that shape the retrieval query
-RECENCY_DECAY = 0.5  # each older user utterance counts half as much
-TITLE_WEIGHT = 0.8  # a liked title, relative to the utterance that mentions it
-REJECTED_WEIGHT = 0.3  # pushes the query away from titles the user disliked
 MAX_REPLY_CHARS = 1200
 
-_NEGATIVE = re.compile(
-    r"\b(not|never|no|don'?t|didn'?t|doesn'?t|isn'?t|wasn'?t|hate[ds]?|dislike[ds]?|boring|awful|"
-    r"terrible|worst|already (seen|watched)|seen (it|that)|watched (it|that))\b",
-    re.IGNORECASE,
-)
-_PREFERENCE = re.compile(
-    r"\b(recommend\w*|suggest\w*|looking for|want|watch\w*|something|anything|ideas?|similar|"
-    r"like[ds]?|love[ds]?|enjoy\w*|prefer\w*|into|fan|favou?rite|mood|another|else|more|other|"
-    r"genre|actor|actress|director|funny|scary|sad|action|comedy|drama|horror|thriller|romantic)\b",
-    re.IGNORECASE,
-)
-_CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however)\b", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]*>")
 _SPEAKER_PREFIX = re.compile(r"^\s*(assistant|system|recommender)\s*:\s*", re.IGNORECASE)
 
@@ -113,6 +99,7 @@ class ChatCRS(ConversationalRecommender):
         prompt_path: Optional[Path] = None,
         temperature: float = 0.0,
         max_tokens: int = 220,
+        recommender: Optional[Recommender] = None,
     ):
         if mode not in MODES:
             raise ValueError(f"ChatCRS mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -133,6 +120,7 @@ class ChatCRS(ConversationalRecommender):
             temperature=temperature, max_tokens=max_tokens,
         )
         self.grounded = GroundedReplies(catalog, llm, self.system_prompt, self.item_kind, temperature=temperature)
+        self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
 
     # -- the turn -----------------------------------------------------------------
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
@@ -158,8 +146,9 @@ class ChatCRS(ConversationalRecommender):
         for age, utterance in enumerate(reversed(user_turns)):
             linked = self.catalog.link_spans(utterance.text)
             for item, start, _ in linked:
-                state.mentioned.append((age, item, not _NEGATIVE.search(_clause(utterance.text, start))))
-            if linked or _PREFERENCE.search(utterance.text) or self._has_attribute(utterance.text):
+                liked = not negated_before(utterance.text, start) and not SEEN_CUE.search(utterance.text)
+                state.mentioned.append((age, item, liked))
+            if linked or has_request_content(utterance.text) or self._has_attribute(utterance.text):
                 state.has_preference = True
         state.user_texts = [u.text for u in user_turns]
         for utterance in dialogue.utterances:
@@ -172,58 +161,26 @@ class ChatCRS(ConversationalRecommender):
     def rank(
         self, dialogue: Dialogue, state: Optional[DialogueState] = None
     ) -> list[tuple[CatalogItem, float]]:
-        """The `TOP_K_KEPT` best items for the dialogue so far, best first."""
+        """The `TOP_K_KEPT` best items for the dialogue so far, best first, leaving out
+        what the user named, rejected or was already shown."""
         state = state or self.analyse(dialogue)
-        query = self._query_vector(state)
-        if query is None:
-            return []
-        excluded = state.excluded()
-        # Several catalog entries can share a title (e.g. with and without the year).
-        seen_titles = {normalize(self.catalog.get(i).title) for i in excluded if self.catalog.get(i)}
-        ranking = []
-        for item, score in self.retriever.search_vector(query, k=TOP_K_KEPT * 2, exclude_ids=excluded):
-            key = normalize(item.title)
-            if key not in seen_titles:
-                seen_titles.add(key)
-                ranking.append((item, score))
-            if len(ranking) == TOP_K_KEPT:
-                break
-        return ranking
+        ranked = self.recommender.recommend(dialogue, TOP_K_KEPT, exclude=state.excluded())
+        return [(r.item, r.score) for r in ranked]
+
+    def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
+        """The full ranking for the dialogue so far, whatever the reply policy says and
+        with nothing left out (the offline evaluation protocol)."""
+        ranked = self.recommender.rank(self.recommender.context_of(dialogue), k, leave_out_rejected=False)
+        return [r.item.to_recommended() for r in ranked]
 
     # -- pieces ---------------------------------------------------------------------
     def _has_attribute(self, text: str) -> bool:
         return bool(self.catalog.link_entities(text))
 
-    def _query_vector(self, state: DialogueState) -> Optional[np.ndarray]:
-        texts = [t for t in state.user_texts[-QUERY_UTTERANCES:] if t.strip()]
-        if not texts:
-            return None
-        vectors = self.retriever.encode(texts)
-        ages = np.arange(len(texts) - 1, -1, -1, dtype=np.float32)  # the latest utterance has age 0
-        weights = RECENCY_DECAY**ages
-        query = (weights[:, None] * vectors).sum(axis=0)
-        for age, item, liked in state.mentioned:
-            if age >= QUERY_UTTERANCES:
-                continue
-            vector = self.retriever.item_vector(item)
-            if vector is not None:
-                sign = TITLE_WEIGHT if liked else -REJECTED_WEIGHT
-                query = query + sign * (RECENCY_DECAY**age) * vector
-        norm = float(np.linalg.norm(query))
-        return query / norm if norm > 0 else None
-
     def build_messages(self, dialogue: Dialogue, candidates: list[CatalogItem]) -> list[Message]:
         """The LLM-led prompt for this dialogue with `candidates` offered as suggestions."""
         history = read_history(dialogue, self.analyse(dialogue).mentioned)
         return self.llm_led.build_messages(dialogue, history, candidates)
-
-
-def _clause(text: str, position: int) -> str:
-    """The clause around `position`: "I hated Cats, but loved Up" splits at the "but"."""
-    bounds = [0] + [m.end() for m in _CLAUSE_BREAK.finditer(text)] + [len(text) + 1]
-    start = max(b for b in bounds if b <= position)
-    end = min(b for b in bounds if b > position)
-    return text[start:end]
 
 
 # -- registration -----------------------------------------------------------------------

@@ -31,7 +31,7 @@ from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
-from crs.base import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.reply_check import enforce_shown_titles
 
 log = logging.getLogger(__name__)

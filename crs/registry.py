@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Optional
 
-from crs.base import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
 
 
 class CRSRegistry:

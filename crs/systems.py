@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from arena.llm import LLMClient
-from crs.base import CRSSpec
+from arena.crs_interface import CRSSpec
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
     python -m evaluators meta --input OUT.jsonl
-    python -m evaluators export --out DIR            (when evaluators.export_cli is present)
+    python -m evaluators export --out DIR
 
 `score` reads CRSArena-Dial/DialogueKit JSON, IARD JSON, or our own export
 (JSON list or JSONL) and writes JSONL, one dialogue per line in the
@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
+
+from arena.corpus import cli as corpus_cli
+from evaluators import recall
 
 
 def _annotator(kind: str, client: Any):
@@ -44,7 +47,7 @@ def _client_if_needed(metrics: list[str], annotator_kind: str, settings: Any):
 
 
 def record_of(dialogue) -> dict[str, Any]:
-    from arena.dialoguekit import to_dialoguekit
+    from arena.corpus.dialoguekit import to_dialoguekit
 
     rec = to_dialoguekit(dialogue)
     rec["scores"] = {name: s.value for name, s in sorted(dialogue.scores.items())}
@@ -53,7 +56,7 @@ def record_of(dialogue) -> dict[str, Any]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from arena.config import Settings
-    from arena.dialoguekit import DialogueImportError, load_dialogues
+    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.scoring import parse_metrics, score_dialogue
 
     try:
@@ -95,7 +98,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from arena.dialoguekit import DialogueImportError, load_dialogues
+    from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
     from evaluators.meta import format_table, meta_table, ranking_correlations
 
     try:
@@ -140,12 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_meta)
 
-    try:
-        from evaluators import export_cli
-    except ImportError:
-        export_cli = None
-    if export_cli is not None and hasattr(export_cli, "add_parser"):
-        export_cli.add_parser(sub)
+    corpus_cli.add_parser(sub)
+    recall.add_parser(sub)
     return parser
 
 

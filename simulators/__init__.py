@@ -13,10 +13,10 @@ Four kinds, one interface (`next_turn(dialogue)` -> `UserTurn | StopDialogue`):
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from arena.llm import LLMClient
+from arena.simulator_interface import IntentReader, IntentReaderFactory
 from simulators.base import SimulatedUser
 from simulators.catalog_access import CatalogView
 
@@ -55,57 +55,23 @@ def catalog_view(dataset: str) -> CatalogView:
         return _VIEWS[dataset]
 
 
-@lru_cache(maxsize=1)
-def _offline_annotator() -> Any:
-    from evaluators.acts.offline import OfflineActAnnotator
-
-    return OfflineActAnnotator()
-
-
-def default_system_nlu() -> Callable[[Any], list[str]]:
-    """IARD intents of a dialogue's last utterance, from the offline dialogue-act annotator."""
-    annotator = _offline_annotator()
-
-    def intents(dialogue: Any) -> list[str]:
-        rows = annotator.annotate_intents(dialogue)
-        return [str(i) for i in rows[-1][0]] if rows else []
-
-    intents.label = "offline act annotator"  # type: ignore[attr-defined]
-    return intents
-
-
-def llm_system_nlu(llm: LLMClient) -> Callable[[Any], list[str]]:
-    """IARD intents of a dialogue's last utterance, from the LLM dialogue-act annotator."""
-    from evaluators.acts.llm import LLMActAnnotator
-
-    annotator = LLMActAnnotator(llm, parallel=1)
-
-    def intents(dialogue: Any) -> list[str]:
-        copy = dialogue.model_copy(deep=True)
-        for utt in copy.utterances[:-1]:  # only the last utterance is left unannotated
-            utt.dialogue_acts = utt.dialogue_acts if utt.dialogue_acts is not None else []
-        annotated = annotator.annotate(copy)
-        return [act.intent for act in annotated.utterances[-1].dialogue_acts or []]
-
-    intents.label = f"LLM act annotator ({llm.describe()})"  # type: ignore[attr-defined]
-    return intents
-
-
 def build_simulator(
     kind: str,
     *,
     catalog: CatalogView,
     seed: int,
     llm: Optional[LLMClient] = None,
-    nlu: Optional[Callable[[Any], list[str]] | str] = None,
+    nlu: Optional[IntentReader | str] = None,
     nlg: str = "llm",
+    intent_readers: Optional[IntentReaderFactory] = None,
     **options: Any,
 ) -> SimulatedUser:
     """One simulated user.
 
     ABUS reads system acts with `nlu` ("llm": the LLM annotator, "offline": the offline
-    annotator, or a function) and writes with `nlg` ("llm" or "template"). By default both go
-    through the LLM; `nlg="template"` (with the offline NLU) runs without any LLM.
+    annotator, both made by `intent_readers`; or a reader itself) and writes with `nlg` ("llm" or
+    "template"). By default both go through the LLM; `nlg="template"` (with the offline NLU) runs
+    without any LLM.
     """
     kind = resolve_kind(kind)
     if kind in NEEDS_LLM and llm is None:
@@ -120,12 +86,14 @@ def build_simulator(
         use_llm = nlg == "llm" and llm is not None
         if nlu is None:
             nlu = "llm" if use_llm else "offline"
-        if nlu == "llm":
-            if llm is None:
+        if isinstance(nlu, str):
+            if nlu not in ("llm", "offline"):
+                raise ValueError(f"unknown NLU {nlu!r}; use 'llm' or 'offline'")
+            if nlu == "llm" and llm is None:
                 raise ValueError("ABUS with LLM NLU needs an LLM client")
-            nlu = llm_system_nlu(llm)
-        elif nlu == "offline":
-            nlu = default_system_nlu()
+            if intent_readers is None:
+                raise ValueError(f"ABUS with the {nlu} NLU needs an act annotator (pass intent_readers)")
+            nlu = intent_readers(nlu, llm)
         elif not callable(nlu):
             raise ValueError(f"unknown NLU {nlu!r}; use 'llm' or 'offline'")
         return AgendaBasedSimulator(catalog, seed=seed, llm=llm if use_llm else None, nlu=nlu, **options)

@@ -13,18 +13,17 @@ acts when a client is given.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Utterance
 from arena.llm import LLMClient
-from arena.runner import SimulatorAction, StopDialogue, UserTurn
+from arena.simulator_interface import IntentReader, SimulatorAction, StopDialogue, UserTurn
 from simulators.abus_nlg import UserAct, describe_acts, realize
 from simulators.base import SimulatedUser, last_reply
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.goals import Goal, sample_goal
 from simulators.interaction_model import ELICIT, RECOMMEND, InteractionModel
 
-SystemNLU = Callable[[Dialogue], Sequence[str]]  # IARD intents of the dialogue's last utterance
 SLOT_NAMES = {"GENRE": "genre", "YEAR": "year", "ACTOR": "actor", "DIRECTOR": "director"}
 
 PARAPHRASE = (
@@ -43,7 +42,7 @@ class AgendaBasedSimulator(SimulatedUser):
         catalog: CatalogView,
         *,
         seed: int,
-        nlu: SystemNLU,
+        nlu: IntentReader,
         llm: Optional[LLMClient] = None,
         goal: Optional[Goal] = None,
         model: Optional[InteractionModel] = None,

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind
 from arena.llm import LLMClient
-from arena.runner import SimulatorAction, StopDialogue, UserTurn
+from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 
 MAX_UTTERANCE_CHARS = 600
 _SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)

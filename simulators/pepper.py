@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
-from arena.runner import SimulatorAction, StopDialogue
+from arena.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
 from simulators.metrics import preference_coverage, target_ids

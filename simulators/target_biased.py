@@ -23,7 +23,7 @@ from typing import Any, Optional
 from arena.config import ASSETS_DIR, PROJECT_ROOT
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
-from arena.runner import SimulatorAction, StopDialogue, UserTurn
+from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, clean_generation, last_reply, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.metrics import is_target, per_turn_recall, target_ids, target_keys

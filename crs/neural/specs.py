@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from arena.config import Settings
-from crs.base import CRSSpec, CRSUnavailable
+from arena.crs_interface import CRSSpec, CRSUnavailable
 from crs.checkpoints import base_dir, base_model_problem, missing_folders
 from crs.neural.kg import default_kg_dir, missing_kg_files
 from crs.neural.variants import BART_BASE, VARIANTS, RuntimeOptions, Variant

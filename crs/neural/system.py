@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 import torch
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.variants import RuntimeOptions
 

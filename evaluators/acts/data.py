@@ -80,7 +80,7 @@ def is_held_out(dialogue_id: str) -> bool:
 
 
 def load_iard(path: Optional[Path] = None) -> list[Dialogue]:
-    from arena.dialoguekit import load_dialogues
+    from arena.corpus.dialoguekit import load_dialogues
 
     return load_dialogues(path or iard_path(), default_crs_id="iard")
 

@@ -16,7 +16,7 @@ def launched(tmp_path):
     demos = []
 
     def launch(services):
-        from app import build_demo
+        from webapp.serve import build_demo
 
         demo = build_demo(services)
         demo.queue(default_concurrency_limit=16)

@@ -5,7 +5,7 @@ from gradio_client import Client
 
 from arena.config import Settings
 from arena.llm import FakeProvider, LLMClient
-from arena.services import build_services
+from webapp.services import build_services
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from typing import Iterable, Optional
 from arena.config import Settings
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
-from arena.services import Services
+from webapp.services import Services
 from arena.store import Store
-from crs.base import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.registry import CRSRegistry
 
 # A few ReDial catalog entries (item id, title).
@@ -92,7 +92,7 @@ def free_port() -> int:
 
 def launch(services: Services, concurrency: int = 32):
     """Build the real app and serve it on 127.0.0.1; returns (demo, base URL)."""
-    from app import build_demo
+    from webapp.serve import build_demo
 
     demo = build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)

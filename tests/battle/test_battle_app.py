@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-from arena.ui.battle_tab import scheduler_for
+from webapp.ui.battle_tab import scheduler_for
 
 
 def test_battle_hides_names_until_the_vote_then_everything_is_stored(services, served, fakes):

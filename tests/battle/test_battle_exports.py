@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Vote
-from arena.exports import ExportFilter, export_bundle
+from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.store import Store
-from evaluators.export_cli import main as export_main
+from arena.corpus.cli import main as export_main
 
 RAW_ID = "session-secret-raw-id-12345"
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Vote
-from arena.leaderboard import compute_leaderboard, display_table, leaderboard_figure
-from arena.ratings import Battle, bradley_terry, elo_ratings, wilson_interval
+from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
+from webapp.ratings import Battle, bradley_terry, elo_ratings, wilson_interval
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 
@@ -114,7 +114,7 @@ def test_display_and_figure(data):
 
 
 def test_metric_meta_table_lists_means_and_kendall_tau():
-    from arena.ui.leaderboard_tab import metric_meta_table
+    from webapp.ui.leaderboard_tab import metric_meta_table
 
     dialogues = [
         dialogue("alpha", "satisfied", rdl=0.9), dialogue("alpha", "satisfied", rdl=0.7),

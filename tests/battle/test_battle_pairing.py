@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from arena.pairing import NotEnoughSystems, PairScheduler, choose_pair, least_played_pairs, normalise_counts
+from webapp.pairing import NotEnoughSystems, PairScheduler, choose_pair, least_played_pairs, normalise_counts
 
 
 def test_least_played_pair_is_chosen():

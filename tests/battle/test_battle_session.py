@@ -8,7 +8,7 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 
 from arena.runner import POLITE_ERROR, POLITE_TIMEOUT
-from arena.ui.battle_tab import rate, reveal_markdown, scheduler_for, send, start_battle, vote
+from webapp.ui.battle_tab import rate, reveal_markdown, scheduler_for, send, start_battle, vote
 
 
 def play(services, session, choice="A", comment="ok"):

@@ -9,7 +9,7 @@ from arena.catalog import Catalog
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.llm import FakeProvider, LLMClient, LLMError, LLMRequest, RetryPolicy, TransientLLMError
 from arena.runner import POLITE_ERROR, DialogueRunner
-from crs.base import TOP_K_KEPT, TOP_K_SHOWN, CRSUnavailable
+from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, CRSUnavailable
 from crs.chatcrs import PROMPT_PATH, ChatCRS, chatcrs_specs, clean_reply
 from crs.registry import CRSRegistry
 

@@ -2,7 +2,7 @@ import json
 
 from matplotlib.figure import Figure
 
-from arena.ui.scorecard import core_scorecard
+from webapp.ui.scorecard import core_scorecard
 from evaluators.core import CoreConfig, score_core
 
 from core_fakes import Script, make_client, sample_dialogue

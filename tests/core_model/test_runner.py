@@ -10,9 +10,8 @@ from arena.runner import (
     DialogueEnded,
     DialogueRunner,
     MessageRejected,
-    StopDialogue,
-    UserTurn,
 )
+from arena.simulator_interface import StopDialogue, UserTurn
 
 
 class EchoCRS:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from arena.config import Settings
-from crs.base import CRSUnavailable
+from arena.crs_interface import CRSUnavailable
 from crs.neural import CheckpointMismatch, neural_specs
 from crs.neural.bart import BartConfig, BartForGeneration
 from crs.neural.weights import load_strict, read_state_dict

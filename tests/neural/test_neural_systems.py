@@ -11,7 +11,7 @@ import pytest
 from arena.catalog import load_catalog
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.runner import DialogueRunner
-from crs.base import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from crs.neural import VARIANTS, NeuralReply, neural_specs
 
 USER_TURNS = [

@@ -6,6 +6,7 @@ from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, question_nlu, rec, si
 
 from arena.dialogue import Dialogue, DialogueAct
 from arena.runner import DialogueRunner
+from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator
 from simulators.abus import AgendaBasedSimulator
 from simulators.goals import Goal
@@ -108,7 +109,7 @@ def test_template_option_ignores_the_llm(view):
 def test_with_an_llm_both_nlu_and_nlg_go_through_it(view):
     llm = fake_llm(simulator_responder())
     goal = Goal(constraints={"genre": "comedy", "year": "1999"}, requests=["plot"])
-    sim = build_simulator("abus", catalog=view, seed=3, llm=llm, goal=goal)
+    sim = build_simulator("abus", catalog=view, seed=3, llm=llm, goal=goal, intent_readers=intent_reader)
     crs = ScriptedCRS([("Which year do you prefer?", []), ("Okay.", [])])
     d = DialogueRunner(crs, max_turns=3).run_simulated(Dialogue(crs_id="s"), sim)
     sim.finalize(d)
@@ -131,7 +132,7 @@ def test_offline_annotator_reads_the_system_acts(view):
     crs = ScriptedCRS([("What kind of movies do you like?", []),
                        (f"You should watch {fitting.display_title}, it is hilarious.", [rec(fitting)]),
                        ("It is about a wedding.", [])])
-    sim = build_simulator("abus", catalog=view, seed=0, nlg="template",
+    sim = build_simulator("abus", catalog=view, seed=0, nlg="template", intent_readers=intent_reader,
                           model=InteractionModel(transitions={"REC-S": {"ACC": 1000}}), goal=goal)
     d = DialogueRunner(crs, max_turns=5).run_simulated(Dialogue(crs_id="s"), sim)
     sim.finalize(d)

@@ -5,7 +5,7 @@ from sim_fakes import AttributeCRS, spec
 
 from arena.dialogue import UserKind
 from arena.store import Store
-from simulators.__main__ import main
+from webapp.simulation_cli import main
 from tests.support.openai_stub_server import OpenAIStubServer, RecordedRequest
 
 
@@ -19,9 +19,9 @@ def stub_user(request: RecordedRequest) -> str:
 
 @pytest.fixture
 def cli_env(isolated_env, monkeypatch, view):
-    import arena.services
+    import webapp.services
 
-    monkeypatch.setattr(arena.services, "default_specs",
+    monkeypatch.setattr(webapp.services, "default_specs",
                         lambda settings, llm: [spec("attr", AttributeCRS(view)), spec("attr2", AttributeCRS(view))])
     with OpenAIStubServer(default=stub_user) as server:
         monkeypatch.setenv("ARENA_LLM_PROVIDER", "openai")

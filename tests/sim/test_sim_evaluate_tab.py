@@ -5,9 +5,9 @@ import pytest
 from sim_fakes import AttributeCRS, fake_llm, simulator_responder, spec
 
 from arena.config import Settings
-from arena.services import Services
+from webapp.services import Services
 from arena.store import Store
-from arena.ui import evaluate_tab
+from webapp.ui import evaluate_tab
 from crs.registry import CRSRegistry
 
 

@@ -6,9 +6,9 @@ from sim_fakes import AttributeCRS, BrokenCRS, fake_llm, question_nlu, simulator
 
 from arena.config import Settings
 from arena.dialogue import UserKind
-from arena.evaluation_runs import RunConfig, RunManager, dialogue_seed, mark_stale
+from webapp.evaluation_runs import RunConfig, RunManager, dialogue_seed, mark_stale
 from arena.store import Store
-from crs.base import ConversationalRecommender
+from arena.crs_interface import ConversationalRecommender
 from crs.registry import CRSRegistry
 from simulators import build_simulator
 

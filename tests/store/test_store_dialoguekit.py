@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from arena.dialogue import Role, UserKind
-from arena.dialoguekit import DialogueImportError, load_dialogues
-from arena.export import import_dialogues
+from arena.corpus.dialoguekit import DialogueImportError, load_dialogues
+from arena.corpus.records import import_dialogues
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 IARD = SHARED / "data" / "iard" / "formatted_IARD_annotated_partially.json"

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from arena.dialogue import UserKind
-from arena.dialoguekit import load_dialogues
-from arena.export import SALT_ENV, export_json, export_jsonl, import_dialogues, main, pseudonymiser
+from arena.corpus.dialoguekit import load_dialogues
+from arena.corpus.records import SALT_ENV, export_json, export_jsonl, import_dialogues, main, pseudonymiser
 from arena.store import Store
 
 from store_strategies import battle, rich_dialogue

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 
 from arena.dialogue import Dialogue
-from arena.dialoguekit import from_record, load_dialogues, to_dialoguekit
+from arena.corpus.dialoguekit import from_record, load_dialogues, to_dialoguekit
 from arena.store import Store
 
 from store_strategies import dialogues, rich_dialogue

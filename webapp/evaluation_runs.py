@@ -14,6 +14,7 @@ for every system, so all systems meet the same simulated users.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -25,7 +26,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
-from arena.runner import DialogueRunner, SimulatorAction, StopDialogue
+from arena.runner import DialogueRunner
+from arena.simulator_interface import SimulatorAction, StopDialogue
+from evaluators.acts.intent_readers import intent_reader
+from simulators import build_simulator, catalog_view, resolve_kind
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +60,6 @@ class RunConfig:
     options: dict[str, Any] = field(default_factory=dict)  # passed to the simulator factory (e.g. nlg)
 
     def validate(self) -> "RunConfig":
-        from simulators import resolve_kind
-
         self.simulator = resolve_kind(self.simulator)
         self.systems = [s.strip() for s in self.systems if s and s.strip()]
         if not self.systems:
@@ -130,14 +132,12 @@ class RunManager:
         simulator_factory: Optional[Callable[..., Any]] = None,
         catalog_for: Optional[Callable[[str], Any]] = None,
     ):
-        from simulators import build_simulator, catalog_view
-
         self.store = store
         self.registry = registry
         self.llm = llm
         self.settings = settings
         self.scorer = scorer
-        self.build_simulator = simulator_factory or build_simulator
+        self.build_simulator = simulator_factory or functools.partial(build_simulator, intent_readers=intent_reader)
         self.catalog_for = catalog_for or catalog_view
         self._lock = threading.Lock()
         self._cancel: dict[str, threading.Event] = {}

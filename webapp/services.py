@@ -17,7 +17,7 @@ from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
 from arena.runner import DialogueRunner
 from arena.store import Store
-from crs.base import CRSSpec
+from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ class Services:
     store: Store
     llm: LLMClient
     registry: CRSRegistry
-    scorer: Optional[Any] = None  # evaluators.scoring.BackgroundScorer when available
+    scorer: Optional[Any] = None  # webapp.background_scorer.BackgroundScorer when available
     extras: dict[str, Any] = field(default_factory=dict)
 
     def runner_for(self, crs_name: str) -> DialogueRunner:
@@ -75,7 +75,7 @@ def build_scorer(settings: Settings, store: Store, llm: LLMClient, metrics: Opti
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None
-    from evaluators.scoring import BackgroundScorer
+    from webapp.background_scorer import BackgroundScorer
 
     return BackgroundScorer(store, names, llm)
 

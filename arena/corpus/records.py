@@ -1,14 +1,14 @@
 """Corpus export (with pseudonymous user ids) and import between files and the store.
 
-Exports use the CRSArena-Dial/DialogueKit layout of `arena.dialoguekit`, one
+Exports use the CRSArena-Dial/DialogueKit layout of `arena.corpus.dialoguekit`, one
 record per dialogue, plus the battle vote a dialogue took part in. User ids are
 replaced by a keyed hash (HMAC-SHA256) so the same person gets the same
 pseudonym across exports made with the same salt, and raw ids never leave the
 database. The salt comes from ARENA_PSEUDONYM_SALT, or else a random one kept
 in the database.
 
-    python -m arena.export export corpus.jsonl --db data/arena.sqlite3
-    python -m arena.export import crs_arena_dial_open.json --db data/arena.sqlite3
+    python -m arena.corpus.records export corpus.jsonl --db data/arena.sqlite3
+    python -m arena.corpus.records import crs_arena_dial_open.json --db data/arena.sqlite3
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.dialoguekit import DialogueImportError, Source, load_dialogues, to_dialoguekit
+from arena.corpus.dialoguekit import DialogueImportError, Source, load_dialogues, to_dialoguekit
 from arena.store import Store
 
 SALT_ENV = "ARENA_PSEUDONYM_SALT"
@@ -169,7 +169,7 @@ def import_dialogues(store: Store, source: Source, *, default_crs_id: str = "unk
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.export", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m arena.corpus.records", description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", default=os.environ.get("ARENA_DB", "data/arena.sqlite3"))
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser("export", help="write the corpus (.jsonl: one record a line; .json: a list)")

@@ -16,9 +16,9 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from arena.exports import ExportFilter, export_bundle
-from arena.services import Services
-from arena.ui.leaderboard_tab import KIND_CHOICES
+from arena.corpus.bundle import ExportFilter, export_bundle
+from webapp.services import Services
+from webapp.ui.leaderboard_tab import KIND_CHOICES
 
 KEEP_EXPORTS = 8
 ZIP_NAME = "crs-arena-corpus.zip"

@@ -1,6 +1,6 @@
 """Battle tab: two anonymous systems side by side, then a vote.
 
-A battle's systems are drawn by `arena.pairing` (least-played pair first,
+A battle's systems are drawn by `webapp.pairing` (least-played pair first,
 sides at random) and stay on the server: the page only ever sees "System A"
 and "System B" until the vote is stored. Each pane is its own conversation
 with its own input, items and Satisfied/Frustrated buttons; both can be used
@@ -18,12 +18,12 @@ from typing import Any, Optional
 import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
-from arena.pairing import NotEnoughSystems, PairScheduler
+from webapp.pairing import NotEnoughSystems, PairScheduler
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
-from arena.services import Services
-from arena.ui.chat_tab import CONSENT, session_user_id
-from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items
-from crs.base import CRSUnavailable
+from webapp.services import Services
+from webapp.ui.chat_tab import CONSENT, session_user_id
+from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
+from arena.crs_interface import CRSUnavailable
 
 SIDES = ("A", "B")
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}

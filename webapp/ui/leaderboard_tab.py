@@ -15,8 +15,8 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from arena.leaderboard import compute_leaderboard, display_table, leaderboard_figure
-from arena.services import Services
+from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
+from webapp.services import Services
 
 log = logging.getLogger(__name__)
 

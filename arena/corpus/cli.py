@@ -38,7 +38,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena.exports import ExportFilter, export_bundle
+    from arena.corpus.bundle import ExportFilter, export_bundle
     from arena.store import Store
 
     db = args.db or os.environ.get("ARENA_DB") or "data/arena.sqlite3"

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional, Sequence
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from arena.ratings import (
+from webapp.ratings import (
     Battle,
     battle_from_vote,
     bootstrap_intervals,

@@ -4,7 +4,7 @@ One call, `export_bundle`, writes into a folder:
 
 * `dialogues.jsonl`: one CRSArena-Dial/DialogueKit record per dialogue with
   feedback, scores and the battle vote it took part in (the records of
-  `arena.export`, which also pseudonymises user ids);
+  `arena.corpus.records`, which also pseudonymises user ids);
 * `votes.csv`: one row per battle vote;
 * `scores.csv` and `scores.parquet`: one row per dialogue and metric;
 * `README.md`: a dataset card with counts, fields and the licence.
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
-from arena.export import export_record, pseudonymiser, resolve_salt
+from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.store import Store
 
 LICENCE = "CC BY 4.0"

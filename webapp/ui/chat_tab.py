@@ -13,10 +13,10 @@ import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
-from arena.services import Services
-from arena.ui.scorecard import core_scorecard
-from arena.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
-from crs.base import CRSUnavailable
+from webapp.services import Services
+from webapp.ui.scorecard import core_scorecard
+from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
+from arena.crs_interface import CRSUnavailable
 
 log = logging.getLogger(__name__)
 

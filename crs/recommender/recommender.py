@@ -1,0 +1,179 @@
+"""The offline recommender: signals over the catalog, combined by learnt weights.
+
+    recommender = load_recommender("redial", retriever)          # once per process
+    ranked = recommender.recommend(dialogue, k=50, exclude={...})  # [(CatalogItem, score)], best first
+
+`recommend` takes an `arena.dialogue.Dialogue`; `rank_texts` takes plain
+utterances (the evaluation files). Items the user rejected or has seen are
+always left out of `recommend`; `exclude` adds more (e.g. items already shown).
+The evaluation protocol keeps every item rankable (`rank_texts(..., exclude=())`).
+
+Artifacts live in `assets/recommender/<dataset>/`: `statistics.json`
+(popularity and co-mention counts) and `weights.json` (the learnt combination);
+`Recommender.version` names both, for citing with a score or ranking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.config import ASSETS_DIR
+from arena.dialogue import Dialogue, Role
+from arena.mentions import normalize
+from crs.recommender.combination import LinearCombination
+from crs.recommender.context import RequestContext, read_context
+from crs.recommender.signals import (
+    CoMentionSignal,
+    DenseSignal,
+    GraphSignal,
+    LexicalSignal,
+    MentionSignal,
+    PopularitySignal,
+    Signal,
+    feature_matrix,
+    feature_names,
+)
+from crs.recommender.statistics import ItemStatistics
+
+RECOMMENDER_DIR = ASSETS_DIR / "recommender"
+ALGORITHM = "signals-v1"
+# Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
+HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "popularity": 0.3,
+                "dense_last": 1.0, "dense_dialogue": 0.5, "dense_liked_items": 0.5,
+                "named_by_user": 0.5, "rejected_or_seen": -2.0, "kg_named_entities": 1.0,
+                "kg_negated_entities": -1.0, "kg_liked_items": 0.5, "comention_liked": 0.5}
+
+
+@dataclass(frozen=True)
+class Ranked:
+    item: CatalogItem
+    score: float
+
+
+class Recommender:
+    def __init__(self, catalog: Catalog, signals: Sequence[Signal],
+                 combination: Optional[LinearCombination] = None, artifact_version: str = "none"):
+        self.catalog = catalog
+        self.signals = list(signals)
+        self.features = feature_names(self.signals)
+        self.combination = combination or LinearCombination.uniform(self.features, HAND_WEIGHTS)
+        if self.combination.features != self.features:
+            raise ValueError(f"weights for {self.combination.features} do not fit features {self.features}")
+        self.artifact_version = artifact_version
+        self._row_of = {item.item_id: row for row, item in enumerate(catalog.items)}
+
+    @property
+    def version(self) -> str:
+        """Cite this with any ranking: algorithm, artifacts and weights."""
+        return f"{ALGORITHM}/{self.catalog.dataset}/{self.artifact_version}/{self.combination.version}"
+
+    # -- reading the dialogue ---------------------------------------------------------------
+    def context_of(self, dialogue: Dialogue) -> RequestContext:
+        utterances = [u for u in dialogue.utterances if not u.error and u.text is not None]
+        return read_context(
+            self.catalog,
+            [u.text for u in utterances],
+            [u.role == Role.USER for u in utterances],
+            [[item.item_id for item in u.items] for u in utterances],
+        )
+
+    def context_of_texts(self, texts: Sequence[str], first_is_user: bool = True) -> RequestContext:
+        """Alternating utterances; the evaluation files start (and end) with the user."""
+        n = len(texts)
+        from_user = [(i % 2 == 0) == first_is_user for i in range(n)]
+        return read_context(self.catalog, texts, from_user)
+
+    # -- ranking -----------------------------------------------------------------------------
+    def scores(self, ctx: RequestContext) -> np.ndarray:
+        return self.combination.score(feature_matrix(self.signals, ctx))
+
+    def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
+             leave_out_rejected: bool = True) -> list[Ranked]:
+        scores = np.array(self.scores(ctx), dtype=np.float64)
+        dropped = set(map(str, exclude))
+        if leave_out_rejected:
+            dropped |= ctx.rejected_ids()
+        for item_id in dropped:
+            row = self._row_of.get(item_id)
+            if row is not None:
+                scores[row] = -np.inf
+        order = np.argsort(-scores, kind="stable")
+        # Catalogs list some films twice (with and without a year): show one of them.
+        out, titles = [], {normalize(self.catalog.get(i).title) for i in dropped if self.catalog.get(i)}
+        for row in order:
+            if not np.isfinite(scores[row]) or len(out) >= k:
+                break
+            item = self.catalog.items[row]
+            key = normalize(item.label)
+            if key in titles:
+                continue
+            titles.add(key)
+            out.append(Ranked(item, float(scores[row])))
+        return out
+
+    def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
+        """The `k` best items for the dialogue so far, best first, never one the user
+        rejected or has seen, nor one in `exclude`."""
+        return self.rank(self.context_of(dialogue), k, exclude)
+
+    def rank_texts(self, texts: Sequence[str], k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
+        """Ranking for plain alternating utterances (user first); nothing is left out
+        but `exclude`, as in the offline evaluation protocol."""
+        return self.rank(self.context_of_texts(texts), k, exclude, leave_out_rejected=False)
+
+
+# -- building from the shipped artifacts ----------------------------------------------------
+def artifact_dir(dataset: str) -> Path:
+    return RECOMMENDER_DIR / dataset
+
+
+def _file_hash(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
+def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional[np.ndarray],
+                  encode=None, kg_path: Optional[Path] = None) -> list[Signal]:
+    """Every signal; the dense one only when item embeddings and an encoder are given."""
+    row_of = {item.item_id: row for row, item in enumerate(catalog.items)}
+    size = len(catalog.items)
+    kg_path = kg_path or CATALOG_DIR / catalog.dataset / "kg.json"
+    graph = GraphSignal.from_kg_file(catalog, kg_path) if kg_path.exists() else GraphSignal(catalog, {})
+    signals: list[Signal] = [LexicalSignal(catalog)]
+    if item_matrix is not None and encode is not None:
+        signals.append(DenseSignal(item_matrix, encode, row_of))
+    signals += [MentionSignal(row_of, size), graph, CoMentionSignal(stats, row_of, size),
+                PopularitySignal(stats, row_of, size)]
+    return signals
+
+
+def load_recommender(dataset: str, retriever=None, catalog: Optional[Catalog] = None,
+                     directory: Optional[Path] = None) -> Recommender:
+    """The recommender of `dataset` from `assets/recommender/<dataset>/`.
+
+    `retriever` (an `arena.retrieval.ItemRetriever` over the same catalog) adds the
+    dense signal; without it the recommender runs on the other signals.
+    """
+    catalog = catalog or load_catalog(dataset)
+    directory = Path(directory or artifact_dir(catalog.dataset))
+    stats_path, weights_path = directory / "statistics.json", directory / "weights.json"
+    stats = ItemStatistics.load(stats_path) if stats_path.exists() else ItemStatistics()
+    matrix = retriever.item_matrix() if retriever is not None else None
+    encode = retriever.encode if retriever is not None else None
+    signals = build_signals(catalog, stats, matrix, encode)
+    features = feature_names(signals)
+    combination = None
+    if weights_path.exists():
+        candidate = LinearCombination.load(weights_path)
+        if candidate.features == features:
+            combination = candidate
+    return Recommender(catalog, signals, combination, _file_hash(stats_path, weights_path))

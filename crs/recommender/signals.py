@@ -1,0 +1,251 @@
+"""The evidence for each catalog item, one score vector per feature.
+
+Every signal turns a `RequestContext` into named vectors over the whole catalog
+(row i = `catalog.items[i]`), so the combination is one matrix product and a
+call stays within milliseconds:
+
+- `LexicalSignal`: BM25 (the `bm25s` library) of the user's words against item
+  text (title, genres, people, plot), for the last user turn and the whole
+  dialogue (older turns count less), plus BM25 of the words the user ruled out.
+- `DenseSignal`: MiniLM cosine of the user's turns to the item embeddings, and
+  item-to-item cosine to the titles the user liked.
+- `MentionSignal`: the titles named so far, by whom, and liked, rejected or seen.
+- `GraphSignal`: items linked in the knowledge graph to the people, genres and
+  years the user named (rare entities weigh more), minus those the user ruled
+  out, and items sharing graph neighbours with the titles the user liked.
+- `CoMentionSignal`: items that other dialogues mention together with the titles
+  the user liked (counts from the training dialogues, see `statistics.py`).
+- `PopularitySignal`: how often the training dialogues recommend or mention an item.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Callable, Optional, Protocol, Sequence
+
+import numpy as np
+from scipy import sparse
+
+from arena.catalog import Catalog, CatalogItem
+from arena.mentions import FUNCTION_WORDS
+from crs.recommender.context import RequestContext
+from crs.recommender.statistics import ItemStatistics
+
+RECENCY_DECAY = 0.6  # an utterance one turn older counts this much as the next one
+# Words of a request that say nothing about the item wanted ("can you recommend a movie").
+REQUEST_WORDS = frozenset(
+    """recommend recommendation recommendations suggest suggestion suggestions movie movies film films
+    watch watching watched see seen saw like liked likes love loved good great nice best really want
+    wanted looking look something anything any some maybe please thanks thank hi hello hey ok okay
+    yes yeah sure know think kind sort type mood feel feeling would could can might also one ones
+    show shows book books get got well lot lots much enjoy enjoyed favorite favourite""".split()
+)
+
+
+class Signal(Protocol):
+    features: tuple[str, ...]
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        """One float32 vector over the catalog per name in `features`."""
+
+
+def _decay(age: int) -> float:
+    return RECENCY_DECAY ** max(0, age)
+
+
+def _scaled(vector: np.ndarray) -> np.ndarray:
+    """Divide by the maximum so that queries of any length weigh alike (0 stays 0)."""
+    top = float(vector.max()) if vector.size else 0.0
+    return (vector / top).astype(np.float32) if top > 0 else np.zeros_like(vector, dtype=np.float32)
+
+
+def item_text(item: CatalogItem) -> str:
+    """The text BM25 indexes: the title twice (names matter), genres, people, plot."""
+    people = " ".join(name for names in item.people.values() for name in names)
+    return " ".join([item.title, item.title, " ".join(item.genres), people, item.plot])
+
+
+class LexicalSignal:
+    features = ("bm25_last", "bm25_dialogue", "bm25_negated")
+
+    def __init__(self, catalog: Catalog):
+        import bm25s
+        import Stemmer
+
+        self._bm25s = bm25s
+        self._stemmer = Stemmer.Stemmer("english")
+        self.size = len(catalog.items)
+        self.stopwords = sorted(FUNCTION_WORDS | REQUEST_WORDS)
+        self.index = bm25s.BM25()
+        self.index.index(self._tokens([item_text(item) for item in catalog.items]), show_progress=False)
+
+    def _tokens(self, texts: Sequence[str]):
+        return self._bm25s.tokenize(list(texts), stopwords=self.stopwords, stemmer=self._stemmer, show_progress=False)
+
+    def query(self, text: str) -> np.ndarray:
+        """Raw BM25 scores of every item for `text` (zeros when nothing in it is indexed)."""
+        tokens = self._bm25s.tokenize([text], stopwords=self.stopwords, stemmer=self._stemmer,
+                                      return_ids=False, show_progress=False)[0]
+        if not tokens:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self.index.get_scores(tokens), dtype=np.float32)
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        user = ctx.user_texts
+        last = self.query(user[-1][1]) if user else np.zeros(self.size, np.float32)
+        dialogue = np.zeros(self.size, np.float32)
+        for age, text in user:
+            dialogue += _decay(age) * _scaled(self.query(text))
+        negated = np.zeros(self.size, np.float32)
+        if ctx.negated_phrases:
+            negated = self.query(" ".join(ctx.negated_phrases))
+        return [_scaled(last), _scaled(dialogue), _scaled(negated)]
+
+
+class DenseSignal:
+    """`encode` maps texts to unit vectors with the model that embedded `item_matrix`."""
+
+    features = ("dense_last", "dense_dialogue", "dense_liked_items")
+
+    def __init__(self, item_matrix: np.ndarray, encode: Callable[[Sequence[str]], np.ndarray],
+                 row_of: dict[str, int]):
+        self.matrix = np.asarray(item_matrix, dtype=np.float32)
+        self.encode = encode
+        self.row_of = row_of
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        size = self.matrix.shape[0]
+        user = [(age, t) for age, t in ctx.user_texts if t.strip()][-4:]
+        last = dialogue = liked = np.zeros(size, np.float32)
+        if user:
+            vectors = self.encode([t for _, t in user])
+            last = self.matrix @ vectors[-1]
+            weights = np.array([_decay(age) for age, _ in user], dtype=np.float32)
+            query = (weights[:, None] * vectors).sum(axis=0)
+            dialogue = self.matrix @ (query / max(float(np.linalg.norm(query)), 1e-6))
+        rows = [self.row_of[m.item.item_id] for m in ctx.items
+                if m.by_user and not m.negative and m.item.item_id in self.row_of]
+        if rows:
+            liked = (self.matrix @ self.matrix[rows].T).max(axis=1)
+        return [np.asarray(v, dtype=np.float32) for v in (last, dialogue, liked)]
+
+
+class MentionSignal:
+    features = ("named_by_user", "named_by_system", "rejected_or_seen")
+
+    def __init__(self, row_of: dict[str, int], size: int):
+        self.row_of = row_of
+        self.size = size
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        user, system, rejected = (np.zeros(self.size, np.float32) for _ in range(3))
+        for m in ctx.items:
+            row = self.row_of.get(m.item.item_id)
+            if row is None:
+                continue
+            weight = _decay(m.age)
+            if m.by_user and (m.negative or m.seen):
+                rejected[row] = max(rejected[row], weight)
+            elif m.by_user:
+                user[row] = max(user[row], weight)
+            else:
+                system[row] = max(system[row], weight)
+        return [user, system, rejected]
+
+
+class GraphSignal:
+    """Items x entities incidence from the knowledge graph, weighted by inverse frequency."""
+
+    features = ("kg_named_entities", "kg_negated_entities", "kg_liked_items")
+
+    def __init__(self, catalog: Catalog, edges: dict[int, list[int]]):
+        self.size = len(catalog.items)
+        self.row_of = {item.item_id: i for i, item in enumerate(catalog.items)}
+        rows, cols = [], []
+        for i, item in enumerate(catalog.items):
+            for entity in set(edges.get(item.entity_id, ())) if item.entity_id is not None else ():
+                rows.append(i)
+                cols.append(entity)
+        n_entities = max(cols, default=-1) + 1
+        incidence = sparse.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)),
+                                      shape=(self.size, n_entities))
+        frequency = np.asarray(incidence.sum(axis=0)).ravel()
+        self.idf = np.log((self.size + 1) / (frequency + 1)).astype(np.float32)
+        weighted = incidence.multiply(self.idf[None, :]).tocsr()
+        norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+        self.normalized = sparse.diags(1 / np.maximum(norms, 1e-6)) @ weighted
+        self.incidence = incidence.tocsc()
+        self.n_entities = n_entities
+
+    @classmethod
+    def from_kg_file(cls, catalog: Catalog, kg_path: Path) -> "GraphSignal":
+        graph = json.loads(Path(kg_path).read_text(encoding="utf-8"))
+        edges = {int(subject): [int(obj) for _, obj in pairs] for subject, pairs in graph.items()}
+        return cls(catalog, edges)
+
+    def _entity_vector(self, ctx: RequestContext, negative: bool) -> np.ndarray:
+        weights = np.zeros(self.n_entities, np.float32)
+        for m in ctx.entities:
+            if m.negative == negative and 0 <= m.entity_id < self.n_entities:
+                weights[m.entity_id] = max(weights[m.entity_id], _decay(m.age) * self.idf[m.entity_id])
+        return np.asarray(self.incidence @ weights, dtype=np.float32).ravel()
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        named = _scaled(self._entity_vector(ctx, negative=False))
+        negated = _scaled(self._entity_vector(ctx, negative=True))
+        liked = np.zeros(self.size, np.float32)
+        rows = [self.row_of[m.item.item_id] for m in ctx.items
+                if m.by_user and not m.negative and m.item.item_id in self.row_of]
+        if rows:
+            profile = np.asarray(self.normalized[rows].sum(axis=0)).ravel()
+            liked = _scaled(np.asarray(self.normalized @ profile, dtype=np.float32).ravel())
+        return [named, negated, liked]
+
+
+class CoMentionSignal:
+    features = ("comention_liked", "comention_any")
+
+    def __init__(self, stats: ItemStatistics, row_of: dict[str, int], size: int):
+        self.matrix = stats.comention_matrix(row_of, size)  # cosine-normalised co-mention counts
+        self.row_of = row_of
+        self.size = size
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        liked = np.zeros(self.size, np.float32)
+        anything = np.zeros(self.size, np.float32)
+        for m in ctx.items:
+            row = self.row_of.get(m.item.item_id)
+            if row is None:
+                continue
+            column = self.matrix[:, row].toarray().ravel() * _decay(m.age)
+            anything += column
+            if m.by_user and not m.negative:
+                liked += column
+        return [_scaled(liked), _scaled(anything)]
+
+
+class PopularitySignal:
+    features = ("popularity",)
+
+    def __init__(self, stats: ItemStatistics, row_of: dict[str, int], size: int):
+        counts = stats.popularity_vector(row_of, size)
+        self.vector = (np.log1p(counts) / max(math.log1p(float(counts.max(initial=0))), 1e-6)).astype(np.float32)
+
+    def scores(self, ctx: RequestContext) -> list[np.ndarray]:
+        return [self.vector]
+
+
+def feature_names(signals: Sequence[Signal]) -> list[str]:
+    return [name for signal in signals for name in signal.features]
+
+
+def feature_matrix(signals: Sequence[Signal], ctx: RequestContext) -> np.ndarray:
+    """(items x features) float32, columns in `feature_names` order."""
+    columns = [column for signal in signals for column in signal.scores(ctx)]
+    return np.stack(columns, axis=1).astype(np.float32)
+
+
+def optional(value: Optional[Signal]) -> list[Signal]:
+    return [value] if value is not None else []

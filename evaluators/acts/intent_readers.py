@@ -1,0 +1,61 @@
+"""The act annotators as simulators' intent readers (`arena.simulator_interface.IntentReaderFactory`).
+
+ABUS reads the intents of the system's last utterance; `intent_reader(kind, llm)`
+makes that reader from the offline annotator (one instance per process, its
+models are large) or from the LLM annotator.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+from arena.dialogue import Dialogue
+from arena.llm import LLMClient
+from arena.simulator_interface import IntentReader
+from evaluators.acts.llm import LLMActAnnotator
+from evaluators.acts.offline import OfflineActAnnotator
+
+
+@lru_cache(maxsize=1)
+def _offline_annotator() -> OfflineActAnnotator:
+    return OfflineActAnnotator()
+
+
+class OfflineIntentReader:
+    """IARD intents of a dialogue's last utterance, from the offline dialogue-act annotator."""
+
+    label = "offline act annotator"
+
+    def __init__(self, annotator: Optional[OfflineActAnnotator] = None):
+        self.annotator = annotator or _offline_annotator()
+
+    def __call__(self, dialogue: Dialogue) -> list[str]:
+        rows = self.annotator.annotate_intents(dialogue)
+        return [str(i) for i in rows[-1][0]] if rows else []
+
+
+class LLMIntentReader:
+    """IARD intents of a dialogue's last utterance, from the LLM dialogue-act annotator."""
+
+    def __init__(self, llm: LLMClient):
+        self.annotator = LLMActAnnotator(llm, parallel=1)
+        self.label = f"LLM act annotator ({llm.describe()})"
+
+    def __call__(self, dialogue: Dialogue) -> list[str]:
+        copy = dialogue.model_copy(deep=True)
+        for utt in copy.utterances[:-1]:  # only the last utterance is left unannotated
+            utt.dialogue_acts = utt.dialogue_acts if utt.dialogue_acts is not None else []
+        annotated = self.annotator.annotate(copy)
+        return [act.intent for act in annotated.utterances[-1].dialogue_acts or []]
+
+
+def intent_reader(kind: str, llm: Optional[LLMClient] = None) -> IntentReader:
+    """The reader of one kind: "offline" or "llm" (which needs `llm`)."""
+    if kind == "offline":
+        return OfflineIntentReader()
+    if kind == "llm":
+        if llm is None:
+            raise ValueError("the LLM intent reader needs an LLM client")
+        return LLMIntentReader(llm)
+    raise ValueError(f"unknown NLU {kind!r}; use 'llm' or 'offline'")
