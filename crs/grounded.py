@@ -12,6 +12,7 @@ catalog entries; if it fails, it is left out.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -99,22 +100,14 @@ def fact_line(item: CatalogItem) -> str:
     return line
 
 
+@dataclass
 class GroundedReplies:
-    def __init__(
-        self,
-        catalog: Catalog,
-        llm: Optional[LLMClient],
-        prompt: str,
-        item_kind: str,
-        *,
-        temperature: float = 0.0,
-    ):
-        self.catalog = catalog
-        self.llm = llm
-        self.prompt = prompt
-        self.item_kind = item_kind
-        self.temperature = temperature
-        self.last_connector_problem: Optional[str] = None
+    catalog: Catalog
+    llm: Optional[LLMClient]
+    prompt: str
+    item_kind: str
+    temperature: float = 0.0
+    last_connector_problem: Optional[str] = field(default=None, init=False)  # why the last sentence was left out
 
     def reply(self, dialogue: Dialogue, shown: Sequence[CatalogItem]) -> str:
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)

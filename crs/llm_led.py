@@ -109,25 +109,15 @@ def finish(draft: Draft) -> tuple[str, list[CatalogItem]]:
     return re.sub("\x00+", MENTIONED_REFERENCE, kept), shown
 
 
+@dataclass
 class LLMLedReplies:
-    def __init__(
-        self,
-        catalog: Catalog,
-        llm: LLMClient,
-        matcher: TitleMatcher,
-        system_prompt: str,
-        clean: Callable[[str], str],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 220,
-    ):
-        self.catalog = catalog
-        self.llm = llm
-        self.matcher = matcher
-        self.system_prompt = system_prompt
-        self.clean = clean
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+    catalog: Catalog
+    llm: LLMClient
+    matcher: TitleMatcher
+    system_prompt: str
+    clean: Callable[[str], str]
+    temperature: float = 0.0
+    max_tokens: int = 220
 
     def reply(
         self, dialogue: Dialogue, history: History, candidates: Sequence[CatalogItem]

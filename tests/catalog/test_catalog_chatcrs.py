@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from dialogue_helpers import dialogue
 
 from arena import retrieval
 from arena.catalog import Catalog
@@ -30,15 +31,6 @@ class Recorder:
         return self.provider.requests[-1].messages[0][1]
 
 
-def dialogue(*turns: str, items_after: dict[int, list[RecommendedItem]] | None = None) -> Dialogue:
-    """User and agent turns alternate, starting with the user."""
-    d = Dialogue(crs_id="chatcrs_redial")
-    for n, text in enumerate(turns):
-        if n % 2 == 0:
-            d.add_user(text)
-        else:
-            d.add_agent(text, items=(items_after or {}).get(n, []))
-    return d
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from dialogue_helpers import dialogue
 
 from arena.catalog import Catalog
-from arena.dialogue import Dialogue, RecommendedItem
+
 from arena.llm import FakeProvider, LLMClient, LLMRequest, RetryPolicy
 from crs.chatcrs import ChatCRS
 from crs.grounded import connector_problem, fact_line
@@ -17,14 +18,6 @@ from crs.llm_led import MENTIONED_REFERENCE
 from crs.reply_check import enforce_shown_titles, named_titles, sentence_spans, unshown_titles
 
 
-def dialogue(*turns: str, items_after: dict[int, list[RecommendedItem]] | None = None) -> Dialogue:
-    d = Dialogue(crs_id="chatcrs_redial")
-    for n, text in enumerate(turns):
-        if n % 2 == 0:
-            d.add_user(text)
-        else:
-            d.add_agent(text, items=(items_after or {}).get(n, []))
-    return d
 
 
 def client(script) -> tuple[LLMClient, FakeProvider]:
@@ -173,5 +166,7 @@ def test_grounded_replies_over_many_dialogues_name_only_shown_items(small_redial
                 # every sentence of an item's line is copied from its catalog entry
                 for a, b in sentence_spans(line[3:], [(0, len(item.label))]):
                     assert line[3:][a:b].strip() in facts
-        assert "1986" not in text and "James Cameron" not in text and "Bob" not in text
+        catalog_facts = " ".join(fact_line(item) for item in shown)
+        for invented in ("1986", "James Cameron", "Bob", "Tom Hanks"):
+            assert invented not in text or invented in catalog_facts
     assert recommended >= 30
