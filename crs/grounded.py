@@ -24,7 +24,7 @@ from crs.reply_check import named_titles, sentence_spans
 
 NAMED_IN_TEXT = 3  # items described in the text; the rest of the shown list speaks for itself
 CONNECTOR_MAX_WORDS = 20
-CONNECTOR_MAX_TOKENS = 20
+CONNECTOR_MAX_TOKENS = 16  # a twelve-word sentence; each generated token is most of the turn's cost
 CONNECTOR_CONTEXT_CHARS = 160  # the end of the last message: enough to react to, few tokens to read
 PLOT_MAX_CHARS = 180
 QUESTIONS = (
