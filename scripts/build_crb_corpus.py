@@ -86,8 +86,11 @@ def build(source: Path, out: Path) -> dict[str, int]:
                 continue
             if len(response.split()) < MIN_WORDS or len(response) > MAX_CHARS or not context:
                 continue
-            if catalog.link_spans(re.sub(r"<movie_\d>", "it", response)):
+            plain = re.sub(r"<movie_\d>", "it", response)
+            if catalog.link_spans(plain):
                 continue  # a title written out: it would not be one of the filled items
+            if any(catalog.entity_kinds.get(eid) != "genre" for _, eid in catalog.link_entities(plain)):
+                continue  # a person the dataset did not mark, e.g. "Tom Hanks is great in it"
             key = (context.lower(), response.lower())
             if key in seen:
                 continue
