@@ -1,6 +1,7 @@
 """Command line for the systems' files.
 
     python -m crs list                      what is installed, what is missing
+    python -m crs reply --crs NAME --input CONTEXTS.jsonl --out REPLIES.jsonl [--limit N]
     python -m crs download NAME|all [--source URL|PATH|hf://owner/repo] [--sha256 HEX]
                                     [--models-dir DIR] [--force] [--no-base] [--timeout S]
 
@@ -46,6 +47,10 @@ def cmd_list(args) -> int:
     from crs.neural.specs import find_base_model
 
     print(f"models folder: {models_dir}")
+    for row in _registry(None).status_table():
+        if row["system"] not in VARIANTS:
+            status = "ready" if row["status"] == "ready" else f"missing: {row['why']} (fix: {row['fix']})"
+            print(f"  {row['system']:<18} {status}")
     for name, variant in VARIANTS.items():
         problems = [f"{f} {folder_problem(models_dir / f)}" for f in variant.folders if folder_problem(models_dir / f)]
         for repo in variant.base_models:
@@ -89,8 +94,30 @@ def cmd_download(args) -> int:
     return 0
 
 
+def _registry(llm):
+    from crs.registry import CRSRegistry
+    from crs.systems import system_specs
+
+    return CRSRegistry(system_specs(Settings.from_env(), llm))
+
+
+def cmd_reply(args) -> int:
+    from arena.llm import LLMError, build_client
+    from arena.crs_interface import CRSUnavailable
+    from crs.reply_cli import run
+
+    settings = Settings.from_env()
+    try:
+        registry = _registry(build_client(settings))
+        crs = registry.get(args.crs)
+    except (KeyError, CRSUnavailable, LLMError) as exc:
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+        return 1
+    return run(crs, Path(args.input), Path(args.out), args.limit)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m crs", description="Manage the CRS checkpoints.")
+    parser = argparse.ArgumentParser(prog="python -m crs", description="The systems: what can run, checkpoints, bulk replies.")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("list", help="show which systems have their files")
     listing.add_argument("--models-dir", help="models folder (default: Settings.models_dir)")
@@ -106,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     download.add_argument("--timeout", type=float, default=5.0, help="connect timeout in seconds (default 5)")
     download.add_argument("--quiet", action="store_true", help="no progress bar")
     download.set_defaults(run=cmd_download)
+    reply = commands.add_parser("reply", help="answer iEvaLM-style contexts in bulk (JSON lines)")
+    reply.add_argument("--crs", required=True, help="system name, e.g. chatcrs_redial or crb_crs_redial")
+    reply.add_argument("--input", required=True, help="JSON lines with `context` (user first or last)")
+    reply.add_argument("--out", required=True, help="JSON lines written: `text` and `items` per input line")
+    reply.add_argument("--limit", type=int, help="answer only the first N lines")
+    reply.set_defaults(run=cmd_reply)
     return parser
 
 

@@ -1,13 +1,19 @@
-"""ChatCRS: an LLM writes the replies, the offline recommender picks the items.
+"""ChatCRS: an LLM-based CRS with two ways of writing its replies.
 
-As in the papers' LLM-based system, the model never invents the item list:
-`crs.recommender` ranks the catalog from the conversation so far (lexical and
-dense match, knowledge-graph neighbours, co-mentions, popularity, negative
-feedback). The best `TOP_K_KEPT` are kept (`rank`), the best `TOP_K_SHOWN`
-are shown and handed to the LLM as its only allowed candidates. Items the
-user mentioned, turned down or was already shown are excluded. Any request
-gets items on its first turn; only a turn with nothing to go on ("hi") gets a
-question instead.
+`llm_led` (a capable endpoint): as in the original ChatCRS (iEvaLM, CRS
+Arena) the LLM recommends from its own knowledge, with the recommender's
+candidates offered in the prompt; the titles it names are linked to catalog
+items and shown in the order named (`crs.llm_led`).
+`grounded` (the bundled 135M model): the items come from the recommender and
+the reply is assembled from their catalog entries; the model writes at most
+one checked connecting sentence (`crs.grounded`).
+
+The candidates come from `rank`: `crs.recommender` ranks the catalog from the
+conversation so far (lexical and dense match, knowledge-graph neighbours,
+co-mentions, popularity, negative feedback); items the user mentioned, turned
+down or was already shown are excluded. Only a turn with nothing to go on
+("hi") gets no candidates. Whatever the mode, the reply passes
+`enforce_shown_titles`: it names no title it does not show.
 """
 
 from __future__ import annotations
@@ -26,14 +32,23 @@ from arena.llm import LLMClient, LLMError, Message
 from arena.mentions import normalize
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from crs.grounded import GroundedReplies, read_prompt
+from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
 from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
+from crs.reply_check import enforce_shown_titles
+from crs.title_matching import TitleMatcher
 
-PROMPT_VERSION = "chatcrs_v1"
-PROMPT_PATH = ASSETS_DIR / "prompts" / f"{PROMPT_VERSION}.txt"
+PROMPTS_DIR = ASSETS_DIR / "prompts"
+PROMPT_PATHS = {
+    "llm_led": PROMPTS_DIR / "chatcrs_llm_led_v1.txt",
+    "grounded": PROMPTS_DIR / "chatcrs_grounded_v1.txt",
+}
+PROMPT_PATH = PROMPT_PATHS["llm_led"]
+MODES = tuple(PROMPT_PATHS)
+NO_TITLE_FALLBACK = "What kind of {kind} would you like? Tell me a genre, a title you loved or an actor."
 ITEM_KINDS = {"redial": "movies", "opendialkg": "movies, TV shows and books"}
 
-HISTORY_UTTERANCES = 12  # utterances of context the LLM sees
 MAX_REPLY_CHARS = 1200
 
 _TAG = re.compile(r"<[^<>]*>")
@@ -80,36 +95,50 @@ class ChatCRS(ConversationalRecommender):
         retriever: ItemRetriever,
         llm: LLMClient,
         *,
-        prompt_path: Path = PROMPT_PATH,
+        mode: str = "llm_led",
+        prompt_path: Optional[Path] = None,
         temperature: float = 0.0,
         max_tokens: int = 220,
         recommender: Optional[Recommender] = None,
     ):
+        if mode not in MODES:
+            raise ValueError(f"ChatCRS mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.name = name
         self.catalog = catalog
         self.retriever = retriever
         self.llm = llm
+        self.mode = mode
         self.temperature = temperature
         self.max_tokens = max_tokens
-        item_kind = ITEM_KINDS.get(catalog.dataset, "items")
-        self.system_prompt = Path(prompt_path).read_text(encoding="utf-8").replace("{item_kind}", item_kind)
-        self.prompt_version = Path(prompt_path).stem
+        self.item_kind = ITEM_KINDS.get(catalog.dataset, "items")
+        path = Path(prompt_path or PROMPT_PATHS[mode])
+        self.system_prompt = read_prompt(path, self.item_kind)
+        self.prompt_version = path.stem
+        self.matcher = TitleMatcher(catalog, retriever.encode)
+        self.llm_led = LLMLedReplies(
+            catalog, llm, self.matcher, self.system_prompt, clean_reply,
+            temperature=temperature, max_tokens=max_tokens,
+        )
+        self.grounded = GroundedReplies(catalog, llm, self.system_prompt, self.item_kind, temperature=temperature)
         self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
 
     # -- the turn -----------------------------------------------------------------
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         state = self.analyse(dialogue)
-        ranking = self.rank(dialogue, state) if state.recommend else []
-        shown = [item for item, _ in ranking[:TOP_K_SHOWN]]
-        response = self.llm.complete(
-            self.build_messages(dialogue, shown),
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-        )
-        text = clean_reply(response.text)
-        if not text:
-            raise LLMError("the language model returned an empty reply")
-        return text, [item.to_recommended() for item in self._mentioned_first(text, shown)]
+        candidates = self.candidates(dialogue, state)
+        if self.mode == "grounded":
+            shown = candidates[:TOP_K_SHOWN]
+            text = self.grounded.reply(dialogue, shown)
+        else:
+            text, shown = self.llm_led.reply(dialogue, read_history(dialogue, state.mentioned), candidates)
+        fallback = NO_TITLE_FALLBACK.format(kind=self.item_kind.split(",")[0].rstrip("s"))
+        return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
+
+    def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None) -> list[CatalogItem]:
+        """The recommender's items for this turn, best first (none before a preference is known).
+        The one place the reply writers get their candidates from."""
+        state = state or self.analyse(dialogue)
+        return [item for item, _ in self.rank(dialogue, state)] if state.recommend else []
 
     def analyse(self, dialogue: Dialogue) -> DialogueState:
         state = DialogueState()
@@ -149,50 +178,9 @@ class ChatCRS(ConversationalRecommender):
         return bool(self.catalog.link_entities(text))
 
     def build_messages(self, dialogue: Dialogue, candidates: list[CatalogItem]) -> list[Message]:
-        if candidates:
-            lines = [f"{rank}. {_candidate_line(item)}" for rank, item in enumerate(candidates, 1)]
-            note = (
-                "Candidates for your next reply (recommend only from these, best match first):\n"
-                + "\n".join(lines)
-            )
-        else:
-            note = "No candidates this turn: do not recommend a title; ask what they would enjoy."
-        messages: list[Message] = [{"role": "system", "content": f"{self.system_prompt.strip()}\n\n{note}"}]
-        for utterance in dialogue.utterances[-HISTORY_UTTERANCES:]:
-            if utterance.error or not utterance.text.strip():
-                continue
-            role = "user" if utterance.role == Role.USER else "assistant"
-            messages.append({"role": role, "content": utterance.text.strip()})
-        if len(messages) == 1 or messages[-1]["role"] != "user":
-            messages.append({"role": "user", "content": "Hello!"})
-        return messages
-
-    def _mentioned_first(self, text: str, shown: list[CatalogItem]) -> list[CatalogItem]:
-        """The shown items, those the reply talks about first (in the order it names them)."""
-        reply = f" {normalize(text)} "
-        positions = {}
-        for item in shown:
-            where = reply.find(f" {normalize(item.title)} ")
-            if where >= 0:
-                positions[item.item_id] = where
-        named = sorted((i for i in shown if i.item_id in positions), key=lambda i: positions[i.item_id])
-        return named + [i for i in shown if i.item_id not in positions]
-
-
-def _candidate_line(item: CatalogItem) -> str:
-    parts = [item.label]
-    if item.genres:
-        parts.append(", ".join(item.genres[:4]))
-    if item.people.get("director"):
-        parts.append("directed by " + ", ".join(item.people["director"][:2]))
-    cast = item.people.get("star") or item.people.get("actor")
-    if cast:
-        parts.append("with " + ", ".join(cast[:3]))
-    line = " | ".join(parts)
-    if item.plot:
-        plot = item.plot if len(item.plot) <= 220 else item.plot[:217].rsplit(" ", 1)[0] + "..."
-        line += f" | {plot}"
-    return line
+        """The LLM-led prompt for this dialogue with `candidates` offered as suggestions."""
+        history = read_history(dialogue, self.analyse(dialogue).mentioned)
+        return self.llm_led.build_messages(dialogue, history, candidates)
 
 
 # -- registration -----------------------------------------------------------------------
@@ -203,10 +191,9 @@ def _check(name: str, dataset: str) -> Optional[CRSUnavailable]:
             f"the {dataset} catalog is missing from {CATALOG_DIR / dataset}",
             "restore it with: git checkout -- assets/catalogs",
         )
-    if not PROMPT_PATH.exists():
-        return CRSUnavailable(
-            name, f"the prompt file {PROMPT_PATH} is missing", "git checkout -- assets/prompts"
-        )
+    for path in PROMPT_PATHS.values():
+        if not path.exists():
+            return CRSUnavailable(name, f"the prompt file {path} is missing", "git checkout -- assets/prompts")
     problem = embedding_problem()
     if problem is not None:
         return CRSUnavailable(name, problem, INSTALL_FIX)
@@ -224,7 +211,13 @@ def _load(
     catalog = catalog_loader(dataset)
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
-    return ChatCRS(name, catalog, retriever, llm_client_factory())
+    llm = llm_client_factory()
+    return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm))
+
+
+def mode_for(llm: LLMClient) -> str:
+    """The bundled small model only connects catalog facts; any other model leads."""
+    return "grounded" if llm.provider_name == "local" else "llm_led"
 
 
 def chatcrs_specs(
@@ -247,8 +240,9 @@ def chatcrs_specs(
                 family="chatcrs",
                 dataset=dataset,
                 description=(
-                    f"ChatCRS on {label}: an LLM writes the replies; the items come from "
-                    f"sentence-embedding retrieval over the {label} catalog."
+                    f"ChatCRS on {label}: with an LLM endpoint the LLM recommends and its titles are "
+                    f"linked to the {label} catalog; with the bundled model the reply is built from "
+                    f"the catalog entries of retrieved items."
                 ),
                 load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader,
                              embed_threads),

@@ -67,17 +67,10 @@ class Services:
 
 
 def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
-    """ChatCRS plus the neural systems (whose checks report missing checkpoints)."""
-    from crs.chatcrs import chatcrs_specs
+    """ChatCRS, CRB-CRS and the neural systems (see `crs.systems`)."""
+    from crs.systems import system_specs
 
-    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads))
-    try:
-        from crs.neural import neural_specs
-    except ImportError as exc:  # the neural stack needs torch; the app works without it
-        log.warning("neural CRSs not offered: %s", exc)
-    else:
-        specs.extend(neural_specs(settings))
-    return specs
+    return system_specs(settings, llm)
 
 
 def build_scorer(settings: Settings, store: Store, llm: LLMClient,

@@ -17,7 +17,8 @@ def services(tmp_path, embedding_cache):
         max_turns=3,
         max_message_chars=200,
     )
-    llm = LLMClient(FakeProvider(default="Here is something you might enjoy <script>alert(1)</script>"))
+    # LLM-led ChatCRS shows the catalog items its reply names.
+    llm = LLMClient(FakeProvider(default="Here is something you might enjoy: Interstellar (2014) <script>alert(1)</script>"))
     return build_services(settings, llm=llm, metrics="")
 
 
@@ -39,7 +40,7 @@ def test_chat_is_stored_with_feedback_and_rendered_safely(services, launched):
     assert d.crs_id == "chatcrs_redial"
     assert d.num_turns == 2
     assert d.feedback.sentiment == "satisfied" and d.feedback.comment == "loved it"
-    assert d.agent_turns()[0].items, "ChatCRS must recommend catalog items"
+    assert [i.title for i in d.agent_turns()[0].items] == ["Interstellar (2014)"], "ChatCRS shows what it names"
     assert d.agent_turns()[0].text.startswith("Here is something")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from dialogue_helpers import dialogue
 
 from arena import retrieval
 from arena.catalog import Catalog
@@ -30,15 +31,6 @@ class Recorder:
         return self.provider.requests[-1].messages[0][1]
 
 
-def dialogue(*turns: str, items_after: dict[int, list[RecommendedItem]] | None = None) -> Dialogue:
-    """User and agent turns alternate, starting with the user."""
-    d = Dialogue(crs_id="chatcrs_redial")
-    for n, text in enumerate(turns):
-        if n % 2 == 0:
-            d.add_user(text)
-        else:
-            d.add_agent(text, items=(items_after or {}).get(n, []))
-    return d
 
 
 @pytest.fixture
@@ -55,19 +47,21 @@ def test_greeting_gets_a_question_and_no_items(make_crs):
     text, items = crs.respond(dialogue("Hello there"))
     assert text == "Hi! What kind of movie are you in the mood for?"
     assert items == []
-    assert "No candidates this turn" in llm.system
+    assert "Titles from the catalog" not in llm.system  # no preference yet: nothing offered
     assert llm.system.startswith(PROMPT_PATH.read_text().splitlines()[0].replace("{item_kind}", "movies"))
 
 
-def test_preference_gets_real_catalog_items_given_to_the_llm(make_crs, small_redial: Catalog):
+def test_preference_gets_real_catalog_items_offered_to_the_llm(make_crs, small_redial: Catalog):
     crs, llm = make_crs()
+    state = crs.analyse(dialogue("I want a space adventure with aliens and spaceships"))
+    offered = crs.candidates(dialogue("I want a space adventure with aliens and spaceships"), state)
+    assert sum("sci-fi" in item.genres for item in offered[:TOP_K_SHOWN]) >= 3
+    first, second = offered[0], offered[1]
+    llm.reply = f"Try {second.label}, or else {first.label}."
     text, items = crs.respond(dialogue("I want a space adventure with aliens and spaceships"))
-    assert len(items) == TOP_K_SHOWN
-    for shown in items:
-        item = small_redial.get(shown.item_id)
-        assert item is not None and shown.title == item.label
-        assert item.label in llm.system  # every shown item was a candidate for the reply
-    assert sum("sci-fi" in small_redial.get(i.item_id).genres for i in items) >= 3
+    assert [i.item_id for i in items] == [second.item_id, first.item_id]  # in the order named
+    assert all(small_redial.get(i.item_id).label == i.title for i in items)
+    assert first.label in llm.system and second.label in llm.system
     request = llm.provider.requests[-1]
     assert [role for role, _ in request.messages] == ["system", "user"]
     assert request.messages[-1][1] == "I want a space adventure with aliens and spaceships"
@@ -77,18 +71,8 @@ def test_reply_never_carries_html_and_items_stay_separate(make_crs):
     crs, _ = make_crs('<p>Try <b>Alien</b>!</p><script>alert("x")</script><img src=x onerror=y> Enjoy <3')
     text, items = crs.respond(dialogue("Recommend me a scary space movie"))
     assert "<" not in text and ">" not in text
-    assert text.startswith("Try Alien!")
-    assert items and all(isinstance(i, RecommendedItem) for i in items)
-
-
-def test_items_the_reply_names_come_first(make_crs, small_redial: Catalog):
-    crs, llm = make_crs()
-    _, first = crs.respond(dialogue("I want a space adventure with aliens"))
-    third = small_redial.get(first[2].item_id)
-    llm.reply = lambda request: f"You could watch {third.label}. It is great."
-    _, again = crs.respond(dialogue("I want a space adventure with aliens"))
-    assert again[0].item_id == third.item_id
-    assert {i.item_id for i in again} == {i.item_id for i in first}
+    assert text.startswith("Try Alien!")  # linked; a correct bare title stays as written
+    assert [i.title for i in items] == ["Alien (1979)"] and isinstance(items[0], RecommendedItem)
 
 
 def test_mentioned_and_already_shown_items_are_excluded(make_crs, small_redial: Catalog):
@@ -102,9 +86,6 @@ def test_mentioned_and_already_shown_items_are_excluded(make_crs, small_redial: 
         "I have seen that one, anything else in space?",
         items_after={1: shown},
     )
-    _, items = crs.respond(d)
-    ids = {i.item_id for i in items}
-    assert matrix.item_id not in ids and alien.item_id not in ids
     ranking = crs.rank(d)
     assert len(ranking) <= TOP_K_KEPT
     assert not {item.item_id for item, _ in ranking} & {matrix.item_id, alien.item_id}
@@ -124,7 +105,9 @@ def test_reaction_to_recommendations_recommends_again(make_crs, small_redial: Ca
     shown = [small_redial.find_title("Toy Story (1995)").to_recommended()]
     d = dialogue("hey", "Hi! Maybe Toy Story?", "hmm, not sure", items_after={1: shown})
     _, items = crs.respond(d)
-    assert len(items) == TOP_K_SHOWN and shown[0].item_id not in {i.item_id for i in items}
+    assert items == []  # the scripted reply names no title
+    assert "Already suggested: Toy Story (1995)" in llm.system
+    assert crs.candidates(d) and shown[0].item_id not in {i.item_id for i in crs.candidates(d)}
     assert [role for role, _ in llm.provider.requests[-1].messages] == ["system", "user", "assistant", "user"]
 
 
@@ -170,7 +153,8 @@ def test_specs_check_load_and_serve_through_the_registry(small_redial: Catalog, 
     crs = registry.get("chatcrs_redial")
     assert isinstance(crs, ChatCRS) and crs.retriever.loaded_from_cache is True
     text, items = crs.respond(dialogue("a haunted house horror movie"))
-    assert text == "How about one of these?" and len(items) == TOP_K_SHOWN
+    assert crs.mode == "llm_led"  # the fake provider is not the bundled model
+    assert text == "How about one of these?" and items == []
 
 
 def test_check_reports_a_missing_embedding_package(monkeypatch, tmp_path):

@@ -1,0 +1,186 @@
+"""CRB-CRS: answers with the most fitting human recommender turn from ReDial.
+
+The retrieval-based CRS of the CRS Arena study (after Manzoor and Jannach's
+CRB-CRS): instead of generating, it looks up the recommender turn whose
+seeker context best matches the person's last message (BM25 over the
+contexts, `bm25s`) and answers with it, its movie slots filled with the
+recommender's items. The corpus is `assets/crb_crs/` (built from ReDial by
+`scripts/build_crb_corpus.py`, CC BY 4.0).
+
+Only turns that fit what the recommender has are eligible: when it has items,
+turns with between one slot and as many slots as items; before the person
+has said what they like, turns without slots. Turns already said in this
+dialogue are skipped. The reply then passes the same title check as every
+system, so a title written out in a human turn is never left unshown.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.config import ASSETS_DIR
+from arena.dialogue import Dialogue, RecommendedItem, Role
+from arena.llm import LLMClient
+from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
+from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from crs.reply_check import enforce_shown_titles
+
+log = logging.getLogger(__name__)
+
+CORPUS_PATH = ASSETS_DIR / "crb_crs" / "redial_recommender_turns.jsonl"
+BM25_PIN = "bm25s==0.3.11"
+SEARCH_DEPTH = 30  # best-scoring turns looked at before giving up on finding an unused one
+FALLBACK_QUERY = "hi what kind of movies do you like"
+_SLOT = re.compile(r"<movie_(\d)>")
+_MENTION = re.compile(r"@\d+")
+
+
+@dataclass(frozen=True)
+class RecommenderTurn:
+    context: str
+    response: str
+    slots: int
+
+    def filled(self, items: Sequence[CatalogItem]) -> str:
+        return _SLOT.sub(lambda m: items[int(m.group(1))].label, self.response)
+
+
+def read_corpus(path: Path = CORPUS_PATH) -> list[RecommenderTurn]:
+    turns = []
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                row = json.loads(line)
+                turns.append(RecommenderTurn(row["context"], row["response"], int(row["slots"])))
+    return turns
+
+
+class CRBCRS(ConversationalRecommender):
+    def __init__(
+        self,
+        name: str,
+        catalog: Catalog,
+        corpus: Sequence[RecommenderTurn],
+        candidates: Callable[[Dialogue], list[CatalogItem]],
+    ):
+        import bm25s
+
+        self.name = name
+        self.catalog = catalog
+        self.corpus = list(corpus)
+        self.candidates = candidates
+        self._bm25s = bm25s
+        self.index = bm25s.BM25()
+        self.index.index(
+            bm25s.tokenize([t.context for t in self.corpus], stopwords="en", show_progress=False),
+            show_progress=False,
+        )
+        self._slots = np.array([t.slots for t in self.corpus])
+
+    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
+        items = self.candidates(dialogue)[:TOP_K_SHOWN]
+        said = {u.text for u in dialogue.utterances if u.role == Role.AGENT}
+        turn = self.retrieve(_last_user_text(dialogue), len(items), said, items)
+        if turn is None:  # nothing eligible: recommend in plain words, or ask
+            text = "You might like " + " or ".join(i.label for i in items[:2]) + "." if items else (
+                "What kind of movies do you like?"
+            )
+            shown = list(items[:2])
+        else:
+            shown = list(items[: turn.slots])
+            text = turn.filled(shown)
+        text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
+        return text, [item.to_recommended() for item in shown]
+
+    def retrieve(
+        self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = ()
+    ) -> Optional[RecommenderTurn]:
+        """The best turn for `query` with 1..item_count slots (none when item_count is 0)."""
+        mask = (self._slots >= 1) & (self._slots <= item_count) if item_count else self._slots == 0
+        if not mask.any():
+            return None
+        tokens = self._tokens(query) or self._tokens(FALLBACK_QUERY)
+        depth = min(SEARCH_DEPTH, int(mask.sum()))
+        rows, scores = self.index.retrieve(
+            [tokens], k=depth, weight_mask=mask.astype(float), show_progress=False, n_threads=1
+        )
+        for row, score in zip(rows[0], scores[0]):
+            if score <= 0 or not mask[row]:
+                continue
+            turn = self.corpus[int(row)]
+            if turn.filled(list(items)) not in said:
+                return turn
+        return None
+
+    def _tokens(self, text: str) -> list[str]:
+        words = self._bm25s.tokenize(
+            [_MENTION.sub("movie", text)], stopwords="en", return_ids=False, show_progress=False
+        )[0]
+        vocabulary = self.index.vocab_dict
+        return [w for w in words if w in vocabulary]
+
+
+def _last_user_text(dialogue: Dialogue) -> str:
+    return next((u.text for u in reversed(dialogue.utterances) if u.role == Role.USER), "")
+
+
+# -- registration -----------------------------------------------------------------------
+def _check(name: str) -> Optional[CRSUnavailable]:
+    import importlib.util
+
+    if not CORPUS_PATH.exists():
+        return CRSUnavailable(
+            name, f"the response corpus {CORPUS_PATH} is missing", "git checkout -- assets/crb_crs"
+        )
+    if not (CATALOG_DIR / "redial" / "id2info.json").exists():
+        return CRSUnavailable(name, "the redial catalog is missing", "git checkout -- assets/catalogs")
+    if importlib.util.find_spec("bm25s") is None:
+        return CRSUnavailable(name, "the Python package bm25s is not installed", f"pip install {BM25_PIN}")
+    problem = embedding_problem()
+    return CRSUnavailable(name, problem, INSTALL_FIX) if problem is not None else None
+
+
+def _load(
+    name: str,
+    llm_client_factory: Callable[[], LLMClient],
+    cache_dir: Path,
+    catalog_loader: Callable[[str], Catalog],
+) -> CRBCRS:
+    from crs.chatcrs import ChatCRS
+
+    catalog = catalog_loader("redial")
+    retriever = ItemRetriever(catalog, cache_dir)
+    retriever.prepare()
+    # The recommender's items: ChatCRS's candidate ranking (its LLM is never called here).
+    ranker = ChatCRS(f"{name}-ranker", catalog, retriever, llm_client_factory())
+    return CRBCRS(name, catalog, read_corpus(), ranker.candidates)
+
+
+def crb_crs_specs(
+    llm_client_factory: Callable[[], LLMClient],
+    cache_dir: Path | str,
+    catalog_loader: Callable[[str], Catalog] = load_catalog,
+) -> list[CRSSpec]:
+    name = "crb_crs_redial"
+    return [
+        CRSSpec(
+            name=name,
+            family="crb_crs",
+            dataset="redial",
+            description=(
+                "CRB-CRS on ReDial: answers with the best-matching human recommender turn from "
+                "ReDial, its movie mentions filled with retrieved catalog items."
+            ),
+            load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader),
+            check=partial(_check, name),
+        )
+    ]

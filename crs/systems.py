@@ -1,0 +1,30 @@
+"""Every system the arena offers, as registry specs.
+
+The app, the simulators and `python -m crs` all build their registry from
+`system_specs`, so a system added here appears everywhere at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from arena.config import Settings
+from arena.crs_interface import CRSSpec
+from arena.llm import LLMClient
+
+log = logging.getLogger(__name__)
+
+
+def system_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
+    """ChatCRS, CRB-CRS and the neural systems (whose checks report missing checkpoints)."""
+    from crs.chatcrs import chatcrs_specs
+    from crs.crb_crs import crb_crs_specs
+
+    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads))
+    specs.extend(crb_crs_specs(lambda: llm, settings.cache_dir))
+    try:
+        from crs.neural import neural_specs
+    except ImportError as exc:  # the neural stack needs torch; the app works without it
+        log.warning("neural CRSs not offered: %s", exc)
+    else:
+        specs.extend(neural_specs(settings))
+    return specs
