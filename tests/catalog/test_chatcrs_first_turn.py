@@ -12,7 +12,9 @@ from arena.crs_interface import TOP_K_SHOWN
 
 @pytest.fixture
 def chatcrs(small_redial, retriever):
-    return ChatCRS("chatcrs_redial", small_redial, retriever, LLMClient(FakeProvider(lambda request: "Sure!")))
+    # Grounded mode: the items shown are the recommender's (an LLM-led reply shows what the LLM names).
+    return ChatCRS("chatcrs_redial", small_redial, retriever, LLMClient(FakeProvider(lambda request: "Sure!")),
+                   mode="grounded")
 
 
 def first_turn(text: str) -> Dialogue:
