@@ -56,7 +56,7 @@ TURNS = ["Hi! I'm looking for a movie like Super Troopers (2001)", "Something wi
 def test_cpu_choice_keeps_the_cpu_path(tiny_settings, hf_cache, test_options):
     """Settings auto (no GPU here) and an explicit cpu give the very same replies, on CPU tensors."""
     auto = CRSRegistry(neural_specs(tiny_settings, options=test_options, hf_cache_dir=hf_cache))
-    on_cpu = CRSRegistry(neural_specs(replace(tiny_settings, device="cpu"),
+    on_cpu = CRSRegistry(neural_specs(tiny_settings.model_copy(update={"device": "cpu"}),
                                       options=replace(test_options, device="cpu"), hf_cache_dir=hf_cache))
     name = "kbrd_redial"
     if not devices.cuda_available():
@@ -69,14 +69,14 @@ def test_cpu_choice_keeps_the_cpu_path(tiny_settings, hf_cache, test_options):
 def test_cuda_path_runs_on_the_gpu_in_16_bit(tiny_settings, hf_cache, test_options, name):
     import torch
 
-    on_gpu = CRSRegistry(neural_specs(replace(tiny_settings, device="cuda"), options=test_options,
+    on_gpu = CRSRegistry(neural_specs(tiny_settings.model_copy(update={"device": "cuda"}), options=test_options,
                                       hf_cache_dir=hf_cache))
     crs = on_gpu.get(name)
     modules = [m for m in vars(crs).values() if isinstance(m, torch.nn.Module)]
     assert modules and all(p.device.type == "cuda" for m in modules for p in m.parameters())
     replies = _replies(on_gpu, name, TURNS)
     assert all(isinstance(text, str) and ranking for text, ranking in replies)
-    on_cpu = CRSRegistry(neural_specs(replace(tiny_settings, device="cpu"), options=replace(test_options, device="cpu"),
+    on_cpu = CRSRegistry(neural_specs(tiny_settings.model_copy(update={"device": "cpu"}), options=replace(test_options, device="cpu"),
                                       hf_cache_dir=hf_cache))
     cpu_ranking = _replies(on_cpu, name, TURNS)[-1][1]
     assert len(set(replies[-1][1][:20]) & set(cpu_ranking[:20])) >= 10  # 16-bit math, same model
