@@ -28,8 +28,7 @@ from typing import Callable, Optional
 from arena.catalog import CATALOG_DIR, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from arena.llm import LLMClient, LLMError, Message
-from arena.mentions import normalize
+from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.grounded import GroundedReplies, read_prompt
