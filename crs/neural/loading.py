@@ -117,6 +117,10 @@ def build(variant: Variant, models_dir: Path, base: dict[str, Path], kg: Knowled
             module = getattr(system, attribute, None)
             if isinstance(module, nn.Module) and not (variant.family == "kbrd" and attribute == "recommender"):
                 _maybe_quantize(module, True)
+    if catalog is not None:
+        from crs.reply_check import enforce_shown_titles
+
+        system.reply_check = lambda text: enforce_shown_titles(text, [], catalog)
     if options.device not in (None, "cpu"):
         system.to_device(options.device)
     return system

@@ -123,6 +123,10 @@ def catalog_items(catalog, kg: KnowledgeGraph, dataset: str) -> Callable[[int], 
     return lookup
 
 
+# A chat reply whose every sentence named a title it did not show.
+CHAT_FALLBACK = "What kind of movie are you in the mood for?"
+
+
 class NeuralCRS(ConversationalRecommender):
     """Base of KBRD, BARCOR and UniCRS. Subclasses implement the model calls."""
 
@@ -151,6 +155,9 @@ class NeuralCRS(ConversationalRecommender):
         self.runtime = options or RuntimeOptions()
         self._linker = linker
         self._items = items
+        # The last step of a generated (chat) reply: `load` sets the one title check every
+        # system's reply passes (no sentence may name a title the reply does not show).
+        self.reply_check: Callable[[str], str] = lambda text: text
         self._links = _LRU(20000)
         self._policy = _LRU(20000)
         # One turn at a time per system: on a small CPU, parallel forwards only slow each other down.
@@ -189,7 +196,8 @@ class NeuralCRS(ConversationalRecommender):
                 ranking = self._to_items(self.rank(inputs, TOP_K_KEPT))
                 shown = ranking[: self.shown]
                 return NeuralReply(self.recommendation_text(shown), shown, ranking, "recommend", option)
-            return NeuralReply(self.generate(inputs).strip(), [], [], "chat", option)
+            text = self.reply_check(self.generate(inputs).strip()) or CHAT_FALLBACK
+            return NeuralReply(text, [], [], "chat", option)
 
     def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
         """The system's item ranking for the dialogue so far, whatever the policy says."""

@@ -167,3 +167,20 @@ def test_failed_replies_are_not_part_of_the_history(registry):
     for dialogue in (clean, with_error):
         dialogue.add_user(USER_TURNS[1])
     assert crs.reply(with_error) == crs.reply(clean)
+
+
+@pytest.mark.parametrize("name", ["kbrd_redial", "unicrs_opendialkg"])
+def test_generated_chat_names_no_title_it_does_not_show(registry, name, monkeypatch):
+    """The generator's words pass the one title check: a chat reply shows no items, so a sentence
+    naming a catalog title is dropped (and a reply left empty gets a neutral question)."""
+    crs = registry.get(name)
+    title = next(item.label for item in load_catalog(VARIANTS[name].dataset).items if len(item.label.split()) >= 4)
+    monkeypatch.setattr(crs, "generate", lambda inputs: f"You should watch {title}. What genres do you like?")
+    monkeypatch.setattr(crs, "_choose", lambda inputs, state: (crs.options[0], state))
+    dialogue = Dialogue(crs_id=name)
+    dialogue.add_user(USER_TURNS[0])
+    reply = crs.reply(dialogue)
+    assert reply.action == "chat" and reply.items == []
+    assert reply.text == "What genres do you like?"
+    monkeypatch.setattr(crs, "generate", lambda inputs: f"{title} is a great one.")
+    assert crs.reply(dialogue).text == "What kind of movie are you in the mood for?"
