@@ -45,6 +45,8 @@ from crs.recommender.signals import (
 from crs.recommender.statistics import ItemStatistics
 
 RECOMMENDER_DIR = ASSETS_DIR / "recommender"
+NEGATION_FEATURES = ("bm25_negated", "kg_negated_entities")
+NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
 ALGORITHM = "signals-v1"
 # Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
 HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "popularity": 0.3,
@@ -102,10 +104,28 @@ class Recommender:
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
              leave_out_rejected: bool = True) -> list[Ranked]:
+        """`leave_out_rejected` is the live behaviour: rejected and seen titles are dropped and
+        what the user ruled out ("nothing too gory", "no horror") always counts against an item."""
         dropped = set(map(str, exclude))
-        if leave_out_rejected:
-            dropped |= ctx.rejected_ids()
-        return self.top(self.scores(ctx), k, dropped)
+        if not leave_out_rejected:
+            return self.top(self.scores(ctx), k, dropped)
+        dropped |= ctx.rejected_ids()
+        with threadpool_limits(1, user_api="blas"):
+            matrix = feature_matrix(self.signals, ctx)
+            scores = self.combination.score(matrix)
+            # In the logged dialogues a ruled-out genre or word often stays the topic of the next
+            # recommendation, so the learnt weights may reward it; a person who says "no horror"
+            # means it, so live ranking replaces those weights by a fixed penalty.
+            for name in NEGATION_FEATURES:
+                if name in self.features:
+                    column = matrix[:, self.features.index(name)]
+                    learnt = self._linear_weight(name)
+                    scores = scores - column * (learnt + NEGATION_PENALTY)
+        return self.top(scores, k, dropped)
+
+    def _linear_weight(self, name: str) -> float:
+        weights = getattr(self.combination, "weights", None)
+        return float(weights[self.features.index(name)]) if weights is not None else 0.0
 
     def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = ()) -> list[Ranked]:
         """The `k` best-scored items, best first, none of `dropped` and one per label."""
