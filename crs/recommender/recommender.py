@@ -46,6 +46,11 @@ from crs.recommender.statistics import ItemStatistics
 
 RECOMMENDER_DIR = ASSETS_DIR / "recommender"
 NEGATION_FEATURES = ("bm25_negated", "kg_negated_entities")
+# Live ranking first keeps the items that best match the request itself, then orders them by
+# the learnt weights (see `live_scores`).
+MATCH_FEATURES = ("bm25_last", "dense_last", "kg_named_entities", "kg_liked_items", "dense_liked_items",
+                  "comention_liked")
+LIVE_CANDIDATES = 40
 NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
 ALGORITHM = "signals-v1"
 # Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
@@ -111,17 +116,32 @@ class Recommender:
             return self.top(self.scores(ctx), k, dropped)
         dropped |= ctx.rejected_ids()
         with threadpool_limits(1, user_api="blas"):
-            matrix = feature_matrix(self.signals, ctx)
-            scores = self.combination.score(matrix)
-            # In the logged dialogues a ruled-out genre or word often stays the topic of the next
-            # recommendation, so the learnt weights may reward it; a person who says "no horror"
-            # means it, so live ranking replaces those weights by a fixed penalty.
-            for name in NEGATION_FEATURES:
-                if name in self.features:
-                    column = matrix[:, self.features.index(name)]
-                    learnt = self._linear_weight(name)
-                    scores = scores - column * (learnt + NEGATION_PENALTY)
+            scores = self.live_scores(feature_matrix(self.signals, ctx))
         return self.top(scores, k, dropped)
+
+    def live_scores(self, matrix: np.ndarray) -> np.ndarray:
+        """Scores for a live conversation. The logged dialogues reward popularity: there, the
+        next title is often a popular film whatever was asked. A person asking for a heist film
+        means one, so only the `LIVE_CANDIDATES` items matching the request best (its words,
+        its meaning, the people and genres and titles it names) compete, in the learnt order.
+        Likewise a ruled-out genre or word often stays the topic in the logs, so the learnt
+        weights may reward it; live, it always costs `NEGATION_PENALTY`."""
+        scores = np.asarray(self.combination.score(matrix), dtype=np.float64)
+        for name in NEGATION_FEATURES:
+            if name in self.features:
+                column = matrix[:, self.features.index(name)]
+                scores = scores - column * (self._linear_weight(name) + NEGATION_PENALTY)
+        match = np.zeros(len(scores))
+        for name in MATCH_FEATURES:
+            if name in self.features:
+                column = matrix[:, self.features.index(name)].astype(np.float64)
+                low, high = float(column.min()), float(column.max())
+                if high > low:
+                    match += (column - low) / (high - low)
+        if match.any() and len(scores) > LIVE_CANDIDATES:
+            cut = np.partition(match, -LIVE_CANDIDATES)[-LIVE_CANDIDATES]
+            scores = np.where(match >= cut, scores, -np.inf)
+        return scores
 
     def _linear_weight(self, name: str) -> float:
         weights = getattr(self.combination, "weights", None)
