@@ -114,10 +114,13 @@ class Recommender:
         dropped = set(map(str, exclude))
         if not leave_out_rejected:
             return self.top(self.scores(ctx), k, dropped)
-        dropped |= ctx.rejected_ids()
+        named = {m.item.item_id for m in ctx.items if m.by_user}
+        dropped |= named
+        # "Something like Titanic": no Titanic, nor another film of that title.
+        titles = {normalize(self.catalog.get(i).title) for i in named if self.catalog.get(i)}
         with threadpool_limits(1, user_api="blas"):
             scores = self.live_scores(feature_matrix(self.signals, ctx))
-        return self.top(scores, k, dropped)
+        return self.top(scores, k, dropped, titles)
 
     def live_scores(self, matrix: np.ndarray) -> np.ndarray:
         """Scores for a live conversation. The logged dialogues reward popularity: there, the
@@ -147,8 +150,11 @@ class Recommender:
         weights = getattr(self.combination, "weights", None)
         return float(weights[self.features.index(name)]) if weights is not None else 0.0
 
-    def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = ()) -> list[Ranked]:
-        """The `k` best-scored items, best first, none of `dropped` and one per label."""
+    def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = (),
+            blocked_titles: Iterable[str] = ()) -> list[Ranked]:
+        """The `k` best-scored items, best first, none of `dropped` nor titled (normalised)
+        as in `blocked_titles`, and one per label."""
+        blocked = set(blocked_titles)
         scores = np.array(scores, dtype=np.float64)
         dropped = set(dropped)
         for item_id in dropped:
@@ -160,26 +166,27 @@ class Recommender:
         spare = min(len(scores), k + 50)
         head = np.argpartition(-scores, spare - 1)[:spare] if spare < len(scores) else np.arange(len(scores))
         order = head[np.argsort(-scores[head], kind="stable")]
-        out = self._unique(order, scores, k, dropped)
+        out = self._unique(order, scores, k, dropped, blocked)
         if len(out) < k and spare < len(scores):
-            out = self._unique(np.argsort(-scores, kind="stable"), scores, k, dropped)
+            out = self._unique(np.argsort(-scores, kind="stable"), scores, k, dropped, blocked)
         return out
 
-    def _unique(self, order: np.ndarray, scores: np.ndarray, k: int, dropped: set[str]) -> list[Ranked]:
+    def _unique(self, order: np.ndarray, scores: np.ndarray, k: int, dropped: set[str],
+                blocked: set[str]) -> list[Ranked]:
         out, labels = [], {normalize(self.catalog.get(i).label) for i in dropped if self.catalog.get(i)}
         for row in order:
             if not np.isfinite(scores[row]) or len(out) >= k:
                 break
             item = self.catalog.items[row]
             key = normalize(item.label)
-            if key not in labels:
+            if key not in labels and (not blocked or normalize(item.title) not in blocked):
                 labels.add(key)
                 out.append(Ranked(item, float(scores[row])))
         return out
 
     def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
-        """The `k` best items for the dialogue so far, best first, never one the user
-        rejected or has seen, nor one in `exclude`."""
+        """The `k` best items for the dialogue so far, best first, never one the user named,
+        rejected or has seen (nor another film of that title), nor one in `exclude`."""
         return self.rank(self.context_of(dialogue), k, exclude)
 
     def rank_texts(self, texts: Sequence[str], k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
