@@ -3,10 +3,12 @@
     recommender = load_recommender("redial", retriever)          # once per process
     ranked = recommender.recommend(dialogue, k=50, exclude={...})  # [(CatalogItem, score)], best first
 
-`recommend` takes an `arena.dialogue.Dialogue`; `rank_texts` takes plain
-utterances (the evaluation files). Items the user rejected or has seen are
-always left out of `recommend`; `exclude` adds more (e.g. items already shown).
-The evaluation protocol keeps every item rankable (`rank_texts(..., exclude=())`).
+`recommend` takes an `arena.dialogue.Dialogue` and ranks as a live system should:
+titles the user named, rejected or has seen are left out (`exclude` adds more,
+e.g. items already shown), what the user ruled out always costs, and only the
+items matching the request best compete (`live_scores`). `rank_texts` takes plain
+utterances (the evaluation files) and ranks by the learnt combination alone with
+every item rankable, as the iEvaLM offline protocol does.
 
 Artifacts live in `assets/recommender/<dataset>/`: `statistics.json`
 (popularity and co-mention counts) and `weights.json` (the learnt combination; LambdaMART
