@@ -70,7 +70,7 @@ def run(dataset: str, split: str, limit: int | None) -> dict:
     turns = turns[:limit] if limit else turns
     features = recommender.features
     ks = KS[dataset]
-    weights = {"ours": None}
+    weights = {"ours": None, "live": None}
     for label, name in SINGLE.items():
         vector = np.zeros(len(features), np.float32)
         vector[features.index(name)] = 1.0
@@ -86,8 +86,10 @@ def run(dataset: str, split: str, limit: int | None) -> dict:
             ranked = recommender.top(recommender.combination.score(matrix), max(ks))
         seconds.append(time.perf_counter() - started)
         rankings["ours"].append([r.item.name for r in ranked])
+        live = recommender.top(recommender.live_scores(matrix), max(ks))
+        rankings["live"].append([r.item.name for r in live])
         for label, vector in weights.items():
-            if label != "ours":
+            if vector is not None:
                 s = matrix @ vector
                 order = np.argsort(-s, kind="stable")[: max(ks)]
                 rankings[label].append([catalog.items[i].name for i in order])
@@ -105,13 +107,14 @@ def table(results: list[dict], split: str) -> str:
     lines.append("| system | ReDial R@1 / R@10 / R@50 | OpenDialKG R@1 / R@10 / R@25 |")
     lines.append("|---|---|---|")
     by = {r["dataset"]: r for r in results}
-    labels = ["ours"] + list(SINGLE)
+    labels = ["ours", "live"] + list(SINGLE)
     for label in labels:
         cells = []
         for dataset in ("redial", "opendialkg"):
             r = by.get(dataset)
             cells.append(" / ".join(f"{r['scores'][label][k]:.3f}" for k in r["ks"]) if r else "-")
-        name = "ours (crs/recommender, learnt combination)" if label == "ours" else label
+        name = {"ours": "ours (crs/recommender, learnt combination)",
+                "live": "ours, live two-stage (40 best request matches, then learnt order)"}.get(label, label)
         lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     if split == "test":
         for label, rows in PUBLISHED.items():

@@ -51,7 +51,6 @@ TRAINING_FILES = {
 }
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
 REGULARIZATION = (0.1, 1.0)
-TREES = (150, 400)
 DEV_FRACTION = 0.2
 
 
@@ -99,7 +98,7 @@ def _load_features(path: Path):
 
 
 def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
-                  feature_cache: Path | None = None) -> None:
+                  feature_cache: Path | None = None, trees: tuple[int, ...] = ()) -> None:
     started = time.monotonic()
     catalog = load_catalog(dataset)
     paths = [DATA / p for p in TRAINING_FILES[dataset]]
@@ -116,8 +115,6 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
         retriever = ItemRetriever(catalog, Path(tempfile.gettempdir()) / "arena-recommender-cache")
         matrix = retriever.item_matrix()
         encoder = MemoEncoder(retriever)
-        encoder.warm(t for turn in turns for i, t in enumerate(turn.context) if i % 2 == 0)
-        print(f"[{dataset}] encoded {len(encoder.cache)} user utterances")
 
     def recommender(stats) -> Recommender:
         return Recommender(catalog, build_signals(catalog, stats, matrix, encoder))
@@ -139,6 +136,9 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
         examples, dev_matrices = _load_features(cache)
         print(f"[{dataset}] features read from {cache}")
     else:
+        if encoder is not None:  # in large batches: much faster than one dialogue at a time
+            encoder.warm(t for turn in turns for i, t in enumerate(turn.context) if i % 2 == 0)
+            print(f"[{dataset}] encoded {len(encoder.cache)} user utterances")
         examples = training_turns(lambda t: rec_for_a if t.dialog_id in in_a else rec_for_b, fit, context, seed)
         dev_matrices = full_matrices(rec_dev, dev, context)
         if cache:
@@ -151,7 +151,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
     candidates = [(f"linear C={c}", lambda c=c: train_pairwise(examples, features, seed=seed, regularization=c))
                   for c in REGULARIZATION]
     candidates += [(f"lambdamart {n} trees", lambda n=n: train_lambdamart(examples, features, seed=seed, trees=n))
-                   for n in TREES]
+                   for n in trees]
     for label, train in candidates:
         combination = train()
         scores = evaluate(rec_dev, dev, dev_matrices, combination, ks)
@@ -190,6 +190,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--out", type=Path, default=RECOMMENDER_DIR)
     parser.add_argument("--no-dense", action="store_true", help="leave out the MiniLM signal")
+    parser.add_argument("--lambdamart", type=int, nargs="*", default=[], metavar="TREES",
+                        help="also try LambdaMART with these numbers of trees (on ReDial's development "
+                             "split 150 trees reached R@10 .081 against .151 for the linear model)")
     parser.add_argument("--feature-cache", type=Path, default=None,
                         help="keep computed features here and reuse them (same code, seed and data)")
     args = parser.parse_args(argv)
@@ -198,7 +201,7 @@ def main(argv=None) -> int:
         print(f"training data missing under {DATA}: {', '.join(missing)}", file=sys.stderr)
         return 2
     for dataset in args.dataset or sorted(TRAINING_FILES):
-        train_dataset(dataset, args.seed, args.out, not args.no_dense, args.feature_cache)
+        train_dataset(dataset, args.seed, args.out, not args.no_dense, args.feature_cache, tuple(args.lambdamart))
     return 0
 
 

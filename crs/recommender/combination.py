@@ -1,7 +1,8 @@
 """How the signals add up: one weight per feature learnt pairwise, or LambdaMART trees.
 
 An item's score is `features @ weights`. The weights come from a pairwise
-logistic regression (RankNet with a linear scorer): for every training turn and
+logistic regression (RankNet with a linear scorer, fitted with scipy's L-BFGS-B so that
+evidence never counts against an item): for every training turn and
 target item, the target's feature vector minus that of a competing item should
 come out positive. Competitors are the items ranked highest by the current
 weights (the ones that matter for Recall@k) plus a few random ones, drawn from a
@@ -25,20 +26,45 @@ class TrainingTurn:
     targets: list[int]  # rows of the target items
 
 
+# Products of two signals: popularity counts among the items that match the request, not
+# against them (a heist film nobody in the training dialogues named still beats a popular comedy).
+INTERACTIONS = (("bm25_last", "popularity"), ("dense_last", "popularity"), ("dense_dialogue", "popularity"),
+                ("kg_named_entities", "popularity"), ("bm25_last", "dense_last"))
+# Evidence for an item may not count against it, nor a ruled-out word for it; the logged
+# dialogues alone would sometimes learn either (collinear signals cancel out).
+NEVER_NEGATIVE = ("bm25_last", "bm25_dialogue", "dense_last", "dense_dialogue", "dense_liked_items",
+                  "kg_named_entities", "kg_liked_items", "comention_liked", "comention_any", "popularity",
+                  "popularity_recommended")
+NEVER_POSITIVE = ("bm25_negated", "kg_negated_entities")
+
+
+def expand(matrix: np.ndarray, features: Sequence[str], interactions: Sequence[tuple[str, str]]) -> np.ndarray:
+    """The features followed by the products named in `interactions` (those present)."""
+    index = {name: i for i, name in enumerate(features)}
+    extra = [matrix[:, index[a]] * matrix[:, index[b]] for a, b in interactions if a in index and b in index]
+    return np.concatenate([matrix, np.stack(extra, axis=1)], axis=1) if extra else matrix
+
+
+def usable_interactions(features: Sequence[str]) -> list[tuple[str, str]]:
+    return [(a, b) for a, b in INTERACTIONS if a in features and b in features]
+
+
 @dataclass
 class LinearCombination:
     features: list[str]
-    weights: np.ndarray
+    weights: np.ndarray  # one per feature, then one per interaction
     version: str = "untrained"
     notes: dict = field(default_factory=dict)
+    interactions: list[tuple[str, str]] = field(default_factory=list)
 
     def score(self, matrix: np.ndarray) -> np.ndarray:
-        return matrix @ self.weights
+        return expand(matrix, self.features, self.interactions) @ self.weights
 
     def to_json(self) -> dict:
         return {
             "version": self.version,
             "features": list(self.features),
+            "interactions": [list(pair) for pair in self.interactions],
             "weights": [round(float(w), 6) for w in self.weights],
             "notes": self.notes,
         }
@@ -50,7 +76,8 @@ class LinearCombination:
     def load(cls, path: Path, expected_features: Optional[Sequence[str]] = None) -> "LinearCombination":
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         combination = cls(list(data["features"]), np.asarray(data["weights"], np.float32),
-                          data.get("version", "unknown"), data.get("notes", {}))
+                          data.get("version", "unknown"), data.get("notes", {}),
+                          [tuple(pair) for pair in data.get("interactions", [])])
         if expected_features is not None and list(expected_features) != combination.features:
             raise ValueError(f"{path} was trained for features {combination.features}, "
                              f"not {list(expected_features)}: retrain with scripts/train_recommender.py")
@@ -60,6 +87,7 @@ class LinearCombination:
     def uniform(cls, features: Sequence[str], overrides: Optional[dict[str, float]] = None) -> "LinearCombination":
         weights = np.asarray([(overrides or {}).get(name, 0.0) for name in features], np.float32)
         return cls(list(features), weights, "hand-set")
+
 
 
 def _pairs(turns: Sequence[TrainingTurn], weights: np.ndarray, rng: np.random.Generator,
@@ -77,6 +105,27 @@ def _pairs(turns: Sequence[TrainingTurn], weights: np.ndarray, rng: np.random.Ge
     return np.concatenate(differences) if differences else np.zeros((0, len(weights)), np.float32)
 
 
+def _fit_logistic(differences: np.ndarray, regularization: float,
+                  bounds: list[tuple[Optional[float], Optional[float]]], start: np.ndarray) -> np.ndarray:
+    """Pairwise logistic regression without intercept, weights within `bounds` (L-BFGS-B)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit, log1p
+
+    x = differences.astype(np.float64)
+    n = len(x)
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        margin = x @ w
+        # log(1 + exp(-m)), computed stably
+        value = np.where(margin > 0, log1p(np.exp(-margin)), -margin + log1p(np.exp(margin))).sum()
+        grad = -(x * expit(-margin)[:, None]).sum(axis=0)
+        return (value + 0.5 * w @ w / regularization) / n, (grad + w / regularization) / n
+
+    result = minimize(loss, start.astype(np.float64), jac=True, method="L-BFGS-B", bounds=bounds,
+                      options={"maxiter": 2000})
+    return result.x.astype(np.float32)
+
+
 def train_pairwise(
     turns: Sequence[TrainingTurn],
     features: Sequence[str],
@@ -86,30 +135,29 @@ def train_pairwise(
     hard: int = 30,
     random: int = 30,
     regularization: float = 1.0,
-    start: Optional[np.ndarray] = None,
+    interactions: Optional[Sequence[tuple[str, str]]] = None,
 ) -> LinearCombination:
-    """Learn the weights; each round re-draws competitors under the weights learnt so far."""
-    from sklearn.linear_model import LogisticRegression
-
+    """Learn the weights; each round re-draws competitors under the weights learnt so far.
+    Evidence features stay >= 0 and ruled-out features <= 0 (`NEVER_NEGATIVE`, `NEVER_POSITIVE`)."""
+    pairs = list(usable_interactions(features) if interactions is None else interactions)
+    expanded = [TrainingTurn(expand(t.features, features, pairs), t.targets) for t in turns]
+    names = list(features) + [f"{a}*{b}" for a, b in pairs]
+    bounds = [(0.0, None) if n in NEVER_NEGATIVE or "*" in n else (None, 0.0) if n in NEVER_POSITIVE
+              else (None, None) for n in names]
     rng = np.random.default_rng(seed)
-    weights = np.asarray(start if start is not None else np.ones(len(features)), np.float32)
+    weights = np.asarray([0.0 if b == (None, 0.0) else 1.0 for b in bounds], np.float32)
     collected: list[np.ndarray] = []
     for _ in range(rounds):
         # Pairs of earlier rounds stay: training on the latest hard competitors alone oscillates.
-        collected.append(_pairs(turns, weights, rng, hard, random))
+        collected.append(_pairs(expanded, weights, rng, hard, random))
         differences = np.concatenate(collected)
         if len(differences) == 0:
             raise ValueError("no training pairs: every turn needs at least one target item")
-        # Symmetric pairs (d, 1) and (-d, 0) keep the model without an intercept balanced.
-        x = np.concatenate([differences, -differences])
-        y = np.concatenate([np.ones(len(differences)), np.zeros(len(differences))])
-        model = LogisticRegression(C=regularization, fit_intercept=False, max_iter=2000, tol=1e-6)
-        model.fit(x, y)
-        weights = model.coef_.ravel().astype(np.float32)
+        weights = _fit_logistic(differences, regularization, bounds, weights)
     digest = hashlib.sha256(np.round(weights, 6).tobytes()).hexdigest()[:8]
     notes = {"seed": seed, "rounds": rounds, "hard": hard, "random": random,
              "regularization": regularization, "turns": len(turns)}
-    return LinearCombination(list(features), weights, f"pairwise-{digest}", notes)
+    return LinearCombination(list(features), weights, f"pairwise-{digest}", notes, pairs)
 
 
 class RankerCombination:

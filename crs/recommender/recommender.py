@@ -3,10 +3,12 @@
     recommender = load_recommender("redial", retriever)          # once per process
     ranked = recommender.recommend(dialogue, k=50, exclude={...})  # [(CatalogItem, score)], best first
 
-`recommend` takes an `arena.dialogue.Dialogue`; `rank_texts` takes plain
-utterances (the evaluation files). Items the user rejected or has seen are
-always left out of `recommend`; `exclude` adds more (e.g. items already shown).
-The evaluation protocol keeps every item rankable (`rank_texts(..., exclude=())`).
+`recommend` takes an `arena.dialogue.Dialogue` and ranks as a live system should:
+titles the user named, rejected or has seen are left out (`exclude` adds more,
+e.g. items already shown), what the user ruled out always costs, and only the
+items matching the request best compete (`live_scores`). `rank_texts` takes plain
+utterances (the evaluation files) and ranks by the learnt combination alone with
+every item rankable, as the iEvaLM offline protocol does.
 
 Artifacts live in `assets/recommender/<dataset>/`: `statistics.json`
 (popularity and co-mention counts) and `weights.json` (the learnt combination; LambdaMART
@@ -45,6 +47,13 @@ from crs.recommender.signals import (
 from crs.recommender.statistics import ItemStatistics
 
 RECOMMENDER_DIR = ASSETS_DIR / "recommender"
+NEGATION_FEATURES = ("bm25_negated", "kg_negated_entities")
+# Live ranking first keeps the items that best match the request itself, then orders them by
+# the learnt weights (see `live_scores`).
+MATCH_FEATURES = ("bm25_last", "dense_last", "kg_named_entities", "kg_liked_items", "dense_liked_items",
+                  "comention_liked")
+LIVE_CANDIDATES = 40
+NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
 ALGORITHM = "signals-v1"
 # Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
 HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "popularity": 0.3,
@@ -102,13 +111,52 @@ class Recommender:
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
              leave_out_rejected: bool = True) -> list[Ranked]:
+        """`leave_out_rejected` is the live behaviour: rejected and seen titles are dropped and
+        what the user ruled out ("nothing too gory", "no horror") always counts against an item."""
         dropped = set(map(str, exclude))
-        if leave_out_rejected:
-            dropped |= ctx.rejected_ids()
-        return self.top(self.scores(ctx), k, dropped)
+        if not leave_out_rejected:
+            return self.top(self.scores(ctx), k, dropped)
+        named = {m.item.item_id for m in ctx.items if m.by_user}
+        dropped |= named
+        # "Something like Titanic": no Titanic, nor another film of that title.
+        titles = {normalize(self.catalog.get(i).title) for i in named if self.catalog.get(i)}
+        with threadpool_limits(1, user_api="blas"):
+            scores = self.live_scores(feature_matrix(self.signals, ctx))
+        return self.top(scores, k, dropped, titles)
 
-    def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = ()) -> list[Ranked]:
-        """The `k` best-scored items, best first, none of `dropped` and one per label."""
+    def live_scores(self, matrix: np.ndarray) -> np.ndarray:
+        """Scores for a live conversation. The logged dialogues reward popularity: there, the
+        next title is often a popular film whatever was asked. A person asking for a heist film
+        means one, so only the `LIVE_CANDIDATES` items matching the request best (its words,
+        its meaning, the people and genres and titles it names) compete, in the learnt order.
+        Likewise a ruled-out genre or word often stays the topic in the logs, so the learnt
+        weights may reward it; live, it always costs `NEGATION_PENALTY`."""
+        scores = np.asarray(self.combination.score(matrix), dtype=np.float64)
+        for name in NEGATION_FEATURES:
+            if name in self.features:
+                column = matrix[:, self.features.index(name)]
+                scores = scores - column * (self._linear_weight(name) + NEGATION_PENALTY)
+        match = np.zeros(len(scores))
+        for name in MATCH_FEATURES:
+            if name in self.features:
+                column = matrix[:, self.features.index(name)].astype(np.float64)
+                low, high = float(column.min()), float(column.max())
+                if high > low:
+                    match += (column - low) / (high - low)
+        if match.any() and len(scores) > LIVE_CANDIDATES:
+            cut = np.partition(match, -LIVE_CANDIDATES)[-LIVE_CANDIDATES]
+            scores = np.where(match >= cut, scores, -np.inf)
+        return scores
+
+    def _linear_weight(self, name: str) -> float:
+        weights = getattr(self.combination, "weights", None)
+        return float(weights[self.features.index(name)]) if weights is not None else 0.0
+
+    def top(self, scores: np.ndarray, k: int, dropped: Iterable[str] = (),
+            blocked_titles: Iterable[str] = ()) -> list[Ranked]:
+        """The `k` best-scored items, best first, none of `dropped` nor titled (normalised)
+        as in `blocked_titles`, and one per label."""
+        blocked = set(blocked_titles)
         scores = np.array(scores, dtype=np.float64)
         dropped = set(dropped)
         for item_id in dropped:
@@ -120,26 +168,27 @@ class Recommender:
         spare = min(len(scores), k + 50)
         head = np.argpartition(-scores, spare - 1)[:spare] if spare < len(scores) else np.arange(len(scores))
         order = head[np.argsort(-scores[head], kind="stable")]
-        out = self._unique(order, scores, k, dropped)
+        out = self._unique(order, scores, k, dropped, blocked)
         if len(out) < k and spare < len(scores):
-            out = self._unique(np.argsort(-scores, kind="stable"), scores, k, dropped)
+            out = self._unique(np.argsort(-scores, kind="stable"), scores, k, dropped, blocked)
         return out
 
-    def _unique(self, order: np.ndarray, scores: np.ndarray, k: int, dropped: set[str]) -> list[Ranked]:
+    def _unique(self, order: np.ndarray, scores: np.ndarray, k: int, dropped: set[str],
+                blocked: set[str]) -> list[Ranked]:
         out, labels = [], {normalize(self.catalog.get(i).label) for i in dropped if self.catalog.get(i)}
         for row in order:
             if not np.isfinite(scores[row]) or len(out) >= k:
                 break
             item = self.catalog.items[row]
             key = normalize(item.label)
-            if key not in labels:
+            if key not in labels and (not blocked or normalize(item.title) not in blocked):
                 labels.add(key)
                 out.append(Ranked(item, float(scores[row])))
         return out
 
     def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
-        """The `k` best items for the dialogue so far, best first, never one the user
-        rejected or has seen, nor one in `exclude`."""
+        """The `k` best items for the dialogue so far, best first, never one the user named,
+        rejected or has seen (nor another film of that title), nor one in `exclude`."""
         return self.rank(self.context_of(dialogue), k, exclude)
 
     def rank_texts(self, texts: Sequence[str], k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:

@@ -75,3 +75,13 @@ def test_lambdamart_is_reproducible_and_ranks_targets_first(tmp_path):
     hits = sum(int(np.argmax(loaded.score(t.features))) in t.targets for t in held_out)
     assert hits >= 15
     assert np.allclose(loaded.score(held_out[0].features), first.score(held_out[0].features))
+
+
+def test_evidence_never_counts_against_an_item_and_interactions_are_learnt():
+    # "bm25_last" plays the misleading column here: unconstrained it would get a negative weight.
+    names = ["dense_last", "popularity", "bm25_last"]
+    combination = train_pairwise(synthetic_turns(6), names, seed=1)
+    weights = dict(zip(names + [f"{a}*{b}" for a, b in combination.interactions], combination.weights))
+    assert weights["bm25_last"] == 0.0 and weights["dense_last"] > 0
+    assert ("dense_last", "popularity") in combination.interactions and len(combination.weights) == 3 + 3
+    assert all(w >= 0 for w in combination.weights)
