@@ -1,6 +1,8 @@
-"""Score the dialogues of a database in bulk, on threads or as Ray tasks, storing each result as it ends.
+"""Score the dialogues of a database in bulk as Ray tasks, storing each result as it ends.
 
-    python -m evaluators score --db DB_OR_URL [--metrics acts,rdl,srrr,sr] [--engine threads|ray]
+    python -m evaluators score --db DB_OR_URL [--metrics acts,rdl,srrr,sr] --engine ray [--address ADDR]
+
+(On threads, `score --db` drains the store's durable scoring queue instead: `evaluators.stored_scoring`.)
 
 Only dialogues still missing one of the requested scores are scored (all of
 them with `--force`), so an interrupted run picks up where it stopped. Each
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import threading
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -76,23 +77,15 @@ def pending(store: Store, job: ScoringJob, limit: Optional[int] = None) -> list[
     return ids[:limit] if limit is not None else ids
 
 
-def score_all(job: ScoringJob, ids: list[str], *, engine: str = "threads", address: Optional[str] = None,
+def score_all(job: ScoringJob, ids: list[str], *, address: Optional[str] = None,
               concurrency: int = 4, task_cpus: float = 1.0) -> Iterator[dict[str, Any]]:
-    """Score `ids`; yields one outcome per dialogue as it finishes (`error` set when it could not be scored)."""
-    if engine == "ray":
-        distributed.connect(address)
-        items = [(job, i) for i in ids]
-        for (_, dialogue_id), result, error in distributed.map_unordered(
-                score_stored, items, max_in_flight=concurrency, task_cpus=task_cpus):
-            yield result if error is None else {"dialogue_id": dialogue_id, "error": _describe(error)}
-        return
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="bulk-score") as pool:
-        futures = {pool.submit(score_stored, job, i): i for i in ids}
-        for future in as_completed(futures):
-            try:
-                yield future.result()
-            except Exception as exc:  # one dialogue's failure must not stop the others
-                yield {"dialogue_id": futures[future], "error": _describe(exc)}
+    """Score `ids` as Ray tasks; yields one outcome per dialogue as it finishes (`error` set when it
+    could not be scored)."""
+    distributed.connect(address)
+    items = [(job, i) for i in ids]
+    for (_, dialogue_id), result, error in distributed.map_unordered(
+            score_stored, items, max_in_flight=concurrency, task_cpus=task_cpus):
+        yield result if error is None else {"dialogue_id": dialogue_id, "error": _describe(error)}
 
 
 def _describe(exc: BaseException) -> str:

@@ -131,7 +131,7 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
         ids = pending(store, job, args.limit)
     print(f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr)
     started, done, failed, lost = time.time(), 0, 0, []
-    for outcome in score_all(job, ids, engine=args.engine, address=args.address, concurrency=args.concurrency,
+    for outcome in score_all(job, ids, address=args.address, concurrency=args.concurrency,
                              task_cpus=args.task_cpus):
         done += 1
         if outcome.get("error"):

@@ -44,9 +44,9 @@ def run_import(args: argparse.Namespace) -> int:
     try:
         form = load_form(args.form or Settings.from_env().rating_form)
         if args.db:
-            from arena.store import Store
+            from arena.store import Store, is_database_url
 
-            if "://" not in args.db and not Path(args.db).exists():
+            if not is_database_url(args.db) and not Path(args.db).exists():
                 print(f"error: no database at {args.db}", file=sys.stderr)
                 return 2
             with Store(args.db) as store:
