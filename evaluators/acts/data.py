@@ -61,6 +61,8 @@ ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_
               ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9)
 # Written before the shipped annotator was run on it; never tuned on.
 ARENA_HELD_OUT = ARENA_TEST10
+# Of ARENA_SETS, the learnt annotator trains on all but these, on which its thresholds are chosen.
+ARENA_VAL = (ARENA_TEST8, ARENA_TEST9)
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
