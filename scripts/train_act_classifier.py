@@ -79,7 +79,6 @@ def main(argv=None) -> int:
     ap.add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with the seekers' answers")
     ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--redial-weight", type=float, default=0.5, help="weight of a ReDial row against an IARD row")
     ap.add_argument("--l2", type=float, default=HYPER["l2"])
     ap.add_argument("--max-dialogues", type=int, default=0, help="use only the first N dialogues of each part")
     ap.add_argument("--embedding-cache", type=Path, default=None)
@@ -105,7 +104,7 @@ def main(argv=None) -> int:
           f"ReDial test: {len(redial['test'])}; neither read)")
     encoder = CachedEncoder(shared_encoder(), args.embedding_cache)
     hyper = {**HYPER, "l2": args.l2}
-    model, report = train(tr, va, encoder, shared_linker(), hyper=hyper, redial_weight=args.redial_weight,
+    model, report = train(tr, va, encoder, shared_linker(), hyper=hyper,
                           seed=args.seed, version=args.version)
     encoder.save()
     model.meta.update({
