@@ -5,11 +5,13 @@
 Measures precision, recall and F1 (per utterance) on
 - IARD's held-out part (60 dialogues, fixed split, never trained on), twice:
   against IARD's own labels and against the second annotation of Accept/Reject;
+- the ReDial test part (`redial_weak`: 20% of the ReDial dialogues by a hash of the
+  id, never trained on), against labels from the seekers' answers, on the turns
+  those answers label;
 - the arena-style held-out set (test10, 90 utterances, never tuned on);
-- every other arena-style set in assets/acts (12 sets, 1,229 utterances; all of
-  them have been tuned on by now, so these are development figures: the first
-  measurement of each set on an annotator that had never seen it is replayed by
-  benchmarks/acts_fresh_sets.py);
+- every other arena-style set in assets/acts (12 sets, 1,229 utterances; the
+  learnt annotator trains on ten of them and chooses thresholds on test8 and
+  test9, so these are development figures);
 and how far per-dialogue RDL/SRRR/SR from predicted acts are from those
 computed from gold acts. It also prints how the two human-readable label sets
 of IARD agree with each other, the ceiling any annotator is measured against.
@@ -24,13 +26,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from evaluators import metrics as M  # noqa: E402
 from evaluators.acts.data import (  # noqa: E402
     ARENA_HELD_OUT, ARENA_SETS, SECOND_ANNOTATION, iard_split, load_arena_style, load_iard, load_second_annotation, with_second_annotation,
 )
 from evaluators.acts.quality import PRF, compare_dialogues, evaluate_rows  # noqa: E402
+from evaluators.acts.redial_weak import load_redial  # noqa: E402
+from evaluators.acts.schema import intents_of  # noqa: E402
 from evaluators.meta import kendall_tau  # noqa: E402
 
 KEYS = {"REC-S", "REC-E", "ACC", "REJ"}
@@ -78,6 +83,24 @@ def metric_agreement(title, gold, predicted):
         print(f"| {name} | {statistics.mean(g):.3f} | {statistics.mean(p):.3f} | {diff:.3f} | {fmt(tau)} |")
 
 
+def weak_comparison(annotator, test) -> dict[str, PRF]:
+    """P/R/F1 against the weak labels, on the turns they label (None = skipped)."""
+    out = {"Recommend": PRF(), "Accept": PRF(), "Reject": PRF()}
+    keys = {"REC": ("Recommend", {"REC-S", "REC-E"}), "ACC": ("Accept", {"ACC"}), "REJ": ("Reject", {"REJ"})}
+    for w in test:
+        predicted = annotator.annotate(w.dialogue, overwrite=True)
+        for utt, labels in zip(predicted.utterances, w.labels):
+            for key, gold in labels.items():
+                if gold is None:
+                    continue
+                name, intents = keys[key]
+                hit = bool(intents_of(utt) & intents)
+                out[name].tp += gold and hit
+                out[name].fp += hit and not gold
+                out[name].fn += gold and not hit
+    return out
+
+
 def _differs(gold: set[str], pred: set[str]) -> bool:
     rec = {"REC-S", "REC-E"}
     return bool(gold & rec) != bool(pred & rec) or (gold & {"ACC", "REJ"}) != (pred & {"ACC", "REJ"})
@@ -87,13 +110,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--annotator", choices=["offline", "llm"], default="offline")
     ap.add_argument("--errors", action="store_true", help="list the arena-style rows it gets wrong")
+    ap.add_argument("--redial", type=Path, default=ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl")
     args = ap.parse_args(argv)
 
     if args.annotator == "offline":
         from evaluators.acts.offline import OfflineActAnnotator
 
-        variants = [("offline (classifier + cues)", OfflineActAnnotator()),
-                    ("offline (classifier only)", OfflineActAnnotator(use_rules=False))]
+        offline = OfflineActAnnotator()
+        variants = [(f"offline {offline.version}", offline)]
     else:
         from arena.config import Settings
         from arena.llm import build_client
@@ -131,6 +155,11 @@ def main(argv=None) -> int:
         held_out_results.append((name, evaluate_rows(annotator, held_out_rows)[0]))
         if main_predicted is None:
             main_predicted = predicted
+    redial_results = []
+    if args.redial.exists():
+        test = load_redial(args.redial, exclude=frozenset(d.dialogue_id for d in load_iard()))["test"]
+        for name, annotator in variants:
+            redial_results.append((name, weak_comparison(annotator, test)))
     n_arena = sum(len(rows) for _, rows in arena_sets)
     print(f"IARD held-out: {len(held)} dialogues; arena-style sets: {len(arena_sets)} sets, {n_arena} utterances.")
     table("IARD held-out part, IARD's own labels", iard_results)
@@ -138,6 +167,8 @@ def main(argv=None) -> int:
         table("IARD held-out part, Accept/Reject from the second annotation", second_results)
         table("Second annotation read as a prediction of IARD's labels (held-out part)",
               [("second annotation", compare_dialogues(held, held_second))])
+    if redial_results:
+        table("ReDial test part (150 dialogues), labels from the seekers' answers", redial_results)
     table(f"Arena-style held-out set ({ARENA_HELD_OUT.name}: written before this annotator ran on it, never tuned on)",
           held_out_results)
     for name, per_set in arena_results:

@@ -70,10 +70,14 @@ def fit(
     lr: float = 0.05,
     positive_weight: float = 1.0,
     seed: int = 0,
+    known: np.ndarray | None = None,
+    row_weight: np.ndarray | None = None,
 ) -> MultiLabelLogReg:
     """Fit one logistic regression per column of the 0/1 matrix `Y`.
 
-    `positive_weight` > 1 up-weights the rarer positive examples.
+    `positive_weight` > 1 up-weights the rarer positive examples. `known` (same shape as `Y`,
+    0/1) masks labels a source does not give (weak labels cover only some intents);
+    `row_weight` weighs whole rows (one source against another).
     Deterministic for a given input (full batch, fixed initialisation).
     """
     X = np.asarray(X, dtype=np.float64)
@@ -85,10 +89,14 @@ def fit(
     Z = (X - mean) / scale
     rng = np.random.default_rng(seed)
     W = rng.normal(0.0, 1e-3, size=(d, Y.shape[1]))
-    prior = np.clip(Y.mean(axis=0), 1e-3, 1 - 1e-3)
-    b = np.log(prior / (1 - prior))
     sample_w = np.where(Y > 0, positive_weight, 1.0)
-    norm = sample_w.sum(axis=0)
+    if known is not None:
+        sample_w = sample_w * np.asarray(known, dtype=np.float64)
+    if row_weight is not None:
+        sample_w = sample_w * np.asarray(row_weight, dtype=np.float64)[:, None]
+    norm = np.maximum(sample_w.sum(axis=0), 1e-9)
+    prior = np.clip((Y * sample_w).sum(axis=0) / norm, 1e-3, 1 - 1e-3)
+    b = np.log(prior / (1 - prior))
     m_W, v_W = np.zeros_like(W), np.zeros_like(W)
     m_b, v_b = np.zeros_like(b), np.zeros_like(b)
     beta1, beta2, eps = 0.9, 0.999, 1e-8

@@ -6,12 +6,12 @@ sha256(conversation_id) are 0 modulo 5 (60 dialogues, 782 utterances).
 Training never sees it; the threshold search inside training uses folds of
 the training part only.
 
-Second annotation: IARD's own Accept/Reject labels follow conventions the
-utility metrics do not share ("too old" is a feature critique, "seen it,
+Second annotation (measured against as a separate label set; the learnt model
+trains on IARD's own labels): IARD's own Accept/Reject labels follow conventions the
+labeling guide does not share ("too old" is a feature critique, "seen it,
 anything else?" is only SEEN). Every IARD user utterance was read again for
 ACC and REJ with `LABELING_GUIDE.md`, without IARD's labels at hand:
-`iard_train_second_annotation.jsonl` (training part; the classifier learns
-Accept/Reject from it) and `iard_heldout_second_annotation.jsonl` (held-out
+`iard_train_second_annotation.jsonl` (training part) and `iard_heldout_second_annotation.jsonl` (held-out
 part; only measured against).
 
 Arena-style sets: JSONL, one utterance per line with its preceding context:
@@ -23,10 +23,12 @@ artifact v1, then used for development) and `eval2_arena_style.jsonl`
 `dev3_arena_style.jsonl` (replies that must not count as decisions, written
 to tune the Reject cues' precision). `test_arena_style.jsonl` and
 `test3_arena_style.jsonl` to `test9_arena_style.jsonl` were each committed
-before the annotator of that moment was run on them, measured once, and then
+before the rule annotator of that moment was run on them, measured once, and then
 used for development (benchmarks/acts_fresh_sets.py replays the first
-measurements). `test10_arena_style.jsonl` was written after the last change
-and is only measured.
+measurements). `test10_arena_style.jsonl` was written after the rule annotator's
+last change and is only measured. The learnt model trains on the sets in
+ARENA_SETS except ARENA_VAL (its thresholds are chosen there) and is measured on
+test10.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_
               ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9)
 # Written before the shipped annotator was run on it; never tuned on.
 ARENA_HELD_OUT = ARENA_TEST10
+# Of ARENA_SETS, the learnt annotator trains on all but these, on which its thresholds are chosen.
+ARENA_VAL = (ARENA_TEST8, ARENA_TEST9)
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5

@@ -51,6 +51,11 @@ class SentenceEncoder:
                 raise EncoderUnavailable(f"cannot load {MODEL_NAME}: {exc}") from exc
         return self._model
 
+    def clear(self) -> None:
+        """Forget the cached vectors (for timing a cold utterance)."""
+        with self._lock:
+            self._cache.clear()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 embeddings, one row per text ("" gives zeros)."""
         out = np.zeros((len(texts), DIM), dtype=np.float32)

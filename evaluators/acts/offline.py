@@ -1,17 +1,21 @@
-"""The offline act annotator: sentence embeddings + logistic regression + cues.
+"""The offline act annotator: a trained model reads each utterance in its context.
 
-Needs no LLM: all-MiniLM-L6-v2 embeddings (shipped offline) feed two small
-multi-label logistic regressions, one per role, trained on IARD by
-scripts/train_act_classifier.py and stored in assets/acts/. Their decisions
-for Recommend, Accept and Reject are then combined with the cues in `rules`
-and the items a CRS attached to its reply; titles become TITLE slot values.
+Needs no LLM. all-MiniLM-L6-v2 embeddings of the utterance and the one before it,
+with the exact facts deterministic extraction gives (see `features`), feed two
+multi-label logistic regressions, one per role, trained by
+scripts/train_act_classifier.py on IARD and on ReDial dialogues labelled from the
+seekers' answers (model card: assets/acts/MODEL_CARD.md). Every intent, Recommend,
+Accept and Reject included, is the model's decision at thresholds chosen on
+validation data; titles found by extraction become TITLE slot values.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import threading
+import zipfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,16 +25,15 @@ from arena.dialogue import Dialogue, Role
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.classifier import MultiLabelLogReg
 from evaluators.acts.data import ACTS_ASSETS
-from evaluators.acts.features import FEATURE_LAYOUT, UtteranceView, feature_rows, n_features, view_dialogue
-from evaluators.acts import rules
-from evaluators.acts.rules import RULES_VERSION
+from evaluators.acts.features import FEATURE_LAYOUT, N_FEATURES, UtteranceView, feature_rows, view_dialogue
 from evaluators.acts.schema import make_acts
 from arena.title_mentions import TitleLinker, shared_linker
 
 ARTIFACT_STEM = "act_classifier"
 DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.npz"
-REC = "REC"  # the classifiers' extra "any recommendation" output
+REC = "REC"  # the agent model's extra "any recommendation" output
 _DECIDED = frozenset({REC, "REC-S", "REC-E", "ACC", "REJ"})
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same weights give the same bytes
 
 
 class ArtifactError(RuntimeError):
@@ -38,7 +41,7 @@ class ArtifactError(RuntimeError):
 
 
 class ActModel:
-    """The two per-role classifiers and the decision settings stored beside them."""
+    """The two per-role classifiers and the metadata stored beside them."""
 
     def __init__(self, models: dict[Role, MultiLabelLogReg], meta: dict[str, Any]):
         self.models = models
@@ -60,28 +63,41 @@ class ActModel:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("feature_layout") != FEATURE_LAYOUT:
             raise ArtifactError(
-                f"{path} was built for feature layout {meta.get('feature_layout')!r}, this code uses "
+                f"{path} was built for feature layout {meta.get('feature_layout')!r}, this code makes layout "
                 f"{FEATURE_LAYOUT!r}; rebuild it with: python scripts/train_act_classifier.py"
             )
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if meta.get("weights_sha256") not in (None, digest):
+            raise ArtifactError(f"{path} does not match the checksum in {meta_path.name}; rebuild it")
         with np.load(path) as arrays:
             models = {
                 role: MultiLabelLogReg.from_arrays(arrays, f"{role.value.lower()}.", meta["labels"][role.value])
                 for role in (Role.USER, Role.AGENT)
             }
         for role, model in models.items():
-            if model.n_features != n_features(role):
-                raise ArtifactError(f"{path}: {role.value} model expects {model.n_features} features")
+            if model.n_features != N_FEATURES:
+                raise ArtifactError(f"{path}: {role.value} model expects {model.n_features} features, "
+                                    f"layout {FEATURE_LAYOUT} makes {N_FEATURES}")
         return cls(models, meta)
 
     def save(self, path: Path) -> None:
+        """Writes `path` (.npz) and its .json; the same model always gives the same bytes."""
         path = Path(path)
         arrays: dict[str, np.ndarray] = {}
         for role, model in self.models.items():
             arrays.update(model.to_arrays(f"{role.value.lower()}."))
             self.meta.setdefault("labels", {})[role.value] = model.labels
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, **arrays)
-        self.meta["weights_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name in sorted(arrays):
+                member = io.BytesIO()
+                np.save(member, arrays[name], allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, member.getvalue())
+        path.write_bytes(buffer.getvalue())
+        self.meta["weights_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
         path.with_suffix(".json").write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     def probabilities(self, views: list[UtteranceView], encoder) -> list[dict[str, float]]:
@@ -90,8 +106,7 @@ class ActModel:
             if not idx:
                 continue
             model = self.models[role]
-            P = model.predict_proba(X)
-            for row, i in zip(P, idx):
+            for row, i in zip(model.predict_proba(X), idx):
                 out[i] = dict(zip(model.labels, (float(p) for p in row)))
         return out
 
@@ -100,121 +115,24 @@ class ActModel:
         return dict(zip(m.labels, (float(t) for t in m.thresholds)))
 
 
-def decide(views: list[UtteranceView], probs: list[dict[str, float]], model: ActModel,
-           use_rules: bool = True) -> list[list[str]]:
-    """The intents of each utterance, from classifier probabilities and cues."""
+def decide(roles: list[Role], probs: list[dict[str, float]], model: ActModel) -> list[list[str]]:
+    """The intents of each utterance: every label whose probability reaches its threshold.
+
+    For a system turn the REC output decides whether it recommends, and REC-S or REC-E,
+    whichever is likelier, says how. An utterance with no label above threshold gets its
+    likeliest other intent (never one of the decided ones, which the model ruled out).
+    """
     result: list[list[str]] = []
-    recommended: list[bool] = []
-    for i, (view, p) in enumerate(zip(views, probs)):
-        thr = model.thresholds(view.role)
-        chosen = [lab for lab, v in p.items() if lab != REC and v >= thr[lab]]
-        if view.role == Role.AGENT:
-            rec = p[REC] >= thr[REC]
-            if use_rules:
-                if _answers_a_question(views, i):
-                    rec = False  # "who directed it?" -> "Denis Villeneuve directed both Dune and Arrival."
-                elif _agent_recommends(view):
-                    rec = True
-                elif view.user_named or view.agent_cues.closing:
-                    rec = False  # the user's own titles, a farewell or a taste question offer nothing new
-                elif not view.mentions:
-                    rec = rec and p[REC] >= model.meta["decision"]["rec_without_title"]
-            chosen = [c for c in chosen if c not in ("REC-S", "REC-E")]
-            if rec:
-                if view.is_list or view.utterance.items:
-                    kind = "REC-S"
-                else:
-                    kind = "REC-E" if p["REC-E"] > p["REC-S"] else "REC-S"
-                chosen.insert(0, kind)
-            recommended.append(rec)
-        else:
-            pending = _recommendation_pending(views, recommended, i)
-            chosen = _user_decision(view, p, thr, chosen, pending, use_rules)
-            if use_rules and i > 0 and views[i - 1].role == Role.AGENT and rules.bare_answer_to_seen_question(
-                    views[i - 1].utterance.text, view.utterance.text):
-                chosen = [c for c in chosen if c not in ("ACC", "REJ")]
-            recommended.append(False)
+    for role, p in zip(roles, probs):
+        thr = model.thresholds(role)
+        chosen = [lab for lab, v in p.items() if lab not in (REC, "REC-S", "REC-E") and v >= thr[lab]]
+        if role == Role.AGENT and p[REC] >= thr[REC]:
+            chosen.insert(0, "REC-E" if p["REC-E"] > p["REC-S"] else "REC-S")
         if not chosen:
-            # The likeliest other intent; never one of the three decided above, which were ruled out.
             others = [(v, lab) for lab, v in p.items() if lab not in _DECIDED]
             chosen = [max(others)[1] if others else "OTH"]
         result.append(chosen)
     return result
-
-
-def _agent_recommends(view: UtteranceView) -> bool:
-    cues = view.agent_cues
-    if view.utterance.items:
-        return True
-    if cues is None or not view.mentions:
-        return False
-    if cues.closing:
-        return False  # "Great, enjoy Dune!" closes a round, it does not open one
-    # A title the user has not brought up is, in 96% of IARD's system turns, a recommendation.
-    return view.is_list or cues.recommend_strong or not view.user_named
-
-
-def _answers_a_question(views: list[UtteranceView], i: int) -> bool:
-    """A reply to a factual question that offers nothing in the way a recommendation does."""
-    view, cues = views[i], views[i].agent_cues
-    if i == 0 or views[i - 1].role != Role.USER or cues is None:
-        return False
-    if view.utterance.items or view.is_list or cues.recommend_strong or cues.recommend_cue:
-        return False
-    return rules.asks_about_facts(views[i - 1].utterance.text)
-
-
-def _recommendation_pending(views: list[UtteranceView], recommended: list[bool], i: int) -> bool:
-    """Whether the system recommended something in its last two turns before utterance i
-    and has not since asked whether the user wants more."""
-    seen_agent = 0
-    for j in range(i - 1, -1, -1):
-        if views[j].role == Role.AGENT:
-            if recommended[j]:
-                return True
-            if seen_agent == 0 and rules.offers_more(views[j].utterance.text):
-                return False
-            seen_agent += 1
-            if seen_agent >= 2:
-                break
-    return False
-
-
-def _user_decision(view: UtteranceView, p: dict[str, float], thr: dict[str, float], chosen: list[str],
-                   pending: bool, use_rules: bool) -> list[str]:
-    if not use_rules:
-        return chosen
-    cues = view.user_cues
-    assert cues is not None
-    acc, rej = "ACC" in chosen, "REJ" in chosen
-    accept_cue = not cues.accept_block and (cues.accept_strong or (cues.accept_weak and pending and view.short))
-    reject_cue = pending and view.short and (cues.reject_strong or (cues.reject_weak and not cues.reject_block))
-    acc = (acc or accept_cue) and not cues.accept_block
-    if view.short and rej and not (cues.reject_strong or cues.reject_weak) and rules.is_question(view.utterance.text):
-        rej = False  # a short question with no sign of refusal keeps the offer open
-    rej = rej or reject_cue
-    if view.short and not pending:
-        # Nothing on the table to decide on: "no thanks, I'm all set", "I really dislike Michael Bay".
-        acc = acc and cues.accept_strong
-        rej = False
-    if cues.reject_block and not cues.reject_strong and view.short:
-        rej = False
-    if view.short:
-        # One short message rarely both accepts and rejects: trust the cue that fired.
-        # "no! I'll check it out": a strong acceptance outweighs a bare "no", unless the message
-        # contrasts two items ("seen Heat, but I'll try Ronin", "Ronin sounds good, Heat I saw").
-        contrast = rules.has_contrast(view.utterance.text) or len(view.title_keys) >= 2
-        outweighs = cues.accept_strong and not contrast
-        if accept_cue and (not reject_cue or outweighs) and not cues.reject_strong:
-            rej = False
-        if reject_cue and not accept_cue:
-            acc = False
-    chosen = [c for c in chosen if c not in ("ACC", "REJ")]
-    if rej:
-        chosen.insert(0, "REJ")
-    if acc:
-        chosen.insert(0, "ACC")
-    return chosen
 
 
 class OfflineActAnnotator(ActAnnotator):
@@ -223,13 +141,12 @@ class OfflineActAnnotator(ActAnnotator):
     name = "offline-acts"
 
     def __init__(self, artifact: Path = DEFAULT_ARTIFACT, *, encoder=None, linker: Optional[TitleLinker] = None,
-                 use_catalog: bool = True, use_rules: bool = True):
+                 use_catalog: bool = True):
         """`linker` defaults to the shipped catalogs (`use_catalog=False`: title patterns only)."""
         self._artifact_path = Path(artifact)
         self._model: Optional[ActModel] = None
         self._encoder = encoder
         self._linker = linker if linker is not None else (shared_linker() if use_catalog else None)
-        self._use_rules = use_rules
         self._lock = threading.Lock()
 
     @property
@@ -249,8 +166,7 @@ class OfflineActAnnotator(ActAnnotator):
 
     @property
     def version(self) -> str:
-        rules = f"+rules{RULES_VERSION}" if self._use_rules else "+norules"
-        return f"{self.model.version}{rules}"
+        return f"{self.model.version}+layout{FEATURE_LAYOUT}"
 
     @property
     def model_label(self) -> Optional[str]:
@@ -259,7 +175,7 @@ class OfflineActAnnotator(ActAnnotator):
     def annotate_intents(self, dialogue: Dialogue) -> list[list[list[Any]]]:
         views = view_dialogue(dialogue, self._linker)
         probs = self.model.probabilities(views, self.encoder)
-        intents = decide(views, probs, self.model, use_rules=self._use_rules)
+        intents = decide([v.role for v in views], probs, self.model)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:

@@ -1,4 +1,4 @@
-"""Title finding, cues, the numpy classifier, the artifact, the IARD split, LLM answer parsing."""
+"""Title finding, the numpy classifier, the artifact, the IARD split, LLM answer parsing."""
 
 import json
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from arena.dialogue import Role, Utterance
-from evaluators.acts import classifier, rules
+from evaluators.acts import classifier
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
     ARENA_DEV, ARENA_DEV3, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5, ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9, ARENA_TEST10, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
@@ -50,43 +50,6 @@ def test_items_come_first_and_mask():
     assert titles("Here you go", items=[("1", "Heat (1995)")]) == ["Heat (1995)"]
 
 
-def test_user_cues():
-    acc = rules.user_cues("thanks, I'll watch that")
-    assert acc.accept_strong and not acc.reject_strong
-    assert rules.user_cues("adding xtitlex to my watchlist").accept_strong
-    assert rules.user_cues("I won't watch that").accept_block
-    rej = rules.user_cues("seen it, something newer?")
-    assert rej.reject_strong
-    assert rules.user_cues("is that even a movie?").reject_strong
-    assert rules.user_cues("nah").reject_weak and not rules.user_cues("nah").reject_strong
-    assert rules.user_cues("no, what is it about?").reject_block
-    assert rules.user_cues("I haven't seen it").reject_block
-    assert not rules.user_cues("thanks for your help, bye").accept_weak
-
-
-def test_cues_read_contractions_typed_without_apostrophes():
-    assert rules.normalise_text("ok cool ill watch it, dont worry") == "ok cool i'll watch it, don't worry"
-    assert rules.user_cues("ok cool ill watch it").accept_strong
-    assert rules.user_cues("i dont like that kind of humor").reject_strong
-    assert rules.user_cues("seen both. next").reject_strong
-    assert rules.user_cues("already read it. any others?").reject_strong
-    assert rules.user_cues("i've seen it, it's one of my favorites").reject_block
-    assert rules.user_cues("nope never").reject_block
-    assert rules.user_cues("no idea what that is, who's in it?").reject_block
-    assert rules.user_cues("not a sports person").reject_strong
-    assert rules.agent_cues("What did you think of xtitlex?").closing
-    assert not rules.agent_cues("You might enjoy xtitlex.").closing
-    assert rules.agent_cues("Great, enjoy xtitlex!").closing
-    assert rules.has_contrast("seen oceans eleven, but I'll try the italian job")
-    assert not rules.has_contrast("no! ill check it out")
-
-
-def test_agent_cues():
-    assert rules.agent_cues("I would recommend the following items: 1: xtitlex").recommend_strong
-    cue = rules.agent_cues("Have you seen xtitlex?")
-    assert cue.recommend_cue and cue.is_question and not cue.recommend_strong
-
-
 def test_classifier_learns_and_round_trips(tmp_path):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 5))
@@ -107,7 +70,7 @@ def test_classifier_learns_and_round_trips(tmp_path):
 
 def test_shipped_artifact_fits_the_code():
     model = ActModel.load(DEFAULT_ARTIFACT)
-    assert model.meta["training"]["held_out_dialogues"] == 60
+    assert model.meta["data"]["max_dialogues"] == 0  # trained on all the data, not a test subset
     assert "REC" in model.models[Role.AGENT].labels and "ACC" in model.models[Role.USER].labels
     assert all(0 < t < 1 for role in (Role.USER, Role.AGENT) for t in model.thresholds(role).values())
     assert model.meta["weights_sha256"]

@@ -1,0 +1,102 @@
+"""Weak labels from ReDial's questionnaires, the training pipeline and the artifact's loading rules."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from arena.dialogue import Role
+from evaluators.acts.offline import DEFAULT_ARTIFACT, ActModel, ArtifactError
+from evaluators.acts.redial_weak import redial_part, weak_labels
+from evaluators.acts.training import choose_threshold
+
+RECORD = {
+    "conversationId": "1",
+    "respondentWorkerId": 7,
+    "initiatorWorkerId": 8,
+    "movieMentions": {"11": "Heat (1995)", "12": "Ronin  (1998)", "13": "Alien (1979)", "14": "Up (2009)"},
+    "initiatorQuestions": {
+        "11": {"suggested": 1, "seen": 0, "liked": 1},
+        "12": {"suggested": 1, "seen": 1, "liked": 0},
+        "13": {"suggested": 0, "seen": 1, "liked": 1},
+        "14": {"suggested": 1, "seen": 2, "liked": 2},
+    },
+    "respondentQuestions": {"14": {"suggested": 1, "seen": 1, "liked": 1}},
+    "messages": [
+        {"senderWorkerId": 7, "text": "hi what do you like?"},
+        {"senderWorkerId": 8, "text": "I loved @13"},
+        {"senderWorkerId": 8, "text": "something like that"},
+        {"senderWorkerId": 7, "text": "try @11"},
+        {"senderWorkerId": 8, "text": "oh I'll watch it"},
+        {"senderWorkerId": 7, "text": "or @12"},
+        {"senderWorkerId": 8, "text": "saw it, hated it"},
+        {"senderWorkerId": 7, "text": "@11 is really good"},
+        {"senderWorkerId": 8, "text": "ok"},
+        {"senderWorkerId": 7, "text": "and @14"},
+        {"senderWorkerId": 8, "text": "cool"},
+    ],
+}
+
+
+def test_weak_labels_follow_the_seekers_answers():
+    w = weak_labels(RECORD)
+    texts = [u.text for u in w.dialogue.utterances]
+    assert texts[1] == "I loved Alien (1979)...something like that"  # one turn, as IARD joins them
+    assert [u.role for u in w.dialogue.utterances][:3] == [Role.AGENT, Role.USER, Role.AGENT]
+    assert texts[4] == "or Ronin (1998)"
+    assert w.labels == [
+        {"REC": False},  # no movie
+        {"ACC": False, "REJ": False},  # the seeker's own movie, nothing suggested yet
+        {"REC": True},  # first suggestion of Heat
+        {"ACC": True, "REJ": False},  # Heat: not seen, liked
+        {"REC": True},
+        {"ACC": False, "REJ": True},  # Ronin: disliked
+        {"REC": None},  # Heat again: not a new suggestion, not known either way
+        {"ACC": False, "REJ": False},
+        {"REC": True},
+        # Up: the seeker did not say; the recommender's answer (seen, liked) stands in: the guide's SEE
+        {"ACC": False, "REJ": False},
+    ]
+
+
+def test_redial_split_is_fixed():
+    assert redial_part("15266") in ("train", "val", "test")
+    parts = [redial_part(str(i)) for i in range(2000)]
+    assert 0.17 < parts.count("test") / 2000 < 0.23 and 0.07 < parts.count("val") / 2000 < 0.13
+
+
+def test_thresholds_reach_the_precision_target_when_they_can():
+    y = np.array([True] * 20 + [False] * 20)
+    s = np.concatenate([np.linspace(0.5, 0.99, 20), np.linspace(0.01, 0.6, 20)])
+    t = choose_threshold(y, s, decided=True)
+    hit = s >= t
+    assert (hit & y).sum() / hit.sum() >= 0.95
+    assert choose_threshold(y, s, decided=False) <= t  # best F1 alone accepts more errors
+
+
+def test_a_tampered_artifact_refuses_to_load(tmp_path):
+    shutil.copy(DEFAULT_ARTIFACT, tmp_path / "a.npz")
+    meta = json.loads(DEFAULT_ARTIFACT.with_suffix(".json").read_text())
+    meta["weights_sha256"] = "0" * 64
+    (tmp_path / "a.json").write_text(json.dumps(meta))
+    with pytest.raises(ArtifactError, match="checksum"):
+        ActModel.load(tmp_path / "a.npz")
+
+
+def test_training_twice_gives_the_same_bytes(tmp_path):
+    """The training script on a small subset, twice: byte-identical artifacts."""
+    from evaluators.acts.data import iard_path
+    from scripts.train_act_classifier import REDIAL, main
+
+    if not REDIAL.exists():
+        pytest.skip(f"ReDial dialogues not at {REDIAL}")
+    args = ["--max-dialogues", "3", "--iard", str(iard_path())]
+    assert main(args + ["--out", str(tmp_path / "one.npz")]) == 0
+    assert main(args + ["--out", str(tmp_path / "two.npz")]) == 0
+    assert (tmp_path / "one.npz").read_bytes() == (tmp_path / "two.npz").read_bytes()
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
+    model = ActModel.load(tmp_path / "one.npz")
+    assert model.meta["data"]["max_dialogues"] == 3 and model.meta["seed"] == 0
+    assert main(args + ["--out", str(tmp_path / "three.npz"), "--seed", "1"]) == 0
+    assert (tmp_path / "three.npz").read_bytes() != (tmp_path / "one.npz").read_bytes()
