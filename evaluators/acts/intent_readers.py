@@ -1,8 +1,8 @@
 """The act annotators as simulators' intent readers (`arena.simulator_interface.IntentReaderFactory`).
 
 ABUS reads the intents of the system's last utterance; `intent_reader(kind, llm)`
-makes that reader from the offline annotator (one instance per process, its
-models are large) or from the LLM annotator.
+makes that reader from the offline annotator (one instance per process: its
+network is large) or from the LLM annotator.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class OfflineIntentReader:
         self.annotator = annotator or _offline_annotator()
 
     def __call__(self, dialogue: Dialogue) -> list[str]:
-        rows = self.annotator.annotate_intents(dialogue)
+        rows = self.annotator.annotate_intents(dialogue, last_only=True)
         return [str(i) for i in rows[-1][0]] if rows else []
 
 

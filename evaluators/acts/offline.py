@@ -165,10 +165,14 @@ class OfflineActAnnotator(ActAnnotator):
     def model_label(self) -> Optional[str]:
         return "all-MiniLM-L6-v2 cross-encoder"
 
-    def annotate_intents(self, dialogue: Dialogue) -> list[list[list[Any]]]:
+    def annotate_intents(self, dialogue: Dialogue, last_only: bool = False) -> list[list[list[Any]]]:
+        """[intents, slots] per utterance; `last_only`: of the last utterance alone (one network pass,
+        how a simulator reads the system's latest turn)."""
         views, pairs = dialogue_pairs(dialogue, self._linker)
         if not views:
             return []
+        if last_only:
+            views, pairs = views[-1:], pairs[-1:]
         model = self.model
         intents = decide([v.role for v in views], model.probabilities(pairs), model.threshold)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]

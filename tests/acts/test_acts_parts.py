@@ -1,12 +1,10 @@
-"""Title finding, the numpy classifier, the artifact, the IARD split, LLM answer parsing."""
+"""Title finding, the act model artifact, the IARD split, LLM answer parsing."""
 
 import json
 
-import numpy as np
 import pytest
 
 from arena.dialogue import Role, Utterance
-from evaluators.acts import classifier
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.data import (
     ARENA_DEV, ARENA_DEV3, ARENA_EVAL, ARENA_EVAL2, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5, ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9, ARENA_TEST10, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION, iard_split,
@@ -50,43 +48,29 @@ def test_items_come_first_and_mask():
     assert titles("Here you go", items=[("1", "Heat (1995)")]) == ["Heat (1995)"]
 
 
-def test_classifier_learns_and_round_trips(tmp_path):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(400, 5))
-    Y = np.stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5], axis=1).astype(float)
-    model = classifier.fit(X, Y, ["a", "b"], l2=1e-3, epochs=300)
-    pred = model.predict_proba(X) >= 0.5
-    assert (pred == Y.astype(bool)).mean() > 0.95
-    again = classifier.fit(X, Y, ["a", "b"], l2=1e-3, epochs=300)
-    assert np.array_equal(again.weights, model.weights)  # deterministic
-    arrays = model.to_arrays("x.")
-    np.savez(tmp_path / "m.npz", **arrays)
-    with np.load(tmp_path / "m.npz") as loaded:
-        back = classifier.MultiLabelLogReg.from_arrays(loaded, "x.", ["a", "b"])
-    assert np.allclose(back.predict_proba(X), model.predict_proba(X), atol=1e-4)
-    with pytest.raises(ValueError):
-        model.predict_proba(np.zeros((1, 3)))
-
-
 def test_shipped_artifact_fits_the_code():
+    from evaluators.acts.network import LABELS
+
     model = ActModel.load(DEFAULT_ARTIFACT)
     assert model.meta["data"]["max_dialogues"] == 0  # trained on all the data, not a test subset
-    assert "REC" in model.models[Role.AGENT].labels and "ACC" in model.models[Role.USER].labels
-    assert all(0 < t < 1 for role in (Role.USER, Role.AGENT) for t in model.thresholds(role).values())
-    assert model.meta["weights_sha256"]
+    assert "AGENT:REC" in LABELS and "USER:ACC" in LABELS and model.threshold.shape == (len(LABELS),)
+    assert all(0 < t < 1 for t in model.threshold)
+    assert model.meta["weights_sha256"] and model.meta["base_digest"]
 
 
 def test_artifact_mismatch_is_explained(tmp_path):
     from evaluators.acts.offline import ArtifactError
 
     with pytest.raises(ArtifactError, match="train_act_classifier"):
-        ActModel.load(tmp_path / "missing.npz")
+        ActModel.load(tmp_path / "missing.safetensors")
     meta = json.loads(DEFAULT_ARTIFACT.with_suffix(".json").read_text())
-    meta["feature_layout"] = "v0"
-    (tmp_path / "a.npz").write_bytes(DEFAULT_ARTIFACT.read_bytes())
-    (tmp_path / "a.json").write_text(json.dumps(meta))
-    with pytest.raises(ArtifactError, match="feature layout"):
-        ActModel.load(tmp_path / "a.npz")
+    (tmp_path / "a.safetensors").write_bytes(DEFAULT_ARTIFACT.read_bytes())
+    (tmp_path / "a.json").write_text(json.dumps({**meta, "input_layout": "pairs-v0"}))
+    with pytest.raises(ArtifactError, match="input layout"):
+        ActModel.load(tmp_path / "a.safetensors")
+    (tmp_path / "a.json").write_text(json.dumps({**meta, "base_digest": "0" * 16}))
+    with pytest.raises(ArtifactError, match="other base weights"):
+        ActModel.load(tmp_path / "a.safetensors")
 
 
 def test_iard_split_is_fixed():

@@ -61,11 +61,12 @@ def test_annotation_is_deterministic_and_keeps_given_acts(annotator):
 
 
 def _probabilities(annotator, turns):
-    from evaluators.acts.features import view_dialogue
+    from evaluators.acts.features import dialogue_pairs
+    from evaluators.acts.network import LABELS
 
-    d = make_dialogue(turns)
-    views = view_dialogue(d, None)
-    return annotator.model.probabilities(views, annotator.encoder)[-1]
+    views, pairs = dialogue_pairs(make_dialogue(turns), None)
+    row = annotator.model.probabilities(pairs)[-1]
+    return {name.split(":", 1)[1]: float(p) for name, p in zip(LABELS, row) if name.startswith(views[-1].role.value)}
 
 
 def test_items_attached_by_a_crs_are_read_by_the_model(annotator):
