@@ -19,6 +19,8 @@ refuses to load.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -58,12 +60,39 @@ class UtteranceView:
         return bool(list_mentions(self.utterance.text))
 
 
+class _MentionCache:
+    """Title mentions per (linker, utterance): a running dialogue is read again at every turn, and
+    linking its earlier utterances against the catalogs each time cost more than the network pass."""
+
+    def __init__(self, size: int = 4096):
+        self._entries: "OrderedDict[tuple, tuple[Mention, ...]]" = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, utt: Utterance, linker: Optional[TitleLinker]) -> list[Mention]:
+        key = (id(linker), utt.role.value, utt.text, tuple((i.item_id, i.title) for i in utt.items))
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return list(hit)
+        found = tuple(find_mentions(utt, linker))
+        with self._lock:
+            self._entries[key] = found
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return list(found)
+
+
+_mentions = _MentionCache()
+
+
 def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> list[UtteranceView]:
     views: list[UtteranceView] = []
     named: set[str] = set()
     named_by_user: set[str] = set()
     for utt in dialogue.utterances:
-        mentions = find_mentions(utt, linker)
+        mentions = _mentions.get(utt, linker)
         if utt.role == Role.AGENT:
             mentions = [m for m in mentions if not cut_short(utt.text, m)]
         else:
