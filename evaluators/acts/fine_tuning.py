@@ -18,7 +18,7 @@ from evaluators.acts.network import bert_config, build_network, batch_tensors, t
 
 HYPER = {
     "top_layers": 3,
-    "epochs": 4,
+    "epochs": 16,
     "batch_size": 32,
     "lr": 1e-4,
     "warmup": 0.06,
