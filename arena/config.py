@@ -243,6 +243,12 @@ def offline_model_environment() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def deterministic_cuda_environment() -> None:
+    """What CUDA's matrix library reads to pick deterministic kernels; must be set before the first
+    CUDA call (training the act model reproduces bit for bit on an accelerator with it)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+
 def worker_environment(import_paths: list[str]) -> dict[str, str]:
     """What a worker process on another machine needs from this one's environment: the import
     path (plus these `import_paths`), offline model loading and the LLM endpoint and key."""

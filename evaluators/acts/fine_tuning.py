@@ -9,11 +9,11 @@ the same inputs, hyperparameters, seed and machine type it gives the same bytes
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 import numpy as np
 
+from arena.config import deterministic_cuda_environment
 from evaluators.acts.network import bert_config, build_network, batch_tensors, trained_names
 
 HYPER = {
@@ -39,7 +39,7 @@ def row_weights(sources: np.ndarray, roles: np.ndarray, hyper: dict) -> np.ndarr
 def deterministic(seed: int) -> None:
     import torch
 
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    deterministic_cuda_environment()
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
     torch.backends.cudnn.benchmark = False
