@@ -33,6 +33,7 @@ from crs.recommender.combination import (  # noqa: E402
     train_lambdamart,
     train_pairwise,
 )
+from crs.recommender.extra_dialogues import iard_turns  # noqa: E402
 from crs.recommender.recommender import RECOMMENDER_DIR, Recommender, build_signals  # noqa: E402
 from crs.recommender.signals import feature_names  # noqa: E402
 from crs.recommender.training import (  # noqa: E402
@@ -45,6 +46,9 @@ from crs.recommender.training import (  # noqa: E402
 )
 
 DATA = ROOT.parent / "shared" / "data" / "ievalm"
+# More ReDial dialogues (ReDial's training range only, see crs/recommender/extra_dialogues.py);
+# they join the fitting part and the shipped counts, never the development split.
+IARD_FILE = ROOT.parent / "shared" / "data" / "iard" / "formatted_IARD_annotated_partially.json"
 TRAINING_FILES = {
     "redial": ["redial_eval/valid_data_processed.jsonl"],
     "opendialkg": ["opendialkg_eval/train_data_processed.jsonl", "opendialkg_eval/valid_data_processed.jsonl"],
@@ -52,6 +56,7 @@ TRAINING_FILES = {
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
 REGULARIZATION = (0.1, 1.0)
 DEV_FRACTION = 0.2
+COUNT_FOLDS = 2
 
 
 class MemoEncoder:
@@ -98,13 +103,19 @@ def _load_features(path: Path):
 
 
 def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
-                  feature_cache: Path | None = None, trees: tuple[int, ...] = ()) -> None:
+                  feature_cache: Path | None = None, trees: tuple[int, ...] = (),
+                  count_folds: int = COUNT_FOLDS, use_extra: bool = True) -> None:
     started = time.monotonic()
     catalog = load_catalog(dataset)
     paths = [DATA / p for p in TRAINING_FILES[dataset]]
     turns, unknown = read_turns(paths, catalog)
     fit, dev = split_dialogues(turns, seed, [1 - DEV_FRACTION, DEV_FRACTION])
-    fold_a, fold_b = split_dialogues(fit, seed + 1, [0.5, 0.5])
+    extra = []
+    if dataset == "redial" and use_extra and IARD_FILE.exists():
+        extra = iard_turns(IARD_FILE, catalog, {t.dialog_id.split(":")[-1] for t in turns})
+        print(f"[{dataset}] {len(extra)} more turns from {len({t.dialog_id for t in extra})} IARD dialogues")
+    fit = fit + extra
+    folds = split_dialogues(fit, seed + 1, [1.0] * count_folds)
     print(f"[{dataset}] {len(turns)} turns ({unknown} target names not in the catalog); "
           f"fit {len(fit)} / dev {len(dev)} turns")
 
@@ -127,11 +138,13 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
             contexts[key] = rec.context_of_texts(turn.context)
         return contexts[key]
 
-    in_a = {t.dialog_id for t in fold_a}
-    rec_for_a, rec_for_b = recommender(statistics_of(fold_b)), recommender(statistics_of(fold_a))
-    features = feature_names(rec_for_a.signals)
+    # Each fold's features use counts from the other folds only (see training.py).
+    fold_of = {t.dialog_id: i for i, fold in enumerate(folds) for t in fold}
+    fold_recommenders = [recommender(statistics_of([t for j, other in enumerate(folds) if j != i for t in other]))
+                         for i in range(count_folds)]
+    features = feature_names(fold_recommenders[0].signals)
     rec_dev = recommender(statistics_of(fit))
-    cache = feature_cache and feature_cache / f"{dataset}-{seed}-{use_dense}-{_code_hash()}.npz"
+    cache = feature_cache and feature_cache / f"{dataset}-{seed}-{use_dense}-{count_folds}-{use_extra}-{_code_hash()}.npz"
     if cache and cache.exists():
         examples, dev_matrices = _load_features(cache)
         print(f"[{dataset}] features read from {cache}")
@@ -139,7 +152,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
         if encoder is not None:  # in large batches: much faster than one dialogue at a time
             encoder.warm(t for turn in turns for i, t in enumerate(turn.context) if i % 2 == 0)
             print(f"[{dataset}] encoded {len(encoder.cache)} user utterances")
-        examples = training_turns(lambda t: rec_for_a if t.dialog_id in in_a else rec_for_b, fit, context, seed)
+        examples = training_turns(lambda t: fold_recommenders[fold_of[t.dialog_id]], fit, context, seed)
         dev_matrices = full_matrices(rec_dev, dev, context)
         if cache:
             _save_features(cache, examples, dev_matrices)
@@ -177,7 +190,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
     })
     target = out_dir / dataset
     target.mkdir(parents=True, exist_ok=True)
-    statistics_of(turns).save(target / "statistics.json")
+    statistics_of(turns + extra).save(target / "statistics.json")
     (target / "weights.trees.txt").unlink(missing_ok=True)
     best.save(target / "weights.json")
     print(f"[{dataset}] chose {best_label}: {best.version}")
@@ -193,6 +206,9 @@ def main(argv=None) -> int:
     parser.add_argument("--lambdamart", type=int, nargs="*", default=[], metavar="TREES",
                         help="also try LambdaMART with these numbers of trees (on ReDial's development "
                              "split 150 trees reached R@10 .081 against .151 for the linear model)")
+    parser.add_argument("--no-extra", action="store_true", help="leave out the IARD ReDial dialogues")
+    parser.add_argument("--count-folds", type=int, default=COUNT_FOLDS,
+                        help="folds of the fitting dialogues for the out-of-fold counts")
     parser.add_argument("--feature-cache", type=Path, default=None,
                         help="keep computed features here and reuse them (same code, seed and data)")
     args = parser.parse_args(argv)
@@ -201,7 +217,8 @@ def main(argv=None) -> int:
         print(f"training data missing under {DATA}: {', '.join(missing)}", file=sys.stderr)
         return 2
     for dataset in args.dataset or sorted(TRAINING_FILES):
-        train_dataset(dataset, args.seed, args.out, not args.no_dense, args.feature_cache, tuple(args.lambdamart))
+        train_dataset(dataset, args.seed, args.out, not args.no_dense, args.feature_cache, tuple(args.lambdamart),
+                      args.count_folds, not args.no_extra)
     return 0
 
 
