@@ -7,7 +7,11 @@ into iEvaLM-style training turns: for every recommender utterance that names
 catalog films, the utterances before it (user first, an empty user turn when the
 recommender opened) and the films it names as targets.
 
-Only dialogues of ReDial's training range are read: ReDial numbers its test
+`linked_item_sets` reads the other dataset's training dialogues (OpenDialKG's
+for ReDial and back) as the sets of films each names, linked to this catalog by
+normalised title and year; many OpenDialKG dialogues are about films.
+
+Only IARD dialogues of ReDial's training range are read: ReDial numbers its test
 conversations from `FIRST_TEST_ID` up, and a dialogue already in the iEvaLM
 files (`skip_ids`) is read once.
 """
@@ -92,3 +96,29 @@ def iard_turns(path: Path, catalog: Catalog, skip_ids: set[str]) -> list[Turn]:
                 turns.append(Turn(f"iard:{conversation_id}", context, list(dict.fromkeys(items)), list(named)))
             named.extend(i for i in items if i not in named)
     return turns
+
+
+def linked_item_sets(paths: Iterable[Path], other: Catalog, catalog: Catalog) -> list[list[str]]:
+    """Per dialogue of the iEvaLM files `paths` (turns over the catalog `other`), the items of
+    `catalog` it names (linked by title and year), dialogues naming none left out."""
+    titles = TitleIndex(catalog)
+    other_by_name = {}
+    for item in other.items:
+        other_by_name.setdefault(item.name, item)
+    linked: dict[str, str] = {}
+    for name, item in other_by_name.items():
+        found = titles.find(item.title, item.year)
+        if found is not None:
+            linked[name] = found
+    sets: dict[str, set[str]] = {}
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as lines:
+            for line in lines:
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                names = list(row.get("entity") or ()) + list(row.get("rec") or ())
+                items = {linked[n] for n in names if n in linked}
+                if items:
+                    sets.setdefault(f"{Path(path).stem}:{row.get('dialog_id')}", set()).update(items)
+    return [sorted(items) for _, items in sorted(sets.items())]

@@ -32,7 +32,7 @@ from arena.dialogue import Dialogue, Role
 from arena.mentions import normalize
 from crs.recommender.combination import LinearCombination, load_combination
 from crs.recommender.context import RequestContext, read_context
-from crs.recommender.priors import SmoothedPopularitySignal
+from crs.recommender.elsewhere import ElsewhereSignal
 from crs.recommender.signals import (
     CatalogPriorSignal,
     CoMentionSignal,
@@ -56,7 +56,7 @@ MATCH_FEATURES = ("bm25_last", "dense_last", "kg_named_entities", "kg_liked_item
                   "comention_liked")
 LIVE_CANDIDATES = 40
 NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
-ALGORITHM = "signals-v1"
+ALGORITHM = "signals-v2"  # v2: counts from IARD and the other dataset (`elsewhere.py`)
 # Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
 HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "popularity": 0.3,
                 "dense_last": 1.0, "dense_dialogue": 0.5, "dense_liked_items": 0.5,
@@ -225,7 +225,7 @@ def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional
     if item_matrix is not None and encode is not None:
         signals.append(DenseSignal(item_matrix, encode, row_of))
     signals += [MentionSignal(row_of, size), graph, CoMentionSignal(stats, row_of, size),
-                PopularitySignal(stats, row_of, size), SmoothedPopularitySignal(catalog, stats, row_of, edges),
+                PopularitySignal(stats, row_of, size), ElsewhereSignal(stats, row_of, size),
                 CatalogPriorSignal(catalog, graph)]
     return signals
 

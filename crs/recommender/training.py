@@ -6,9 +6,10 @@ names). `scripts/train_recommender.py` drives this module:
 
 1. dialogues are split by id with a seeded generator into a fitting part and a
    development part (model selection only);
-2. the fitting part is split into two folds: the counts (popularity,
-   co-mentions) that a turn's features use come from the other fold, so the
-   weights never learn from counts that already contain the turn's own targets;
+2. the fitting part is split into folds (five): the counts (popularity,
+   co-mentions) that a turn's features use come from the other folds, so the
+   weights never learn from counts that already contain the turn's own targets,
+   and the counts they learn from are nearly as full as the shipped ones;
 3. weights are learnt pairwise on the fitting part (`combination.train_pairwise`)
    and Recall@k is measured on the development part, with counts from the whole
    fitting part;
@@ -151,5 +152,7 @@ def evaluate(recommender: Recommender, turns: Sequence[Turn], matrices: Sequence
     return recall_per_target(rankings, [t.targets for t in turns], ks)[0]
 
 
-def statistics_of(turns: Sequence[Turn]) -> ItemStatistics:
-    return ItemStatistics.from_dialogues(dialogue_item_sets(turns), [t for turn in turns for t in turn.targets])
+def statistics_of(turns: Sequence[Turn], elsewhere_sets: Sequence[Sequence[str]] = ()) -> ItemStatistics:
+    """Counts of `turns`' dialogues; `elsewhere_sets`: the other dataset's dialogues' items."""
+    return ItemStatistics.from_dialogues(dialogue_item_sets(turns), [t for turn in turns for t in turn.targets],
+                                         elsewhere_sets)
