@@ -1,8 +1,9 @@
 """More training dialogues for the ReDial recommender than the iEvaLM files hold.
 
-The iEvaLM ReDial training file has 930 dialogues; `../shared/data/iard/` holds
-259 more ReDial dialogues (annotated with dialogue acts), whose utterances name
-films as ReDial writes them, "Frozen (2013)". `iard_turns` turns each of them
+The iEvaLM ReDial training file has 930 dialogues; the IARD data set (its path
+is in `scripts/train_recommender.py`) holds 259 more ReDial dialogues, annotated
+with dialogue acts, whose utterances name films as ReDial writes them,
+"Frozen (2013)". `iard_turns` turns each of them
 into iEvaLM-style training turns: for every recommender utterance that names
 catalog films, the utterances before it (user first, an empty user turn when the
 recommender opened) and the films it names as targets.
