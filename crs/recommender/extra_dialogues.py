@@ -26,7 +26,7 @@ from typing import Iterable, Optional
 
 from arena.catalog import Catalog
 from arena.mentions import normalize
-from crs.recommender.training import Turn
+from crs.recommender.training import Turn, read_rows
 
 FIRST_TEST_ID = 20001  # ReDial's test conversations are numbered from here up
 _YEAR = re.compile(r"\((\d{4})\)")
@@ -112,14 +112,9 @@ def linked_item_sets(paths: Iterable[Path], other: Catalog, catalog: Catalog) ->
         if found is not None:
             linked[name] = found
     sets: dict[str, set[str]] = {}
-    for path in paths:
-        with Path(path).open(encoding="utf-8") as lines:
-            for line in lines:
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                names = list(row.get("entity") or ()) + list(row.get("rec") or ())
-                items = {linked[n] for n in names if n in linked}
-                if items:
-                    sets.setdefault(f"{Path(path).stem}:{row.get('dialog_id')}", set()).update(items)
+    for key, row in read_rows(paths):
+        names = list(row.get("entity") or ()) + list(row.get("rec") or ())
+        items = {linked[n] for n in names if n in linked}
+        if items:
+            sets.setdefault(key, set()).update(items)
     return [sorted(items) for _, items in sorted(sets.items())]

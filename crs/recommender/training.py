@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -45,23 +45,28 @@ class Turn:
     named: list[str]  # catalog item ids of the items named in the context
 
 
+def read_rows(paths: Iterable[Path]) -> Iterator[tuple[str, dict]]:
+    """(dialogue key: file stem and `dialog_id`, row) of every line of iEvaLM processed files."""
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    row = json.loads(line)
+                    yield f"{Path(path).stem}:{row.get('dialog_id')}", row
+
+
 def read_turns(paths: Iterable[Path], catalog: Catalog) -> tuple[list[Turn], int]:
     """Turns with at least one target in the catalog; also how many target names were unknown."""
     by_name = {}
     for item in catalog.items:
         by_name.setdefault(item.name, item.item_id)
     turns, unknown = [], 0
-    for path in paths:
-        with Path(path).open(encoding="utf-8") as lines:
-            for line in lines:
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                targets = [by_name[name] for name in row.get("rec") or () if name in by_name]
-                unknown += sum(1 for name in row.get("rec") or () if name not in by_name)
-                named = [by_name[name] for name in row.get("entity") or () if name in by_name]
-                if targets and row.get("context"):
-                    turns.append(Turn(f"{Path(path).stem}:{row['dialog_id']}", list(row["context"]), targets, named))
+    for key, row in read_rows(paths):
+        targets = [by_name[name] for name in row.get("rec") or () if name in by_name]
+        unknown += sum(1 for name in row.get("rec") or () if name not in by_name)
+        named = [by_name[name] for name in row.get("entity") or () if name in by_name]
+        if targets and row.get("context"):
+            turns.append(Turn(key, list(row["context"]), targets, named))
     return turns, unknown
 
 
