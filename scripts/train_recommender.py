@@ -16,6 +16,7 @@ development split for the learnt weights and for single signals.
 from __future__ import annotations
 
 import argparse
+import collections
 import hashlib
 import os
 import sys
@@ -29,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from arena.catalog import load_catalog  # noqa: E402
+from arena.catalog import Catalog, load_catalog  # noqa: E402
 from crs.recommender.combination import (  # noqa: E402
     LinearCombination,
     TrainingTurn,
@@ -87,6 +88,17 @@ class MemoEncoder:
         return np.stack([self.cache[t] for t in texts])
 
 
+def with_counts(catalog: Catalog, stats) -> Catalog:
+    """The catalog whose title linker breaks ties by the counts about to be shipped, as the
+    product's will, rather than by whatever `statistics.json` is there now: the build then
+    depends on the data and the seed only."""
+    by_name: collections.Counter[str] = collections.Counter()
+    for item in catalog.items:
+        by_name[item.name] += stats.popularity.get(item.item_id, 0)
+    return Catalog(catalog.name, catalog.items, catalog.entity2id, catalog.entity_kinds, by_name,
+                   dataset=catalog.dataset)
+
+
 def _code_hash() -> str:
     """Cached features are reused only by the code that computed them."""
     digest = hashlib.sha256()
@@ -129,6 +141,8 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
         other = ELSEWHERE[dataset]
         elsewhere = linked_item_sets([DATA / p for p in TRAINING_FILES[other]], load_catalog(other), catalog)
         print(f"[{dataset}] {len(elsewhere)} {other} training dialogues name films of this catalog")
+    shipped_statistics = statistics_of(turns + extra, elsewhere)
+    catalog = with_counts(catalog, shipped_statistics)
     folds = split_dialogues(fit, seed + 1, [1.0] * count_folds)
     print(f"[{dataset}] {len(turns)} turns ({unknown} target names not in the catalog); "
           f"fit {len(fit)} / dev {len(dev)} turns")
@@ -211,7 +225,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
     })
     target = out_dir / dataset
     target.mkdir(parents=True, exist_ok=True)
-    statistics_of(turns + extra, elsewhere).save(target / "statistics.json")
+    shipped_statistics.save(target / "statistics.json")
     (target / "weights.trees.txt").unlink(missing_ok=True)
     best.save(target / "weights.json")
     print(f"[{dataset}] chose {best_label}: {best.version}")
