@@ -18,6 +18,7 @@ call stays within milliseconds:
 - `PopularitySignal`: how often the training dialogues mention an item, and how
   often they recommend it.
 - `CatalogPriorSignal`: the item's year and how much the knowledge graph knows of it.
+- `ElsewhereSignal` (`elsewhere.py`): popularity and co-mentions in the other dataset's dialogues.
 """
 
 from __future__ import annotations
