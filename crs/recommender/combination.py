@@ -29,12 +29,15 @@ class TrainingTurn:
 # Products of two signals: popularity counts among the items that match the request, not
 # against them (a heist film nobody in the training dialogues named still beats a popular comedy).
 INTERACTIONS = (("bm25_last", "popularity"), ("dense_last", "popularity"), ("dense_dialogue", "popularity"),
-                ("kg_named_entities", "popularity"), ("bm25_last", "dense_last"))
+                ("kg_named_entities", "popularity"), ("bm25_last", "dense_last"),
+                ("kg_liked_items", "popularity"), ("dense_liked_items", "popularity"),
+                ("comention_any", "popularity"), ("recent", "popularity"), ("dense_dialogue", "popularity_elsewhere"),
+                ("comention_any", "popularity_elsewhere"))
 # Evidence for an item may not count against it, nor a ruled-out word for it; the logged
 # dialogues alone would sometimes learn either (collinear signals cancel out).
 NEVER_NEGATIVE = ("bm25_last", "bm25_dialogue", "dense_last", "dense_dialogue", "dense_liked_items",
                   "kg_named_entities", "kg_liked_items", "comention_liked", "comention_any", "popularity",
-                  "popularity_recommended")
+                  "popularity_recommended", "popularity_elsewhere", "comention_elsewhere")
 NEVER_POSITIVE = ("bm25_negated", "kg_negated_entities")
 
 

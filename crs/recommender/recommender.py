@@ -32,6 +32,7 @@ from arena.dialogue import Dialogue, Role
 from arena.mentions import normalize
 from crs.recommender.combination import LinearCombination, load_combination
 from crs.recommender.context import RequestContext, read_context
+from crs.recommender.elsewhere import ElsewhereSignal
 from crs.recommender.signals import (
     CatalogPriorSignal,
     CoMentionSignal,
@@ -43,6 +44,7 @@ from crs.recommender.signals import (
     Signal,
     feature_matrix,
     feature_names,
+    read_kg_edges,
 )
 from crs.recommender.statistics import ItemStatistics
 
@@ -54,7 +56,7 @@ MATCH_FEATURES = ("bm25_last", "dense_last", "kg_named_entities", "kg_liked_item
                   "comention_liked")
 LIVE_CANDIDATES = 40
 NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
-ALGORITHM = "signals-v1"
+ALGORITHM = "signals-v2"  # v2: counts from IARD and the other dataset (`elsewhere.py`)
 # Until weights are learnt for a feature set: lexical match first, popularity breaks ties.
 HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "popularity": 0.3,
                 "dense_last": 1.0, "dense_dialogue": 0.5, "dense_liked_items": 0.5,
@@ -217,12 +219,14 @@ def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional
     row_of = {item.item_id: row for row, item in enumerate(catalog.items)}
     size = len(catalog.items)
     kg_path = kg_path or CATALOG_DIR / catalog.dataset / "kg.json"
-    graph = GraphSignal.from_kg_file(catalog, kg_path) if kg_path.exists() else GraphSignal(catalog, {})
+    edges = read_kg_edges(kg_path) if kg_path.exists() else {}
+    graph = GraphSignal(catalog, edges)
     signals: list[Signal] = [LexicalSignal(catalog)]
     if item_matrix is not None and encode is not None:
         signals.append(DenseSignal(item_matrix, encode, row_of))
     signals += [MentionSignal(row_of, size), graph, CoMentionSignal(stats, row_of, size),
-                PopularitySignal(stats, row_of, size), CatalogPriorSignal(catalog, graph)]
+                PopularitySignal(stats, row_of, size), ElsewhereSignal(stats, row_of, size),
+                CatalogPriorSignal(catalog, graph)]
     return signals
 
 

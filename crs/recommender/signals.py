@@ -18,6 +18,7 @@ call stays within milliseconds:
 - `PopularitySignal`: how often the training dialogues mention an item, and how
   often they recommend it.
 - `CatalogPriorSignal`: the item's year and how much the knowledge graph knows of it.
+- `ElsewhereSignal` (`elsewhere.py`): popularity and co-mentions in the other dataset's dialogues.
 """
 
 from __future__ import annotations
@@ -187,6 +188,12 @@ class MentionSignal:
         return [user, system, rejected]
 
 
+def read_kg_edges(kg_path: Path) -> dict[int, list[int]]:
+    """Subject entity id -> object entity ids of `kg.json` (relations dropped)."""
+    graph = json.loads(Path(kg_path).read_text(encoding="utf-8"))
+    return {int(subject): [int(obj) for _, obj in pairs] for subject, pairs in graph.items()}
+
+
 class GraphSignal:
     """Items x entities incidence from the knowledge graph, weighted by inverse frequency."""
 
@@ -213,9 +220,7 @@ class GraphSignal:
 
     @classmethod
     def from_kg_file(cls, catalog: Catalog, kg_path: Path) -> "GraphSignal":
-        graph = json.loads(Path(kg_path).read_text(encoding="utf-8"))
-        edges = {int(subject): [int(obj) for _, obj in pairs] for subject, pairs in graph.items()}
-        return cls(catalog, edges)
+        return cls(catalog, read_kg_edges(kg_path))
 
     def _entity_vector(self, ctx: RequestContext, negative: bool) -> np.ndarray:
         weights = np.zeros(self.n_entities, np.float32)

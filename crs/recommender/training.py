@@ -6,9 +6,10 @@ names). `scripts/train_recommender.py` drives this module:
 
 1. dialogues are split by id with a seeded generator into a fitting part and a
    development part (model selection only);
-2. the fitting part is split into two folds: the counts (popularity,
-   co-mentions) that a turn's features use come from the other fold, so the
-   weights never learn from counts that already contain the turn's own targets;
+2. the fitting part is split into folds (five): the counts (popularity,
+   co-mentions) that a turn's features use come from the other folds, so the
+   weights never learn from counts that already contain the turn's own targets,
+   and the counts they learn from are nearly as full as the shipped ones;
 3. weights are learnt pairwise on the fitting part (`combination.train_pairwise`)
    and Recall@k is measured on the development part, with counts from the whole
    fitting part;
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -44,23 +45,28 @@ class Turn:
     named: list[str]  # catalog item ids of the items named in the context
 
 
+def read_rows(paths: Iterable[Path]) -> Iterator[tuple[str, dict]]:
+    """(dialogue key: file stem and `dialog_id`, row) of every line of iEvaLM processed files."""
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    row = json.loads(line)
+                    yield f"{Path(path).stem}:{row.get('dialog_id')}", row
+
+
 def read_turns(paths: Iterable[Path], catalog: Catalog) -> tuple[list[Turn], int]:
     """Turns with at least one target in the catalog; also how many target names were unknown."""
     by_name = {}
     for item in catalog.items:
         by_name.setdefault(item.name, item.item_id)
     turns, unknown = [], 0
-    for path in paths:
-        with Path(path).open(encoding="utf-8") as lines:
-            for line in lines:
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                targets = [by_name[name] for name in row.get("rec") or () if name in by_name]
-                unknown += sum(1 for name in row.get("rec") or () if name not in by_name)
-                named = [by_name[name] for name in row.get("entity") or () if name in by_name]
-                if targets and row.get("context"):
-                    turns.append(Turn(f"{Path(path).stem}:{row['dialog_id']}", list(row["context"]), targets, named))
+    for key, row in read_rows(paths):
+        targets = [by_name[name] for name in row.get("rec") or () if name in by_name]
+        unknown += sum(1 for name in row.get("rec") or () if name not in by_name)
+        named = [by_name[name] for name in row.get("entity") or () if name in by_name]
+        if targets and row.get("context"):
+            turns.append(Turn(key, list(row["context"]), targets, named))
     return turns, unknown
 
 
@@ -151,5 +157,7 @@ def evaluate(recommender: Recommender, turns: Sequence[Turn], matrices: Sequence
     return recall_per_target(rankings, [t.targets for t in turns], ks)[0]
 
 
-def statistics_of(turns: Sequence[Turn]) -> ItemStatistics:
-    return ItemStatistics.from_dialogues(dialogue_item_sets(turns), [t for turn in turns for t in turn.targets])
+def statistics_of(turns: Sequence[Turn], elsewhere_sets: Sequence[Sequence[str]] = ()) -> ItemStatistics:
+    """Counts of `turns`' dialogues; `elsewhere_sets`: the other dataset's dialogues' items."""
+    return ItemStatistics.from_dialogues(dialogue_item_sets(turns), [t for turn in turns for t in turn.targets],
+                                         elsewhere_sets)

@@ -55,7 +55,7 @@ def test_the_offline_protocol_keeps_mentioned_items(recommender):
 
 
 def test_version_names_algorithm_dataset_and_weights(recommender):
-    assert recommender.version.startswith("signals-v1/redial/") and recommender.version.endswith("hand-set")
+    assert recommender.version.startswith("signals-v2/redial/") and recommender.version.endswith("hand-set")
 
 
 @pytest.mark.slow
