@@ -176,7 +176,7 @@ def fit_stage(args) -> int:
             args.device.startswith("cuda") else "cpu", "torch": torch.__version__, "weights_sha256": sha256(out),
             "fit_seconds": round(time.time() - started, 1)}
     if args.report:
-        network = build_network(bert_config(bundle), base, trained={k: v for k, v in trained.items()}).to(args.device)
+        network = build_network(bert_config(bundle), base, trained=trained).to(args.device)
         probs = predict(network, val_ex.rows, device=args.device)
         thresholds = choose_thresholds(probs, val_ex)
         info["validation"] = measure(probs, val_ex, thresholds)

@@ -44,7 +44,6 @@ from crs.recommender.signals import (
     Signal,
     feature_matrix,
     feature_names,
-    read_kg_edges,
 )
 from crs.recommender.statistics import ItemStatistics
 
@@ -219,8 +218,7 @@ def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional
     row_of = {item.item_id: row for row, item in enumerate(catalog.items)}
     size = len(catalog.items)
     kg_path = kg_path or CATALOG_DIR / catalog.dataset / "kg.json"
-    edges = read_kg_edges(kg_path) if kg_path.exists() else {}
-    graph = GraphSignal(catalog, edges)
+    graph = GraphSignal.from_kg_file(catalog, kg_path) if kg_path.exists() else GraphSignal(catalog, {})
     signals: list[Signal] = [LexicalSignal(catalog)]
     if item_matrix is not None and encode is not None:
         signals.append(DenseSignal(item_matrix, encode, row_of))

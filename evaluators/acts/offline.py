@@ -146,16 +146,11 @@ class OfflineActAnnotator(ActAnnotator):
                  use_catalog: bool = True):
         """`linker` defaults to the shipped catalogs (`use_catalog=False`: title patterns only)."""
         self._artifact_path = Path(artifact)
-        self._model: Optional[ActModel] = None
         self._linker = linker if linker is not None else (shared_linker() if use_catalog else None)
-        self._lock = threading.Lock()
 
     @property
     def model(self) -> ActModel:
-        with self._lock:
-            if self._model is None:
-                self._model = shared_model(self._artifact_path)
-            return self._model
+        return shared_model(self._artifact_path)
 
     @property
     def version(self) -> str:
