@@ -110,6 +110,8 @@ class Settings(BaseSettings):
     embed_threads: int = Field(1, ge=0)  # 0: torch's default
     score_metrics: Optional[str] = None  # None: the app's default for the provider
     acts_annotator: Optional[Literal["offline", "llm"]] = None  # None: chosen by the provider
+    acts_runtime: Literal["onnxruntime", "torch"] = "onnxruntime"  # what runs the offline act model
+    acts_threads: int = Field(1, ge=0)  # 0: one per core
     core_config: Optional[str] = None  # a JSON file path or inline JSON
     pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
     rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
@@ -150,7 +152,7 @@ class Settings(BaseSettings):
             return (init_settings,)
         return (init_settings, _MappingEnvSource(settings_cls, environment))
 
-    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", "device", mode="before")
+    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", "acts_runtime", "device", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

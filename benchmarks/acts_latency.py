@@ -1,15 +1,19 @@
 """CPU latency of the offline act annotator, per utterance.
 
     HF_HUB_OFFLINE=1 python benchmarks/acts_latency.py [--threads 1] [--limit 400]
+        [--runtimes onnxruntime,torch]
 
 For each utterance of IARD's held-out dialogues and of the arena-style test set,
 in its dialogue up to that point: "latest utterance" is what a simulator reading the
-system's turn (and a live annotation of each new turn) costs: titles found
-(catalog linker included) and facts built over the dialogue, then one network
+system's turn (and a live annotation of each new turn) costs: titles found in
+the new utterance (catalog linker included; the earlier turns were read, as in a
+live dialogue, before timing) and facts built over the dialogue, then one network
 pass over the (context, utterance) pair. "two-utterance dialogue" annotates the
-utterance and the one before it (two passes in one batch). The network and
-catalogs are loaded before timing. Also reports whole-dialogue annotation divided
-by the number of utterances. The machine is shared: CPU time (of this process,
+utterance and the one before it (two passes in one batch). "network pass" times
+the network alone on the latest utterance's pair. Each runtime (ONNX Runtime, the
+default on CPU, and PyTorch) is timed in the same run over the same utterances,
+so their ratio is comparable. The network and catalogs are loaded before timing.
+Also reports whole-dialogue annotation divided by the number of utterances. The machine is shared: CPU time (of this process,
 `time.process_time`) is reported beside wall-clock time, because on a loaded
 machine the wall clock mostly measures waiting for a core. Prints Markdown.
 """
@@ -43,50 +47,66 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def timed(fn) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one call."""
+    started, started_cpu = time.perf_counter(), time.process_time()
+    fn()
+    return (time.perf_counter() - started) * 1000, (time.process_time() - started_cpu) * 1000
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads")
+    ap.add_argument("--threads", type=int, default=1, help="threads of the runtime (torch threads as well)")
     ap.add_argument("--limit", type=int, default=400, help="utterances timed one by one")
+    ap.add_argument("--runtimes", default="onnxruntime,torch", help="comma-separated: onnxruntime, torch")
     args = ap.parse_args(argv)
 
     import torch
 
     torch.set_num_threads(args.threads)
+    from evaluators.acts.features import dialogue_pairs
+    from evaluators.acts.network import encode_pairs
     from evaluators.acts.offline import OfflineActAnnotator
 
-    annotator = OfflineActAnnotator()
     _, held = iard_split(load_iard())
     prefixes = [d.model_copy(update={"utterances": d.utterances[:i + 1]}) for d in held for i in range(len(d.utterances))]
     prefixes += [row.dialogue for row in load_arena_style(ARENA_HELD_OUT)]
     step = max(1, len(prefixes) // args.limit)
     cases = prefixes[::step][: args.limit]
-    annotator.annotate(cases[0], overwrite=True)  # loads the network and catalogs
-    latest, latest_cpu, two, two_cpu = [], [], [], []
-    for d in cases:
-        started, started_cpu = time.perf_counter(), time.process_time()
-        annotator.annotate_intents(d, last_only=True)
-        latest.append((time.perf_counter() - started) * 1000)
-        latest_cpu.append((time.process_time() - started_cpu) * 1000)
-        short = pair(d, len(d.utterances) - 1)
-        started, started_cpu = time.perf_counter(), time.process_time()
-        annotator.annotate(short, overwrite=True)
-        two.append((time.perf_counter() - started) * 1000)
-        two_cpu.append((time.process_time() - started_cpu) * 1000)
-    started = time.perf_counter()
-    for d in held:
-        annotator.annotate(d, overwrite=True)
-    n_utts = sum(len(d.utterances) for d in held)
-    whole = (time.perf_counter() - started) * 1000 / n_utts
-    load = os.getloadavg()[0]
-    print("| case | threads | utterances timed | wall p50 / p95 / max ms | CPU time p50 / p95 ms | load (1 min) |")
-    print("|---|---|---|---|---|---|")
-    for name, timings, cpu in (("latest utterance of its dialogue", latest, latest_cpu),
-                               ("two-utterance dialogue (both annotated)", two, two_cpu)):
-        print(f"| {name} | {args.threads} | {len(timings)} | {statistics.median(timings):.1f} / "
-              f"{percentile(timings, 0.95):.1f} / {max(timings):.1f} | {statistics.median(cpu):.1f} / "
-              f"{percentile(cpu, 0.95):.1f} | {load:.1f} |")
-    print(f"| whole dialogues, per utterance (mean) | {args.threads} | {n_utts} ({len(held)} dialogues) | {whole:.1f} "
-          f"| | {load:.1f} |")
+    print("| runtime | case | threads | utterances timed | wall p50 / p95 / max ms | CPU time p50 / p95 ms "
+          "| load (1 min) |")
+    print("|---|---|---|---|---|---|---|")
+    for runtime in [r.strip() for r in args.runtimes.split(",") if r.strip()]:
+        annotator = OfflineActAnnotator(runtime=runtime, threads=args.threads)
+        annotator.annotate(cases[0], overwrite=True)  # loads the network and catalogs
+        model = annotator.model
+        results: dict[str, tuple[list[float], list[float]]] = {}
+
+        def record(name: str, fn) -> None:
+            wall, cpu = timed(fn)
+            results.setdefault(name, ([], []))[0].append(wall)
+            results[name][1].append(cpu)
+
+        for d in cases:
+            if len(d.utterances) > 1:  # a live dialogue: its earlier turns were read when they came
+                annotator.annotate_intents(d.model_copy(update={"utterances": d.utterances[:-1]}), last_only=True)
+            record("latest utterance of its dialogue", lambda: annotator.annotate_intents(d, last_only=True))
+            short = pair(d, len(d.utterances) - 1)
+            record("two-utterance dialogue (both annotated)", lambda: annotator.annotate(short, overwrite=True))
+            rows = encode_pairs(model.tokenizer, dialogue_pairs(d, annotator._linker)[1][-1:])
+            record("network pass (latest utterance)", lambda: model.probabilities_of(rows))
+        started = time.perf_counter()
+        for d in held:
+            annotator.annotate(d, overwrite=True)
+        n_utts = sum(len(d.utterances) for d in held)
+        whole = (time.perf_counter() - started) * 1000 / n_utts
+        load = os.getloadavg()[0]
+        for name, (wall, cpu) in results.items():
+            print(f"| {runtime} | {name} | {args.threads} | {len(wall)} | {statistics.median(wall):.1f} / "
+                  f"{percentile(wall, 0.95):.1f} / {max(wall):.1f} | {statistics.median(cpu):.1f} / "
+                  f"{percentile(cpu, 0.95):.1f} | {load:.1f} |")
+        print(f"| {runtime} | whole dialogues, per utterance (mean) | {args.threads} | {n_utts} ({len(held)} "
+              f"dialogues) | {whole:.1f} | | {load:.1f} |")
     return 0
 
 

@@ -224,7 +224,9 @@ def default_annotator(settings: Optional[Settings] = None, client: Optional[LLMC
         from evaluators.acts.llm import LLMActAnnotator
 
         return LLMActAnnotator(client)
-    return OfflineActAnnotator()
+    if settings is None:
+        return OfflineActAnnotator()
+    return OfflineActAnnotator(runtime=settings.acts_runtime, threads=settings.acts_threads)
 
 
 def _planned_label(dialogue: Dialogue, ctx: Context, force: bool) -> str:

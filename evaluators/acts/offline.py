@@ -7,7 +7,8 @@ It is trained by scripts/train_act_classifier.py on IARD, on ReDial dialogues
 labelled from the seekers' answers and on the arena-style sets (model card:
 assets/acts/MODEL_CARD.md). Every intent, Recommend, Accept and Reject included,
 is the model's decision at thresholds chosen on validation data; titles found by
-extraction become TITLE slot values.
+extraction become TITLE slot values. On CPU the network is served by ONNX Runtime
+(`onnx_serving`), with the same outputs as PyTorch and in about half the time.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import numpy as np
 
@@ -34,6 +35,7 @@ ARTIFACT_STEM = "act_model"
 DEFAULT_ARTIFACT = ACTS_ASSETS / f"{ARTIFACT_STEM}.safetensors"
 _DECIDED = frozenset({REC, "REC-S", "REC-E", "ACC", "REJ"})
 REBUILD = "rebuild it with: python scripts/train_act_classifier.py"
+Runtime = Literal["onnxruntime", "torch"]
 
 
 class ArtifactError(RuntimeError):
@@ -61,18 +63,30 @@ def write_artifact(path: Path, trained: dict[str, np.ndarray], meta: dict[str, A
 class ActModel:
     """The network, its tokenizer, the per-label thresholds and the metadata stored beside them."""
 
-    def __init__(self, network, tok, meta: dict[str, Any]):
+    def __init__(self, network, tok, meta: dict[str, Any], runtime: Runtime = "onnxruntime",
+                 threads: Optional[int] = 1):
+        """`runtime`: what runs the network ("torch": PyTorch as in training); `threads`: of ONNX
+        Runtime (None or 0: one per core; PyTorch keeps the process's own setting)."""
+        if runtime not in ("onnxruntime", "torch"):
+            raise ValueError(f"unknown act model runtime {runtime!r}; use 'onnxruntime' or 'torch'")
         self.network = network
         self.tokenizer = tok
         self.meta = meta
+        self.runtime = runtime
         self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
+        self._served = None
+        if runtime == "onnxruntime":
+            from evaluators.acts.onnx_serving import OnnxNetwork
+
+            self._served = OnnxNetwork.from_network(network, threads)
 
     @property
     def version(self) -> str:
         return str(self.meta["version"])
 
     @classmethod
-    def load(cls, path: Path = DEFAULT_ARTIFACT, base: Optional[dict[str, np.ndarray]] = None) -> "ActModel":
+    def load(cls, path: Path = DEFAULT_ARTIFACT, base: Optional[dict[str, np.ndarray]] = None,
+             runtime: Runtime = "onnxruntime", threads: Optional[int] = 1) -> "ActModel":
         """`base`: the base weights (default: the bundled MiniLM package, rounded as in training)."""
         from safetensors.numpy import load
 
@@ -96,10 +110,16 @@ class ActModel:
                                 f"{state_digest(base)}); install the pinned package or {REBUILD}")
         network = build_network(bert_config(), base, trained=dict(load(data)))
         network.eval()
-        return cls(network, tokenizer(), meta)
+        return cls(network, tokenizer(), meta, runtime=runtime, threads=threads)
 
     def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        return predict(self.network, encode_pairs(self.tokenizer, pairs))
+        return self.probabilities_of(encode_pairs(self.tokenizer, pairs))
+
+    def probabilities_of(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
+        """The outputs for already tokenised pairs (`network.encode_pairs`)."""
+        if self._served is not None:
+            return self._served.predict(rows)
+        return predict(self.network, rows)
 
 
 def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[list[str]]:
@@ -124,16 +144,17 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[
     return result
 
 
-_loaded: dict[Path, ActModel] = {}
+_loaded: dict[tuple[Path, str, Optional[int]], ActModel] = {}
 _loaded_lock = threading.Lock()
 
 
-def shared_model(path: Path = DEFAULT_ARTIFACT) -> ActModel:
-    """One loaded model per artifact per process: scorers, simulators and readers share it."""
-    key = Path(path).resolve()
+def shared_model(path: Path = DEFAULT_ARTIFACT, runtime: Runtime = "onnxruntime", threads: Optional[int] = 1
+                 ) -> ActModel:
+    """One loaded model per artifact and runtime per process: scorers, simulators and readers share it."""
+    key = (Path(path).resolve(), runtime, threads or None)
     with _loaded_lock:
         if key not in _loaded:
-            _loaded[key] = ActModel.load(key)
+            _loaded[key] = ActModel.load(key[0], runtime=runtime, threads=threads)
         return _loaded[key]
 
 
@@ -143,14 +164,24 @@ class OfflineActAnnotator(ActAnnotator):
     name = "offline-acts"
 
     def __init__(self, artifact: Path = DEFAULT_ARTIFACT, *, linker: Optional[TitleLinker] = None,
-                 use_catalog: bool = True):
-        """`linker` defaults to the shipped catalogs (`use_catalog=False`: title patterns only)."""
+                 use_catalog: bool = True, runtime: Optional[Runtime] = None, threads: Optional[int] = None):
+        """`linker` defaults to the shipped catalogs (`use_catalog=False`: title patterns only);
+        `runtime` and `threads` as in `ActModel`, by default from the settings ARENA_ACTS_RUNTIME
+        and ARENA_ACTS_THREADS (0: one thread per core)."""
         self._artifact_path = Path(artifact)
         self._linker = linker if linker is not None else (shared_linker() if use_catalog else None)
+        if runtime is None or threads is None:
+            from arena.config import Settings
+
+            settings = Settings.from_env()
+            runtime = runtime or settings.acts_runtime
+            threads = settings.acts_threads if threads is None else threads
+        self._runtime: Runtime = runtime
+        self._threads = threads or None
 
     @property
     def model(self) -> ActModel:
-        return shared_model(self._artifact_path)
+        return shared_model(self._artifact_path, self._runtime, self._threads)
 
     @property
     def version(self) -> str:
