@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    from arena.title_mentions import shared_linker
     from evaluators.acts.features import dialogue_pairs
     from evaluators.acts.network import encode_pairs
     from evaluators.acts.offline import OfflineActAnnotator
@@ -73,6 +74,7 @@ def main(argv=None) -> int:
     prefixes += [row.dialogue for row in load_arena_style(ARENA_HELD_OUT)]
     step = max(1, len(prefixes) // args.limit)
     cases = prefixes[::step][: args.limit]
+    linker = shared_linker()  # the annotators' default linker
     print("| runtime | case | threads | utterances timed | wall p50 / p95 / max ms | CPU time p50 / p95 ms "
           "| load (1 min) |")
     print("|---|---|---|---|---|---|---|")
@@ -93,7 +95,7 @@ def main(argv=None) -> int:
             record("latest utterance of its dialogue", lambda: annotator.annotate_intents(d, last_only=True))
             short = pair(d, len(d.utterances) - 1)
             record("two-utterance dialogue (both annotated)", lambda: annotator.annotate(short, overwrite=True))
-            rows = encode_pairs(model.tokenizer, dialogue_pairs(d, annotator._linker)[1][-1:])
+            rows = encode_pairs(model.tokenizer, dialogue_pairs(d, linker, last_only=True)[1])
             record("network pass (latest utterance)", lambda: model.probabilities_of(rows))
         started = time.perf_counter()
         for d in held:

@@ -158,6 +158,13 @@ def _hyper(pairs: list[str]) -> dict:
     return hyper
 
 
+def _validate(network, val_ex: Examples, device: str = "cpu") -> tuple[dict[str, float], dict]:
+    """Thresholds chosen on the validation rows, and the validation figures at them."""
+    probs = predict(network, val_ex.rows, device=device)
+    thresholds = choose_thresholds(probs, val_ex)
+    return thresholds, measure(probs, val_ex, thresholds)
+
+
 def fit_stage(args) -> int:
     import torch
 
@@ -177,9 +184,7 @@ def fit_stage(args) -> int:
             "fit_seconds": round(time.time() - started, 1)}
     if args.report:
         network = build_network(bert_config(bundle), base, trained=trained).to(args.device)
-        probs = predict(network, val_ex.rows, device=args.device)
-        thresholds = choose_thresholds(probs, val_ex)
-        info["validation"] = measure(probs, val_ex, thresholds)
+        info["validation"] = _validate(network, val_ex, args.device)[1]
     out.with_suffix(".json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps(info, sort_keys=True))
     return 0
@@ -198,10 +203,7 @@ def calibrate(args) -> int:
         return 2
     trained = dict(load(weights.read_bytes()))
     val_ex = _load_examples(bundle / "val.npz")
-    network = build_network(bert_config(), base, trained=trained)
-    probs = predict(network, val_ex.rows)
-    thresholds = choose_thresholds(probs, val_ex)
-    validation = measure(probs, val_ex, thresholds)
+    thresholds, validation = _validate(build_network(bert_config(), base, trained=trained), val_ex)
     meta.update(version=args.version, thresholds=thresholds, validation=validation,
                 fit={k: fit_info[k] for k in ("hyperparameters", "seed", "device", "torch", "fit_seconds")})
     meta.pop("word_embeddings_shape", None)

@@ -5,7 +5,7 @@
 Reads only the iEvaLM training files under `../shared/data/ievalm` (ReDial:
 `redial_eval/valid_data_processed.jsonl`; OpenDialKG: `opendialkg_eval/
 {train,valid}_data_processed.jsonl`), never a test file; for ReDial also the
-IARD ReDial dialogues of ReDial's training range (`../shared/data/iard/`), and
+IARD ReDial dialogues of ReDial's training range (the project's copy, `assets/iard/`), and
 for each dataset the other's training files, titles linked to its catalog
 (`crs/recommender/extra_dialogues.py`). See
 `crs/recommender/training.py` for the split and the out-of-fold counts. The
@@ -48,11 +48,9 @@ from crs.recommender.training import (  # noqa: E402
     statistics_of,
     training_turns,
 )
+from evaluators.acts.data import iard_path  # noqa: E402  (the project's copy of IARD)
 
 DATA = ROOT.parent / "shared" / "data" / "ievalm"
-# More ReDial dialogues (ReDial's training range only, see crs/recommender/extra_dialogues.py);
-# they join the fitting part and the shipped counts, never the development split.
-IARD_FILE = ROOT.parent / "shared" / "data" / "iard" / "formatted_IARD_annotated_partially.json"
 TRAINING_FILES = {
     "redial": ["redial_eval/valid_data_processed.jsonl"],
     "opendialkg": ["opendialkg_eval/train_data_processed.jsonl", "opendialkg_eval/valid_data_processed.jsonl"],
@@ -132,8 +130,10 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
     turns, unknown = read_turns(paths, catalog)
     fit, dev = split_dialogues(turns, seed, [1 - DEV_FRACTION, DEV_FRACTION])
     extra = []
-    if dataset == "redial" and use_extra and IARD_FILE.exists():
-        extra = iard_turns(IARD_FILE, catalog, {t.dialog_id.split(":")[-1] for t in turns})
+    if dataset == "redial" and use_extra:
+        # More ReDial dialogues (ReDial's training range only, see crs/recommender/extra_dialogues.py);
+        # they join the fitting part and the shipped counts, never the development split.
+        extra = iard_turns(iard_path(), catalog, {t.dialog_id.split(":")[-1] for t in turns})
         print(f"[{dataset}] {len(extra)} more turns from {len({t.dialog_id for t in extra})} IARD dialogues")
     fit = fit + extra
     elsewhere = []

@@ -1,7 +1,7 @@
 """More training dialogues for the ReDial recommender than the iEvaLM files hold.
 
-The iEvaLM ReDial training file has 930 dialogues; the IARD data set (its path
-is in `scripts/train_recommender.py`) holds 259 more ReDial dialogues, annotated
+The iEvaLM ReDial training file has 930 dialogues; the IARD data set (the
+project's copy is in `assets/iard/`) holds 259 more ReDial dialogues, annotated
 with dialogue acts, whose utterances name films as ReDial writes them,
 "Frozen (2013)". `iard_turns` turns each of them
 into iEvaLM-style training turns: for every recommender utterance that names
@@ -19,12 +19,13 @@ files (`skip_ids`) is read once.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Iterable, Optional
 
 from arena.catalog import Catalog
+from arena.corpus.reading import load_dialogues
+from arena.dialogue import Dialogue, Role
 from arena.mentions import normalize
 from crs.recommender.training import Turn, read_rows
 
@@ -65,12 +66,11 @@ class TitleIndex:
         return out
 
 
-def _merged_utterances(conversation: Iterable[dict]) -> list[tuple[bool, str]]:
+def _merged_utterances(dialogue: Dialogue) -> list[tuple[bool, str]]:
     """(from the user, text), consecutive utterances of one side joined."""
     merged: list[tuple[bool, str]] = []
-    for utterance in conversation:
-        is_user = utterance.get("participant") == "USER"
-        text = str(utterance.get("utterance") or "").strip()
+    for utterance in dialogue.utterances:
+        is_user, text = utterance.role == Role.USER, utterance.text.strip()
         if merged and merged[-1][0] == is_user:
             merged[-1] = (is_user, f"{merged[-1][1]} {text}".strip())
         else:
@@ -82,11 +82,11 @@ def iard_turns(path: Path, catalog: Catalog, skip_ids: set[str]) -> list[Turn]:
     """Training turns from the IARD ReDial dialogues at `path` (see the module docstring)."""
     titles = TitleIndex(catalog)
     turns = []
-    for dialogue in json.loads(Path(path).read_text(encoding="utf-8")):
-        conversation_id = str(dialogue.get("conversation_id", ""))
+    for dialogue in load_dialogues(Path(path), default_crs_id="iard"):
+        conversation_id = dialogue.dialogue_id
         if not conversation_id.isdigit() or int(conversation_id) >= FIRST_TEST_ID or conversation_id in skip_ids:
             continue
-        utterances = _merged_utterances(dialogue.get("conversation") or ())
+        utterances = _merged_utterances(dialogue)
         if utterances and not utterances[0][0]:
             utterances.insert(0, (True, ""))
         named: list[str] = []

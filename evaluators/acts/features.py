@@ -19,12 +19,11 @@ refuses to load.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional, Sequence
 
-from arena.dialogue import Dialogue, Role, Utterance
+from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from evaluators.acts.offers import cut_short, echoed_mentions
 from arena.title_mentions import Mention, TitleLinker, find_mentions, list_mentions, mask_titles
 from arena.titles import title_key
@@ -60,31 +59,14 @@ class UtteranceView:
         return bool(list_mentions(self.utterance.text))
 
 
-class _MentionCache:
-    """Title mentions per (linker, utterance): a running dialogue is read again at every turn, and
-    linking its earlier utterances against the catalogs each time cost more than the network pass."""
-
-    def __init__(self, size: int = 4096):
-        self._entries: "OrderedDict[tuple, tuple[Mention, ...]]" = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, utt: Utterance, linker: Optional[TitleLinker]) -> list[Mention]:
-        key = (id(linker), utt.role.value, utt.text, tuple((i.item_id, i.title) for i in utt.items))
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
-                return list(hit)
-        found = tuple(find_mentions(utt, linker))
-        with self._lock:
-            self._entries[key] = found
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        return list(found)
-
-
-_mentions = _MentionCache()
+@lru_cache(maxsize=4096)
+def _mentions_of(linker: Optional[TitleLinker], role: Role, text: str, items: tuple[tuple[str, str], ...]
+                 ) -> tuple[Mention, ...]:
+    """`find_mentions`, remembered per utterance: a running dialogue is read again at every turn,
+    and linking its earlier utterances against the catalogs each time cost more than the network
+    pass. The key holds the linker itself, so a new linker never meets an old one's entries."""
+    utt = Utterance(role=role, text=text, items=[RecommendedItem(item_id=i, title=t) for i, t in items])
+    return tuple(find_mentions(utt, linker))
 
 
 def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> list[UtteranceView]:
@@ -92,7 +74,7 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
     named: set[str] = set()
     named_by_user: set[str] = set()
     for utt in dialogue.utterances:
-        mentions = _mentions.get(utt, linker)
+        mentions = list(_mentions_of(linker, utt.role, utt.text, tuple((i.item_id, i.title) for i in utt.items)))
         if utt.role == Role.AGENT:
             mentions = [m for m in mentions if not cut_short(utt.text, m)]
         else:
@@ -176,7 +158,10 @@ def pair_text(views: Sequence[UtteranceView], index: int) -> tuple[str, str]:
     return context, f"{ROLE_WORD[view.role]}: {_words(view.masked, UTTERANCE_WORDS)}"
 
 
-def dialogue_pairs(dialogue: Dialogue, linker: Optional[TitleLinker] = None
+def dialogue_pairs(dialogue: Dialogue, linker: Optional[TitleLinker] = None, last_only: bool = False
                    ) -> tuple[list[UtteranceView], list[tuple[str, str]]]:
+    """The views and (context, utterance) pairs of every utterance, or of the last one alone
+    (`last_only`; the views before it are still read, for the facts)."""
     views = view_dialogue(dialogue, linker)
-    return views, [pair_text(views, i) for i in range(len(views))]
+    indexes = range(len(views))[-1:] if last_only else range(len(views))
+    return [views[i] for i in indexes], [pair_text(views, i) for i in indexes]

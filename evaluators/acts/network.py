@@ -18,7 +18,7 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -136,18 +136,27 @@ def batch_tensors(rows: Iterable[tuple[list[int], list[int]]]):
     return ids, types, mask
 
 
-def predict(model, rows: Sequence[tuple[list[int], list[int]]], batch_size: int = 64, device: str = "cpu"
-            ) -> np.ndarray:
-    """Sigmoid outputs, one row per input, in input order (batches grouped by length for speed)."""
-    import torch
-
+def in_length_batches(rows: Sequence[tuple[list[int], list[int]]], run: Callable[..., np.ndarray],
+                      batch_size: int = 64) -> np.ndarray:
+    """`run(ids, types, mask)` (padded tensors) over `rows` in batches of similar length (less
+    padding), its outputs put back in input order, one row per input."""
     order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
     out = np.zeros((len(rows), len(LABELS)), dtype=np.float32)
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        out[idx] = run(*batch_tensors(rows[i] for i in idx))
+    return out
+
+
+def predict(model, rows: Sequence[tuple[list[int], list[int]]], batch_size: int = 64, device: str = "cpu"
+            ) -> np.ndarray:
+    """Sigmoid outputs of the PyTorch network, one row per input, in input order."""
+    import torch
+
+    def run(ids, types, mask) -> np.ndarray:
+        logits = model(input_ids=ids.to(device), token_type_ids=types.to(device), attention_mask=mask.to(device)).logits
+        return torch.sigmoid(logits.float()).cpu().numpy()
+
     model.eval()
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            ids, types, mask = (t.to(device) for t in batch_tensors(rows[i] for i in idx))
-            logits = model(input_ids=ids, token_type_ids=types, attention_mask=mask).logits
-            out[idx] = torch.sigmoid(logits.float()).cpu().numpy()
-    return out
+        return in_length_batches(rows, run, batch_size)

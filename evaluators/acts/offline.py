@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -74,11 +75,11 @@ class ActModel:
         self.meta = meta
         self.runtime = runtime
         self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
-        self._served = None
+        self._run = partial(predict, network)
         if runtime == "onnxruntime":
             from evaluators.acts.onnx_serving import OnnxNetwork
 
-            self._served = OnnxNetwork.from_network(network, threads)
+            self._run = OnnxNetwork.from_network(network, threads).predict
 
     @property
     def version(self) -> str:
@@ -117,9 +118,7 @@ class ActModel:
 
     def probabilities_of(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
         """The outputs for already tokenised pairs (`network.encode_pairs`)."""
-        if self._served is not None:
-            return self._served.predict(rows)
-        return predict(self.network, rows)
+        return self._run(rows)
 
 
 def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[list[str]]:
@@ -194,11 +193,9 @@ class OfflineActAnnotator(ActAnnotator):
     def annotate_intents(self, dialogue: Dialogue, last_only: bool = False) -> list[list[list[Any]]]:
         """[intents, slots] per utterance; `last_only`: of the last utterance alone (one network pass,
         how a simulator reads the system's latest turn)."""
-        views, pairs = dialogue_pairs(dialogue, self._linker)
+        views, pairs = dialogue_pairs(dialogue, self._linker, last_only=last_only)
         if not views:
             return []
-        if last_only:
-            views, pairs = views[-1:], pairs[-1:]
         model = self.model
         intents = decide([v.role for v in views], model.probabilities(pairs), model.threshold)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]

@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from evaluators.acts.network import LABELS, batch_tensors
+from evaluators.acts.network import batch_tensors, in_length_batches
 
 INPUTS = ("input_ids", "token_type_ids", "attention_mask")
 OPSET = 17
@@ -67,7 +67,6 @@ class OnnxNetwork:
         options.intra_op_num_threads = int(threads or 0)
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        self.threads = threads
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
     @classmethod
@@ -75,12 +74,8 @@ class OnnxNetwork:
         return cls(export_graph(network), threads)
 
     def predict(self, rows: Sequence[tuple[list[int], list[int]]], batch_size: int = 64) -> np.ndarray:
-        """Sigmoid outputs, one row per input, in input order (batches grouped by length)."""
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-        out = np.zeros((len(rows), len(LABELS)), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            tensors = batch_tensors(rows[i] for i in idx)
-            feed = {name: t.numpy() for name, t in zip(INPUTS, tensors)}
-            out[idx] = self._session.run(None, feed)[0]
-        return out
+        """Sigmoid outputs, one row per input, in input order."""
+        def run(*tensors) -> np.ndarray:
+            return self._session.run(None, {name: t.numpy() for name, t in zip(INPUTS, tensors)})[0]
+
+        return in_length_batches(rows, run, batch_size)
