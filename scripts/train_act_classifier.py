@@ -183,7 +183,7 @@ def fit_stage(args) -> int:
             args.device.startswith("cuda") else "cpu", "torch": torch.__version__, "weights_sha256": sha256(out),
             "fit_seconds": round(time.time() - started, 1)}
     if args.report:
-        network = build_network(bert_config(bundle), base, trained=trained).to(args.device)
+        network = build_network(bert_config(bundle, layers=hyper["layers"]), base, trained=trained).to(args.device)
         info["validation"] = _validate(network, val_ex, args.device)[1]
     out.with_suffix(".json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps(info, sort_keys=True))
@@ -203,8 +203,9 @@ def calibrate(args) -> int:
         return 2
     trained = dict(load(weights.read_bytes()))
     val_ex = _load_examples(bundle / "val.npz")
-    thresholds, validation = _validate(build_network(bert_config(), base, trained=trained), val_ex)
-    meta.update(version=args.version, thresholds=thresholds, validation=validation,
+    layers = int(fit_info["hyperparameters"].get("layers", 6))
+    thresholds, validation = _validate(build_network(bert_config(layers=layers), base, trained=trained), val_ex)
+    meta.update(version=args.version, layers=layers, thresholds=thresholds, validation=validation,
                 fit={k: fit_info[k] for k in ("hyperparameters", "seed", "device", "torch", "fit_seconds")})
     meta.pop("word_embeddings_shape", None)
     write_artifact(Path(args.out), trained, meta)

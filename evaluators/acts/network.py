@@ -68,23 +68,29 @@ def state_digest(state: dict[str, np.ndarray]) -> str:
     return h.hexdigest()[:16]
 
 
-def bert_config(directory: Path | None = None, **overrides):
+def bert_config(directory: Path | None = None, layers: int | None = None, **overrides):
+    """The network's configuration: the base's, with `layers` encoder layers (default: all of the base's)."""
     from transformers import BertConfig
 
     data = json.loads((Path(directory or base_dir()) / "config.json").read_text(encoding="utf-8"))
     data.update(num_labels=len(LABELS), problem_type="multi_label_classification", **overrides)
+    if layers:
+        data["num_hidden_layers"] = int(layers)
     data.pop("_name_or_path", None)
     return BertConfig(**{k: v for k, v in data.items() if k not in ("architectures", "transformers_version")})
 
 
 def build_network(config, base: dict[str, np.ndarray], trained: dict[str, np.ndarray] | None = None, seed: int = 0):
-    """A BertForSequenceClassification with `base` under `bert.` and then `trained` (full names) on top."""
+    """A BertForSequenceClassification with `base` under `bert.` and then `trained` (full names) on top.
+
+    With fewer layers than the base (`config.num_hidden_layers`), the base's lowest layers are used."""
     import torch
     from transformers import BertForSequenceClassification
 
     torch.manual_seed(seed)  # the classifier's initial weights, when `trained` does not give them
     model = BertForSequenceClassification(config)
-    state = {f"bert.{k}": torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in base.items()}
+    state = {f"bert.{k}": torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in base.items()
+             if _layer_of(k) < config.num_hidden_layers}
     for k, v in (trained or {}).items():
         state[k] = torch.from_numpy(np.array(v, dtype=np.float32))
     missing, unexpected = model.load_state_dict(state, strict=False)
@@ -96,6 +102,12 @@ def build_network(config, base: dict[str, np.ndarray], trained: dict[str, np.nda
         if left:
             raise ValueError(f"weights missing: {left[:5]}")
     return model
+
+
+def _layer_of(name: str) -> int:
+    """The encoder layer a base weight belongs to (-1 for embeddings and pooler)."""
+    parts = name.split(".")
+    return int(parts[2]) if parts[:2] == ["encoder", "layer"] else -1
 
 
 def trained_names(model, top_layers: int) -> list[str]:

@@ -109,7 +109,7 @@ class ActModel:
             raise ArtifactError(f"{path} was trained over other base weights than the installed "
                                 f"{meta.get('base_model', 'base model')} ({meta.get('base_digest')} vs "
                                 f"{state_digest(base)}); install the pinned package or {REBUILD}")
-        network = build_network(bert_config(), base, trained=dict(load(data)))
+        network = build_network(bert_config(layers=meta.get("layers")), base, trained=dict(load(data)))
         network.eval()
         return cls(network, tokenizer(), meta, runtime=runtime, threads=threads)
 

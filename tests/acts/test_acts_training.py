@@ -97,7 +97,7 @@ def test_training_twice_gives_the_same_bytes(tmp_path):
     bundle = tmp_path / "bundle"
     assert main(["prepare", "--bundle", str(bundle), "--max-dialogues", "3", "--iard", str(iard_path()),
                  "--redial", str(redial)]) == 0
-    tiny = ["--set", "top_layers=1", "--set", "epochs=1"]
+    tiny = ["--set", "layers=2", "--set", "top_layers=1", "--set", "epochs=1", "--set", "length_pool=2"]
     for name, seed in (("one", "0"), ("two", "0"), ("three", "1")):
         assert main(["fit", "--bundle", str(bundle), "--weights", str(tmp_path / f"{name}.safetensors"),
                      "--seed", seed, *tiny]) == 0
@@ -110,5 +110,23 @@ def test_training_twice_gives_the_same_bytes(tmp_path):
     model = ActModel.load(out)
     assert model.meta["data"]["max_dialogues"] == 3 and model.meta["fit"]["seed"] == 0
     assert model.meta["fit"]["hyperparameters"]["top_layers"] == 1
+    assert model.meta["layers"] == 2 and model.network.config.num_hidden_layers == 2  # the base's lowest two
     rows = OfflineActAnnotator(out, use_catalog=False).annotate_intents(make_dialogue([("U", "hi", None)]))
     assert len(rows) == 1 and rows[0][0]
+
+
+def test_length_pooled_batches_cover_every_row_once():
+    import torch
+
+    from evaluators.acts.fine_tuning import epoch_batches
+
+    lengths = [int(x) for x in np.random.default_rng(0).integers(5, 120, size=1000)]
+    for pool in (0, 4):
+        batches = epoch_batches(lengths, 32, pool, torch.Generator().manual_seed(0))
+        assert sorted(i for b in batches for i in b) == list(range(1000))
+        assert len(batches) == (1000 + 31) // 32
+    pooled = epoch_batches(lengths, 32, 4, torch.Generator().manual_seed(0))
+    assert pooled == epoch_batches(lengths, 32, 4, torch.Generator().manual_seed(0))  # seeded
+    spread = np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in pooled])
+    plain = epoch_batches(lengths, 32, 0, torch.Generator().manual_seed(0))
+    assert spread < 0.5 * np.mean([max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in plain])
