@@ -203,7 +203,8 @@ def calibrate(args) -> int:
         return 2
     trained = dict(load(weights.read_bytes()))
     val_ex = _load_examples(bundle / "val.npz")
-    layers = int(fit_info["hyperparameters"].get("layers", 6))
+    # A fit made before `layers` existed used the default (every layer of the base).
+    layers = int(fit_info["hyperparameters"].get("layers", HYPER["layers"]))
     thresholds, validation = _validate(build_network(bert_config(layers=layers), base, trained=trained), val_ex)
     meta.update(version=args.version, layers=layers, thresholds=thresholds, validation=validation,
                 fit={k: fit_info[k] for k in ("hyperparameters", "seed", "device", "torch", "fit_seconds")})
