@@ -12,12 +12,18 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               the fine-tuning (evaluators/acts/fine_tuning.py); deterministic for a seed and machine type
     calibrate --bundle DIR --weights W.safetensors [--out assets/acts/act_model.safetensors] [--version V]
               thresholds chosen on the validation rows, on this machine's CPU, then the artifact
+    context   [--artifact assets/acts/act_model.safetensors] [--version V]
+              the decision chosen for the metrics (evaluators/acts/metric_calibration.py): Accept
+              decided in context and the Accept/Reject thresholds, chosen on IARD's val part and
+              the CRS Arena calibration part (needs ../shared/data/crsarena_dial_texts); rewrites
+              the artifact's .json (the weights stay as they are)
 
 Data and splits (fixed by hashes of dialogue ids, see evaluators/acts/data.py, redial_weak.py
 and training.py): IARD's training part is split into train and val; its held-out part is not
 read. ReDial dialogues (minus those IARD annotated) are split into train / val / test; test is
 not read. The arena-style sets are training data except test8 and test9 (val) and test10
-(the arena-style test set, not read).
+(the arena-style test set, not read). Of the hand-labelled CRS Arena dialogues only the
+calibration part is read (by `context`); their test part is not.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from evaluators.acts.training import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIAL = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
-VERSION = "13"
+VERSION = "14"
 SOURCES = ("iard", "redial", "arena")
 WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 
@@ -218,10 +224,53 @@ def calibrate(args) -> int:
     return 0
 
 
+def context_stage(args) -> int:
+    """Fit the context decision and choose Accept/Reject thresholds for the metrics (see module doc)."""
+    from safetensors.numpy import load
+
+    from evaluators.acts.data import load_crsarena_acts
+    from evaluators.acts.features import dialogue_pairs
+    from evaluators.acts.metric_calibration import Scored, fit_context_decision, summary
+    from evaluators.acts.offline import ActModel
+
+    artifact = Path(args.artifact if args.stage == "context" else args.out)
+    model = ActModel.load(artifact)
+    linker = shared_linker()
+    train, _ = iard_split(load_iard(args.iard if args.stage == "all" else None))
+
+    def scored(dialogues):
+        out = []
+        for d in dialogues:
+            views, pairs = dialogue_pairs(d, linker)
+            out.append(Scored(d, [v.role for v in views], model.probabilities(pairs)))
+        return out
+
+    parts = {"iard-val": scored([d for d in train if is_iard_val(d.dialogue_id)]),
+             "crsarena-calibration": scored(load_crsarena_acts("calibration"))}
+    result = fit_context_decision(parts, model.threshold)
+    meta = dict(model.meta)
+    meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, result["threshold"])},
+                context_decision={**result["decision"].to_meta(), "c": result["c"],
+                                  "fitted_on": sorted(parts), "objective": round(result["objective"], 4),
+                                  "validation": {name: summary(r) for name, r in result["validation"].items()}})
+    for key in ("input_layout", "labels", "weights_sha256"):
+        meta.pop(key, None)  # write_artifact sets them again
+    write_artifact(artifact, dict(load(artifact.read_bytes())), meta)
+    print(f"objective {result['objective']:.3f} (C={result['c']}); thresholds ACC {meta['thresholds']['USER:ACC']}"
+          f" REJ {meta['thresholds']['USER:REJ']}")
+    for name, r in result["validation"].items():
+        acts = r["acts"]
+        print(f"  {name}: Accept F1 {acts['Accept'].f1:.3f} Reject F1 {acts['Reject'].f1:.3f}"
+              f" tau RDL {r['rdl']['tau']:.3f} tau SR {r['sr']['tau']:.3f}"
+              f" SR {r['sr']['mean_predicted']:.3f} vs {r['sr']['mean_reference']:.3f} (out of fold)")
+    print(f"wrote {artifact.with_suffix('.json')}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="stage", required=True)
-    stages = {name: sub.add_parser(name) for name in ("prepare", "fit", "calibrate", "all")}
+    stages = {name: sub.add_parser(name) for name in ("prepare", "fit", "calibrate", "context", "all")}
     for name in ("prepare", "all"):
         stages[name].add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard)")
         stages[name].add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with answers")
@@ -237,7 +286,9 @@ def main(argv=None) -> int:
     stages["fit"].add_argument("--report", action="store_true", help="validation figures (thresholds chosen there)")
     for name in ("calibrate", "all"):
         stages[name].add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
+    for name in ("calibrate", "context", "all"):
         stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
+    stages["context"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
     args = ap.parse_args(argv)
     if args.stage == "prepare":
         return prepare(args)
@@ -245,9 +296,11 @@ def main(argv=None) -> int:
         return fit_stage(args)
     if args.stage == "calibrate":
         return calibrate(args)
+    if args.stage == "context":
+        return context_stage(args)
     with tempfile.TemporaryDirectory() as tmp:
         args.bundle, args.weights, args.report = Path(tmp) / "bundle", Path(tmp) / "weights.safetensors", False
-        for stage in (prepare, fit_stage, calibrate):
+        for stage in (prepare, fit_stage, calibrate, context_stage):
             code = stage(args)
             if code:
                 return code

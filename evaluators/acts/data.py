@@ -29,6 +29,15 @@ measurements). `test10_arena_style.jsonl` was written after the rule annotator's
 last change and is only measured. The learnt model trains on the sets in
 ARENA_SETS except ARENA_VAL (its thresholds are chosen there) and is measured on
 test10.
+
+CRS Arena parts: real dialogues between crowd users and the nine systems of the CRS Arena
+study (`../shared/data/crsarena_dial_texts/`, whose texts may not be copied into the
+project), labelled by hand for Recommend / Accept / Reject with `LABELING_GUIDE.md`. The
+files in assets/acts hold only ids and labels: {"id": "<conversation ID>:<index>", "role",
+"rec"} for system utterances, {"id", "role", "acc", "rej"} for user ones. Split by a hash of
+the conversation id before any labelling: `crsarena_test_acts.jsonl` (sha256("crsarena-acts:"
++ id) % 10 < 4, 102 dialogues, measured only) and `crsarena_calibration_acts.jsonl` (the
+other 140, where the decision rule is chosen).
 """
 
 from __future__ import annotations
@@ -68,6 +77,9 @@ ARENA_VAL = (ARENA_TEST8, ARENA_TEST9)
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
+CRSARENA_TEXTS = ASSETS_DIR.parent.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
+CRSARENA_PARTS = {"calibration": ACTS_ASSETS / "crsarena_calibration_acts.jsonl",
+                  "test": ACTS_ASSETS / "crsarena_test_acts.jsonl"}
 
 
 def iard_path() -> Path:
@@ -130,6 +142,42 @@ def with_second_annotation(dialogues: Iterable[Dialogue], labels: dict[str, tupl
             acts += [DialogueAct(intent=name, slot_values=[]) for name, on in zip(("ACC", "REJ"), decision) if on]
             utt.dialogue_acts = acts
         out.append(copy)
+    return out
+
+
+def crsarena_part(dialogue_id: str) -> str:
+    """'test' or 'calibration': the split of the CRS Arena dialogues, fixed before they were labelled."""
+    digest = hashlib.sha256(f"crsarena-acts:{dialogue_id}".encode("utf-8")).hexdigest()
+    return "test" if int(digest, 16) % 10 < 4 else "calibration"
+
+
+def load_crsarena_acts(part: str, texts: Path = CRSARENA_TEXTS) -> list[Dialogue]:
+    """The hand-labelled CRS Arena dialogues of `part`, with their labels as acts (REC-S for a
+    Recommend, ACC / REJ, OTH for an utterance with none of them). FileNotFoundError without the texts."""
+    from arena.corpus.reading import load_dialogues
+
+    if not Path(texts).exists():
+        raise FileNotFoundError(f"the CRS Arena dialogue texts are not at {texts}")
+    labels: dict[str, dict[int, dict]] = {}
+    for line_no, line in enumerate(CRSARENA_PARTS[part].read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            rec = json.loads(line)
+            cid, index = str(rec["id"]).rsplit(":", 1)
+            labels.setdefault(cid, {})[int(index)] = rec
+    dialogues = {d.dialogue_id: d for d in load_dialogues(Path(texts))}
+    out = []
+    for cid, by_index in labels.items():
+        dialogue = dialogues[cid].model_copy(deep=True)
+        if sorted(by_index) != list(range(len(dialogue.utterances))):
+            raise ValueError(f"{CRSARENA_PARTS[part].name}: {cid} is labelled on other utterances than the text has")
+        for i, utt in enumerate(dialogue.utterances):
+            rec = by_index[i]
+            if rec["role"] != utt.role.value:
+                raise ValueError(f"{CRSARENA_PARTS[part].name}: {cid}:{i} is {utt.role.value}, labelled {rec['role']}")
+            names = (["REC-S"] if rec.get("rec") else []) if utt.role == Role.AGENT else \
+                [name for name, key in (("ACC", "acc"), ("REJ", "rej")) if rec.get(key)]
+            utt.dialogue_acts = [DialogueAct(intent=name, slot_values=[]) for name in names or ["OTH"]]
+        out.append(dialogue)
     return out
 
 

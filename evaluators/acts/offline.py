@@ -25,6 +25,7 @@ import numpy as np
 from arena.dialogue import Dialogue, Role
 from arena.title_mentions import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
+from evaluators.acts.context_decision import ContextDecision
 from evaluators.acts.data import ACTS_ASSETS
 from evaluators.acts.features import INPUT_LAYOUT, dialogue_pairs
 from evaluators.acts.network import (
@@ -75,6 +76,8 @@ class ActModel:
         self.meta = meta
         self.runtime = runtime
         self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
+        # Artifacts from version 14 on decide Accept in the dialogue's context (context_decision.py).
+        self.context = ContextDecision.from_meta(meta["context_decision"]) if "context_decision" in meta else None
         self._run = partial(predict, network)
         if runtime == "onnxruntime":
             from evaluators.acts.onnx_serving import OnnxNetwork
@@ -119,6 +122,14 @@ class ActModel:
     def probabilities_of(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
         """The outputs for already tokenised pairs (`network.encode_pairs`)."""
         return self._run(rows)
+
+    def intents(self, roles: list[Role], probs: np.ndarray, whole_dialogue: bool = True) -> list[list[str]]:
+        """The intents of each utterance from the network's outputs `probs`. `whole_dialogue`: the
+        rows are every utterance of one dialogue, in order, so Accept can be decided in context;
+        otherwise (a lone utterance) every intent is the network's own decision."""
+        if self.context is not None and whole_dialogue:
+            probs = self.context.accept_probabilities(roles, probs)
+        return decide(roles, probs, self.threshold)
 
 
 def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[list[str]]:
@@ -197,7 +208,7 @@ class OfflineActAnnotator(ActAnnotator):
         if not views:
             return []
         model = self.model
-        intents = decide([v.role for v in views], model.probabilities(pairs), model.threshold)
+        intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:

@@ -1,0 +1,92 @@
+"""Accept decided in the dialogue's context, for the metrics that count acceptances.
+
+The network reads one utterance with the turn before it. Whether a user took a
+recommendation is often only clear around it: the system's next turn recommends again
+(the user asked for more) or closes; the user's next turn picks a title or says goodbye.
+RDL and the success rate count acceptances, so an Accept the utterance alone leaves
+doubtful costs them directly (version 13's per-utterance thresholds, chosen for
+precision 0.95, left Accept recall at .37-.44 and predicted SR at .47 against .70).
+
+Here a logistic regression reads the network's outputs for the user utterance and its
+neighbours (`features`) and gives the probability of Accept. Its coefficients live in the
+act model's artifact (`context_decision`), Accept's threshold among the others
+(`thresholds["USER:ACC"]`, then a threshold on this probability); both are fitted and chosen
+on validation parts by `metric_calibration` so that metrics from the predicted acts follow
+those from reference acts. Recommend and Reject stay the network's own decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from arena.dialogue import Role
+from evaluators.acts.network import LABELS, REC
+
+USER_OUTPUTS = tuple(j for j, name in enumerate(LABELS) if name.startswith("USER:"))
+ACC = LABELS.index("USER:ACC")
+REJ = LABELS.index("USER:REJ")
+AGENT_REC = LABELS.index(f"AGENT:{REC}")
+ABSENT = -9.2  # the logit of 1e-4: a neighbour that does not exist reads as "surely not"
+FEATURES: tuple[str, ...] = tuple(
+    [f"logit {LABELS[j]}" for j in USER_OUTPUTS]
+    + ["logit REC of the system turn before", "logit REC of the system turn three before",
+       "logit REC of the system turn after", "last user utterance",
+       "logit ACC of the next user utterance", "logit REJ of the next user utterance"])
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p))
+
+
+def features(roles: Sequence[Role], probs: np.ndarray, i: int) -> np.ndarray:
+    """The inputs for user utterance `i` (see FEATURES), from every utterance's network outputs."""
+    n = len(roles)
+
+    def agent_rec(k: int) -> float:
+        return float(_logit(probs[k][AGENT_REC])) if 0 <= k < n and roles[k] == Role.AGENT else ABSENT
+
+    nxt = (_logit(probs[i + 2][[ACC, REJ]]) if i + 2 < n and roles[i + 2] == Role.USER
+           else np.array([ABSENT, ABSENT]))
+    last = 0.0 if any(r == Role.USER for r in roles[i + 1:]) else 1.0
+    return np.concatenate([_logit(probs[i][list(USER_OUTPUTS)]),
+                           [agent_rec(i - 1), agent_rec(i - 3), agent_rec(i + 1), last], nxt])
+
+
+def feature_matrix(roles: Sequence[Role], probs: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """(indices of the user utterances, their feature rows)."""
+    users = [i for i, r in enumerate(roles) if r == Role.USER]
+    rows = np.array([features(roles, probs, i) for i in users]).reshape(len(users), len(FEATURES))
+    return users, rows
+
+
+@dataclass(frozen=True)
+class ContextDecision:
+    """Logistic regression over `features`."""
+
+    coef: np.ndarray
+    intercept: float
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> "ContextDecision":
+        if list(meta.get("features", [])) != list(FEATURES):
+            raise ValueError("the artifact's context decision reads other features than this code makes")
+        return cls(np.asarray(meta["coef"], dtype=np.float64), float(meta["intercept"]))
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"features": list(FEATURES), "coef": [round(float(c), 6) for c in self.coef],
+                "intercept": round(self.intercept, 6)}
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(rows @ self.coef + self.intercept)))
+
+    def accept_probabilities(self, roles: Sequence[Role], probs: np.ndarray) -> np.ndarray:
+        """`probs` with the ACC column of every user utterance replaced by the context probability."""
+        out = np.array(probs, dtype=np.float64, copy=True)
+        users, rows = feature_matrix(roles, probs)
+        if users:
+            out[users, ACC] = self.probabilities(rows)
+        return out
