@@ -2,6 +2,7 @@
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
     python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
+    python -m evaluators score --input OUT.jsonl|--db DB --explain ID   # why its RDL, SRRR and SR (explain_cli)
     python -m evaluators meta --input OUT.jsonl
     python -m evaluators recall --crs NAME --input TURNS.jsonl --out RANKED.jsonl
     python -m evaluators export --out DIR
@@ -48,6 +49,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     if (args.db is None) == (args.input is None):
         print("error: give either --input FILE (with --out) or --db PATH", file=sys.stderr)
         return 2
+    if args.explain:
+        from evaluators.explain_cli import explain_command
+
+        return explain_command(args, metrics)
     if args.db is not None:
         if args.engine == "ray":
             return _score_database(args, metrics)
@@ -208,6 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="recompute scores already present with the same version")
     p.add_argument("--limit", type=int, default=None, help="only the first N dialogues")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--explain", action="append", default=[], metavar="ID",
+                   help="score only this dialogue (repeatable) and print why its RDL, SRRR and SR have their "
+                        "values: each recommendation round accepted, rejected or pending and by which utterance, "
+                        "|I_acc| and |d|")
+    p.add_argument("--explain-format", choices=["text", "json"], default="text",
+                   help="with --explain: plain text, or one JSON object per dialogue")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("meta", help="metrics against human ratings and satisfaction: Spearman, Pearson, Kendall",
