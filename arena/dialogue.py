@@ -74,6 +74,9 @@ class Rating(BaseModel):
     prompt_version: Optional[str] = None  # simulator ratings: the prompt that asked for them
     model: Optional[str] = None  # simulator ratings: the LLM that answered
     source: str = "arena"  # "arena" (rated live), "import" (from a file) or "simulator"
+    # Imported aspects the form does not ask: each one's scale (min, max), declared in the import's
+    # mapping file or inferred from the file's values. None when every value is an aspect of the form.
+    extra_scales: Optional[dict[str, tuple[float, float]]] = None
     error: Optional[str] = None  # why a simulator's answer left aspects unrated
     timestamp: datetime = Field(default_factory=utc_now)
 

@@ -324,7 +324,7 @@ def dataset_card(snapshot: Snapshot) -> str:
         "value, null when unscored) and `metadata.score_details` (scorer, version, model, details); "
         "`metadata.ratings` and `conversation[].ratings`: optional aspect ratings (`values` aspect -> number, "
         "`rater_id` (pseudonym for people), `rater_kind`, `form_version`, `prompt_version` and `model` for "
-        "simulators, `source`); "
+        "simulators, `source`, `extra_scales` for imported aspects the form does not ask); "
         "`metadata.vote` for battle dialogues (side A or B, result, choice, comment); `created_at`, "
         "`ended_at`, `end_reason`.",
         "",
