@@ -129,3 +129,26 @@ def test_storing_acts_leaves_newer_fields_of_the_dialogue_alone(tmp_path):
     assert stored.ratings[0].values == {"understanding": 2}
     assert [[a.intent for a in u.dialogue_acts] for u in stored.utterances] == INTENTS
     assert stored.scores["rdl"].value == pytest.approx(1 / 5)
+
+
+@pytest.mark.slow
+def test_score_db_with_the_offline_annotator_keeps_its_acts(tmp_path, capsys):
+    from arena.corpus.cli import main as corpus_main
+    from evaluators.cli import main
+    from tests.acts.test_acts_cli import write_corpus
+
+    src, db = tmp_path / "dialogues.json", tmp_path / "arena.sqlite3"
+    write_corpus(src, with_acts=False)
+    assert corpus_main(["import", str(src), "--db", str(db)]) == 0
+    assert main(["score", "--db", str(db), "--annotator", "offline", "--workers", "1", "--quiet"]) == 0
+    store = Store(db)
+    a1 = store.get_dialogue("a1")
+    label = a1.metadata["acts_annotator"]
+    assert label.startswith("offline-acts/") and a1.scores["rdl"].version == f"1/{label}"
+    assert all(u.dialogue_acts for u in a1.utterances) and {u.acts_annotator for u in a1.utterances} == {label}
+    assert "REC-E" in [a.intent for a in a1.utterances[1].dialogue_acts]
+    before = {i: rows(store, i) for i in ("a1", "a2", "b1", "b2", "c1")}
+    assert main(["score", "--db", str(db), "--annotator", "offline", "--all", "--quiet"]) == 0
+    assert {i: rows(store, i) for i in before} == before
+    assert main(["score", "--db", str(db), "--explain", "a1"]) == 0
+    assert f"dialogue a1 (sys_a): acts by {label}" in capsys.readouterr().out
