@@ -5,6 +5,12 @@ The form is a versioned YAML file in `assets/ratings/` (default
 without touching code. The same form drives the rating widgets in the Chat
 and Battle tabs, the simulators' rating prompt, the validation of imported
 rating files and the meta-evaluation's list of human aspects.
+
+A mapping file (`AspectMapping`, default `aliases_v1.yaml`) says how another
+study's rating files name things: aliases onto the form's aspects
+(CRSArena-Eval's `dialogue_overall` is the form's `overall_impression`) and
+the scales of aspects the form does not ask, which imports keep as extra
+aspects.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import yaml
 from arena.config import ASSETS_DIR
 
 DEFAULT_FORM_PATH = ASSETS_DIR / "ratings" / "aspects_v1.yaml"
+DEFAULT_MAPPING_PATH = ASSETS_DIR / "ratings" / "aliases_v1.yaml"
 LEVELS = ("dialogue", "utterance")
 
 
@@ -133,6 +140,75 @@ def _load(path: Path) -> AspectForm:
 def load_form(path: Union[str, Path, None] = None) -> AspectForm:
     """The form at `path` (default: the shipped aspects_v1.yaml), read once per process."""
     return _load(Path(path or DEFAULT_FORM_PATH).resolve())
+
+
+@dataclass(frozen=True)
+class AspectMapping:
+    """How a study's rating files name aspects, relative to one form version.
+
+    `aliases` maps a file's name onto the form's aspect; `extra` declares the
+    level and scale of aspects the form does not ask (kept under their own
+    names when imported).
+    """
+
+    version: str
+    form_version: str
+    aliases: Mapping[str, str]
+    extra: tuple[Aspect, ...]
+    path: Optional[Path] = None
+
+    def extra_aspect(self, name: str) -> Optional[Aspect]:
+        return next((a for a in self.extra if a.name == name), None)
+
+    def names(self) -> list[str]:
+        return [*self.aliases, *(a.name for a in self.extra)]
+
+
+def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> AspectMapping:
+    """A mapping checked against `form`: aliases must name its aspects, extra aspects must not."""
+    where = str(path or "mapping")
+    if not isinstance(data, dict) or not data.get("version") or not data.get("form"):
+        raise FormError(f"{where}: expected a mapping with a version and the form version it maps onto")
+    if str(data["form"]) != form.version:
+        raise FormError(f"{where}: maps onto form {data['form']}, but the form in use is {form.version}")
+    aliases = data.get("aliases") or {}
+    if not isinstance(aliases, dict):
+        raise FormError(f"{where}: aliases must map a file's name to an aspect of the form")
+    aliases = {str(k): str(v) for k, v in aliases.items()}
+    for name, target in aliases.items():
+        if form.get(target) is None:
+            raise FormError(f"{where}: alias {name!r} points at {target!r}, which form {form.version} does not have")
+        if form.get(name) is not None:
+            raise FormError(f"{where}: alias {name!r} is already an aspect of form {form.version}")
+    extra: list[Aspect] = []
+    raw_extra = data.get("extra") or {}
+    if not isinstance(raw_extra, dict):
+        raise FormError(f"{where}: extra must have dialogue and utterance lists of aspects")
+    for level in LEVELS:
+        raw = raw_extra.get(level) or []
+        if not isinstance(raw, list):
+            raise FormError(f"{where}: extra.{level} must be a list of aspects")
+        extra += [_aspect(a, level, f"{where}: extra.{level}[{i}]") for i, a in enumerate(raw)]
+    for aspect in extra:
+        if form.get(aspect.name) is not None or aspect.name in aliases:
+            raise FormError(f"{where}: extra aspect {aspect.name!r} is already a name of the form or an alias")
+    if len({a.name for a in extra}) != len(extra):
+        raise FormError(f"{where}: extra aspect names must be unique")
+    return AspectMapping(version=str(data["version"]), form_version=form.version, aliases=aliases,
+                         extra=tuple(extra), path=path)
+
+
+def load_mapping(form: AspectForm, path: Union[str, Path, None] = None) -> Optional[AspectMapping]:
+    """The mapping at `path` for `form`; without a path the shipped one, or None when it maps onto
+    another form version (a study with its own form brings its own mapping)."""
+    chosen = Path(path or DEFAULT_MAPPING_PATH).resolve()
+    try:
+        data = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise FormError(f"cannot read aspect mapping {chosen}: {exc}") from None
+    if path is None and isinstance(data, dict) and str(data.get("form")) != form.version:
+        return None
+    return parse_mapping(data, form, chosen)
 
 
 def mean_values(ratings: Iterable[Any], rater_kind: Optional[str] = None) -> dict[str, float]:

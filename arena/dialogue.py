@@ -74,6 +74,9 @@ class Rating(BaseModel):
     prompt_version: Optional[str] = None  # simulator ratings: the prompt that asked for them
     model: Optional[str] = None  # simulator ratings: the LLM that answered
     source: str = "arena"  # "arena" (rated live), "import" (from a file) or "simulator"
+    # Imported aspects the form does not ask: each one's scale (min, max), declared in the import's
+    # mapping file or inferred from the file's values. None when every value is an aspect of the form.
+    extra_scales: Optional[dict[str, tuple[float, float]]] = None
     error: Optional[str] = None  # why a simulator's answer left aspects unrated
     timestamp: datetime = Field(default_factory=utc_now)
 
@@ -95,6 +98,9 @@ class Utterance(BaseModel):
     utterance_id: str = Field(default_factory=new_id)
     items: list[RecommendedItem] = Field(default_factory=list)
     dialogue_acts: Optional[list[DialogueAct]] = None
+    # Who produced `dialogue_acts`: the annotator's "name/version" label; None when the acts came
+    # with the dialogue (an annotated corpus) or were never made.
+    acts_annotator: Optional[str] = None
     timestamp: datetime = Field(default_factory=utc_now)
     error: Optional[str] = None
     ratings: list[Rating] = Field(default_factory=list)  # per-reply aspect ratings (e.g. relevance)
@@ -228,6 +234,38 @@ class Dialogue(BaseModel):
     @classmethod
     def from_json(cls, text: str | bytes) -> "Dialogue":
         return cls.model_validate_json(text)
+
+
+# Dialogue.metadata keys naming where the dialogue's acts came from (set by the scorer that annotated them).
+ACTS_METADATA_KEYS = ("acts_annotator", "acts_model")
+
+
+def copy_acts(source: Dialogue, target: Dialogue) -> bool:
+    """Give `target` the dialogue acts of `source` and their provenance; True when anything changed.
+
+    Utterances are matched by id, so a stored dialogue takes the acts its scores
+    were computed from without the rest of a possibly older copy (its feedback,
+    ratings) overwriting newer fields. Utterances `source` lacks are left alone.
+    """
+    by_id = {u.utterance_id: u for u in source.utterances}
+    changed = False
+    for utt in target.utterances:
+        new = by_id.get(utt.utterance_id)
+        if new is None:
+            continue
+        if utt.dialogue_acts != new.dialogue_acts or utt.acts_annotator != new.acts_annotator:
+            utt.dialogue_acts = [a.model_copy(deep=True) for a in new.dialogue_acts] \
+                if new.dialogue_acts is not None else None
+            utt.acts_annotator = new.acts_annotator
+            changed = True
+    for key in ACTS_METADATA_KEYS:
+        if source.metadata.get(key) != target.metadata.get(key):
+            if key in source.metadata:
+                target.metadata[key] = source.metadata[key]
+            else:
+                target.metadata.pop(key, None)
+            changed = True
+    return changed
 
 
 VoteChoice = Literal["A", "B", "tie", "both_bad"]

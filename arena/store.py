@@ -35,7 +35,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from arena import store_schema as t
 from arena.config import db_location
-from arena.dialogue import Dialogue, Score, UserKind, Vote, utc_now
+from arena.dialogue import Dialogue, Score, UserKind, Vote, copy_acts, utc_now
 
 BUSY_TIMEOUT_S = 30.0
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -173,6 +173,7 @@ def _upsert(conn: Connection, table: sa.Table, row: dict[str, Any], keys: list[s
 
 # Frequent reads, built once (values are bound at execution).
 _DIALOGUE_DATA = sa.select(t.dialogues.c.data).where(t.dialogues.c.dialogue_id == sa.bindparam("id"))
+_DIALOGUE_DATA_LOCKED = _DIALOGUE_DATA.with_for_update()  # read-modify-write of one dialogue row
 _SCORE_TIME = (sa.select(t.scores.c.scored_at)
                .where(t.scores.c.dialogue_id == sa.bindparam("id"), t.scores.c.metric == sa.bindparam("metric"))
                .with_for_update())  # a row lock on PostgreSQL; SQLite holds the write lock already
@@ -347,17 +348,27 @@ class Store:
         }, ["dialogue_id"])
         self._put_scores(conn, d.dialogue_id, d.scores)
 
-    def save_scores(self, dialogue_id: str, scores: dict[str, Score]) -> None:
+    def save_scores(self, dialogue_id: str, scores: dict[str, Score], *,
+                    acts_from: Optional[Dialogue] = None) -> None:
         """Merge scores into a stored dialogue; re-saving the same scores changes nothing.
 
         Per metric the most recent result (by Score.timestamp) wins, so a stale
         copy of a dialogue cannot overwrite a newer score. Metrics not named
-        are left alone.
+        are left alone. `acts_from`, the scored copy of the dialogue, stores
+        the dialogue acts the scores were computed from (and who made them)
+        in the same transaction; only the acts are taken from it, and the
+        dialogue row is rewritten only when they changed.
         """
         with self._write() as conn:
-            found = conn.execute(_DIALOGUE_DATA, {"id": dialogue_id}).first()
+            found = conn.execute(_DIALOGUE_DATA if acts_from is None else _DIALOGUE_DATA_LOCKED,
+                                 {"id": dialogue_id}).first()
             if found is None:
                 raise KeyError(f"no dialogue {dialogue_id!r} in {self!r}")
+            if acts_from is not None:
+                stored = Dialogue.model_validate_json(found[0])
+                if copy_acts(acts_from, stored):
+                    conn.execute(sa.update(t.dialogues).where(t.dialogues.c.dialogue_id == dialogue_id).values(
+                        data=stored.model_dump_json(exclude={"scores"}), updated_at=_utc_key(utc_now())))
             self._put_scores(conn, dialogue_id, scores)
 
     @staticmethod

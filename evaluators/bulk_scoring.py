@@ -54,14 +54,14 @@ def _worker(job: ScoringJob) -> tuple[Store, Any, Any]:
 
 
 def score_stored(job: ScoringJob, dialogue_id: str) -> dict[str, Any]:
-    """Score one stored dialogue and save its scores; what a thread or a Ray task runs."""
+    """Score one stored dialogue and save its scores with their acts; what a thread or a Ray task runs."""
     store, client, annotator = _worker(job)
     dialogue = store.get_dialogue(dialogue_id)
     if dialogue is None:
         return {"dialogue_id": dialogue_id, "error": "no longer in the database"}
     scores = score_dialogue(dialogue, list(job.metrics), client=client, annotator=annotator, force=job.force,
                             settings=job.settings)
-    store.save_scores(dialogue_id, scores)
+    store.save_scores(dialogue_id, scores, acts_from=dialogue)
     return {"dialogue_id": dialogue_id, "failed": sorted(n for n, s in scores.items() if s.error)}
 
 

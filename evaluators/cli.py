@@ -2,6 +2,7 @@
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
     python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
+    python -m evaluators score --input OUT.jsonl|--db DB --explain ID   # why its RDL, SRRR and SR (explain_cli)
     python -m evaluators meta --input OUT.jsonl
     python -m evaluators recall --crs NAME --input TURNS.jsonl --out RANKED.jsonl
     python -m evaluators export --out DIR
@@ -48,6 +49,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     if (args.db is None) == (args.input is None):
         print("error: give either --input FILE (with --out) or --db PATH", file=sys.stderr)
         return 2
+    if args.explain:
+        from evaluators.explain_cli import explain_command
+
+        return explain_command(args, metrics)
     if args.db is not None:
         if args.engine == "ray":
             return _score_database(args, metrics)
@@ -147,7 +152,7 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from arena.aspects import FormError, load_form
+    from arena.aspects import FormError, load_form, load_mapping
     from evaluators.meta import format_table, meta_table, ranking_correlations
     from evaluators.meta_correlations import correlation_records, format_records
     from evaluators.rating_files import RatingImportError, attach_ratings, read_rating_file
@@ -156,7 +161,8 @@ def cmd_meta(args: argparse.Namespace) -> int:
         dialogues = load_dialogues(Path(args.input))
         form = load_form(args.form or Settings.from_env().rating_form)
         if args.ratings:
-            attach_ratings(dialogues, read_rating_file(args.ratings, form), args.ratings)
+            rows = read_rating_file(args.ratings, form, mapping=load_mapping(form, args.mapping))
+            attach_ratings(dialogues, rows, args.ratings)
     except (DialogueImportError, RatingImportError, FormError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -208,6 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="recompute scores already present with the same version")
     p.add_argument("--limit", type=int, default=None, help="only the first N dialogues")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--explain", action="append", default=[], metavar="ID",
+                   help="score only this dialogue (repeatable) and print why its RDL, SRRR and SR have their "
+                        "values: each recommendation round accepted, rejected or pending and by which utterance, "
+                        "|I_acc| and |d|")
+    p.add_argument("--explain-format", choices=["text", "json"], default="text",
+                   help="with --explain: plain text, or one JSON object per dialogue")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("meta", help="metrics against human ratings and satisfaction: Spearman, Pearson, Kendall",
@@ -219,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="OUT",
                    help="write the correlation records (metric, aspect, level, spearman, pearson, ci_low, "
                         "ci_high, n, ...) as JSON to OUT; without OUT print everything as JSON")
-    p.add_argument("--ratings", default=None, help="human ratings file (CSV/JSON) to attach before correlating")
+    p.add_argument("--ratings", default=None,
+                   help="human ratings file (CSV/JSON/JSONL, CRSArena-Eval records included) to attach first")
     p.add_argument("--group-by", choices=["dataset", "crs"], default=None,
                    help="correlate within each dataset or each system (people and simulators never pooled)")
     p.add_argument("--raters", choices=["own", "human", "simulator"], default="own",
@@ -227,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--form", default=None, help="aspect rating form YAML (default: assets/ratings/aspects_v1.yaml)")
+    from evaluators.ratings_cli import add_mapping_argument
+
+    add_mapping_argument(p)
     p.set_defaults(func=cmd_meta)
 
     corpus_cli.add_parser(sub)

@@ -9,7 +9,15 @@ as 1 = satisfied / 0 = frustrated), `correlation_records` gives
   dialogues that have both values, with percentile bootstrap intervals
   (dialogues resampled with replacement, seeded) for both, and n;
 * at system level: Kendall's tau-b between the systems' mean metric and mean
-  judgement (as `evaluators.meta.ranking_correlations` does for satisfaction).
+  judgement (as `evaluators.meta.ranking_correlations` does for satisfaction);
+* at turn level, where a metric has a per-reply term (SRRR: whether the round a
+  Recommend reply opened was accepted; Recall@k, PC, PCIR: their per-turn
+  values): Spearman and Pearson over the rated replies, pooled over dialogues
+  (the bootstrap resamples replies, so its interval ignores that replies of one
+  dialogue are alike).
+
+Aspects the form does not ask (extra aspects of an import, such as
+CRSArena-Eval's preference_elicitation) are correlated like the form's own.
 
 A metric or aspect a dialogue lacks (unscored, skipped) drops that dialogue
 from that pair only; it is never read as 0. Dialogues with people and with
@@ -27,9 +35,11 @@ import numpy as np
 from scipy import stats
 
 from arena.aspects import AspectForm, load_form, mean_values
-from arena.dialogue import Dialogue
+from arena.dialogue import Dialogue, Role
 from evaluators.meta import NOT_METRICS, SATISFACTION, kendall_tau
+from evaluators.metrics import MissingActs, recommendation_rounds
 
+PER_TURN_METRICS = ("recall", "pc", "pcir")  # scores whose details hold one value per system reply
 GROUPINGS = ("dataset", "crs")
 RATERS = ("own", "human", "simulator")  # own: people's ratings for human dialogues, a simulator's for its own
 MIN_PAIRS = 3
@@ -48,18 +58,67 @@ def dataset_of(d: Dialogue) -> str:
 GROUP_KEYS: dict[str, Callable[[Dialogue], str]] = {"dataset": dataset_of, "crs": lambda d: d.crs_id}
 
 
+def _rater_kind(d: Dialogue, raters: str) -> str:
+    return d.user.kind.value if raters == "own" else raters
+
+
 def judgements(d: Dialogue, form: AspectForm, raters: str = "own") -> dict[str, float]:
-    """A dialogue's human-side values: aspect means over its raters, reply aspects averaged, satisfaction."""
-    kind = d.user.kind.value if raters == "own" else raters
-    out = {k: v for k, v in mean_values(d.ratings, kind).items() if k in form.names("dialogue")}
+    """A dialogue's human-side values: aspect means over its raters, reply aspects averaged, satisfaction.
+
+    Aspects the form does not ask (extra aspects of an import) count too, at
+    the level they were rated; a name rated at both levels keeps its
+    dialogue-level value.
+    """
+    kind = _rater_kind(d, raters)
+    out = {k: v for k, v in mean_values(d.ratings, kind).items() if k not in form.names("utterance")}
     per_reply: dict[str, list[float]] = defaultdict(list)
     for u in d.utterances:
         for name, value in mean_values(u.ratings, kind).items():
-            if name in form.names("utterance"):
+            if name not in form.names("dialogue"):
                 per_reply[name].append(value)
-    out.update({name: sum(vs) / len(vs) for name, vs in per_reply.items()})
+    for name, vs in per_reply.items():
+        out.setdefault(name, sum(vs) / len(vs))
+    out.pop(SATISFACTION, None)  # only the users' own feedback is satisfaction
     if d.feedback is not None:
         out[SATISFACTION] = 1.0 if d.feedback.sentiment == "satisfied" else 0.0
+    return out
+
+
+def reply_judgements(d: Dialogue, form: AspectForm, raters: str = "own") -> dict[int, dict[str, float]]:
+    """Per rated system reply (by utterance index): its reply-level aspects, averaged over its raters."""
+    kind = _rater_kind(d, raters)
+    out = {}
+    for i, u in enumerate(d.utterances):
+        values = {k: v for k, v in mean_values(u.ratings, kind).items() if k not in form.names("dialogue")}
+        if values:
+            out[i] = values
+    return out
+
+
+def reply_metric_values(d: Dialogue, metrics: Sequence[str]) -> dict[int, dict[str, float]]:
+    """Per system reply (by utterance index), the metrics that have a per-reply term.
+
+    SRRR: its round's outcome, 1 when the reply is a Recommend whose round was
+    accepted, else 0 (SRRR is the mean of these over the Recommend replies;
+    other replies have none). Recall@k, PC and PCIR: the per-turn values in
+    their score details, one per system reply in order.
+    """
+    out: dict[int, dict[str, float]] = defaultdict(dict)
+    if "srrr" in metrics and d.scores.get("srrr") is not None and d.scores["srrr"].scored:
+        try:
+            rounds = recommendation_rounds(d) if all(u.dialogue_acts is not None for u in d.utterances) else []
+        except MissingActs:
+            rounds = []
+        for r in rounds:
+            out[r.start]["srrr"] = 1.0 if r.successful else 0.0
+    replies = [i for i, u in enumerate(d.utterances) if u.role == Role.AGENT]
+    for name in PER_TURN_METRICS:
+        score = d.scores.get(name)
+        per_turn = score.details.get("per_turn") if score is not None and score.scored else None
+        if name in metrics and isinstance(per_turn, list) and len(per_turn) == len(replies):
+            for i, value in zip(replies, per_turn):
+                if isinstance(value, (int, float)):
+                    out[i][name] = float(value)
     return out
 
 
@@ -148,7 +207,8 @@ def _record(metric: str, aspect: str, level: str, users: str, group: Optional[st
     return rec
 
 
-def _dialogue_level(rows, metrics, aspects, users, group, rounds, confidence, seed) -> list[dict[str, Any]]:
+def _dialogue_level(rows, metrics, aspects, users, group, rounds, confidence, seed, level="dialogue"
+                    ) -> list[dict[str, Any]]:
     out = []
     for metric in metrics:
         for aspect in aspects:
@@ -157,7 +217,7 @@ def _dialogue_level(rows, metrics, aspects, users, group, rounds, confidence, se
             ci = bootstrap_intervals(x, y, rounds=rounds, confidence=confidence, seed=seed) \
                 if rho is not None else {"spearman": None, "pearson": None}
             s_ci, p_ci = ci["spearman"] or (None, None), ci["pearson"] or (None, None)
-            out.append(_record(metric, aspect, "dialogue", users, group, len(x), spearman=rho, pearson=r,
+            out.append(_record(metric, aspect, level, users, group, len(x), spearman=rho, pearson=r,
                                ci_low=s_ci[0], ci_high=s_ci[1], spearman_ci_low=s_ci[0],
                                spearman_ci_high=s_ci[1], pearson_ci_low=p_ci[0], pearson_ci_high=p_ci[1]))
     return out
@@ -207,11 +267,34 @@ def correlation_records(
         rows = [(metric_values(d), judgements(d, form, raters)) for d in ds]
         names = sorted(metrics) if metrics is not None else sorted({k for m, _ in rows for k in m})
         present = {k for _, h in rows for k in h}
-        aspects = [a for a in [*form.names(), SATISFACTION] if a in present]
+        aspects = _ordered(form, present)
         records += _dialogue_level(rows, names, aspects, users, group, rounds, confidence, seed)
         if group_by != "crs":  # one system per group: no ranking to compare
             records += _system_level(ds, rows, names, aspects, users, group)
+        records += _turn_level(ds, form, names, raters, users, group, rounds, confidence, seed)
     return records
+
+
+def _ordered(form: AspectForm, present: set[str]) -> list[str]:
+    """The form's aspects in its order, then extra aspects by name, then satisfaction."""
+    extras = sorted(present - set(form.names()) - {SATISFACTION})
+    return [a for a in [*form.names(), *extras, SATISFACTION] if a in present]
+
+
+def _turn_level(ds, form, names, raters, users, group, rounds, confidence, seed) -> list[dict[str, Any]]:
+    """Rated replies paired with the per-reply terms of the metrics (`reply_metric_values`), pooled over the
+    group's dialogues; the bootstrap resamples replies. Only pairs that occur make records."""
+    rows = []
+    for d in ds:
+        rated = reply_judgements(d, form, raters)
+        if not rated:
+            continue
+        terms = reply_metric_values(d, names)
+        rows += [(terms.get(i, {}), values) for i, values in rated.items()]
+    found_metrics = sorted({k for m, _ in rows for k in m})
+    aspects = _ordered(form, {k for m, h in rows if m for k in h})
+    records = _dialogue_level(rows, found_metrics, aspects, users, group, rounds, confidence, seed, level="turn")
+    return [r for r in records if r["n"]]
 
 
 def format_records(records: Sequence[dict[str, Any]]) -> str:
@@ -222,7 +305,7 @@ def format_records(records: Sequence[dict[str, Any]]) -> str:
     lines = []
     for rec in records:
         where = rec["users"] + (f" / {rec['group']}" if rec["group"] else "")
-        if rec["level"] == "dialogue":
+        if rec["level"] in ("dialogue", "turn"):
             ci_s = f"[{fmt(rec['spearman_ci_low'])}, {fmt(rec['spearman_ci_high'])}]"
             ci_p = f"[{fmt(rec['pearson_ci_low'])}, {fmt(rec['pearson_ci_high'])}]"
             stat = f"spearman {fmt(rec['spearman'])} {ci_s}  pearson {fmt(rec['pearson'])} {ci_p}"

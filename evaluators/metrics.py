@@ -18,6 +18,9 @@ dialogue acts on the utterances (fill them with an annotator first):
 - SRRR (eq. 4) = successful rounds / rounds; 0.0 for a dialogue without rounds.
 - SR (eq. 3), per dialogue: 1.0 if any round was successful, else 0.0; the
   system-level success rate is the mean over dialogues.
+- `explain_act_metrics` lays the three values open for an audit: each round
+  with its outcome (accepted, rejected, pending) and the utterance that
+  settled it, each acceptance counted in |I_acc|, and |d|.
 
 Target-based metrics (PEPPER, Kim et al.) use dialogue.metadata["targets"], a
 list of item ids or titles. A *turn* is one system utterance; its list P_t is
@@ -31,11 +34,11 @@ its `items` (else the TITLE slots of its Recommend acts), cut to the first k.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
 from arena.dialogue import Dialogue, Role, Utterance
-from evaluators.acts.schema import is_acceptance, is_recommendation, is_rejection, titles_of
+from evaluators.acts.schema import intents_of, is_acceptance, is_recommendation, is_rejection, titles_of
 from arena.target_metrics import coverage_per_turn, recall_at, target_keys
 
 LENGTH_UNITS = ("utterances", "turns")
@@ -69,6 +72,7 @@ class Round:
     start: int  # index of the Recommend utterance
     end: int  # index one past the round's last utterance
     decision: Optional[str]  # "accept", "reject" or None (no decision)
+    decided_at: Optional[int] = None  # index of the user utterance that settled it
 
     @property
     def successful(self) -> bool:
@@ -81,15 +85,15 @@ def recommendation_rounds(dialogue: Dialogue) -> list[Round]:
     rounds = []
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(utts)
-        decision = None
-        for u in utts[start + 1:end]:
-            if is_acceptance(u):
-                decision = "accept"
+        decision, decided_at = None, None
+        for i in range(start + 1, end):
+            if is_acceptance(utts[i]):
+                decision, decided_at = "accept", i
                 break
-            if is_rejection(u):
-                decision = "reject"
+            if is_rejection(utts[i]):
+                decision, decided_at = "reject", i
                 break
-        rounds.append(Round(start, end, decision))
+        rounds.append(Round(start, end, decision, decided_at))
     return rounds
 
 
@@ -111,6 +115,78 @@ def success(dialogue: Dialogue) -> float:
     """1.0 when some recommendation was accepted, else 0.0 (eq. 3 before averaging)."""
     require_acts(dialogue)
     return 1.0 if any(r.successful for r in recommendation_rounds(dialogue)) else 0.0
+
+
+# -- explaining the values ------------------------------------------------------
+
+OUTCOMES = {"accept": "accepted", "reject": "rejected", None: "pending"}
+
+
+@dataclass(frozen=True)
+class UtteranceRef:
+    """One utterance an explanation points at: its index in the dialogue, text, intents and their annotator."""
+
+    index: int
+    text: str
+    intents: tuple[str, ...]
+    annotator: Optional[str]  # Utterance.acts_annotator: None when the acts came with the dialogue
+
+
+@dataclass(frozen=True)
+class RoundExplanation:
+    number: int  # 1-based, in dialogue order
+    recommend: UtteranceRef  # the Recommend utterance that opens the round
+    titles: tuple[str, ...]  # what it recommended (items shown, else its TITLE slots)
+    outcome: str  # "accepted", "rejected" or "pending" (no decision before the next Recommend)
+    decided_by: Optional[UtteranceRef]  # the user utterance that settled it
+
+
+@dataclass(frozen=True)
+class AcceptanceExplanation:
+    utterance: UtteranceRef  # a user utterance counted in |I_acc|
+    round: Optional[int]  # the round it falls in; None before the first Recommend
+    decides_round: bool  # whether it is that round's decision (a later one still counts for RDL)
+
+
+@dataclass(frozen=True)
+class ActMetricsExplanation:
+    """Why a dialogue's RDL, SRRR and SR have their values, for an audit of the acts behind them."""
+
+    rounds: tuple[RoundExplanation, ...]
+    acceptances: tuple[AcceptanceExplanation, ...]  # I_acc
+    length: int  # |d|
+    length_unit: str
+    rdl: float
+    srrr: float
+    sr: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _ref(dialogue: Dialogue, index: int) -> UtteranceRef:
+    utt = dialogue.utterances[index]
+    return UtteranceRef(index, utt.text, tuple(sorted(intents_of(utt))), utt.acts_annotator)
+
+
+def explain_act_metrics(dialogue: Dialogue, length_unit: str = "utterances") -> ActMetricsExplanation:
+    """Each recommendation round with its outcome and the utterance that settled it, each acceptance
+    RDL counts, |d|, and the resulting RDL, SRRR and SR (the same functions compute them)."""
+    require_acts(dialogue)
+    rounds = recommendation_rounds(dialogue)
+    explained = tuple(
+        RoundExplanation(n, _ref(dialogue, r.start),
+                         tuple(title for _, title in turn_recommendations(dialogue.utterances[r.start])),
+                         OUTCOMES[r.decision], _ref(dialogue, r.decided_at) if r.decided_at is not None else None)
+        for n, r in enumerate(rounds, start=1))
+    acceptances = []
+    for i, utt in enumerate(dialogue.utterances):
+        if is_acceptance(utt):
+            within = next((n for n, r in enumerate(rounds, start=1) if r.start < i < r.end), None)
+            decides = within is not None and rounds[within - 1].decided_at == i
+            acceptances.append(AcceptanceExplanation(_ref(dialogue, i), within, decides))
+    return ActMetricsExplanation(explained, tuple(acceptances), dialogue_length(dialogue, length_unit), length_unit,
+                                 rdl(dialogue, length_unit), srrr(dialogue), success(dialogue))
 
 
 # -- target-based ----------------------------------------------------------------

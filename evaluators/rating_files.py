@@ -1,4 +1,4 @@
-"""Human ratings from a file (CSV or JSON), checked against the aspect form and attached to dialogues.
+"""Human ratings from a file (CSV, JSON or JSONL), checked against the aspect form and attached to dialogues.
 
 A rating file has one row per rater and dialogue, or per rater and system
 reply:
@@ -7,20 +7,36 @@ reply:
     d1,,ann1,2,1,...,
     d1,d1_3,ann1,,,...,3
 
-* `dialogue_id` (also `conversation ID` / `conversation_id`): required;
-* `utterance_id` (also `utterance ID`): present for a reply-level rating;
+* `dialogue_id` (also `conversation ID` / `conversation_id` / `conv_id`): required;
+* `utterance_id` (also `utterance ID`): present for a reply-level rating; or
+  `turn_ind` with `role` (USER or ASST) and optionally `utterance` (its text),
+  matched as CRSArena-Eval's turns are (below);
 * `rater_id` (default `imported`) and `rater_kind` (`human`, the default, or `simulator`);
-* every other column is an aspect of the form (`assets/ratings/aspects_v1.yaml`);
-  an empty cell is a skipped aspect.
+* every other column is an aspect: one of the form (`assets/ratings/aspects_v1.yaml`),
+  an alias of one, or an extra aspect (see `arena.aspects.AspectMapping`); an
+  empty cell is a skipped aspect.
 
-JSON is a list of objects with the same keys (or `{"ratings": [...]}`); an
-object may carry its reply-level ratings in a `turns` list of objects with
-`utterance_id` and aspect keys.
+JSON is a list of objects with the same keys (or `{"ratings": [...]}`, or JSONL);
+an object may carry its reply-level ratings in a `turns` list of objects with
+`utterance_id` (or `turn_ind`/`role`/`utterance`) and aspect keys.
 
-Loading is all-or-nothing: every row is checked (unknown aspect, value off
-the scale or not a number, unknown dialogue or utterance id, the same rater
-twice for the same dialogue or reply) before anything is attached, and all
-problems are reported in one `RatingImportError` naming row and column.
+CRSArena-Eval's records (the FACE paper's human labels of CRSArena-Dial) are
+read as published, a JSON list or JSONL of `{"conv_id", "dialogue": [...],
+"dial_level_aggregated": {...}}`: `conv_id` is the CRSArena-Dial conversation
+ID, the dialogue-level labels become one rating by rater `aggregated`, and each
+turn's `turn_level_aggregated` labels a rating of the reply it names
+(`evaluators.rating_turns`).
+
+Names go through `evaluators.rating_names` and the mapping (default
+`assets/ratings/aliases_v1.yaml`): aliases become the form's aspect
+(`dialogue_overall` -> `overall_impression`); declared extra aspects are
+checked on their scale; any other name is kept as an extra aspect with its
+scale inferred from the file, unless it looks like a typo of a known name.
+
+Loading is all-or-nothing: every row is checked (unknown or misspelt aspect,
+value off the scale or not a number, unknown dialogue, utterance or turn, the
+same rater twice for the same dialogue or reply) before anything is attached,
+and all problems are reported in one `RatingImportError` naming row and column.
 """
 
 from __future__ import annotations
@@ -32,12 +48,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from arena.aspects import AspectForm, load_form
-from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
+from arena.aspects import AspectForm, AspectMapping, load_form, load_mapping
+from arena.dialogue import Dialogue, Rating, Role, UserKind, Utterance, replace_rating
+from evaluators.rating_names import AspectNames
+from evaluators.rating_turns import OCCURRENCE, TURN_KEYS, TurnRef, find_turn, from_crsarena_eval, \
+    is_crsarena_eval, turn_ref
 
-DIALOGUE_KEYS = ("dialogue_id", "conversation ID", "conversation_id")
+DIALOGUE_KEYS = ("dialogue_id", "conversation ID", "conversation_id", "conv_id")
 UTTERANCE_KEYS = ("utterance_id", "utterance ID")
 RATER_KEYS = ("rater_id", "rater_kind")
+RESERVED = {*DIALOGUE_KEYS, *UTTERANCE_KEYS, *TURN_KEYS, *RATER_KEYS, "turns", OCCURRENCE}
 DEFAULT_RATER = "imported"
 _MAX_LISTED = 10
 
@@ -62,9 +82,45 @@ class RatingRow:
     dialogue_id: str
     utterance_id: Optional[str]
     rating: Rating
+    turn: Optional[TurnRef] = None
+
+    @property
+    def target(self) -> Any:
+        """What the row rates, for duplicate checks: the dialogue (None), a reply id or a turn."""
+        return self.utterance_id if self.turn is None else (self.turn.role, self.turn.turn_ind)
 
 
 # -- reading ------------------------------------------------------------------------------
+
+
+def _json_records(text: str, name: str) -> list[tuple[str, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if not text.startswith("{"):
+            raise RatingImportError([f"invalid JSON: {exc}"], name) from None
+        return _jsonl_records(text, exc, name)
+    if isinstance(data, dict) and isinstance(data.get("ratings"), list):
+        data = data["ratings"]
+    elif isinstance(data, dict):
+        data = [data]  # one record
+    if not isinstance(data, list):
+        raise RatingImportError(["expected a JSON list of rating objects"], name)
+    return [(f"row {i}", rec) for i, rec in enumerate(data, start=1)]
+
+
+def _jsonl_records(text: str, first_error: json.JSONDecodeError, name: str) -> list[tuple[str, Any]]:
+    records, problems = [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"row {len(records) + 1} (line {lineno})", json.loads(line)))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {lineno}: invalid JSON: {exc}")
+    if problems:
+        raise RatingImportError(problems if records else [f"invalid JSON: {first_error}"], name)
+    return records
 
 
 def _rows_from_text(text: str, name: str) -> list[tuple[str, dict[str, Any]]]:
@@ -72,15 +128,7 @@ def _rows_from_text(text: str, name: str) -> list[tuple[str, dict[str, Any]]]:
     if not stripped:
         raise RatingImportError(["the file is empty"], name)
     if stripped[0] in "[{":
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise RatingImportError([f"invalid JSON: {exc}"], name) from None
-        if isinstance(data, dict) and isinstance(data.get("ratings"), list):
-            data = data["ratings"]
-        if not isinstance(data, list):
-            raise RatingImportError(["expected a JSON list of rating objects"], name)
-        return [(f"row {i}", rec) for i, rec in enumerate(data, start=1)]
+        return _json_records(stripped, name)
     reader = csv.DictReader(io.StringIO(stripped))
     rows = []
     for i, rec in enumerate(reader, start=1):
@@ -98,8 +146,14 @@ def _first(rec: dict[str, Any], keys: tuple[str, ...]) -> Optional[str]:
     return None
 
 
-def _check_row(where: str, rec: Any, form: AspectForm, source: str,
-               problems: list[str]) -> list[RatingRow]:
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+# -- checking rows ---------------------------------------------------------------------------------
+
+
+def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: list[str]) -> list[RatingRow]:
     if not isinstance(rec, dict):
         problems.append(f"{where}: expected an object, got {type(rec).__name__}")
         return []
@@ -114,50 +168,55 @@ def _check_row(where: str, rec: Any, form: AspectForm, source: str,
     except ValueError:
         problems.append(f"{where}, column 'rater_kind': {kind_raw!r} is not human or simulator")
         return []
-    reserved = set(DIALOGUE_KEYS) | set(UTTERANCE_KEYS) | set(RATER_KEYS) | {"turns"}
     utterance_id = _first(rec, UTTERANCE_KEYS)
-    level = "utterance" if utterance_id else "dialogue"
+    turn = None
+    if utterance_id is None and not _blank(rec.get("turn_ind")):
+        turn = turn_ref(rec, where, problems)
+        if turn is None:
+            return []
+    level = "utterance" if utterance_id or turn else "dialogue"
     values: dict[str, float] = {}
     for column, raw in rec.items():
-        if column in reserved or raw is None or (isinstance(raw, str) and not raw.strip()):
+        if column in RESERVED or _blank(raw):
             continue
-        aspect = form.get(str(column))
-        if aspect is None:
-            problems.append(f"{where}, column {column!r}: unknown aspect (form {form.version} has "
-                            f"{', '.join(form.names())})")
-        elif aspect.level != level:
-            need = "with an utterance_id" if aspect.level == "utterance" else "without an utterance_id"
-            problems.append(f"{where}, column {column!r}: a {aspect.level}-level aspect belongs on a row {need}")
-        else:
-            try:
-                values[aspect.name] = aspect.check(raw.strip() if isinstance(raw, str) else raw)
-            except ValueError as exc:
-                problems.append(f"{where}, column {column!r}: {exc}")
+        try:
+            name, value = names.take(str(column), raw, level, where)
+        except ValueError as exc:
+            problems.append(f"{where}, column {column!r}: {exc}")
+            continue
+        if name in values:
+            problems.append(f"{where}, column {column!r}: gives {name!r} a second value (an alias and its aspect?)")
+        values[name] = value
     out = []
     if values:
-        rating = Rating(values=values, rater_id=rater_id, rater_kind=rater_kind, form_version=form.version,
+        rating = Rating(values=values, rater_id=rater_id, rater_kind=rater_kind, form_version=names.form.version,
                         source=source)
-        out.append(RatingRow(where, dialogue_id, utterance_id, rating))
+        out.append(RatingRow(where, dialogue_id, utterance_id, rating, turn))
     turns = rec.get("turns")
-    if turns is not None:
-        if not isinstance(turns, list):
-            problems.append(f"{where}, column 'turns': expected a list")
-        for j, turn in enumerate(turns or []):
-            if isinstance(turn, dict) and _first(turn, UTTERANCE_KEYS) is None:
-                problems.append(f"{where} turns[{j}], column 'utterance_id': missing")
+    if turns is not None and not isinstance(turns, list):
+        problems.append(f"{where}, column 'turns': expected a list")
+    for j, inner in enumerate(turns if isinstance(turns, list) else []):
+        if isinstance(inner, dict):
+            if _first(inner, UTTERANCE_KEYS) is None and _blank(inner.get("turn_ind")):
+                problems.append(f"{where} turns[{j}], column 'utterance_id': missing (or give turn_ind and role)")
                 continue
-            inner = {**turn, "dialogue_id": dialogue_id, "rater_id": rater_id, "rater_kind": rater_kind.value} \
-                if isinstance(turn, dict) else turn
-            out += _check_row(f"{where} turns[{j}]", inner, form, source, problems)
-    elif not values and not any(p.startswith(f"{where},") for p in problems):
+            inner = {**inner, "dialogue_id": dialogue_id, "rater_id": rater_id, "rater_kind": rater_kind.value}
+        out += _check_row(f"{where} turns[{j}]", inner, names, source, problems)
+    if not out and not any(p.startswith(f"{where},") or p.startswith(f"{where} ") for p in problems):
         problems.append(f"{where}: no aspect values")
     return out
 
 
-def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None,
-                     origin: str = "import") -> list[RatingRow]:
-    """Every rating in the file, checked against the form (RatingImportError lists all problems)."""
+def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None, origin: str = "import",
+                     mapping: Optional[AspectMapping] = None, names: Optional[AspectNames] = None
+                     ) -> list[RatingRow]:
+    """Every rating in the file, checked against the form (RatingImportError lists all problems).
+
+    `mapping` defaults to the shipped one (when it maps onto this form); pass
+    `names` to learn afterwards which extra aspects were kept (`names.summary()`).
+    """
     form = form or load_form()
+    names = names or AspectNames(form, mapping if mapping is not None else load_mapping(form))
     path = Path(source)
     try:
         text = path.read_text(encoding="utf-8")
@@ -167,10 +226,14 @@ def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None
     rows: list[RatingRow] = []
     seen: dict[tuple, str] = {}
     for where, rec in _rows_from_text(text, str(path)):
-        for row in _check_row(where, rec, form, origin, problems):
-            key = (row.dialogue_id, row.utterance_id, row.rating.rater_id, row.rating.rater_kind)
+        if is_crsarena_eval(rec):
+            where = f"{where} (conv_id {rec.get('conv_id')!r})"
+            rec = from_crsarena_eval(rec, where, problems)
+        for row in _check_row(where, rec, names, origin, problems):
+            key = (row.dialogue_id, row.target, row.rating.rater_id, row.rating.rater_kind)
             if key in seen:
-                what = f"reply {row.utterance_id!r}" if row.utterance_id else "dialogue"
+                what = (f"reply {row.utterance_id!r}" if row.utterance_id else
+                        row.turn.describe() if row.turn else "dialogue")
                 problems.append(f"{row.where}, column 'rater_id': duplicate of {seen[key]} "
                                 f"(rater {row.rating.rater_id!r} rates {what} of {row.dialogue_id!r} twice)")
                 continue
@@ -178,6 +241,9 @@ def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None
             rows.append(row)
     if problems:
         raise RatingImportError(problems, str(path))
+    for row in rows:
+        scales = {name: names.scale(name) for name in row.rating.values if name in names.extras}
+        row.rating.extra_scales = scales or None
     return rows
 
 
@@ -188,40 +254,60 @@ def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source:
                    ) -> list[Dialogue]:
     """Attach every row to its dialogue (or reply); returns the dialogues that changed.
 
-    Checks every id first and changes nothing when one is unknown. A rater's
-    new rating replaces their earlier one from the same source, so importing
-    a file twice changes nothing.
+    Dialogues are matched by id (the corpus's `conversation ID`). Checks every
+    id and turn first and changes nothing when one is unknown. A rater's new
+    rating replaces their earlier one from the same source, so importing a
+    file twice changes nothing.
     """
     by_id = {d.dialogue_id: d for d in dialogues}
     problems = []
-    for row in rows:
+    targets: dict[int, Utterance] = {}
+    rated: dict[tuple, str] = {}
+    for n, row in enumerate(rows):
         d = by_id.get(row.dialogue_id)
         if d is None:
             problems.append(f"{row.where}, column 'dialogue_id': unknown dialogue id {row.dialogue_id!r}")
             continue
-        if row.utterance_id is not None:
+        if row.turn is not None:
+            found = find_turn(d, row.turn)
+            if isinstance(found, str):
+                problems.append(f"{row.where}, column 'turn_ind': {row.turn.describe()}: {found}")
+                continue
+            utt, column, name = found, "turn_ind", row.turn.describe()
+        elif row.utterance_id is not None:
             utt = d.utterance(row.utterance_id)
+            column, name = "utterance_id", repr(row.utterance_id)
             if utt is None:
                 problems.append(f"{row.where}, column 'utterance_id': dialogue {row.dialogue_id!r} has no "
                                 f"utterance {row.utterance_id!r}")
-            elif utt.role != Role.AGENT:
-                problems.append(f"{row.where}, column 'utterance_id': {row.utterance_id!r} is a user message; "
-                                "reply-level aspects rate the system's replies")
+                continue
+        else:
+            continue
+        if utt.role != Role.AGENT:
+            problems.append(f"{row.where}, column {column!r}: {name} is a user message; "
+                            "reply-level aspects rate the system's replies")
+            continue
+        key = (d.dialogue_id, utt.utterance_id, row.rating.rater_id, row.rating.rater_kind)
+        if key in rated:
+            problems.append(f"{row.where}, column {column!r}: rates the same reply as {rated[key]}")
+            continue
+        rated[key] = row.where
+        targets[n] = utt
     if problems:
         raise RatingImportError(problems, source)
     changed: dict[str, Dialogue] = {}
-    for row in rows:
+    for n, row in enumerate(rows):
         d = by_id[row.dialogue_id]
-        target = d.utterance(row.utterance_id).ratings if row.utterance_id is not None else d.ratings
-        replace_rating(target, row.rating)
+        replace_rating(targets[n].ratings if n in targets else d.ratings, row.rating)
         changed[d.dialogue_id] = d
     return list(changed.values())
 
 
-def import_into_store(store: Any, source: Union[str, Path], form: Optional[AspectForm] = None
+def import_into_store(store: Any, source: Union[str, Path], form: Optional[AspectForm] = None,
+                      mapping: Optional[AspectMapping] = None, names: Optional[AspectNames] = None
                       ) -> list[Dialogue]:
     """Attach a file's ratings to stored dialogues, saved in one transaction (or none on error)."""
-    rows = read_rating_file(source, form)
+    rows = read_rating_file(source, form, mapping=mapping, names=names)
     ids = sorted({row.dialogue_id for row in rows})
     found = [d for d in (store.get_dialogue(i) for i in ids) if d is not None]
     changed = attach_ratings(found, rows, str(source))

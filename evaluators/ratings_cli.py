@@ -2,9 +2,12 @@
 
     python -m evaluators ratings import ratings.csv --db data/arena.sqlite3
     python -m evaluators ratings import ratings.json --corpus scored.jsonl [--out rated.jsonl]
+    python -m evaluators ratings import crsarena_eval.jsonl --corpus crsarena_dial.jsonl [--mapping FILE]
 
-The file format is described in `evaluators.rating_files`. A bad file is
-refused whole with one message naming each bad row and column.
+The file formats (our CSV/JSON, CRSArena-Eval's records) are described in
+`evaluators.rating_files`; names other studies use map onto the form through
+`assets/ratings/aliases_v1.yaml` or `--mapping FILE`. A bad file is refused
+whole with one message naming each bad row and column.
 """
 
 from __future__ import annotations
@@ -22,27 +25,37 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     imp = sub.add_parser(
         "import", help="attach ratings from a CSV or JSON file to stored or scored dialogues",
         description="Attach ratings (dialogue id column, numeric aspect columns, optional utterance_id "
-        "for reply-level ratings, optional rater_id/rater_kind) to dialogues. All or nothing.")
-    imp.add_argument("file", help="ratings, CSV or JSON")
+        "or turn_ind/role for reply-level ratings, optional rater_id/rater_kind), or CRSArena-Eval's "
+        "records as published, to dialogues. All or nothing.")
+    imp.add_argument("file", help="ratings, CSV, JSON or JSONL (CRSArena-Eval records included)")
     target = imp.add_mutually_exclusive_group(required=True)
     target.add_argument("--db", help="SQLite database of the arena")
     target.add_argument("--corpus", help="scored JSONL corpus (the output of `score`)")
     imp.add_argument("--out", help="where to write the rated corpus (default: replace --corpus)")
     imp.add_argument("--form", default=None,
                      help="aspect rating form YAML (default: $ARENA_RATING_FORM or assets/ratings/aspects_v1.yaml)")
+    add_mapping_argument(imp)
     imp.set_defaults(func=run_import)
     return parser
 
 
+def add_mapping_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mapping", default=None,
+                        help="aspect names of another study: aliases onto the form's aspects and extra aspects' "
+                             "scales (YAML; default: assets/ratings/aliases_v1.yaml, CRSArena-Eval's names)")
+
+
 def run_import(args: argparse.Namespace) -> int:
-    from arena.aspects import FormError, load_form
+    from arena.aspects import FormError, load_form, load_mapping
     from arena.config import Settings
     from arena.corpus.dialoguekit import DialogueImportError
     from arena.corpus.reading import load_dialogues
     from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file
+    from evaluators.rating_names import AspectNames
 
     try:
         form = load_form(args.form or Settings.from_env().rating_form)
+        names = AspectNames(form, load_mapping(form, args.mapping))
         if args.db:
             from arena.store import Store, is_database_url
 
@@ -50,17 +63,20 @@ def run_import(args: argparse.Namespace) -> int:
                 print(f"error: no database at {args.db}", file=sys.stderr)
                 return 2
             with Store(args.db) as store:
-                changed = import_into_store(store, args.file, form)
+                changed = import_into_store(store, args.file, form, names=names)
             where = args.db
         else:
             dialogues = load_dialogues(Path(args.corpus))
-            changed = attach_ratings(dialogues, read_rating_file(args.file, form), args.file)
+            changed = attach_ratings(dialogues, read_rating_file(args.file, form, names=names), args.file)
             where = args.out or args.corpus
             write_corpus(dialogues, Path(where))
     except (RatingImportError, DialogueImportError, FormError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"attached ratings to {len(changed)} dialogues in {where}")
+    extras = names.summary()
+    if extras:
+        print(f"kept aspects the form {form.version} does not ask: {'; '.join(extras)}")
     return 0
 
 

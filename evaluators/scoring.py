@@ -11,7 +11,10 @@ Metric groups, by name:
 
 Every Score names its scorer and version; act-based scores carry the label of
 the annotator that produced the acts in their version ("provided" when the
-acts came with the dialogue) and the annotator's model in `model`. Scoring is
+acts came with the dialogue) and the annotator's model in `model`. The acts a
+score was computed from stay on the dialogue (each annotated utterance names
+its annotator in `acts_annotator`); callers that keep dialogues store them with
+the scores (`Store.save_scores(..., acts_from=dialogue)`). Scoring is
 idempotent: a metric already scored with the same version is kept unless
 `force`. A metric that fails gets Score(value=None, error=...), never 0.
 """
@@ -249,7 +252,7 @@ def _prepare_acts(dialogue: Dialogue, ctx: Context, force: bool) -> None:
             ctx.acts_error = f"annotation failed: {type(exc).__name__}: {exc}"
             return
         for utt, new in zip(dialogue.utterances, annotated.utterances):
-            utt.dialogue_acts = new.dialogue_acts
+            utt.dialogue_acts, utt.acts_annotator = new.dialogue_acts, new.acts_annotator
         dialogue.metadata["acts_annotator"] = ctx.annotator.label
         dialogue.metadata["acts_model"] = ctx.annotator.model_label
     label = dialogue.metadata.get("acts_annotator")
@@ -287,12 +290,15 @@ def score_dialogue(dialogue: Dialogue, metrics: list[str], *, client: Optional[L
     ctx = Context(client=client, annotator=annotator, settings=settings)
     act_groups = [g for g in groups if g.needs_acts]
     if act_groups:
-        if ctx.annotator is None:
+        complete = all(u.dialogue_acts is not None for u in dialogue.utterances)
+        if ctx.annotator is None and (force or not complete):  # built only when acts are to be made
             ctx.annotator = default_annotator(settings, client)
         planned = _planned_label(dialogue, ctx, force)
-        if not force and all(_is_current(dialogue, g, ctx, planned) for g in act_groups):
+        if not force and complete and all(_is_current(dialogue, g, ctx, planned) for g in act_groups):
             ctx.acts_label = planned  # everything act-based is up to date: no need to annotate
         else:
+            # Current scores whose acts are missing (a dialogue stored before acts were kept) get their
+            # acts again from the annotator their version names; the scores themselves stay as they are.
             _prepare_acts(dialogue, ctx, force)
     out: dict[str, Score] = {}
     for group in groups:

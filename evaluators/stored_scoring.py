@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
-from arena.dialogue import Score
+from arena.dialogue import Dialogue, Score
 from arena.store import Store
 from arena.store_safety import claim_scoring_job, finish_scoring_job
 from evaluators.scoring import REGISTRY, score_dialogue
@@ -36,15 +36,23 @@ def first_score_name(metrics: list[str]) -> str:
     return REGISTRY[metrics[0]].score_names[0]
 
 
-def run_job(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
-            annotator: Any = None, settings: Any = None) -> dict[str, Score]:
-    """Score one stored dialogue and save its scores (a failed metric is stored unscored, never 0)."""
+def score_and_store(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
+                    annotator: Any = None, settings: Any = None) -> tuple[Dialogue, dict[str, Score]]:
+    """Score one stored dialogue and save its scores with the acts they came from (a failed metric is
+    stored unscored, never 0); returns the scored dialogue and the scores of `metrics`."""
     dialogue = store.get_dialogue(dialogue_id)
     if dialogue is None:
         raise MissingDialogue(f"no dialogue {dialogue_id!r} in the store")
     scores = score_dialogue(dialogue, metrics, client=client, annotator=annotator, force=force, settings=settings)
-    store.save_scores(dialogue_id, scores)
-    return scores
+    store.save_scores(dialogue_id, scores, acts_from=dialogue)
+    return dialogue, scores
+
+
+def run_job(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
+            annotator: Any = None, settings: Any = None) -> dict[str, Score]:
+    """One job of the queue: `score_and_store`, returning the scores."""
+    return score_and_store(store, dialogue_id, force, metrics, client=client, annotator=annotator,
+                           settings=settings)[1]
 
 
 def take_and_run(store: Store, run: Callable[[str, bool], dict[str, Score]],

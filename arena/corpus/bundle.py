@@ -317,12 +317,14 @@ def dataset_card(snapshot: Snapshot) -> str:
         f"`{FILES['dialogues']}`: `conversation ID`; `agent.id` (the system); `user.id` (pseudonym), "
         "`user.kind` (human or simulator), `user.simulator`; `conversation`: list of utterances with "
         "`participant` (USER or AGENT), `utterance`, `utterance ID`, `timestamp`, `recommended_items` "
-        "(id, title), `dialogue_acts` (intent, slot values) and `error` when the system failed; "
+        "(id, title), `dialogue_acts` (intent, slot values: the acts the scores were computed from), "
+        "`acts_annotator` (name/version of the annotator that made them; absent when they came with an "
+        "imported corpus) and `error` when the system failed; "
         "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "
         "value, null when unscored) and `metadata.score_details` (scorer, version, model, details); "
         "`metadata.ratings` and `conversation[].ratings`: optional aspect ratings (`values` aspect -> number, "
         "`rater_id` (pseudonym for people), `rater_kind`, `form_version`, `prompt_version` and `model` for "
-        "simulators, `source`); "
+        "simulators, `source`, `extra_scales` for imported aspects the form does not ask); "
         "`metadata.vote` for battle dialogues (side A or B, result, choice, comment); `created_at`, "
         "`ended_at`, `end_reason`.",
         "",

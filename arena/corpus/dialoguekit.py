@@ -10,7 +10,9 @@ A record in that layout looks like::
 The IARD files use the same shape with ``conversation_id`` and per-utterance
 ``dialogue_acts`` ([{"intent", "slot_values"}]). Our exports add fields that
 other readers ignore (timestamps, recommended items, errors, feedback comment,
-scores, who the user was) so that ``from_record(to_dialoguekit(d)) == d``.
+scores, who the user was, ``acts_annotator``: the name/version of the annotator
+whose acts an utterance carries, absent when they came with the corpus) so that
+``from_record(to_dialoguekit(d)) == d``.
 
 Reading whole files (JSON, JSONL, DialogueKit's per-pair files) is in
 `arena.corpus.reading`.
@@ -154,6 +156,8 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
         rec["recommended_items"] = [{"id": i.item_id, "title": i.title} for i in u.items]
     if u.dialogue_acts is not None:
         rec["dialogue_acts"] = [a.model_dump(mode="json") for a in u.dialogue_acts]
+    if u.acts_annotator is not None:
+        rec["acts_annotator"] = u.acts_annotator
     if u.error is not None:
         rec["error"] = u.error
     if u.ratings:
@@ -308,6 +312,10 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
     fields["timestamp"] = _datetime(u, "timestamp", f"{where}.timestamp") or default_time
     fields["items"] = _parse_items(u.get("recommended_items", u.get("items")), f"{where}.recommended_items")
     fields["dialogue_acts"] = _parse_acts(u, where)
+    if u.get("acts_annotator") is not None:
+        if not isinstance(u["acts_annotator"], str):
+            raise _RecordError(f"{where}.acts_annotator", "expected the annotator's name/version as a string")
+        fields["acts_annotator"] = u["acts_annotator"]
     if u.get("error") is not None:
         fields["error"] = str(u["error"])
     fields["ratings"] = _parse_ratings(u.get("ratings"), f"{where}.ratings")

@@ -15,8 +15,9 @@ class AnnotationError(RuntimeError):
 class ActAnnotator(ABC):
     """`annotate(dialogue)` returns a copy whose utterances carry IARD dialogue acts.
 
-    Utterances that already have acts keep them unless `overwrite=True`. The
-    copy's metadata["acts_annotator"] records `label` when anything was
+    Utterances that already have acts keep them unless `overwrite=True`. Every
+    utterance it annotates records `label` (name/version) in `acts_annotator`,
+    and the copy's metadata["acts_annotator"] records it when anything was
     annotated, so scores computed from the acts can name their source.
     """
 
@@ -41,7 +42,11 @@ class ActAnnotator(ABC):
         if not copy.utterances:
             return copy
         if overwrite or any(u.dialogue_acts is None for u in copy.utterances):
+            todo = [u for u in copy.utterances if overwrite or u.dialogue_acts is None]
             self._annotate_in_place(copy, overwrite)
+            for utt in todo:
+                if utt.dialogue_acts is not None:
+                    utt.acts_annotator = self.label
             copy.metadata["acts_annotator"] = self.label
         return copy
 

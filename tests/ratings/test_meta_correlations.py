@@ -156,3 +156,27 @@ def test_resample_ranks_equal_scipy_rankdata_with_ties():
         idx = rng.integers(0, len(values), size=(50, len(values)))
         expected = stats.rankdata(np.asarray(values, float)[idx], axis=1)
         assert np.array_equal(resample_ranks(values, idx), expected)
+
+
+def test_turn_level_pairs_each_rated_reply_with_its_per_turn_recall():
+    # Recall@k per system turn 0 .5 .5 1 against the replies' relevance 0 1 2 3: ranks 1 2.5 2.5 4 and 1 2 3 4,
+    # Spearman = 4.5 / sqrt(4.5 * 5) = 0.948683; Pearson (deviations -.5 0 0 .5) = 1.5 / sqrt(.5 * 5), the same.
+    d = dialogue(0, "alpha", 0.1, relevance=(0, 1, 2, 3))
+    d.scores["recall"] = Score(value=0.5, scorer="recall", version="1", details={"per_turn": [0.0, 0.5, 0.5, 1.0]})
+    rec = find(correlation_records([d], rounds=50), metric="recall", aspect="relevance", level="turn")
+    assert rec["n"] == 4 and rec["spearman"] == pytest.approx(4.5 / math.sqrt(22.5))
+    assert rec["pearson"] == pytest.approx(1.5 / math.sqrt(2.5))
+    # Per-turn values that do not line up with the replies pair with nothing.
+    d.scores["recall"].details["per_turn"] = [0.0, 0.5, 1.0]
+    assert not [r for r in correlation_records([d], rounds=50) if r["level"] == "turn"]
+
+
+def test_extra_aspects_are_correlated_and_satisfaction_stays_the_users_own():
+    ds = [dialogue(i, "alpha", x, sentiment=s) for i, (x, s) in enumerate(zip(X, S))]
+    for d, y in zip(ds, Y):
+        d.ratings.append(Rating(values={"warmth": y}, rater_id="study", form_version="aspects_v1",
+                                source="import", extra_scales={"warmth": (0, 4)}))
+    records = correlation_records(ds, rounds=50)
+    assert find(records, metric="rdl", aspect="warmth", level="dialogue")["spearman"] == pytest.approx(0.872082,
+                                                                                                          abs=1e-6)
+    assert [r["aspect"] for r in records if r["level"] == "dialogue"] == ["warmth", "satisfaction"]

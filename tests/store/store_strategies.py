@@ -38,7 +38,7 @@ items = st.builds(RecommendedItem, item_id=ids, title=text)
 utterances = st.builds(
     Utterance, role=st.sampled_from(list(Role)), text=text, utterance_id=ids,
     items=st.lists(items, max_size=3), dialogue_acts=st.none() | st.lists(acts, max_size=3),
-    timestamp=moments, error=st.none() | text,
+    acts_annotator=st.none() | st.sampled_from(["offline/13-3f2a", "llm-acts/prompt2-9c1d"]), timestamp=moments, error=st.none() | text,
 )
 scores = st.builds(
     Score, value=st.none() | st.floats(allow_nan=False, allow_infinity=False), scorer=ids, version=ids,

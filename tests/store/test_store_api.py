@@ -4,9 +4,11 @@ import pickle
 from datetime import datetime, timedelta, timezone
 
 import pytest
+import sqlalchemy as sa
 
 import arena.store as store_module
-from arena.dialogue import Feedback, Score, UserKind
+from arena import store_schema as t
+from arena.dialogue import DialogueAct, Feedback, Score, UserKind
 from arena.store import Store, head_revision
 
 from store_strategies import battle, rich_dialogue
@@ -82,6 +84,32 @@ def test_save_scores_merges_idempotently_and_newest_wins(store):
     assert store.count_dialogues(missing_score="rdl") == 0 and store.count_dialogues(missing_score="x") == 1
     with pytest.raises(KeyError):
         store.save_scores("nope", {"rdl": new})
+
+
+def test_save_scores_stores_the_acts_they_came_from_and_nothing_else(store):
+    d = rich_dialogue()
+    store.save_dialogue(d)
+    scored = store.get_dialogue(d.dialogue_id)
+    for utt in scored.utterances:  # what a scorer does: acts on every utterance, named by their annotator
+        utt.dialogue_acts = [DialogueAct(intent="REC-S" if utt.role.value == "AGENT" else "ACC")]
+        utt.acts_annotator = "offline-acts/13"
+    scored.metadata["acts_annotator"] = "offline-acts/13"
+    scored.feedback = None  # a stale field of the scoring copy: must not reach the store
+    rdl = Score(value=0.5, scorer="rdl", version="1/offline-acts/13")
+    store.save_scores(d.dialogue_id, {"rdl": rdl}, acts_from=scored)
+    got = store.get_dialogue(d.dialogue_id)
+    assert [u.dialogue_acts for u in got.utterances] == [u.dialogue_acts for u in scored.utterances]
+    assert {u.acts_annotator for u in got.utterances} == {"offline-acts/13"}
+    assert got.metadata["acts_annotator"] == "offline-acts/13" and got.feedback == d.feedback
+    assert got.scores["rdl"] == rdl
+
+    def updated_at():
+        with store._read() as conn:
+            return conn.execute(sa.select(t.dialogues.c.updated_at)).scalar()
+
+    before = updated_at()
+    store.save_scores(d.dialogue_id, {"rdl": rdl}, acts_from=scored)  # the same acts: the row is not rewritten
+    assert updated_at() == before and store.get_dialogue(d.dialogue_id) == got
 
 
 def test_battle_is_saved_atomically(store, monkeypatch):
