@@ -8,7 +8,8 @@ in its dialogue up to that point: "latest utterance" is what a simulator reading
 system's turn (and a live annotation of each new turn) costs: titles found in
 the new utterance (catalog linker included; the earlier turns were read, as in a
 live dialogue, before timing) and facts built over the dialogue, then one network
-pass over the (context, utterance) pair. "two-utterance dialogue" annotates the
+pass over the (context, utterance) pair; "context decision" is what deciding Accept over the
+dialogue (version 14) adds once the outputs are known. "two-utterance dialogue" annotates the
 utterance and the one before it (two passes in one batch). "network pass" times
 the network alone on the latest utterance's pair. Each runtime (ONNX Runtime, the
 default on CPU, and PyTorch) is timed in the same run over the same utterances,
@@ -97,6 +98,10 @@ def main(argv=None) -> int:
             record("two-utterance dialogue (both annotated)", lambda: annotator.annotate(short, overwrite=True))
             rows = encode_pairs(model.tokenizer, dialogue_pairs(d, linker, last_only=True)[1])
             record("network pass (latest utterance)", lambda: model.probabilities_of(rows))
+            if model.context is not None:  # Accept re-decided over the dialogue once its outputs are known
+                views, pairs = dialogue_pairs(d, linker)
+                roles, outputs = [v.role for v in views], model.probabilities(pairs)
+                record("context decision over the dialogue (outputs known)", lambda: model.intents(roles, outputs))
         started = time.perf_counter()
         for d in held:
             annotator.annotate(d, overwrite=True)

@@ -9,6 +9,8 @@ assets/acts/MODEL_CARD.md). Every intent, Recommend, Accept and Reject included,
 is the model's decision at thresholds chosen on validation data; titles found by
 extraction become TITLE slot values. On CPU the network is served by ONNX Runtime
 (`onnx_serving`), with the same outputs as PyTorch and in about half the time.
+From version 14 on, Accept is decided over the whole dialogue (`context_decision`), and
+the Accept and Reject thresholds are chosen for the metrics RDL and SR (`metric_calibration`).
 """
 
 from __future__ import annotations
