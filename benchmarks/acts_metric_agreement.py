@@ -32,6 +32,7 @@ from evaluators.acts.redial_weak import load_redial  # noqa: E402
 from evaluators.acts.training import is_iard_val  # noqa: E402
 
 REDIAL = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
+CRSARENA_TEXTS = ROOT.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
 
 
 def fmt(v) -> str:
@@ -56,10 +57,10 @@ def main(argv=None) -> int:
         annotators.append((name, OfflineActAnnotator(artifact=Path(path))))
 
     train, held = iard_split(load_iard())
-    parts = [("IARD held-out (60 dialogues)", held), ("CRS Arena test part (102 dialogues)", load_crsarena_acts("test"))]
+    parts = [("IARD held-out (60 dialogues)", held), ("CRS Arena test part (102 dialogues)", load_crsarena_acts("test", CRSARENA_TEXTS))]
     if args.validation:
         parts += [("IARD val (33, validation)", [d for d in train if is_iard_val(d.dialogue_id)]),
-                  ("CRS Arena calibration part (140, validation)", load_crsarena_acts("calibration"))]
+                  ("CRS Arena calibration part (140, validation)", load_crsarena_acts("calibration", CRSARENA_TEXTS))]
     redial_test = load_redial(REDIAL, exclude=frozenset(d.dialogue_id for d in load_iard()))["test"] \
         if REDIAL.exists() else []
 

@@ -58,6 +58,7 @@ from evaluators.acts.training import (  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 REDIAL = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
+CRSARENA_TEXTS = ROOT.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
 VERSION = "14"
 SOURCES = ("iard", "redial", "arena")
 WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
@@ -246,7 +247,7 @@ def context_stage(args) -> int:
         return out
 
     parts = {"iard-val": scored([d for d in train if is_iard_val(d.dialogue_id)]),
-             "crsarena-calibration": scored(load_crsarena_acts("calibration"))}
+             "crsarena-calibration": scored(load_crsarena_acts("calibration", args.crsarena))}
     result = fit_context_decision(parts, model.threshold)
     meta = dict(model.meta)
     meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, result["threshold"])},
@@ -289,6 +290,9 @@ def main(argv=None) -> int:
     for name in ("calibrate", "context", "all"):
         stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
     stages["context"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    for name in ("context", "all"):
+        stages[name].add_argument("--crsarena", type=Path, default=CRSARENA_TEXTS,
+                                  help="the CRS Arena dialogue texts (DialogueKit layout)")
     args = ap.parse_args(argv)
     if args.stage == "prepare":
         return prepare(args)

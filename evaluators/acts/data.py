@@ -31,7 +31,7 @@ ARENA_SETS except ARENA_VAL (its thresholds are chosen there) and is measured on
 test10.
 
 CRS Arena parts: real dialogues between crowd users and the nine systems of the CRS Arena
-study (`../shared/data/crsarena_dial_texts/`, whose texts may not be copied into the
+study (the CRS Arena dialogue texts, outside the project: they may not be copied into the
 project), labelled by hand for Recommend / Accept / Reject with `LABELING_GUIDE.md`. The
 files in assets/acts hold only ids and labels: {"id": "<conversation ID>:<index>", "role",
 "rec"} for system utterances, {"id", "role", "acc", "rej"} for user ones. Split by a hash of
@@ -77,7 +77,6 @@ ARENA_VAL = (ARENA_TEST8, ARENA_TEST9)
 SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
 TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
-CRSARENA_TEXTS = ASSETS_DIR.parent.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
 CRSARENA_PARTS = {"calibration": ACTS_ASSETS / "crsarena_calibration_acts.jsonl",
                   "test": ACTS_ASSETS / "crsarena_test_acts.jsonl"}
 
@@ -151,9 +150,10 @@ def crsarena_part(dialogue_id: str) -> str:
     return "test" if int(digest, 16) % 10 < 4 else "calibration"
 
 
-def load_crsarena_acts(part: str, texts: Path = CRSARENA_TEXTS) -> list[Dialogue]:
+def load_crsarena_acts(part: str, texts: Path) -> list[Dialogue]:
     """The hand-labelled CRS Arena dialogues of `part`, with their labels as acts (REC-S for a
-    Recommend, ACC / REJ, OTH for an utterance with none of them). FileNotFoundError without the texts."""
+    Recommend, ACC / REJ, OTH for an utterance with none of them). `texts`: the CRS Arena dialogue
+    file (DialogueKit layout), which stays outside the project; FileNotFoundError without it."""
     from arena.corpus.reading import load_dialogues
 
     if not Path(texts).exists():

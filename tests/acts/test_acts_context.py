@@ -7,11 +7,15 @@ import pytest
 
 from arena.dialogue import Dialogue, DialogueAct, Role
 from evaluators.acts.context_decision import ABSENT, ACC, AGENT_REC, FEATURES, REJ, ContextDecision, feature_matrix, features
-from evaluators.acts.data import CRSARENA_PARTS, CRSARENA_TEXTS, crsarena_part, load_crsarena_acts
+from pathlib import Path
+
+from evaluators.acts.data import ASSETS_DIR, CRSARENA_PARTS, crsarena_part, load_crsarena_acts
 from evaluators.acts.metric_calibration import Scored, agreement, fit_context_decision, objective
 from evaluators.acts.network import LABELS
 
 U, A = Role.USER, Role.AGENT
+# The CRS Arena texts stay outside the project (../shared); the label files are in assets/acts.
+CRSARENA_TEXTS = Path(ASSETS_DIR).parent.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
 
 
 def _probs(roles, rec=(), acc=()):
@@ -140,7 +144,7 @@ def test_crsarena_label_files_follow_the_split_and_cover_whole_dialogues():
 
 @pytest.mark.skipif(not CRSARENA_TEXTS.exists(), reason="needs ../shared/data/crsarena_dial_texts")
 def test_crsarena_parts_load_with_their_labels_as_acts():
-    calibration = load_crsarena_acts("calibration")
+    calibration = load_crsarena_acts("calibration", CRSARENA_TEXTS)
     assert len(calibration) == 140
     roles = {u.role for d in calibration for u in d.utterances}
     assert roles == {U, A}
