@@ -33,6 +33,11 @@ def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
     return out
 
 
+def plural(count: int, noun: str, nouns: Optional[str] = None) -> str:
+    """"1 battle", "2 battles" ("0 battles")."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
 def items_markdown(items: Iterable[RecommendedItem], limit: int = 5, heading: str = "Recommended") -> str:
     items = list(items)[:limit]
     if not items:
