@@ -82,15 +82,16 @@ def can_rate(session: Optional[BattleSession], side: str) -> bool:
 
 def pane_view(services: Services, session: Optional[BattleSession], side: str, *, status: Any = None,
               message: Any = None, busy: bool = False) -> tuple[Any, ...]:
-    """Updates for (chatbot, items, status, message, send, satisfied, frustrated)."""
+    """Updates for (chatbot, items, status, message, send, satisfied, frustrated); `message`: the box's new
+    text (None keeps what is typed there)."""
     dialogue = session.dialogues[side] if session is not None else None
     sending = can_send(services, session, side) and not busy
     rating = can_rate(session, side) and not busy
+    box = gr.Textbox(interactive=sending) if message is None else gr.Textbox(value=message, interactive=sending)
     return (
         chat_messages(dialogue), items_markdown(latest_items(dialogue)),
         pane_status(services, session, side) if status is None else status,
-        gr.Textbox(value="" if message is None else message, interactive=sending),
-        gr.Button(interactive=sending), gr.Button(interactive=rating), gr.Button(interactive=rating),
+        box, gr.Button(interactive=sending), gr.Button(interactive=rating), gr.Button(interactive=rating),
     )
 
 
@@ -121,7 +122,10 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     )
     gr.Markdown(f"**Before you start:** {CONSENT}", elem_id="battle-consent")
     with gr.Row(equal_height=False):
-        new_button = gr.Button("New battle", variant="primary", elem_id="battle-new", scale=0, min_width=160)
+        # Enabled once the page knows its participant (a moment after loading), so a battle started
+        # at once is theirs.
+        new_button = gr.Button("New battle", variant="primary", interactive=participant is None,
+                               elem_id="battle-new", scale=0, min_width=160)
         notice_line = gr.Markdown("", elem_id="battle-notice", elem_classes=["status-line"])
     panes: dict[str, dict[str, Any]] = {}
     with gr.Row(equal_height=False):
@@ -168,19 +172,20 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     vote_outputs = [vote_panel, vote_hint, comment, *vote_buttons.values(), result]
     heads = [panes[side][part] for side in SIDES for part in ("title", "reveal")]
 
-    def whole_page(session: Optional[BattleSession], notice_text: str = "") -> tuple[Any, ...]:
+    def whole_page(session: Optional[BattleSession], notice_text: str = "",
+                   message: Optional[str] = "") -> tuple[Any, ...]:
         """Every output of `page_outputs`, drawn from the battle's state (new battle, reload)."""
-        out: list[Any] = [notice_text]
+        out: list[Any] = [gr.Button(interactive=True), notice_text]
         for side in SIDES:
             out += [pane_title(services, session, side), pane_reveal(services, session, side)]
         for side in SIDES:
-            out += pane_view(services, session, side)
+            out += pane_view(services, session, side, message=message)
         out += vote_view(session, reveal_markdown(session.vote, services) if session and session.vote else "")
         for side in SIDES:
             out += panes[side]["panel"].hide()
         return tuple(out)
 
-    page_outputs = [notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs]
+    page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs]
     for side in SIDES:
         page_outputs += panes[side]["panel"].outputs
 
@@ -189,20 +194,24 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         try:
             session = start_battle(services, user, current(services, user, request), request)
         except Refusal as exc:  # the battle under way, if any, stays as it is
-            return (notice(exc), *_skips(len(page_outputs) - 1))
+            return (gr.skip(), notice(exc), *_skips(len(page_outputs) - 2))
         return whole_page(session)
 
     def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
-        user = user_of(participant_id, request)
-        session = current(services, user, request)
-        note = "Welcome back: your battle continues where you left it." if session and session.vote is None else ""
-        if session is not None and session.vote is not None:
-            session = None  # a finished battle is not shown again after a reload
-        return whole_page(session, note)
+        """Once the page knows its participant: their battle under way, if any, and "New battle" enabled."""
+        session = current(services, user_of(participant_id, request), request)
+        if session is None or session.vote is not None:  # a finished battle is not shown again
+            return (gr.Button(interactive=True), *_skips(len(page_outputs) - 1))
+        return whole_page(session, "Welcome back: your battle continues where you left it.", message=None)
 
     new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
+    def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """After the participant's data changed (deleted): the page as their battle now stands."""
+        session = current(services, user_of(participant_id, request), request)
+        return whole_page(session if session is not None and session.vote is None else None)
+
     if participant is not None:
-        participant.after_identify(on_resume, [participant.user], page_outputs)
+        participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw)
 
     for side in SIDES:
         p, s = panes[side], side.lower()

@@ -149,9 +149,11 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     dialogue_state = gr.State(None)
     gr.Markdown(f"Chat with one system about movies. {CONSENT}")
     with gr.Row(equal_height=True):
+        # Usable once the page knows its participant (a moment after loading), so what is said is theirs.
+        ready = participant is None
         crs_choice = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="System",
-                                 scale=3, min_width=200, elem_id="chat-system")
-        new_button = gr.Button("New conversation", scale=1, min_width=160, elem_id="chat-new")
+                                 scale=3, min_width=200, interactive=ready, elem_id="chat-system")
+        new_button = gr.Button("New conversation", scale=1, min_width=160, interactive=ready, elem_id="chat-new")
     if not choices:
         gr.Markdown(NO_SYSTEMS, elem_id="chat-no-systems")
     with gr.Row(equal_height=False):
@@ -159,8 +161,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
                                  feedback_options=tuple(aspect_form.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
-                                 max_lines=6, elem_id="chat-msg")
-            send_button = gr.Button("Send", variant="primary", elem_id="chat-send")
+                                 max_lines=6, interactive=ready, elem_id="chat-msg")
+            send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
             status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
         with gr.Column(scale=2, min_width=200):
             items_box = gr.Markdown(items_markdown([]), elem_id="chat-items")
@@ -177,16 +179,18 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         scores_box = gr.Markdown(NOT_FINISHED, elem_id="chat-scores")
         core_plot = gr.Plot(label="How an AI panel judged it", visible=False, elem_id="chat-core-plot")
 
-    def view(dialogue: Optional[Dialogue], status_text: Any, message_value: Any = "",
+    def view(dialogue: Optional[Dialogue], status_text: Any, message_value: Optional[str] = "",
              busy: bool = False) -> tuple[Any, ...]:
-        """Updates for (state, chatbot, items, status, message, send, satisfied, frustrated)."""
+        """Updates for (state, chatbot, items, status, message, send, satisfied, frustrated);
+        `message_value` None keeps what is typed in the box."""
         open_ = dialogue is None or (dialogue.feedback is None and not dialogue.ended)
         can_send = open_ and not busy and (dialogue is None or dialogue.num_turns < services.settings.max_turns)
         can_rate = (dialogue is not None and dialogue.feedback is None and bool(dialogue.agent_turns())
                     and not busy)
-        return (dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text,
-                gr.Textbox(value=message_value, interactive=can_send), gr.Button(interactive=can_send),
-                gr.Button(interactive=can_rate), gr.Button(interactive=can_rate))
+        box = (gr.Textbox(interactive=can_send) if message_value is None
+               else gr.Textbox(value=message_value, interactive=can_send))
+        return (dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text, box,
+                gr.Button(interactive=can_send), gr.Button(interactive=can_rate), gr.Button(interactive=can_rate))
 
     def skips(n: int) -> tuple[Any, ...]:
         return tuple(gr.skip() for _ in range(n))
@@ -206,13 +210,23 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         return (*view(dialogue, text), "", NOT_FINISHED, gr.Plot(value=None, visible=False), *panel.hide())
 
     def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """Once the page knows its participant: their conversation under way, if any, and the controls."""
         dialogue = resumable(services, user_of(participant_id, request))
-        note = "" if dialogue is None else "Welcome back: your conversation continues where you left it."
-        if dialogue is not None and dialogue.ended:
+        if dialogue is None:  # a fresh page: only what was waiting for the participant is enabled
+            return (gr.Dropdown(interactive=True), gr.Button(interactive=True), gr.skip(), gr.skip(), gr.skip(),
+                    gr.skip(), *view(None, gr.skip(), message_value=None)[4:], *skips(len(new_outputs) - 8))
+        note = "Welcome back: your conversation continues where you left it."
+        if dialogue.ended:
             note = limit_status(dialogue, services.settings.max_turns)
-        offered = dialogue is not None and dialogue.crs_id in services.registry.available()
-        choice = gr.Dropdown(value=dialogue.crs_id) if offered else gr.skip()
-        return (choice, *view(dialogue, note), "", NOT_FINISHED, gr.Plot(value=None, visible=False),
+        offered = dialogue.crs_id in services.registry.available()
+        choice = gr.Dropdown(value=dialogue.crs_id, interactive=True) if offered else gr.Dropdown(interactive=True)
+        return (choice, gr.Button(interactive=True), *view(dialogue, note, message_value=None), gr.skip(),
+                NOT_FINISHED, gr.Plot(value=None, visible=False), *panel.hide())
+
+    def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """After the participant's data changed (deleted): the tab as their conversation now stands."""
+        dialogue = resumable(services, user_of(participant_id, request))
+        return (gr.skip(), gr.skip(), *view(dialogue, ""), "", NOT_FINISHED, gr.Plot(value=None, visible=False),
                 *panel.hide())
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, participant_id: Optional[str],
@@ -263,7 +277,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     # Choosing another system (the person's own choice, not a resumed conversation) starts afresh.
     crs_choice.input(on_new, [crs_choice, user_state], new_outputs, api_visibility="private")
     if participant is not None:
-        participant.after_identify(on_resume, [participant.user], [crs_choice, *new_outputs])
+        participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
+                                   redraw=on_redraw)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
           inputs=[message, dialogue_state, crs_choice, user_state], outputs=outputs,

@@ -136,19 +136,20 @@ def build(services: Services) -> None:
         system_box = gr.CheckboxGroup(choices=systems, value=systems[:1], label="Systems")
         simulator_box = gr.Dropdown(choices=simulator_choices(), value="llm_us", label="Simulator")
     with gr.Row():
-        n_box = gr.Number(value=10, minimum=1, maximum=1000, precision=0, label="Dialogues per system")
+        n_box = gr.Number(value=10, minimum=1, maximum=1000, precision=0, label="Dialogues per system",
+                          elem_id="evaluate-n")
         turns_box = gr.Number(value=min(services.settings.max_turns, 10), minimum=1, maximum=100, precision=0,
-                              label="Max turns")
+                              label="Max turns", elem_id="evaluate-turns")
         seed_box = gr.Number(value=0, precision=0, label="Seed")
         concurrency_box = gr.Slider(1, 32, value=4, step=1, label="Dialogues at once")
     abus_box = gr.Checkbox(value=False, label="ABUS without an LLM: template messages, offline act annotator")
     rate_box = gr.Checkbox(value=False, label="Simulated users also fill the aspect rating form at the end (one "
                            "more LLM call per dialogue)")
     with gr.Row():
-        start_button = gr.Button("Start run", variant="primary")
+        start_button = gr.Button("Start run", variant="primary", elem_id="evaluate-start")
         cancel_button = gr.Button("Cancel run", variant="stop")
     with gr.Row():
-        run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4)
+        run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4, elem_id="evaluate-run")
         refresh_button = gr.Button("Refresh", scale=1)
     progress = gr.HTML(progress_html(None), elem_id="evaluate-progress")
     table = gr.Dataframe(headers=TABLE_COLUMNS, value=[], label="Finished dialogues", interactive=False,

@@ -42,15 +42,17 @@ class ParticipantSlot:
 
     token: Any
     user: Any
-    _after: list[tuple[Callable[..., Any], list[Any], list[Any]]] = field(default_factory=list)
+    _after: list[tuple[Callable[..., Any], Callable[..., Any], list[Any], list[Any]]] = field(default_factory=list)
     _changes: list[Any] = field(default_factory=list)
 
-    def after_identify(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any]) -> None:
-        """Run `fn` when the page loads, once `user` holds the participant id (and after `refresh_after`)."""
-        self._after.append((fn, inputs, outputs))
+    def after_identify(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any],
+                       redraw: Optional[Callable[..., Any]] = None) -> None:
+        """Run `fn` when the page loads, once `user` holds the participant id; after the participant's
+        data changed (`refresh_after`), run `redraw` (default `fn`), which draws the tab afresh."""
+        self._after.append((fn, redraw or fn, inputs, outputs))
 
     def refresh_after(self, event: Any) -> None:
-        """Run every `after_identify` step again once `event` is done (the participant's data changed)."""
+        """Run every step's `redraw` once `event` is done (the participant's data changed)."""
         self._changes.append(event)
 
     def wire(self, services: Services, demo: gr.Blocks) -> None:
@@ -62,9 +64,11 @@ class ParticipantSlot:
 
         loaded = demo.load(identify, [self.token], [self.token, self.user], api_visibility="private",
                            show_progress="hidden")
-        for event in (loaded, *self._changes):
-            for fn, inputs, outputs in self._after:
-                event.success(fn, inputs, outputs, api_visibility="private", show_progress="hidden")
+        for fn, _, inputs, outputs in self._after:
+            loaded.success(fn, inputs, outputs, api_visibility="private", show_progress="hidden")
+        for event in self._changes:
+            for _, redraw, inputs, outputs in self._after:
+                event.success(redraw, inputs, outputs, api_visibility="private", show_progress="hidden")
 
 
 def participant_slot(services: Services) -> ParticipantSlot:

@@ -97,6 +97,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         try:
             if not participants.is_participant(participant_id):
                 raise refuse("Open this page in a browser to delete your dialogues.")
+            own = participants.summary(services.store, participant_id)
             try:
                 counts_deleted = participants.delete_own(services.store, participant_id)
             except ModerationError:
@@ -106,7 +107,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         # Conversations under way in this process are forgotten, so no later turn stores them again.
         book_for(services).forget(participant_id)
         guard_for(services.extras).forget(participant_id)
-        done = (f"Deleted {plural(counts_deleted['dialogues'], 'conversation')} and "
+        # Counted as the participant sees them: a battle pane never written in is no conversation.
+        done = (f"Deleted {plural(own.total, 'conversation')} and "
                 f"{plural(counts_deleted['votes'], 'vote')}.")
         return (gr.Column(visible=False), done, counts_markdown(services, participant_id),
                 gr.File(value=None, visible=False))
