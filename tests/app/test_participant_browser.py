@@ -171,3 +171,24 @@ def test_participants_see_no_developer_detail_and_researchers_see_the_systems(ap
     page.get_by_role("tab", name="Systems").click()
     table = page.locator("#systems-status").inner_text()
     assert "gamma" in table and "make models" in table and "no checkpoint" in table
+
+
+def test_a_message_sent_just_before_a_reload_is_kept_with_its_reply(tmp_path, browser):
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha", delay_s=1.5), FakeCatalogCRS("beta", delay_s=1.5)])
+    demo, address = launch(services)
+    try:
+        page = browser.page()
+        page.goto(address)
+        new_battle(page)
+        send_in_pane(page, "A", "Anything with dragons?", wait=False)
+        page.locator("#battle-chat-a .typing-indicator").wait_for()
+        page.reload()  # while System A is still answering
+        page.locator("#battle-notice").get_by_text("Welcome back").wait_for()
+        chat = page.locator("#battle-chat-a")
+        chat.get_by_text("Anything with dragons?", exact=True).wait_for()
+        chat.get_by_text("you might enjoy").wait_for()
+        (a,) = [d for d in services.store.list_dialogues() if d.metadata["side"] == "A"]
+        assert [u.role.value for u in a.utterances] == ["USER", "AGENT"]
+    finally:
+        demo.close()
+        services.store.close()

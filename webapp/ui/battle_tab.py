@@ -202,6 +202,11 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         session = current(services, user_of(participant_id, request), request)
         if session is None or session.vote is not None:  # a finished battle is not shown again
             return (gr.Button(interactive=True), *_skips(len(page_outputs) - 1))
+        # A reply still being written (its message sent just before the reload) is shown with its message:
+        # the turn goes on in its handler's thread even when the page that sent it has gone.
+        for side in SIDES:
+            with session.busy[side]:
+                pass
         return whole_page(session, "Welcome back: your battle continues where you left it.", message=None)
 
     new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
