@@ -125,7 +125,7 @@ def give_feedback(
         finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
         services.dialogue_finished(dialogue)
         step.remember(dialogue)
-    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Start a new conversation any time."
+    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
 
 
 def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
