@@ -85,7 +85,7 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
     stranger = browser.page()  # another browser: another participant, nothing resumed
     stranger.goto(address)
     assert participant_id(stranger) != first_id
-    assert "no stored conversations" in stranger.locator("#yourdata-counts").inner_text()
+    stranger.locator("#yourdata-counts").get_by_text("no stored conversations").wait_for()
     stranger.get_by_role("tab", name="Battle").click()
     assert "Something with sharks" not in stranger.locator("#battle-chat-a").inner_text()
 
@@ -111,8 +111,9 @@ def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
     chat_send(other, "someone else's chat")
 
     shown = participant_id(page)
-    counts = page.locator("#yourdata-counts").inner_text()
-    assert "0 chat conversations and 3 battle conversations" in counts and "1 battle conversation" in counts
+    counts = page.locator("#yourdata-counts")
+    counts.get_by_text("0 chat conversations and 3 battle conversations").wait_for()  # refreshed on opening
+    assert "1 battle conversation of a battle still waiting for your vote" in counts.inner_text()
     shoot(page, browser.shots, "your-data-400px")
     page.locator("#yourdata-download").click()
     link = page.locator("#yourdata-file a[download]").first

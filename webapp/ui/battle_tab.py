@@ -209,12 +209,12 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 pass
         return whole_page(session, "Welcome back: your battle continues where you left it.", message=None)
 
-    new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
     def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """After the participant's data changed (deleted): the page as their battle now stands."""
         session = current(services, user_of(participant_id, request), request)
         return whole_page(session if session is not None and session.vote is None else None)
 
+    new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw)
 
