@@ -14,7 +14,6 @@ one line about it. A reload finds the participant's battle under way.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterator, Optional
 
 import gradio as gr
@@ -30,8 +29,6 @@ from webapp.ui.refusal import Refusal, notice
 from webapp.ui.render import (
     chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
-
-log = logging.getLogger(__name__)
 
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"

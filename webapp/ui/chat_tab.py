@@ -11,7 +11,6 @@ reached its limit waits to be rated and never silently becomes a new one.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Iterator, Optional
 
 import gradio as gr
@@ -22,7 +21,7 @@ from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, valida
 from webapp import participants
 from webapp.services import Services
 from webapp.ui import aspect_form
-from webapp.ui.participant import ParticipantSlot, session_user_id, user_of
+from webapp.ui.participant import ParticipantSlot, user_of
 from webapp.ui.refusal import Refusal, notice, refuse
 from webapp.ui.render import (
     chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
@@ -31,15 +30,11 @@ from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.scorecard import factor_figure
 from webapp.ui.turn_guard import guard_for, repeats_last_message
 
-log = logging.getLogger(__name__)
-
 CONSENT = (
     "By chatting you agree that the conversation and your feedback are stored and published as an open "
     "dataset under CC BY 4.0. Please do not share any personal information."
 )
 NO_SYSTEMS = "No system is available right now; please come back a little later."
-
-__all__ = ["CONSENT", "build", "give_feedback", "send_message", "session_user_id", "start_conversation"]
 
 
 def system_choices(services: Services) -> list[tuple[str, str]]:
@@ -270,7 +265,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         if stored is None or stored.feedback is None:
             return NOT_FINISHED, gr.Plot(value=None, visible=False)
         core = {k: v for k, v in stored.scores.items() if k.startswith("core.") and v.value is not None}
-        figure = factor_figure(stored.scores) if core else None
+        figure = factor_figure(stored.scores, title="How an AI panel judged it") if core else None
         return plain_scores(stored), gr.Plot(value=figure, visible=figure is not None)
 
     new_button.click(on_new, [crs_choice, user_state], new_outputs, api_name="chat_start")

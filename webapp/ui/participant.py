@@ -73,8 +73,9 @@ class ParticipantSlot:
 
 def participant_slot(services: Services) -> ParticipantSlot:
     """Build the page's participant components (inside the Blocks, before the tabs)."""
-    # The browser encrypts the stored value with this secret; one kept in the database stays the
-    # same across restarts and replicas, so a returning browser keeps its participant id.
+    # The browser encrypts the stored value with this key, which the page itself receives (so it guards
+    # nothing against a visitor; the token's randomness does). Kept in the database, it stays the same
+    # across restarts and replicas, so a returning browser can still read its token.
     secret = services.store.get_or_create_secret(BROWSER_SECRET_KEY)
     token = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
     return ParticipantSlot(token=token, user=gr.State(None))
