@@ -286,9 +286,8 @@ def vote(
 
 
 def system_card(services: Services, crs_id: str) -> str:
-    """The top of a pane after the vote: the system's name and one line about it."""
-    blurb = services.registry.blurb(crs_id)
-    return f"**{escape_text(services.registry.title(crs_id))}**" + (f": {escape_text(blurb)}" if blurb else "")
+    """Under the pane's title (which names the system) after the vote: one line about the system."""
+    return escape_text(services.registry.blurb(crs_id) or services.registry.title(crs_id))
 
 
 def reveal_markdown(cast: Vote, services: Optional[Services] = None) -> str:
