@@ -38,6 +38,7 @@ from arena.titles import split_year
 
 CATALOG_DIR = ASSETS_DIR / "catalogs"
 DATASETS = ("redial", "opendialkg")
+DATASET_LABELS = {"redial": "ReDial", "opendialkg": "OpenDialKG"}  # as people read them
 PEOPLE_ROLES = ("director", "writer", "star", "actor")
 FREQUENT_WORDS = 12000  # one-word titles among this many most frequent words need capitals
 

@@ -116,6 +116,7 @@ class Settings(BaseSettings):
     pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
     rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
     scorer_workers: int = Field(2, ge=1)
+    show_scores: bool = True  # participants see their finished conversation's scores, in plain words
     # -- public deployment ---------------------------------------------------------------
     # Researcher app (python app.py --admin): who may log in. Passwords never appear in repr().
     admin_users: Annotated[tuple[str, ...], NoDecode] = ()

@@ -43,6 +43,10 @@ class CRSSpec:
     `check` returns None when the system can be loaded, otherwise a
     `CRSUnavailable` describing what is missing (cheap: no model loading).
     `load` builds the system; it may be slow and is called once per process.
+    `description` is for researchers (architecture, training data); `display_name`
+    ("KBRD (ReDial)") and `summary` (one line in plain words) are what participants
+    see once a battle's vote reveals the systems; both fall back to the name and
+    the description.
     """
 
     name: str
@@ -51,3 +55,15 @@ class CRSSpec:
     description: str
     load: Callable[[], ConversationalRecommender]
     check: Callable[[], Optional[CRSUnavailable]] = field(default=lambda: None)
+    display_name: str = ""
+    summary: str = ""
+
+    @property
+    def title(self) -> str:
+        """The name people read: `display_name`, else the id."""
+        return self.display_name or self.name
+
+    @property
+    def blurb(self) -> str:
+        """One line about the system for people: `summary`, else the description."""
+        return self.summary or self.description

@@ -408,8 +408,10 @@ class Store:
     @staticmethod
     def _filters(crs_id: Optional[Union[str, list[str]]], user_kind: Optional[Union[str, UserKind]],
                  ended: Optional[bool], sentiment: Optional[str],
-                 missing_score: Optional[str]) -> list[Any]:
+                 missing_score: Optional[str], user_id: Optional[str] = None) -> list[Any]:
         d, clauses = t.dialogues.c, []
+        if user_id is not None:
+            clauses.append(d.user_id == user_id)
         if isinstance(crs_id, str):
             clauses.append(d.crs_id == crs_id)
         elif crs_id is not None:
@@ -429,14 +431,15 @@ class Store:
     def list_dialogues(self, crs_id: Optional[Union[str, list[str]]] = None,
                        user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                        limit: Optional[int] = None, *, offset: int = 0, sentiment: Optional[str] = None,
-                       missing_score: Optional[str] = None) -> list[Dialogue]:
+                       missing_score: Optional[str] = None, user_id: Optional[str] = None) -> list[Dialogue]:
         """Dialogues oldest first (equal times by id), with their scores.
 
         `crs_id` may be one id or a list; `missing_score` keeps only dialogues
-        with no value yet for that metric (unscored or failed).
+        with no value yet for that metric (unscored or failed); `user_id` only
+        those of one user.
         """
         query = (sa.select(t.dialogues.c.dialogue_id, t.dialogues.c.data)
-                 .where(*self._filters(crs_id, user_kind, ended, sentiment, missing_score))
+                 .where(*self._filters(crs_id, user_kind, ended, sentiment, missing_score, user_id))
                  .order_by(t.dialogues.c.created_at, t.dialogues.c.dialogue_id))
         if limit is not None:
             query = query.limit(int(limit))
@@ -513,6 +516,12 @@ class Store:
             query = query.where(t.votes.c.user_kind == UserKind(user_kind).value)
         with self._read() as conn:
             return [Vote.model_validate_json(data) for data in conn.execute(query).scalars()]
+
+    def battle_voted(self, battle_id: str) -> bool:
+        """Whether a vote for this battle is stored."""
+        with self._read() as conn:
+            return conn.execute(sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == battle_id)
+                                .limit(1)).first() is not None
 
     def pair_counts(self, user_kind: Optional[Union[str, UserKind]] = None) -> PairCounts:
         """How many battles each unordered pair of systems has had so far."""

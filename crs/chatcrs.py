@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 
-from arena.catalog import CATALOG_DIR, DATASETS, Catalog, CatalogItem, load_catalog
+from arena.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient, Message
@@ -232,7 +232,7 @@ def chatcrs_specs(
     specs = []
     for dataset in DATASETS:
         name = f"chatcrs_{dataset}"
-        label = {"redial": "ReDial", "opendialkg": "OpenDialKG"}[dataset]
+        label = DATASET_LABELS[dataset]
         specs.append(
             CRSSpec(
                 name=name,
@@ -243,6 +243,9 @@ def chatcrs_specs(
                     f"linked to the {label} catalog; with the bundled model the reply is built from "
                     f"the catalog entries of retrieved items."
                 ),
+                display_name=f"ChatCRS ({label})",
+                summary=(f"A large language model that recommends movies, each title checked against the "
+                         f"{label} movie catalog."),
                 load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader,
                              embed_threads),
                 check=partial(_check, name, dataset),

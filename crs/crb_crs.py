@@ -180,6 +180,9 @@ def crb_crs_specs(
                 "CRB-CRS on ReDial: answers with the best-matching human recommender turn from "
                 "ReDial, its movie mentions filled with retrieved catalog items."
             ),
+            display_name="CRB-CRS (ReDial)",
+            summary=("Answers with the best-matching reply a person once wrote in ReDial, with its movies "
+                     "swapped for ones that fit your request."),
             load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader),
             check=partial(_check, name),
         )

@@ -34,6 +34,16 @@ class CRSRegistry:
         except KeyError:
             raise KeyError(f"unknown CRS {name!r}; known: {', '.join(self._specs)}") from None
 
+    def title(self, name: str) -> str:
+        """The name people read ("KBRD (ReDial)"); an id the registry does not know stays as it is."""
+        spec = self._specs.get(name)
+        return spec.title if spec is not None else name
+
+    def blurb(self, name: str) -> str:
+        """One line about the system in plain words ("" for an unknown id)."""
+        spec = self._specs.get(name)
+        return spec.blurb if spec is not None else ""
+
     def problem(self, name: str) -> Optional[CRSUnavailable]:
         """Why `name` cannot run here, or None if it can (cheap check)."""
         if name in self._errors:
@@ -55,6 +65,7 @@ class CRSRegistry:
             rows.append(
                 {
                     "system": name,
+                    "name": spec.title,
                     "family": spec.family,
                     "dataset": spec.dataset,
                     "status": "ready" if problem is None else "unavailable",

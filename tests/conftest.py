@@ -46,3 +46,12 @@ def db_location(request, tmp_path):
     if request.param == "sqlite":
         return str(tmp_path / "db" / "arena.sqlite3")
     return request.getfixturevalue("postgres_server").create_database()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """Debian's Chromium through Playwright (tests/support/browser.py); screenshots in ARENA_SCREENSHOTS."""
+    from tests.support.browser import open_browser, screenshots_dir
+
+    with open_browser(screenshots_dir(tmp_path)) as opened:
+        yield opened

@@ -7,6 +7,10 @@ Every dialogue is stored, including those that failed: a failure is
 recorded on the dialogue (`metadata["errors"]`, utterance errors), never
 dropped. The run's status lives in the store (`save_run`), so a reloaded
 page, or another process, sees the same progress; runs can be cancelled.
+Dialogues under way are listed in the status (`active`: system, index,
+turns so far, when they started and last took a turn), so a long dialogue
+shows signs of life before it finishes (threads engine; a Ray task reports
+only when its dialogue is done).
 
 Dialogue `i` of a run with seed `s` uses the simulator seed `s * 1_000_003 + i`
 for every system, so all systems meet the same simulated users.
@@ -273,7 +277,7 @@ class RunManager:
             "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
             "done": len(rows), "failed": sum(1 for r in rows if r["errors"]), "created_at": _now(),
             "started_at": None, "finished_at": None, "heartbeat": time.time(), "error": None,
-            "dialogues": rows, "simulator_model": self._model_label(config),
+            "dialogues": rows, "active": {}, "simulator_model": self._model_label(config),
         }
         previous = self.store.get_run(run_id) if stored else None
         if previous:
@@ -323,6 +327,7 @@ class RunManager:
                 row = dialogue_summary(dialogue)
                 with self._lock:
                     state = self._states[run_id]
+                    state["active"].pop(dialogue.dialogue_id, None)
                     state["done"] += 1
                     state["failed"] += 1 if row["errors"] else 0
                     state["dialogues"].append(row)
@@ -330,10 +335,10 @@ class RunManager:
                 if on_dialogue is not None:
                     on_dialogue(dialogue, row)
             final = "cancelled" if cancelled.is_set() else "finished"
-            self._update(run_id, status=final, finished_at=_now())
+            self._update(run_id, status=final, finished_at=_now(), active={})
         except Exception as exc:  # a bug in the run loop itself: the run fails visibly
             log.exception("evaluation run %s failed", run_id)
-            self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc))
+            self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc), active={})
         finally:
             stop_beat.set()
             with self._save_lock, self._lock:
@@ -402,7 +407,9 @@ class RunManager:
                 max_turns=config.max_turns,
                 turn_timeout_s=self.settings.turn_timeout_s,
                 max_message_chars=self.settings.max_message_chars,
+                on_turn=lambda d: self._progress(run_id, d),
             )
+            self._progress(run_id, dialogue)
             runner.run_simulated(dialogue, _Cancellable(simulator, cancelled))
             if cancelled.is_set() and dialogue.end_reason == "simulator_stop: run cancelled":
                 dialogue.metadata["cancelled"] = True
@@ -414,6 +421,18 @@ class RunManager:
             dialogue.end("error")
         self._persist(dialogue)
         return dialogue
+
+    def _progress(self, run_id: str, dialogue: Dialogue) -> None:
+        """A dialogue of the run started or took a turn: its row among the dialogues under way."""
+        now = time.time()
+        with self._lock:
+            state = self._states.get(run_id)
+            if state is None:  # a Ray worker's manager, or a run already over
+                return
+            entry = state["active"].setdefault(dialogue.dialogue_id, {
+                "system": dialogue.crs_id, "index": dialogue.metadata.get("run_index"), "started": now})
+            entry.update(turns=dialogue.num_turns, updated=now)
+        self._update(run_id)
 
     @staticmethod
     def _new_dialogue(run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
@@ -489,6 +508,7 @@ def _describe(exc: BaseException) -> str:
 def _copy(state: dict[str, Any]) -> dict[str, Any]:
     out = dict(state)
     out["dialogues"] = list(state.get("dialogues") or [])
+    out["active"] = {k: dict(v) for k, v in (state.get("active") or {}).items()}
     return out
 
 
@@ -498,4 +518,5 @@ def mark_stale(state: dict[str, Any]) -> dict[str, Any]:
     if state.get("status") in ("queued", "running", "cancelling"):
         if time.time() - float(state.get("heartbeat") or 0) > STALE_AFTER_S:
             state["status"] = "interrupted"
+            state["active"] = {}  # nobody is running them any more
     return state

@@ -8,7 +8,7 @@ applies to dialogues (who played the user) and to votes (who voted).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -147,16 +147,17 @@ def _fmt(value: Any, spec: str) -> str:
     return format(value, spec)
 
 
-def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard as text columns for people (intervals as "low–high")."""
+def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = None) -> pd.DataFrame:
+    """The leaderboard as text columns for people (intervals as "low–high"; systems by `titles`, if given)."""
+    titles = titles or {}
     out = []
     for row in table.to_dict("records"):
         out.append({
-            "System": row["system"],
+            "System": titles.get(row["system"], row["system"]),
             "Conversations": row["conversations"],
             "Satisfied / rated": f"{row['satisfied']} / {row['rated']}",
             "Satisfaction": _fmt(row["satisfaction"], ".0%"),
-            "Satisfaction 95% CI": (
+            "95% CI": (
                 f"{_fmt(row['satisfaction_low'], '.0%')}–{_fmt(row['satisfaction_high'], '.0%')}"
                 if row["satisfaction_low"] is not None and not pd.isna(row["satisfaction_low"]) else "–"
             ),
@@ -174,27 +175,37 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def leaderboard_figure(table: pd.DataFrame, title: str = ""):
-    """Bradley-Terry ratings with intervals and satisfaction rates with Wilson intervals."""
+def leaderboard_figure(table: pd.DataFrame, title: str = "", titles: Optional[Mapping[str, str]] = None):
+    """Bradley-Terry ratings with intervals and satisfaction rates with Wilson intervals.
+
+    The two panels are stacked and the figure is narrow, so that on a phone (where the page
+    scales it down to the screen's width) its labels stay legible.
+    """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
 
-    fig = Figure(figsize=(10, max(2.5, 0.45 * len(table) + 1.2)))
-    ax_bt, ax_sat = fig.subplots(1, 2)
-    _interval_panel(ax_bt, table, "bt", "bt_low", "bt_high", "Bradley-Terry rating (95% bootstrap CI)")
+    # 4.2 in at 100 dpi: a 420 px image, its 10 pt labels about 12 px tall on a 400 px phone.
+    rows = max(1, len(table))
+    fig = Figure(figsize=(4.2, 2 * max(1.5, 0.36 * rows + 0.9) + (0.35 if title else 0)), dpi=100)
+    ax_bt, ax_sat = fig.subplots(2, 1)
+    _interval_panel(ax_bt, table, "bt", "bt_low", "bt_high", "Bradley-Terry rating (95% bootstrap CI)", titles)
     _interval_panel(ax_sat, table, "satisfaction", "satisfaction_low", "satisfaction_high",
-                    "Satisfaction rate (95% Wilson CI)")
+                    "Satisfaction rate (95% Wilson CI)", titles)
+    ax_sat.xaxis.set_major_formatter(PercentFormatter(1.0))
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
 
 
-def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, label: str) -> None:
+def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, label: str,
+                    titles: Optional[Mapping[str, str]] = None) -> None:
     rows = table[table[col].notna()] if not table.empty else table
     ax.set_title(label, fontsize=10)
+    ax.tick_params(labelsize=10)
     if rows.empty:
         ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes)
         ax.set_yticks([])
@@ -210,5 +221,5 @@ def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, labe
     above = np.clip(highs - values, 0.0, None)
     ax.errorbar(values, y, xerr=[below, above], fmt="o", capsize=3)
     ax.set_yticks(y)
-    ax.set_yticklabels(rows["system"].tolist())
+    ax.set_yticklabels([(titles or {}).get(name, name) for name in rows["system"].tolist()])
     ax.grid(axis="x", alpha=0.3)

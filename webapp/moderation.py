@@ -60,9 +60,15 @@ def user_ids_matching(store: Store, who: str) -> list[str]:
     return [user for user in stored_user_ids(store) if user == who or pseudonym(user) == who]
 
 
-def delete_user(store: Store, who: str, *, actor: str, reason: str) -> dict[str, Any]:
-    """A deletion request: every dialogue (and its battle votes) of one user."""
-    users = user_ids_matching(store, who)
+def delete_user(store: Store, who: str, *, actor: str, reason: str, exact: bool = False) -> dict[str, Any]:
+    """A deletion request: every dialogue (and its battle votes) of one user.
+
+    `exact` matches the stored id only, never an export pseudonym (a participant deleting their own data).
+    """
+    if exact:
+        users = [who] if who in stored_user_ids(store) else []
+    else:
+        users = user_ids_matching(store, who)
     if not users:
         raise ModerationError("No stored dialogues belong to that user id or pseudonym.")
     ids = dialogue_ids_of_users(store, users)

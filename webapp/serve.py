@@ -17,7 +17,11 @@ from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
 from webapp.services import Services, build_services
-from webapp.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab
+from webapp.ui import (
+    battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, systems_tab, your_data_tab,
+)
+from webapp.ui.participant import participant_slot
+from webapp.ui.style import APP_CSS
 
 TITLE = "CRS Arena"
 INTRO = (
@@ -29,32 +33,46 @@ ADMIN_TITLE = "CRS Arena: researchers"
 ADMIN_INTRO = (
     "# CRS Arena: researchers\n"
     "Simulated evaluation runs, the raw corpus (flagged votes included), moderation and the scoring queue. "
-    "This app is for researchers only; the public app offers Battle, Chat and the Leaderboard."
+    "This app is for researchers only; the public app offers Battle, Chat, the Leaderboard and Your data."
 )
-PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab))
-ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab))
+PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab),
+               ("Your data", your_data_tab))
+ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab),
+              ("Systems", systems_tab))
 
 
-def _blocks(title: str, intro: str, tabs, services: Services) -> gr.Blocks:
+def _blocks(title: str, intro: str, tabs, services: Services, *, participants: bool = False) -> gr.Blocks:
     # Gradio copies every served file into its cache; copies older than the limit are deleted
     # (checked as often), so downloads cannot fill the disk.
     age = services.settings.file_cache_max_age_s
     with gr.Blocks(title=title, delete_cache=(age, age)) as demo:
         gr.Markdown(intro)
+        slot = participant_slot(services) if participants else None
         for label, tab in tabs:
-            with gr.Tab(label):
-                tab.build(services)
+            with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):
+                if slot is not None:
+                    tab.build(services, slot)
+                else:
+                    tab.build(services)
+        if slot is not None:
+            slot.wire(services, demo)
     return demo
 
 
 def build_demo(services: Services) -> gr.Blocks:
-    """The public app: Battle, Chat and the Leaderboard. Nothing here starts runs or exports raw data."""
-    return _blocks(TITLE, INTRO, PUBLIC_TABS, services)
+    """The public app: Battle, Chat, the Leaderboard and Your data. Nothing here starts runs or exports
+    anyone else's data."""
+    return _blocks(TITLE, INTRO, PUBLIC_TABS, services, participants=True)
 
 
 def build_admin_demo(services: Services) -> gr.Blocks:
-    """The researcher app: Evaluate, Download and Moderation (served behind a login by `--admin`)."""
+    """The researcher app: Evaluate, Download, Moderation and Systems (served behind a login by `--admin`)."""
     return _blocks(ADMIN_TITLE, ADMIN_INTRO, ADMIN_TABS, services)
+
+
+def launch_app(demo: gr.Blocks, **kwargs) -> None:
+    """`demo.launch` with the app's CSS (Gradio 6 takes CSS at launch)."""
+    demo.launch(css=APP_CSS, **kwargs)
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -101,7 +119,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     demo.queue(default_concurrency_limit=32)
     port = args.port or (settings.admin_port if args.admin else settings.port)
     try:
-        demo.launch(server_name=settings.host, server_port=port, share=args.share, auth=auth)
+        launch_app(demo, server_name=settings.host, server_port=port, share=args.share, auth=auth)
     finally:
         services.close()
     return 0

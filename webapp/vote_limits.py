@@ -73,7 +73,7 @@ class VoteLimiter:
         for item, key in pairs:
             if not self._window.test(item, action, key):
                 minutes = max(1, round(self.limits.window_s / 60))
-                noun = "battles" if action == "battle" else "votes"
+                noun = ("battle" if action == "battle" else "vote") + ("" if item.amount == 1 else "s")
                 raise LimitReached(
                     f"You have reached the limit of {item.amount} {noun} per {minutes} minutes"
                     f"{' from this network' if key == ip_key else ''}. Thank you for taking part; "

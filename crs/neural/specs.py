@@ -148,6 +148,8 @@ def neural_specs(settings: Settings, *, kg_root: Optional[Path] = None,
                 family=variant.family,
                 dataset=variant.dataset,
                 description=variant.description,
+                display_name=variant.display_name,
+                summary=variant.summary,
                 load=lambda v=variant: load_variant(
                     v, settings, kg_root=kg_root, catalog_loader=catalog_loader, options=options,
                     hf_cache_dir=hf_cache_dir,

@@ -63,7 +63,28 @@ class Variant:
             "barcor": "BARCOR: BART entity classifier for recommendation and BART generator",
             "unicrs": "UniCRS: DialoGPT with knowledge-enhanced prompts from an R-GCN and RoBERTa",
         }[self.family]
-        return f"{what}; trained on {'ReDial' if self.dataset == 'redial' else 'OpenDialKG'}."
+        return f"{what}; trained on {self.dataset_label}."
+
+    @property
+    def dataset_label(self) -> str:
+        return "ReDial" if self.dataset == "redial" else "OpenDialKG"
+
+    @property
+    def display_name(self) -> str:
+        family = {"kbrd": "KBRD", "barcor": "BARCOR", "unicrs": "UniCRS"}[self.family]
+        return f"{family} ({self.dataset_label})"
+
+    @property
+    def summary(self) -> str:
+        """One line in plain words, for participants (`description` is the researchers' version)."""
+        what = {
+            "kbrd": "Picks movies from a knowledge graph of films and people and writes its replies with a small "
+                    "language model",
+            "barcor": "One language model (BART) both picks the movie and writes the reply",
+            "unicrs": "A dialogue language model (DialoGPT) guided by what a knowledge graph knows about the "
+                      "movies you mention",
+        }[self.family]
+        return f"{what}; it learned from the {self.dataset_label} conversations about movies."
 
 
 VARIANTS: dict[str, Variant] = {

@@ -16,12 +16,12 @@ def launched(tmp_path):
     demos = []
 
     def launch(services):
-        from webapp.serve import build_demo
+        from webapp.serve import build_demo, launch_app
 
         demo = build_demo(services)
         demo.queue(default_concurrency_limit=16)
         port = free_port()
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+        launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
         demos.append((demo, services))
         return f"http://127.0.0.1:{port}/"
 

@@ -49,10 +49,27 @@ def test_bad_messages_are_refused_clearly_and_nothing_is_lost(services, launched
     client.predict("chatcrs_redial", api_name="/chat_start")
     client.predict("a comedy please", api_name="/chat_send")
     for bad, expected in (("   ", "type a message"), ("x" * 201, "limit is 200")):
-        with pytest.raises(Exception, match=expected):
-            client.predict(bad, api_name="/chat_send")
+        status = client.predict(bad, api_name="/chat_send")[2]  # a status line, not an error
+        assert expected in status
     d = services.store.list_dialogues()[0]
     assert d.num_turns == 1 and d.feedback is None
+    client.predict("", api_name="/chat_frustrated")
+    assert "already rated this conversation (frustrated)" in client.predict("", api_name="/chat_satisfied")[2]
+    assert "has ended" in client.predict("one more", api_name="/chat_send")[2]  # never a silent new one
+    (d,) = services.store.list_dialogues()
+    assert d.num_turns == 1 and d.feedback.sentiment == "frustrated"
+
+
+def test_the_limit_is_announced_and_never_starts_a_new_conversation(services, launched):
+    client = Client(launched(services), verbose=False)  # max_turns=3
+    client.predict("chatcrs_redial", api_name="/chat_start")
+    statuses = [client.predict(f"message {i}", api_name="/chat_send")[2] for i in range(3)]
+    assert "one more message" in statuses[1] and "limit of 3 messages" in statuses[2]
+    assert "limit of 3 messages" in client.predict("a fourth", api_name="/chat_send")[2]
+    (d,) = services.store.list_dialogues()
+    assert d.num_turns == 3 and d.end_reason == "max_turns"
+    client.predict("", api_name="/chat_satisfied")  # the capped conversation is still rated
+    assert services.store.get_dialogue(d.dialogue_id).feedback.sentiment == "satisfied"
 
 
 def test_two_sessions_never_see_each_other(services, launched):
@@ -88,5 +105,6 @@ def test_finished_chat_is_scored_in_the_background(tmp_path, embedding_cache, la
     rdl = stored.scores["rdl"]
     assert rdl.value is not None and 0 <= rdl.value <= 1
     assert "offline" in rdl.version  # the annotator that produced the acts is recorded
-    table = client.predict(api_name="/chat_scores")[0]
-    assert "rdl" in table
+    words = client.predict(api_name="/chat_scores")[0]
+    assert "Pace:" in words and "in 4 messages" in words  # plain words for the participant
+    assert "offline" not in words and "rdl" not in words  # no metric ids or version strings

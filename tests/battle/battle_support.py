@@ -60,7 +60,8 @@ def fake_spec(crs: ConversationalRecommender, available: bool = True) -> CRSSpec
         return None if available else CRSUnavailable(crs.name, "no checkpoint", "make models")
 
     return CRSSpec(name=crs.name, family="fake", dataset="redial", description="test system",
-                   load=lambda: crs, check=check)
+                   load=lambda: crs, check=check, display_name=f"{crs.name} (ReDial)",
+                   summary=f"A test system called {crs.name} that recommends movies from your words.")
 
 
 def make_services(
@@ -94,12 +95,12 @@ def free_port() -> int:
 
 def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
     """Build the real public (or researcher) app and serve it on 127.0.0.1; returns (demo, base URL)."""
-    from webapp.serve import build_admin_demo, build_demo
+    from webapp.serve import build_admin_demo, build_demo, launch_app
 
     demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"
 
 

@@ -23,7 +23,7 @@ from arena.store import Store
 from crs.registry import CRSRegistry
 from webapp.leaderboard import compute_leaderboard
 from webapp.services import Services
-from webapp.ui.battle_tab import rate, send, start_battle, vote
+from webapp.ui.battle_session import rate, send, start_battle, vote
 
 from battle_support import FakeCatalogCRS, fake_spec
 

@@ -8,7 +8,9 @@ import json
 
 import pytest
 from battle_support import FakeCatalogCRS, make_services
-from test_battle_browser import browser_page, chat, download_text  # noqa: F401  (fixture used by name)
+from test_battle_browser import download_text
+
+from tests.support.browser import assert_no_toasts, new_battle, rate_pane, send_in_pane
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -17,16 +19,13 @@ def pick(page, side, aspect, label):
     page.locator(f"#battle-{side}-aspect-{aspect}").get_by_text(label, exact=True).click()
 
 
-def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, browser_page):  # noqa: F811
+def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, browser):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
-    page = browser_page
+    page = browser.page()
     page.goto(served(services))
-    page.locator("#battle-new").click()
-    page.locator("#battle-msg-a textarea:enabled").wait_for()
-    chat(page, "A", "I would love a space adventure")
-    chat(page, "B", "Something with sharks, please")
-    for s in ("a", "b"):
-        page.locator(f"#battle-chat-{s}").get_by_text("you might enjoy").first.wait_for()
+    new_battle(page)
+    send_in_pane(page, "A", "I would love a space adventure")
+    send_in_pane(page, "B", "Something with sharks, please")
 
     # Relevance of System A's reply, from the feedback menu on the message itself.
     page.locator("#battle-chat-a button[aria-label='Feedback']").first.click()
@@ -34,7 +33,7 @@ def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, brow
     page.locator("#battle-status-a").get_by_text("Saved: Relevance 3").wait_for()
 
     assert page.locator("#battle-a-aspects").is_hidden()  # the form comes only after the verdict
-    page.locator("#battle-satisfied-a").click()
+    rate_pane(page, "A", "satisfied")
     page.locator("#battle-a-aspects").wait_for(state="visible")
     pick(page, "a", "understanding", "2 fully")
     pick(page, "a", "efficiency", "1 yes")
@@ -43,13 +42,13 @@ def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, brow
     page.locator("#battle-a-aspects-note").get_by_text("3 of 5 aspects rated and saved").wait_for()
     page.locator("#battle-a-aspects").wait_for(state="hidden")
 
-    page.locator("#battle-frustrated-b").click()
+    rate_pane(page, "B", "frustrated")
     page.locator("#battle-b-aspects").wait_for(state="visible")
     page.locator("#battle-b-aspects-skip").click()  # never required
     page.locator("#battle-b-aspects").wait_for(state="hidden")
-    page.locator("#battle-vote-panel").wait_for(state="visible")
-    page.locator("#battle-vote-a").click()
+    page.locator("#battle-vote-a:enabled").click()
     page.locator("#battle-result").get_by_text("System A was").wait_for()
+    assert_no_toasts(page, "the aspect form")
     (vote,) = services.store.list_votes()
 
     page.goto(served(services, admin=True))  # the raw download is in the researcher app

@@ -1,45 +1,19 @@
 """A real browser plays one battle, reads the leaderboard and downloads the corpus.
 
-Uses Debian's Chromium (/usr/bin/chromium) through Playwright.
+Uses Debian's Chromium (/usr/bin/chromium) through Playwright (tests/support/browser.py).
 """
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from battle_support import FakeCatalogCRS, make_services
 
-CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
-TIMEOUT_MS = 30_000
+from tests.support.browser import (
+    PHONE, assert_no_toasts, new_battle, rate_pane, send_in_pane, shoot, wait_for_replies,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture
-def browser_page():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set ARENA_CHROMIUM)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-dev-shm-usage"],
-        )
-        context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        yield page
-        context.close()
-        browser.close()
-
-
-def chat(page, side, text):
-    s = side.lower()
-    box = page.locator(f"#battle-msg-{s} textarea")
-    box.fill(text)
-    page.locator(f"#battle-send-{s}").click()
 
 
 def download_text(page, name="dialogues.jsonl"):
@@ -57,43 +31,66 @@ def download_dialogues(page):
     return [json.loads(line) for line in download_text(page).splitlines()]
 
 
-def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, browser_page):
-    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
-    page = browser_page
+def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, browser):
+    # A second per reply, so the page can be seen between sending and the answer.
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha", delay_s=1.0), FakeCatalogCRS("beta", delay_s=1.0)])
+    page = browser.page()
     page.goto(served(services))
 
     consent = page.locator("#battle-consent")
     consent.wait_for()
     assert "CC BY 4.0" in consent.inner_text() and "personal" in consent.inner_text()
 
-    page.locator("#battle-new").click()
-    page.locator("#battle-msg-a textarea:enabled").wait_for()
-    chat(page, "A", "I would love a space adventure")
-    chat(page, "B", "Something with sharks, please")  # both panes at once
+    new_battle(page)
+    # The message shows at once, with a typing indicator, and the pane cannot send again meanwhile.
+    page.locator("#battle-msg-a textarea").fill("I would love a space adventure")
+    page.locator("#battle-send-a").click()
+    chat_a = page.locator("#battle-chat-a")
+    chat_a.get_by_text("I would love a space adventure").wait_for()
+    chat_a.locator(".typing-indicator").wait_for()
+    assert page.locator("#battle-send-a").is_disabled() and page.locator("#battle-msg-a textarea").is_disabled()
+    assert page.locator("#battle-satisfied-a").is_disabled()
+    send_in_pane(page, "B", "Something with sharks, please", wait=False)  # both panes at once
     for s in ("a", "b"):
-        page.locator(f"#battle-chat-{s}").get_by_text("you might enjoy").first.wait_for()
+        wait_for_replies(page, f"#battle-chat-{s}", 1)
         page.locator(f"#battle-items-{s} li").first.wait_for()
+    assert page.locator("#battle-send-a").is_enabled()
     for part in ("title", "chat", "items", "status"):  # names stay hidden until the vote
         for s in ("a", "b"):
             text = page.locator(f"#battle-{part}-{s}").inner_text()
             assert "alpha" not in text and "beta" not in text
 
-    page.locator("#battle-satisfied-a").click()
-    page.locator("#battle-status-a").get_by_text("satisfied").wait_for()
-    page.locator("#battle-frustrated-b").click()
-    page.locator("#battle-vote-panel").wait_for(state="visible")
+    assert page.locator("#battle-vote-a").is_disabled()  # the vote waits for both ratings
+    rate_pane(page, "A", "satisfied")
+    assert page.locator("#battle-satisfied-a").is_disabled() and page.locator("#battle-frustrated-a").is_disabled()
+    assert page.locator("#battle-vote-a").is_disabled()
+    rate_pane(page, "B", "frustrated")
+    page.locator("#battle-vote-a:enabled").wait_for()
     page.locator("#battle-vote-comment textarea").fill("A understood me better")
     page.locator("#battle-vote-a").click()
     page.locator("#battle-result").get_by_text("System A was").wait_for()
+    assert_no_toasts(page, "the battle")
 
     (vote,) = services.store.list_votes()
     assert vote.comment == "A understood me better" and vote.choice == "A"
-    assert vote.crs_a in page.locator("#battle-title-a").inner_text()
+    # The reveal sits at the top of each pane: display name, then one line about the system.
+    for side, crs in (("a", vote.crs_a), ("b", vote.crs_b)):
+        assert f"{crs} (ReDial)" in page.locator(f"#battle-title-{side}").inner_text()
+        reveal = page.locator(f"#battle-reveal-{side}")
+        assert f"A test system called {crs}" in reveal.inner_text()
+        title_box, reveal_box = page.locator(f"#battle-title-{side}").bounding_box(), reveal.bounding_box()
+        chat_box = page.locator(f"#battle-chat-{side}").bounding_box()
+        assert title_box["y"] < reveal_box["y"] < chat_box["y"]
+    for control in ("send-a", "satisfied-b", "vote-b"):
+        assert page.locator(f"#battle-{control}").is_disabled()
+    page.set_viewport_size(PHONE)
+    shoot(page, browser.shots, "battle-revealed-400px")
 
+    page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("tab", name="Leaderboard").click()
-    page.locator("#leaderboard-summary").get_by_text("2 conversations and 1 battles").wait_for()
+    page.locator("#leaderboard-summary").get_by_text("2 conversations and 1 battle.").wait_for()
     table_text = page.locator("#leaderboard-table").inner_text()
-    assert vote.crs_a in table_text and vote.crs_b in table_text
+    assert f"{vote.crs_a} (ReDial)" in table_text and f"{vote.crs_b} (ReDial)" in table_text
     assert "1 / 1" in table_text  # each system: one satisfied or frustrated rating out of one
 
     # The public page has no raw download: that is in the researcher app.

@@ -3,12 +3,12 @@
 import random
 import threading
 
-import gradio as gr
 import pytest
 from battle_support import FakeCatalogCRS, make_services
 
 from arena.runner import POLITE_ERROR, POLITE_TIMEOUT
-from webapp.ui.battle_tab import rate, reveal_markdown, scheduler_for, send, start_battle, vote
+from webapp.ui.battle_session import rate, reveal_markdown, scheduler_for, send, start_battle, vote
+from webapp.ui.refusal import Refusal
 
 
 def play(services, session, choice="A", comment="ok"):
@@ -38,36 +38,38 @@ def test_full_battle_is_stored_once_with_feedback_and_vote(services):
 
 
 def test_order_of_steps_is_enforced(services):
-    with pytest.raises(gr.Error, match="New battle"):
+    with pytest.raises(Refusal, match="New battle"):
         send(services, None, "A", "hi")
     session = start_battle(services, "u1")
-    with pytest.raises(gr.Error, match="before rating"):
+    with pytest.raises(Refusal, match="before rating"):
         rate(services, session, "A", "satisfied")
     send(services, session, "A", "hi")
     rate(services, session, "A", "satisfied")
-    with pytest.raises(gr.Error, match="already rated"):
+    with pytest.raises(Refusal, match="already rated"):
         rate(services, session, "A", "frustrated")
-    with pytest.raises(gr.Error, match="has ended"):
+    with pytest.raises(Refusal, match="has ended"):
         send(services, session, "A", "more")
-    with pytest.raises(gr.Error, match="end both conversations"):
+    with pytest.raises(Refusal, match="end both conversations"):
         vote(services, session, "A", "", "u1")
     send(services, session, "B", "hi")
     rate(services, session, "B", "satisfied")
     vote(services, session, "tie", "", "u1")
-    with pytest.raises(gr.Error, match="already voted"):
+    with pytest.raises(Refusal, match="already voted"):
         vote(services, session, "A", "", "u1")
     assert len(services.store.list_votes()) == 1
 
 
 def test_length_and_turn_caps(services):
     session = start_battle(services, "u1")
-    with pytest.raises(gr.Error, match="limit is 200"):
+    with pytest.raises(Refusal, match="limit is 200"):
         send(services, session, "A", "x" * 201)
-    with pytest.raises(gr.Error, match="type a message"):
+    with pytest.raises(Refusal, match="type a message"):
         send(services, session, "A", "   ")
     statuses = [send(services, session, "A", f"turn {i}") for i in range(3)]  # max_turns=3
-    assert "limit of 3 turns" in statuses[-1]
-    with pytest.raises(gr.Error, match="limit of 3 turns"):
+    assert statuses[0] == ""
+    assert "one more message" in statuses[1]  # announced before the last message
+    assert "limit of 3 messages" in statuses[-1]
+    with pytest.raises(Refusal, match="limit of 3 messages"):
         send(services, session, "A", "one more")
     rate(services, session, "A", "frustrated")  # a capped conversation can still be rated
     assert services.store.get_dialogue(session.dialogues["A"].dialogue_id).num_turns == 3
@@ -101,7 +103,7 @@ def test_unavailable_systems_are_never_drawn(tmp_path):
         session = start_battle(services, "u1")
         assert {d.crs_id for d in session.dialogues.values()} == {"a", "b"}
     lonely = make_services(tmp_path / "x", systems[:2], unavailable=["b"])
-    with pytest.raises(gr.Error, match="at least two available systems"):
+    with pytest.raises(Refusal, match="fewer than two systems"):
         start_battle(lonely, "u1")
 
 
@@ -152,7 +154,7 @@ def test_concurrent_sends_in_one_pane_never_interleave(tmp_path):
     def go(text):
         try:
             send(services, session, "A", text)
-        except gr.Error as exc:
+        except Refusal as exc:
             errors.append(str(exc))
 
     threads = [threading.Thread(target=go, args=(f"msg {i}",)) for i in range(2)]

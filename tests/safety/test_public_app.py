@@ -143,8 +143,7 @@ def test_votes_per_session_are_limited(tmp_path, demos):
         battle_until_vote(client)
         client.predict("", api_name="/battle_vote_a")
     battle_until_vote(client)
-    with pytest.raises(Exception, match="limit of 2 votes"):
-        client.predict("", api_name="/battle_vote_a")
+    assert "limit of 2 votes" in client.predict("", api_name="/battle_vote_a")[0]
     assert len(services.store.list_votes()) == 2
 
 
@@ -153,8 +152,7 @@ def test_battles_per_address_are_limited(tmp_path, demos):
     url = demos(services)
     for _ in range(2):
         Client(url, verbose=False).predict(api_name="/battle_start")  # fresh sessions, one address
-    with pytest.raises(Exception, match="limit of 2 battles"):
-        Client(url, verbose=False).predict(api_name="/battle_start")
+    assert "limit of 2 battles" in Client(url, verbose=False).predict(api_name="/battle_start")[0]
 
 
 def test_one_vote_per_battle_in_the_store(tmp_path):
@@ -243,8 +241,7 @@ def test_a_refused_message_is_one_log_line_not_a_traceback(tmp_path, demos, capf
     client.predict(api_name="/battle_start")
     capfd.readouterr()
     with caplog.at_level(logging.INFO, logger="webapp.refused"):
-        with pytest.raises(Exception, match="type a message"):
-            client.predict("   ", api_name="/battle_send_a")
+        assert "type a message" in client.predict("   ", api_name="/battle_send_a")[2]
     assert "Traceback" not in capfd.readouterr().err
     refused = [r.getMessage() for r in caplog.records if r.name == "webapp.refused"]
     assert refused == ["refused: Please type a message first."]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from typing import Callable, Optional, Sequence
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
@@ -64,6 +66,19 @@ class ScriptedCRS(ConversationalRecommender):
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         text, items = self.script[min(dialogue.num_turns, len(self.script)) - 1]
         return text, list(items)
+
+
+class SlowCRS(ConversationalRecommender):
+    """Another system's replies, each after a fixed delay."""
+
+    def __init__(self, inner: ConversationalRecommender, delay_s: float):
+        self.inner, self.delay_s = inner, delay_s
+        self.called = threading.Event()
+
+    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
+        self.called.set()
+        time.sleep(self.delay_s)
+        return self.inner.respond(dialogue)
 
 
 class BrokenCRS(ConversationalRecommender):

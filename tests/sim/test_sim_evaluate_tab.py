@@ -95,3 +95,13 @@ def test_a_run_can_have_the_simulated_users_fill_the_aspect_form(services):
     plain = evaluate_tab.start_run(manager, ["attr"], "llm_us", 1, 3, 6, 1, False)
     assert wait_done(manager, plain)["status"] == "finished"
     assert [d.ratings for d in services.store.list_dialogues() if d.metadata.get("run_id") == plain] == [[]]
+
+
+def test_dialogues_under_way_are_listed_with_their_turns_and_times():
+    now = 10_000.0
+    state = {"status": "running", "total": 2, "done": 0, "config": {}, "active": {
+        "d1": {"system": "<b>kbrd</b>", "index": 3, "turns": 1, "started": now - 840, "updated": now - 20}}}
+    html = evaluate_tab.active_html(state, now=now)
+    assert "Under way (1)" in html and "#3: 1 turn so far, running 14 min 00 s, last turn 20 s ago" in html
+    assert "<b>kbrd" not in html and "&lt;b&gt;kbrd" in html
+    assert evaluate_tab.active_html({"active": {}}) == ""

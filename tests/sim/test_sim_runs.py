@@ -2,7 +2,7 @@ import threading
 import time
 
 import pytest
-from sim_fakes import AttributeCRS, BrokenCRS, fake_llm, question_nlu, simulator_responder, spec
+from sim_fakes import AttributeCRS, BrokenCRS, SlowCRS, fake_llm, question_nlu, simulator_responder, spec
 
 from arena.config import Settings
 from arena.dialogue import UserKind
@@ -19,17 +19,6 @@ class RecordingScorer:
 
     def submit(self, dialogue_id):
         self.submitted.append(dialogue_id)
-
-
-class SlowCRS(ConversationalRecommender):
-    def __init__(self, inner, delay_s):
-        self.inner, self.delay_s = inner, delay_s
-        self.called = threading.Event()
-
-    def respond(self, dialogue):
-        self.called.set()
-        time.sleep(self.delay_s)
-        return self.inner.respond(dialogue)
 
 
 def abus_factory(kind, **kwargs):
@@ -121,9 +110,27 @@ def test_configuration_is_checked(make_manager, view):
             manager.start(bad)
 
 
+def test_dialogues_under_way_show_their_turns_until_they_finish(make_manager, view):
+    slow = SlowCRS(AttributeCRS(view), 0.3)
+    manager = make_manager({"slow": slow})
+    run_id = manager.start(RunConfig(systems=["slow"], simulator="abus", n_dialogues=1, max_turns=4,
+                                     options={"nlg": "template"}))
+    seen = []
+    deadline = time.time() + 30
+    while manager.is_active(run_id) and time.time() < deadline:
+        active = (manager.status(run_id) or {}).get("active") or {}
+        seen += [entry["turns"] for entry in active.values()]
+        time.sleep(0.05)
+    assert manager.wait(run_id, timeout=30)
+    assert seen and max(seen) >= 2  # the row grew turn by turn while the dialogue ran
+    final = manager.status(run_id)
+    assert final["status"] == "finished" and final["active"] == {}
+    assert manager.store.get_run(run_id)["active"] == {}  # the stored state says so too
+
+
 def test_runs_of_a_dead_process_show_as_interrupted():
-    state = {"status": "running", "heartbeat": time.time() - 3600}
-    assert mark_stale(state)["status"] == "interrupted"
+    state = {"status": "running", "heartbeat": time.time() - 3600, "active": {"d": {"turns": 3}}}
+    assert mark_stale(state)["status"] == "interrupted" and mark_stale(state)["active"] == {}
     assert mark_stale({"status": "running", "heartbeat": time.time()})["status"] == "running"
     assert mark_stale({"status": "finished", "heartbeat": 0})["status"] == "finished"
 

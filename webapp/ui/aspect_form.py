@@ -17,6 +17,7 @@ import gradio as gr
 
 from arena.aspects import AspectForm, load_form
 from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
+from webapp.ui.refusal import Refusal, refuse
 
 SKIPPED = "Skipped; thank you all the same."
 
@@ -81,6 +82,10 @@ class AspectPanel:
     def hide(self, note: str = "") -> tuple[Any, ...]:
         return (gr.Column(visible=False), *[gr.skip() for _ in self.radios], note)
 
+    def keep(self, note: str) -> tuple[Any, ...]:
+        """Updates that leave the panel open with every answer as picked, and say `note` (a refusal)."""
+        return (gr.skip(), *[gr.skip() for _ in self.radios], note)
+
     @property
     def outputs(self) -> list[Any]:
         return [self.column, *self.radios, self.note]
@@ -104,18 +109,25 @@ def build_panel(form: AspectForm, elem_prefix: str, title: str = "Tell us more (
     return AspectPanel(column=column, radios=radios, save=save, skip=skip, note=note)
 
 
+def no_conversation() -> Refusal:
+    return refuse("There is no conversation to rate.")
+
+
 def rate_dialogue(services: Any, dialogue: Optional[Dialogue], answers: Sequence[Any], rater_id: str) -> str:
-    """Store the panel's answers on the dialogue (unanswered aspects stay unrated); a status line."""
+    """Store the panel's answers on the dialogue (unanswered aspects stay unrated); a status line.
+
+    Raises `Refusal` (the tab keeps the panel and its answers, and shows why).
+    """
     if dialogue is None:
-        raise gr.Error("There is no conversation to rate.")
+        raise no_conversation()
     if dialogue.feedback is None:
-        raise gr.Error("Please say whether you were satisfied or frustrated first.")
+        raise refuse("Please say whether you were satisfied or frustrated first.")
     form = form_for(services)
     raw = {a.name: v for a, v in zip(form.dialogue, answers, strict=True) if v is not None}
     try:
         values = form.clean(raw, "dialogue")
     except ValueError as exc:
-        raise gr.Error(str(exc)) from None
+        raise refuse(str(exc)) from None
     if not values:
         return SKIPPED
     replace_rating(dialogue.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,

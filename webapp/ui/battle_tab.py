@@ -1,327 +1,285 @@
 """Battle tab: two anonymous systems side by side, then a vote.
 
-A battle's systems are drawn by `webapp.pairing` (least-played pair first,
-sides at random) and stay on the server: the page only ever sees "System A"
-and "System B" until the vote is stored. Each pane is its own conversation
-with its own input, items and Satisfied/Frustrated buttons; both can be used
-at once. The per-session `BattleSession` is created by "New battle" and
-afterwards only mutated in place (never returned as an output), so events of
-the two panes running concurrently cannot overwrite each other's changes.
+The rules live in `webapp.ui.battle_session`; this module lays out the page
+and keeps its controls honest: a control that does not apply now is disabled
+(Send while the system answers, rating after rating, the vote until both
+conversations are rated), and a refusal is a line in the status line by the
+control, never an error toast, with every other output left as it was.
+
+A message shows the moment it is sent, with a typing indicator until the
+reply (the send handler is a generator: first the echo, then the reply).
+After the vote each pane names its system at the top ("KBRD (ReDial)") with
+one line about it. A reload finds the participant's battle under way.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import gradio as gr
 
-from arena.crs_interface import CRSUnavailable
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from webapp.pairing import NotEnoughSystems, SharedPairScheduler
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
-from arena.store_safety import BattleAlreadyVoted, save_battle_once
 from webapp.services import Services
 from webapp.ui import aspect_form
-from webapp.ui.chat_tab import CONSENT, session_user_id
-from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
-from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
-from webapp.ui.refusal import refuse
+from webapp.ui.battle_session import (
+    SIDES, BattleSession, check_send, current, rate, reveal_markdown, send, start_battle, system_card, vote,
+)
+from webapp.ui.chat_tab import CONSENT
+from webapp.ui.participant import ParticipantSlot, user_of
+from webapp.ui.refusal import Refusal, notice
+from webapp.ui.render import (
+    chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+)
 
-log = logging.getLogger(__name__)
-
-SIDES = ("A", "B")
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"
+HELLO = "Say hello and tell the system what you would like to watch."
+VOTE_LOCKED = "_The vote opens once you have rated both conversations (Satisfied or Frustrated)._"
+VOTE_OPEN = "Both conversations are rated: which system was better?"
 
 
-@dataclass
-class BattleSession:
-    battle_id: str
-    ticket: Optional[str]
-    dialogues: dict[str, Dialogue]  # side -> dialogue
-    vote: Optional[Vote] = None
-    started_at: datetime = field(default_factory=utc_now)
-    user_key: str = "user:unknown"  # hashed session and IP (webapp.vote_limits.origin_key)
-    ip_key: str = "ip:unknown"
-    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
-
-    def rated(self, side: str) -> bool:
-        return self.dialogues[side].feedback is not None
-
-    def both_rated(self) -> bool:
-        return all(self.rated(s) for s in SIDES)
+# -- what each control shows, from the battle's state -------------------------------------------
 
 
-def scheduler_for(services: Services) -> SharedPairScheduler:
-    """One scheduler per Services, counting human battles stored or under way in any app process."""
-    scheduler = services.extras.get("pair_scheduler")
-    if scheduler is None:
-        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
-    return scheduler
+def pane_title(services: Services, session: Optional[BattleSession], side: str) -> str:
+    if session is not None and session.vote is not None:
+        return f"### System {side}: {escape_text(services.registry.title(session.dialogues[side].crs_id))}"
+    return f"### System {side}"
 
 
-def release(services: Services, session: Optional[BattleSession]) -> None:
-    if session is not None and session.vote is None:
-        scheduler_for(services).done(session.ticket)
+def pane_reveal(services: Services, session: Optional[BattleSession], side: str) -> Any:
+    if session is None or session.vote is None:
+        return gr.Markdown("", visible=False)
+    return gr.Markdown(system_card(services, session.dialogues[side].crs_id), visible=True)
 
 
-def origin_keys(services: Services, request: Any) -> tuple[str, str]:
-    """Hashed (user, IP) keys of a request, salted with the database's own secret."""
-    salt = services.extras.get("origin_salt")
-    if salt is None:
-        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
-    session, host = request_origin(request)
-    return origin_key("user", session, salt), origin_key("ip", host, salt)
-
-
-def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
-                 request: Any = None) -> BattleSession:
-    user_key, ip_key = origin_keys(services, request)
-    try:
-        limiter_for(services).check("battle", user_key, ip_key)
-    except LimitReached as exc:
-        raise refuse(str(exc)) from None
-    release(services, previous)
-    try:
-        (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
-    except NotEnoughSystems:
-        raise refuse(
-            "A battle needs at least two available systems; the Chat tab lists which are ready."
-        ) from None
-    battle_id = new_id()
-    dialogues = {
-        side: Dialogue(
-            crs_id=crs,
-            user=UserInfo(kind=UserKind.HUMAN, id=user_id),
-            metadata={"source": "battle", "battle_id": battle_id, "side": side},
-        )
-        for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
-    }
-    return BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
-                         ip_key=ip_key)
-
-
-def _session(session: Optional[BattleSession]) -> BattleSession:
+def pane_status(services: Services, session: Optional[BattleSession], side: str) -> str:
     if session is None:
-        raise refuse("Press “New battle” first.")
-    return session
-
-
-def send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
-    """One turn in one pane; returns the pane's status line."""
-    session = _session(session)
+        return NOT_STARTED
     dialogue = session.dialogues[side]
-    if session.rated(side):
-        raise refuse(f"The conversation with System {side} has ended.")
-    if dialogue.ended:
-        raise refuse(
-            f"The conversation with System {side} reached its limit of {services.settings.max_turns} turns; "
-            "please rate it with Satisfied or Frustrated."
-        )
-    if not session.busy[side].acquire(blocking=False):
-        raise refuse(f"System {side} is still answering your previous message.")
-    try:
-        try:
-            runner = services.runner_for(dialogue.crs_id)
-        except CRSUnavailable:
-            raise refuse(f"System {side} is unavailable right now; please start a new battle.") from None
-        try:
-            reply = runner.user_turn(dialogue, text)
-        except (MessageRejected, DialogueEnded) as exc:
-            raise refuse(str(exc)) from None
-        services.store.save_dialogue(dialogue)
-    finally:
-        session.busy[side].release()
-    if dialogue.ended:
-        return (
-            f"This conversation reached its limit of {services.settings.max_turns} turns. "
-            "Please tell us whether you were satisfied or frustrated."
-        )
-    if reply.error:
-        return "The system had a problem with that turn; it has been recorded."
-    return ""
-
-
-def rate(services: Services, session: Optional[BattleSession], side: str, sentiment: str) -> bool:
-    """End one pane with the user's verdict; returns whether both panes are now rated."""
-    session = _session(session)
-    dialogue = session.dialogues[side]
+    if dialogue.feedback is not None:
+        return f"You were **{dialogue.feedback.sentiment}** with System {side}."
     if not dialogue.utterances:
-        raise refuse(f"Chat with System {side} before rating it.")
-    with session.busy[side]:  # never while a reply is being written into the dialogue
-        with session.lock:
-            if session.rated(side):
-                raise refuse(f"You already rated System {side}.")
-            finish_dialogue(dialogue, sentiment)
-    # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
-    services.dialogue_finished(dialogue)
-    with session.lock:
-        return session.both_rated()
+        return HELLO
+    return limit_status(dialogue, services.settings.max_turns)
 
 
-def vote(
-    services: Services, session: Optional[BattleSession], choice: str, comment: str, user_id: str
-) -> Vote:
-    """Store the vote together with both dialogues, in one transaction (one vote per battle)."""
-    session = _session(session)
-    with session.lock:
-        if session.vote is not None:
-            raise refuse("You already voted in this battle; press “New battle” for another.")
-        if not session.both_rated():
-            raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
-        try:
-            limiter_for(services).check("vote", session.user_key, session.ip_key)
-        except LimitReached as exc:
-            raise refuse(str(exc)) from None
-        a, b = session.dialogues["A"], session.dialogues["B"]
-        cast = Vote(
-            battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
-            crs_a=a.crs_id, crs_b=b.crs_id, choice=choice,
-            comment=(comment or "").strip()[: services.settings.max_message_chars],
-            user_id=user_id, user_kind=UserKind.HUMAN,
-        )
-        settings = services.settings
-
-        def save() -> None:
-            session.flagged = save_battle_once(
-                services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
-                started_at=session.started_at, burst_votes=settings.burst_votes,
-                burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
-                claim_id=session.ticket,
-            )
-
-        # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
-        try:
-            scheduler_for(services).complete(session.ticket, save)
-        except BattleAlreadyVoted:
-            raise refuse("This battle already has a vote; press “New battle” for another.") from None
-        session.vote = cast
-        if session.flagged:
-            log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)
-    return cast
+def can_send(services: Services, session: Optional[BattleSession], side: str) -> bool:
+    if session is None or session.vote is not None:
+        return False
+    dialogue = session.dialogues[side]
+    return dialogue.feedback is None and not dialogue.ended and dialogue.num_turns < services.settings.max_turns
 
 
-def reveal_markdown(cast: Vote) -> str:
-    verdict = {
-        "A": f"You preferred **{escape_text(cast.crs_a)}**.",
-        "B": f"You preferred **{escape_text(cast.crs_b)}**.",
-        "tie": "You called it a tie.",
-        "both_bad": "You found both disappointing.",
-    }[cast.choice]
+def can_rate(session: Optional[BattleSession], side: str) -> bool:
+    if session is None or session.vote is not None:
+        return False
+    dialogue = session.dialogues[side]
+    return dialogue.feedback is None and bool(dialogue.agent_turns())
+
+
+def pane_view(services: Services, session: Optional[BattleSession], side: str, *, status: Any = None,
+              message: Any = None, busy: bool = False) -> tuple[Any, ...]:
+    """Updates for (chatbot, items, status, message, send, satisfied, frustrated); `message`: the box's new
+    text (None keeps what is typed there)."""
+    dialogue = session.dialogues[side] if session is not None else None
+    sending = can_send(services, session, side) and not busy
+    rating = can_rate(session, side) and not busy
+    box = gr.Textbox(interactive=sending) if message is None else gr.Textbox(value=message, interactive=sending)
     return (
-        f"Thank you, your vote was saved. System A was **{escape_text(cast.crs_a)}** and System B was "
-        f"**{escape_text(cast.crs_b)}**. {verdict} Press **New battle** for another round."
+        chat_messages(dialogue), items_markdown(latest_items(dialogue)),
+        pane_status(services, session, side) if status is None else status,
+        box, gr.Button(interactive=sending), gr.Button(interactive=rating), gr.Button(interactive=rating),
     )
 
 
-def build(services: Services) -> None:
-    session_state = gr.State(None)
+def vote_view(session: Optional[BattleSession], result: Any = "") -> tuple[Any, ...]:
+    """Updates for (vote panel, hint, comment, the four vote buttons, result)."""
+    if session is None:
+        return (gr.Column(visible=False), VOTE_LOCKED, gr.Textbox(value="", interactive=False),
+                *[gr.Button(interactive=False) for _ in VOTE_LABELS], result)
+    open_ = session.vote is None and session.both_rated()
+    hint = VOTE_OPEN if open_ else ("" if session.vote is not None else VOTE_LOCKED)
+    comment = gr.Textbox(interactive=open_) if session.vote is None else gr.Textbox(value="", interactive=False)
+    return (gr.Column(visible=True), hint, comment, *[gr.Button(interactive=open_) for _ in VOTE_LABELS], result)
+
+
+def _skips(n: int) -> tuple[Any, ...]:
+    return tuple(gr.skip() for _ in range(n))
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+
+def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
+    user_state = participant.user if participant is not None else gr.State(None)
     form = aspect_form.form_for(services)
     gr.Markdown(
         "Chat with two anonymous systems at the same time, end each conversation with **Satisfied** or "
         "**Frustrated**, then vote for the better one. Their names are revealed after your vote.",
     )
     gr.Markdown(f"**Before you start:** {CONSENT}", elem_id="battle-consent")
-    new_button = gr.Button("New battle", variant="primary", elem_id="battle-new")
+    with gr.Row(equal_height=False):
+        # Enabled once the page knows its participant (a moment after loading), so a battle started
+        # at once is theirs.
+        new_button = gr.Button("New battle", variant="primary", interactive=participant is None,
+                               elem_id="battle-new", scale=0, min_width=160)
+        notice_line = gr.Markdown("", elem_id="battle-notice", elem_classes=["status-line"])
     panes: dict[str, dict[str, Any]] = {}
     with gr.Row(equal_height=False):
         for side in SIDES:
             s = side.lower()
-            with gr.Column(variant="panel"):
+            with gr.Column(variant="panel", min_width=300):
                 title = gr.Markdown(f"### System {side}", elem_id=f"battle-title-{s}")
+                reveal = gr.Markdown("", visible=False, elem_id=f"battle-reveal-{s}",
+                                     elem_classes=["battle-reveal"])
                 chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}",
                                      feedback_options=tuple(aspect_form.reply_options(form)) or None)
+                items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
                 message = gr.Textbox(
                     label="Your message", placeholder=f"Message System {side}...", max_lines=4,
                     interactive=False, elem_id=f"battle-msg-{s}",
                 )
-                send_button = gr.Button("Send", elem_id=f"battle-send-{s}")
-                items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
-                status = gr.Markdown(NOT_STARTED, elem_id=f"battle-status-{s}")
+                send_button = gr.Button("Send", interactive=False, elem_id=f"battle-send-{s}")
+                status = gr.Markdown(NOT_STARTED, elem_id=f"battle-status-{s}", elem_classes=["status-line"])
                 with gr.Row():
-                    satisfied = gr.Button("Satisfied", elem_id=f"battle-satisfied-{s}")
-                    frustrated = gr.Button("Frustrated", variant="stop", elem_id=f"battle-frustrated-{s}")
+                    satisfied = gr.Button("Satisfied", interactive=False, elem_id=f"battle-satisfied-{s}")
+                    frustrated = gr.Button("Frustrated", variant="stop", interactive=False,
+                                           elem_id=f"battle-frustrated-{s}")
                 panel = aspect_form.build_panel(form, f"battle-{s}",
                                                 f"Tell us more about System {side} (optional)")
-            panes[side] = dict(title=title, chatbot=chatbot, message=message, send=send_button, items=items,
-                               status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
+            panes[side] = dict(title=title, reveal=reveal, chatbot=chatbot, message=message, send=send_button,
+                               items=items, status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
     with gr.Column(visible=False, elem_id="battle-vote-panel") as vote_panel:
         gr.Markdown("### Which system was better?")
-        comment = gr.Textbox(label="Optional comment", max_lines=3, elem_id="battle-vote-comment")
+        vote_hint = gr.Markdown(VOTE_LOCKED, elem_id="battle-vote-hint")
+        comment = gr.Textbox(label="Optional comment", max_lines=3, interactive=False,
+                             elem_id="battle-vote-comment")
         with gr.Row():
             vote_buttons = {
-                choice: gr.Button(label, elem_id=f"battle-vote-{choice.replace('_', '-').lower()}")
+                choice: gr.Button(label, interactive=False,
+                                  elem_id=f"battle-vote-{choice.replace('_', '-').lower()}")
                 for choice, label in VOTE_LABELS.items()
             }
-    result = gr.Markdown("", elem_id="battle-result")
+        result = gr.Markdown("", elem_id="battle-result", elem_classes=["status-line"])
 
-    def pane_view(session: BattleSession, side: str) -> tuple[Any, ...]:
-        d = session.dialogues[side]
-        return chat_messages(d), items_markdown(latest_items(d))
-
-    def on_new(old: Optional[BattleSession], request: gr.Request) -> tuple[Any, ...]:
-        session = start_battle(services, session_user_id(request), old, request)
-        hello = "Say hello and tell the system what you would like to watch."
-        per_side = []
-        for side in SIDES:
-            per_side += [
-                f"### System {side}", [], items_markdown([]), hello, gr.Textbox(value="", interactive=True)
-            ]
-        panels = [update for side in SIDES for update in panes[side]["panel"].hide()]
-        return (session, *per_side, gr.Column(visible=False), "", "", *panels)
-
-    new_outputs: list[Any] = [session_state]
-    for side in SIDES:
+    def pane_outputs(side: str) -> list[Any]:
         p = panes[side]
-        new_outputs += [p["title"], p["chatbot"], p["items"], p["status"], p["message"]]
-    new_outputs += [vote_panel, comment, result]
+        return [p["chatbot"], p["items"], p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"]]
+
+    vote_outputs = [vote_panel, vote_hint, comment, *vote_buttons.values(), result]
+    heads = [panes[side][part] for side in SIDES for part in ("title", "reveal")]
+
+    def whole_page(session: Optional[BattleSession], notice_text: str = "",
+                   message: Optional[str] = "") -> tuple[Any, ...]:
+        """Every output of `page_outputs`, drawn from the battle's state (new battle, reload)."""
+        out: list[Any] = [gr.Button(interactive=True), notice_text]
+        for side in SIDES:
+            out += [pane_title(services, session, side), pane_reveal(services, session, side)]
+        for side in SIDES:
+            out += pane_view(services, session, side, message=message)
+        out += vote_view(session, reveal_markdown(session.vote, services) if session and session.vote else "")
+        for side in SIDES:
+            out += panes[side]["panel"].hide()
+        return tuple(out)
+
+    page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs]
     for side in SIDES:
-        new_outputs += panes[side]["panel"].outputs
-    new_button.click(on_new, [session_state], new_outputs, api_name="battle_start")
+        page_outputs += panes[side]["panel"].outputs
+
+    def on_new(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        user = user_of(participant_id, request)
+        try:
+            session = start_battle(services, user, current(services, user, request), request)
+        except Refusal as exc:  # the battle under way, if any, stays as it is
+            return (gr.skip(), notice(exc), *_skips(len(page_outputs) - 2))
+        return whole_page(session)
+
+    def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """Once the page knows its participant: their battle under way, if any, and "New battle" enabled."""
+        session = current(services, user_of(participant_id, request), request)
+        if session is None or session.vote is not None:  # a finished battle is not shown again
+            return (gr.Button(interactive=True), *_skips(len(page_outputs) - 1))
+        # A reply still being written (its message sent just before the reload) is shown with its message:
+        # the turn goes on in its handler's thread even when the page that sent it has gone.
+        for side in SIDES:
+            with session.busy[side]:
+                pass
+        return whole_page(session, "Welcome back: your battle continues where you left it.", message=None)
+
+    def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """After the participant's data changed (deleted): the page as their battle now stands."""
+        session = current(services, user_of(participant_id, request), request)
+        return whole_page(session if session is not None and session.vote is None else None)
+
+    new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
+    if participant is not None:
+        participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw)
 
     for side in SIDES:
         p, s = panes[side], side.lower()
 
-        def on_send(text: str, session: Optional[BattleSession], side: str = side) -> tuple[Any, ...]:
-            status_text = send(services, session, side, text)
-            return (*pane_view(session, side), status_text, "")
+        def on_send(text: str, participant_id: Optional[str], request: gr.Request,
+                    side: str = side) -> Iterator[tuple[Any, ...]]:
+            session = current(services, user_of(participant_id, request), request)
+            try:
+                check_send(services, session, side, text)
+            except Refusal as exc:  # the message stays in its box, to be fixed and sent again
+                yield (gr.skip(), gr.skip(), notice(exc), *_skips(4))
+                return
+            dialogue = session.dialogues[side]
+            yield (echo_messages(dialogue, text), gr.skip(), "", gr.Textbox(value="", interactive=False),
+                   gr.Button(interactive=False), gr.Button(interactive=False), gr.Button(interactive=False))
+            try:
+                status_text = send(services, session, side, text)
+            except Refusal as exc:
+                yield pane_view(services, session, side, status=notice(exc), message=text)
+                return
+            yield pane_view(services, session, side, status=status_text)
 
-        send_args = dict(
-            fn=on_send, inputs=[p["message"], session_state],
-            outputs=[p["chatbot"], p["items"], p["status"], p["message"]],
-        )
+        send_args = dict(fn=on_send, inputs=[p["message"], user_state], outputs=pane_outputs(side),
+                         show_progress="hidden")
         p["send"].click(api_name=f"battle_send_{s}", **send_args)
         p["message"].submit(api_name=False, **send_args)
 
         for sentiment in ("satisfied", "frustrated"):
 
-            def on_rate(session: Optional[BattleSession], side: str = side, sentiment: str = sentiment):
-                both = rate(services, session, side, sentiment)
+            def on_rate(participant_id: Optional[str], request: gr.Request, side: str = side,
+                        sentiment: str = sentiment) -> tuple[Any, ...]:
+                session = current(services, user_of(participant_id, request), request)
+                rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs)
+                try:
+                    both = rate(services, session, side, sentiment)
+                except Refusal as exc:
+                    return (notice(exc), *_skips(rate_outputs - 1))
                 note = f"You were **{sentiment}** with System {side}."
-                if both:
-                    note += " Now vote below."
-                else:
-                    note += " Finish the other conversation, then vote."
-                return (note, gr.Textbox(interactive=False), gr.Column(visible=True) if both else gr.skip(),
+                note += " Now vote below." if both else " Finish the other conversation, then vote."
+                return (note, gr.Textbox(interactive=False), gr.Button(interactive=False),
+                        gr.Button(interactive=False), gr.Button(interactive=False), *vote_view(session),
                         *panes[side]["panel"].show())
 
             p[sentiment].click(
-                on_rate, [session_state], [p["status"], p["message"], vote_panel, *p["panel"].outputs],
+                on_rate, [user_state],
+                [p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"], *vote_outputs,
+                 *p["panel"].outputs],
                 api_name=f"battle_{sentiment}_{s}",
             )
 
-        def on_aspects(session: Optional[BattleSession], *answers: Any, side: str = side) -> tuple[Any, ...]:
-            dialogue = _session(session).dialogues[side]
-            return panes[side]["panel"].hide(
-                aspect_form.rate_dialogue(services, dialogue, answers, dialogue.user.id))
+        def on_aspects(participant_id: Optional[str], request: gr.Request, *answers: Any,
+                       side: str = side) -> tuple[Any, ...]:
+            panel = panes[side]["panel"]
+            session = current(services, user_of(participant_id, request), request)
+            try:
+                if session is None:
+                    raise aspect_form.no_conversation()
+                dialogue = session.dialogues[side]
+                saved = aspect_form.rate_dialogue(services, dialogue, answers, dialogue.user.id)
+            except Refusal as exc:  # the answers stay picked
+                return panel.keep(notice(exc))
+            return panel.hide(saved)
 
-        def on_reply_rating(session: Optional[BattleSession], data: gr.LikeData, side: str = side) -> str:
+        def on_reply_rating(participant_id: Optional[str], data: gr.LikeData, request: gr.Request,
+                            side: str = side) -> str:
+            session = current(services, user_of(participant_id, request), request)
             if session is None:
                 return ""
             dialogue = session.dialogues[side]
@@ -329,23 +287,35 @@ def build(services: Services) -> None:
                 return aspect_form.rate_reply(services, dialogue, data.index, data.liked, dialogue.user.id)
 
         panel = p["panel"]
-        panel.save.click(on_aspects, [session_state, *panel.inputs], panel.outputs,
+        panel.save.click(on_aspects, [user_state, *panel.inputs], panel.outputs,
                          api_name=f"battle_aspects_{s}")
         panel.skip.click(lambda panel=panel: panel.hide(aspect_form.SKIPPED), None, panel.outputs,
                          api_visibility="private")
         if form.utterance:
-            p["chatbot"].like(on_reply_rating, [session_state], [p["status"]], api_visibility="private")
+            p["chatbot"].like(on_reply_rating, [user_state], [p["status"]], api_visibility="private")
+
+    vote_result_outputs = [result, panes["A"]["title"], panes["B"]["title"], panes["A"]["reveal"],
+                           panes["B"]["reveal"], *vote_outputs[:-1]]
+    for side in SIDES:
+        vote_result_outputs += pane_outputs(side)[2:]
 
     for choice, button in vote_buttons.items():
 
-        def on_vote(comment_text: str, session: Optional[BattleSession], request: gr.Request, choice=choice):
-            cast = vote(services, session, choice, comment_text, session_user_id(request))
-            titles = [f"### System {side}: {escape_text(cast.crs_a if side == 'A' else cast.crs_b)}"
-                      for side in SIDES]
-            return (reveal_markdown(cast), *titles, gr.Column(visible=False), "")
+        def on_vote(comment_text: str, participant_id: Optional[str], request: gr.Request,
+                    choice: str = choice) -> tuple[Any, ...]:
+            user = user_of(participant_id, request)
+            session = current(services, user, request)
+            try:
+                cast = vote(services, session, choice, comment_text, user)
+            except Refusal as exc:  # the comment stays in its box
+                return (notice(exc), *_skips(len(vote_result_outputs) - 1))
+            controls = []
+            for side in SIDES:
+                controls += pane_view(services, session, side)[2:]
+            return (reveal_markdown(cast, services),
+                    *[pane_title(services, session, side) for side in SIDES],
+                    *[pane_reveal(services, session, side) for side in SIDES],
+                    *vote_view(session)[:-1], *controls)
 
-        button.click(
-            on_vote, [comment, session_state],
-            [result, panes["A"]["title"], panes["B"]["title"], vote_panel, comment],
-            api_name=f"battle_vote_{choice.lower()}",
-        )
+        button.click(on_vote, [comment, user_state], vote_result_outputs,
+                     api_name=f"battle_vote_{choice.lower()}")

@@ -1,78 +1,78 @@
 """Chat tab: one named system, one person, one conversation at a time.
 
 Per-session state lives in `gr.State` (the current Dialogue); the store keeps
-every turn as it happens so nothing is lost if the page is closed.
+every turn as it happens, and the participant's conversation under way is
+found again after a reload (the turn guard's memory, else the store). A
+message shows the moment it is sent, with a typing indicator until the reply.
+Refusals (an empty message, feedback twice, the limit) are a line in the
+status line under the input, never an error toast; a conversation that
+reached its limit waits to be rated and never silently becomes a new one.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import gradio as gr
 
-from arena.dialogue import Dialogue, UserInfo, UserKind
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.crs_interface import CRSUnavailable
+from arena.dialogue import Dialogue, UserInfo, UserKind
+from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from webapp import participants
 from webapp.services import Services
 from webapp.ui import aspect_form
-from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
-from webapp.ui.scorecard import core_scorecard
+from webapp.ui.participant import ParticipantSlot, user_of
+from webapp.ui.refusal import Refusal, notice, refuse
+from webapp.ui.render import (
+    chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+)
+from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
+from webapp.ui.scorecard import factor_figure
 from webapp.ui.turn_guard import guard_for, repeats_last_message
-from webapp.ui.refusal import refuse
-
-log = logging.getLogger(__name__)
 
 CONSENT = (
     "By chatting you agree that the conversation and your feedback are stored and published as an open "
     "dataset under CC BY 4.0. Please do not share any personal information."
 )
+NO_SYSTEMS = "No system is available right now; please come back a little later."
 
 
-def session_user_id(request: Optional[gr.Request]) -> str:
-    session = getattr(request, "session_hash", None) if request is not None else None
-    return f"session-{session}" if session else "anonymous"
+def system_choices(services: Services) -> list[tuple[str, str]]:
+    """(name people read, id) of each system that can chat now."""
+    return [(services.registry.title(name), name) for name in services.registry.available()]
 
 
-def session_key(request: Optional[gr.Request]) -> Optional[str]:
-    """The browser session's own key, or None when the request carries none."""
-    session = getattr(request, "session_hash", None) if request is not None else None
-    return f"session-{session}" if session else None
-
-
-def system_choices(services: Services) -> list[str]:
-    return services.registry.available()
-
-
-def systems_status_markdown(services: Services) -> str:
-    rows = services.registry.status_table()
-    lines = ["| system | status | why | how to fix |", "|---|---|---|---|"]
-    for row in rows:
-        fix = f"`{row['fix']}`" if row["fix"] else ""
-        lines.append(
-            f"| {escape_text(row['system'])} | {row['status']} | {escape_text(row['why'])} | {fix} |"
-        )
-    return "\n".join(lines)
-
-
-def start_conversation(services: Services, crs_name: str, request: Optional[gr.Request]) -> tuple[Dialogue, str]:
+def start_conversation(services: Services, crs_name: str, user_id: str) -> tuple[Dialogue, str]:
     if not crs_name:
         raise refuse("Please choose a system first.")
-    problem = services.registry.problem(crs_name)
-    if problem is not None:
-        raise refuse(str(problem))
+    if services.registry.problem(crs_name) is not None:
+        raise refuse("That system is not available right now; please choose another.")
     dialogue = Dialogue(
         crs_id=crs_name,
-        user=UserInfo(kind=UserKind.HUMAN, id=session_user_id(request)),
+        user=UserInfo(kind=UserKind.HUMAN, id=user_id),
         metadata={"source": "chat"},
     )
-    return dialogue, f"New conversation with **{escape_text(crs_name)}**. {CONSENT}"
+    return dialogue, (f"New conversation with **{escape_text(services.registry.title(crs_name))}** "
+                      f"(up to {services.settings.max_turns} messages).")
+
+
+def check_send(services: Services, dialogue: Optional[Dialogue], text: str) -> str:
+    """Refuse a message that cannot be sent now; else the cleaned text (before the page echoes it)."""
+    if dialogue is not None and dialogue.feedback is not None:
+        raise refuse("This conversation has ended. Press “New conversation” to start another.")
+    if dialogue is not None and (dialogue.ended or dialogue.num_turns >= services.settings.max_turns):
+        raise refuse(f"This conversation reached its limit of {services.settings.max_turns} messages. Please "
+                     "rate it with Satisfied or Frustrated, then start a new one.")
+    try:
+        return validate_message(text, services.settings.max_message_chars)
+    except MessageRejected as exc:
+        raise refuse(str(exc)) from None
 
 
 def send_message(
     services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None
 ) -> tuple[Dialogue, str]:
-    """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals.
+    """Run one turn; returns the dialogue and a status line. Raises `Refusal` for refusals.
 
     Steps of one session (`session_key`, else the dialogue) run one at a time;
     a second copy of the message being answered (Enter, then Send) adds nothing.
@@ -96,23 +96,14 @@ def send_message(
 def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
     try:
         runner = services.runner_for(dialogue.crs_id)
-    except CRSUnavailable as exc:
-        raise refuse(str(exc)) from None
+    except CRSUnavailable:
+        raise refuse("That system is not available right now; please choose another.") from None
     try:
         reply = runner.user_turn(dialogue, text)
     except (MessageRejected, DialogueEnded) as exc:
         raise refuse(str(exc)) from None
     services.store.save_dialogue(dialogue)
-    status = ""
-    if reply.error:
-        status = "The system had a problem with that turn; it has been recorded."
-    if dialogue.ended:
-        services.dialogue_finished(dialogue)
-        status = (
-            f"This conversation reached its limit of {services.settings.max_turns} turns. "
-            "Please tell us whether you were satisfied or frustrated."
-        )
-    return status
+    return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
 
 
 def give_feedback(
@@ -124,116 +115,182 @@ def give_feedback(
     # Waits for a reply still being written, so the feedback is stored after it.
     with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
         if dialogue.feedback is not None:
-            raise refuse("Feedback for this conversation was already recorded. Start a new one.")
+            raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
+                         "Press “New conversation” to start another.")
         finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
         services.dialogue_finished(dialogue)
         step.remember(dialogue)
-    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Start a new conversation any time."
+    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
 
 
-def build(services: Services) -> None:
+def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
+    """The participant's conversation under way: the one in memory, else the one in the store."""
+    with guard_for(services.extras).step(user_id) as step:
+        latest = step.latest
+        if latest is not None and latest.feedback is None and latest.end_reason in (None, "max_turns"):
+            return latest
+        if not participants.is_participant(user_id):
+            return None
+        stored = participants.open_chat(services.store, user_id)
+        if stored is not None:
+            step.remember(stored)
+        return stored
+
+
+def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
+    user_state = participant.user if participant is not None else gr.State(None)
     choices = system_choices(services)
     form = aspect_form.form_for(services)
     dialogue_state = gr.State(None)
     gr.Markdown(f"Chat with one system about movies. {CONSENT}")
-    with gr.Row():
-        crs_choice = gr.Dropdown(
-            choices=choices, value=choices[0] if choices else None, label="System", scale=3
-        )
-        new_button = gr.Button("New conversation", scale=1)
-    with gr.Accordion("Systems and their status", open=not choices):
-        gr.Markdown(systems_status_markdown(services))
-    with gr.Row():
-        with gr.Column(scale=3):
+    with gr.Row(equal_height=True):
+        # Usable once the page knows its participant (a moment after loading), so what is said is theirs.
+        ready = participant is None
+        crs_choice = gr.Dropdown(choices=choices, value=choices[0][1] if choices else None, label="System",
+                                 scale=3, min_width=200, interactive=ready, elem_id="chat-system")
+        new_button = gr.Button("New conversation", scale=1, min_width=160, interactive=ready, elem_id="chat-new")
+    if not choices:
+        gr.Markdown(NO_SYSTEMS, elem_id="chat-no-systems")
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3, min_width=300):
             chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
                                  feedback_options=tuple(aspect_form.reply_options(form)) or None)
-            message = gr.Textbox(
-                label="Your message",
-                placeholder="Tell the system what you feel like watching...",
-                max_lines=6,
-            )
-            send_button = gr.Button("Send", variant="primary")
-        with gr.Column(scale=2):
-            items_box = gr.Markdown(items_markdown([]))
-    status = gr.Markdown("")
+            message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
+                                 max_lines=6, interactive=ready, elem_id="chat-msg")
+            send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
+            status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
+        with gr.Column(scale=2, min_width=200):
+            items_box = gr.Markdown(items_markdown([]), elem_id="chat-items")
+    comment = gr.Textbox(label="Optional comment on the whole conversation", max_lines=3, elem_id="chat-comment")
     with gr.Row():
-        comment = gr.Textbox(label="Optional comment", max_lines=3, scale=3)
-        satisfied = gr.Button("Satisfied", variant="secondary", scale=1)
-        frustrated = gr.Button("Frustrated", variant="stop", scale=1)
+        satisfied = gr.Button("Satisfied", variant="secondary", min_width=120, interactive=False,
+                              elem_id="chat-satisfied")
+        frustrated = gr.Button("Frustrated", variant="stop", min_width=120, interactive=False,
+                               elem_id="chat-frustrated")
     panel = aspect_form.build_panel(form, "chat")
-    with gr.Accordion("Automatic scores", open=False):
-        refresh_scores = gr.Button("Refresh scores")
-        scores_box = gr.Markdown("")
-        core_plot = gr.Plot(label="CoRE factors")
-        core_card = gr.Markdown("")
+    with gr.Accordion("Your conversation's scores", open=False, visible=services.settings.show_scores,
+                      elem_id="chat-scores-box"):
+        refresh_scores = gr.Button("Refresh scores", size="sm", elem_id="chat-scores-refresh")
+        scores_box = gr.Markdown(NOT_FINISHED, elem_id="chat-scores")
+        core_plot = gr.Plot(label="How an AI panel judged it", visible=False, elem_id="chat-core-plot")
 
-    def view(dialogue: Optional[Dialogue], status_text: str) -> tuple[Any, ...]:
-        return dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text
+    def view(dialogue: Optional[Dialogue], status_text: Any, message_value: Optional[str] = "",
+             busy: bool = False) -> tuple[Any, ...]:
+        """Updates for (state, chatbot, items, status, message, send, satisfied, frustrated);
+        `message_value` None keeps what is typed in the box."""
+        open_ = dialogue is None or (dialogue.feedback is None and not dialogue.ended)
+        can_send = open_ and not busy and (dialogue is None or dialogue.num_turns < services.settings.max_turns)
+        can_rate = (dialogue is not None and dialogue.feedback is None and bool(dialogue.agent_turns())
+                    and not busy)
+        box = (gr.Textbox(interactive=can_send) if message_value is None
+               else gr.Textbox(value=message_value, interactive=can_send))
+        return (dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text, box,
+                gr.Button(interactive=can_send), gr.Button(interactive=can_rate), gr.Button(interactive=can_rate))
+
+    def skips(n: int) -> tuple[Any, ...]:
+        return tuple(gr.skip() for _ in range(n))
 
     guard = guard_for(services.extras)
+    outputs = [dialogue_state, chatbot, items_box, status, message, send_button, satisfied, frustrated]
+    new_outputs = outputs + [comment, scores_box, core_plot, *panel.outputs]
 
-    def on_new(crs_name: str, request: gr.Request) -> tuple[Any, ...]:
-        dialogue, text = start_conversation(services, crs_name, request)
-        key = session_key(request)
-        if key is not None:
-            with guard.step(key) as step:
-                step.remember(dialogue)
-        return (*view(dialogue, text), "", "", *panel.hide())
+    def on_new(crs_name: str, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        user = user_of(participant_id, request)
+        try:
+            dialogue, text = start_conversation(services, crs_name, user)
+        except Refusal as exc:
+            return (*skips(3), notice(exc), *skips(len(new_outputs) - 4))
+        with guard.step(user) as step:
+            step.remember(dialogue)
+        return (*view(dialogue, text), "", NOT_FINISHED, gr.Plot(value=None, visible=False), *panel.hide())
 
-    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
-        key = session_key(request)
-        if key is None:
-            if dialogue is None or dialogue.ended:
-                dialogue, _ = start_conversation(services, crs_name, request)
-        else:
-            with guard.step(key) as step:  # a fresh conversation, unless a concurrent send just made one
-                latest = step.latest
-                if latest is not None and not latest.ended and (dialogue is None or dialogue.ended):
-                    dialogue = latest
-                if dialogue is None or dialogue.ended:
-                    dialogue, _ = start_conversation(services, crs_name, request)
+    def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """Once the page knows its participant: their conversation under way, if any, and the controls."""
+        dialogue = resumable(services, user_of(participant_id, request))
+        if dialogue is None:  # a fresh page: only what was waiting for the participant is enabled
+            return (gr.Dropdown(interactive=True), gr.Button(interactive=True), gr.skip(), gr.skip(), gr.skip(),
+                    gr.skip(), *view(None, gr.skip(), message_value=None)[4:], *skips(len(new_outputs) - 8))
+        note = "Welcome back: your conversation continues where you left it."
+        if dialogue.ended:
+            note = limit_status(dialogue, services.settings.max_turns)
+        offered = dialogue.crs_id in services.registry.available()
+        choice = gr.Dropdown(value=dialogue.crs_id, interactive=True) if offered else gr.Dropdown(interactive=True)
+        return (choice, gr.Button(interactive=True), *view(dialogue, note, message_value=None), gr.skip(),
+                NOT_FINISHED, gr.Plot(value=None, visible=False), *panel.hide())
+
+    def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """After the participant's data changed (deleted): the tab as their conversation now stands."""
+        dialogue = resumable(services, user_of(participant_id, request))
+        return (gr.skip(), gr.skip(), *view(dialogue, ""), "", NOT_FINISHED, gr.Plot(value=None, visible=False),
+                *panel.hide())
+
+    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, participant_id: Optional[str],
+                request: gr.Request) -> Iterator[tuple[Any, ...]]:
+        user = user_of(participant_id, request)
+        started = ""
+        try:
+            if dialogue is None:
+                dialogue = resumable(services, user)
+            check_send(services, dialogue, text)
+            if dialogue is None:  # the first message starts a conversation with the chosen system
+                dialogue, started = start_conversation(services, crs_name, user)
+                with guard.step(user) as step:
                     step.remember(dialogue)
-        dialogue, status_text = send_message(services, dialogue, text, session_key=key)
-        return (*view(dialogue, status_text), "")
+        except Refusal as exc:  # the message stays in its box, to be fixed and sent again
+            yield (*skips(3), notice(exc), *skips(4))
+            return
+        yield (dialogue, echo_messages(dialogue, text), gr.skip(), started,
+               *view(dialogue, "", busy=True)[4:])
+        try:
+            dialogue, status_text = send_message(services, dialogue, text, session_key=user)
+        except Refusal as exc:
+            yield view(dialogue, notice(exc), message_value=text)
+            return
+        yield view(dialogue, " ".join(part for part in (started, status_text) if part))
 
     def on_feedback(sentiment: str):
-        def handler(comment_text: str, dialogue: Optional[Dialogue], request: gr.Request) -> tuple[Any, ...]:
-            dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
-                                           session_key=session_key(request))
-            return (*view(dialogue, text), "", *panel.show())
+        def handler(comment_text: str, dialogue: Optional[Dialogue], participant_id: Optional[str],
+                    request: gr.Request) -> tuple[Any, ...]:
+            try:
+                dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
+                                               session_key=user_of(participant_id, request))
+            except Refusal as exc:  # the comment stays in its box
+                return (*skips(3), notice(exc), *skips(len(outputs) - 4 + 2 + len(panel.outputs)))
+            return (*view(dialogue, text), "", PENDING, *panel.show())
 
         return handler
 
     def on_refresh(dialogue: Optional[Dialogue]) -> tuple[Any, ...]:
         stored = services.store.get_dialogue(dialogue.dialogue_id) if dialogue is not None else None
-        if stored is None:
-            return "_No stored conversation yet._", None, ""
-        figure, card = None, ""
-        if any(name.startswith("core.") for name in stored.scores):
-            figure, card = core_scorecard(stored)
-        return scores_markdown(stored), figure, card
+        if stored is None or stored.feedback is None:
+            return NOT_FINISHED, gr.Plot(value=None, visible=False)
+        core = {k: v for k, v in stored.scores.items() if k.startswith("core.") and v.value is not None}
+        figure = factor_figure(stored.scores, title="How an AI panel judged it") if core else None
+        return plain_scores(stored), gr.Plot(value=figure, visible=figure is not None)
 
-    outputs = [dialogue_state, chatbot, items_box, status]
-    new_outputs = outputs + [message, scores_box, *panel.outputs]
-    new_button.click(on_new, [crs_choice], new_outputs, api_name="chat_start")
-    # Switching systems starts a fresh conversation with the newly chosen one.
-    crs_choice.change(on_new, [crs_choice], new_outputs, api_visibility="private")
+    new_button.click(on_new, [crs_choice, user_state], new_outputs, api_name="chat_start")
+    # Choosing another system (the person's own choice, not a resumed conversation) starts afresh.
+    crs_choice.input(on_new, [crs_choice, user_state], new_outputs, api_visibility="private")
+    if participant is not None:
+        participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
+                                   redraw=on_redraw)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
-          inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message],
-          api_name="chat_send", trigger_mode="once")
-    satisfied.click(
-        on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
-        api_name="chat_satisfied",
-    )
-    frustrated.click(
-        on_feedback("frustrated"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
-        api_name="chat_frustrated",
-    )
+          inputs=[message, dialogue_state, crs_choice, user_state], outputs=outputs,
+          api_name="chat_send", trigger_mode="once", show_progress="hidden")
+    feedback_outputs = outputs + [comment, scores_box, *panel.outputs]
+    satisfied.click(on_feedback("satisfied"), [comment, dialogue_state, user_state], feedback_outputs,
+                    api_name="chat_satisfied")
+    frustrated.click(on_feedback("frustrated"), [comment, dialogue_state, user_state], feedback_outputs,
+                     api_name="chat_frustrated")
 
     def on_aspects(dialogue: Optional[Dialogue], *answers: Any) -> tuple[Any, ...]:
         rater = dialogue.user.id if dialogue is not None else "anonymous"
-        return panel.hide(aspect_form.rate_dialogue(services, dialogue, answers, rater))
+        try:
+            saved = aspect_form.rate_dialogue(services, dialogue, answers, rater)
+        except Refusal as exc:  # the answers stay picked
+            return panel.keep(notice(exc))
+        return panel.hide(saved)
 
     panel.save.click(on_aspects, [dialogue_state, *panel.inputs], panel.outputs, api_name="chat_aspects")
     panel.skip.click(lambda: panel.hide(aspect_form.SKIPPED), None, panel.outputs, api_visibility="private")
@@ -244,6 +301,4 @@ def build(services: Services) -> None:
 
     if form.utterance:
         chatbot.like(on_reply_rating, [dialogue_state], [status], api_visibility="private")
-    refresh_scores.click(
-        on_refresh, [dialogue_state], [scores_box, core_plot, core_card], api_name="chat_scores"
-    )
+    refresh_scores.click(on_refresh, [dialogue_state], [scores_box, core_plot], api_name="chat_scores")

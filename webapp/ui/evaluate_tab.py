@@ -9,6 +9,7 @@ finished dialogues survive a page reload. A timer refreshes the view.
 from __future__ import annotations
 
 import html
+import time
 from typing import Any, Optional
 
 import gradio as gr
@@ -43,6 +44,7 @@ def simulator_choices() -> list[tuple[str, str]]:
 
 
 def run_choices(manager: RunManager) -> list[tuple[str, str]]:
+    """(label, run id) of each run, its state as it is now (the view refreshes them while it is open)."""
     out = []
     for state in manager.list_runs():
         config = state.get("config") or {}
@@ -51,6 +53,31 @@ def run_choices(manager: RunManager) -> list[tuple[str, str]]:
                  f"{state.get('done', 0)}/{state.get('total', 0)}")
         out.append((label, state["run_id"]))
     return out
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes} min {seconds:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def active_html(state: dict[str, Any], now: Optional[float] = None) -> str:
+    """The dialogues under way: turns so far, how long they have run and since their last turn."""
+    active = state.get("active") or {}
+    if not active:
+        return ""
+    now = time.time() if now is None else now
+    items = []
+    for entry in sorted(active.values(), key=lambda e: (str(e.get("system")), e.get("index") or 0)):
+        turns = int(entry.get("turns") or 0)
+        items.append(
+            f"<li><code>{html.escape(str(entry.get('system')))}</code> #{html.escape(str(entry.get('index')))}: "
+            f"{turns} turn{'' if turns == 1 else 's'} so far, running "
+            f"{_duration(now - float(entry.get('started') or now))}, last turn "
+            f"{_duration(now - float(entry.get('updated') or now))} ago</li>")
+    return f"<p>Under way ({len(items)}):</p><ul class='run-active'>{''.join(items)}</ul>"
 
 
 def progress_html(state: Optional[dict[str, Any]]) -> str:
@@ -69,7 +96,8 @@ def progress_html(state: Optional[dict[str, Any]]) -> str:
     ]
     if state.get("error"):
         lines.append(f"<p style='color:#b00'>Run failed: {html.escape(str(state['error']))}</p>")
-    return "\n".join(lines)
+    lines.append(active_html(state))
+    return "\n".join(line for line in lines if line)
 
 
 def table_rows(state: Optional[dict[str, Any]]) -> list[list[Any]]:
@@ -108,32 +136,42 @@ def build(services: Services) -> None:
         system_box = gr.CheckboxGroup(choices=systems, value=systems[:1], label="Systems")
         simulator_box = gr.Dropdown(choices=simulator_choices(), value="llm_us", label="Simulator")
     with gr.Row():
-        n_box = gr.Number(value=10, minimum=1, maximum=1000, precision=0, label="Dialogues per system")
+        n_box = gr.Number(value=10, minimum=1, maximum=1000, precision=0, label="Dialogues per system",
+                          elem_id="evaluate-n")
         turns_box = gr.Number(value=min(services.settings.max_turns, 10), minimum=1, maximum=100, precision=0,
-                              label="Max turns")
+                              label="Max turns", elem_id="evaluate-turns")
         seed_box = gr.Number(value=0, precision=0, label="Seed")
         concurrency_box = gr.Slider(1, 32, value=4, step=1, label="Dialogues at once")
     abus_box = gr.Checkbox(value=False, label="ABUS without an LLM: template messages, offline act annotator")
     rate_box = gr.Checkbox(value=False, label="Simulated users also fill the aspect rating form at the end (one "
                            "more LLM call per dialogue)")
     with gr.Row():
-        start_button = gr.Button("Start run", variant="primary")
+        start_button = gr.Button("Start run", variant="primary", elem_id="evaluate-start")
         cancel_button = gr.Button("Cancel run", variant="stop")
     with gr.Row():
-        run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4)
+        run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4, elem_id="evaluate-run")
         refresh_button = gr.Button("Refresh", scale=1)
-    progress = gr.HTML(progress_html(None))
+    progress = gr.HTML(progress_html(None), elem_id="evaluate-progress")
     table = gr.Dataframe(headers=TABLE_COLUMNS, value=[], label="Finished dialogues", interactive=False,
                          wrap=True)
+    shown = gr.State([])  # the run picker's labels as last sent to the page
     timer = gr.Timer(REFRESH_S)
 
     def view(run_id: Optional[str]) -> tuple[Any, Any]:
         state = manager.status(run_id) if run_id else None
         return progress_html(state), table_rows(state)
 
+    def picker(run_id: Optional[str], last: list) -> tuple[Any, list]:
+        """The run picker with each run's state as it is now; untouched while no label changed."""
+        choices = run_choices(manager)
+        if choices == last:
+            return gr.skip(), last
+        return gr.update(choices=choices, value=run_id), choices
+
     def on_start(*args: Any) -> tuple[Any, ...]:
         run_id = start_run(manager, *args)
-        return (gr.update(choices=run_choices(manager), value=run_id), *view(run_id))
+        choices = run_choices(manager)
+        return (gr.update(choices=choices, value=run_id), choices, *view(run_id))
 
     def on_cancel(run_id: Optional[str]) -> tuple[Any, Any]:
         if not run_id:
@@ -148,21 +186,23 @@ def build(services: Services) -> None:
     def on_load() -> tuple[Any, ...]:
         choices = run_choices(manager)
         value = choices[0][1] if choices else None
-        return (gr.update(choices=choices, value=value), *view(value))
+        return (gr.update(choices=choices, value=value), choices, *view(value))
 
     def on_refresh(run_id: Optional[str]) -> tuple[Any, ...]:
-        return (gr.update(choices=run_choices(manager), value=run_id), *view(run_id))
+        choices = run_choices(manager)
+        return (gr.update(choices=choices, value=run_id), choices, *view(run_id))
 
-    def on_tick(run_id: Optional[str]) -> tuple[Any, Any]:
-        return view(run_id)
+    def on_tick(run_id: Optional[str], last: list) -> tuple[Any, ...]:
+        return (*picker(run_id, last), *view(run_id))
 
     inputs = [system_box, simulator_box, n_box, turns_box, seed_box, concurrency_box, abus_box, rate_box]
     outputs = [progress, table]
-    start_button.click(on_start, inputs, [run_box, *outputs], api_name="evaluate_start")
+    start_button.click(on_start, inputs, [run_box, shown, *outputs], api_name="evaluate_start")
     cancel_button.click(on_cancel, [run_box], outputs, api_name="evaluate_cancel")
-    refresh_button.click(on_refresh, [run_box], [run_box, *outputs], api_name="evaluate_refresh")
-    run_box.change(on_tick, [run_box], outputs, api_visibility="private")
-    timer.tick(on_tick, [run_box], outputs, api_visibility="private", show_progress="hidden")
+    refresh_button.click(on_refresh, [run_box], [run_box, shown, *outputs], api_name="evaluate_refresh")
+    run_box.change(lambda run_id: view(run_id), [run_box], outputs, api_visibility="private")
+    timer.tick(on_tick, [run_box, shown], [run_box, shown, *outputs], api_visibility="private",
+               show_progress="hidden")
     root = Context.root_block
     if root is not None:  # pick the latest run again after a page reload
-        root.load(on_load, None, [run_box, *outputs], api_visibility="private")
+        root.load(on_load, None, [run_box, shown, *outputs], api_visibility="private")

@@ -20,6 +20,7 @@ from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_f
 from webapp.services import Services
 from webapp.ui import meta_view
 from webapp.ui.aspect_form import form_for
+from webapp.ui.render import plural
 
 log = logging.getLogger(__name__)
 
@@ -98,28 +99,39 @@ def metric_meta_table(dialogues: list) -> Optional[pd.DataFrame]:
     return pd.DataFrame(table)
 
 
-def build(services: Services) -> None:
+def summary_text(table: pd.DataFrame) -> str:
+    """Counts in words, with correct plurals ("1 battle", "2 votes")."""
+    if table.empty:
+        text = "_No conversations yet for this group._"
+    else:
+        text = (f"{plural(int(table['conversations'].sum()), 'conversation')} and "
+                f"{plural(int(table['battles'].sum()) // 2, 'battle')}.")
+    counted, flagged = table.attrs.get("votes_counted", 0), table.attrs.get("votes_flagged", 0)
+    text += f" The ratings count {plural(counted, 'vote')}"
+    if flagged:
+        text += (f"; {plural(flagged, 'flagged vote')} (bursts or votes cast seconds after the start) "
+                 f"{'is' if flagged == 1 else 'are'} left out.")
+    else:
+        text += "."
+    return text
+
+
+def build(services: Services, participant: Any = None) -> None:
     cache = LeaderboardCache(services)
+    titles = {name: services.registry.title(name) for name in services.registry.names}
 
     def render(kind_value: str, fresh: bool = False) -> tuple[Any, ...]:
         kind = _kind(kind_value)
         table, meta = cache.get(kind, fresh=fresh)
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
-        figure = leaderboard_figure(table, title=f"Users: {label.lower()}")
-        if table.empty:
-            summary = "_No conversations yet for this group._"
-        else:
-            summary = (f"{int(table['conversations'].sum())} conversations and "
-                       f"{int(table['battles'].sum()) // 2} battles.")
-        counted, flagged = table.attrs.get("votes_counted", 0), table.attrs.get("votes_flagged", 0)
-        summary += f" The ratings count {counted} votes"
-        summary += (f"; {flagged} flagged votes (bursts or votes cast seconds after the start) are left out."
-                    if flagged else ".")
-        meta_table_view = meta if meta is not None and not meta.empty else pd.DataFrame()
-        records = cache.records.get(kind)
-        return (summary, display_table(table), figure, meta_table_view, gr.Accordion(visible=meta is not None),
-                meta_view.correlation_table(records or []), meta_view.correlation_heatmap(records or []),
-                gr.Accordion(visible=records is not None))
+        shown = not table.empty  # an empty table would show placeholder headers, an empty plot nothing
+        figure = leaderboard_figure(table, title=f"Users: {label.lower()}", titles=titles) if shown else None
+        meta_shown = meta is not None and not meta.empty
+        records = cache.records.get(kind) or []
+        return (summary_text(table), gr.Column(visible=shown), display_table(table, titles), figure,
+                meta if meta_shown else pd.DataFrame(),
+                gr.Accordion(visible=meta_shown), meta_view.correlation_table(records),
+                meta_view.correlation_heatmap(records) if records else None, gr.Accordion(visible=bool(records)))
 
     with gr.Row():
         kind = gr.Radio(
@@ -128,8 +140,11 @@ def build(services: Services) -> None:
         )
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
     summary = gr.Markdown("", elem_id="leaderboard-summary")
-    table = gr.Dataframe(interactive=False, wrap=True, elem_id="leaderboard-table")
-    plot = gr.Plot(elem_id="leaderboard-plot", show_label=False)
+    # On a phone the table scrolls sideways with the system's name pinned; cells never wrap, so no
+    # header is squeezed into a letter-wide column.
+    with gr.Column(visible=False, elem_id="leaderboard-board") as board:
+        table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=1, elem_id="leaderboard-table")
+        plot = gr.Plot(elem_id="leaderboard-plot", show_label=False)
     with gr.Accordion("Automatic metrics against satisfaction", open=False, visible=False) as meta_box:
         meta = gr.Dataframe(interactive=False, elem_id="leaderboard-meta")
     with gr.Accordion("Automatic metrics against human ratings (dialogue level)", open=False,
@@ -145,7 +160,7 @@ def build(services: Services) -> None:
         corr_plot = gr.Plot(elem_id="leaderboard-correlation-heatmap", show_label=False)
     gr.Markdown(EXPLANATION)
 
-    outputs = [summary, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
+    outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
     refresh.click(lambda k: render(k, fresh=True), [kind], outputs, api_name="leaderboard")
     kind.change(render, [kind], outputs, api_name=False)
     # Fill the tab whenever it is opened (the tab itself is the enclosing block).

@@ -33,6 +33,37 @@ def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
     return out
 
 
+# Shown as the system's message while it writes its reply (styled by `webapp.ui.style`).
+TYPING_TEXT = "typing…"
+
+
+def typing_message() -> dict[str, str]:
+    return {"role": "assistant",
+            "content": f'<span class="typing-indicator" role="status">{TYPING_TEXT}</span>'}
+
+
+def echo_messages(dialogue: Optional[Dialogue], text: str) -> list[dict[str, str]]:
+    """The conversation as it looks the moment a message is sent: the message, then the typing indicator."""
+    return [*chat_messages(dialogue), {"role": "user", "content": escape_text(text)}, typing_message()]
+
+
+def plural(count: int, noun: str, nouns: Optional[str] = None) -> str:
+    """"1 battle", "2 battles" ("0 battles")."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def limit_status(dialogue: Dialogue, max_turns: int, problem: bool = False) -> str:
+    """The status line after a turn; the limit is announced before the last message, never silently applied."""
+    left = max_turns - dialogue.num_turns
+    if dialogue.ended or left <= 0:
+        return (f"This conversation reached its limit of {max_turns} messages. "
+                "Please tell us whether you were satisfied or frustrated.")
+    note = "The system had a problem with that turn; it has been recorded." if problem else ""
+    if left == 1:
+        note += f" You can send one more message: the conversation ends after {max_turns} messages."
+    return note.strip()
+
+
 def items_markdown(items: Iterable[RecommendedItem], limit: int = 5, heading: str = "Recommended") -> str:
     items = list(items)[:limit]
     if not items:

@@ -36,7 +36,7 @@ def _core_scores(source: Union[Dialogue, Mapping[str, Score], None]) -> dict[str
     return {k: v for k, v in scores.items() if k.startswith("core.")}
 
 
-def factor_figure(scores: Mapping[str, Score]) -> Figure:
+def factor_figure(scores: Mapping[str, Score], title: str = "CoRE factors") -> Figure:
     """Horizontal bars, 0-4, one per factor; unscored factors drawn as empty hatched bars."""
     fig = Figure(figsize=(7.0, 4.9), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
@@ -60,7 +60,6 @@ def factor_figure(scores: Mapping[str, Score]) -> Figure:
     ax.set_xticks([0, 1, 2, 3, 4])
     ax.set_xlabel("factor score (0-4)")
     overall = scores.get(OVERALL_METRIC)
-    title = "CoRE factors"
     if overall is not None:
         title += " - overall " + ("unscored" if overall.value is None else f"{overall.value:.1f}/100")
     ax.set_title(title, fontsize=10)

@@ -83,6 +83,13 @@ class TurnGuard:
                         break
                     del self._entries[idle]
 
+    def forget(self, key: str) -> None:
+        """Forget the session's conversation (the participant deleted their dialogues)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry.latest = None
+
 
 def repeats_last_message(dialogue: Optional[Dialogue], text: Optional[str]) -> bool:
     """Whether `text` is the dialogue's last user message, stored within the duplicate window."""

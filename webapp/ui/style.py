@@ -1,0 +1,16 @@
+"""The app's own CSS: status lines, the typing indicator, the reveal, and narrow screens.
+
+Gradio 6 takes CSS at launch (`serve.launch_app` passes it), not when the
+Blocks are built.
+"""
+
+APP_CSS = """
+.prose.status-line p { margin: 0.2rem 0; }
+.typing-indicator { font-style: italic; opacity: 0.7; animation: arena-typing 1.2s ease-in-out infinite; }
+@keyframes arena-typing { 0%, 100% { opacity: 0.3; } 50% { opacity: 1; } }
+.prose.battle-reveal { border-left: 4px solid var(--color-accent); padding-left: 0.6rem; }
+#leaderboard-table th, #leaderboard-table td { white-space: nowrap; }
+@media (max-width: 640px) {
+  .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
+}
+"""

@@ -1,0 +1,127 @@
+"""Your data: the participant's pseudonymous id, and their own dialogues to download or delete.
+
+Everything here acts on the participant of this browser only (the id in the
+page's server-side State, from the browser's token; `webapp.ui.participant`):
+no input names a user, so nobody can reach another participant's data. A
+deletion asks for a confirmation, is logged as moderation is, and resets the
+Battle and Chat tabs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import gradio as gr
+
+from webapp import participants
+from webapp.moderation import ModerationError
+from webapp.services import Services
+from webapp.ui.battle_session import book_for
+from webapp.ui.download_tab import ExportFolders
+from webapp.ui.participant import ParticipantSlot
+from webapp.ui.refusal import Refusal, notice, refuse
+from webapp.ui.render import plural
+from webapp.ui.turn_guard import guard_for
+
+INTRO = (
+    "This browser keeps a random pseudonymous id for you, so your conversations stay yours across visits "
+    "without any name, e-mail or login. Download what you have contributed, or delete it at any time. "
+    "If you clear this browser's site data you get a new id, and your earlier conversations can then only "
+    "be deleted by the researchers, given the id below."
+)
+NO_BROWSER_ID = "_Your id appears here once the page has loaded in a browser._"
+
+
+def _salt(services: Services) -> Optional[str]:
+    salt = services.settings.pseudonym_salt
+    return salt.get_secret_value() if salt else None
+
+
+def identity_markdown(services: Services, user_id: Optional[str]) -> str:
+    if not participants.is_participant(user_id):
+        return NO_BROWSER_ID
+    alias = participants.corpus_pseudonym(services.store, user_id, _salt(services))
+    return (f"Your participant id: **`{alias}`**. The published dataset lists your conversations under "
+            "this id; mention it if you ever write to us about your data.")
+
+
+def counts_markdown(services: Services, user_id: Optional[str]) -> str:
+    if not participants.is_participant(user_id):
+        return ""
+    own = participants.summary(services.store, user_id)
+    if not own.total:
+        return "You have no stored conversations yet."
+    text = (f"Stored: {plural(own.chats, 'chat conversation')} and "
+            f"{plural(own.battles, 'battle conversation')}.")
+    if own.under_way:
+        text += (f" {plural(own.under_way, 'battle conversation')} of a battle still waiting for your vote "
+                 f"{'is' if own.under_way == 1 else 'are'} left out of the download until you vote.")
+    return text
+
+
+def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
+    user_state = participant.user if participant is not None else gr.State(None)
+    folders = ExportFolders()
+    gr.Markdown(INTRO)
+    identity = gr.Markdown(NO_BROWSER_ID, elem_id="yourdata-id")
+    counts = gr.Markdown("", elem_id="yourdata-counts")
+    with gr.Row():
+        download = gr.Button("Download my dialogues", elem_id="yourdata-download", min_width=200)
+        delete = gr.Button("Delete my dialogues", variant="stop", elem_id="yourdata-delete", min_width=200)
+    with gr.Column(visible=False, elem_id="yourdata-confirm") as confirm_box:
+        gr.Markdown("This deletes every conversation you have had here, with your ratings and votes, "
+                    "for good. Are you sure?")
+        with gr.Row():
+            confirm = gr.Button("Yes, delete them", variant="stop", elem_id="yourdata-confirm-yes", min_width=160)
+            cancel = gr.Button("No, keep them", elem_id="yourdata-confirm-no", min_width=160)
+    status = gr.Markdown("", elem_id="yourdata-status", elem_classes=["status-line"])
+    files = gr.File(label="Your dialogues (JSON Lines)", visible=False, interactive=False, elem_id="yourdata-file")
+
+    def on_show(participant_id: Optional[str]) -> tuple[Any, ...]:
+        return identity_markdown(services, participant_id), counts_markdown(services, participant_id)
+
+    def on_download(participant_id: Optional[str]) -> tuple[Any, ...]:
+        if not participants.is_participant(participant_id):
+            return notice(refuse("Open this page in a browser to download your dialogues.")), gr.skip()
+        path, count = participants.export_own(services.store, participant_id, folders.new(), _salt(services))
+        if not count:
+            return "You have no conversations to download yet.", gr.File(value=None, visible=False)
+        return (f"Ready: {plural(count, 'conversation')}.", gr.File(value=str(path), visible=True))
+
+    def on_delete(participant_id: Optional[str]) -> tuple[Any, ...]:
+        if not participants.is_participant(participant_id):
+            return gr.skip(), notice(refuse("Open this page in a browser to delete your dialogues."))
+        return gr.Column(visible=True), ""
+
+    def on_confirm(participant_id: Optional[str]) -> tuple[Any, ...]:
+        try:
+            if not participants.is_participant(participant_id):
+                raise refuse("Open this page in a browser to delete your dialogues.")
+            own = participants.summary(services.store, participant_id)
+            try:
+                counts_deleted = participants.delete_own(services.store, participant_id)
+            except ModerationError:
+                raise refuse("You have no stored conversations to delete.") from None
+        except Refusal as exc:
+            return gr.Column(visible=False), notice(exc), gr.skip(), gr.skip()
+        # Conversations under way in this process are forgotten, so no later turn stores them again.
+        book_for(services).forget(participant_id)
+        guard_for(services.extras).forget(participant_id)
+        # Counted as the participant sees them: a battle pane never written in is no conversation.
+        done = (f"Deleted {plural(own.total, 'conversation')} and "
+                f"{plural(counts_deleted['votes'], 'vote')}.")
+        return (gr.Column(visible=False), done, counts_markdown(services, participant_id),
+                gr.File(value=None, visible=False))
+
+    download.click(on_download, [user_state], [status, files], api_visibility="private")
+    delete.click(on_delete, [user_state], [confirm_box, status], api_visibility="private")
+    cancel.click(lambda: (gr.Column(visible=False), "Nothing was deleted."), None, [confirm_box, status],
+                 api_visibility="private")
+    deleted = confirm.click(on_confirm, [user_state], [confirm_box, status, counts, files],
+                            api_visibility="private")
+    if participant is not None:
+        participant.after_identify(on_show, [participant.user], [identity, counts])
+        participant.refresh_after(deleted)  # the Battle and Chat tabs start afresh
+    parent = gr.context.Context.block
+    if isinstance(parent, gr.Tab):
+        parent.select(on_show, [user_state], [identity, counts], api_visibility="private")
