@@ -16,6 +16,7 @@ import gradio as gr
 from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
+from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab
 
@@ -68,13 +69,25 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=None,
                         help="port (default: $ARENA_PORT or 7860; with --admin $ARENA_ADMIN_PORT or 7861)")
     parser.add_argument("--admin", action="store_true",
-                        help="serve the researcher app (Evaluate, Download, Moderation) behind a login")
+                        help="serve only the researcher app (Evaluate, Download, Moderation) behind a login, on its own "
+                        "port; without it the researcher pages are at /admin of the public server")
     parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
     parser.add_argument("--llm-model", default=None, help="LLM model name")
     parser.add_argument("--max-turns", type=int, default=None, help="user turns per conversation")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link")
     return parser.parse_args(argv)
+
+
+def _researcher_login(settings: Settings, required: bool):
+    """The researcher login check; None (and a log line) when it is not configured and not `required`."""
+    try:
+        return admin_checker(settings)
+    except AdminNotConfigured as exc:
+        if required:
+            raise
+        logging.getLogger(__name__).warning("researcher pages at /admin are off: %s", exc)
+        return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -88,20 +101,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         raise SystemExit(f"error: {exc}") from None
     logging.basicConfig(level=settings.log_level)
     install_log_redaction()
-    auth = None
-    if args.admin:
-        try:
-            auth = admin_checker(settings)
-        except AdminNotConfigured as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    # The researcher app only queues scoring jobs in the shared store; the public app's workers run them.
+    try:
+        auth = _researcher_login(settings, required=args.admin)
+    except AdminNotConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    # The researcher app alone only queues scoring jobs in the shared store; other processes' workers run them.
     services = build_services(settings, run_scorer=not args.admin)
-    demo = build_admin_demo(services) if args.admin else build_demo(services)
-    demo.queue(default_concurrency_limit=32)
     port = args.port or (settings.admin_port if args.admin else settings.port)
     try:
-        demo.launch(server_name=settings.host, server_port=port, share=args.share, auth=auth)
+        if args.share:  # Gradio's share link serves one Blocks: the public pages only
+            demo = build_demo(services)
+            demo.queue(default_concurrency_limit=32)
+            demo.launch(server_name=settings.host, server_port=port, share=True)
+        else:
+            app = build_server(services, public=not args.admin, admin_auth=auth)
+            where = f"http://{settings.host}:{port}/"
+            logging.getLogger(__name__).info(
+                "CRS Arena ready at %s%s", where,
+                "" if args.admin or auth is None else f" (researcher pages at {where.rstrip('/')}{ADMIN_PATH})")
+            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id))
     finally:
         services.close()
     return 0

@@ -1,0 +1,58 @@
+"""One server, one port: the public pages at `/` and the researcher pages at `/admin`.
+
+A Space exposes a single port, so `python app.py` serves both Gradio apps from
+one FastAPI application (`gr.mount_gradio_app`), the researcher app behind its
+login, with failed logins limited per client address (`webapp.login_limits`).
+`python app.py --admin` serves the researcher app alone at `/` of its own port
+through the same code. When no researcher account is configured, `/admin` is
+left out and the log says why.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Optional
+
+import gradio as gr
+from fastapi import FastAPI
+
+from webapp.login_limits import LoginLimiter, LoginLimitMiddleware
+from webapp.services import Services
+
+log = logging.getLogger(__name__)
+
+ADMIN_PATH = "/admin"
+CONCURRENCY = 32
+
+
+def build_server(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
+                 admin_path: str = ADMIN_PATH, limiter: Optional[LoginLimiter] = None) -> FastAPI:
+    """The ASGI app: the public Blocks at `/` (when `public`) and, with `admin_auth`, the researcher
+    Blocks at `admin_path` (`/` when there are no public pages)."""
+    from webapp.serve import build_admin_demo, build_demo
+
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    if admin_auth is not None:
+        admin = build_admin_demo(services)
+        admin.queue(default_concurrency_limit=CONCURRENCY)
+        path = admin_path if public else "/"
+        # Mounted before "/": the first mount whose prefix matches takes the request.
+        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth)
+        login = path.rstrip("/") + "/login"
+        app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter.from_settings(services.settings),
+                           login_paths=[login])
+    if public:
+        demo = build_demo(services)
+        demo.queue(default_concurrency_limit=CONCURRENCY)
+        gr.mount_gradio_app(app, demo, path="/")
+    return app
+
+
+def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False) -> None:
+    """Run the app until interrupted. `behind_proxy` (a Space): client addresses come from the proxy's
+    X-Forwarded-For, so the login limit counts visitors, not the proxy."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=True,
+                            forwarded_allow_ips="*" if behind_proxy else None, timeout_graceful_shutdown=10)
+    uvicorn.Server(config).run()
