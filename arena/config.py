@@ -97,6 +97,7 @@ class Settings(BaseSettings):
     hub_dataset: Optional[str] = None  # owner/name; None: no mirror
     hub_private: bool = True  # a dataset the mirror creates is private
     hub_token: Optional[SecretStr] = Field(None, validation_alias=_env("HF_TOKEN"))
+    hub_endpoint: Optional[str] = Field(None, validation_alias=_env("HF_ENDPOINT"))  # None: huggingface.co
     hub_push_every_s: float = Field(300.0, gt=0, validation_alias=_env("ARENA_HUB_PUSH_EVERY"))
     replica_id: Optional[str] = None  # names this replica's shards; None: the host name
     space_id: Optional[str] = Field(None, validation_alias=_env("SPACE_ID"))  # set by Spaces
