@@ -48,11 +48,25 @@ def build_server(services: Services, *, public: bool = True, admin_auth: Optiona
     return app
 
 
-def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False) -> None:
-    """Run the app until interrupted. `behind_proxy` (a Space): client addresses come from the proxy's
-    X-Forwarded-For, so the login limit counts visitors, not the proxy."""
+def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False,
+          on_ready: Optional[Callable[[], None]] = None) -> None:
+    """Run the app until interrupted (SIGINT/SIGTERM); `on_ready` is called once the port accepts
+    connections. `behind_proxy` (a Space): client addresses come from the proxy's X-Forwarded-For, so the
+    login limit counts visitors, not the proxy."""
+    import threading
+    import time
+
     import uvicorn
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=True,
                             forwarded_allow_ips="*" if behind_proxy else None, timeout_graceful_shutdown=10)
-    uvicorn.Server(config).run()
+    server = uvicorn.Server(config)
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.started and on_ready is not None:
+            on_ready()
+
+    threading.Thread(target=announce, name="ready", daemon=True).start()
+    server.run()

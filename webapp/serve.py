@@ -16,8 +16,10 @@ import gradio as gr
 from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
+from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
+from webapp.warm_start import warm_up
 from webapp.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab
 
 TITLE = "CRS Arena"
@@ -90,6 +92,14 @@ def _researcher_login(settings: Settings, required: bool):
         return None
 
 
+def start_mirror(settings: Settings) -> Optional[HubMirror]:
+    """The Hub mirror of ARENA_HUB_DATASET, prepared (repository, salt check, restore); None without one."""
+    mirror = HubMirror.from_settings(settings)
+    if mirror is not None:
+        mirror.prepare()
+    return mirror
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     try:
@@ -106,9 +116,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except AdminNotConfigured as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:  # before anything serves: restore an empty store from the Hub dataset, check the salt
+        mirror = None if args.admin else start_mirror(settings)
+    except MirrorRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the Hub is unreachable or refuses the token: serving an empty corpus is worse
+        print(f"error: could not prepare the Hub dataset {settings.hub_dataset}: "
+              f"{' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 2
     # The researcher app alone only queues scoring jobs in the shared store; other processes' workers run them.
     services = build_services(settings, run_scorer=not args.admin)
     port = args.port or (settings.admin_port if args.admin else settings.port)
+    if settings.warm_start and not args.admin:
+        warm_up(services)
+    if mirror is not None:
+        mirror.start()
     try:
         if args.share:  # Gradio's share link serves one Blocks: the public pages only
             demo = build_demo(services)
@@ -116,12 +139,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             demo.launch(server_name=settings.host, server_port=port, share=True)
         else:
             app = build_server(services, public=not args.admin, admin_auth=auth)
-            where = f"http://{settings.host}:{port}/"
-            logging.getLogger(__name__).info(
-                "CRS Arena ready at %s%s", where,
-                "" if args.admin or auth is None else f" (researcher pages at {where.rstrip('/')}{ADMIN_PATH})")
-            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id))
+            where = f"http://{settings.host}:{port}"
+            admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
+            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id),
+                  on_ready=lambda: logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin))
     finally:
+        if mirror is not None:
+            mirror.stop()  # the last push
         services.close()
     return 0
 
