@@ -11,7 +11,8 @@ left out and the log says why.
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
 
 import gradio as gr
 from fastapi import FastAPI
@@ -58,9 +59,18 @@ def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False,
 
     import uvicorn
 
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, which would end the process
+            # before the caller's cleanup (the last push to the Hub, the scorer's shutdown) could run.
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=True,
                             forwarded_allow_ips="*" if behind_proxy else None, timeout_graceful_shutdown=10)
-    server = uvicorn.Server(config)
+    server = Server(config)
 
     def announce() -> None:
         while not server.started and not server.should_exit:
