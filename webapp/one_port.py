@@ -18,7 +18,6 @@ import gradio as gr
 from fastapi import FastAPI
 
 from webapp.login_limits import LoginLimiter, LoginLimitMiddleware
-from webapp.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -26,26 +25,24 @@ ADMIN_PATH = "/admin"
 CONCURRENCY = 32
 
 
-def build_server(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
-                 admin_path: str = ADMIN_PATH, limiter: Optional[LoginLimiter] = None) -> FastAPI:
-    """The ASGI app: the public Blocks at `/` (when `public`) and, with `admin_auth`, the researcher
-    Blocks at `admin_path` (`/` when there are no public pages)."""
-    from webapp.serve import build_admin_demo, build_demo
-
+def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
+                 admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
+                 admin_path: str = ADMIN_PATH) -> FastAPI:
+    """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
+    no public app), its login limited per client address by `limiter`."""
+    if admin is not None and admin_auth is None:
+        raise ValueError("the researcher app is only served behind a login")
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    if admin_auth is not None:
-        admin = build_admin_demo(services)
+    if admin is not None:
         admin.queue(default_concurrency_limit=CONCURRENCY)
-        path = admin_path if public else "/"
+        path = admin_path if public is not None else "/"
         # Mounted before "/": the first mount whose prefix matches takes the request.
         gr.mount_gradio_app(app, admin, path=path, auth=admin_auth)
-        login = path.rstrip("/") + "/login"
-        app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter.from_settings(services.settings),
-                           login_paths=[login])
-    if public:
-        demo = build_demo(services)
-        demo.queue(default_concurrency_limit=CONCURRENCY)
-        gr.mount_gradio_app(app, demo, path="/")
+        app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
+                           login_paths=[path.rstrip("/") + "/login"])
+    if public is not None:
+        public.queue(default_concurrency_limit=CONCURRENCY)
+        gr.mount_gradio_app(app, public, path="/")
     return app
 
 

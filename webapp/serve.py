@@ -17,6 +17,7 @@ from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
+from webapp.login_limits import LoginLimiter
 from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.warm_start import warm_up
@@ -58,6 +59,14 @@ def build_demo(services: Services) -> gr.Blocks:
 def build_admin_demo(services: Services) -> gr.Blocks:
     """The researcher app: Evaluate, Download and Moderation (served behind a login by `--admin`)."""
     return _blocks(ADMIN_TITLE, ADMIN_INTRO, ADMIN_TABS, services)
+
+
+def build_app(services: Services, *, public: bool = True, admin_auth=None, limiter=None):
+    """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
+    app at `/admin` (at `/` without the public app)."""
+    return build_server(build_demo(services) if public else None,
+                        build_admin_demo(services) if admin_auth is not None else None,
+                        admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -138,7 +147,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             demo.queue(default_concurrency_limit=32)
             demo.launch(server_name=settings.host, server_port=port, share=True)
         else:
-            app = build_server(services, public=not args.admin, admin_auth=auth)
+            app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
             serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id),

@@ -17,7 +17,7 @@ from battle_support import FakeCatalogCRS, make_services  # noqa: E402
 from tests.support.asgi_server import running  # noqa: E402
 from webapp.admin_auth import admin_checker, hash_password  # noqa: E402
 from webapp.login_limits import LoginLimiter  # noqa: E402
-from webapp.one_port import build_server  # noqa: E402
+from webapp.serve import build_app  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 
@@ -33,7 +33,7 @@ def services(tmp_path):
 def test_public_pages_at_the_root_and_researcher_pages_behind_a_login_on_the_same_port(services):
     from gradio_client import Client
 
-    app = build_server(services, admin_auth=admin_checker(services.settings))
+    app = build_app(services, admin_auth=admin_checker(services.settings))
     with running(app) as url:
         assert httpx.get(url + "/", timeout=30).status_code == 200
         public = Client(url + "/", verbose=False)
@@ -48,17 +48,18 @@ def test_public_pages_at_the_root_and_researcher_pages_behind_a_login_on_the_sam
 
 
 def test_failed_logins_wait_longer_and_then_lock_the_address_out(services, caplog):
-    limiter = LoginLimiter(max_failures=5, lockout_s=60, free_failures=2, base_delay_s=0.2, max_delay_s=5)
-    app = build_server(services, admin_auth=admin_checker(services.settings), limiter=limiter)
+    limiter = LoginLimiter(max_failures=5, lockout_s=60, free_failures=2, base_delay_s=0.5, max_delay_s=5)
+    app = build_app(services, admin_auth=admin_checker(services.settings), limiter=limiter)
     bad = {"username": "ada", "password": "guess"}
     with running(app) as url, caplog.at_level(logging.WARNING, logger="webapp.login_limits"):
-        took = []
+        took, waits = [], []
         for _ in range(5):
+            waits.append(limiter.delay_for("127.0.0.1"))
             started = time.monotonic()
             assert httpx.post(url + "/admin/login", data=bad, timeout=30).status_code == 400
             took.append(time.monotonic() - started)
-        assert took[0] < 0.2 and took[1] < 0.2  # the first failures are free
-        assert 0.2 <= took[2] < took[3] < took[4]  # then each attempt waits longer (0.2, 0.4, 0.8 s)
+        assert waits == [0, 0, 0.5, 1.0, 2.0]  # the first failures are free, then each waits twice as long
+        assert took[2] >= 0.5 and took[3] >= 1.0 and took[4] >= 2.0  # and the answer really waited
         locked = httpx.post(url + "/admin/login", data={"username": "ada", "password": PASSWORD}, timeout=30)
         assert locked.status_code == 429 and int(locked.headers["retry-after"]) > 0  # even the right password
         assert any("locked out for address 127.0.0.1" in r.getMessage() for r in caplog.records)
