@@ -129,3 +129,20 @@ def test_the_mirror_reaches_the_hub_while_models_stay_offline(hub, tmp_path):
     add_battle(m.store, "y", "raw-person-0200")
     assert m.push() > 0
     assert constants.HF_HUB_OFFLINE  # lifted only for the mirror's own calls
+
+
+def test_a_public_start_without_the_salt_secret_refuses_with_one_line(hub, tmp_path, monkeypatch, capsys):
+    from webapp.serve import main
+
+    first = mirror(hub, tmp_path / "a.sqlite3")
+    first.prepare()
+    add_battle(first.store, "z", "raw-person-0300")
+    first.push()  # an existing corpus on the Hub
+    for name, value in {"ARENA_DB": str(tmp_path / "new.sqlite3"), "ARENA_CACHE_DIR": str(tmp_path / "cache"),
+                        "ARENA_LLM_PROVIDER": "fake", "ARENA_HUB_DATASET": REPO, "HF_ENDPOINT": hub.url}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("ARENA_PSEUDONYM_SALT", raising=False)
+    assert main([]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ARENA_HUB_DATASET=") and "ARENA_PSEUDONYM_SALT" in err and "\n" not in err
+    assert Store(tmp_path / "new.sqlite3").list_dialogues() == []  # nothing restored, nothing served
