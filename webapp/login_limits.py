@@ -128,18 +128,18 @@ class LoginLimitMiddleware:
         delay = self.limiter.delay_for(address)
         if delay > 0:
             await asyncio.sleep(delay)
-        status: list[int] = []
 
         async def watch(message: dict[str, Any]) -> None:
+            # Counted before the answer leaves, so the client's next attempt already sees this one.
             if message["type"] == "http.response.start":
-                status.append(int(message["status"]))
+                status = int(message["status"])
+                if status < 300:
+                    self.limiter.succeeded(address)
+                elif status in (400, 401, 403):
+                    self.limiter.failed(address)
             await send(message)
 
         await self.app(scope, receive, watch)
-        if status and status[0] < 300:
-            self.limiter.succeeded(address)
-        elif status and status[0] in (400, 401, 403):
-            self.limiter.failed(address)
 
 
 async def _refuse(send: Send, locked_s: float) -> None:

@@ -33,16 +33,18 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    # ssr_mode=False: server-side rendering would start a Node server per mounted app (and a Space may set
+    # GRADIO_SSR_MODE); the pages render in the browser as they do with `launch()` here.
     if admin is not None:
         admin.queue(default_concurrency_limit=CONCURRENCY)
         path = admin_path if public is not None else "/"
         # Mounted before "/": the first mount whose prefix matches takes the request.
-        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth)
+        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False)
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None:
         public.queue(default_concurrency_limit=CONCURRENCY)
-        gr.mount_gradio_app(app, public, path="/")
+        gr.mount_gradio_app(app, public, path="/", ssr_mode=False)
     return app
 
 

@@ -39,6 +39,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+import sqlalchemy as sa
+
+from arena import store_schema as t
 from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
 from arena.store import Store, describe_location
@@ -75,10 +78,6 @@ def salt_fingerprint(salt: str) -> str:
 
 
 def store_is_empty(store: Store) -> bool:
-    import sqlalchemy as sa
-
-    from arena import store_schema as t
-
     with store._read() as conn:
         return not any(conn.execute(sa.select(table).limit(1)).first()
                        for table in (t.dialogues, t.votes, t.moderation_log))
@@ -103,6 +102,7 @@ class HubMirror:
         self.run_tag = secrets.token_hex(4)
         self.api = HfApi(endpoint=endpoint, token=token)
         self._seq = 0
+        self._salt_pushed = False  # salt.json is in the dataset (checked by `prepare`)
         self._push_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -129,9 +129,10 @@ class HubMirror:
             files = self.api.list_repo_files(self.repo_id, repo_type=REPO_TYPE)
             remote_salt = None
             if SALT_FILE in files:
-                path = hf_hub_download(self.repo_id, SALT_FILE, repo_type=REPO_TYPE, token=self.token,
-                                       endpoint=self.endpoint, cache_dir=self._scratch("salt"))
-                remote_salt = json.loads(Path(path).read_text())["fingerprint"]
+                with tempfile.TemporaryDirectory(prefix="arena-hub-salt-") as scratch:
+                    path = hf_hub_download(self.repo_id, SALT_FILE, repo_type=REPO_TYPE, token=self.token,
+                                           endpoint=self.endpoint, cache_dir=scratch)
+                    remote_salt = json.loads(Path(path).read_text())["fingerprint"]
         has_shards = any(f.startswith(SHARDS_DIR + "/") for f in files)
         if not self.salt:
             raise MirrorRefused(
@@ -147,20 +148,15 @@ class HubMirror:
             return {}
         return self._restore(sorted(f for f in files if f.startswith(SHARDS_DIR + "/")))
 
-    def _scratch(self, name: str) -> str:
-        return tempfile.mkdtemp(prefix=f"arena-hub-{name}-")
-
     def _restore(self, files: list[str]) -> dict[str, int]:
         from huggingface_hub import snapshot_download
 
-        with hub_online():
-            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, allow_patterns=[SHARDS_DIR + "/**"],
-                                            local_dir=self._scratch("restore"), token=self.token,
-                                            endpoint=self.endpoint))
         found = []
-        for name in files:
-            kind = name.split("/")[1]
-            found.append((kind, Path(name).name, (folder / name).read_bytes()))
+        with hub_online(), tempfile.TemporaryDirectory(prefix="arena-hub-restore-") as scratch:
+            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, allow_patterns=[SHARDS_DIR + "/**"],
+                                            local_dir=scratch, token=self.token, endpoint=self.endpoint))
+            for name in files:
+                found.append((name.split("/")[1], Path(name).name, (folder / name).read_bytes()))
         counts = shards.restore(self.store, shards.merge(found))
         self._save_state(shards.digests_of(self._current()))
         log.info("restored %s from the Hub dataset %s (%d shards): %s", describe_location(self.store.location),
@@ -192,7 +188,7 @@ class HubMirror:
             name = f"{stamp}-{self.replica}-{self.run_tag}-{self._seq:05d}.jsonl"
             operations = [CommitOperationAdd(f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows))
                           for kind, rows in shards.iter_kinds(lines)]
-            if not getattr(self, "_salt_pushed", False):
+            if not self._salt_pushed:
                 fingerprint = json.dumps({"fingerprint": salt_fingerprint(self.salt or "")}).encode()
                 operations.append(CommitOperationAdd(SALT_FILE, fingerprint))
             n = sum(len(rows) for rows in lines.values())
