@@ -34,6 +34,7 @@ import secrets
 import socket
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -52,6 +53,7 @@ REPO_TYPE = "dataset"
 SHARDS_DIR = "shards"
 SALT_FILE = "salt.json"
 STATE_META_KEY = "hub_mirror_pushed"  # the digests of what this store pushed (shards.Digests as JSON)
+MODERATION_CHECK_S = 5.0  # how often the push thread looks for new moderation (deletions) to push at once
 _ONLINE = threading.RLock()
 
 
@@ -86,7 +88,7 @@ def store_is_empty(store: Store) -> bool:
 class HubMirror:
     def __init__(self, store: Store, repo_id: str, *, salt: Optional[str], token: Optional[str] = None,
                  endpoint: Optional[str] = None, private: bool = True, replica: Optional[str] = None,
-                 every_s: float = 300.0):
+                 every_s: float = 300.0, check_s: float = MODERATION_CHECK_S):
         from huggingface_hub import HfApi
 
         self.store = store
@@ -96,6 +98,7 @@ class HubMirror:
         self.endpoint = endpoint
         self.private = private
         self.every_s = every_s
+        self.check_s = check_s
         # File names: the replica (readable) plus a token drawn now, so even two processes of one host,
         # or a restarted one whose clock went back, never name a shard alike.
         self.replica = re.sub(r"[^A-Za-z0-9_.-]+", "-", replica or socket.gethostname())[:40] or "replica"
@@ -207,12 +210,23 @@ class HubMirror:
         self._thread.start()
         return self
 
+    def _moderation_mark(self) -> Optional[int]:
+        with self.store._read() as conn:
+            return conn.execute(sa.select(sa.func.max(t.moderation_log.c.entry_id))).scalar()
+
     def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
+        # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
+        # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
+        mark, due = self._moderation_mark(), time.monotonic() + self.every_s
+        while not self._stop.wait(max(0.0, min(self.check_s, due - time.monotonic()))):
             try:
-                self.push()
+                now_mark = self._moderation_mark()
+                if time.monotonic() >= due or now_mark != mark:
+                    self.push()
+                    mark, due = now_mark, time.monotonic() + self.every_s
             except Exception as exc:  # the Hub is down or refuses: keep serving, try again next time
                 log.warning("could not push to the Hub dataset %s: %s", self.repo_id, exc)
+                due = time.monotonic() + min(self.every_s, 60.0)
 
     def stop(self) -> None:
         """Stop the periodic pushes and push what is left (at shutdown)."""

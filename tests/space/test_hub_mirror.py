@@ -146,3 +146,25 @@ def test_a_public_start_without_the_salt_secret_refuses_with_one_line(hub, tmp_p
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ARENA_HUB_DATASET=") and "ARENA_PSEUDONYM_SALT" in err and "\n" not in err
     assert Store(tmp_path / "new.sqlite3").list_dialogues() == []  # nothing restored, nothing served
+
+
+def test_a_deletion_is_pushed_within_seconds_not_at_the_next_period(hub, tmp_path):
+    import time
+
+    m = HubMirror(Store(tmp_path / "a.sqlite3"), REPO, salt=SALT, endpoint=hub.url, replica="r1",
+                  every_s=3600, check_s=0.1)
+    m.prepare()
+    a, b, _ = add_battle(m.store, "soon-gone", "raw-person-0400")
+    m.push()
+    m.start()
+    try:
+        delete_dialogues(m.store, [a, b], actor="ada", reason="asked to be forgotten")
+        deadline = time.monotonic() + 30
+        while not any(b'"deleted": true' in data for data in hub.files(REPO).values()):
+            assert time.monotonic() < deadline, "the deletion was not pushed"
+            time.sleep(0.1)
+    finally:
+        m.stop()
+    restored = mirror(hub, tmp_path / "restored.sqlite3", replica="new")
+    restored.prepare()
+    assert restored.store.list_dialogues() == []
