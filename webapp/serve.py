@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import gradio as gr
+from fastapi import FastAPI
 
 from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
@@ -61,7 +62,8 @@ def build_admin_demo(services: Services) -> gr.Blocks:
     return _blocks(ADMIN_TITLE, ADMIN_INTRO, ADMIN_TABS, services)
 
 
-def build_app(services: Services, *, public: bool = True, admin_auth=None, limiter=None):
+def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
+              limiter: Optional[LoginLimiter] = None) -> FastAPI:
     """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
     app at `/admin` (at `/` without the public app)."""
     return build_server(build_demo(services) if public else None,
