@@ -1,8 +1,9 @@
 """CRS Arena: chat with conversational recommender systems, rate them, compare them.
 
 `python app.py [options]` is the same as `crs-arena serve [options]`; the app
-itself is built in `webapp/serve.py`. `python app.py --admin` serves the
-researcher app behind a login.
+itself is built in `webapp/serve.py`: the public pages at `/` and the researcher
+pages at `/admin` of one server (`webapp/one_port.py`), as a Hugging Face Space
+runs it. `python app.py --admin` serves the researcher app alone on its own port.
 """
 
 import sys

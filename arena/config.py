@@ -29,6 +29,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ASSETS_DIR = PROJECT_ROOT / "assets"
 
 ENV_PREFIX = "ARENA_"
+# A Hugging Face Space's persistent storage, mounted here when the Space has it (SPACE_ID is set on Spaces).
+SPACE_VOLUME = Path("/data")
 LLM_PROVIDERS = ("openai", "local", "fake")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEVICES = ("auto", "cpu", "cuda")  # as arena.devices.DEVICES (that module imports torch lazily)
@@ -65,6 +67,10 @@ def default_cache_dir(environment: Optional[Mapping[str, str]] = None) -> Path:
     return Path(base) / "crs-arena"
 
 
+def writable_dir(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+
+
 def db_location(value: Union[str, Path]) -> Union[Path, str]:
     """ARENA_DB as the store takes it: a `postgresql://` (or any `scheme://`) URL stays text, else a file path."""
     if isinstance(value, str) and "://" in value.split("?", 1)[0][:40]:
@@ -84,6 +90,17 @@ class Settings(BaseSettings):
                                       description="SQLite database path or database URL")
     cache_dir: Path = Field(default_factory=lambda: default_cache_dir(_ENVIRONMENT.get()),
                             description="LLM response cache, item embeddings, MovieLens files, checkpoints")
+    # A persistent volume: the database and the caches go there unless ARENA_DB / ARENA_CACHE_DIR say
+    # otherwise. None: the Space's /data when it is mounted and writable, else nothing.
+    data_dir: Optional[Path] = None
+    # -- mirroring the store to a Hub dataset (webapp/hub_mirror.py) -----------------------
+    hub_dataset: Optional[str] = None  # owner/name; None: no mirror
+    hub_private: bool = True  # a dataset the mirror creates is private
+    hub_token: Optional[SecretStr] = Field(None, validation_alias=_env("HF_TOKEN"))
+    hub_endpoint: Optional[str] = Field(None, validation_alias=_env("HF_ENDPOINT"))  # None: huggingface.co
+    hub_push_every_s: float = Field(300.0, gt=0, validation_alias=_env("ARENA_HUB_PUSH_EVERY"))
+    replica_id: Optional[str] = None  # names this replica's shards; None: the host name
+    space_id: Optional[str] = Field(None, validation_alias=_env("SPACE_ID"))  # set by Spaces
     # -- LLM -------------------------------------------------------------------
     llm_provider: Literal["openai", "local", "fake"] = "local"
     llm_model: Optional[str] = None
@@ -123,6 +140,10 @@ class Settings(BaseSettings):
     admin_password: Optional[str] = Field(None, repr=False)
     admin_password_hash: Optional[str] = Field(None, repr=False)
     admin_port: int = Field(7861, ge=1, le=65535)
+    # Failed researcher logins per client address: each failure after the first few waits longer,
+    # and this many lock the address out for `login_lockout_s` (webapp/login_limits.py).
+    login_max_failures: int = Field(10, ge=1)
+    login_lockout_s: float = Field(900.0, gt=0, validation_alias=_env("ARENA_LOGIN_LOCKOUT"))
     # Honest votes: limits per user (browser session) and per IP address within a window.
     limit_window_s: float = Field(3600.0, gt=0, validation_alias=_env("ARENA_LIMIT_WINDOW"))
     max_battles_per_user: int = Field(20, ge=0)
@@ -139,8 +160,11 @@ class Settings(BaseSettings):
     # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------
-    host: str = "127.0.0.1"
-    port: int = Field(7860, ge=1, le=65535)
+    # ARENA_HOST / ARENA_PORT win; else what a Space (or any Gradio host) sets.
+    host: str = Field("127.0.0.1", validation_alias=AliasChoices("ARENA_HOST", "GRADIO_SERVER_NAME"))
+    port: int = Field(7860, ge=1, le=65535, validation_alias=AliasChoices("ARENA_PORT", "GRADIO_SERVER_PORT"))
+    # Load the systems a battle can draw, the act model and the recommender before serving.
+    warm_start: bool = True
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
 
     @classmethod
@@ -196,6 +220,19 @@ class Settings(BaseSettings):
                                                     "openai_api_key", "OPENAI_API_KEY"))
             data["llm_provider"] = "openai" if remote else "local"
         return data
+
+    @model_validator(mode="after")
+    def _data_dir_defaults(self) -> "Settings":
+        if _ENVIRONMENT.get() is None:
+            return self
+        if self.data_dir is None and self.space_id and writable_dir(SPACE_VOLUME):
+            object.__setattr__(self, "data_dir", SPACE_VOLUME)
+        if self.data_dir is not None:
+            if "db_path" not in self.model_fields_set:
+                object.__setattr__(self, "db_path", self.data_dir / "arena.sqlite3")
+            if "cache_dir" not in self.model_fields_set:
+                object.__setattr__(self, "cache_dir", self.data_dir / "cache")
+        return self
 
     @model_validator(mode="after")
     def _models_dir_default(self) -> "Settings":

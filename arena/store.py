@@ -612,6 +612,11 @@ class Store:
         with self._read() as conn:
             return conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key)).scalar()
 
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as conn:
+            conn.execute(_insert(conn, t.meta).values(key=key, value=value)
+                         .on_conflict_do_update(index_elements=["key"], set_={"value": value}))
+
     def get_or_create_secret(self, key: str) -> str:
         """A random secret kept in the database; the first caller (of any process) creates it."""
         with self._write() as conn:

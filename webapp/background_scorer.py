@@ -62,6 +62,13 @@ class BackgroundScorer:
                 self._annotator = default_annotator(self.settings, self.client)
             return self._annotator
 
+    def load_annotator(self) -> Optional[ActAnnotator]:
+        """Build the act annotator and load its model now (a warm start) rather than on the first job."""
+        annotator = self._annotator_for_run()
+        if annotator is not None and hasattr(annotator, "model"):
+            annotator.model  # the offline annotator's network, shared by the process
+        return annotator
+
     def resume(self) -> int:
         """Re-queue jobs a dead process left running and every ended dialogue never scored; returns how many."""
         back = requeue_interrupted(self.store)

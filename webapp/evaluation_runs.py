@@ -36,6 +36,7 @@ from arena.llm import LLMClient
 from arena.runner import DialogueRunner
 from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
+from arena.store_safety import enqueue_scoring
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
@@ -455,11 +456,17 @@ class RunManager:
         self._queue_scoring(dialogue)
 
     def _queue_scoring(self, dialogue: Dialogue) -> None:
-        if self.scorer is not None and dialogue.utterances:
-            try:
+        """Every finished dialogue enters the store's durable scoring queue: this process's scorer when it
+        has one, else a queued job that any process running scorers (the public app, `score --db`) takes."""
+        if not dialogue.utterances:
+            return
+        try:
+            if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)
-            except Exception:
-                log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+            else:
+                enqueue_scoring(self.store, [dialogue.dialogue_id])
+        except Exception:  # scoring must never fail a run
+            log.exception("could not queue scoring for %s", dialogue.dialogue_id)
 
 
 def run_dialogue_id(run_id: str, system: str, index: int) -> str:

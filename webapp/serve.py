@@ -9,19 +9,24 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import gradio as gr
+from fastapi import FastAPI
 
 from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
+from arena.corpus.hub_mirror import HubMirror, MirrorRefused
+from webapp.login_limits import LoginLimiter
+from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, systems_tab, your_data_tab,
 )
 from webapp.ui.participant import participant_slot
 from webapp.ui.style import APP_CSS
+from webapp.warm_start import warm_up
 
 TITLE = "CRS Arena"
 INTRO = (
@@ -75,6 +80,16 @@ def launch_app(demo: gr.Blocks, **kwargs) -> None:
     demo.launch(css=APP_CSS, **kwargs)
 
 
+def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
+              limiter: Optional[LoginLimiter] = None) -> FastAPI:
+    """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
+    app at `/admin` (at `/` without the public app), both with the app's CSS."""
+    return build_server(build_demo(services) if public else None,
+                        build_admin_demo(services) if admin_auth is not None else None,
+                        admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
+                        css=APP_CSS)
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="crs-arena serve",
@@ -86,13 +101,33 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=None,
                         help="port (default: $ARENA_PORT or 7860; with --admin $ARENA_ADMIN_PORT or 7861)")
     parser.add_argument("--admin", action="store_true",
-                        help="serve the researcher app (Evaluate, Download, Moderation) behind a login")
+                        help="serve only the researcher app (Evaluate, Download, Moderation) behind a login, on its own "
+                        "port; without it the researcher pages are at /admin of the public server")
     parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
     parser.add_argument("--llm-provider", choices=LLM_PROVIDERS, default=None, help="LLM provider")
     parser.add_argument("--llm-model", default=None, help="LLM model name")
     parser.add_argument("--max-turns", type=int, default=None, help="user turns per conversation")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link")
     return parser.parse_args(argv)
+
+
+def _researcher_login(settings: Settings, required: bool):
+    """The researcher login check; None (and a log line) when it is not configured and not `required`."""
+    try:
+        return admin_checker(settings)
+    except AdminNotConfigured as exc:
+        if required:
+            raise
+        logging.getLogger(__name__).warning("researcher pages at /admin are off: %s", exc)
+        return None
+
+
+def start_mirror(settings: Settings) -> Optional[HubMirror]:
+    """The Hub mirror of ARENA_HUB_DATASET, prepared (repository, salt check, restore); None without one."""
+    mirror = HubMirror.from_settings(settings)
+    if mirror is not None:
+        mirror.prepare()
+    return mirror
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -106,21 +141,41 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         raise SystemExit(f"error: {exc}") from None
     logging.basicConfig(level=settings.log_level)
     install_log_redaction()
-    auth = None
-    if args.admin:
-        try:
-            auth = admin_checker(settings)
-        except AdminNotConfigured as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    # The researcher app only queues scoring jobs in the shared store; the public app's workers run them.
-    services = build_services(settings, run_scorer=not args.admin)
-    demo = build_admin_demo(services) if args.admin else build_demo(services)
-    demo.queue(default_concurrency_limit=32)
-    port = args.port or (settings.admin_port if args.admin else settings.port)
     try:
-        launch_app(demo, server_name=settings.host, server_port=port, share=args.share, auth=auth)
+        auth = _researcher_login(settings, required=args.admin)
+    except AdminNotConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:  # before anything serves: restore an empty store from the Hub dataset, check the salt
+        mirror = None if args.admin else start_mirror(settings)
+    except MirrorRefused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the Hub is unreachable or refuses the token: serving an empty corpus is worse
+        print(f"error: could not prepare the Hub dataset {settings.hub_dataset}: "
+              f"{' '.join(str(exc).split())[:300]}", file=sys.stderr)
+        return 2
+    # The researcher app alone only queues scoring jobs in the shared store; other processes' workers run them.
+    services = build_services(settings, run_scorer=not args.admin)
+    port = args.port or (settings.admin_port if args.admin else settings.port)
+    if settings.warm_start and not args.admin:
+        warm_up(services)
+    if mirror is not None:
+        mirror.start()
+    try:
+        if args.share:  # Gradio's share link serves one Blocks: the public pages only
+            demo = build_demo(services)
+            demo.queue(default_concurrency_limit=32)
+            launch_app(demo, server_name=settings.host, server_port=port, share=True)
+        else:
+            app = build_app(services, public=not args.admin, admin_auth=auth)
+            where = f"http://{settings.host}:{port}"
+            admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
+            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id),
+                  on_ready=lambda: logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin))
     finally:
+        if mirror is not None:
+            mirror.stop()  # the last push
         services.close()
     return 0
 

@@ -27,6 +27,9 @@ from arena.store import Store
 
 SALT_META_KEY = "pseudonym_salt"
 PSEUDONYM_HEX_CHARS = 16
+# A user id that is already a pseudonym: a store restored from a Hub mirror (arena.corpus.shards) holds
+# these, and they export as the pseudonym they carry, so exports agree before and after a restore.
+PSEUDONYM_PREFIX = "pseudonym:"
 
 
 def resolve_salt(store: Store, salt: Optional[str] = None) -> str:
@@ -40,6 +43,8 @@ def pseudonymiser(salt: str) -> Callable[[str], str]:
     key = salt.encode("utf-8")
 
     def pseudonym(user_id: str) -> str:
+        if str(user_id).startswith(PSEUDONYM_PREFIX):
+            return str(user_id)[len(PSEUDONYM_PREFIX):]
         digest = hmac.new(key, str(user_id).encode("utf-8"), hashlib.sha256).hexdigest()
         return digest[:PSEUDONYM_HEX_CHARS]
 

@@ -152,3 +152,29 @@ def test_dialogues_run_concurrently(make_manager, view):
     final = manager.run(RunConfig(systems=["c"], simulator="abus", n_dialogues=8, max_turns=2, concurrency=8,
                                   options={"nlg": "template"}))
     assert final["done"] == 8 and peak[0] >= 4
+
+
+def test_a_run_started_where_no_scorer_runs_is_scored_by_a_process_that_has_one(make_manager, view, tmp_path):
+    """The researcher app has no scorer: its run's dialogues wait in the store's queue, and the public
+    app's scorer (another process, here another Store on the same file) scores them."""
+    from arena.store_safety import scoring_counts
+    from evaluators.acts.llm import LLMActAnnotator
+    from tests.acts.test_acts_scoring import fake_client
+    from webapp.background_scorer import BackgroundScorer
+
+    manager = make_manager({"A": AttributeCRS(view)})  # scorer=None, as in the researcher app
+    final = manager.run(RunConfig(systems=["A"], simulator="abus", n_dialogues=3, max_turns=3,
+                                  options={"nlg": "template"}))
+    assert final["status"] == "finished" and final["done"] == 3
+    assert scoring_counts(manager.store)["queued"] == 3
+    public = Store(tmp_path / "arena.sqlite3")
+    scorer = BackgroundScorer(public, ["rdl", "sr"], annotator=LLMActAnnotator(fake_client(), use_catalog=False),
+                              poll_s=0.1)
+    try:
+        deadline = time.time() + 60
+        while scoring_counts(public)["done"] < 3 and time.time() < deadline:
+            time.sleep(0.1)
+    finally:
+        scorer.shutdown()
+    assert scoring_counts(public)["done"] == 3
+    assert all("rdl" in d.scores for d in public.list_dialogues())

@@ -1,0 +1,239 @@
+"""Mirror the store to a Hugging Face dataset repository, and restore it from there.
+
+A Space's disk is wiped on every rebuild and restart; with `ARENA_HUB_DATASET=owner/name`
+the corpus lives on in a (private by default) Hub dataset:
+
+* every `ARENA_HUB_PUSH_EVERY` seconds, and once at shutdown, one commit adds a shard per
+  kind holding the rows new or changed since the last push, and tombstones of rows that
+  were deleted (`arena.corpus.shards`). Shards are only ever added, and their names carry
+  the time, the replica and a token drawn at start, so two replicas pushing at once never
+  write the same file;
+* a start on an empty store downloads the shards and replays them before the app serves;
+* `salt.json` holds a fingerprint (an HMAC) of the pseudonym salt. The salt itself must
+  come from the secret ARENA_PSEUDONYM_SALT, and a start whose salt differs from the
+  corpus's, or that has none, is refused with one line (`MirrorRefused`): a new salt would
+  give every returning user a new pseudonym.
+
+After a crash (`kill -9`) what came after the last push is lost if the disk is lost too;
+with a persistent disk the next push carries it (what was pushed is recorded in the store,
+in the same database as the rows).
+
+The app sets HF_HUB_OFFLINE=1 so that models never reach the Hub at run time;
+huggingface_hub checks that flag before every request, so the mirror's own calls lift it
+for their duration (`hub_online`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+import secrets
+import socket
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import sqlalchemy as sa
+
+from arena import store_schema as t
+from arena.corpus import shards
+from arena.corpus.records import pseudonymiser
+from arena.store import Store, describe_location
+
+log = logging.getLogger(__name__)
+
+REPO_TYPE = "dataset"
+SHARDS_DIR = "shards"
+SALT_FILE = "salt.json"
+STATE_META_KEY = "hub_mirror_pushed"  # the digests of what this store pushed (shards.Digests as JSON)
+MODERATION_CHECK_S = 5.0  # how often the push thread looks for new moderation (deletions) to push at once
+_ONLINE = threading.RLock()
+
+
+class MirrorRefused(RuntimeError):
+    """A start that would break the corpus (a new or different pseudonym salt); the message is one line."""
+
+
+@contextmanager
+def hub_online() -> Iterator[None]:
+    """Let huggingface_hub reach the Hub for the calls inside, whatever HF_HUB_OFFLINE says."""
+    from huggingface_hub import constants
+
+    with _ONLINE:
+        before = constants.HF_HUB_OFFLINE
+        constants.HF_HUB_OFFLINE = False
+        try:
+            yield
+        finally:
+            constants.HF_HUB_OFFLINE = before
+
+
+def salt_fingerprint(salt: str) -> str:
+    return hmac.new(salt.encode("utf-8"), b"crs-arena pseudonym salt", hashlib.sha256).hexdigest()
+
+
+def store_is_empty(store: Store) -> bool:
+    with store._read() as conn:
+        return not any(conn.execute(sa.select(table).limit(1)).first()
+                       for table in (t.dialogues, t.votes, t.moderation_log))
+
+
+class HubMirror:
+    def __init__(self, store: Store, repo_id: str, *, salt: Optional[str], token: Optional[str] = None,
+                 endpoint: Optional[str] = None, private: bool = True, replica: Optional[str] = None,
+                 every_s: float = 300.0, check_s: float = MODERATION_CHECK_S):
+        from huggingface_hub import HfApi
+
+        self.store = store
+        self.repo_id = repo_id
+        self.salt = salt
+        self.token = token
+        self.endpoint = endpoint
+        self.private = private
+        self.every_s = every_s
+        self.check_s = check_s
+        # File names: the replica (readable) plus a token drawn now, so even two processes of one host,
+        # or a restarted one whose clock went back, never name a shard alike.
+        self.replica = re.sub(r"[^A-Za-z0-9_.-]+", "-", replica or socket.gethostname())[:40] or "replica"
+        self.run_tag = secrets.token_hex(4)
+        self.api = HfApi(endpoint=endpoint, token=token)
+        self._seq = 0
+        self._salt_pushed = False  # salt.json is in the dataset (checked by `prepare`)
+        self._push_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.pushes = 0
+
+    @classmethod
+    def from_settings(cls, settings: Any, store: Optional[Store] = None) -> Optional["HubMirror"]:
+        if not settings.hub_dataset:
+            return None
+        return cls(store or Store(settings.db_path), settings.hub_dataset,
+                   salt=settings.pseudonym_salt.get_secret_value() if settings.pseudonym_salt else None,
+                   token=settings.hub_token.get_secret_value() if settings.hub_token else None,
+                   endpoint=settings.hub_endpoint, private=settings.hub_private, replica=settings.replica_id,
+                   every_s=settings.hub_push_every_s)
+
+    # -- start: the repository, the salt, the restore ------------------------------------
+    def prepare(self) -> dict[str, int]:
+        """Create the dataset repository if needed, check the salt, and restore an empty store from the
+        shards. Returns what was restored (empty when nothing was). Raises MirrorRefused."""
+        from huggingface_hub import hf_hub_download
+
+        with hub_online():
+            self.api.create_repo(self.repo_id, repo_type=REPO_TYPE, private=self.private, exist_ok=True)
+            files = self.api.list_repo_files(self.repo_id, repo_type=REPO_TYPE)
+            remote_salt = None
+            if SALT_FILE in files:
+                with tempfile.TemporaryDirectory(prefix="arena-hub-salt-") as scratch:
+                    path = hf_hub_download(self.repo_id, SALT_FILE, repo_type=REPO_TYPE, token=self.token,
+                                           endpoint=self.endpoint, cache_dir=scratch)
+                    remote_salt = json.loads(Path(path).read_text())["fingerprint"]
+        has_shards = any(f.startswith(SHARDS_DIR + "/") for f in files)
+        if not self.salt:
+            raise MirrorRefused(
+                f"ARENA_HUB_DATASET={self.repo_id} needs the secret ARENA_PSEUDONYM_SALT"
+                + (" (the salt its corpus was pseudonymised with)" if has_shards or remote_salt else
+                   " (any long random text, kept as a secret: it must stay the same across restarts)"))
+        if remote_salt is not None and not hmac.compare_digest(remote_salt, salt_fingerprint(self.salt)):
+            raise MirrorRefused(
+                f"ARENA_PSEUDONYM_SALT differs from the salt the corpus in {self.repo_id} was pseudonymised with; "
+                "refusing to start, since a new salt would give every returning user a new pseudonym")
+        self._salt_pushed = remote_salt is not None
+        if not has_shards or not store_is_empty(self.store):
+            return {}
+        return self._restore(sorted(f for f in files if f.startswith(SHARDS_DIR + "/")))
+
+    def _restore(self, files: list[str]) -> dict[str, int]:
+        from huggingface_hub import snapshot_download
+
+        found = []
+        with hub_online(), tempfile.TemporaryDirectory(prefix="arena-hub-restore-") as scratch:
+            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, allow_patterns=[SHARDS_DIR + "/**"],
+                                            local_dir=scratch, token=self.token, endpoint=self.endpoint))
+            for name in files:
+                found.append((name.split("/")[1], Path(name).name, (folder / name).read_bytes()))
+        counts = shards.restore(self.store, shards.merge(found))
+        self._save_state(shards.digests_of(self._current()))
+        log.info("restored %s from the Hub dataset %s (%d shards): %s", describe_location(self.store.location),
+                 self.repo_id, len(files), ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+        return counts
+
+    # -- pushing ----------------------------------------------------------------------------
+    def _current(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return shards.current_records(self.store, pseudonymiser(self.salt or ""))
+
+    def _load_state(self) -> shards.Digests:
+        raw = self.store.get_meta(STATE_META_KEY)
+        return json.loads(raw) if raw else {}
+
+    def _save_state(self, digests: shards.Digests) -> None:
+        self.store.set_meta(STATE_META_KEY, json.dumps(digests, separators=(",", ":")))
+
+    def push(self) -> int:
+        """Commit the rows changed since the last push as new shards; returns how many lines were pushed."""
+        from huggingface_hub import CommitOperationAdd
+
+        with self._push_lock:
+            current = self._current()
+            lines = shards.changes(current, self._load_state())
+            if not lines:
+                return 0
+            self._seq += 1
+            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+            name = f"{stamp}-{self.replica}-{self.run_tag}-{self._seq:05d}.jsonl"
+            operations = [CommitOperationAdd(f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows))
+                          for kind, rows in shards.iter_kinds(lines)]
+            if not self._salt_pushed:
+                fingerprint = json.dumps({"fingerprint": salt_fingerprint(self.salt or "")}).encode()
+                operations.append(CommitOperationAdd(SALT_FILE, fingerprint))
+            n = sum(len(rows) for rows in lines.values())
+            with hub_online():
+                self.api.create_commit(self.repo_id, repo_type=REPO_TYPE, operations=operations,
+                                       commit_message=f"{self.replica}: {n} change(s)")
+            self._salt_pushed = True
+            self._save_state(shards.digests_of(current))
+            self.pushes += 1
+            log.info("pushed %d change(s) to the Hub dataset %s", n, self.repo_id)
+            return n
+
+    def start(self) -> "HubMirror":
+        """Push every `every_s` seconds on a background thread until `stop`."""
+        self._thread = threading.Thread(target=self._loop, name="hub-mirror", daemon=True)
+        self._thread.start()
+        return self
+
+    def _moderation_mark(self) -> Optional[int]:
+        with self.store._read() as conn:
+            return conn.execute(sa.select(sa.func.max(t.moderation_log.c.entry_id))).scalar()
+
+    def _loop(self) -> None:
+        # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
+        # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
+        mark, due = self._moderation_mark(), time.monotonic() + self.every_s
+        while not self._stop.wait(max(0.0, min(self.check_s, due - time.monotonic()))):
+            try:
+                now_mark = self._moderation_mark()
+                if time.monotonic() >= due or now_mark != mark:
+                    self.push()
+                    mark, due = now_mark, time.monotonic() + self.every_s
+            except Exception as exc:  # the Hub is down or refuses: keep serving, try again next time
+                log.warning("could not push to the Hub dataset %s: %s", self.repo_id, exc)
+                due = time.monotonic() + min(self.every_s, 60.0)
+
+    def stop(self) -> None:
+        """Stop the periodic pushes and push what is left (at shutdown)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        try:
+            self.push()
+        except Exception as exc:
+            log.error("the last push to the Hub dataset %s failed: %s", self.repo_id, exc)

@@ -1,0 +1,178 @@
+"""The store as append-only shards: what a Hub mirror pushes and what a restore reads back.
+
+A shard is a JSON Lines file of one kind (`KINDS`), written once and never
+changed. Each line is `{"key": ..., "record": {...}}`, or `{"key": ...,
+"deleted": true}` for a row that left the store (a tombstone). `changes`
+compares the store with what was pushed before (a digest per key, kept by the
+caller) and returns only new or changed rows and tombstones, so a push costs
+what changed since the last one.
+
+Records are pseudonymised as the export is (`arena.corpus.records`): a user id
+becomes `pseudonym:<the export's pseudonym>`, free-form details of people are
+dropped and the raw id is scrubbed from the text. A restored store therefore
+holds pseudonyms; `pseudonymiser` maps them to the same export pseudonym, so
+exports before and after a restore agree (with the same salt).
+
+`restore` replays shards in name order (a shard's name starts with its UTC
+time) into an empty store: per key the last record wins, and a tombstone of a
+dialogue or a vote is final, so a deleted dialogue never comes back even if
+another replica pushed an older copy of it later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
+
+import sqlalchemy as sa
+
+from arena import store_schema as t
+from arena.corpus.records import PSEUDONYM_PREFIX, _scrub
+from arena.dialogue import Dialogue, Score, UserKind, Vote
+
+if TYPE_CHECKING:
+    from arena.store import Store
+
+KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation")
+FINAL_DELETIONS = ("dialogues", "votes")  # ids never reused: once deleted, deleted for good
+Digests = dict[str, dict[str, str]]  # kind -> key -> digest of the record last pushed
+
+
+def mirror_id(user_id: str, pseudonym: Callable[[str], str]) -> str:
+    """The user id a shard carries: the export's pseudonym, marked (kept as is when already one)."""
+    return user_id if user_id.startswith(PSEUDONYM_PREFIX) else PSEUDONYM_PREFIX + pseudonym(user_id)
+
+
+def _dialogue_record(d: Dialogue, pseudonym: Callable[[str], str]) -> dict[str, Any]:
+    raw, alias = d.user.id, mirror_id(d.user.id, pseudonym)
+    data = d.model_dump(mode="json", exclude={"scores"})
+    data["user"]["id"] = alias
+    if d.user.kind == UserKind.HUMAN:
+        data["user"]["details"] = {}  # free-form; may identify the person
+    return _scrub(data, raw, alias) if raw != alias else data
+
+
+def _vote_record(v: Vote, flag: Optional[str], pseudonym: Callable[[str], str]) -> dict[str, Any]:
+    data = v.model_dump(mode="json")
+    data["user_id"] = mirror_id(v.user_id, pseudonym)
+    data["comment"] = _scrub(v.comment, v.user_id, data["user_id"])
+    return {"vote": data, "flag": flag}
+
+
+def current_records(store: "Store", pseudonym: Callable[[str], str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Every row the mirror carries, by kind and key, read in one transaction."""
+    out: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
+    with store._read() as conn:
+        for dialogue_id, data in conn.execute(sa.select(t.dialogues.c.dialogue_id, t.dialogues.c.data)):
+            d = Dialogue.model_validate_json(data)
+            record = _dialogue_record(d, pseudonym)
+            out["dialogues"][dialogue_id] = record
+            if d.feedback is not None or d.ratings:
+                out["ratings"][dialogue_id] = {"dialogue_id": dialogue_id, "crs_id": d.crs_id,
+                                               "user_id": record["user"]["id"], "feedback": record["feedback"],
+                                               "ratings": record["ratings"]}
+        flags = dict(conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason)).all())
+        for vote_id, data in conn.execute(sa.select(t.votes.c.vote_id, t.votes.c.data)):
+            out["votes"][vote_id] = _vote_record(Vote.model_validate_json(data), flags.get(vote_id), pseudonym)
+        for row in conn.execute(sa.select(t.scores)):
+            r = row._mapping
+            out["scores"][f"{r['dialogue_id']}/{r['metric']}"] = {
+                "dialogue_id": r["dialogue_id"], "metric": r["metric"], "value": r["value"], "scorer": r["scorer"],
+                "version": r["version"], "model": r["model"], "error": r["error"],
+                "details": json.loads(r["details"]), "timestamp": r["scored_at"]}
+        for row in conn.execute(sa.select(t.hidden_dialogues)):
+            out["hidden"][row.dialogue_id] = dict(row._mapping)
+        for row in conn.execute(sa.select(t.moderation_log).order_by(t.moderation_log.c.entry_id)):
+            entry = {k: v for k, v in row._mapping.items() if k != "entry_id"}  # ids differ between replicas
+            out["moderation"][digest(entry)] = entry
+    return out
+
+
+def digest(record: Any) -> str:
+    return hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
+
+
+def changes(current: dict[str, dict[str, dict[str, Any]]], pushed: Digests) -> dict[str, list[dict[str, Any]]]:
+    """Shard lines per kind: rows new or changed since `pushed`, and tombstones of rows gone since."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for kind in KINDS:
+        before, now = pushed.get(kind, {}), current.get(kind, {})
+        lines = [{"key": key, "record": record} for key, record in now.items() if before.get(key) != digest(record)]
+        if kind != "moderation":  # the log only grows
+            lines += [{"key": key, "deleted": True} for key in before if key not in now]
+        if lines:
+            out[kind] = lines
+    return out
+
+
+def digests_of(current: dict[str, dict[str, dict[str, Any]]]) -> Digests:
+    return {kind: {key: digest(record) for key, record in rows.items()} for kind, rows in current.items()}
+
+
+def dumps(lines: Iterable[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(line, ensure_ascii=False, sort_keys=True).encode() + b"\n" for line in lines)
+
+
+def merge(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """(kind, shard name, content) -> the rows that survive, per kind: the last record per key wins, in
+    shard-name order; a final tombstone (`FINAL_DELETIONS`) wins over every record of its key."""
+    rows: dict[str, dict[str, Optional[dict[str, Any]]]] = {kind: {} for kind in KINDS}
+    gone: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    for kind, _name, content in sorted(shards, key=lambda s: (s[1], s[0])):
+        if kind not in rows:
+            continue
+        for raw in content.decode("utf-8").splitlines():
+            if not raw.strip():
+                continue
+            line = json.loads(raw)
+            if line.get("deleted"):
+                rows[kind][line["key"]] = None
+                if kind in FINAL_DELETIONS:
+                    gone[kind].add(line["key"])
+            else:
+                rows[kind][line["key"]] = line["record"]
+    return {kind: {key: record for key, record in found.items() if record is not None and key not in gone[kind]}
+            for kind, found in rows.items()}
+
+
+def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, int]:
+    """Write merged shard rows into the store in one transaction; returns counts per kind."""
+    from arena.store import _insert, _utc_key
+
+    dialogues = [Dialogue.model_validate(r) for r in rows.get("dialogues", {}).values()]
+    ids = {d.dialogue_id for d in dialogues}
+    votes = [(Vote.model_validate(r["vote"]), r.get("flag")) for r in rows.get("votes", {}).values()]
+    votes = [(v, flag) for v, flag in votes if v.dialogue_a in ids and v.dialogue_b in ids]
+    scores: dict[str, dict[str, Score]] = {}
+    for r in rows.get("scores", {}).values():
+        if r["dialogue_id"] in ids:
+            scores.setdefault(r["dialogue_id"], {})[r["metric"]] = Score(
+                value=r["value"], scorer=r["scorer"], version=r["version"], model=r["model"], error=r["error"],
+                details=r["details"], timestamp=r["timestamp"])
+    hidden = [r for r in rows.get("hidden", {}).values() if r["dialogue_id"] in ids]
+    log = sorted(rows.get("moderation", {}).values(), key=lambda r: (r["created_at"], digest(r)))
+    with store._write() as conn:
+        for d in dialogues:
+            store._put_dialogue(conn, d)
+        for dialogue_id, by_metric in scores.items():
+            store._put_scores(conn, dialogue_id, by_metric)
+        for vote, flag in votes:
+            store._put_vote(conn, vote)
+            if flag:
+                conn.execute(_insert(conn, t.vote_flags).values(vote_id=vote.vote_id, reason=flag,
+                                                                flagged_at=_utc_key(vote.timestamp))
+                             .on_conflict_do_nothing(index_elements=["vote_id"]))
+        for row in hidden:
+            conn.execute(_insert(conn, t.hidden_dialogues).values(**row)
+                         .on_conflict_do_nothing(index_elements=["dialogue_id"]))
+        for entry in log:
+            conn.execute(sa.insert(t.moderation_log).values(**entry))
+    return {"dialogues": len(dialogues), "votes": len(votes), "scores": sum(map(len, scores.values())),
+            "hidden": len(hidden), "moderation": len(log)}
+
+
+def iter_kinds(shards: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    for kind in KINDS:
+        if shards.get(kind):
+            yield kind, shards[kind]

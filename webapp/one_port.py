@@ -1,0 +1,82 @@
+"""One server, one port: the public pages at `/` and the researcher pages at `/admin`.
+
+A Space exposes a single port, so `python app.py` serves both Gradio apps from
+one FastAPI application (`gr.mount_gradio_app`), the researcher app behind its
+login, with failed logins limited per client address (`webapp.login_limits`).
+`python app.py --admin` serves the researcher app alone at `/` of its own port
+through the same code. When no researcher account is configured, `/admin` is
+left out and the log says why.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
+
+import gradio as gr
+from fastapi import FastAPI
+
+from webapp.login_limits import LoginLimiter, LoginLimitMiddleware
+
+log = logging.getLogger(__name__)
+
+ADMIN_PATH = "/admin"
+CONCURRENCY = 32
+
+
+def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
+                 admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
+                 admin_path: str = ADMIN_PATH, css: Optional[str] = None) -> FastAPI:
+    """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
+    no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
+    CSS where an app is served, not where it is built)."""
+    if admin is not None and admin_auth is None:
+        raise ValueError("the researcher app is only served behind a login")
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    # ssr_mode=False: server-side rendering would start a Node server per mounted app (and a Space may set
+    # GRADIO_SSR_MODE); the pages render in the browser as they do with `launch()` here.
+    if admin is not None:
+        admin.queue(default_concurrency_limit=CONCURRENCY)
+        path = admin_path if public is not None else "/"
+        # Mounted before "/": the first mount whose prefix matches takes the request.
+        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css)
+        app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
+                           login_paths=[path.rstrip("/") + "/login"])
+    if public is not None:
+        public.queue(default_concurrency_limit=CONCURRENCY)
+        gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css)
+    return app
+
+
+def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False,
+          on_ready: Optional[Callable[[], None]] = None) -> None:
+    """Run the app until interrupted (SIGINT/SIGTERM); `on_ready` is called once the port accepts
+    connections. `behind_proxy` (a Space): client addresses come from the proxy's X-Forwarded-For, so the
+    login limit counts visitors, not the proxy."""
+    import threading
+    import time
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown, which would end the process
+            # before the caller's cleanup (the last push to the Hub, the scorer's shutdown) could run.
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=True,
+                            forwarded_allow_ips="*" if behind_proxy else None, timeout_graceful_shutdown=10)
+    server = Server(config)
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.started and on_ready is not None:
+            on_ready()
+
+    threading.Thread(target=announce, name="ready", daemon=True).start()
+    server.run()
