@@ -1,8 +1,13 @@
 """Choosing the two systems of a battle.
 
-The pair with the fewest battles so far goes first, so every pair of
-available systems is compared about equally often; ties between pairs are
-broken at random and the sides (System A / System B) are randomised.
+Pairs are drawn at random, weighted toward the under-played ones, and the
+sides (System A / System B) are randomised. Always drawing the least-played
+pair balanced the counts but let anyone who read the public battle counts
+predict the next battle (4 times out of 4 in a probe); with weights, every
+pair stays possible and no pair is much more likely than the rest, while the
+counts still stay within a few percent of each other over many battles.
+A pair's weight is exp(-(battles behind the least played, capped) / T),
+mixed with a uniform share (`PAIR_TEMPERATURE`, `PAIR_LAG_CAP`, `PAIR_UNIFORM`).
 
 Battles that are under way but not yet voted on also count: otherwise many
 people arriving at once would all be sent to the same least-played pair.
@@ -14,6 +19,7 @@ passes (a person may close the page without voting).
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import threading
 from typing import Any, Callable, Iterable, Mapping, Optional
@@ -51,15 +57,37 @@ class NotEnoughSystems(RuntimeError):
     pass
 
 
+# A pair one battle behind is e^(1/2) times as likely; lags beyond 4 battles count as 4 (a new system
+# is not drawn into every battle), and a fifth of the draws ignore the counts altogether.
+PAIR_TEMPERATURE = 2.0
+PAIR_LAG_CAP = 4.0
+PAIR_UNIFORM = 0.2
+
+
+def pair_probabilities(available: Iterable[str], counts: Mapping[Iterable[str], int]) -> dict[Pair, float]:
+    """The chance of each order-free pair of available systems being drawn next."""
+    names = sorted(set(available))
+    pairs = list(itertools.combinations(names, 2))
+    if not pairs:
+        return {}
+    totals = normalise_counts(counts)
+    played = [totals.get(p, 0) for p in pairs]
+    fewest = min(played)
+    weights = [math.exp(-min(n - fewest, PAIR_LAG_CAP) / PAIR_TEMPERATURE) for n in played]
+    total = sum(weights)
+    return {p: (1.0 - PAIR_UNIFORM) * w / total + PAIR_UNIFORM / len(pairs) for p, w in zip(pairs, weights)}
+
+
 def choose_pair(
     available: Iterable[str], counts: Mapping[Iterable[str], int], rng: Optional[random.Random] = None
 ) -> Pair:
-    """(system A, system B): a least-played pair, chosen at random, in random order."""
-    rng = rng or random.Random()
-    candidates = least_played_pairs(available, counts)
-    if not candidates:
+    """(system A, system B): a random pair weighted toward the under-played, in random order."""
+    rng = rng or random.SystemRandom()
+    chances = pair_probabilities(available, counts)
+    if not chances:
         raise NotEnoughSystems("A battle needs at least two available systems.")
-    a, b = rng.choice(candidates)
+    pairs = list(chances)
+    a, b = rng.choices(pairs, weights=[chances[p] for p in pairs])[0]
     return (a, b) if rng.random() < 0.5 else (b, a)
 
 
@@ -77,7 +105,7 @@ class SharedPairScheduler:
         self._store = store
         self._user_kind = user_kind
         self._ttl = pending_ttl_s
-        self._rng = rng or random.Random()
+        self._rng = rng or random.SystemRandom()  # the OS generator: draws reveal nothing of the next
         self._lock = threading.Lock()  # random.Random is shared by this process's sessions
 
     def draw(self, available: Iterable[str]) -> tuple[Pair, str]:
