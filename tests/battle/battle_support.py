@@ -72,7 +72,8 @@ def make_services(
 ) -> Services:
     off = set(unavailable)
     # Scripted players vote within a second of starting: not suspicious here unless a test says so.
-    settings_overrides = {"min_battle_s": 0.0, "burst_votes": 10_000, **settings_overrides}
+    settings_overrides = {"min_battle_s": 0.0, "burst_votes": 10_000, "burst_labels": 10_000, "min_user_turns": 1,
+                          "max_rated_per_user": 10_000, "max_rated_per_ip": 10_000, **settings_overrides}
     settings = Settings(
         db_path=tmp_path / "arena.sqlite3", cache_dir=tmp_path / "cache", llm_provider="fake",
         **settings_overrides,

@@ -28,7 +28,8 @@ from webapp.services import Services
 from webapp.ui import aspect_form
 from webapp.ui.chat_tab import CONSENT, session_user_id
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items
-from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
+from webapp.label_limits import admit_label
+from webapp.vote_limits import LimitReached, limiter_for, origin_keys_of
 from webapp.ui.refusal import refuse
 
 log = logging.getLogger(__name__)
@@ -73,11 +74,7 @@ def release(services: Services, session: Optional[BattleSession]) -> None:
 
 def origin_keys(services: Services, request: Any) -> tuple[str, str]:
     """Hashed (user, IP) keys of a request, salted with the database's own secret."""
-    salt = services.extras.get("origin_salt")
-    if salt is None:
-        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
-    session, host = request_origin(request)
-    return origin_key("user", session, salt), origin_key("ip", host, salt)
+    return origin_keys_of(services, request)
 
 
 def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
@@ -158,6 +155,10 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
         with session.lock:
             if session.rated(side):
                 raise refuse(f"You already rated System {side}.")
+            try:  # labels are limited and flagged like votes (webapp.label_limits)
+                admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
+            except LimitReached as exc:
+                raise refuse(str(exc)) from None
             finish_dialogue(dialogue, sentiment)
     # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
     services.dialogue_finished(dialogue)

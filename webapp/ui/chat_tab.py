@@ -14,7 +14,10 @@ import gradio as gr
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.crs_interface import CRSUnavailable
+from webapp.label_limits import admit_label
 from webapp.services import Services
+from webapp.session_identity import server_session_id
+from webapp.vote_limits import LimitReached
 from webapp.ui import aspect_form
 from webapp.ui.render import chat_messages, escape_text, items_markdown, latest_items, scores_markdown
 from webapp.ui.scorecard import core_scorecard
@@ -30,13 +33,13 @@ CONSENT = (
 
 
 def session_user_id(request: Optional[gr.Request]) -> str:
-    session = getattr(request, "session_hash", None) if request is not None else None
+    session = server_session_id(request)
     return f"session-{session}" if session else "anonymous"
 
 
 def session_key(request: Optional[gr.Request]) -> Optional[str]:
-    """The browser session's own key, or None when the request carries none."""
-    session = getattr(request, "session_hash", None) if request is not None else None
+    """The browser session's own key (issued by the server), or None when the request carries none."""
+    session = server_session_id(request)
     return f"session-{session}" if session else None
 
 
@@ -117,7 +120,7 @@ def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
 
 def give_feedback(
     services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
-    session_key: Optional[str] = None,
+    session_key: Optional[str] = None, request: Any = None,
 ) -> tuple[Dialogue, str]:
     if dialogue is None or not dialogue.utterances:
         raise refuse("Chat with the system before giving feedback.")
@@ -125,6 +128,10 @@ def give_feedback(
     with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
         if dialogue.feedback is not None:
             raise refuse("Feedback for this conversation was already recorded. Start a new one.")
+        try:  # labels are limited and flagged like votes (webapp.label_limits)
+            admit_label(services, dialogue, request=request)
+        except LimitReached as exc:
+            raise refuse(str(exc)) from None
         finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
         services.dialogue_finished(dialogue)
         step.remember(dialogue)
@@ -199,7 +206,7 @@ def build(services: Services) -> None:
     def on_feedback(sentiment: str):
         def handler(comment_text: str, dialogue: Optional[Dialogue], request: gr.Request) -> tuple[Any, ...]:
             dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
-                                           session_key=session_key(request))
+                                           session_key=session_key(request), request=request)
             return (*view(dialogue, text), "", *panel.show())
 
         return handler

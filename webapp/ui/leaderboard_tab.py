@@ -56,7 +56,8 @@ class LeaderboardCache:
             all_votes = store.list_votes(user_kind=kind)
             seen = visibility(store, store.list_votes())
             # Hidden dialogues and battles still under way are left out; so are flagged votes.
-            dialogues = seen.dialogues(store.list_dialogues(user_kind=kind))
+            # Flagged labels (and those of flagged battles and raters) leave satisfaction (arena.visibility).
+            dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind=kind)))
             votes = seen.votes(all_votes)
             table = compute_leaderboard(dialogues, votes, user_kind=kind,
                                         options=LeaderboardOptions.from_settings(self.services.settings))
