@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from arena import store_schema as t
 from arena.dialogue import Dialogue, Vote, utc_now
+from arena.llm.redaction import redact_optional
 from arena.self_naming import void_reason
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def finish_scoring_job(store: "Store", dialogue_id: str, error: Optional[str] = 
     j = t.scoring_jobs.c
     with store._write() as conn:
         conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == dialogue_id, j.state == "running")
-                     .values(state=state, error=error, force=0 if state == "done" else j.force,
+                     .values(state=state, error=redact_optional(error), force=0 if state == "done" else j.force,
                              updated_at=_now()))
 
 

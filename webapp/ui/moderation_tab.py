@@ -14,6 +14,7 @@ import pandas as pd
 
 from webapp.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
+from arena.text_safety import escape_markdown
 from arena.store_safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
 from webapp.ui.refusal import refuse
 
@@ -40,7 +41,8 @@ def scoring_markdown(services: Services) -> str:
     text = ("**Scoring queue**: " + ", ".join(f"{state} {n}" for state, n in counts.items()))
     failed = failed_jobs(services.store, limit=5)
     if failed:
-        text += "\n\nLatest failures: " + "; ".join(f"`{d}`: {e[:120]}" for d, e in failed)
+        text += "\n\nLatest failures: " + "; ".join(  # stored error text, escaped
+            f"{escape_markdown(d)}: {escape_markdown(e[:120])}" for d, e in failed)
     return text
 
 
