@@ -17,6 +17,7 @@ from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.admin_auth import AdminNotConfigured, admin_checker
 from webapp.services import Services, build_services
+from webapp.upload_limits import launch_options
 from webapp.ui import battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab
 
 TITLE = "CRS Arena"
@@ -101,7 +102,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     demo.queue(default_concurrency_limit=32)
     port = args.port or (settings.admin_port if args.admin else settings.port)
     try:
-        demo.launch(server_name=settings.host, server_port=port, share=args.share, auth=auth)
+        demo.launch(server_name=settings.host, server_port=port, share=args.share, auth=auth,
+                    **launch_options(settings, admin=args.admin))
     finally:
         services.close()
     return 0

@@ -96,11 +96,13 @@ def free_port() -> int:
 def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
     """Build the real public (or researcher) app and serve it on 127.0.0.1; returns (demo, base URL)."""
     from webapp.serve import build_admin_demo, build_demo
+    from webapp.upload_limits import launch_options
 
     demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                **launch_options(services.settings, admin=admin))
     return demo, f"http://127.0.0.1:{port}/"
 
 
