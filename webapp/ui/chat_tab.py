@@ -14,6 +14,7 @@ import gradio as gr
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue
 from arena.crs_interface import CRSUnavailable
+from webapp.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.label_limits import admit_label
 from webapp.services import Services
 from webapp.session_identity import server_session_id
@@ -73,7 +74,8 @@ def start_conversation(services: Services, crs_name: str, request: Optional[gr.R
 
 
 def send_message(
-    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None
+    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None,
+    message_id: Optional[str] = None,
 ) -> tuple[Dialogue, str]:
     """Run one turn; returns the dialogue and a status line. Raises gr.Error for refusals.
 
@@ -82,6 +84,10 @@ def send_message(
     """
     if dialogue is None and session_key is None:
         raise refuse("Start a conversation first.")
+    try:
+        message_id = clean_message_id(message_id)
+    except BadMessageId as exc:
+        raise refuse(str(exc)) from None
     key = session_key or dialogue.dialogue_id
     with guard_for(services.extras).step(key, text) as step:
         if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
@@ -89,9 +95,14 @@ def send_message(
             dialogue = step.latest or dialogue
         if dialogue is None:
             raise refuse("Start a conversation first.")
-        if step.duplicate or repeats_last_message(dialogue, text):
+        if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
-        status = _run_turn(services, dialogue, text)
+        remember_sent(dialogue, message_id)  # stored with the turn (webapp.idempotent_sends)
+        try:
+            status = _run_turn(services, dialogue, text)
+        except gr.Error:
+            forget_sent(dialogue, message_id)
+            raise
         step.remember(dialogue)
     return dialogue, status
 
@@ -160,6 +171,7 @@ def build(services: Services) -> None:
                 max_lines=6,
             )
             send_button = gr.Button("Send", variant="primary")
+            message_id = gr.Textbox(value="", visible=False)  # API clients may name a message: a repeat stores nothing
         with gr.Column(scale=2):
             items_box = gr.Markdown(items_markdown([]))
     status = gr.Markdown("")
@@ -187,7 +199,8 @@ def build(services: Services) -> None:
                 step.remember(dialogue)
         return (*view(dialogue, text), "", "", *panel.hide())
 
-    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, request: gr.Request) -> tuple[Any, ...]:
+    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, message_id: str,
+                request: gr.Request) -> tuple[Any, ...]:
         key = session_key(request)
         if key is None:
             if dialogue is None or dialogue.ended:
@@ -200,7 +213,7 @@ def build(services: Services) -> None:
                 if dialogue is None or dialogue.ended:
                     dialogue, _ = start_conversation(services, crs_name, request)
                     step.remember(dialogue)
-        dialogue, status_text = send_message(services, dialogue, text, session_key=key)
+        dialogue, status_text = send_message(services, dialogue, text, session_key=key, message_id=message_id)
         return (*view(dialogue, status_text), "")
 
     def on_feedback(sentiment: str):
@@ -227,7 +240,7 @@ def build(services: Services) -> None:
     crs_choice.change(on_new, [crs_choice], new_outputs, api_visibility="private")
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
-          inputs=[message, dialogue_state, crs_choice], outputs=outputs + [message],
+          inputs=[message, dialogue_state, crs_choice, message_id], outputs=outputs + [message],
           api_name="chat_send", trigger_mode="once")
     satisfied.click(
         on_feedback("satisfied"), [comment, dialogue_state], outputs + [comment, *panel.outputs],
