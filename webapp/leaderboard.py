@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
+from webapp.style_control import rank_change, style_controlled_ratings
 from webapp.ratings import (
     Battle,
     battle_from_vote,
@@ -37,7 +38,7 @@ SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 COLUMNS = [
     "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
     "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst",
+    "rank", "rank_best", "rank_worst", "bt_style", "rank_change_style",
     "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
 ]
 
@@ -97,8 +98,10 @@ def compute_leaderboard(
     options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
-    stats = _dialogue_stats(filter_dialogues(dialogues, user_kind))
-    battles: list[Battle] = [battle_from_vote(v) for v in filter_votes(votes, user_kind)]
+    dialogues = filter_dialogues(dialogues, user_kind)
+    votes = filter_votes(votes, user_kind)
+    stats = _dialogue_stats(dialogues)
+    battles: list[Battle] = [battle_from_vote(v) for v in votes]
     names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))
 
     counts = win_tie_loss(battles)
@@ -114,6 +117,9 @@ def compute_leaderboard(
         )
     rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
     ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
+    # Style control: the same battles with reply length and items shown as covariates (webapp.style_control).
+    style, _ = style_controlled_ratings([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
+    style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
     rows = []
     for name in names:
         s = stats.get(name, {"conversations": 0, "rated": 0, "satisfied": 0, "mean_rdl": [],
@@ -137,6 +143,8 @@ def compute_leaderboard(
             "bt_low": low_high[0] if low_high else None,
             "bt_high": low_high[1] if low_high else None,
             "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
+            "bt_style": style.get(name) if shown else None,
+            "rank_change_style": style_moves.get(name) if shown else None,
             "mean_rdl": _mean(s["mean_rdl"]),
             "rdl_scored": len(s["mean_rdl"]),
             "mean_core_overall": _mean(s["mean_core_overall"]),
@@ -211,10 +219,18 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
                 if row["bt_low"] is not None and not pd.isna(row["bt_low"])
                 else _no_rating_note(row, table.attrs.get("min_votes", 0))
             ),
+            "BT, style controlled": _fmt(row.get("bt_style"), ".0f"),
+            "Rank change, style controlled": _signed(row.get("rank_change_style")),
             "Mean RDL": _fmt(row["mean_rdl"], ".3f"),
             "Mean CoRE": _fmt(row["mean_core_overall"], ".3f"),
         })
     return pd.DataFrame(out)
+
+
+def _signed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    return f"{int(value):+d}" if value else "0"
 
 
 def _rank_text(row: dict[str, Any]) -> str:
