@@ -64,8 +64,13 @@ PAIR_LAG_CAP = 4.0
 PAIR_UNIFORM = 0.2
 
 
-def pair_probabilities(available: Iterable[str], counts: Mapping[Iterable[str], int]) -> dict[Pair, float]:
-    """The chance of each order-free pair of available systems being drawn next."""
+def pair_probabilities(available: Iterable[str], counts: Mapping[Iterable[str], int], *,
+                       temperature: float = PAIR_TEMPERATURE, uniform: float = PAIR_UNIFORM) -> dict[Pair, float]:
+    """The chance of each order-free pair of available systems being drawn next.
+
+    `temperature=0, uniform=0` is the old strict rule (a least-played pair, at random among them), kept
+    for tests of the shared counting, where an exact balance shows that every draw saw every claim.
+    """
     names = sorted(set(available))
     pairs = list(itertools.combinations(names, 2))
     if not pairs:
@@ -73,17 +78,22 @@ def pair_probabilities(available: Iterable[str], counts: Mapping[Iterable[str], 
     totals = normalise_counts(counts)
     played = [totals.get(p, 0) for p in pairs]
     fewest = min(played)
-    weights = [math.exp(-min(n - fewest, PAIR_LAG_CAP) / PAIR_TEMPERATURE) for n in played]
+    if temperature <= 0:
+        weights = [1.0 if n == fewest else 0.0 for n in played]
+    else:
+        weights = [math.exp(-min(n - fewest, PAIR_LAG_CAP) / temperature) for n in played]
     total = sum(weights)
-    return {p: (1.0 - PAIR_UNIFORM) * w / total + PAIR_UNIFORM / len(pairs) for p, w in zip(pairs, weights)}
+    return {p: (1.0 - uniform) * w / total + uniform / len(pairs) for p, w in zip(pairs, weights)}
 
 
 def choose_pair(
-    available: Iterable[str], counts: Mapping[Iterable[str], int], rng: Optional[random.Random] = None
+    available: Iterable[str], counts: Mapping[Iterable[str], int], rng: Optional[random.Random] = None,
+    **weighting: float,
 ) -> Pair:
-    """(system A, system B): a random pair weighted toward the under-played, in random order."""
+    """(system A, system B): a random pair weighted toward the under-played, in random order
+    (`weighting`: `temperature`, `uniform` of `pair_probabilities`)."""
     rng = rng or random.SystemRandom()
-    chances = pair_probabilities(available, counts)
+    chances = pair_probabilities(available, counts, **weighting)
     if not chances:
         raise NotEnoughSystems("A battle needs at least two available systems.")
     pairs = list(chances)
@@ -101,19 +111,20 @@ class SharedPairScheduler:
     """
 
     def __init__(self, store: Any, *, user_kind: str = "human", pending_ttl_s: float = 1800.0,
-                 rng: Optional[random.Random] = None):
+                 rng: Optional[random.Random] = None, **weighting: float):
         self._store = store
         self._user_kind = user_kind
         self._ttl = pending_ttl_s
         self._rng = rng or random.SystemRandom()  # the OS generator: draws reveal nothing of the next
         self._lock = threading.Lock()  # random.Random is shared by this process's sessions
+        self._weighting = weighting
 
     def draw(self, available: Iterable[str]) -> tuple[Pair, str]:
         names = list(available)
 
         def choose(counts: Mapping[Iterable[str], int]) -> Pair:
             with self._lock:
-                return choose_pair(names, counts, self._rng)
+                return choose_pair(names, counts, self._rng, **self._weighting)
 
         return self._store.claim_pair(choose, user_kind=self._user_kind, ttl_s=self._ttl)
 

@@ -336,8 +336,11 @@ def dataset_card(snapshot: Snapshot) -> str:
         "",
         f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
         "both_bad; `winner` names the winning system (empty for tie and both_bad); `flagged` says why a "
-        "vote looked automated (a burst from one address or session, or a vote seconds after the start); "
-        "the public leaderboard leaves flagged votes out.",
+        "vote looked automated (a burst from one address or session, or a vote seconds after the start) "
+        "or why the battle was void (a reply named its own system); the public leaderboard leaves flagged "
+        "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
+        "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
+        "it out, as they leave out the labels of flagged battles.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

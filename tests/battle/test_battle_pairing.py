@@ -131,3 +131,10 @@ def test_scheduler_is_fair_under_concurrent_draws(store):
         t.join()
     counts = Counter(drawn)  # every draw saw the claims before it: no pair runs away
     assert len(counts) == 6 and max(counts.values()) - min(counts.values()) <= 6
+
+
+def test_strict_rule_remains_for_counting_tests():
+    counts = {frozenset(("a", "b")): 3, ("a", "c"): 1, ("c", "b"): 2}
+    for seed in range(20):
+        pair = choose_pair(["a", "b", "c"], counts, random.Random(seed), temperature=0, uniform=0)
+        assert set(pair) == {"a", "c"}
