@@ -166,3 +166,17 @@ def test_stuffing_chat_labels_through_the_api_is_stopped(tmp_path):
         assert not any(d.user.id.startswith(f"session-{client.session_hash}") for d in rated)
     finally:
         demo.close()
+
+
+def test_public_leaderboard_counts_only_unflagged_labels(tmp_path):
+    from webapp.ui.leaderboard_tab import LeaderboardCache
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, burst_labels=1, min_user_turns=1,
+                             leaderboard_min_votes=3)
+    chat_and_rate(services, request("a", "10.0.0.5"), "frustrated")
+    for _ in range(3):  # the second and third are a burst from one session and address
+        chat_and_rate(services, request("b", "10.0.0.6"), "satisfied")
+    table, _ = LeaderboardCache(services).get("human", fresh=True)
+    row = table.set_index("system").loc["alpha"]
+    assert (row["satisfied"], row["rated"], row["conversations"]) == (1, 2, 4)
+    assert table.attrs["min_votes"] == 3
