@@ -90,3 +90,26 @@ def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
     """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session)."""
     user_key, ip_key = keys if keys is not None else origin_keys_of(services, request)
     return label_guard_for(services).admit(dialogue, user_key, ip_key)
+
+
+def flagged_labels(store: Any) -> list[dict[str, Any]]:
+    """Every stored satisfaction label the public rates leave out, and why (for researchers)."""
+    from arena.rater_test import flagged_raters
+    from arena.visibility import visibility
+
+    votes = store.list_votes()
+    seen = visibility(store, votes)
+    labelled = [d for d in seen.dialogues(store.list_dialogues(user_kind="human")) if d.feedback is not None]
+    raters = flagged_raters([d for d in labelled if seen.counts_label(d)])
+    rows = []
+    for d in labelled:
+        reasons = [d.metadata[LABEL_FLAG]] if d.metadata.get(LABEL_FLAG) else []
+        if d.dialogue_id in seen.in_flagged_battle:
+            reasons.append("its battle's vote is flagged")
+        if d.user.id in raters:
+            reasons.append("rater flagged by the sequential test")
+        if reasons:
+            rows.append({"dialogue_id": d.dialogue_id, "system": d.crs_id, "label": d.feedback.sentiment,
+                         "rater": d.user.id, "given": d.feedback.timestamp.isoformat(),
+                         "reason": "; ".join(reasons)})
+    return rows

@@ -180,3 +180,15 @@ def test_public_leaderboard_counts_only_unflagged_labels(tmp_path):
     row = table.set_index("system").loc["alpha"]
     assert (row["satisfied"], row["rated"], row["conversations"]) == (1, 2, 4)
     assert table.attrs["min_votes"] == 3
+
+
+def test_researchers_see_every_flagged_label_and_why(tmp_path):
+    from webapp.label_limits import flagged_labels
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, burst_labels=1, min_user_turns=2)
+    chat_and_rate(services, request("a", "10.0.0.7"))  # fine
+    short = chat_and_rate(services, request("b", "10.0.0.8"), turns=1)
+    burst = chat_and_rate(services, request("b", "10.0.0.8"))
+    rows = {r["dialogue_id"]: r["reason"] for r in flagged_labels(services.store)}
+    assert set(rows) == {short.dialogue_id, burst.dialogue_id}
+    assert rows[short.dialogue_id].startswith("short") and rows[burst.dialogue_id].startswith("burst")
