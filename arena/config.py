@@ -157,6 +157,21 @@ class Settings(BaseSettings):
     burst_window_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_BURST_WINDOW"))
     min_battle_s: float = Field(10.0, ge=0, validation_alias=_env("ARENA_MIN_BATTLE_SECONDS"))
     file_cache_max_age_s: int = Field(3600, ge=1, validation_alias=_env("ARENA_FILE_CACHE_MAX_AGE"))
+    # Measurements a public arena can trust (issue 26). Satisfied/frustrated labels are limited like
+    # votes: rated conversations (Chat and Battle panes) per session and per address within the window;
+    # a label is flagged (kept, left out of satisfaction) after a burst or a conversation shorter than
+    # `min_user_turns` user turns.
+    max_rated_per_user: int = Field(20, ge=0)
+    max_rated_per_ip: int = Field(60, ge=0)
+    burst_labels: int = Field(5, ge=1)
+    min_user_turns: int = Field(2, ge=1)
+    # a system's rating and rank show only after this many battles (LMArena hides models below a count)
+    leaderboard_min_votes: int = Field(10, ge=0)
+    # endpoint calls scoring may make per hour (0: no bound) and judge retries per dialogue
+    scoring_budget: int = Field(0, ge=0)
+    judge_retries: int = Field(2, ge=0)
+    # largest upload the researcher app accepts (bytes); the public app accepts none
+    max_upload_bytes: int = Field(20_000_000, ge=1, validation_alias=_env("ARENA_MAX_UPLOAD_BYTES"))
     # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
 from arena import store_schema as t
+from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.config import db_location
 from arena.dialogue import Dialogue, Score, UserKind, Vote, copy_acts, utc_now
 
@@ -179,6 +180,18 @@ _SCORE_TIME = (sa.select(t.scores.c.scored_at)
                .with_for_update())  # a row lock on PostgreSQL; SQLite holds the write lock already
 _SCORES_OF = (sa.select(t.scores).where(t.scores.c.dialogue_id.in_(sa.bindparam("ids", expanding=True)))
               .order_by(t.scores.c.metric))
+
+
+def _redact_errors(d: Dialogue) -> None:
+    """Credentials out of everything a dialogue stores as an error (an endpoint may echo its headers)."""
+    for u in d.utterances:
+        if u.error:
+            u.error = redact_text(u.error)
+    for r in d.ratings:
+        if r.error:
+            r.error = redact_text(r.error)
+    if d.metadata:
+        d.metadata = redact_strings(d.metadata)
 
 
 class Store:
@@ -339,6 +352,7 @@ class Store:
                 self._put_dialogue(conn, d)
 
     def _put_dialogue(self, conn: Connection, d: Dialogue) -> None:
+        _redact_errors(d)
         _upsert(conn, t.dialogues, {
             "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
             "user_id": d.user.id, "ended": int(d.ended),
@@ -381,8 +395,8 @@ class Store:
                 continue
             _upsert(conn, t.scores, {
                 "dialogue_id": dialogue_id, "metric": metric, "value": score.value, "scorer": score.scorer,
-                "version": score.version, "model": score.model, "error": score.error,
-                "details": json.dumps(score.details, ensure_ascii=False),
+                "version": score.version, "model": score.model, "error": redact_optional(score.error),
+                "details": json.dumps(redact_strings(score.details), ensure_ascii=False),
                 "scored_at": score.timestamp.isoformat(),
             }, ["dialogue_id", "metric"])
 

@@ -23,6 +23,8 @@ import sqlalchemy as sa
 
 from arena import store_schema as t
 from arena.dialogue import Dialogue, Vote, utc_now
+from arena.llm.redaction import redact_optional
+from arena.self_naming import void_reason
 
 if TYPE_CHECKING:
     from arena.store import Store
@@ -91,7 +93,7 @@ def finish_scoring_job(store: "Store", dialogue_id: str, error: Optional[str] = 
     j = t.scoring_jobs.c
     with store._write() as conn:
         conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == dialogue_id, j.state == "running")
-                     .values(state=state, error=error, force=0 if state == "done" else j.force,
+                     .values(state=state, error=redact_optional(error), force=0 if state == "done" else j.force,
                              updated_at=_now()))
 
 
@@ -143,8 +145,10 @@ def save_battle_once(store: "Store", dialogue_a: Dialogue, dialogue_b: Dialogue,
 
     A second vote for the same battle raises BattleAlreadyVoted. Returns why the
     vote was flagged, or None: more than `burst_votes` votes from one IP or one
-    user within `burst_window_s` (this one included), or a vote cast less than
-    `min_battle_s` after the battle started.
+    user within `burst_window_s` (this one included), a vote cast less than
+    `min_battle_s` after the battle started, or a battle voided because a reply
+    named its own system (`arena.self_naming`). A flagged vote is kept, left out
+    of the leaderboard.
     """
     if (vote.dialogue_a, vote.dialogue_b) != (dialogue_a.dialogue_id, dialogue_b.dialogue_id):
         raise ValueError("vote.dialogue_a/dialogue_b must be the ids of dialogue_a/dialogue_b")
@@ -164,7 +168,7 @@ def save_battle_once(store: "Store", dialogue_a: Dialogue, dialogue_b: Dialogue,
         conn.execute(sa.insert(t.vote_origins).values(
             vote_id=vote.vote_id, battle_id=vote.battle_id, user_key=user_key, ip_key=ip_key,
             started_at=_key(started_at) if started_at else None, cast_at=_key(vote.timestamp)))
-        reasons = []
+        reasons = [void] if (void := void_reason(dialogue_a, dialogue_b)) else []
         for column, key, who in ((o.ip_key, ip_key, "address"), (o.user_key, user_key, "session")):
             recent = conn.execute(sa.select(sa.func.count()).select_from(t.vote_origins)
                                   .where(column == key, o.cast_at >= since)).scalar()

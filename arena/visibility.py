@@ -5,8 +5,14 @@
 * A battle's dialogues are left out until its vote is stored: before that, a
   dialogue's system name (in an export) or a system's conversation count (on
   the leaderboard) would tell a visitor whom they are talking to.
-* Flagged votes (bursts, too-fast votes) are left out of the leaderboard
-  unless asked for; researchers' exports keep them, marked.
+* Flagged votes (bursts, too-fast votes, battles voided because a reply named
+  its system) are left out of the leaderboard unless asked for; researchers'
+  exports keep them, marked.
+* Satisfaction labels are protected like votes: a label flagged when it was
+  given (`LABEL_FLAG` in the dialogue's metadata: a burst, a conversation too
+  short, a rater the sequential test flagged) or given in a battle whose vote is
+  flagged does not count in satisfaction (`counts_label`, `counted_labels`);
+  exports keep it, with its flag.
 """
 
 from __future__ import annotations
@@ -16,7 +22,11 @@ from typing import Iterable
 
 from arena.dialogue import Dialogue, Vote
 from arena.store import Store
+from arena.rater_test import flagged_raters
 from arena.store_safety import flagged_votes, hidden_dialogue_ids
+
+# Metadata key of a dialogue whose satisfaction label is flagged; its value says why.
+LABEL_FLAG = "label_flag"
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,7 @@ class Visibility:
     hidden: frozenset[str] = frozenset()
     voted: frozenset[str] = frozenset()  # dialogues whose battle has a stored vote
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> reason
+    in_flagged_battle: frozenset[str] = frozenset()  # dialogues of battles whose vote is flagged
 
     def keeps_dialogue(self, d: Dialogue) -> bool:
         if d.dialogue_id in self.hidden:
@@ -36,6 +47,24 @@ class Visibility:
             return False
         return include_flagged or v.vote_id not in self.flags
 
+    def counts_label(self, d: Dialogue) -> bool:
+        """Whether the dialogue's satisfied/frustrated label counts in satisfaction rates."""
+        return (d.feedback is not None and not d.metadata.get(LABEL_FLAG)
+                and d.dialogue_id not in self.in_flagged_battle)
+
+    def counted_labels(self, dialogues: Iterable[Dialogue]) -> list[Dialogue]:
+        """The dialogues, those whose label does not count as copies without it (rated = unrated).
+
+        After the flagged labels, the labels of raters whose labels are improbable
+        (`arena.rater_test`) are dropped too.
+        """
+        dialogues = list(dialogues)
+        labelled = [d for d in dialogues if d.feedback is not None and self.counts_label(d)]
+        suspicious = flagged_raters(labelled)
+        kept = {d.dialogue_id for d in labelled if d.user.id not in suspicious}
+        return [d if d.feedback is None or d.dialogue_id in kept else d.model_copy(update={"feedback": None})
+                for d in dialogues]
+
     def dialogues(self, dialogues: Iterable[Dialogue]) -> list[Dialogue]:
         return [d for d in dialogues if self.keeps_dialogue(d)]
 
@@ -47,4 +76,7 @@ def visibility(store: Store, votes: Iterable[Vote] = ()) -> Visibility:
     """The store's current hidden dialogues, voted battles and flags (`votes`: all stored votes, if read)."""
     votes = list(votes) or store.list_votes()
     voted = frozenset(x for v in votes for x in (v.dialogue_a, v.dialogue_b))
-    return Visibility(hidden=frozenset(hidden_dialogue_ids(store)), voted=voted, flags=flagged_votes(store))
+    flags = flagged_votes(store)
+    in_flagged = frozenset(x for v in votes if v.vote_id in flags for x in (v.dialogue_a, v.dialogue_b))
+    return Visibility(hidden=frozenset(hidden_dialogue_ids(store)), voted=voted, flags=flags,
+                      in_flagged_battle=in_flagged)

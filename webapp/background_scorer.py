@@ -7,6 +7,7 @@ import threading
 from concurrent.futures import Future, wait
 from typing import Optional
 
+from arena.llm.budget import budget_of
 from arena.config import Settings
 from arena.dialogue import Score
 from arena.llm import LLMClient
@@ -127,6 +128,13 @@ class BackgroundScorer:
             with self._lock:
                 if self._stopping:
                     return
+            budget = budget_of(self.client)
+            if budget is not None and budget.exhausted():  # spent: leave the jobs queued until calls age out
+                with self._lock:
+                    if self._stopping:
+                        return
+                    self._wake.wait(timeout=min(max(budget.seconds_until_free(), 0.05), 60.0))
+                continue
             try:
                 busy = take_and_run(self.store, self._run, self._finished)
                 idle_s = self._poll_s

@@ -3,10 +3,16 @@
 Human and simulated data are never mixed in one table: `compute_leaderboard`
 takes a `user_kind` filter ("human", "simulator" or None for everything) that
 applies to dialogues (who played the user) and to votes (who voted).
+
+As LMArena does, a system's rating shows only once it has `min_votes` battles,
+and its rank is a range read from the bootstrap intervals: the best rank is 1 +
+the systems whose interval lies wholly above its own, the worst is the number
+of systems whose interval does not lie wholly below its own.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -14,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
+from webapp.style_control import rank_change, style_controlled_ratings
 from webapp.ratings import (
     Battle,
     battle_from_vote,
     bootstrap_intervals,
     bradley_terry,
+    degenerate_intervals,
     elo_ratings,
     wilson_interval,
     win_tie_loss,
@@ -30,6 +38,7 @@ SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 COLUMNS = [
     "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
     "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
+    "rank", "rank_best", "rank_worst", "bt_style", "rank_change_style",
     "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
 ]
 
@@ -40,6 +49,11 @@ class LeaderboardOptions:
     confidence: float = 0.95
     seed: int = 0
     bt_prior_games: float = 1.0
+    min_votes: int = 0  # battles a system needs before its ratings and rank show
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LeaderboardOptions":
+        return cls(min_votes=settings.leaderboard_min_votes)
 
 
 def _kind_value(kind: Union[str, UserKind]) -> str:
@@ -84,29 +98,37 @@ def compute_leaderboard(
     options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
-    stats = _dialogue_stats(filter_dialogues(dialogues, user_kind))
-    battles: list[Battle] = [battle_from_vote(v) for v in filter_votes(votes, user_kind)]
+    dialogues = filter_dialogues(dialogues, user_kind)
+    votes = filter_votes(votes, user_kind)
+    stats = _dialogue_stats(dialogues)
+    battles: list[Battle] = [battle_from_vote(v) for v in votes]
     names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))
 
     counts = win_tie_loss(battles)
-    elo = elo_ratings(battles, systems=names)
-    bt = bradley_terry(battles, systems=names, prior_games=options.bt_prior_games) if battles else {}
-    intervals = (
-        bootstrap_intervals(
+    played = sorted({n for b in battles for n in (b.a, b.b)})
+    elo = elo_ratings(battles, systems=played)
+    # Estimate and resamples rate the same systems (those that played), so each interval holds its estimate.
+    bt = bradley_terry(battles, systems=played, prior_games=options.bt_prior_games) if battles else {}
+    intervals = {}
+    if battles and not degenerate_intervals(battles):
+        intervals = bootstrap_intervals(
             battles, bradley_terry, rounds=options.bootstrap_rounds, confidence=options.confidence,
-            seed=options.seed, prior_games=options.bt_prior_games,
+            seed=options.seed, systems=played, prior_games=options.bt_prior_games,
         )
-        if battles
-        else {}
-    )
+    rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
+    ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
+    # Style control: the same battles with reply length and items shown as covariates (webapp.style_control).
+    style, _ = style_controlled_ratings([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
+    style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
     rows = []
     for name in names:
         s = stats.get(name, {"conversations": 0, "rated": 0, "satisfied": 0, "mean_rdl": [],
                              "mean_core_overall": []})
         c = counts.get(name, {"battles": 0, "wins": 0, "ties": 0, "both_bad": 0, "losses": 0})
         wilson = wilson_interval(s["satisfied"], s["rated"], options.confidence)
-        played = c["battles"] > 0
-        low_high = intervals.get(name) if played else None
+        shown = name in ranks
+        low_high = intervals.get(name) if shown else None
+        rank = ranks.get(name, (None, None, None))
         rows.append({
             "system": name,
             "conversations": s["conversations"],
@@ -116,10 +138,13 @@ def compute_leaderboard(
             "satisfaction_low": wilson[0] if wilson else None,
             "satisfaction_high": wilson[1] if wilson else None,
             **c,
-            "elo": elo[name] if played else None,
-            "bt": bt.get(name) if played else None,
+            "elo": elo[name] if shown else None,
+            "bt": bt.get(name) if shown else None,
             "bt_low": low_high[0] if low_high else None,
             "bt_high": low_high[1] if low_high else None,
+            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
+            "bt_style": style.get(name) if shown else None,
+            "rank_change_style": style_moves.get(name) if shown else None,
             "mean_rdl": _mean(s["mean_rdl"]),
             "rdl_scored": len(s["mean_rdl"]),
             "mean_core_overall": _mean(s["mean_core_overall"]),
@@ -131,7 +156,31 @@ def compute_leaderboard(
             ["bt", "satisfaction", "conversations", "system"],
             ascending=[False, False, False, True], na_position="last", kind="stable",
         ).reset_index(drop=True)
+    table.attrs["min_votes"] = options.min_votes
+    table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
     return table
+
+
+def rank_ranges(
+    ratings: dict[str, float], intervals: dict[str, Optional[tuple[float, float]]]
+) -> dict[str, tuple[int, int, int]]:
+    """name -> (rank by rating, best rank, worst rank) as LMArena reads them from intervals.
+
+    Best rank = 1 + systems whose lower bound is above this one's upper bound;
+    worst rank = systems whose upper bound is not below this one's lower bound
+    (itself included). A system without an interval (too little varied data)
+    could be anywhere: its interval counts as unbounded.
+    """
+    unbounded = (-math.inf, math.inf)
+    bounds = {n: intervals.get(n) or unbounded for n in ratings}
+    order = sorted(ratings, key=lambda n: (-ratings[n], n))
+    out = {}
+    for position, name in enumerate(order, start=1):
+        low, high = bounds[name]
+        above = sum(1 for other in ratings if other != name and bounds[other][0] > high)
+        below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
+        out[name] = (position, 1 + above, len(ratings) - below)
+    return out
 
 
 def _mean(values: list[float]) -> Optional[float]:
@@ -153,6 +202,7 @@ def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = Non
     out = []
     for row in table.to_dict("records"):
         out.append({
+            "Rank": _rank_text(row),
             "System": titles.get(row["system"], row["system"]),
             "Conversations": row["conversations"],
             "Satisfied / rated": f"{row['satisfied']} / {row['rated']}",
@@ -167,12 +217,37 @@ def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = Non
             "Bradley-Terry": _fmt(row["bt"], ".0f"),
             "BT 95% CI": (
                 f"{_fmt(row['bt_low'], '.0f')}–{_fmt(row['bt_high'], '.0f')}"
-                if row["bt_low"] is not None and not pd.isna(row["bt_low"]) else "–"
+                if row["bt_low"] is not None and not pd.isna(row["bt_low"])
+                else _no_rating_note(row, table.attrs.get("min_votes", 0))
             ),
+            "BT, style controlled": _fmt(row.get("bt_style"), ".0f"),
+            "Rank change, style controlled": _signed(row.get("rank_change_style")),
             "Mean RDL": _fmt(row["mean_rdl"], ".3f"),
             "Mean CoRE": _fmt(row["mean_core_overall"], ".3f"),
         })
     return pd.DataFrame(out)
+
+
+def _signed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    return f"{int(value):+d}" if value else "0"
+
+
+def _rank_text(row: dict[str, Any]) -> str:
+    best, worst = row.get("rank_best"), row.get("rank_worst")
+    if best is None or pd.isna(best):
+        return "–"
+    best, worst = int(best), int(worst)
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
+def _no_rating_note(row: dict[str, Any], min_votes: int) -> str:
+    if row["battles"] and row["battles"] < min_votes:
+        return f"needs {min_votes} votes"
+    if row["bt"] is not None and not pd.isna(row["bt"]):
+        return "too few distinct outcomes"
+    return "–"
 
 
 def leaderboard_figure(table: pd.DataFrame, title: str = "", titles: Optional[Mapping[str, str]] = None):

@@ -27,10 +27,12 @@ CONCURRENCY = 32
 
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
                  admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
-                 admin_path: str = ADMIN_PATH, css: Optional[str] = None) -> FastAPI:
+                 admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
+                 admin_upload_bytes: Optional[int] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
-    CSS where an app is served, not where it is built)."""
+    CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
+    (`webapp.upload_limits`: the public app takes none)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -40,12 +42,13 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         admin.queue(default_concurrency_limit=CONCURRENCY)
         path = admin_path if public is not None else "/"
         # Mounted before "/": the first mount whose prefix matches takes the request.
-        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css)
+        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css,
+                            max_file_size=admin_upload_bytes)
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None:
         public.queue(default_concurrency_limit=CONCURRENCY)
-        gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css)
+        gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes)
     return app
 
 

@@ -9,7 +9,9 @@ tie, as in the CRS Arena study). Three views are offered:
 * `bradley_terry`: the maximum-likelihood Bradley-Terry strengths, order
   free, on the Elo scale (400 points = ten-fold odds), mean 1000.
 * `bootstrap_intervals`: percentile intervals for any rating function by
-  resampling battles with replacement.
+  resampling battles with replacement, rating the same systems as the
+  estimate so each interval holds its estimate (ties count half, as in
+  FastChat).
 
 `wilson_interval` gives the confidence interval of a satisfaction rate.
 """
@@ -175,23 +177,25 @@ def bradley_terry(
 RatingFn = Callable[..., Mapping[str, float]]
 
 
-def bootstrap_intervals(
+def bootstrap_samples(
     battles: Iterable[Battle],
     rating_fn: RatingFn = bradley_terry,
     *,
     rounds: int = 200,
-    confidence: float = 0.95,
     seed: int = 0,
+    systems: Iterable[str] = (),
     **rating_kwargs: Any,
-) -> dict[str, tuple[float, float]]:
-    """Percentile intervals of `rating_fn` over battle sets resampled with replacement.
+) -> dict[str, np.ndarray]:
+    """`rating_fn` over `rounds` battle sets resampled with replacement: name -> one rating per round.
 
-    A system missing from a resample is rated by `rating_fn` only if it is
-    passed through `systems=`; all systems of the full set are passed, so
-    every resample rates every system.
+    Every resample rates the same systems as the estimate (those of the full
+    set plus `systems`). Rating a different set would shift the mean-centred
+    scale and put the intervals beside their estimate: an estimate centred
+    over four systems with intervals centred over the two that played showed
+    "1095-1095" beside 1073.
     """
     battles = list(battles)
-    names = systems_in(battles)
+    names = sorted(set(systems_in(battles)) | set(systems))
     if not battles or rounds <= 0:
         return {}
     rng = random.Random(seed)
@@ -202,12 +206,54 @@ def bootstrap_intervals(
         ratings = rating_fn(resample, systems=names, **rating_kwargs)
         for name in names:
             samples[name].append(ratings[name])
+    return {name: np.asarray(values) for name, values in samples.items()}
+
+
+def percentile_interval(values: np.ndarray, estimate: Optional[float] = None,
+                        confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of bootstrap `values`, widened if needed to hold `estimate`.
+
+    With a prior and few battles the estimate can fall a hair outside the
+    percentiles of its own resamples; an interval beside its estimate reads as
+    an error, so the interval is stretched to it (as wide as the truth allows).
+    """
     alpha = (1.0 - confidence) / 2.0
-    out = {}
-    for name, values in samples.items():
-        low, high = np.quantile(np.asarray(values), [alpha, 1.0 - alpha])
-        out[name] = (float(low), float(high))
-    return out
+    low, high = (float(x) for x in np.quantile(values, [alpha, 1.0 - alpha]))
+    if estimate is not None:
+        low, high = min(low, estimate), max(high, estimate)
+    return low, high
+
+
+def bootstrap_intervals(
+    battles: Iterable[Battle],
+    rating_fn: RatingFn = bradley_terry,
+    *,
+    rounds: int = 200,
+    confidence: float = 0.95,
+    seed: int = 0,
+    systems: Iterable[str] = (),
+    **rating_kwargs: Any,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of `rating_fn` over battle sets resampled with replacement.
+
+    Each interval holds the estimate `rating_fn` gives on the full set for the
+    same systems (see `bootstrap_samples`, `percentile_interval`).
+    """
+    battles = list(battles)
+    samples = bootstrap_samples(battles, rating_fn, rounds=rounds, seed=seed, systems=systems, **rating_kwargs)
+    if not samples:
+        return {}
+    estimate = rating_fn(battles, systems=sorted(samples), **rating_kwargs)
+    return {name: percentile_interval(values, estimate[name], confidence) for name, values in samples.items()}
+
+
+def degenerate_intervals(battles: Iterable[Battle]) -> bool:
+    """True when resampling cannot vary the data: every battle the same pair with the same outcome
+    (all ties between two systems, a single battle). Its intervals would have zero width and say
+    nothing, so they are not shown."""
+    kinds = {(pair, score) for pair, score in ((tuple(sorted((b.a, b.b))), b.score_a if b.a < b.b
+                                                 else 1.0 - b.score_a) for b in battles)}
+    return len(kinds) <= 1
 
 
 # -- counts and rates ---------------------------------------------------------------

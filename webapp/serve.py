@@ -27,6 +27,7 @@ from webapp.ui import (
 from webapp.ui.participant import participant_slot
 from webapp.ui.style import APP_CSS
 from webapp.warm_start import warm_up
+from webapp.upload_limits import launch_options, upload_limit
 
 TITLE = "CRS Arena"
 INTRO = (
@@ -87,7 +88,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
     return build_server(build_demo(services) if public else None,
                         build_admin_demo(services) if admin_auth is not None else None,
                         admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
-                        css=APP_CSS)
+                        css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
+                        admin_upload_bytes=upload_limit(services.settings, admin=True))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -166,7 +168,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.share:  # Gradio's share link serves one Blocks: the public pages only
             demo = build_demo(services)
             demo.queue(default_concurrency_limit=32)
-            launch_app(demo, server_name=settings.host, server_port=port, share=True)
+            launch_app(demo, server_name=settings.host, server_port=port, share=True,
+                       **launch_options(settings, admin=False))
         else:
             app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"

@@ -15,6 +15,7 @@ from arena import retrieval
 from arena.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
+from arena.llm.budget import budgeted_client
 from arena.runner import DialogueRunner
 from arena.store import Store
 from arena.store_safety import enqueue_scoring
@@ -81,6 +82,8 @@ def build_scorer(settings: Settings, store: Store, llm: LLMClient,
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         return None
+    if settings.scoring_budget:  # scoring's endpoint calls bounded per hour (ARENA_SCORING_BUDGET)
+        llm = budgeted_client(llm, settings.scoring_budget)
     return BackgroundScorer(store, names, llm, settings=settings, workers=settings.scorer_workers)
 
 

@@ -1,6 +1,7 @@
 """Per-user and per-IP limits on battles and votes, over a moving time window.
 
-A "user" is the browser session (people are anonymous); the IP address is the
+A "user" is the browser session, by the identity the server issued it
+(`webapp.session_identity`; people are anonymous); the IP address is the
 one Gradio's request reports (behind a proxy, make the proxy set it). Keys are
 hashed before they are kept, so raw addresses live only in memory, and only as
 hashes. The counting is the `limits` library's moving window in memory: limits
@@ -17,6 +18,8 @@ from typing import Any, Optional
 
 from limits import RateLimitItemPerSecond, storage, strategies
 
+from webapp.session_identity import server_session_id
+
 
 class LimitReached(RuntimeError):
     """Too many battles or votes from one user or address; the message says when to come back."""
@@ -29,10 +32,12 @@ def origin_key(kind: str, value: Optional[str], salt: str = "") -> str:
 
 
 def request_origin(request: Any) -> tuple[Optional[str], Optional[str]]:
-    """(session id, IP address) of a Gradio request; None where unknown."""
+    """(server-issued session identity, IP address) of a Gradio request; None where unknown.
+
+    Never the client's own `session_hash` (see `webapp.session_identity`)."""
     if request is None:
         return None, None
-    session = getattr(request, "session_hash", None)
+    session = server_session_id(request)
     client = getattr(request, "client", None)
     host = getattr(client, "host", None) if client is not None else None
     return session, host
@@ -89,3 +94,12 @@ def limiter_for(services: Any) -> VoteLimiter:
     if limiter is None:
         limiter = services.extras.setdefault("vote_limiter", VoteLimiter(Limits.from_settings(services.settings)))
     return limiter
+
+
+def origin_keys_of(services: Any, request: Any) -> tuple[str, str]:
+    """Hashed (user, IP) keys of a request, salted with the database's own secret."""
+    salt = services.extras.get("origin_salt")
+    if salt is None:
+        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
+    session, host = request_origin(request)
+    return origin_key("user", session, salt), origin_key("ip", host, salt)

@@ -25,6 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
+from arena.llm.redaction import redact_optional
+from arena.text_safety import escape_markdown, neutralise_cell
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.files import atomic_path
@@ -131,7 +133,7 @@ def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -
         for metric, s in sorted(d.scores.items()):
             rows.append({
                 **base, "metric": metric, "value": s.value, "scorer": s.scorer, "version": s.version,
-                "model": s.model, "error": s.error, "scored_at": s.timestamp.isoformat(),
+                "model": s.model, "error": redact_optional(s.error), "scored_at": s.timestamp.isoformat(),
                 "utterance_id": None, "rater_id": None, "rater_kind": None, "prompt_version": None,
             })
         rated = [(None, r) for r in d.ratings] + [(u.utterance_id, r) for u in d.utterances for r in u.ratings]
@@ -140,7 +142,7 @@ def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -
             for aspect, value in sorted(r.values.items()):
                 rows.append({
                     **base, "metric": RATING_PREFIX + aspect, "value": value,
-                    "scorer": f"{r.rater_kind.value} rating", "version": r.form_version, "model": r.model, "error": r.error,
+                    "scorer": f"{r.rater_kind.value} rating", "version": r.form_version, "model": r.model, "error": redact_optional(r.error),
                     "scored_at": r.timestamp.isoformat(), "utterance_id": utterance_id, "rater_id": rater,
                     "rater_kind": r.rater_kind.value, "prompt_version": r.prompt_version,
                 })
@@ -160,8 +162,8 @@ def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(columns))
             writer.writeheader()
-            for row in rows:
-                writer.writerow({k: ("" if row[k] is None else row[k]) for k in columns})
+            for row in rows:  # no cell a spreadsheet would run as a formula (OWASP)
+                writer.writerow({k: ("" if row[k] is None else neutralise_cell(row[k])) for k in columns})
 
     _atomic(path, write)
 
@@ -171,6 +173,8 @@ def _write_scores_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     import pyarrow.parquet as pq
 
     schema = pa.schema([(name, pa.float64() if name == "value" else pa.string()) for name in SCORE_COLUMNS])
+    # Parquet files are opened in spreadsheets too: the same neutralised cells as the CSV.
+    rows = [{k: neutralise_cell(v) for k, v in row.items()} for row in rows]
     table = pa.Table.from_pylist(rows, schema=schema)
     _atomic(path, lambda tmp: pq.write_table(table, tmp))
 
@@ -241,7 +245,9 @@ def _zip(tmp: str, members: list[Path]) -> None:
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    # Cells hold stored text (system ids): escaped, so no markup or image reaches the rendered card.
+    lines += ["| " + " | ".join(str(c) if isinstance(c, (int, float)) else escape_markdown(c) for c in row) + " |"
+              for row in rows]
     return "\n".join(lines)
 
 
@@ -280,7 +286,7 @@ def dataset_card(snapshot: Snapshot) -> str:
         "Conversations between users (people or LLM user simulators) and conversational recommender "
         "systems about movies, with the user's verdict (satisfied or frustrated), side-by-side battle votes "
         "and automatic scores. Exported from a CRS Arena instance on "
-        f"{snapshot.taken_at.strftime('%Y-%m-%d %H:%M UTC')} ({snapshot.filter.describe()}).",
+        f"{snapshot.taken_at.strftime('%Y-%m-%d %H:%M UTC')} ({escape_markdown(snapshot.filter.describe())}).",
         "",
         "## Licence and privacy",
         "",
@@ -330,8 +336,11 @@ def dataset_card(snapshot: Snapshot) -> str:
         "",
         f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
         "both_bad; `winner` names the winning system (empty for tie and both_bad); `flagged` says why a "
-        "vote looked automated (a burst from one address or session, or a vote seconds after the start); "
-        "the public leaderboard leaves flagged votes out.",
+        "vote looked automated (a burst from one address or session, or a vote seconds after the start) "
+        "or why the battle was void (a reply named its own system); the public leaderboard leaves flagged "
+        "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
+        "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
+        "it out, as they leave out the labels of flagged battles.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

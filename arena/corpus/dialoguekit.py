@@ -27,6 +27,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import ValidationError
 
+from arena.llm.redaction import redact_text
+from arena.text_safety import valid_system_id
 from arena.dialogue import (
     Dialogue,
     DialogueAct,
@@ -159,7 +161,7 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
     if u.acts_annotator is not None:
         rec["acts_annotator"] = u.acts_annotator
     if u.error is not None:
-        rec["error"] = u.error
+        rec["error"] = redact_text(u.error)
     if u.ratings:
         rec["ratings"] = [_rating_record(r, pseudonymise) for r in u.ratings]
     return rec
@@ -199,9 +201,13 @@ def _conversation_id(rec: dict[str, Any]) -> Optional[str]:
 def _parse(rec: Any, default_crs_id: str) -> Dialogue:
     if not isinstance(rec, dict):
         raise _RecordError("<record>", f"expected a JSON object, got {type(rec).__name__}")
-    if "utterances" in rec and "conversation" not in rec:
-        return _parse_own(rec)
-    return _parse_dialoguekit(rec, default_crs_id)
+    own = "utterances" in rec and "conversation" not in rec
+    d = _parse_own(rec) if own else _parse_dialoguekit(rec, default_crs_id)
+    # System ids reach pages and the dataset card: no markup, no spaces (arena.text_safety).
+    if not valid_system_id(d.crs_id):
+        raise _RecordError("crs_id" if own else "agent.id",
+                           f"{d.crs_id[:40]!r} is not a system id (letters, digits, '_', '.', ':', '-')")
+    return d
 
 
 def _parse_own(rec: dict[str, Any]) -> Dialogue:

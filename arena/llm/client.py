@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from arena.config import Settings
+from arena.llm.redaction import install_log_redaction
 from arena.llm.cache import ResponseCache
 from arena.llm.providers import make_provider
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message, Provider, TransientLLMError
@@ -170,6 +171,8 @@ class LLMClient:
 
 def build_client(settings: Settings, provider: Optional[Provider] = None) -> LLMClient:
     """The client the settings describe (`provider` overrides, e.g. a fake in tests)."""
+    # Whatever command builds a client also logs through it: every record is scrubbed of credentials.
+    install_log_redaction()
     if provider is None:
         provider = make_provider(settings)
     cache = ResponseCache(settings.cache_dir / "llm") if settings.llm_cache else None

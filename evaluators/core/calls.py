@@ -24,7 +24,22 @@ class CallLedger:
     unparsed: int = 0  # answers that could not be read
     prompt_tokens: int = 0  # of provider calls only: what re-scoring from cache does not cost
     completion_tokens: int = 0
+    # Re-asks of an unreadable answer this dialogue may still make (None: no cap). A judge that only
+    # writes unreadable answers once cost 58 calls for one short dialogue; the cap bounds that.
+    retries_left: Optional[int] = None
+    retries_refused: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def take_retry(self) -> bool:
+        """Spend one retry of the dialogue's allowance; False when none is left."""
+        with self._lock:
+            if self.retries_left is None:
+                return True
+            if self.retries_left <= 0:
+                self.retries_refused += 1
+                return False
+            self.retries_left -= 1
+            return True
 
     def add(self, **deltas: int) -> None:
         with self._lock:
@@ -49,6 +64,7 @@ class CallLedger:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "tokens": self.prompt_tokens + self.completion_tokens,
+                "retries_refused": self.retries_refused,
             }
 
 
@@ -74,7 +90,8 @@ def ask_with_retry(
     max_tokens: int,
     seed: Optional[int],
 ) -> Attempted:
-    """Ask; if the answer cannot be parsed, ask once more, then give up.
+    """Ask; if the answer cannot be parsed, ask once more (while the dialogue's `ledger` has retries
+    left), then give up.
 
     The second request shows the model its unreadable answer and a short
     reminder of the format, with another seed. Its messages differ from the
@@ -102,6 +119,9 @@ def ask_with_retry(
             return outcome
         ledger.add(unparsed=1)
         outcome.error = f"unreadable answer after {attempt} attempt(s)"
+        if attempt == 1 and not ledger.take_retry():
+            outcome.error += " (no retries left for this dialogue)"
+            return outcome
         conversation = list(messages) + [
             {"role": "assistant", "content": response.text[:4000]},
             {"role": "user", "content": repair_prompt},

@@ -18,6 +18,10 @@ from evaluators.core.judge import SCORER, JudgeResult, factor_score, run_judge
 from evaluators.core.rubric import CoreAssets, load_assets
 
 
+# Re-asks of unreadable answers per dialogue when no settings are given (ARENA_JUDGE_RETRIES).
+DEFAULT_JUDGE_RETRIES = 2
+
+
 def _unscored(assets: CoreAssets, client: LLMClient, config: CoreConfig, reason: str,
               details: dict[str, Any]) -> dict[str, Score]:
     """Every metric unscored (value None), still naming the models that would have scored it."""
@@ -55,7 +59,7 @@ def score_core(
                          {"calls": 0, "provider_calls": 0, "tokens": 0, "wall_s": 0.0})
 
     started = time.monotonic()
-    ledger = CallLedger()
+    ledger = CallLedger(retries_left=settings.judge_retries if settings is not None else DEFAULT_JUDGE_RETRIES)
     tasks = [(factor, model) for factor in FACTOR_KEYS for model in config.judges_for(factor, client.model)]
     workers = config.max_workers or getattr(settings, "llm_concurrency", None) or client.concurrency
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks))),

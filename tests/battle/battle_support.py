@@ -73,7 +73,8 @@ def make_services(
 ) -> Services:
     off = set(unavailable)
     # Scripted players vote within a second of starting: not suspicious here unless a test says so.
-    settings_overrides = {"min_battle_s": 0.0, "burst_votes": 10_000, **settings_overrides}
+    settings_overrides = {"min_battle_s": 0.0, "burst_votes": 10_000, "burst_labels": 10_000, "min_user_turns": 1,
+                          "max_rated_per_user": 10_000, "max_rated_per_ip": 10_000, **settings_overrides}
     settings = Settings(
         db_path=tmp_path / "arena.sqlite3", cache_dir=tmp_path / "cache", llm_provider="fake",
         **settings_overrides,
@@ -96,11 +97,13 @@ def free_port() -> int:
 def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
     """Build the real public (or researcher) app and serve it on 127.0.0.1; returns (demo, base URL)."""
     from webapp.serve import build_admin_demo, build_demo, launch_app
+    from webapp.upload_limits import launch_options
 
     demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)
     port = free_port()
-    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+               **launch_options(services.settings, admin=admin))
     return demo, f"http://127.0.0.1:{port}/"
 
 

@@ -22,6 +22,7 @@ from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from arena.store import Store
 from crs.registry import CRSRegistry
 from webapp.leaderboard import compute_leaderboard
+from webapp.pairing import SharedPairScheduler
 from webapp.services import Services
 from webapp.ui.battle_session import rate, send, start_battle, vote
 
@@ -31,10 +32,16 @@ SYSTEMS = ["alpha", "bravo", "charlie", "delta"]
 
 
 def main(db: str, name: str, opened: int, battles: int, threads: int) -> None:
-    settings = Settings(db_path=db, llm_provider="fake")
+    # One scripted process plays every battle without a request: label limits and flags would only
+    # measure that (webapp.label_limits has its own tests).
+    settings = Settings(db_path=db, llm_provider="fake", max_rated_per_user=10_000, max_rated_per_ip=10_000,
+                        burst_labels=10_000, min_user_turns=1)
     services = Services(settings=settings, store=Store(db),
                         llm=LLMClient(FakeProvider(default="ok"), retry=RetryPolicy(base_delay_s=0.01)),
                         registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=0.01)) for s in SYSTEMS]))
+    # The strict least-played rule: an exact balance across the two processes shows that every draw
+    # saw the other's claims (the weighted random rule of production is tested in test_battle_pairing).
+    services.extras["pair_scheduler"] = SharedPairScheduler(services.store, temperature=0, uniform=0)
 
     def open_battle(i: int):
         return start_battle(services, f"{name}-user-{i}")

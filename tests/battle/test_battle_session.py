@@ -107,16 +107,14 @@ def test_unavailable_systems_are_never_drawn(tmp_path):
         start_battle(lonely, "u1")
 
 
-def test_least_played_pair_comes_first(tmp_path):
+def test_stored_battles_steer_pairing_toward_the_under_played(tmp_path):
     services = make_services(tmp_path, [FakeCatalogCRS(n) for n in ("a", "b", "c")])
     scheduler_for(services)._rng = random.Random(5)
-    pairs = []
-    for _ in range(6):
+    for _ in range(12):
         session = start_battle(services, "u1")
-        pairs.append(frozenset(d.crs_id for d in session.dialogues.values()))
         play(services, session)
-    assert len(set(pairs[:3])) == 3 and len(set(pairs[3:])) == 3
-    assert sorted(services.store.pair_counts().values()) == [2, 2, 2]
+    counts = sorted(services.store.pair_counts().values())
+    assert len(counts) == 3 and counts[-1] - counts[0] <= 4
 
 
 def test_new_battle_releases_the_unfinished_one(services):

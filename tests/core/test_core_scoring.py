@@ -66,7 +66,9 @@ def test_unreadable_answer_is_retried_once_then_unscored():
 
 def test_readable_answer_on_the_retry_is_used():
     client = make_client(Script(judge=lambda f, m, retry: "<rating>2</rating>" if retry else "hmm"))
-    scores = score_core(sample_dialogue(), client, config=CoreConfig())
+    # A retry for each of the twelve judges: allowed by the per-dialogue cap here (ARENA_JUDGE_RETRIES).
+    scores = score_core(sample_dialogue(), client, Settings(llm_provider="fake", judge_retries=12),
+                        config=CoreConfig())
     assert all(scores[f"core.{k}"].value == 2.0 for k in FACTOR_KEYS)
     assert scores["core.coherence"].details["judges"][0]["attempts"] == 2
     assert scores["core.overall"].details["calls"] == 24 + 4
@@ -194,5 +196,5 @@ def test_score_core_reads_the_config_from_the_settings():
 
 def test_retry_requests_are_marked_as_retries():
     client = make_client(Script(judge=lambda f, m, retry: "<rating>2</rating>" if retry else "?"))
-    score_core(sample_dialogue(), client, config=CoreConfig())
+    score_core(sample_dialogue(), client, Settings(llm_provider="fake", judge_retries=12), config=CoreConfig())
     assert sum(is_retry(r) for r in judge_requests(client)) == 12

@@ -84,6 +84,7 @@ def run_public_load(tmp: Path, sessions: int, turns: int, workers: int, *, stub_
             max_turns=max(turns, 2), score_metrics=METRICS, scorer_workers=workers,
             # Every client comes from 127.0.0.1 and votes within seconds: no flags, no limits here.
             burst_votes=10_000, min_battle_s=0.0, max_battles_per_ip=10_000, max_votes_per_ip=10_000,
+            max_rated_per_ip=10_000, burst_labels=10_000,
         )
         holder: dict[str, LLMClient] = {}
         specs = [CRSSpec(name=n, family="stub", dataset="redial", description="stub-LLM system",

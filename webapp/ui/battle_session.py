@@ -29,6 +29,7 @@ from arena.store_safety import BattleAlreadyVoted, save_battle_once
 from webapp import participants
 from webapp.pairing import NotEnoughSystems, SharedPairScheduler
 from webapp.services import Services
+from webapp.label_limits import admit_label
 from webapp.ui.refusal import refuse
 from webapp.ui.render import escape_text, limit_status
 from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
@@ -233,6 +234,10 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
         with session.lock:
             if session.rated(side):
                 raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+            try:  # labels are limited and flagged like votes (webapp.label_limits)
+                admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
+            except LimitReached as exc:
+                raise refuse(str(exc)) from None
             finish_dialogue(dialogue, sentiment)
     # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
     services.dialogue_finished(dialogue)

@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from arena.visibility import visibility
-from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
+from webapp.leaderboard import LeaderboardOptions, compute_leaderboard, display_table, leaderboard_figure
 from webapp.services import Services
 from webapp.ui import meta_view
 from webapp.ui.aspect_form import form_for
@@ -57,9 +57,11 @@ class LeaderboardCache:
             all_votes = store.list_votes(user_kind=kind)
             seen = visibility(store, store.list_votes())
             # Hidden dialogues and battles still under way are left out; so are flagged votes.
-            dialogues = seen.dialogues(store.list_dialogues(user_kind=kind))
+            # Flagged labels (and those of flagged battles and raters) leave satisfaction (arena.visibility).
+            dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind=kind)))
             votes = seen.votes(all_votes)
-            table = compute_leaderboard(dialogues, votes, user_kind=kind)
+            table = compute_leaderboard(dialogues, votes, user_kind=kind,
+                                        options=LeaderboardOptions.from_settings(self.services.settings))
             table.attrs["votes_counted"] = len(votes)
             table.attrs["votes_flagged"] = len(seen.votes(all_votes, include_flagged=True)) - len(votes)
             meta = metric_meta_table(dialogues)

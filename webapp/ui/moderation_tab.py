@@ -12,8 +12,10 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
+from webapp.label_limits import flagged_labels
 from webapp.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
+from arena.text_safety import escape_markdown
 from arena.store_safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
 from webapp.ui.refusal import refuse
 
@@ -40,7 +42,8 @@ def scoring_markdown(services: Services) -> str:
     text = ("**Scoring queue**: " + ", ".join(f"{state} {n}" for state, n in counts.items()))
     failed = failed_jobs(services.store, limit=5)
     if failed:
-        text += "\n\nLatest failures: " + "; ".join(f"`{d}`: {e[:120]}" for d, e in failed)
+        text += "\n\nLatest failures: " + "; ".join(  # stored error text, escaped
+            f"{escape_markdown(d)}: {escape_markdown(e[:120])}" for d, e in failed)
     return text
 
 
@@ -67,6 +70,10 @@ def build(services: Services) -> None:
         log_box = gr.Dataframe(interactive=False, wrap=True, elem_id="moderation-log")
     with gr.Accordion("Flagged votes (left out of the leaderboard by default)", open=False):
         flags_box = gr.Dataframe(interactive=False, wrap=True, elem_id="moderation-flags")
+    with gr.Accordion("Flagged satisfaction labels (left out of satisfaction rates)", open=False):
+        labels_box = gr.Dataframe(interactive=False, wrap=True, elem_id="moderation-label-flags")
+    labels_view = lambda: pd.DataFrame(flagged_labels(services.store),  # noqa: E731
+                                       columns=["dialogue_id", "system", "label", "rater", "given", "reason"])
 
     def views() -> tuple[Any, ...]:
         return scoring_markdown(services), log_table(services), flags_table(services)
@@ -99,6 +106,8 @@ def build(services: Services) -> None:
     delete_button.click(act("delete"), inputs, outputs, api_name="moderation_delete")
     delete_user_button.click(act("delete_user"), inputs, outputs, api_name="moderation_delete_user")
     refresh.click(views, None, [scoring, log_box, flags_box], api_name="moderation_refresh")
+    refresh.click(labels_view, None, [labels_box], api_name="moderation_label_flags")
     parent = gr.context.Context.block
     if isinstance(parent, gr.Tab):
         parent.select(views, None, [scoring, log_box, flags_box], api_name=False)
+        parent.select(labels_view, None, [labels_box], api_name=False)

@@ -7,7 +7,8 @@ user, user, assistant, assistant, or with a reply stored after the feedback.
 
 `TurnGuard` serialises every step of one session (sends and feedback) and
 recognises the second copy of a message: one that arrives while the same text
-is being answered, or within a moment of the same text being stored.
+is being answered, or within a moment of the same text being answered. A
+client that names its messages gets exact idempotency (`webapp.idempotent_sends`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,9 @@ def repeats_last_message(dialogue: Optional[Dialogue], text: Optional[str]) -> b
     users = [u for u in dialogue.utterances if u.role == Role.USER]
     if not users or users[-1].text != text:
         return False
-    return (utc_now() - users[-1].timestamp).total_seconds() < DUPLICATE_WINDOW_S
+    # Counted from the reply: a copy queued behind a slow reply runs only once the reply is in.
+    latest = max(users[-1].timestamp, dialogue.utterances[-1].timestamp)
+    return (utc_now() - latest).total_seconds() < DUPLICATE_WINDOW_S
 
 
 def guard_for(extras: dict[str, Any]) -> TurnGuard:

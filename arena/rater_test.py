@@ -1,0 +1,70 @@
+"""A sequential test per rater: are this person's satisfied/frustrated labels improbable?
+
+LMArena (FastChat) drops voters whose votes a sequential test finds
+improbable. Here the null hypothesis for a rater is that each of their labels
+is satisfied with the probability other raters give that system (their
+Laplace-smoothed satisfaction rate, the rater left out). The test statistic
+is a likelihood ratio against a predictable alternative, "this rater keeps
+giving the label they gave so far": before each label the alternative's
+chance of "satisfied" is (earlier satisfied + 1) / (earlier labels + 2). The
+running product is a test martingale under the null, so by Ville's
+inequality the chance that an honest rater's product ever reaches 1/alpha is
+at most alpha, however long we watch; alpha is split over the raters
+(Bonferroni). A session that rates 30 conversations "satisfied" with a
+system others find satisfying half the time reaches about 3.5e7.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Iterable
+
+from arena.dialogue import Dialogue, UserKind
+
+# Family-wise chance of flagging an honest rater, split over the raters tested.
+ALPHA = 0.01
+# Ids that pool many people (no session known) are not one rater.
+POOLED_IDS = frozenset({"", "anonymous"})
+
+
+def rater_evidence(dialogues: Iterable[Dialogue]) -> dict[str, float]:
+    """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1)."""
+    labelled = [d for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN]
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # system -> [satisfied, rated]
+    per_rater: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for d in labelled:
+        sat = int(d.feedback.sentiment == "satisfied")
+        totals[d.crs_id][0] += sat
+        totals[d.crs_id][1] += 1
+        per_rater[(d.user.id, d.crs_id)][0] += sat
+        per_rater[(d.user.id, d.crs_id)][1] += 1
+    by_rater: dict[str, list[Dialogue]] = defaultdict(list)
+    for d in labelled:
+        if d.user.id not in POOLED_IDS:
+            by_rater[d.user.id].append(d)
+    evidence = {}
+    for rater, rated in by_rater.items():
+        rated.sort(key=lambda d: d.feedback.timestamp)
+        log_e, best, seen_sat = 0.0, 0.0, 0
+        for t, d in enumerate(rated):
+            sat_all, n_all = totals[d.crs_id]
+            sat_own, n_own = per_rater[(rater, d.crs_id)]
+            p_null = (sat_all - sat_own + 1) / (n_all - n_own + 2)  # other raters, smoothed
+            q_alt = (seen_sat + 1) / (t + 2)
+            satisfied = d.feedback.sentiment == "satisfied"
+            ratio = q_alt / p_null if satisfied else (1 - q_alt) / (1 - p_null)
+            log_e += math.log10(ratio)
+            best = max(best, log_e)
+            seen_sat += satisfied
+        evidence[rater] = best
+    return evidence
+
+
+def flagged_raters(dialogues: Iterable[Dialogue], alpha: float = ALPHA) -> set[str]:
+    """Raters whose labels reached 1 / (alpha / raters): improbable under honest labelling."""
+    evidence = rater_evidence(dialogues)
+    if not evidence:
+        return set()
+    threshold = math.log10(len(evidence) / alpha)
+    return {rater for rater, value in evidence.items() if value >= threshold}

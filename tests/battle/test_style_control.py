@@ -1,0 +1,77 @@
+"""Style control (issue 26): reply length and items shown as Bradley-Terry covariates; the rank change
+is shown."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from arena.dialogue import Dialogue, RecommendedItem, UserInfo, Vote
+from webapp.leaderboard import compute_leaderboard, display_table
+from webapp.ratings import bradley_terry, battle_from_vote
+from webapp.style_control import dialogue_style, rank_change, style_controlled_ratings
+
+
+def dialogue(crs, length, items=1):
+    d = Dialogue(crs_id=crs, user=UserInfo(id="u"))
+    d.add_user("a film please")
+    d.add_agent("x" * length, items=[RecommendedItem(item_id=str(i), title=f"T{i}") for i in range(items)])
+    return d
+
+
+def length_driven_battles(seed=0, n=1500):
+    """People prefer the longer reply (odds rising with the length difference, as the model says); the
+    systems differ only in how long they write."""
+    import math
+
+    rng = random.Random(seed)
+    means = {"wordy": 300, "middling": 200, "brief": 100}
+    dialogues, votes = [], []
+    for k in range(n):
+        a, b = rng.sample(sorted(means), 2)
+        da = dialogue(a, max(1, int(rng.gauss(means[a], 80))))
+        db = dialogue(b, max(1, int(rng.gauss(means[b], 80))))
+        la, lb = len(da.utterances[-1].text), len(db.utterances[-1].text)
+        a_wins = rng.random() < 1 / (1 + math.exp(-6 * (la - lb) / (la + lb)))
+        dialogues += [da, db]
+        votes.append(Vote(battle_id=f"b{k}", dialogue_a=da.dialogue_id, dialogue_b=db.dialogue_id, crs_a=a,
+                          crs_b=b, choice="A" if a_wins else "B"))
+    return dialogues, votes
+
+
+def test_style_of_a_dialogue():
+    d = dialogue("x", 10, items=3)
+    d.add_user("more")
+    d.add_agent("y" * 30)
+    assert dialogue_style(d) == (20.0, 1.5)
+
+
+def test_length_preference_is_explained_by_the_covariate():
+    dialogues, votes = length_driven_battles()
+    plain = bradley_terry([battle_from_vote(v) for v in votes])
+    style, coefficients = style_controlled_ratings(votes, dialogues)
+    assert plain["wordy"] - plain["brief"] > 150
+    assert abs(style["wordy"] - style["brief"]) < 0.3 * (plain["wordy"] - plain["brief"])
+    assert coefficients["reply_length"] > 1.0
+    assert sum(style.values()) / 3 == pytest.approx(1000.0)
+
+
+def test_ties_count_half_and_missing_dialogues_are_left_out():
+    a, b = dialogue("a", 50), dialogue("b", 50)
+    tie = Vote(battle_id="t", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="a", crs_b="b", choice="tie")
+    ratings, _ = style_controlled_ratings([tie, tie], [a, b])
+    assert ratings["a"] == pytest.approx(ratings["b"])
+    lost = Vote(battle_id="l", dialogue_a="gone", dialogue_b=b.dialogue_id, crs_a="a", crs_b="b", choice="A")
+    assert style_controlled_ratings([lost], [b]) == ({}, {})
+
+
+def test_rank_change_is_shown_on_the_leaderboard():
+    assert rank_change({"x": 1, "y": 2, "z": 3}, {"x": 900.0, "y": 1100.0, "z": 1000.0}) == {"x": -2, "y": 1, "z": 1}
+    # a system that wins on quality at equal length keeps its place; the length-driven order collapses
+    dialogues, votes = length_driven_battles(seed=3, n=300)
+    table = compute_leaderboard(dialogues, votes)
+    assert table["bt_style"].notna().all()
+    shown = display_table(table)
+    assert "BT, style controlled" in shown.columns and "Rank change, style controlled" in shown.columns
+    assert set(shown["Rank change, style controlled"]) <= {"0", "+1", "+2", "-1", "-2"}

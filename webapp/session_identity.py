@@ -1,0 +1,51 @@
+"""Who a browser session is, as the server decides it.
+
+Gradio names a session by a `session_hash` that the client itself sends: a
+script may pick any value, for instance another person's, to spend their
+limits, or vary it at will to look like many people. The arena never keys
+anything on that value. The first time a session hash is seen, the server
+issues a random identity (`secrets`) and keeps the mapping in memory; limits,
+flags, the rater test and the stored user ids use that identity. A client can
+still open a fresh session (as a new browser tab does) and get a fresh
+identity, but never choose one; the per-address limits bound what fresh
+sessions buy.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from typing import Any, Optional
+
+
+class SessionIdentities:
+    """session hash -> identity issued by the server; the oldest are forgotten past `capacity`."""
+
+    def __init__(self, capacity: int = 200_000):
+        self.capacity = capacity
+        self._ids: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def identity(self, session_hash: Optional[str]) -> Optional[str]:
+        if not session_hash:
+            return None
+        with self._lock:
+            issued = self._ids.get(session_hash)
+            if issued is None:
+                issued = self._ids[session_hash] = secrets.token_hex(12)
+                while len(self._ids) > self.capacity:
+                    self._ids.popitem(last=False)
+            else:
+                self._ids.move_to_end(session_hash)
+            return issued
+
+
+# One per process, like Gradio's own session table: a session is served by one process (sticky sessions).
+IDENTITIES = SessionIdentities()
+
+
+def server_session_id(request: Any) -> Optional[str]:
+    """The server-issued identity of the request's session, or None when the request has no session."""
+    session = getattr(request, "session_hash", None) if request is not None else None
+    return IDENTITIES.identity(session)
