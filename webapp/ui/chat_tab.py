@@ -19,7 +19,10 @@ from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
 from webapp import participants
+from webapp.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
+from webapp.label_limits import admit_label
 from webapp.services import Services
+from webapp.vote_limits import LimitReached
 from webapp.ui import aspect_form
 from webapp.ui.participant import ParticipantSlot, user_of
 from webapp.ui.refusal import Refusal, notice, refuse
@@ -70,13 +73,19 @@ def check_send(services: Services, dialogue: Optional[Dialogue], text: str) -> s
 
 
 def send_message(
-    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None
+    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None,
+    message_id: Optional[str] = None,
 ) -> tuple[Dialogue, str]:
     """Run one turn; returns the dialogue and a status line. Raises `Refusal` for refusals.
 
     Steps of one session (`session_key`, else the dialogue) run one at a time;
-    a second copy of the message being answered (Enter, then Send) adds nothing.
+    a second copy of the message being answered (Enter, then Send) adds nothing, nor does a
+    message whose client id (`message_id`, webapp.idempotent_sends) the dialogue already holds.
     """
+    try:
+        message_id = clean_message_id(message_id)
+    except BadMessageId as exc:
+        raise refuse(str(exc)) from None
     if dialogue is None and session_key is None:
         raise refuse("Start a conversation first.")
     key = session_key or dialogue.dialogue_id
@@ -86,9 +95,14 @@ def send_message(
             dialogue = step.latest or dialogue
         if dialogue is None:
             raise refuse("Start a conversation first.")
-        if step.duplicate or repeats_last_message(dialogue, text):
+        if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
-        status = _run_turn(services, dialogue, text)
+        remember_sent(dialogue, message_id)  # stored with the turn
+        try:
+            status = _run_turn(services, dialogue, text)
+        except Refusal:
+            forget_sent(dialogue, message_id)
+            raise
         step.remember(dialogue)
     return dialogue, status
 
@@ -108,7 +122,7 @@ def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
 
 def give_feedback(
     services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
-    session_key: Optional[str] = None,
+    session_key: Optional[str] = None, request: Any = None,
 ) -> tuple[Dialogue, str]:
     if dialogue is None or not dialogue.utterances:
         raise refuse("Chat with the system before giving feedback.")
@@ -117,6 +131,10 @@ def give_feedback(
         if dialogue.feedback is not None:
             raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
+        try:  # labels are limited and flagged like votes (webapp.label_limits)
+            admit_label(services, dialogue, request=request)
+        except LimitReached as exc:
+            raise refuse(str(exc)) from None
         finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
         services.dialogue_finished(dialogue)
         step.remember(dialogue)
@@ -159,6 +177,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                  max_lines=6, interactive=ready, elem_id="chat-msg")
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
             status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
+            # API clients may name a message: a repeat of the same id stores nothing (webapp.idempotent_sends)
+            message_id = gr.Textbox(value="", visible=False)
         with gr.Column(scale=2, min_width=200):
             items_box = gr.Markdown(items_markdown([]), elem_id="chat-items")
     comment = gr.Textbox(label="Optional comment on the whole conversation", max_lines=3, elem_id="chat-comment")
@@ -224,8 +244,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         return (gr.skip(), gr.skip(), *view(dialogue, ""), "", NOT_FINISHED, gr.Plot(value=None, visible=False),
                 *panel.hide())
 
-    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, participant_id: Optional[str],
-                request: gr.Request) -> Iterator[tuple[Any, ...]]:
+    def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, message_id: Optional[str],
+                participant_id: Optional[str], request: gr.Request) -> Iterator[tuple[Any, ...]]:
         user = user_of(participant_id, request)
         started = ""
         try:
@@ -242,7 +262,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         yield (dialogue, echo_messages(dialogue, text), gr.skip(), started,
                *view(dialogue, "", busy=True)[4:])
         try:
-            dialogue, status_text = send_message(services, dialogue, text, session_key=user)
+            dialogue, status_text = send_message(services, dialogue, text, session_key=user, message_id=message_id)
         except Refusal as exc:
             yield view(dialogue, notice(exc), message_value=text)
             return
@@ -253,7 +273,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                     request: gr.Request) -> tuple[Any, ...]:
             try:
                 dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
-                                               session_key=user_of(participant_id, request))
+                                               session_key=user_of(participant_id, request), request=request)
             except Refusal as exc:  # the comment stays in its box
                 return (*skips(3), notice(exc), *skips(len(outputs) - 4 + 2 + len(panel.outputs)))
             return (*view(dialogue, text), "", PENDING, *panel.show())
@@ -276,7 +296,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                    redraw=on_redraw)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
-          inputs=[message, dialogue_state, crs_choice, user_state], outputs=outputs,
+          inputs=[message, dialogue_state, crs_choice, message_id, user_state], outputs=outputs,
           api_name="chat_send", trigger_mode="once", show_progress="hidden")
     feedback_outputs = outputs + [comment, scores_box, *panel.outputs]
     satisfied.click(on_feedback("satisfied"), [comment, dialogue_state, user_state], feedback_outputs,

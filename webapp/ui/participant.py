@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 import gradio as gr
 
 from webapp import participants
+from webapp.session_identity import server_session_id
 from webapp.services import Services
 
 STORAGE_KEY = "crs-arena-participant"
@@ -27,7 +28,8 @@ BROWSER_SECRET_KEY = "browser_state_secret"
 
 
 def session_user_id(request: Optional[gr.Request]) -> str:
-    session = getattr(request, "session_hash", None) if request is not None else None
+    """The browser session's id as the server issued it (never the client's own session hash)."""
+    session = server_session_id(request)
     return f"session-{session}" if session else "anonymous"
 
 
