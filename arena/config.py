@@ -96,6 +96,9 @@ class Settings(BaseSettings):
     llm_local_backend: Literal["auto", "llama_cpp", "transformers"] = "auto"
     llm_threads: Optional[int] = Field(None, ge=1)  # None: half the cores
     fake_reply: str = "This is a scripted reply."
+    # -- systems ---------------------------------------------------------------------
+    # A YAML file of systems added beside the built-ins (crs/external, docs/bring-your-own-crs.md).
+    systems_file: Optional[Path] = Field(None, validation_alias=_env("ARENA_SYSTEMS"))
     # -- conversations -----------------------------------------------------------
     max_message_chars: int = Field(2000, ge=1)
     max_turns: int = Field(20, ge=1)
@@ -260,6 +263,15 @@ def worker_environment(import_paths: list[str]) -> dict[str, str]:
         if os.environ.get(name):
             env[name] = os.environ[name]
     return env
+
+
+def read_secret(variable: str) -> Optional[SecretStr]:
+    """The value of an environment variable named in a file rather than fixed here (the key of a
+    system in ARENA_SYSTEMS), as a secret; None when unset or empty. Reads the mapping the current
+    `from_env` call reads, else the process environment."""
+    environment = _ENVIRONMENT.get()
+    value = (os.environ if environment is None else environment).get(variable)
+    return SecretStr(value) if value else None
 
 
 def env_name(field: str) -> str:
