@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(7860, ge=1, le=65535)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    # Where `from_env` read, for variables a file names rather than this class (the key of a
+    # system in ARENA_SYSTEMS): "process" (os.environ, read when asked, so nothing is copied and
+    # the object still pickles), a given mapping, or None when built directly. See `secret_variable`.
+    _environment: Union[None, str, dict[str, str]] = PrivateAttr(None)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -213,11 +217,20 @@ class Settings(BaseSettings):
         given = {k: v for k, v in overrides.items() if v is not None}
         token = _ENVIRONMENT.set(environment)
         try:
-            return cls(**given)
+            settings = cls(**given)
+            settings._environment = "process" if env is None else dict(env)
+            return settings
         except ValidationError as exc:
             raise SettingsError(describe(exc)) from None
         finally:
             _ENVIRONMENT.reset(token)
+
+    def secret_variable(self, variable: str) -> Optional[SecretStr]:
+        """The value of an environment variable a file names (a system's key variable in
+        ARENA_SYSTEMS) as a secret; None when unset or empty, or when built without `from_env`."""
+        source = os.environ if self._environment == "process" else (self._environment or {})
+        value = source.get(variable)
+        return SecretStr(value) if value else None
 
     @property
     def llm_model_name(self) -> str:
@@ -263,15 +276,6 @@ def worker_environment(import_paths: list[str]) -> dict[str, str]:
         if os.environ.get(name):
             env[name] = os.environ[name]
     return env
-
-
-def read_secret(variable: str) -> Optional[SecretStr]:
-    """The value of an environment variable named in a file rather than fixed here (the key of a
-    system in ARENA_SYSTEMS), as a secret; None when unset or empty. Reads the mapping the current
-    `from_env` call reads, else the process environment."""
-    environment = _ENVIRONMENT.get()
-    value = (os.environ if environment is None else environment).get(variable)
-    return SecretStr(value) if value else None
 
 
 def env_name(field: str) -> str:

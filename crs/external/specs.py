@@ -19,7 +19,7 @@ from typing import Callable, Optional, Union
 import httpx
 
 from arena.catalog import Catalog, load_catalog
-from arena.config import Settings, read_secret
+from arena.config import Settings
 from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy
 from arena.llm.cache import ResponseCache
@@ -35,7 +35,7 @@ Entry = Union[HttpEntry, ChatCRSEntry]
 class CachedProbe:
     """A server's reachability, asked at most once per `ttl_s` seconds."""
 
-    def __init__(self, url: str, ask: Callable[[], Optional[str]], ttl_s: float = PROBE_TTL_S):
+    def __init__(self, url: str, ask: Callable[[], Optional[str]], ttl_s: Optional[float] = None):
         self.url = url
         self._ask = ask
         self._ttl_s = ttl_s
@@ -46,7 +46,8 @@ class CachedProbe:
     def __call__(self) -> Optional[str]:
         with self._lock:
             now = time.monotonic()
-            if self._asked_at is None or now - self._asked_at >= self._ttl_s:
+            ttl_s = PROBE_TTL_S if self._ttl_s is None else self._ttl_s
+            if self._asked_at is None or now - self._asked_at >= ttl_s:
                 self._answer, self._asked_at = self._ask(), now
             return self._answer
 
@@ -58,16 +59,20 @@ def _http_probe(url: str, path: str = "/health") -> Callable[[], Optional[str]]:
     return ask
 
 
-def _key_problem(name: str, entry: Entry) -> Optional[CRSUnavailable]:
-    if entry.api_key_env and read_secret(entry.api_key_env) is None:
+def _key(entry: Entry, settings: Settings):
+    return settings.secret_variable(entry.api_key_env) if entry.api_key_env else None
+
+
+def _key_problem(name: str, entry: Entry, settings: Settings) -> Optional[CRSUnavailable]:
+    if entry.api_key_env and _key(entry, settings) is None:
         return CRSUnavailable(name, f"its key variable {entry.api_key_env} is not set",
                               f"export {entry.api_key_env}=... before starting the arena")
     return None
 
 
 # -- http ---------------------------------------------------------------------------------------
-def _http_check(entry: HttpEntry, reachable: CachedProbe) -> Optional[CRSUnavailable]:
-    problem = _key_problem(entry.name, entry)
+def _http_check(entry: HttpEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
+    problem = _key_problem(entry.name, entry, settings)
     if problem is not None:
         return problem
     down = reachable()
@@ -83,8 +88,9 @@ class _Loaded:
         self.instance: Optional[ConversationalRecommender] = None
 
 
-def _http_load(entry: HttpEntry, catalog_loader: Callable[[str], Catalog], loaded: _Loaded) -> HttpCRS:
-    key = read_secret(entry.api_key_env) if entry.api_key_env else None
+def _http_load(entry: HttpEntry, settings: Settings, catalog_loader: Callable[[str], Catalog],
+               loaded: _Loaded) -> HttpCRS:
+    key = _key(entry, settings)
     kind = RankingHttpCRS if entry.ranking else HttpCRS
     crs = kind(entry.name, entry.url, catalog_loader(entry.dataset), timeout_s=entry.timeout_s, api_key=key)
     loaded.instance = crs
@@ -100,7 +106,8 @@ def _http_health(loaded: _Loaded) -> str:
     return f"{line}; last failure: {h.last_error}" if h.last_error else line
 
 
-def http_spec(entry: HttpEntry, catalog_loader: Callable[[str], Catalog] = load_catalog) -> CRSSpec:
+def http_spec(entry: HttpEntry, settings: Settings,
+              catalog_loader: Callable[[str], Catalog] = load_catalog) -> CRSSpec:
     reachable = CachedProbe(redact_url(entry.url), _http_probe(entry.url))
     loaded = _Loaded()
     return CRSSpec(
@@ -108,8 +115,8 @@ def http_spec(entry: HttpEntry, catalog_loader: Callable[[str], Catalog] = load_
         family="external-http",
         dataset=entry.dataset,
         description=entry.description or f"{entry.display_name}: an external system over HTTP",
-        load=partial(_http_load, entry, catalog_loader, loaded),
-        check=partial(_http_check, entry, reachable),
+        load=partial(_http_load, entry, settings, catalog_loader, loaded),
+        check=partial(_http_check, entry, settings, reachable),
         live_check=True,
         display_name=entry.display_name,
         health=partial(_http_health, loaded),
@@ -120,7 +127,7 @@ def http_spec(entry: HttpEntry, catalog_loader: Callable[[str], Catalog] = load_
 def chatcrs_llm_client(entry: ChatCRSEntry, settings: Settings) -> LLMClient:
     """ChatCRS's own client: the entry's endpoint, model and key; retries, concurrency and the
     cache as the arena's settings say (the cache is keyed by endpoint and model)."""
-    key = read_secret(entry.api_key_env) if entry.api_key_env else None
+    key = _key(entry, settings)
     provider = OpenAIProvider(entry.base_url, default_model=entry.model,
                               api_key=key.get_secret_value() if key is not None else None)
     return LLMClient(
@@ -130,10 +137,10 @@ def chatcrs_llm_client(entry: ChatCRSEntry, settings: Settings) -> LLMClient:
     )
 
 
-def _chatcrs_check(entry: ChatCRSEntry, reachable: CachedProbe) -> Optional[CRSUnavailable]:
+def _chatcrs_check(entry: ChatCRSEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
     from crs.chatcrs import chatcrs_problem
 
-    problem = chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry)
+    problem = chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry, settings)
     if problem is not None:
         return problem
     down = reachable()
@@ -160,7 +167,7 @@ def chatcrs_spec(entry: ChatCRSEntry, settings: Settings,
         dataset=entry.dataset,
         description=entry.description or f"{entry.display_name}: ChatCRS on {entry.model}",
         load=partial(_chatcrs_load, entry, settings, catalog_loader),
-        check=partial(_chatcrs_check, entry, reachable),
+        check=partial(_chatcrs_check, entry, settings, reachable),
         live_check=True,
         display_name=entry.display_name,
     )
@@ -174,7 +181,7 @@ def external_specs(settings: Settings, builtin_names: frozenset[str] = frozenset
     specs = []
     for entry in read_systems_file(Path(settings.systems_file), builtin_names):
         if isinstance(entry, HttpEntry):
-            specs.append(http_spec(entry, catalog_loader))
+            specs.append(http_spec(entry, settings, catalog_loader))
         else:
             specs.append(chatcrs_spec(entry, settings, catalog_loader))
     return specs
