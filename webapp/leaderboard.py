@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
+from webapp.voided import counted
 from webapp.ratings import (
     Battle,
     battle_from_vote,
@@ -84,6 +85,7 @@ def compute_leaderboard(
     options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
+    dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
     stats = _dialogue_stats(filter_dialogues(dialogues, user_kind))
     battles: list[Battle] = [battle_from_vote(v) for v in filter_votes(votes, user_kind)]
     names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))

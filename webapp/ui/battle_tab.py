@@ -144,7 +144,8 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
             "Please tell us whether you were satisfied or frustrated."
         )
     if reply.error:
-        return "The system had a problem with that turn; it has been recorded."
+        return (f"System {side} had a problem answering, so this battle will not count for either system "
+                "You may go on, or press “New battle” for another.")
     return ""
 
 
