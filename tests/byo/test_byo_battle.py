@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conftest import write_systems
+from byo_support import write_systems
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import write_systems
+from byo_support import write_systems
 
 from arena.config import Settings
 from arena.dialogue import Dialogue

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import write_systems
+from byo_support import write_systems
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "sim"))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import dead_url, wait_until, write_systems
+from byo_support import dead_url, wait_until, write_systems
 
 from arena.config import Settings
 from arena.dialogue import Dialogue
@@ -84,6 +84,12 @@ def test_a_system_that_goes_down_leaves_the_choices_with_its_health_shown(faulty
     DialogueRunner(crs).user_turn(dialogue, "hi")
     health = registry.status_table()[0]["health"]
     assert health.startswith("failing: 1 calls, 1 failed") and KEY not in health
+    from types import SimpleNamespace
+
+    from webapp.ui.system_health import health_markdown
+
+    page = health_markdown(SimpleNamespace(registry=registry))  # the researcher app's Evaluate tab
+    assert "| remote | external\\-http | redial | ready |" in page and "failing: 1 calls, 1 failed" in page
     faulty_server.stop()
     assert wait_until(lambda: registry.available() == [])
     assert "down" in registry.status_table()[0]["why"]

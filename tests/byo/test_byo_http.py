@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import write_systems
+from byo_support import write_systems
 
 from arena.catalog import Catalog
 from arena.config import Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import wait_until, write_systems
+from byo_support import wait_until, write_systems
 
 from arena.config import Settings
 from arena.dialogue import Dialogue

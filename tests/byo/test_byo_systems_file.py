@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import dead_url, write_systems
+from byo_support import dead_url, write_systems
 
 from arena.config import Settings, SettingsError
 from crs.external.specs import external_specs
