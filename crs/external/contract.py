@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from arena.catalog import Catalog, CatalogItem
 from arena.crs_interface import TOP_K_KEPT
-from arena.dialogue import Dialogue, RecommendedItem
+from arena.dialogue import Dialogue, RecommendedItem, UserInfo
 from crs.title_matching import TitleMatcher
 
 CONTRACT_VERSION = "1"
@@ -57,6 +57,20 @@ class RankingResponse(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     items: list[Union[ItemRef, str]] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+def shared_dialogue(dialogue: Dialogue) -> dict[str, Any]:
+    """The dialogue as sent to a server: the conversation only. Who the user is (a person's
+    pseudonymous id, a simulator's goal and target items, which would let a system game a run),
+    the battle it belongs to, feedback, scores and ratings stay in the arena."""
+    shared = dialogue.model_copy(update={
+        "user": UserInfo(kind=dialogue.user.kind, id="anonymous"),
+        "metadata": {}, "feedback": None, "scores": {}, "ratings": [],
+    })
+    data = shared.model_dump(mode="json")
+    for utterance in data["utterances"]:
+        utterance["ratings"] = []
+    return data
 
 
 def item_refs(items: Sequence[RecommendedItem]) -> list[dict[str, str]]:

@@ -30,6 +30,7 @@ from crs.external.contract import (
     RankingResponse,
     RespondResponse,
     as_recommended,
+    shared_dialogue,
 )
 from crs.reply_check import enforce_shown_titles
 
@@ -106,7 +107,7 @@ class HttpCRS(ConversationalRecommender):
     # -- transport ------------------------------------------------------------------------
     def _post(self, path: str, dialogue: Dialogue, **extra: Any) -> Any:
         payload = {"contract": CONTRACT_VERSION, "system": self.name,
-                   "dialogue": dialogue.model_dump(mode="json"), **extra}
+                   "dialogue": shared_dialogue(dialogue), **extra}
         try:
             with self._client.stream("POST", self.url + path, json=payload) as response:
                 raw = _read_limited(response)

@@ -111,3 +111,26 @@ def test_an_http_system_is_offered_everywhere_a_built_in_is(served, tmp_path, mo
         assert services.registry.spec("remote_chatcrs").display_name == "ChatCRS over HTTP"
     finally:
         services.close()
+
+
+def test_only_the_conversation_is_sent_never_who_the_user_is_or_their_goal(small_redial):
+    import json
+
+    sent = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json={"text": "Hello!", "items": []})
+
+    crs = HttpCRS("remote", "http://127.0.0.1:1", small_redial, transport=httpx.MockTransport(answer))
+    dialogue = Dialogue(crs_id="remote", user=UserInfo(kind=UserKind.SIMULATOR, id="sim-7", simulator="llm_us",
+                                                       details={"goal": {"target_items": ["79062"]}}),
+                        metadata={"battle_id": "b1", "run_id": "r1"})
+    dialogue.add_user("hi")
+    crs.respond(dialogue)
+    body = sent[0]
+    assert body["contract"] == "1" and body["system"] == "remote"
+    assert body["dialogue"]["user"] == {"kind": "simulator", "id": "anonymous", "simulator": None, "details": {}}
+    assert body["dialogue"]["metadata"] == {} and body["dialogue"]["utterances"][0]["text"] == "hi"
+    assert "79062" not in json.dumps(body)
+    Dialogue.model_validate(body["dialogue"])  # still the arena's Dialogue JSON
