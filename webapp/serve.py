@@ -96,7 +96,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     # The researcher app only queues scoring jobs in the shared store; the public app's workers run them.
-    services = build_services(settings, run_scorer=not args.admin)
+    try:
+        services = build_services(settings, run_scorer=not args.admin)
+    except SettingsError as exc:  # a systems file (ARENA_SYSTEMS) that cannot be used
+        raise SystemExit(f"error: {exc}") from None
     demo = build_admin_demo(services) if args.admin else build_demo(services)
     demo.queue(default_concurrency_limit=32)
     port = args.port or (settings.admin_port if args.admin else settings.port)

@@ -97,3 +97,20 @@ def test_a_system_down_at_start_is_unavailable_not_fatal(tmp_path, monkeypatch):
     assert rows["my_crs"]["status"] == "unavailable" and "down: cannot reach" in rows["my_crs"]["why"]
     assert rows["chatcrs_vllm"]["status"] == "unavailable"
     assert "VLLM_KEY is not set" in rows["chatcrs_vllm"]["why"] or "down" in rows["chatcrs_vllm"]["why"]
+
+
+def test_the_app_refuses_a_bad_file_at_start_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = write_systems(tmp_path / "systems.yaml", HTTP | {"dataset": "movielens"})
+    env = {**os.environ, "ARENA_SYSTEMS": str(path), "ARENA_LLM_PROVIDER": "fake",
+           "ARENA_DB": str(tmp_path / "a.sqlite3"), "ARENA_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "app.py", "--port", "9"], cwd=Path(__file__).resolve().parents[2],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ARENA_SYSTEMS") and "entry 1 (my_crs): field dataset" in lines[-1]
+    assert "Traceback" not in done.stderr
