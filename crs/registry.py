@@ -56,6 +56,7 @@ class CRSRegistry:
             rows.append(
                 {
                     "system": name,
+                    "display_name": spec.display_name or name,
                     "family": spec.family,
                     "dataset": spec.dataset,
                     "status": "ready" if problem is None else "unavailable",

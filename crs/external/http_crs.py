@@ -62,7 +62,8 @@ class Health:
     def state(self) -> str:
         if self.calls == 0:
             return "not called yet"
-        if self.last_error_at is not None and (self.last_ok_at is None or self.last_error_at > self.last_ok_at):
+        failed_last = self.last_error_at is not None and (self.last_ok_at or 0) < self.last_error_at
+        if failed_last:
             return "failing"
         return "ok"
 
@@ -114,9 +115,11 @@ class HttpCRS(ConversationalRecommender):
                 if raw is None:
                     raise self._fault("oversized", f"reply larger than {MAX_RESPONSE_BYTES:,} bytes")
                 if response.status_code >= 300:
-                    raise self._fault("http_status", f"HTTP {response.status_code} from {self.shown_url}{path}")
+                    where = f"{self.shown_url}{path}"
+                    raise self._fault("http_status", f"HTTP {response.status_code} from {where}")
         except httpx.TimeoutException:
-            raise self._fault("timeout", f"no reply within {self.timeout_s:g} s from {self.shown_url}{path}") from None
+            where = f"{self.shown_url}{path}"
+            raise self._fault("timeout", f"no reply within {self.timeout_s:g} s from {where}") from None
         except httpx.TransportError as exc:
             raise self._fault("unreachable", f"{type(exc).__name__} at {self.shown_url}{path}") from None
         try:

@@ -29,7 +29,8 @@ def build_app(crs: ConversationalRecommender, name: str, dataset: str):
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "system": name, "dataset": dataset, "contract": CONTRACT_VERSION, "ranking": ranks}
+        return {"status": "ok", "system": name, "dataset": dataset, "contract": CONTRACT_VERSION,
+                "ranking": ranks}
 
     @app.post("/respond")
     def respond(request: RespondRequest):

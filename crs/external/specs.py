@@ -77,7 +77,8 @@ def _http_check(entry: HttpEntry, settings: Settings, reachable: CachedProbe) ->
         return problem
     down = reachable()
     if down is not None:
-        return CRSUnavailable(entry.name, f"external system is down: {down}", f"start its server at {reachable.url}")
+        return CRSUnavailable(entry.name, f"external system is down: {down}",
+                              f"start its server at {reachable.url}")
     return None
 
 
@@ -137,7 +138,8 @@ def chatcrs_llm_client(entry: ChatCRSEntry, settings: Settings) -> LLMClient:
     )
 
 
-def _chatcrs_check(entry: ChatCRSEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
+def _chatcrs_check(entry: ChatCRSEntry, settings: Settings,
+                   reachable: CachedProbe) -> Optional[CRSUnavailable]:
     from crs.chatcrs import chatcrs_problem
 
     problem = chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry, settings)
@@ -145,14 +147,16 @@ def _chatcrs_check(entry: ChatCRSEntry, settings: Settings, reachable: CachedPro
         return problem
     down = reachable()
     if down is not None:
-        return CRSUnavailable(entry.name, f"its LLM endpoint is down: {down}", f"start the server at {reachable.url}")
+        return CRSUnavailable(entry.name, f"its LLM endpoint is down: {down}",
+                              f"start the server at {reachable.url}")
     return None
 
 
 def _chatcrs_load(entry: ChatCRSEntry, settings: Settings, catalog_loader: Callable[[str], Catalog]):
     from crs.chatcrs import load_chatcrs
 
-    return load_chatcrs(entry.name, entry.dataset, partial(chatcrs_llm_client, entry, settings), settings.cache_dir,
+    llm_factory = partial(chatcrs_llm_client, entry, settings)
+    return load_chatcrs(entry.name, entry.dataset, llm_factory, settings.cache_dir,
                         catalog_loader=catalog_loader, embed_threads=settings.embed_threads,
                         prompt_path=entry.prompt_file, temperature=entry.temperature)
 

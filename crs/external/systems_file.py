@@ -83,7 +83,8 @@ class _SystemsFile(BaseModel):
     systems: list[SystemEntry] = Field(default_factory=list)
 
 
-def read_systems_file(path: Path, builtin_names: frozenset[str] = frozenset()) -> list[Union[HttpEntry, ChatCRSEntry]]:
+def read_systems_file(path: Path,
+                      builtin_names: frozenset[str] = frozenset()) -> list[Union[HttpEntry, ChatCRSEntry]]:
     """The entries of `path`, checked; prompt files resolved against the file's folder."""
     where = f"ARENA_SYSTEMS {path}"
     try:
@@ -107,12 +108,16 @@ def read_systems_file(path: Path, builtin_names: frozenset[str] = frozenset()) -
     for index, entry in enumerate(entries, 1):
         label = f"entry {index} ({entry.name})"
         if entry.name in builtin_names:
-            raise SystemsFileError(f"{where}: {label}: field name: {entry.name!r} is already a built-in system")
+            raise SystemsFileError(f"{where}: {label}: field name: {entry.name!r} is already a built-in "
+                                   "system")
         if entry.name in seen:
-            raise SystemsFileError(f"{where}: {label}: field name: {entry.name!r} is used by an earlier entry")
+            raise SystemsFileError(f"{where}: {label}: field name: {entry.name!r} is used by an earlier "
+                                   "entry")
         seen.add(entry.name)
         if isinstance(entry, ChatCRSEntry) and entry.prompt_file is not None:
-            prompt = entry.prompt_file if entry.prompt_file.is_absolute() else Path(path).parent / entry.prompt_file
+            prompt = entry.prompt_file
+            if not prompt.is_absolute():
+                prompt = Path(path).parent / prompt
             if not prompt.is_file():
                 raise SystemsFileError(f"{where}: {label}: field prompt_file: no file at {prompt}")
             entry.prompt_file = prompt

@@ -89,7 +89,7 @@ def test_a_system_that_goes_down_leaves_the_choices_with_its_health_shown(faulty
     from webapp.ui.system_health import health_markdown
 
     page = health_markdown(SimpleNamespace(registry=registry))  # the researcher app's Evaluate tab
-    assert "| remote | external\\-http | redial | ready |" in page and "failing: 1 calls, 1 failed" in page
+    assert "| remote | Remote | external\\-http | redial | ready |" in page and "failing: 1 calls, 1 failed" in page
     faulty_server.stop()
     assert wait_until(lambda: registry.available() == [])
     assert "down" in registry.status_table()[0]["why"]
