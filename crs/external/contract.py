@@ -5,6 +5,10 @@
     POST {url}/recommend  same request plus "k"  -> {"items": [...]}   (optional: a full ranking, for recall)
     GET  {url}/health                            -> {"status": "ok", ...}   (optional)
 
+A server may also stream its answer (`application/x-ndjson`, one JSON object a line, or
+`text/event-stream`, `data: {...}` events): each piece's `text` is appended and the last `items`
+given count. The arena shows the reply once it is complete.
+
 `items` are best first. Each is a catalog id, a title, or an object with either or both; the
 arena links them to its catalog (an id first, then the title through the one title linker) and
 keeps an item it cannot link as plain text, flagged by an id starting with `UNLINKED_PREFIX`.
@@ -13,6 +17,7 @@ keeps an item it cannot link as plain text, flagged by an id starting with `UNLI
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,6 +62,34 @@ class RankingResponse(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     items: list[Union[ItemRef, str]] = Field(default_factory=list, max_length=MAX_ITEMS)
+
+
+STREAM_TYPES = ("application/x-ndjson", "application/jsonl", "text/event-stream")
+
+
+def is_stream(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() in STREAM_TYPES
+
+
+def join_stream(raw: bytes) -> dict[str, Any]:
+    """One answer from streamed pieces (JSON lines or server-sent `data:` events); ValueError when
+    a piece is not a JSON object."""
+    text, items = [], None
+    for line in raw.decode("utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("data:"):
+            line = line[5:].strip()
+        elif line.startswith(("event:", "id:", "retry:", ":")):
+            continue
+        if not line or line == "[DONE]":
+            continue
+        piece = json.loads(line)
+        if not isinstance(piece, dict):
+            raise ValueError("a streamed piece is not a JSON object")
+        text.append(str(piece.get("text") or ""))
+        if piece.get("items") is not None:
+            items = piece["items"]
+    return {"text": "".join(text), "items": items or []}
 
 
 def shared_dialogue(dialogue: Dialogue) -> dict[str, Any]:

@@ -30,6 +30,8 @@ from crs.external.contract import (
     RankingResponse,
     RespondResponse,
     as_recommended,
+    is_stream,
+    join_stream,
     shared_dialogue,
 )
 from crs.reply_check import enforce_shown_titles
@@ -117,13 +119,14 @@ class HttpCRS(ConversationalRecommender):
                 if response.status_code >= 300:
                     where = f"{self.shown_url}{path}"
                     raise self._fault("http_status", f"HTTP {response.status_code} from {where}")
+                streamed = is_stream(response.headers.get("content-type", ""))
         except httpx.TimeoutException:
             where = f"{self.shown_url}{path}"
             raise self._fault("timeout", f"no reply within {self.timeout_s:g} s from {where}") from None
         except httpx.TransportError as exc:
             raise self._fault("unreachable", f"{type(exc).__name__} at {self.shown_url}{path}") from None
         try:
-            body = json.loads(raw)
+            body = join_stream(raw) if streamed else json.loads(raw)
         except ValueError:
             raise self._fault("malformed", f"the reply from {self.shown_url}{path} is not JSON") from None
         return body

@@ -134,3 +134,21 @@ def test_only_the_conversation_is_sent_never_who_the_user_is_or_their_goal(small
     assert body["dialogue"]["metadata"] == {} and body["dialogue"]["utterances"][0]["text"] == "hi"
     assert "79062" not in json.dumps(body)
     Dialogue.model_validate(body["dialogue"])  # still the arena's Dialogue JSON
+
+
+def test_a_streamed_answer_is_joined_before_it_is_shown(small_redial):
+    alien = small_redial.find_title("Alien (1979)")
+    ndjson = (b'{"text": "You might "}\n{"text": "enjoy Alien."}\n'
+              + f'{{"items": ["{alien.item_id}"]}}\n'.encode())
+    sse = b'event: piece\ndata: {"text": "Try "}\n\ndata: {"text": "Alien.", "items": ["Alien"]}\n\ndata: [DONE]\n\n'
+    for body, kind in ((ndjson, "application/x-ndjson"), (sse, "text/event-stream; charset=utf-8")):
+        transport = httpx.MockTransport(lambda _, b=body, k=kind: httpx.Response(200, content=b,
+                                                                                  headers={"content-type": k}))
+        text, items = HttpCRS("remote", "http://127.0.0.1:1", small_redial, transport=transport).respond(_dialogue())
+        assert text in ("You might enjoy Alien.", "Try Alien.") and [i.item_id for i in items] == [alien.item_id]
+    broken = httpx.MockTransport(lambda _: httpx.Response(200, content=b'{"text": "a"}\n[1, 2]\n',
+                                                          headers={"content-type": "application/x-ndjson"}))
+    from crs.external.http_crs import ExternalCRSError
+
+    with pytest.raises(ExternalCRSError, match="malformed"):
+        HttpCRS("remote", "http://127.0.0.1:1", small_redial, transport=broken).respond(_dialogue())
