@@ -144,7 +144,7 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
             "Please tell us whether you were satisfied or frustrated."
         )
     if reply.error:
-        return (f"System {side} had a problem answering, so this battle will not count for either system "
+        return (f"System {side} had a problem answering, so this battle will not count for either system. "
                 "You may go on, or press “New battle” for another.")
     return ""
 
