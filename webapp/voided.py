@@ -4,7 +4,7 @@ A turn a system could not answer (an external server timed out, answered 5xx or 
 any system raised) is recorded on the dialogue (`Utterance.error`, see `arena.runner`). Such a
 dialogue says nothing about how good the system is when it works: its satisfaction rating is
 not counted, and the battle it was part of is void (its vote is kept in the store and in
-exports, but counts for neither side). The other pane's conversation was unaffected and still
+exports, marked in its `flagged` column by `arena.corpus.bundle`, but counts for neither side). The other pane's conversation was unaffected and still
 counts for its own system's satisfaction.
 """
 
@@ -12,17 +12,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from arena.dialogue import Dialogue, Role, Vote
-
-
-def system_failed(dialogue: Dialogue) -> bool:
-    return any(u.error for u in dialogue.utterances if u.role == Role.AGENT)
+from arena.dialogue import Dialogue, Vote
 
 
 def counted(dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
     """The dialogues and votes the leaderboard counts: none with a failed system turn, no vote of
     a battle where either side failed."""
     dialogues = list(dialogues)
-    failed = {d.dialogue_id for d in dialogues if system_failed(d)}
+    failed = {d.dialogue_id for d in dialogues if d.system_failed()}
     kept_votes = [v for v in votes if v.dialogue_a not in failed and v.dialogue_b not in failed]
     return [d for d in dialogues if d.dialogue_id not in failed], kept_votes

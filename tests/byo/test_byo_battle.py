@@ -59,6 +59,10 @@ def test_a_fault_voids_the_battle_and_a_clean_battle_counts(tmp_path, faulty_ser
         assert table.loc["builtin", "satisfied"] == 1
         stored = [d for d in services.store.list_dialogues() if d.crs_id == "remote"][0]
         assert "ExternalCRSError" in stored.errors()[0]  # kept in the record, and in exports
+        from arena.corpus.bundle import VOID_FLAG, take_snapshot
+
+        (voided,) = services.store.list_votes()
+        assert take_snapshot(services.store).flags == {voided.vote_id: VOID_FLAG}  # marked in votes.csv
         _battle(services, fail_remote=False, faulty_server=faulty_server)
         table = compute_leaderboard(services.store.list_dialogues(), services.store.list_votes(),
                                   systems=services.registry.names).set_index("system")
