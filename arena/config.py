@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -113,6 +113,9 @@ class Settings(BaseSettings):
     llm_local_backend: Literal["auto", "llama_cpp", "transformers"] = "auto"
     llm_threads: Optional[int] = Field(None, ge=1)  # None: half the cores
     fake_reply: str = "This is a scripted reply."
+    # -- systems ---------------------------------------------------------------------
+    # A YAML file of systems added beside the built-ins (crs/external, docs/bring-your-own-crs.md).
+    systems_file: Optional[Path] = Field(None, validation_alias=_env("ARENA_SYSTEMS"))
     # -- conversations -----------------------------------------------------------
     max_message_chars: int = Field(2000, ge=1)
     max_turns: int = Field(20, ge=1)
@@ -181,6 +184,10 @@ class Settings(BaseSettings):
     # Load the systems a battle can draw, the act model and the recommender before serving.
     warm_start: bool = True
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    # Where `from_env` read, for variables a file names rather than this class (the key of a
+    # system in ARENA_SYSTEMS): "process" (os.environ, read when asked, so nothing is copied and
+    # the object still pickles), a given mapping, or None when built directly. See `secret_variable`.
+    _environment: Union[None, str, dict[str, str]] = PrivateAttr(None)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -263,11 +270,20 @@ class Settings(BaseSettings):
         given = {k: v for k, v in overrides.items() if v is not None}
         token = _ENVIRONMENT.set(environment)
         try:
-            return cls(**given)
+            settings = cls(**given)
+            settings._environment = "process" if env is None else dict(env)
+            return settings
         except ValidationError as exc:
             raise SettingsError(describe(exc)) from None
         finally:
             _ENVIRONMENT.reset(token)
+
+    def secret_variable(self, variable: str) -> Optional[SecretStr]:
+        """The value of an environment variable a file names (a system's key variable in
+        ARENA_SYSTEMS) as a secret; None when unset or empty, or when built without `from_env`."""
+        source = os.environ if self._environment == "process" else (self._environment or {})
+        value = source.get(variable)
+        return SecretStr(value) if value else None
 
     @property
     def llm_model_name(self) -> str:

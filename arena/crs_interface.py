@@ -55,6 +55,10 @@ class CRSSpec:
     description: str
     load: Callable[[], ConversationalRecommender]
     check: Callable[[], Optional[CRSUnavailable]] = field(default=lambda: None)
+    # A system behind a network (crs.external): its check is asked again after it loaded, so a
+    # server that went down leaves the choices and pairings, and `health` says how its calls went.
+    live_check: bool = False
+    health: Optional[Callable[[], str]] = None
     display_name: str = ""
     summary: str = ""
 

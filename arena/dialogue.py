@@ -221,6 +221,11 @@ class Dialogue(BaseModel):
     def errors(self) -> list[str]:
         return [u.error for u in self.utterances if u.error]
 
+    def system_failed(self) -> bool:
+        """Whether the system failed a turn (an agent utterance recorded with an error): such a
+        dialogue and its battle say nothing about the system's quality and are not counted."""
+        return any(u.error for u in self.utterances if u.role == Role.AGENT)
+
     def score_values(self) -> dict[str, Optional[float]]:
         return {name: s.value for name, s in sorted(self.scores.items())}
 

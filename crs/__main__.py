@@ -4,6 +4,7 @@
     python -m crs reply --crs NAME --input CONTEXTS.jsonl --out REPLIES.jsonl [--limit N]
     python -m crs download NAME|all [--source URL|PATH|hf://owner/repo] [--sha256 HEX]
                                     [--models-dir DIR] [--force] [--no-base] [--timeout S]
+    python -m crs serve-crs --crs NAME --port P [--host H]    a system over the HTTP contract
 
 The source defaults to ARENA_CHECKPOINT_SOURCE, else CRS Arena's published
 archive; the models folder to Settings.models_dir (ARENA_MODELS_DIR).
@@ -50,7 +51,8 @@ def cmd_list(args) -> int:
     for row in _registry(None).status_table():
         if row["system"] not in VARIANTS:
             status = "ready" if row["status"] == "ready" else f"missing: {row['why']} (fix: {row['fix']})"
-            print(f"  {row['system']:<18} {status}")
+            health = f" [{row['health']}]" if row.get("health") else ""
+            print(f"  {row['system']:<18} {status}{health}")
     for name, variant in VARIANTS.items():
         problems = [f"{f} {folder_problem(models_dir / f)}" for f in variant.folders if folder_problem(models_dir / f)]
         for repo in variant.base_models:
@@ -116,6 +118,25 @@ def cmd_reply(args) -> int:
     return run(crs, Path(args.input), Path(args.out), args.limit)
 
 
+def cmd_serve_crs(args) -> int:
+    """Serve one system over the HTTP contract (crs.external.contract) until interrupted."""
+    from arena.llm import LLMError, build_client
+    from arena.crs_interface import CRSUnavailable
+    from crs.external.server import serve_forever
+
+    settings = Settings.from_env()
+    try:
+        registry = _registry(build_client(settings))
+        crs = registry.get(args.crs)
+    except (KeyError, CRSUnavailable, LLMError) as exc:
+        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+        return 1
+    print(f"serving {args.crs} on http://{args.host}:{args.port} (POST /respond, /recommend; GET /health)",
+          flush=True)
+    serve_forever(crs, args.crs, registry.spec(args.crs).dataset, args.host, args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m crs", description="The systems: what can run, checkpoints, bulk replies.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -139,6 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     reply.add_argument("--out", required=True, help="JSON lines written: `text` and `items` per input line")
     reply.add_argument("--limit", type=int, help="answer only the first N lines")
     reply.set_defaults(run=cmd_reply)
+    serve = commands.add_parser("serve-crs", help="serve a system over the HTTP contract (docs/bring-your-own-crs.md)")
+    serve.add_argument("--crs", required=True, help="system name, e.g. chatcrs_redial")
+    serve.add_argument("--port", type=int, required=True, help="port to listen on")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    serve.set_defaults(run=cmd_serve_crs)
     return parser
 
 

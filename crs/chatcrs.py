@@ -206,12 +206,29 @@ def _load(
     cache_dir: Path,
     catalog_loader: Callable[[str], Catalog],
     embed_threads: int = 1,
+    *,
+    prompt_path: Optional[Path] = None,
+    temperature: float = 0.0,
 ) -> ChatCRS:
     catalog = catalog_loader(dataset)
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     llm = llm_client_factory()
-    return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm))
+    return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm), prompt_path=prompt_path,
+                   temperature=temperature)
+
+
+def load_chatcrs(name: str, dataset: str, llm_client_factory: Callable[[], LLMClient], cache_dir: Path | str,
+                 *, catalog_loader: Callable[[str], Catalog] = load_catalog, embed_threads: int = 1,
+                 prompt_path: Optional[Path] = None, temperature: float = 0.0) -> ChatCRS:
+    """One ChatCRS with its own LLM client, prompt and temperature (a system of the systems file)."""
+    return _load(name, dataset, llm_client_factory, Path(cache_dir), catalog_loader, embed_threads,
+                 prompt_path=prompt_path, temperature=temperature)
+
+
+def chatcrs_problem(name: str, dataset: str) -> Optional[CRSUnavailable]:
+    """What stops a ChatCRS on `dataset` from running here (catalog, prompts, embedding model)."""
+    return _check(name, dataset)
 
 
 def mode_for(llm: LLMClient) -> str:

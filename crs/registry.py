@@ -48,7 +48,8 @@ class CRSRegistry:
         """Why `name` cannot run here, or None if it can (cheap check)."""
         if name in self._errors:
             return self._errors[name]
-        if name in self._loaded:
+        spec = self._specs.get(name)
+        if name in self._loaded and not (spec is not None and spec.live_check):
             return None
         try:
             return self.spec(name).check()
@@ -71,9 +72,20 @@ class CRSRegistry:
                     "status": "ready" if problem is None else "unavailable",
                     "why": "" if problem is None else problem.reason,
                     "fix": "" if problem is None else problem.fix,
+                    "health": self._health(spec),
                 }
             )
         return rows
+
+    @staticmethod
+    def _health(spec: CRSSpec) -> str:
+        """How an external system's calls went (empty for the built-ins)."""
+        if spec.health is None:
+            return ""
+        try:
+            return spec.health()
+        except Exception as exc:  # a broken report must not take the table down
+            return f"health unknown: {exc}"
 
     def get(self, name: str) -> ConversationalRecommender:
         """The shared, loaded instance of `name` (loads it on first use)."""

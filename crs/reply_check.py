@@ -152,16 +152,26 @@ def _tidy(text: str) -> str:
 
 
 def enforce_shown_titles(
-    text: str, shown: Sequence[CatalogItem], catalog: Catalog, fallback: str = ""
+    text: str, shown: Sequence[CatalogItem], catalog: Catalog, fallback: str = "",
+    unlinked_titles: Sequence[str] = (),
 ) -> str:
     """The reply without any sentence naming a title it does not show; shown titles
     written as their catalog labels. Every system's reply passes through here.
 
+    `unlinked_titles` are items the reply shows that no catalog entry matches (an external
+    system's own items, shown as plain text): naming them is naming a shown item.
     When nothing is left, `fallback` is returned (callers pass a sentence that
     names no title)."""
     shown_ids = {item.item_id for item in shown}
+    also_shown = {_bare_key(title) for title in unlinked_titles}
+
+    def is_bad(t: NamedTitle) -> bool:
+        if t.item is not None and t.item.item_id in shown_ids:
+            return False
+        return _bare_key(t.text) not in also_shown
+
     titles = named_titles(text, catalog, prefer=shown)
-    bad = [(t.start, t.end) for t in titles if t.item is None or t.item.item_id not in shown_ids]
+    bad = [(t.start, t.end) for t in titles if is_bad(t)]
     if bad:
         text = drop_sentences(text, bad, keep_together=[(t.start, t.end) for t in titles])
         titles = named_titles(text, catalog, prefer=shown)
@@ -172,6 +182,11 @@ def enforce_shown_titles(
     ]
     text = _tidy(replace_spans(text, labels))
     return text or fallback
+
+
+def _bare_key(title: str) -> str:
+    """A written title without its year, quotes or emphasis, normalised for comparison."""
+    return normalize(_YEAR_IN_BRACKETS.sub("", title).strip("\"“”*_ "))
 
 
 def _written_as_title(title: NamedTitle) -> bool:

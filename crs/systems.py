@@ -1,7 +1,8 @@
 """Every system the arena offers, as registry specs.
 
 The app, the simulators and `python -m crs` all build their registry from
-`system_specs`, so a system added here appears everywhere at once.
+`system_specs`, so a system added here appears everywhere at once. The
+systems of ARENA_SYSTEMS (`crs.external`) join the built-ins here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,20 @@ log = logging.getLogger(__name__)
 
 
 def system_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
-    """ChatCRS, CRB-CRS and the neural systems (whose checks report missing checkpoints)."""
+    """ChatCRS, CRB-CRS and the neural systems (whose checks report missing checkpoints), then
+    the systems of ARENA_SYSTEMS (a bad file raises SystemsFileError, one line)."""
+    specs = builtin_specs(settings, llm)
+    return specs + external_system_specs(settings, frozenset(spec.name for spec in specs))
+
+
+def external_system_specs(settings: Settings, builtin_names: frozenset[str]) -> list[CRSSpec]:
+    from crs.external.specs import external_specs
+
+    return external_specs(settings, builtin_names)
+
+
+def builtin_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
+    """The systems shipped with the arena."""
     from crs.chatcrs import chatcrs_specs
     from crs.crb_crs import crb_crs_specs
 

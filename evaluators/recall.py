@@ -97,6 +97,9 @@ def load_system(name: str) -> tuple[Optional[Any], Optional[str], str]:
     except ImportError as exc:
         if name not in {s.name for s in specs}:
             return None, f"{name} needs the neural stack, which is not installed here ({exc})", ""
+    from crs.systems import external_system_specs  # the systems of ARENA_SYSTEMS rank too
+
+    specs.extend(external_system_specs(settings, frozenset(s.name for s in specs)))
     registry = CRSRegistry(specs)
     if name not in registry.names:
         return None, f"unknown system {name!r}; known: {', '.join(registry.names)}", ""

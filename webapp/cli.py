@@ -4,7 +4,7 @@
     crs-arena simulate run|list|runs ...          simulated evaluation runs (also `python -m simulators`)
     crs-arena export|import ...                   the rated corpus (also `python -m arena.corpus`)
     crs-arena score|meta|recall|ratings ...       metrics and meta-evaluation (also `python -m evaluators`)
-    crs-arena reply|download|systems ...          the systems (also `python -m crs`)
+    crs-arena reply|download|systems|serve-crs    the systems (also `python -m crs`)
 
 Each subcommand hands its arguments, unchanged, to the module command line that
 implements it, so the `python -m ...` forms stay the same commands, and an
@@ -49,6 +49,7 @@ COMMANDS: dict[str, Command] = {
     "reply": Command("crs.__main__", ("reply",), "one reply of a system to a message"),
     "download": Command("crs.__main__", ("download",), "download system checkpoints (and base models)"),
     "systems": Command("crs.__main__", ("list",), "which systems have their files"),
+    "serve-crs": Command("crs.__main__", ("serve-crs",), "serve a system over the HTTP contract"),
 }
 
 

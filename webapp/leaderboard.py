@@ -21,6 +21,7 @@ import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from webapp.style_control import rank_change, style_controlled_ratings
+from webapp.voided import counted
 from webapp.ratings import (
     Battle,
     battle_from_vote,
@@ -98,6 +99,7 @@ def compute_leaderboard(
     options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
+    dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
     dialogues = filter_dialogues(dialogues, user_kind)
     votes = filter_votes(votes, user_kind)
     stats = _dialogue_stats(dialogues)

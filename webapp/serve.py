@@ -158,7 +158,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               f"{' '.join(str(exc).split())[:300]}", file=sys.stderr)
         return 2
     # The researcher app alone only queues scoring jobs in the shared store; other processes' workers run them.
-    services = build_services(settings, run_scorer=not args.admin)
+    try:
+        services = build_services(settings, run_scorer=not args.admin)
+    except SettingsError as exc:  # a systems file (ARENA_SYSTEMS) that cannot be used
+        raise SystemExit(f"error: {exc}") from None
     port = args.port or (settings.admin_port if args.admin else settings.port)
     if settings.warm_start and not args.admin:
         warm_up(services)

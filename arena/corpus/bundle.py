@@ -80,6 +80,9 @@ class ExportFilter:
         return f"systems: {systems}; users: {users}"
 
 
+VOID_FLAG = "void: a system failed a turn"
+
+
 @dataclass
 class Snapshot:
     """The filtered dialogues and votes, read once."""
@@ -100,7 +103,12 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
     ))
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
-    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=dict(seen.flags))
+    flags = dict(seen.flags)
+    failed = {d.dialogue_id for d in dialogues if d.system_failed()}
+    for v in votes:  # a battle where a system failed a turn is void (the leaderboard leaves it out)
+        if v.vote_id not in flags and (v.dialogue_a in failed or v.dialogue_b in failed):
+            flags[v.vote_id] = VOID_FLAG
+    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags)
 
 
 # -- rows ---------------------------------------------------------------------------
@@ -337,7 +345,8 @@ def dataset_card(snapshot: Snapshot) -> str:
         f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
         "both_bad; `winner` names the winning system (empty for tie and both_bad); `flagged` says why a "
         "vote looked automated (a burst from one address or session, or a vote seconds after the start) "
-        "or why the battle was void (a reply named its own system); the public leaderboard leaves flagged "
+        "or why the battle was void (a reply named its own system), "
+        f"or `{VOID_FLAG}` when a system failed a turn of the battle; the public leaderboard leaves flagged "
         "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
         "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
         "it out, as they leave out the labels of flagged battles.",

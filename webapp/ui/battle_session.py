@@ -219,7 +219,11 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
         services.store.save_dialogue(dialogue)
     finally:
         session.busy[side].release()
-    return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
+    status = limit_status(dialogue, services.settings.max_turns)
+    if reply.error and not dialogue.ended:  # a failed turn voids the battle (webapp.voided)
+        return (f"System {side} had a problem answering, so this battle will not count for either system. "
+                f"You may go on, or press “New battle” for another. {status}").strip()
+    return status
 
 
 def rate(services: Services, session: Optional[BattleSession], side: str, sentiment: str) -> bool:

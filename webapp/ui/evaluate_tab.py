@@ -17,6 +17,7 @@ from gradio.context import Context
 
 from webapp.evaluation_runs import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
+from webapp.ui import system_health
 from webapp.ui.refusal import refuse
 from simulators import KINDS, NEEDS_LLM
 
@@ -132,6 +133,7 @@ def build(services: Services) -> None:
     manager = run_manager(services)
     systems = services.registry.available()
     gr.Markdown(INTRO)
+    system_health.build(services)
     with gr.Row():
         system_box = gr.CheckboxGroup(choices=systems, value=systems[:1], label="Systems")
         simulator_box = gr.Dropdown(choices=simulator_choices(), value="llm_us", label="Simulator")
