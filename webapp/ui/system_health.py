@@ -13,7 +13,7 @@ from webapp.ui.render import escape_text
 def health_markdown(services: Services) -> str:
     lines = ["| system | name | family | dataset | status | why | health |", "|---|---|---|---|---|---|---|"]
     for row in services.registry.status_table():
-        cells = [row["system"], row.get("display_name", ""), row["family"], row["dataset"], row["status"],
+        cells = [row["system"], row.get("name", ""), row["family"], row["dataset"], row["status"],
                  row["why"], row.get("health", "")]
         lines.append("| " + " | ".join(escape_text(str(c)) for c in cells) + " |")
     return "\n".join(lines)
