@@ -103,33 +103,34 @@ def _registry(llm):
     return CRSRegistry(system_specs(Settings.from_env(), llm))
 
 
-def cmd_reply(args) -> int:
+def _loaded_system(name: str):
+    """(the registry, the named system loaded); (None, None) and one line on stderr when it cannot be."""
     from arena.llm import LLMError, build_client
     from arena.crs_interface import CRSUnavailable
-    from crs.reply_cli import run
 
-    settings = Settings.from_env()
     try:
-        registry = _registry(build_client(settings))
-        crs = registry.get(args.crs)
+        registry = _registry(build_client(Settings.from_env()))
+        return registry, registry.get(name)
     except (KeyError, CRSUnavailable, LLMError) as exc:
         print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+        return None, None
+
+
+def cmd_reply(args) -> int:
+    from crs.reply_cli import run
+
+    _, crs = _loaded_system(args.crs)
+    if crs is None:
         return 1
     return run(crs, Path(args.input), Path(args.out), args.limit)
 
 
 def cmd_serve_crs(args) -> int:
     """Serve one system over the HTTP contract (crs.external.contract) until interrupted."""
-    from arena.llm import LLMError, build_client
-    from arena.crs_interface import CRSUnavailable
     from crs.external.server import serve_forever
 
-    settings = Settings.from_env()
-    try:
-        registry = _registry(build_client(settings))
-        crs = registry.get(args.crs)
-    except (KeyError, CRSUnavailable, LLMError) as exc:
-        print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)
+    registry, crs = _loaded_system(args.crs)
+    if crs is None:
         return 1
     print(f"serving {args.crs} on http://{args.host}:{args.port} (POST /respond, /recommend; GET /health)",
           flush=True)
