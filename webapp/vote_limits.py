@@ -96,10 +96,11 @@ def limiter_for(services: Any) -> VoteLimiter:
     return limiter
 
 
-def origin_keys_of(services: Any, request: Any) -> tuple[str, str]:
-    """Hashed (user, IP) keys of a request, salted with the database's own secret."""
+def origin_keys_of(services: Any, request: Any, user: Optional[str] = None) -> tuple[str, str]:
+    """Hashed (user, IP) keys of a request, salted with the database's own secret. The user is `user`
+    when given (a participant known across reloads), else the request's server-issued session."""
     salt = services.extras.get("origin_salt")
     if salt is None:
         salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
     session, host = request_origin(request)
-    return origin_key("user", session, salt), origin_key("ip", host, salt)
+    return origin_key("user", user or session, salt), origin_key("ip", host, salt)

@@ -71,15 +71,14 @@ def _key_problem(name: str, entry: Entry, settings: Settings) -> Optional[CRSUna
 
 
 # -- http ---------------------------------------------------------------------------------------
-def _http_check(entry: HttpEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
-    problem = _key_problem(entry.name, entry, settings)
-    if problem is not None:
-        return problem
+def _down_problem(name: str, reachable: CachedProbe, what: str, fix: str) -> Optional[CRSUnavailable]:
     down = reachable()
-    if down is not None:
-        return CRSUnavailable(entry.name, f"external system is down: {down}",
-                              f"start its server at {reachable.url}")
-    return None
+    return None if down is None else CRSUnavailable(name, f"{what} is down: {down}", f"{fix} at {reachable.url}")
+
+
+def _http_check(entry: HttpEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
+    return (_key_problem(entry.name, entry, settings)
+            or _down_problem(entry.name, reachable, "external system", "start its server"))
 
 
 class _Loaded:
@@ -142,14 +141,8 @@ def _chatcrs_check(entry: ChatCRSEntry, settings: Settings,
                    reachable: CachedProbe) -> Optional[CRSUnavailable]:
     from crs.chatcrs import chatcrs_problem
 
-    problem = chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry, settings)
-    if problem is not None:
-        return problem
-    down = reachable()
-    if down is not None:
-        return CRSUnavailable(entry.name, f"its LLM endpoint is down: {down}",
-                              f"start the server at {reachable.url}")
-    return None
+    return (chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry, settings)
+            or _down_problem(entry.name, reachable, "its LLM endpoint", "start the server"))
 
 
 def _chatcrs_load(entry: ChatCRSEntry, settings: Settings, catalog_loader: Callable[[str], Catalog]):

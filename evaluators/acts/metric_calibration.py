@@ -79,6 +79,14 @@ def _labels(item: Scored, users: list[int]) -> np.ndarray:
     return np.array(["ACC" in intents_of(item.dialogue.utterances[i]) for i in users], dtype=bool)
 
 
+def _training_rows(parts: dict[str, list[Scored]], feats: dict[str, list], keep: Callable[[str, int], bool]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Feature rows and Accept labels of the user utterances of every dialogue `keep(part, index)` admits."""
+    chosen = [(rows, _labels(s, users)) for name, items in parts.items()
+              for k, (s, (users, rows)) in enumerate(zip(items, feats[name])) if users and keep(name, k)]
+    return np.concatenate([r for r, _ in chosen]), np.concatenate([y for _, y in chosen])
+
+
 def _fit(rows: np.ndarray, labels: np.ndarray, c: float) -> ContextDecision:
     from sklearn.linear_model import LogisticRegression
 
@@ -115,10 +123,7 @@ def fit_context_decision(parts: dict[str, list[Scored]], base_threshold: np.ndar
     for c in C_GRID:
         oof = {name: [s.probs.copy() for s in items] for name, items in parts.items()}
         for fold in range(FOLDS):
-            train = [(rows, _labels(s, users)) for name, items in parts.items()
-                     for k, (s, (users, rows)) in enumerate(zip(items, feats[name]))
-                     if _fold(name, k) != fold and users]
-            decision = _fit(np.concatenate([r for r, _ in train]), np.concatenate([y for _, y in train]), c)
+            decision = _fit(*_training_rows(parts, feats, lambda name, k: _fold(name, k) != fold), c)
             for name, items in parts.items():
                 for k, (users, rows) in enumerate(feats[name]):
                     if _fold(name, k) == fold and users:
@@ -127,9 +132,7 @@ def fit_context_decision(parts: dict[str, list[Scored]], base_threshold: np.ndar
         if best is None or score > best[0]:
             best = (score, c, t_acc, t_rej, results)
     score, c, t_acc, t_rej, results = best
-    every = [(rows, _labels(s, users)) for name, items in parts.items()
-             for s, (users, rows) in zip(items, feats[name]) if users]
-    decision = _fit(np.concatenate([r for r, _ in every]), np.concatenate([y for _, y in every]), c)
+    decision = _fit(*_training_rows(parts, feats, lambda name, k: True), c)
     threshold = base_threshold.copy()
     threshold[ACC], threshold[REJ] = t_acc, t_rej
     return {"decision": decision, "threshold": threshold, "c": c, "objective": score, "validation": results}

@@ -32,7 +32,7 @@ from webapp.services import Services
 from webapp.label_limits import admit_label
 from webapp.ui.refusal import refuse
 from webapp.ui.render import escape_text, limit_status
-from webapp.vote_limits import LimitReached, limiter_for, origin_key, request_origin
+from webapp.vote_limits import LimitReached, limiter_for, origin_keys_of
 
 log = logging.getLogger(__name__)
 
@@ -115,16 +115,9 @@ def release(services: Services, session: Optional[BattleSession]) -> None:
 
 
 def origin_keys(services: Services, request: Any, user_id: Optional[str] = None) -> tuple[str, str]:
-    """Hashed (user, IP) keys of a request, salted with the database's own secret.
-
-    The user is the participant (one per browser, across reloads) when known, else the browser session.
-    """
-    salt = services.extras.get("origin_salt")
-    if salt is None:
-        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
-    session, host = request_origin(request)
-    who = user_id if participants.is_participant(user_id) else session
-    return origin_key("user", who, salt), origin_key("ip", host, salt)
+    """Hashed (user, IP) keys of a request: the participant (one per browser, across reloads) when known,
+    else the browser session."""
+    return origin_keys_of(services, request, user_id if participants.is_participant(user_id) else None)
 
 
 def current(services: Services, user_id: str, request: Any = None) -> Optional[BattleSession]:
