@@ -27,10 +27,11 @@ from crs.neural.decoding import DecodingRules, greedy
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.layers import RGCNConv
 from crs.neural.networks import GPT2LMHeadModel, RobertaModel, gpt2_forward, prompt_cache
+from crs.neural.reference import fill_placeholders
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_strict, read_state_dict
+from crs.neural.weights import load_lenient, read_state_dict
 
 # The token standing for a masked movie in the training dialogues.
 MOVIE_TOKEN = {"redial": "<movie>", "opendialkg": "<mask>"}
@@ -105,6 +106,7 @@ class KGPrompt(nn.Module):
 class _Inputs:
     context_ids: list[int]  # DialoGPT ids of the dialogue (truncated, no padding)
     entity_ids: torch.Tensor
+    prompt_ids: list[int]  # RoBERTa ids of the prompt text, padded as the original padded them
     token_embeds: torch.Tensor  # RoBERTa states of the padded prompt text
     state: dict = field(default_factory=dict)
 
@@ -142,12 +144,15 @@ class UniCRS(NeuralCRS):
     def load(cls, variant: Variant, rec_dir: Path, conv_dir: Path, kg: KnowledgeGraph, encoder: Encoder,
              prompt_encoder: Encoder, gpt2: GPT2LMHeadModel, roberta: RobertaModel, linker, items,
              options: Optional[RuntimeOptions] = None) -> "UniCRS":
-        prompts = []
+        prompts, reports = [], []
         for folder in (rec_dir, conv_dir):
             prompt = cls.build_prompt(variant, kg, gpt2, roberta)
-            load_strict(prompt, read_state_dict(folder / "model.pt"), str(folder / "model.pt"))
+            # CRS Arena loaded these with load_state_dict(strict=False): nothing but a shape is fatal.
+            reports.append(load_lenient(prompt, read_state_dict(folder / "model.pt"), str(folder / "model.pt")))
             prompts.append(prompt)
-        return cls(variant, kg, encoder, prompt_encoder, gpt2, roberta, *prompts, linker, items, options)
+        system = cls(variant, kg, encoder, prompt_encoder, gpt2, roberta, *prompts, linker, items, options)
+        system.load_reports = [*getattr(gpt2, "load_reports", []), *getattr(roberta, "load_reports", []), *reports]
+        return system
 
     def prepare(self, turns: list[Turn], entities: list[int]) -> _Inputs:
         texts = speaker_texts(turns)
@@ -162,7 +167,7 @@ class UniCRS(NeuralCRS):
         token_embeds = self.roberta(input_ids=torch.tensor([prompt_ids]),
                                     attention_mask=torch.tensor([mask])).last_hidden_state
         entity_ids = torch.tensor([entities or [self.kg.pad_id]])
-        return _Inputs(context_ids, entity_ids, token_embeds)
+        return _Inputs(context_ids, entity_ids, prompt_ids, token_embeds)
 
     def _prefill(self, inputs: _Inputs) -> torch.Tensor:
         """Conversation prompt + dialogue + "System:" through DialoGPT; logits of the first reply token."""
@@ -200,6 +205,10 @@ class UniCRS(NeuralCRS):
 
     def _fill_items(self, inputs: _Inputs, text: str) -> str:
         """Put recommended item names where the reply has a movie placeholder."""
+        if self.runtime.reference:  # only "<pad>", by the graph's names of the 50 best
+            if ARENA_FILL_TOKEN not in text:
+                return text
+            return fill_placeholders(text, [self.kg.id2entity.get(e, str(e)) for e in self.rank(inputs, 50)])
         tokens = [t for t in dict.fromkeys((ARENA_FILL_TOKEN, MOVIE_TOKEN[self.dataset])) if t in text]
         if not tokens:
             return text
