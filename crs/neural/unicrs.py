@@ -173,15 +173,20 @@ class UniCRS(NeuralCRS):
         """Conversation prompt + dialogue + "System:" through DialoGPT; logits of the first reply token."""
         if "logits" not in inputs.state:
             prompt = self.conv_prompt(self.conv_entities[inputs.entity_ids], inputs.token_embeds, output_entity=False)
-            ids = inputs.context_ids + self.bot_prompt
-            # The original left-padded to a fixed length and let positions count the padding.
-            limit = self.variant.context_max_length + len(self.bot_prompt)
-            offset = pad_length(len(ids), limit) - len(ids)
+            ids, offset = self.generation_layout(inputs)
             cache = prompt_cache(prompt)
             hidden = gpt2_forward(self.gpt2, ids, offset, cache)
             inputs.state.update(cache=cache, ids=ids, next_position=offset + len(ids))
             inputs.state["logits"] = self.gpt2.lm_head(hidden)[0]
         return inputs.state["logits"]
+
+    def generation_layout(self, inputs: _Inputs) -> tuple[list[int], int]:
+        """The ids DialoGPT reads before its reply (dialogue + "System:") and how many padding
+        positions precede them: the original left-padded to a fixed length and let positions
+        count the padding."""
+        ids = inputs.context_ids + self.bot_prompt
+        limit = self.variant.context_max_length + len(self.bot_prompt)
+        return ids, pad_length(len(ids), limit) - len(ids)
 
     def option_scores(self, inputs: _Inputs) -> torch.Tensor:
         rules = DecodingRules(eos_token_id=self.eos_id, min_new_tokens=1)
