@@ -82,12 +82,14 @@ def _agree(link, names, entity2id, messages):
     return differ
 
 
-@pytest.mark.parametrize("name, own, recorded", [("kbrd_redial", OWN_MESSAGES, 60), ("unicrs_opendialkg", OWN_MESSAGES, 60)])
-def test_linker_follows_the_reference_rule(reference_registry, name, own, recorded):
+# The literal rule scores every name (about 0.4 s a message on ReDial's graph): the fast
+# tests take a sample, the slow one 800 recorded messages.
+@pytest.mark.parametrize("name, recorded", [("kbrd_redial", 25), ("unicrs_opendialkg", 50)])
+def test_linker_follows_the_reference_rule(reference_registry, name, recorded):
     crs = reference_registry.get(name)
     names, entity2id = list(crs.kg.entity2id), crs.kg.entity2id
-    messages = own + redial_user_messages(recorded)
-    assert len(messages) >= 100
+    messages = OWN_MESSAGES + redial_user_messages(recorded)
+    assert len(messages) == len(OWN_MESSAGES) + recorded
     assert _agree(crs._linker, names, entity2id, messages) == []
     assert len(crs._linker("hi")) == 20  # the reference's rule links a greeting to 20 names
 
