@@ -25,13 +25,10 @@ filter are settings of `RuntimeOptions` and `crs.neural.loading`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Sequence
 
 from arena.dialogue import Role
 from crs.neural.kg import KnowledgeGraph
-
-if TYPE_CHECKING:
-    from crs.neural.system import Turn
 
 LINK_SCORE = 90  # WRatio at or above which a name counts as mentioned
 LINK_LIMIT = 20  # best-scoring names considered per utterance
@@ -72,16 +69,15 @@ def restore_raw(text: str) -> str:
     return text
 
 
-def reference_turns(turns: list["Turn"], raw: Callable[[str], str] = restore_raw) -> list["Turn"]:
-    """The context the models saw: earlier replies as the page kept them (`raw`), the last user
-    message repeated, and speakers by position. Empty texts keep their position but are left out
-    (the arena stores no empty utterance, so KBRD, which kept them, sees the same context)."""
-    from crs.neural.system import Turn
-
-    texts = [raw(turn.text) if not turn.is_user else turn.text for turn in turns]
-    if turns and turns[-1].is_user:
+def reference_context(turns: Sequence, raw: Callable[[str], str] = restore_raw) -> list[tuple[Role, str]]:
+    """The context the models saw, as (speaker, text), from the dialogue's turns (`.role`,
+    `.text`): earlier replies as the page kept them (`raw`), the last user message repeated,
+    and speakers by position. Empty texts keep their position but are left out (the arena
+    stores no empty utterance, so KBRD, which kept them, sees the same context)."""
+    texts = [turn.text if turn.role == Role.USER else raw(turn.text) for turn in turns]
+    if turns and turns[-1].role == Role.USER:
         texts.append(turns[-1].text)
-    return [Turn(Role.USER if index % 2 == 0 else Role.AGENT, text) for index, text in enumerate(texts) if text]
+    return [(Role.USER if index % 2 == 0 else Role.AGENT, text) for index, text in enumerate(texts) if text]
 
 
 def barcor_reply(text: str) -> str:

@@ -231,7 +231,7 @@ class NeuralCRS(ConversationalRecommender):
         """The turns the models read: the dialogue's, or in reference mode the original's context."""
         if not self.runtime.reference:
             return turns
-        return reference.reference_turns(turns, self._raw_reply)
+        return [Turn(role, text) for role, text in reference.reference_context(turns, self._raw_reply)]
 
     def dialogue_details(self) -> dict[str, Any]:
         """Recorded in the metadata of every dialogue with this system."""

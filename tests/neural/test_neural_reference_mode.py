@@ -13,7 +13,7 @@ from arena.config import Settings
 from arena.dialogue import Dialogue, Role
 from arena.runner import DialogueRunner
 from crs.neural import VARIANTS, neural_specs
-from crs.neural.reference import barcor_reply, fill_placeholders, reference_turns
+from crs.neural.reference import barcor_reply, fill_placeholders, reference_context
 from crs.neural.system import Turn
 from crs.neural.variants import RuntimeOptions
 from tests.neural import reference_inputs as oracle
@@ -49,10 +49,10 @@ def test_reference_systems_run_fp32_with_the_original_bounds(reference_registry)
 def test_the_context_repeats_the_last_message_and_labels_by_position():
     turns = [Turn(Role.USER, "hi"), Turn(Role.AGENT, "I would recommend the following items:  \n1: A  \n2: B  \n3: C"),
              Turn(Role.USER, "more")]
-    context = reference_turns(turns)
-    assert [t.text for t in context] == ["hi", "I would recommend the following items:  \n1: A  \n2: B  \n3: C  \n",
-                                         "more", "more"]
-    assert [t.role for t in context] == [Role.USER, Role.AGENT, Role.USER, Role.AGENT]
+    context = reference_context(turns)
+    assert [text for _, text in context] == ["hi", "I would recommend the following items:  \n1: A  \n2: B  \n3: C  \n",
+                                             "more", "more"]
+    assert [role for role, _ in context] == [Role.USER, Role.AGENT, Role.USER, Role.AGENT]
 
 
 @pytest.mark.parametrize("name", ["kbrd_redial", "barcor_opendialkg", "unicrs_redial"])
