@@ -19,7 +19,7 @@ import hashlib
 import threading
 from abc import abstractmethod
 from collections import OrderedDict
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
@@ -249,14 +249,12 @@ class NeuralCRS(ConversationalRecommender):
         return "You might enjoy these:\n" + "\n".join(lines)
 
     # -- internals --------------------------------------------------------------
+    @contextmanager
     def _running(self):
         """One turn's context: this system's lock, threads, no autograd, device and precision."""
-        stack = ExitStack()
-        stack.enter_context(self._lock)
-        stack.enter_context(_threads(self.runtime.threads))
-        stack.enter_context(torch.inference_mode())
-        stack.enter_context(running_on(self.runtime.device, half=self.runtime.half_precision))
-        return stack
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), \
+                running_on(self.runtime.device, half=self.runtime.half_precision):
+            yield
 
     def _remember_raw(self, text: str) -> str:
         self._raw_replies.put(text.strip(), text)
