@@ -31,7 +31,7 @@ from crs.neural.reference import fill_placeholders
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_lenient, read_state_dict
+from crs.neural.weights import CheckpointMismatch, load_lenient, read_state_dict
 
 # The token standing for a masked movie in the training dialogues.
 MOVIE_TOKEN = {"redial": "<movie>", "opendialkg": "<mask>"}
@@ -55,9 +55,9 @@ def _mlp(width: int) -> nn.Sequential:
 class KGPrompt(nn.Module):
     """Parameter names of the original `KGPrompt` (built, as in CRS Arena, without prefix prompts)."""
 
-    # Prefix prompts trained alongside are not part of the module CRS Arena builds, so they
-    # were never used there; the graph's edges come from the KG files, not the checkpoint.
-    ignored_keys = (r"^(rec|conv)_prefix_(embeds$|proj\.)", r"^edge_(index|type)$")
+    # Prefix prompts trained alongside are not part of the module CRS Arena built, so they
+    # were never used there. (The graph's edges a checkpoint carries: `checkpoint_edges`.)
+    ignored_keys = (r"^(rec|conv)_prefix_(embeds$|proj\.)",)
 
     def __init__(self, hidden_size: int, token_hidden_size: int, n_head: int, n_layer: int, n_block: int,
                  n_entity: int, num_relations: int, num_bases: int):
@@ -79,6 +79,7 @@ class KGPrompt(nn.Module):
         self.cross_attn = nn.Linear(hidden_size, hidden_size, bias=False)
         self.prompt_proj1 = _mlp(hidden_size)
         self.prompt_proj2 = nn.Linear(hidden_size, n_layer * n_block * hidden_size)
+        self.graph_edges: Optional[tuple[torch.Tensor, torch.Tensor]] = None  # set at load
 
     def entity_embeddings(self, edge_index: torch.Tensor, edge_type: torch.Tensor) -> torch.Tensor:
         nodes = self.node_embeds
@@ -100,6 +101,22 @@ class KGPrompt(nn.Module):
         length = prompt.size(1)
         prompt = prompt.reshape(batch, length, self.n_layer, self.n_block, self.n_head, self.head_dim)
         return prompt.permute(2, 3, 0, 4, 1, 5)
+
+
+def checkpoint_edges(state: dict, kg: KnowledgeGraph, source: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The graph edges a prompt encoder runs on; removes them from `state`.
+
+    CRS Arena's module held the edges as parameters built from the KG files, so
+    `load_state_dict(strict=False)` replaced them with a checkpoint's own when it
+    carried them, and failed when their sizes differed: the same here.
+    """
+    built = dict(zip(("edge_index", "edge_type"), kg.edges))
+    found = {key: state.pop(key) for key in built if key in state}
+    shapes = [(key, tuple(found[key].shape), tuple(built[key].shape))
+              for key in found if tuple(found[key].shape) != tuple(built[key].shape)]
+    if shapes:
+        raise CheckpointMismatch(source, shapes=shapes)
+    return tuple(found.get(key, built[key]).long() for key in ("edge_index", "edge_type"))
 
 
 @dataclass
@@ -131,8 +148,8 @@ class UniCRS(NeuralCRS):
         self.bot_prompt = encoder.ids(SYSTEM_PROMPT)
         self.option_ids = [encoder.first_id(letter) for letter in self.options]
         with torch.inference_mode():  # constant at inference: computed once
-            self.rec_entities = rec_prompt.entity_embeddings(*kg.edges)
-            self.conv_entities = conv_prompt.entity_embeddings(*kg.edges)
+            self.rec_entities = rec_prompt.entity_embeddings(*(rec_prompt.graph_edges or kg.edges))
+            self.conv_entities = conv_prompt.entity_embeddings(*(conv_prompt.graph_edges or kg.edges))
 
     @classmethod
     def build_prompt(cls, variant: Variant, kg: KnowledgeGraph, gpt2: GPT2LMHeadModel, roberta: RobertaModel) -> KGPrompt:
@@ -147,8 +164,11 @@ class UniCRS(NeuralCRS):
         prompts, reports = [], []
         for folder in (rec_dir, conv_dir):
             prompt = cls.build_prompt(variant, kg, gpt2, roberta)
+            source = str(folder / "model.pt")
+            state = read_state_dict(folder / "model.pt")
+            prompt.graph_edges = checkpoint_edges(state, kg, source)
             # CRS Arena loaded these with load_state_dict(strict=False): nothing but a shape is fatal.
-            reports.append(load_lenient(prompt, read_state_dict(folder / "model.pt"), str(folder / "model.pt")))
+            reports.append(load_lenient(prompt, state, source))
             prompts.append(prompt)
         system = cls(variant, kg, encoder, prompt_encoder, gpt2, roberta, *prompts, linker, items, options)
         system.load_reports = [*getattr(gpt2, "load_reports", []), *getattr(roberta, "load_reports", []), *reports]

@@ -93,7 +93,7 @@ def test_unicrs_prompt_encoder_loads_as_with_strict_false(tiny_models, tmp_path,
     system = load("unicrs_opendialkg", models, hf_cache, test_options)
     conv = report_of(system, "unicrs_conv_opendialkg")
     assert conv.missing == ["prompt_proj2.weight"] and conv.unexpected == []
-    assert "conv_prefix_embeds" in conv.ignored and "edge_index" in conv.ignored and "edge_type" in conv.ignored
+    assert "conv_prefix_embeds" in conv.ignored and "conv_prefix_proj.0.weight" in conv.ignored
     rec = report_of(system, "unicrs_rec_opendialkg")
     assert rec.exact and "rec_prefix_embeds" in rec.ignored
     assert "prompt_proj2.weight" in conv.summary() and "ignored" in rec.summary()
@@ -101,6 +101,26 @@ def test_unicrs_prompt_encoder_loads_as_with_strict_false(tiny_models, tmp_path,
     state["prompt_proj1.0.weight"] = state["prompt_proj1.0.weight"][:-1]
     torch.save(state, path)
     with pytest.raises(CheckpointMismatch, match=r"shape mismatch: prompt_proj1\.0\.weight"):
+        load("unicrs_opendialkg", models, hf_cache, test_options)
+
+
+def test_unicrs_runs_on_the_edges_its_checkpoint_carries(tiny_models, tmp_path, hf_cache, test_options):
+    """CRS Arena's prompt encoder held the graph's edges as parameters: a checkpoint's own edges
+    replaced those built from the KG files, and edges of another size stopped the load."""
+    models = copy_models(tiny_models, tmp_path, ["unicrs_rec_opendialkg", "unicrs_conv_opendialkg"])
+    path = models / "unicrs_conv_opendialkg" / "model.pt"
+    state = torch.load(path, weights_only=True)
+    first = load("unicrs_opendialkg", models, hf_cache, test_options)
+    state["edge_type"] = state["edge_type"].roll(1)  # same size, other relations
+    torch.save(state, path)
+    system = load("unicrs_opendialkg", models, hf_cache, test_options)
+    assert torch.equal(system.conv_prompt.graph_edges[1], state["edge_type"])
+    assert not torch.allclose(system.conv_entities, first.conv_entities)
+    torch.testing.assert_close(system.rec_entities, first.rec_entities)  # its own edges: unchanged
+
+    state["edge_index"] = state["edge_index"][:, :-2]
+    torch.save(state, path)
+    with pytest.raises(CheckpointMismatch, match=r"shape mismatch: edge_index"):
         load("unicrs_opendialkg", models, hf_cache, test_options)
 
 

@@ -83,7 +83,7 @@ def _agree(link, names, entity2id, messages):
 
 
 # The literal rule scores every name (about 0.4 s a message on ReDial's graph): the fast
-# tests take a sample, the slow one 800 recorded messages.
+# tests take a sample, the slow one 400 recorded messages.
 @pytest.mark.parametrize("name, recorded", [("kbrd_redial", 25), ("unicrs_opendialkg", 50)])
 def test_linker_follows_the_reference_rule(reference_registry, name, recorded):
     crs = reference_registry.get(name)
@@ -97,7 +97,7 @@ def test_linker_follows_the_reference_rule(reference_registry, name, recorded):
 @pytest.mark.slow
 def test_linker_follows_the_reference_rule_on_many_recorded_messages(reference_registry):
     crs = reference_registry.get("kbrd_redial")
-    messages = redial_user_messages(800)
+    messages = redial_user_messages(400)
     assert _agree(crs._linker, list(crs.kg.entity2id), crs.kg.entity2id, messages) == []
 
 
