@@ -126,6 +126,8 @@ class Settings(BaseSettings):
     neural_threads: int = Field(1, ge=0)  # 0: torch's default
     neural_max_new_tokens: int = Field(64, ge=0)  # 0: the originals' bounds
     neural_quantize: Literal["auto", "1", "0"] = "auto"
+    # arena: the project's choices; reference: the inputs and outputs of the code CRS Arena ran
+    neural_mode: Literal["arena", "reference"] = "arena"
     # -- retrieval and scoring ---------------------------------------------------------
     embed_threads: int = Field(1, ge=0)  # 0: torch's default
     score_metrics: Optional[str] = None  # None: the app's default for the provider
@@ -220,6 +222,11 @@ class Settings(BaseSettings):
     @classmethod
     def _upper(cls, value: Any) -> Any:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("neural_mode", mode="before")
+    @classmethod
+    def _mode_choice(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("neural_quantize", mode="before")
     @classmethod

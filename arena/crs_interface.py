@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, RecommendedItem
 
@@ -21,6 +21,11 @@ class ConversationalRecommender(ABC):
     @abstractmethod
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         """Return the next system utterance and the items it recommends (best first)."""
+
+    def dialogue_details(self) -> dict[str, Any]:
+        """Settings that shape this system's replies, recorded in the metadata of every
+        dialogue with it (e.g. the neural systems' mode); none by default."""
+        return {}
 
 
 class CRSUnavailable(RuntimeError):

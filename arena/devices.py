@@ -41,14 +41,15 @@ def half_dtype() -> Any:
 
 
 @contextmanager
-def running_on(device: Optional[str]) -> Iterator[None]:
-    """New tensors on `device` and, on a GPU, 16-bit autocast; on CPU (or None) nothing at all."""
+def running_on(device: Optional[str], half: bool = True) -> Iterator[None]:
+    """New tensors on `device` and, on a GPU, 16-bit autocast unless `half` is False;
+    on CPU (or None) nothing at all."""
     if device in (None, "cpu"):
         yield
         return
     import torch
 
-    with torch.device(device), torch.autocast(device_type="cuda", dtype=half_dtype()):
+    with torch.device(device), torch.autocast(device_type="cuda", dtype=half_dtype(), enabled=half):
         yield
 
 

@@ -84,6 +84,9 @@ class DialogueRunner:
         if self.turns_left(dialogue) == 0:
             raise DialogueEnded(f"This conversation reached its limit of {self.max_turns} turns.")
         text = validate_message(text, self.max_message_chars)
+        details = getattr(self.crs, "dialogue_details", None)
+        if callable(details):  # recorded before the reply, so a failed turn still says how the system ran
+            dialogue.metadata.update(details())
         dialogue.add_user(text)
         reply = self._ask_crs(dialogue)
         if self.turns_left(dialogue) == 0:

@@ -16,6 +16,10 @@ tokens).
 
     python benchmarks/neural_latency.py [--systems kbrd_redial,...] [--threads 1,2]
                                         [--max-new-tokens 64,24,0] [--quantize auto,0,1] [--turns 50]
+                                        [--mode arena,reference]
+
+`--mode reference` (ARENA_NEURAL_MODE=reference) runs fp32 with the originals' bounds whatever
+--quantize and --max-new-tokens say, and links entities with the original's rule.
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ def dialogues(dataset: str, count: int, seed: int = 0) -> list[list[str]]:
     return [[u for i, u in enumerate(ctx) if i % 2 == 0 and u.strip()] for ctx in pool[:count]]
 
 
-def run_one(name: str, models_dir: Path, turns: int, threads: int, max_new: int, quantize: str) -> dict:
+def run_one(name: str, models_dir: Path, turns: int, threads: int, max_new: int, quantize: str,
+            neural_mode: str = "arena") -> dict:
     import torch
 
     from arena.config import Settings
@@ -85,7 +90,7 @@ def run_one(name: str, models_dir: Path, turns: int, threads: int, max_new: int,
     from crs.neural.variants import VARIANTS, RuntimeOptions
 
     mode = {"auto": None, "1": True, "0": False}[quantize]
-    options = RuntimeOptions(threads=threads, max_new_tokens=max_new or None, quantize=mode)
+    options = RuntimeOptions(threads=threads, max_new_tokens=max_new or None, quantize=mode, mode=neural_mode)
     settings = Settings.from_env(models_dir=models_dir)
     spec = next(s for s in neural_specs(settings, options=options) if s.name == name)
     problem = spec.check()
@@ -116,7 +121,8 @@ def run_one(name: str, models_dir: Path, turns: int, threads: int, max_new: int,
             context_tokens.append(sum(len(u.text.split()) for u in dialogue.utterances))
     ordered = sorted(latencies)
     return {
-        "system": name, "threads": threads, "max_new_tokens": max_new or "original",
+        "system": name, "mode": neural_mode, "threads": threads,
+        "max_new_tokens": "original" if options.reference or not max_new else max_new,
         "quantized": options.quantizes(VARIANTS[name].family),
         "turns": len(latencies), "recommend_turns": actions.count("recommend"),
         "p50_s": round(statistics.median(ordered), 3),
@@ -138,26 +144,28 @@ def main() -> None:
     parser.add_argument("--max-new-tokens", default="64,24", help="reply length bounds; 0 = the originals'")
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--quantize", default="auto", help="comma-separated: 0 (fp32), 1 (int8), auto")
+    parser.add_argument("--mode", default="arena", help="comma-separated neural modes: arena, reference")
     parser.add_argument("--models-dir", default=str(OUT))
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one configuration
     args = parser.parse_args()
     models_dir = Path(args.models_dir)
     if args.one:
-        name, threads, max_new, quantize = args.one.split(":")
-        print(json.dumps(run_one(name, models_dir, args.turns, int(threads), int(max_new), quantize)))
+        name, threads, max_new, quantize, neural_mode = args.one.split(":")
+        print(json.dumps(run_one(name, models_dir, args.turns, int(threads), int(max_new), quantize, neural_mode)))
         return
     ensure_models(models_dir)
     rows = []
     configurations = [
-        (name, threads, max_new, quantize)
+        (name, threads, max_new, quantize, neural_mode)
+        for neural_mode in args.mode.split(",")
         for name in args.systems.split(",")
         for quantize in args.quantize.split(",")
         for max_new in (int(x) for x in args.max_new_tokens.split(","))
         for threads in (int(x) for x in args.threads.split(","))
     ]
-    for name, threads, max_new, quantize in configurations:
-        command = [sys.executable, __file__, "--one", f"{name}:{threads}:{max_new}:{quantize}",
+    for name, threads, max_new, quantize, neural_mode in configurations:
+        command = [sys.executable, __file__, "--one", f"{name}:{threads}:{max_new}:{quantize}:{neural_mode}",
                    "--turns", str(args.turns), "--models-dir", str(models_dir)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
@@ -166,7 +174,7 @@ def main() -> None:
         row = json.loads(done.stdout.strip().splitlines()[-1])
         rows.append(row)
         print(
-            f"{row['system']:<18} threads={threads} new_tokens={row['max_new_tokens']!s:<8} "
+            f"{row['system']:<18} mode={neural_mode} threads={threads} new_tokens={row['max_new_tokens']!s:<8} "
             f"int8={int(row['quantized'])} p50={row['p50_s']:.3f}s p95={row['p95_s']:.3f}s "
             f"mean={row['mean_s']:.3f}s cpu p50={row.get('cpu_p50_s', float('nan')):.3f}s "
             f"p95={row.get('cpu_p95_s', float('nan')):.3f}s rec={row['recommend_turns']}"

@@ -19,6 +19,8 @@ _EXPORTS = {
     "Variant": "crs.neural.variants",
     "RuntimeOptions": "crs.neural.variants",
     "CheckpointMismatch": "crs.neural.weights",
+    "LoadReport": "crs.neural.weights",
+    "Tolerance": "crs.neural.weights",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -16,6 +16,7 @@ import torch
 
 from crs.neural.decoding import DecodingRules, GenerationDefaults, bart_reply_rules, greedy
 from crs.neural.kg import KnowledgeGraph
+from crs.neural.reference import barcor_reply
 from crs.neural.networks import (
     BART_OPTIONAL_KEYS,
     BartForConditionalGeneration,
@@ -27,7 +28,7 @@ from crs.neural.networks import (
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_strict, read_json, read_state_dict
+from crs.neural.weights import load_lenient, read_json, read_state_dict
 
 SPEAKERS = {True: "User: ", False: "System: "}
 
@@ -65,13 +66,17 @@ class BARCOR(NeuralCRS):
         # The original sizes the classifier by the KG, whatever the config's labels say.
         rec_config = bart_config(read_json(rec_dir / "config.json"), num_labels=kg.num_entities)
         recommender = BartForSequenceClassification(rec_config)
-        load_strict(recommender, read_state_dict(rec_dir), str(rec_dir))
+        # Both were loaded with from_pretrained in CRS Arena: missing and unexpected keys are reported.
+        reports = [load_lenient(recommender, read_state_dict(rec_dir), str(rec_dir))]
         conv_config = read_json(conv_dir / "config.json")
         generator = BartForConditionalGeneration(bart_config(conv_config))
-        load_strict(generator, read_state_dict(conv_dir), str(conv_dir), optional_keys=BART_OPTIONAL_KEYS)
+        reports.append(load_lenient(generator, read_state_dict(conv_dir), str(conv_dir),
+                                    optional_keys=BART_OPTIONAL_KEYS))
         generation = conv_dir / "generation_config.json"
         defaults = GenerationDefaults.from_configs(conv_config, read_json(generation) if generation.is_file() else {})
-        return cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
+        system = cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
+        system.load_reports = reports
+        return system
 
     def _entities(self, turns: list[Turn]) -> list[int]:
         return []  # BARCOR's models read text only
@@ -108,7 +113,7 @@ class BARCOR(NeuralCRS):
         rules = bart_reply_rules(self.generator.config.eos_token_id, self.defaults, inputs.padded_ids)
         new, _ = self._run(inputs, rules, self.runtime.response_limit(self.variant.resp_max_length - 1))
         text = self.encoder.decode(new, skip_special_tokens=True)
-        return _strip_speaker(text)
+        return barcor_reply(text) if self.runtime.reference else _strip_speaker(text)
 
     def rank(self, inputs: _Inputs, k: int) -> list[int]:
         # The library's classifier reads the decoder state at the last end token: here the last token.

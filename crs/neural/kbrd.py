@@ -23,7 +23,7 @@ from crs.neural.networks import BART_OPTIONAL_KEYS, BartSteps, KBRDGenerator, ba
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_strict, read_json, read_state_dict
+from crs.neural.weights import load_lenient, load_strict, read_json, read_state_dict
 
 
 class KBRDRecommender(nn.Module):
@@ -51,6 +51,7 @@ class KBRDRecommender(nn.Module):
 class _Inputs:
     context_ids: list[int]
     padded_ids: list[int]  # as the original's encoder saw them (for its n-gram rule)
+    entity_ids: list[int]  # the user's entities as the recommender reads them (padding entity when none)
     user: torch.Tensor
     encoder_states: torch.Tensor
 
@@ -77,21 +78,27 @@ class KBRD(NeuralCRS):
     def load(cls, variant: Variant, rec_dir: Path, conv_dir: Path, kg: KnowledgeGraph, encoder: Encoder,
              linker, items, options: Optional[RuntimeOptions] = None) -> "KBRD":
         recommender = KBRDRecommender(variant.hidden_size, kg.num_relations, variant.num_bases, kg.num_entities)
-        load_strict(recommender, read_state_dict(rec_dir / "model.pt"), str(rec_dir / "model.pt"))
+        # As CRS Arena loaded them: the recommender with torch's strict load_state_dict, the
+        # generator with from_pretrained (missing and unexpected keys reported, not fatal).
+        reports = [load_strict(recommender, read_state_dict(rec_dir / "model.pt"), str(rec_dir / "model.pt"))]
         config = read_json(conv_dir / "config.json")
         generator = KBRDGenerator(bart_config(config), user_hidden_size=variant.entity_hidden_size)
-        load_strict(generator, read_state_dict(conv_dir), str(conv_dir), optional_keys=BART_OPTIONAL_KEYS)
+        reports.append(load_lenient(generator, read_state_dict(conv_dir), str(conv_dir),
+                                    optional_keys=BART_OPTIONAL_KEYS))
         generation = conv_dir / "generation_config.json"
         defaults = GenerationDefaults.from_configs(config, read_json(generation) if generation.is_file() else {})
-        return cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
+        system = cls(variant, kg, encoder, recommender, generator, defaults, linker, items, options)
+        system.load_reports = reports
+        return system
 
     def prepare(self, turns: list[Turn], entities: list[int]) -> _Inputs:
         context = self.encoder.sep_token.join(turn.text for turn in turns)
         ids = self.encoder.encode(context, self.variant.context_max_length)
         padded = ids + [self.encoder.pad_token_id] * (pad_length(len(ids), self.variant.context_max_length) - len(ids))
-        entity_ids = torch.tensor([entities or [self.kg.pad_id]])
+        entity_list = list(entities) or [self.kg.pad_id]
+        entity_ids = torch.tensor([entity_list])
         user = self.recommender.user_embedding(self.nodes, entity_ids, entity_ids.ne(self.kg.pad_id))
-        return _Inputs(ids, padded, user, encode_bart(self.generator, ids))
+        return _Inputs(ids, padded, entity_list, user, encode_bart(self.generator, ids))
 
     def _stepper(self, inputs: _Inputs) -> BartSteps:
         return BartSteps(self.generator, inputs.encoder_states, inputs.user)

@@ -25,7 +25,7 @@ from crs.neural.networks import (
 from crs.neural.system import catalog_items, catalog_linker
 from crs.neural.text import Encoder, load_tokenizer
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_strict, read_json, read_state_dict, strip_prefix
+from crs.neural.weights import load_lenient, read_json, read_state_dict, strip_prefix
 
 NEW_TOKEN_SEED = 42
 
@@ -62,26 +62,35 @@ def load_gpt2(path: Path, vocab_size: int) -> GPT2LMHeadModel:
     state = read_state_dict(path)
     if not any(key.startswith("transformer.") for key in state):  # saved without the LM head wrapper
         state = {(k if k.startswith("lm_head.") else f"transformer.{k}"): v for k, v in state.items()}
-    load_strict(model, state, str(path), ignored_keys=GPT2_IGNORED_KEYS)
+    # from_pretrained in CRS Arena: missing and unexpected keys are reported, not fatal.
+    report = load_lenient(model, state, str(path), ignored_keys=GPT2_IGNORED_KEYS)
     model.transformer.wte = resize_embedding(model.transformer.wte, vocab_size, config.initializer_range)
     model.lm_head.weight = model.transformer.wte.weight  # the head stays tied to the grown table
     model.config.vocab_size = vocab_size
+    model.load_reports = [report]
     return model.eval().requires_grad_(False)
 
 
 def load_roberta(path: Path, vocab_size: int) -> RobertaModel:
     config = RobertaConfig.from_dict(read_json(path / "config.json"))
     model = RobertaModel(config, add_pooling_layer=False)
-    load_strict(model, strip_prefix(read_state_dict(path), "roberta."), str(path), ignored_keys=ROBERTA_IGNORED_KEYS)
+    report = load_lenient(model, strip_prefix(read_state_dict(path), "roberta."), str(path),
+                          ignored_keys=ROBERTA_IGNORED_KEYS)
     model.embeddings.word_embeddings = resize_embedding(model.embeddings.word_embeddings, vocab_size,
                                                         config.initializer_range)
     model.config.vocab_size = vocab_size
+    model.load_reports = [report]
     return model.eval().requires_grad_(False)
 
 
 def build(variant: Variant, models_dir: Path, base: dict[str, Path], kg: KnowledgeGraph, catalog: Any,
           options: RuntimeOptions, shared: Callable[[tuple, Callable[[], Any]], Any]):
-    linker = catalog_linker(catalog, kg)
+    if options.reference:  # the original's rule over every graph name
+        from crs.neural.reference import reference_linker
+
+        linker = reference_linker(kg)
+    else:
+        linker = catalog_linker(catalog, kg)
     items = catalog_items(catalog, kg, variant.dataset)
     rec_dir, conv_dir = (Path(models_dir) / folder for folder in variant.folders)
     quantize = options.quantizes(variant.family)
@@ -117,7 +126,7 @@ def build(variant: Variant, models_dir: Path, base: dict[str, Path], kg: Knowled
             module = getattr(system, attribute, None)
             if isinstance(module, nn.Module) and not (variant.family == "kbrd" and attribute == "recommender"):
                 _maybe_quantize(module, True)
-    if catalog is not None:
+    if catalog is not None and not options.reference:  # the original passed its replies on unchanged
         from crs.reply_check import enforce_shown_titles
 
         system.reply_check = lambda text: enforce_shown_titles(text, [], catalog)

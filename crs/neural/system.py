@@ -7,6 +7,10 @@ large penalty for letters chosen earlier in the dialogue, decides whether
 the reply is the generated utterance or the top-ranked items. That penalty
 is dialogue state; here it is recomputed from the dialogue itself (and
 memoised by dialogue prefix), so `respond` needs nothing but the dialogue.
+
+In reference mode (`RuntimeOptions.mode`) the context, the recommendation
+turn and the final steps of a chat reply are those of the code CRS Arena ran
+(`crs.neural.reference`).
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import torch
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from arena.devices import move_tensors, running_on
+from crs.neural import reference
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.variants import RuntimeOptions
+from crs.neural.weights import LoadReport
 
 # Option letters per dataset; the last one means "recommend now" (as in CRS Arena).
 POLICY_OPTIONS = {"redial": ("A", "B", "C", "D"), "opendialkg": ("A", "B", "C", "D", "E")}
@@ -151,8 +157,8 @@ class NeuralCRS(ConversationalRecommender):
         self.kg = kg
         self.options = POLICY_OPTIONS[dataset]
         self.entity_max_length = entity_max_length
-        self.shown = shown
         self.runtime = options or RuntimeOptions()
+        self.shown = reference.SHOWN if self.runtime.reference else shown
         self._linker = linker
         self._items = items
         # The last step of a generated (chat) reply: `load` sets the one title check every
@@ -160,6 +166,9 @@ class NeuralCRS(ConversationalRecommender):
         self.reply_check: Callable[[str], str] = lambda text: text
         self._links = _LRU(20000)
         self._policy = _LRU(20000)
+        # Reference mode: this system's replies as it made them (the dialogue stores them stripped).
+        self._raw_replies = _LRU(20000)
+        self.load_reports: list[LoadReport] = []  # what loading each checkpoint left out
         # One turn at a time per system: on a small CPU, parallel forwards only slow each other down.
         self._lock = threading.RLock()
 
@@ -187,23 +196,46 @@ class NeuralCRS(ConversationalRecommender):
 
     def reply(self, dialogue: Dialogue) -> NeuralReply:
         turns, done = self._turns(dialogue)
-        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), running_on(self.runtime.device):
+        with self._running():
             state = self._state_before(turns, done)
-            inputs = self.prepare(turns, self._entities(turns))
+            inputs = self.inputs(turns)
             option, state_after = self._choose(inputs, state)
             self._policy.put(_prefix_key(turns), state_after)
             if option == self.options[-1]:
-                ranking = self._to_items(self.rank(inputs, TOP_K_KEPT))
+                entity_ids = self.rank(inputs, TOP_K_KEPT)
+                ranking = self._to_items(entity_ids)
                 shown = ranking[: self.shown]
-                return NeuralReply(self.recommendation_text(shown), shown, ranking, "recommend", option)
+                if self.runtime.reference:
+                    names = [self.kg.id2entity.get(eid, str(eid)) for eid in entity_ids[: self.shown]]
+                    text = self._remember_raw(reference.recommendation_text(names))
+                else:
+                    text = self.recommendation_text(shown)
+                return NeuralReply(text, shown, ranking, "recommend", option)
+            if self.runtime.reference:  # the reply as the original made it: no filter, no fallback
+                return NeuralReply(self._remember_raw(self.generate(inputs)), [], [], "chat", option)
             text = self.reply_check(self.generate(inputs).strip()) or CHAT_FALLBACK
             return NeuralReply(text, [], [], "chat", option)
 
     def recommend(self, dialogue: Dialogue, k: int = TOP_K_KEPT) -> list[RecommendedItem]:
         """The system's item ranking for the dialogue so far, whatever the policy says."""
         turns, _ = self._turns(dialogue)
-        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), running_on(self.runtime.device):
-            return self._to_items(self.rank(self.prepare(turns, self._entities(turns)), k))
+        with self._running():
+            return self._to_items(self.rank(self.inputs(turns), k))
+
+    def inputs(self, turns: list[Turn]) -> Any:
+        """Model inputs for the dialogue so far, in this system's mode."""
+        context = self.context_turns(turns)
+        return self.prepare(context, self._entities(context))
+
+    def context_turns(self, turns: list[Turn]) -> list[Turn]:
+        """The turns the models read: the dialogue's, or in reference mode the original's context."""
+        if not self.runtime.reference:
+            return turns
+        return [Turn(role, text) for role, text in reference.reference_context(turns, self._raw_reply)]
+
+    def dialogue_details(self) -> dict[str, Any]:
+        """Recorded in the metadata of every dialogue with this system."""
+        return {"neural_mode": self.runtime.mode}
 
     def to_device(self, device: str) -> "NeuralCRS":
         """Move the models and precomputed tensors to `device`; later turns run there (16-bit on a GPU)."""
@@ -217,6 +249,22 @@ class NeuralCRS(ConversationalRecommender):
         return "You might enjoy these:\n" + "\n".join(lines)
 
     # -- internals --------------------------------------------------------------
+    @contextmanager
+    def _running(self):
+        """One turn's context: this system's lock, threads, no autograd, device and precision."""
+        with self._lock, _threads(self.runtime.threads), torch.inference_mode(), \
+                running_on(self.runtime.device, half=self.runtime.half_precision):
+            yield
+
+    def _remember_raw(self, text: str) -> str:
+        self._raw_replies.put(text.strip(), text)
+        return text
+
+    def _raw_reply(self, stored: str) -> str:
+        """An earlier reply as the original's page kept it (unstripped) where this process made it."""
+        raw = self._raw_replies.get(stored)
+        return raw if raw is not None else reference.restore_raw(stored)
+
     @staticmethod
     def _turns(dialogue: Dialogue) -> tuple[list[Turn], list[int]]:
         """The dialogue as turns, and the indexes of replies this system produced
@@ -262,7 +310,7 @@ class NeuralCRS(ConversationalRecommender):
             pending.append(index)
         for index in reversed(pending):
             prefix = turns[:index]
-            _, state = self._choose(self.prepare(prefix, self._entities(prefix)), state)
+            _, state = self._choose(self.inputs(prefix), state)
             self._policy.put(_prefix_key(prefix), state)
         return state
 

@@ -27,10 +27,11 @@ from crs.neural.decoding import DecodingRules, greedy
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.layers import RGCNConv
 from crs.neural.networks import GPT2LMHeadModel, RobertaModel, gpt2_forward, prompt_cache
+from crs.neural.reference import fill_placeholders
 from crs.neural.system import NeuralCRS, Turn
 from crs.neural.text import Encoder, pad_length
 from crs.neural.variants import RuntimeOptions, Variant
-from crs.neural.weights import load_strict, read_state_dict
+from crs.neural.weights import CheckpointMismatch, load_lenient, read_state_dict
 
 # The token standing for a masked movie in the training dialogues.
 MOVIE_TOKEN = {"redial": "<movie>", "opendialkg": "<mask>"}
@@ -54,9 +55,9 @@ def _mlp(width: int) -> nn.Sequential:
 class KGPrompt(nn.Module):
     """Parameter names of the original `KGPrompt` (built, as in CRS Arena, without prefix prompts)."""
 
-    # Prefix prompts trained alongside are not part of the module CRS Arena builds, so they
-    # were never used there; the graph's edges come from the KG files, not the checkpoint.
-    ignored_keys = (r"^(rec|conv)_prefix_(embeds$|proj\.)", r"^edge_(index|type)$")
+    # Prefix prompts trained alongside are not part of the module CRS Arena built, so they
+    # were never used there. (The graph's edges a checkpoint carries: `checkpoint_edges`.)
+    ignored_keys = (r"^(rec|conv)_prefix_(embeds$|proj\.)",)
 
     def __init__(self, hidden_size: int, token_hidden_size: int, n_head: int, n_layer: int, n_block: int,
                  n_entity: int, num_relations: int, num_bases: int):
@@ -78,6 +79,7 @@ class KGPrompt(nn.Module):
         self.cross_attn = nn.Linear(hidden_size, hidden_size, bias=False)
         self.prompt_proj1 = _mlp(hidden_size)
         self.prompt_proj2 = nn.Linear(hidden_size, n_layer * n_block * hidden_size)
+        self.graph_edges: Optional[tuple[torch.Tensor, torch.Tensor]] = None  # set at load
 
     def entity_embeddings(self, edge_index: torch.Tensor, edge_type: torch.Tensor) -> torch.Tensor:
         nodes = self.node_embeds
@@ -101,10 +103,27 @@ class KGPrompt(nn.Module):
         return prompt.permute(2, 3, 0, 4, 1, 5)
 
 
+def checkpoint_edges(state: dict, kg: KnowledgeGraph, source: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The graph edges a prompt encoder runs on; removes them from `state`.
+
+    CRS Arena's module held the edges as parameters built from the KG files, so
+    `load_state_dict(strict=False)` replaced them with a checkpoint's own when it
+    carried them, and failed when their sizes differed: the same here.
+    """
+    built = dict(zip(("edge_index", "edge_type"), kg.edges))
+    found = {key: state.pop(key) for key in built if key in state}
+    shapes = [(key, tuple(found[key].shape), tuple(built[key].shape))
+              for key in found if tuple(found[key].shape) != tuple(built[key].shape)]
+    if shapes:
+        raise CheckpointMismatch(source, shapes=shapes)
+    return tuple(found.get(key, built[key]).long() for key in ("edge_index", "edge_type"))
+
+
 @dataclass
 class _Inputs:
     context_ids: list[int]  # DialoGPT ids of the dialogue (truncated, no padding)
     entity_ids: torch.Tensor
+    prompt_ids: list[int]  # RoBERTa ids of the prompt text, padded as the original padded them
     token_embeds: torch.Tensor  # RoBERTa states of the padded prompt text
     state: dict = field(default_factory=dict)
 
@@ -129,8 +148,8 @@ class UniCRS(NeuralCRS):
         self.bot_prompt = encoder.ids(SYSTEM_PROMPT)
         self.option_ids = [encoder.first_id(letter) for letter in self.options]
         with torch.inference_mode():  # constant at inference: computed once
-            self.rec_entities = rec_prompt.entity_embeddings(*kg.edges)
-            self.conv_entities = conv_prompt.entity_embeddings(*kg.edges)
+            self.rec_entities = rec_prompt.entity_embeddings(*(rec_prompt.graph_edges or kg.edges))
+            self.conv_entities = conv_prompt.entity_embeddings(*(conv_prompt.graph_edges or kg.edges))
 
     @classmethod
     def build_prompt(cls, variant: Variant, kg: KnowledgeGraph, gpt2: GPT2LMHeadModel, roberta: RobertaModel) -> KGPrompt:
@@ -142,12 +161,18 @@ class UniCRS(NeuralCRS):
     def load(cls, variant: Variant, rec_dir: Path, conv_dir: Path, kg: KnowledgeGraph, encoder: Encoder,
              prompt_encoder: Encoder, gpt2: GPT2LMHeadModel, roberta: RobertaModel, linker, items,
              options: Optional[RuntimeOptions] = None) -> "UniCRS":
-        prompts = []
+        prompts, reports = [], []
         for folder in (rec_dir, conv_dir):
             prompt = cls.build_prompt(variant, kg, gpt2, roberta)
-            load_strict(prompt, read_state_dict(folder / "model.pt"), str(folder / "model.pt"))
+            source = str(folder / "model.pt")
+            state = read_state_dict(folder / "model.pt")
+            prompt.graph_edges = checkpoint_edges(state, kg, source)
+            # CRS Arena loaded these with load_state_dict(strict=False): nothing but a shape is fatal.
+            reports.append(load_lenient(prompt, state, source))
             prompts.append(prompt)
-        return cls(variant, kg, encoder, prompt_encoder, gpt2, roberta, *prompts, linker, items, options)
+        system = cls(variant, kg, encoder, prompt_encoder, gpt2, roberta, *prompts, linker, items, options)
+        system.load_reports = [*getattr(gpt2, "load_reports", []), *getattr(roberta, "load_reports", []), *reports]
+        return system
 
     def prepare(self, turns: list[Turn], entities: list[int]) -> _Inputs:
         texts = speaker_texts(turns)
@@ -162,21 +187,26 @@ class UniCRS(NeuralCRS):
         token_embeds = self.roberta(input_ids=torch.tensor([prompt_ids]),
                                     attention_mask=torch.tensor([mask])).last_hidden_state
         entity_ids = torch.tensor([entities or [self.kg.pad_id]])
-        return _Inputs(context_ids, entity_ids, token_embeds)
+        return _Inputs(context_ids, entity_ids, prompt_ids, token_embeds)
 
     def _prefill(self, inputs: _Inputs) -> torch.Tensor:
         """Conversation prompt + dialogue + "System:" through DialoGPT; logits of the first reply token."""
         if "logits" not in inputs.state:
             prompt = self.conv_prompt(self.conv_entities[inputs.entity_ids], inputs.token_embeds, output_entity=False)
-            ids = inputs.context_ids + self.bot_prompt
-            # The original left-padded to a fixed length and let positions count the padding.
-            limit = self.variant.context_max_length + len(self.bot_prompt)
-            offset = pad_length(len(ids), limit) - len(ids)
+            ids, offset = self.generation_layout(inputs)
             cache = prompt_cache(prompt)
             hidden = gpt2_forward(self.gpt2, ids, offset, cache)
             inputs.state.update(cache=cache, ids=ids, next_position=offset + len(ids))
             inputs.state["logits"] = self.gpt2.lm_head(hidden)[0]
         return inputs.state["logits"]
+
+    def generation_layout(self, inputs: _Inputs) -> tuple[list[int], int]:
+        """The ids DialoGPT reads before its reply (dialogue + "System:") and how many padding
+        positions precede them: the original left-padded to a fixed length and let positions
+        count the padding."""
+        ids = inputs.context_ids + self.bot_prompt
+        limit = self.variant.context_max_length + len(self.bot_prompt)
+        return ids, pad_length(len(ids), limit) - len(ids)
 
     def option_scores(self, inputs: _Inputs) -> torch.Tensor:
         rules = DecodingRules(eos_token_id=self.eos_id, min_new_tokens=1)
@@ -200,6 +230,10 @@ class UniCRS(NeuralCRS):
 
     def _fill_items(self, inputs: _Inputs, text: str) -> str:
         """Put recommended item names where the reply has a movie placeholder."""
+        if self.runtime.reference:  # only "<pad>", by the graph's names of the 50 best
+            if ARENA_FILL_TOKEN not in text:
+                return text
+            return fill_placeholders(text, [self.kg.id2entity.get(e, str(e)) for e in self.rank(inputs, 50)])
         tokens = [t for t in dict.fromkeys((ARENA_FILL_TOKEN, MOVIE_TOKEN[self.dataset])) if t in text]
         if not tokens:
             return text

@@ -121,28 +121,54 @@ DEFAULT_THREADS = 1
 QUANTIZED_BY_DEFAULT = ("barcor", "unicrs")
 
 
+# ARENA_NEURAL_MODE: `arena` keeps the project's choices (README, "Neural systems: arena vs
+# reference mode"); `reference` reproduces the inputs and outputs of the code CRS Arena ran.
+MODES = ("arena", "reference")
+
+
 @dataclass(frozen=True)
 class RuntimeOptions:
     """Inference knobs, from the settings:
     ARENA_NEURAL_THREADS (torch threads per turn, default 1; 0 = torch's default),
     ARENA_NEURAL_MAX_NEW_TOKENS (reply length bound, default 64; 0 = the originals' bounds),
-    ARENA_NEURAL_QUANTIZE: auto (default: BARCOR and UniCRS), 1 (all), 0 (none, exact fp32)."""
+    ARENA_NEURAL_QUANTIZE: auto (default: BARCOR and UniCRS), 1 (all), 0 (none, exact fp32),
+    ARENA_NEURAL_MODE: arena (default) or reference, which overrides the two before it and
+    the GPU's 16-bit arithmetic: fp32 everywhere, the originals' reply bounds."""
 
     threads: Optional[int] = DEFAULT_THREADS
     max_new_tokens: Optional[int] = DEFAULT_MAX_NEW_TOKENS  # None: the originals' bounds
     quantize: Optional[bool] = None  # None = auto
     device: Optional[str] = None  # "cpu" or "cuda"; None: Settings.device (ARENA_DEVICE) decides at load
+    mode: str = "arena"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"neural mode must be one of {MODES}, got {self.mode!r}")
+
+    @property
+    def reference(self) -> bool:
+        return self.mode == "reference"
+
+    @property
+    def half_precision(self) -> bool:
+        """16-bit arithmetic on a GPU; the reference ran fp32."""
+        return not self.reference
 
     def quantizes(self, family: str) -> bool:
+        if self.reference:
+            return False  # the reference ran the fp32 weights
         if self.device not in (None, "cpu"):
             return False  # int8 dynamic quantization is a CPU kernel; GPUs run 16-bit instead
         return family in QUANTIZED_BY_DEFAULT if self.quantize is None else self.quantize
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "RuntimeOptions":
-        """From the settings ARENA_NEURAL_THREADS, ARENA_NEURAL_MAX_NEW_TOKENS and ARENA_NEURAL_QUANTIZE."""
+        """From the settings ARENA_NEURAL_THREADS, _MAX_NEW_TOKENS, _QUANTIZE and _MODE."""
         quantize = {"auto": None, "1": True, "0": False}[settings.neural_quantize]
-        return cls(settings.neural_threads or None, settings.neural_max_new_tokens or None, quantize)
+        return cls(settings.neural_threads or None, settings.neural_max_new_tokens or None, quantize,
+                   mode=settings.neural_mode)
 
     def response_limit(self, original: int) -> int:
+        if self.reference:
+            return original
         return min(original, self.max_new_tokens) if self.max_new_tokens else original

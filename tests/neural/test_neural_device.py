@@ -97,3 +97,21 @@ def test_embeddings_on_the_gpu_match_the_cpu(monkeypatch):
     assert gpu.dtype == np.float32 and np.all(np.sum(cpu * gpu, axis=1) > 0.99)
     assert next(retrieval.embedding_model().parameters()).dtype.itemsize == 2
 
+
+
+@needs_cuda
+def test_reference_mode_runs_fp32_on_the_gpu(tiny_settings, hf_cache, test_options):
+    """The reference ran fp32: no autocast on the GPU, so its rankings follow the CPU's."""
+    import torch
+
+    options = replace(test_options, mode="reference")
+    on_gpu = CRSRegistry(neural_specs(tiny_settings.model_copy(update={"device": "cuda"}), options=options,
+                                      hf_cache_dir=hf_cache))
+    on_cpu = CRSRegistry(neural_specs(tiny_settings.model_copy(update={"device": "cpu"}),
+                                      options=replace(options, device="cpu"), hf_cache_dir=hf_cache))
+    name = "unicrs_redial"
+    crs = on_gpu.get(name)
+    assert crs.runtime.device == "cuda" and not crs.runtime.half_precision
+    assert crs.gpt2.transformer.wte.weight.dtype == torch.float32
+    gpu_ranking, cpu_ranking = _replies(on_gpu, name, TURNS)[-1][1], _replies(on_cpu, name, TURNS)[-1][1]
+    assert len(set(gpu_ranking[:10]) & set(cpu_ranking[:10])) >= 8

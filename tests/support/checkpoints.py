@@ -221,7 +221,25 @@ def write_checkpoints(models_dir: Path, sizes: Sizes, names: Iterable[str] = tup
                                   n_entity=kg.num_entities + 1, num_relations=kg.num_relations,
                                   num_bases=variant.num_bases)
                 _randomize(prompt, seed + index)
-                torch.save(prompt.state_dict(), folder / "model.pt")
+                torch.save(_with_training_extras(prompt.state_dict(), kg, sizes.gpt2_width, index == 0, seed + index),
+                           folder / "model.pt")
+
+
+def _with_training_extras(state: dict, kg: KnowledgeGraph, width: int, rec: bool, seed: int) -> dict:
+    """A prompt encoder's state as training saved it: with the prefix prompts trained alongside
+    (10 positions for recommendation, 20 for conversation) and the graph's edge tensors,
+    none of which the module CRS Arena built has a place for."""
+    generator = torch.Generator().manual_seed(seed)
+    kind, length = ("rec", 10) if rec else ("conv", 20)
+    extras = {
+        f"{kind}_prefix_embeds": torch.randn(length, width, generator=generator),
+        f"{kind}_prefix_proj.0.weight": torch.randn(width // 2, width, generator=generator) * 0.05,
+        f"{kind}_prefix_proj.0.bias": torch.zeros(width // 2),
+        f"{kind}_prefix_proj.2.weight": torch.randn(width, width // 2, generator=generator) * 0.05,
+        f"{kind}_prefix_proj.2.bias": torch.zeros(width),
+    }
+    edge_index, edge_type = kg.edges
+    return {**state, **extras, "edge_index": edge_index.clone(), "edge_type": edge_type.clone()}
 
 
 def _save_hf(folder: Path, config: dict, state: dict, safetensors: bool) -> None:

@@ -1,8 +1,11 @@
-"""Checkpoints must match the architectures key for key; what is missing is named."""
+"""Checkpoints load as tolerantly as in the code CRS Arena ran, and say what they left out:
+fatal where that code failed (KBRD's recommender loaded strictly, any shape difference),
+reported where it went on (from_pretrained folders, UniCRS's prompt encoders)."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from arena.config import Settings
 from arena.crs_interface import CRSUnavailable
 from crs.neural import CheckpointMismatch, neural_specs
 from crs.neural.networks import BART_OPTIONAL_KEYS, BartConfig, BartForConditionalGeneration
-from crs.neural.weights import load_strict, read_state_dict
+from crs.neural.weights import Tolerance, load_strict, read_state_dict
 
 
 def copy_models(source: Path, target: Path, folders: list[str]) -> Path:
@@ -29,7 +32,12 @@ def load(name: str, models_dir: Path, hf_cache: Path, options):
     return spec.load()
 
 
+def report_of(system, folder: str):
+    return next(r for r in system.load_reports if folder in r.source)
+
+
 def test_renamed_key_in_kbrd_recommender_is_rejected_by_name(tiny_models, tmp_path, hf_cache, test_options):
+    # CRS Arena loaded KBRD's recommender with torch's strict load_state_dict: a renamed key is fatal.
     models = copy_models(tiny_models, tmp_path, ["kbrd_rec_redial", "kbrd_conv_redial"])
     path = models / "kbrd_rec_redial" / "model.pt"
     state = torch.load(path, weights_only=True)
@@ -43,37 +51,85 @@ def test_renamed_key_in_kbrd_recommender_is_rejected_by_name(tiny_models, tmp_pa
     assert "kbrd_rec_redial" in message
 
 
-def test_extra_and_misshapen_keys_in_generator_are_rejected(tiny_models, tmp_path, hf_cache, test_options):
+def test_generator_folders_tolerate_what_from_pretrained_tolerated(tiny_models, tmp_path, hf_cache, test_options,
+                                                                     caplog):
     models = copy_models(tiny_models, tmp_path, ["barcor_rec_redial", "barcor_conv_redial"])
     path = models / "barcor_conv_redial" / "pytorch_model.bin"
-    state = torch.load(path, weights_only=True)
+    original = torch.load(path, weights_only=True)
+    state = dict(original)
     state["model.encoder.layers.0.extra.weight"] = torch.zeros(2)
     state["rec_proj.bias"] = torch.zeros(3)
+    kept = state.pop("model.decoder.layers.1.fc1.bias")
     torch.save(state, path)
-    with pytest.raises(CheckpointMismatch, match=r"unexpected keys: model\.encoder\.layers\.0\.extra\.weight, rec_proj\.bias"):
-        load("barcor_redial", models, hf_cache, test_options)
+    with caplog.at_level("WARNING", logger="crs.neural.weights"):  # fp32, to read the parameters back
+        system = load("barcor_redial", models, hf_cache, replace(test_options, quantize=False))
+    report = report_of(system, "barcor_conv_redial")
+    assert report.tolerance is Tolerance.LENIENT
+    assert report.unexpected == ["model.encoder.layers.0.extra.weight", "rec_proj.bias"]
+    assert report.missing == ["model.decoder.layers.1.fc1.bias"]
+    assert not torch.equal(system.generator.model.decoder.layers[1].fc1.bias, kept)  # left at its initial value
+    torch.testing.assert_close(system.generator.model.decoder.layers[0].fc1.bias,
+                               original["model.decoder.layers.0.fc1.bias"])
+    assert "1 missing (kept their initial values): model.decoder.layers.1.fc1.bias" in caplog.text
+    assert "2 unexpected (dropped)" in caplog.text
+    assert report_of(system, "barcor_rec_redial").exact
 
-    state.pop("model.encoder.layers.0.extra.weight")
-    state.pop("rec_proj.bias")
+    # A shape difference stopped from_pretrained too.
+    state = dict(original)
     state["model.decoder.layers.1.fc1.weight"] = state["model.decoder.layers.1.fc1.weight"][:, :-1]
     torch.save(state, path)
     with pytest.raises(CheckpointMismatch, match=r"shape mismatch: model\.decoder\.layers\.1\.fc1\.weight"):
         load("barcor_redial", models, hf_cache, test_options)
 
 
-def test_unicrs_prompt_encoder_needs_every_parameter(tiny_models, tmp_path, hf_cache, test_options):
+def test_unicrs_prompt_encoder_loads_as_with_strict_false(tiny_models, tmp_path, hf_cache, test_options):
     models = copy_models(tiny_models, tmp_path, ["unicrs_rec_opendialkg", "unicrs_conv_opendialkg"])
     path = models / "unicrs_conv_opendialkg" / "model.pt"
     state = torch.load(path, weights_only=True)
+    # The fabricated checkpoints carry what training saved besides the module CRS Arena built.
+    assert {"conv_prefix_embeds", "conv_prefix_proj.0.weight", "edge_index", "edge_type"} <= state.keys()
     state.pop("prompt_proj2.weight")
-    # Prefix prompts trained alongside are not used by CRS Arena's module and are accepted.
-    state["conv_prefix_embeds"] = torch.zeros(20, 32)
-    state["conv_prefix_proj.0.weight"] = torch.zeros(16, 32)
     torch.save(state, path)
-    with pytest.raises(CheckpointMismatch) as caught:
+    system = load("unicrs_opendialkg", models, hf_cache, test_options)
+    conv = report_of(system, "unicrs_conv_opendialkg")
+    assert conv.missing == ["prompt_proj2.weight"] and conv.unexpected == []
+    assert "conv_prefix_embeds" in conv.ignored and "conv_prefix_proj.0.weight" in conv.ignored
+    rec = report_of(system, "unicrs_rec_opendialkg")
+    assert rec.exact and "rec_prefix_embeds" in rec.ignored
+    assert "prompt_proj2.weight" in conv.summary() and "ignored" in rec.summary()
+
+    state["prompt_proj1.0.weight"] = state["prompt_proj1.0.weight"][:-1]
+    torch.save(state, path)
+    with pytest.raises(CheckpointMismatch, match=r"shape mismatch: prompt_proj1\.0\.weight"):
         load("unicrs_opendialkg", models, hf_cache, test_options)
-    assert "missing keys: prompt_proj2.weight" in str(caught.value)
-    assert "prefix" not in str(caught.value)
+
+
+def test_unicrs_runs_on_the_edges_its_checkpoint_carries(tiny_models, tmp_path, hf_cache, test_options):
+    """CRS Arena's prompt encoder held the graph's edges as parameters: a checkpoint's own edges
+    replaced those built from the KG files, and edges of another size stopped the load."""
+    models = copy_models(tiny_models, tmp_path, ["unicrs_rec_opendialkg", "unicrs_conv_opendialkg"])
+    path = models / "unicrs_conv_opendialkg" / "model.pt"
+    state = torch.load(path, weights_only=True)
+    first = load("unicrs_opendialkg", models, hf_cache, test_options)
+    state["edge_type"] = state["edge_type"].roll(1)  # same size, other relations
+    torch.save(state, path)
+    system = load("unicrs_opendialkg", models, hf_cache, test_options)
+    assert torch.equal(system.conv_prompt.graph_edges[1], state["edge_type"])
+    assert not torch.allclose(system.conv_entities, first.conv_entities)
+    torch.testing.assert_close(system.rec_entities, first.rec_entities)  # its own edges: unchanged
+
+    state["edge_index"] = state["edge_index"][:, :-2]
+    torch.save(state, path)
+    with pytest.raises(CheckpointMismatch, match=r"shape mismatch: edge_index"):
+        load("unicrs_opendialkg", models, hf_cache, test_options)
+
+
+def test_every_checkpoint_reports_how_it_loaded(registry):
+    for name, count in (("kbrd_redial", 2), ("barcor_opendialkg", 2), ("unicrs_redial", 4)):
+        reports = registry.get(name).load_reports
+        assert len(reports) == count and all(r.exact for r in reports)
+    strict = [r.tolerance for r in registry.get("kbrd_redial").load_reports]
+    assert strict == [Tolerance.STRICT, Tolerance.LENIENT]  # the recommender, then the generator
 
 
 def test_tied_copies_may_be_present_or_absent():
