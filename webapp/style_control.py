@@ -12,19 +12,24 @@ items shown per reply (normalised differences, then standardised, as LMArena
 does for length and markdown). Ties count as half a win each, as in FastChat.
 The fit is logistic regression by L-BFGS (scipy) with a light ridge that
 keeps strengths finite when a system won or lost everything. Ratings are on
-the Elo scale (400 points = ten-fold odds), mean 1000.
+the Elo scale (400 points = ten-fold odds), mean 1000. Their intervals are
+percentile bootstrap intervals of this same fit over resampled battles, each
+holding its estimate, as the uncontrolled board's are.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Optional
+import random
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 from scipy.optimize import minimize
 
 from arena.dialogue import Dialogue, Vote
-from webapp.ratings import CHOICE_SCORE, ELO_INITIAL, ELO_SCALE
+from webapp.ratings import (
+    CHOICE_SCORE, ELO_INITIAL, ELO_SCALE, Battle, degenerate_intervals, percentile_interval,
+)
 
 STYLE_FEATURES = ("reply_length", "items_shown")
 RIDGE = 1e-3
@@ -42,13 +47,11 @@ def _normalised_difference(a: float, b: float) -> float:
     return (a - b) / (a + b) if a + b > 0 else 0.0
 
 
-def style_controlled_ratings(
-    votes: Iterable[Vote], dialogues: Mapping[str, Dialogue] | Iterable[Dialogue],
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(system -> style-controlled rating, style feature -> its coefficient in standard units).
+StyleRow = tuple[str, str, float, list[float]]  # (system A, system B, A's score, normalised style differences)
 
-    Battles whose two dialogues are not both given are left out. Empty when no battle remains.
-    """
+
+def style_rows(votes: Iterable[Vote], dialogues: Mapping[str, Dialogue] | Iterable[Dialogue]) -> list[StyleRow]:
+    """One row per battle whose two dialogues are both given (others are left out)."""
     if not isinstance(dialogues, Mapping):
         dialogues = {d.dialogue_id: d for d in dialogues}
     rows = []
@@ -59,9 +62,15 @@ def style_controlled_ratings(
         sa, sb = dialogue_style(da), dialogue_style(db)
         rows.append((v.crs_a, v.crs_b, CHOICE_SCORE[v.choice],
                      [_normalised_difference(x, y) for x, y in zip(sa, sb)]))
+    return rows
+
+
+def fit_style_rows(rows: Sequence[StyleRow], systems: Iterable[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
+    """The style-controlled fit of `rows`, rating the systems in them plus `systems` (an absent one sits
+    at the mean: only the ridge moves it). Empty when there are no rows."""
     if not rows:
         return {}, {}
-    names = sorted({n for a, b, _, _ in rows for n in (a, b)})
+    names = sorted({n for a, b, _, _ in rows for n in (a, b)} | set(systems))
     index = {n: i for i, n in enumerate(names)}
     n_sys, n_feat = len(names), len(STYLE_FEATURES)
     style = np.array([r[3] for r in rows], dtype=float)
@@ -86,6 +95,38 @@ def style_controlled_ratings(
     ratings = {n: float(ELO_INITIAL + ELO_SCALE * strengths[i] / math.log(10)) for n, i in index.items()}
     coefficients = {f: float(beta[n_sys + j]) for j, f in enumerate(STYLE_FEATURES)}
     return ratings, coefficients
+
+
+def style_controlled_ratings(
+    votes: Iterable[Vote], dialogues: Mapping[str, Dialogue] | Iterable[Dialogue],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(system -> style-controlled rating, style feature -> its coefficient in standard units).
+
+    Battles whose two dialogues are not both given are left out. Empty when no battle remains.
+    """
+    return fit_style_rows(style_rows(votes, dialogues))
+
+
+def style_controlled_intervals(
+    rows: Sequence[StyleRow], *, rounds: int = 100, confidence: float = 0.95, seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of the style-controlled ratings: the same estimator (`fit_style_rows`,
+    standardisation included) over battles resampled with replacement, rating the same systems as the
+    estimate, each interval widened if needed to hold its estimate (as `webapp.ratings.bootstrap_intervals`).
+    Empty when resampling cannot vary the data (every battle the same pair and outcome) or there is none."""
+    rows = list(rows)
+    if not rows or rounds <= 0 or degenerate_intervals(Battle(a, b, s) for a, b, s, _ in rows):
+        return {}
+    estimate, _ = fit_style_rows(rows)
+    names = sorted(estimate)
+    rng = random.Random(seed)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for _ in range(rounds):
+        resample = [rows[rng.randrange(len(rows))] for _ in rows]
+        ratings, _ = fit_style_rows(resample, systems=names)
+        for n in names:
+            samples[n].append(ratings[n])
+    return {n: percentile_interval(np.asarray(samples[n]), estimate[n], confidence) for n in names}
 
 
 def rank_change(ranks: Mapping[str, int], style_ratings: Mapping[str, float]) -> dict[str, Optional[int]]:
