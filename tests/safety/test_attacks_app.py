@@ -50,8 +50,10 @@ def play(client: Client, comment: str = "") -> None:
 
 def test_the_public_board_does_not_predict_the_next_pair(tmp_path, running):
     """The probe read the public battle counts and named the next pair 4 times out of 4. Here an attacker
-    guesses, before each battle, the two systems with the fewest battles on the public board; over 20
-    battles the guess is right far less than always, and every pair gets played."""
+    guesses, before each battle, the two systems with the fewest battles on the public board (exactly
+    right every time were the next pair the least played one, ties broken by name). Over 12 battles the
+    guess is right at most half the time (simulated with webapp.pairing: about 1.5 hits on average, 7 in
+    3000 runs at most), and pairs vary."""
     names = ("alpha", "beta", "gamma", "delta", "eps")
     services = make_services(tmp_path, [FakeCatalogCRS(n) for n in names], max_battles_per_user=1000,
                              max_votes_per_user=1000, max_battles_per_ip=1000, max_votes_per_ip=1000,
@@ -60,7 +62,7 @@ def test_the_public_board_does_not_predict_the_next_pair(tmp_path, running):
     system_of = {services.registry.title(n): n for n in names}
     client = Client(url, verbose=False)
     hits, pairs = 0, set()
-    for _ in range(20):  # bounded
+    for _ in range(12):  # bounded
         _, board, *_ = client.predict("human", "all", api_name="/leaderboard")
         battles = {n: 0 for n in names}
         if board["data"]:
@@ -71,9 +73,8 @@ def test_the_public_board_does_not_predict_the_next_pair(tmp_path, running):
         last = max(services.store.list_votes(), key=lambda v: v.timestamp)
         pairs.add(frozenset((last.crs_a, last.crs_b)))
         hits += guess == frozenset((last.crs_a, last.crs_b))
-    assert len(services.store.list_votes()) == 20
-    # Drawn with at most ~0.38 probability per pair (webapp.pairing), 15 hits of 20 has odds below 1 in 10^4.
-    assert hits < 15, f"{hits} of 20 battles predicted from the public board"
+    assert len(services.store.list_votes()) == 12
+    assert hits <= 6, f"{hits} of 12 battles predicted from the public board"
     assert len(pairs) >= 5  # not stuck on a few pairs
 
 
