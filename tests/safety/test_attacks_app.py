@@ -6,6 +6,7 @@ test_label_protection.py; uploads: test_uploads.py; a full disk: test_disk_full.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import sys
 from pathlib import Path
@@ -52,8 +53,8 @@ def test_the_public_board_does_not_predict_the_next_pair(tmp_path, running):
     """The probe read the public battle counts and named the next pair 4 times out of 4. Here an attacker
     guesses, before each battle, the two systems with the fewest battles on the public board (exactly
     right every time were the next pair the least played one, ties broken by name). Over 12 battles the
-    guess is right at most half the time (simulated with webapp.pairing: about 1.5 hits on average, 7 in
-    3000 runs at most), and pairs vary."""
+    guess is right at most half the time (3000 runs simulated with webapp.pairing: 1.5 hits on average,
+    never more than 7), and pairs vary."""
     names = ("alpha", "beta", "gamma", "delta", "eps")
     services = make_services(tmp_path, [FakeCatalogCRS(n) for n in names], max_battles_per_user=1000,
                              max_votes_per_user=1000, max_battles_per_ip=1000, max_votes_per_ip=1000,
@@ -115,11 +116,33 @@ def test_guessing_the_researcher_password_locks_the_address_out(tmp_path):
         assert Client(url + "/", verbose=False).predict("human", api_name="/leaderboard")  # the public app is not
 
 
-def test_a_formula_in_a_vote_comment_is_inert_in_votes_csv(tmp_path, running):
-    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
-    play(Client(running(services), verbose=False), comment=FORMULA)
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture
+def one_port(tmp_path):
+    """The one-port server (public pages at /, researcher pages at /admin behind a login), as deployed."""
+    from tests.support.asgi_server import running as serving
+    from webapp.admin_auth import admin_checker, hash_password
+    from webapp.serve import build_app
+
+    servers = contextlib.ExitStack()
+
+    def serve(systems, **settings):
+        services = make_services(tmp_path, [FakeCatalogCRS(n) for n in systems], admin_users=("ada",),
+                                 admin_password_hash=hash_password(PASSWORD, iterations=1000), **settings)
+        app = build_app(services, admin_auth=admin_checker(services.settings))
+        return services, servers.enter_context(serving(app))
+
+    with servers:
+        yield serve
+
+
+def test_a_formula_in_a_vote_comment_is_inert_in_votes_csv(one_port):
+    services, url = one_port(["alpha", "beta"])
+    play(Client(url + "/", verbose=False), comment=FORMULA)
     assert services.store.list_votes()[0].comment == FORMULA  # stored as typed
-    researcher = Client(running(services, admin=True), verbose=False)
+    researcher = Client(url + "/admin/", auth=("ada", PASSWORD), verbose=False)
     files, _ = researcher.predict([], "all", api_name="/download")
     votes_csv = next(Path(f) for f in files if Path(f).name == "votes.csv")
     with open(votes_csv, newline="", encoding="utf-8") as fh:
@@ -145,9 +168,9 @@ def store_injected(services):
     return a
 
 
-def test_an_injected_system_id_comes_back_escaped_from_researcher_markdown(tmp_path, running):
-    services = make_services(tmp_path, [FakeCatalogCRS("beta")])
+def test_an_injected_system_id_comes_back_escaped_from_researcher_markdown(one_port):
+    services, url = one_port(["beta"])
     store_injected(services)
-    researcher = Client(running(services, admin=True), verbose=False)
+    researcher = Client(url + "/admin/", auth=("ada", PASSWORD), verbose=False)
     _, card = researcher.predict([], "all", api_name="/download")
     assert "<img" not in card and "attacker.example/x.png\"" not in card
