@@ -3,6 +3,7 @@ is shown."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -102,6 +103,10 @@ def test_style_controlled_intervals_on_the_board_and_none_for_degenerate_data():
     shown = display_table(table)
     assert shown["Style-controlled 95% CI"].str.match(r"^\d+–\d+$").all()
     assert set(table.attrs["style_coefficients"]) == {"reply_length", "items_shown"}
+    from webapp.ui.leaderboard_tab import summary_text
+    odds = math.exp(table.attrs["style_coefficients"]["reply_length"])
+    assert f"a standard deviation more reply length multiplies the odds of winning by {odds:.2f}" in \
+        summary_text(table)
     a, b = dialogue("a", 50), dialogue("b", 80)
     ties = [Vote(battle_id=f"t{i}", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="a", crs_b="b",
                  choice="tie") for i in range(3)]

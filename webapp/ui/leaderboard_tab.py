@@ -11,6 +11,7 @@ says which and when.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any, Callable, Optional
 
@@ -133,6 +134,11 @@ def summary_text(table: pd.DataFrame) -> str:
                  f"{'is' if flagged == 1 else 'are'} left out.")
     else:
         text += "."
+    coefficients = table.attrs.get("style_coefficients") or {}
+    if coefficients:  # what style control takes out: odds ratios per standard deviation of each style measure
+        text += (" Under style control, a standard deviation more reply length multiplies the odds of winning "
+                 f"by {math.exp(coefficients['reply_length']):.2f}, and more items shown by "
+                 f"{math.exp(coefficients['items_shown']):.2f}.")
     waiting, min_votes = table.attrs.get("below_min_votes", []), table.attrs.get("min_votes", 0)
     if waiting:  # counted per category: a system may show on one board and not yet on another
         text += (f" {plural(len(waiting), 'system')} with fewer than {min_votes} battles in this category "
