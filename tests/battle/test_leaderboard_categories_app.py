@@ -71,7 +71,7 @@ def test_a_new_category_is_one_registration_and_shows_in_the_picker(tmp_path):
     try:
         register(Category(key, "Conversations opened with a greeting",
                           lambda d: d.user_turns()[0].text.startswith("hello"), "Opening"))
-        assert (f"Opening: Conversations opened with a greeting", key) in leaderboard_categories.choices()
+        assert ("Opening: Conversations opened with a greeting", key) in leaderboard_categories.choices()
         with pytest.raises(ValueError, match="already registered"):
             register(Category(key, "again", lambda d: True))
         services = services_with(tmp_path)

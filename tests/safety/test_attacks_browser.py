@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
-from test_attacks_app import IMG, store_injected  # noqa: E402
+from test_attacks_app import store_injected  # noqa: E402
 
 from tests.support.browser import assert_no_toasts, shoot  # noqa: E402
 
