@@ -172,6 +172,8 @@ class Settings(BaseSettings):
     min_user_turns: int = Field(2, ge=1)
     # a system's rating and rank show only after this many battles (LMArena hides models below a count)
     leaderboard_min_votes: int = Field(10, ge=0)
+    # the public board is published from a snapshot of the store taken at most this often (seconds); 0: live
+    leaderboard_snapshot_every_s: float = Field(0.0, ge=0, validation_alias=_env("ARENA_LEADERBOARD_SNAPSHOT_EVERY"))
     # endpoint calls scoring may make per hour (0: no bound) and judge retries per dialogue
     scoring_budget: int = Field(0, ge=0)
     judge_retries: int = Field(2, ge=0)

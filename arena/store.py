@@ -16,6 +16,7 @@ without rewriting dialogues; reads merge the two back together.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -51,6 +52,26 @@ PairCounts = dict[frozenset, int]
 
 class StoreError(RuntimeError):
     pass
+
+
+class StoreFull(StoreError):
+    """A write refused because the disk (or the database's size cap) is full; its transaction was rolled back,
+    so nothing of the write was kept."""
+
+
+# errno values of a write the disk cannot take: no space, over a quota, over the file-size limit
+_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (a driver error wrapped by SQLAlchemy or not, or an OSError) says the disk is full."""
+    cause = getattr(exc, "orig", None) or exc
+    if isinstance(cause, OSError):
+        return cause.errno in _FULL_ERRNOS
+    if getattr(cause, "pgcode", None) == "53100":  # PostgreSQL's disk_full
+        return True
+    text = str(cause).lower()
+    return "database or disk is full" in text or "no space left on device" in text
 
 
 # -- locations ------------------------------------------------------------------------
@@ -252,10 +273,15 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._db().connect() as conn:
-            conn.execution_options(arena_write=True)
-            with conn.begin():
-                yield conn
+        try:
+            with self._db().connect() as conn:
+                conn.execution_options(arena_write=True)
+                with conn.begin():  # rolled back when anything inside fails
+                    yield conn
+        except (sa.exc.DBAPIError, OSError) as exc:
+            if is_disk_full(exc):  # one kind the app answers in words; the transaction is already undone
+                raise StoreFull(f"{describe_location(self.location)} is full; nothing of this write was kept") from exc
+            raise
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:

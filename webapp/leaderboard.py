@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
-from webapp.style_control import rank_change, style_controlled_ratings
+from webapp.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
 from webapp.voided import counted
 from webapp.ratings import (
     Battle,
@@ -39,7 +39,7 @@ SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 COLUMNS = [
     "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
     "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst", "bt_style", "rank_change_style",
+    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
     "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
 ]
 
@@ -51,6 +51,7 @@ class LeaderboardOptions:
     seed: int = 0
     bt_prior_games: float = 1.0
     min_votes: int = 0  # battles a system needs before its ratings and rank show
+    style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
 
     @classmethod
     def from_settings(cls, settings: Any) -> "LeaderboardOptions":
@@ -120,7 +121,10 @@ def compute_leaderboard(
     rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
     ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
     # Style control: the same battles with reply length and items shown as covariates (webapp.style_control).
-    style, _ = style_controlled_ratings([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
+    rows_of_style = style_rows([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
+    style, coefficients = fit_style_rows(rows_of_style)
+    style_intervals = style_controlled_intervals(rows_of_style, rounds=options.style_rounds,
+                                                 confidence=options.confidence, seed=options.seed)
     style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
     rows = []
     for name in names:
@@ -146,6 +150,8 @@ def compute_leaderboard(
             "bt_high": low_high[1] if low_high else None,
             "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
             "bt_style": style.get(name) if shown else None,
+            "bt_style_low": style_intervals[name][0] if shown and name in style_intervals else None,
+            "bt_style_high": style_intervals[name][1] if shown and name in style_intervals else None,
             "rank_change_style": style_moves.get(name) if shown else None,
             "mean_rdl": _mean(s["mean_rdl"]),
             "rdl_scored": len(s["mean_rdl"]),
@@ -160,6 +166,7 @@ def compute_leaderboard(
         ).reset_index(drop=True)
     table.attrs["min_votes"] = options.min_votes
     table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
+    table.attrs["style_coefficients"] = coefficients
     return table
 
 
@@ -223,11 +230,18 @@ def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = Non
                 else _no_rating_note(row, table.attrs.get("min_votes", 0))
             ),
             "BT, style controlled": _fmt(row.get("bt_style"), ".0f"),
+            "Style-controlled 95% CI": _interval_text(row.get("bt_style_low"), row.get("bt_style_high")),
             "Rank change, style controlled": _signed(row.get("rank_change_style")),
             "Mean RDL": _fmt(row["mean_rdl"], ".3f"),
             "Mean CoRE": _fmt(row["mean_core_overall"], ".3f"),
         })
     return pd.DataFrame(out)
+
+
+def _interval_text(low: Any, high: Any) -> str:
+    if low is None or pd.isna(low):
+        return "–"
+    return f"{_fmt(low, '.0f')}–{_fmt(high, '.0f')}"
 
 
 def _signed(value: Any) -> str:

@@ -3,17 +3,43 @@
 People and simulators are already kept apart by `compute_leaderboard(user_kind=...)`;
 these categories cut further, by the dataset a system was trained on and by
 dialogue length. A battle belongs to a category only when both of its
-conversations do, so a category's ratings compare like with like.
+conversations do, so a category's ratings compare like with like; the minimum
+vote count then applies to the battles of that category alone.
+
+The registry is one dictionary: a new cut (a crowd or study, say) is one
+`register(Category(...))` with a test on a stored `Dialogue`, and the
+Leaderboard's picker lists it under its group.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
 from arena.dialogue import Dialogue, Vote
 
 # At most this many user turns makes a conversation "short".
 SHORT_USER_TURNS = 3
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class Category:
+    key: str  # stable id: in the page's picker and its API
+    label: str  # what people read
+    keep: Callable[[Dialogue], bool]  # whether a dialogue belongs to the slice
+    group: str = ""  # the picker groups categories by this ("Dataset", "Dialogue length", ...)
+
+
+CATEGORIES: dict[str, Category] = {}
+
+
+def register(category: Category) -> Category:
+    """Add a category (a key already taken is refused, so two cuts never share a name)."""
+    if category.key in CATEGORIES:
+        raise ValueError(f"category {category.key!r} is already registered")
+    CATEGORIES[category.key] = category
+    return category
 
 
 def dataset_of(crs_id: str) -> str:
@@ -25,15 +51,23 @@ def _user_turns(d: Dialogue) -> int:
     return len(d.user_turns())
 
 
-CATEGORIES: Mapping[str, tuple[str, Callable[[Dialogue], bool]]] = {
-    "all": ("Everything", lambda d: True),
-    "redial": ("Systems trained on ReDial", lambda d: dataset_of(d.crs_id) == "redial"),
-    "opendialkg": ("Systems trained on OpenDialKG", lambda d: dataset_of(d.crs_id) == "opendialkg"),
-    "short": (f"Conversations of at most {SHORT_USER_TURNS} user turns",
-              lambda d: _user_turns(d) <= SHORT_USER_TURNS),
-    "long": (f"Conversations of more than {SHORT_USER_TURNS} user turns",
-             lambda d: _user_turns(d) > SHORT_USER_TURNS),
-}
+register(Category(ALL, "Everything", lambda d: True))
+register(Category("redial", "Systems trained on ReDial", lambda d: dataset_of(d.crs_id) == "redial", "Dataset"))
+register(Category("opendialkg", "Systems trained on OpenDialKG", lambda d: dataset_of(d.crs_id) == "opendialkg",
+                  "Dataset"))
+register(Category("short", f"Conversations of at most {SHORT_USER_TURNS} user turns",
+                  lambda d: _user_turns(d) <= SHORT_USER_TURNS, "Dialogue length"))
+register(Category("long", f"Conversations of more than {SHORT_USER_TURNS} user turns",
+                  lambda d: _user_turns(d) > SHORT_USER_TURNS, "Dialogue length"))
+
+
+def choices() -> list[tuple[str, str]]:
+    """(text people read, key) for a picker: everything first, then each group's categories."""
+    return [(f"{c.group}: {c.label}" if c.group else c.label, c.key) for c in CATEGORIES.values()]
+
+
+def label_of(category: str) -> str:
+    return CATEGORIES[category].label if category in CATEGORIES else category
 
 
 def select(category: str, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
@@ -41,9 +75,9 @@ def select(category: str, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) 
     if category not in CATEGORIES:
         raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
     dialogues, votes = list(dialogues), list(votes)
-    if category == "all":
+    if category == ALL:
         return dialogues, votes
-    keep = CATEGORIES[category][1]
+    keep = CATEGORIES[category].keep
     kept = [d for d in dialogues if keep(d)]
     ids = {d.dialogue_id for d in kept}
     return kept, [v for v in votes if v.dialogue_a in ids and v.dialogue_b in ids]

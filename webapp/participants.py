@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue
+from arena.files import atomic_open
 from arena.store import Store
 from webapp import moderation
 
@@ -112,7 +113,7 @@ def export_own(store: Store, user_id: str, folder: Optional[Path] = None,
                if d.utterances and not _battle_under_way(store, d, voted)]
     folder = Path(folder or tempfile.mkdtemp(prefix="crs-arena-own-"))
     path = folder / "my-dialogues.jsonl"
-    with path.open("w", encoding="utf-8") as fh:
+    with atomic_open(path) as fh:  # a full disk leaves no half file
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path, len(records)

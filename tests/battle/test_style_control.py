@@ -3,6 +3,7 @@ is shown."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -75,3 +76,42 @@ def test_rank_change_is_shown_on_the_leaderboard():
     shown = display_table(table)
     assert "BT, style controlled" in shown.columns and "Rank change, style controlled" in shown.columns
     assert set(shown["Rank change, style controlled"]) <= {"0", "+1", "+2", "-1", "-2"}
+
+
+def test_style_controlled_intervals_hold_their_estimates_and_narrow_with_data():
+    from webapp.style_control import fit_style_rows, style_controlled_intervals, style_rows
+
+    dialogues, votes = length_driven_battles(seed=5, n=120)
+    rows = style_rows(votes, dialogues)
+    estimate, _ = fit_style_rows(rows)
+    intervals = style_controlled_intervals(rows, rounds=40, seed=1)
+    assert set(intervals) == set(estimate)
+    for name, (low, high) in intervals.items():
+        assert low <= estimate[name] <= high and high > low
+    assert style_controlled_intervals(rows, rounds=40, seed=1) == intervals  # one seed, one answer
+    many_d, many_v = length_driven_battles(seed=5, n=600)
+    wide = {n: h - lo for n, (lo, h) in intervals.items()}
+    narrow = {n: h - lo for n, (lo, h) in style_controlled_intervals(style_rows(many_v, many_d), rounds=40).items()}
+    assert all(narrow[n] < wide[n] for n in wide)
+
+
+def test_style_controlled_intervals_on_the_board_and_none_for_degenerate_data():
+    dialogues, votes = length_driven_battles(seed=2, n=150)
+    table = compute_leaderboard(dialogues, votes)
+    for row in table.to_dict("records"):
+        assert row["bt_style_low"] <= row["bt_style"] <= row["bt_style_high"]
+    shown = display_table(table)
+    assert shown["Style-controlled 95% CI"].str.match(r"^\d+–\d+$").all()
+    assert set(table.attrs["style_coefficients"]) == {"reply_length", "items_shown"}
+    from webapp.ui.leaderboard_tab import summary_text
+    odds = math.exp(table.attrs["style_coefficients"]["reply_length"])
+    assert f"a standard deviation more reply length multiplies the odds of winning by {odds:.2f}" in \
+        summary_text(table)
+    a, b = dialogue("a", 50), dialogue("b", 80)
+    ties = [Vote(battle_id=f"t{i}", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="a", crs_b="b",
+                 choice="tie") for i in range(3)]
+    from webapp.style_control import style_controlled_intervals, style_rows
+    assert style_controlled_intervals(style_rows(ties, [a, b])) == {}
+    flat = compute_leaderboard([a, b], ties)
+    assert flat["bt_style"].notna().all() and flat["bt_style_low"].isna().all()
+    assert set(display_table(flat)["Style-controlled 95% CI"]) == {"–"}

@@ -17,7 +17,8 @@ import gradio as gr
 
 from arena.aspects import AspectForm, load_form
 from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
-from webapp.ui.refusal import Refusal, refuse
+from webapp.ui.refusal import Refusal, notice, refuse
+from webapp.ui.storage_full import refused_when_full
 
 SKIPPED = "Skipped; thank you all the same."
 
@@ -54,9 +55,13 @@ def rate_reply(services: Any, dialogue: Optional[Dialogue], index: Any, choice: 
     aspect, value = option
     earlier = next((r for r in utterance.ratings if r.rater_id == rater_id and r.source == "arena"), None)
     values = {**(earlier.values if earlier else {}), aspect: float(value)}
-    replace_rating(utterance.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
-                                             form_version=form.version, source="arena"))
-    services.store.save_dialogue(dialogue)
+    try:
+        with refused_when_full(dialogue):
+            replace_rating(utterance.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
+                                                     form_version=form.version, source="arena"))
+            services.store.save_dialogue(dialogue)
+    except Refusal as exc:
+        return notice(exc)
     return f"Saved: {str(choice).split(':')[0]} for that reply."
 
 
@@ -130,7 +135,8 @@ def rate_dialogue(services: Any, dialogue: Optional[Dialogue], answers: Sequence
         raise refuse(str(exc)) from None
     if not values:
         return SKIPPED
-    replace_rating(dialogue.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
-                                            form_version=form.version, source="arena"))
-    services.store.save_dialogue(dialogue)
+    with refused_when_full(dialogue):
+        replace_rating(dialogue.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
+                                                form_version=form.version, source="arena"))
+        services.store.save_dialogue(dialogue)
     return f"Thank you: {len(values)} of {len(form.dialogue)} aspects rated and saved."

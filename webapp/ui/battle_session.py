@@ -25,12 +25,14 @@ from typing import Any, Optional
 from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from arena.store import StoreError
 from arena.store_safety import BattleAlreadyVoted, save_battle_once
 from webapp import participants
 from webapp.pairing import NotEnoughSystems, SharedPairScheduler
 from webapp.services import Services
 from webapp.label_limits import admit_label
-from webapp.ui.refusal import refuse
+from webapp.ui.refusal import Refusal, refuse
+from webapp.ui.storage_full import refused_when_full
 from webapp.ui.render import escape_text, limit_status
 from webapp.vote_limits import LimitReached, limiter_for, origin_keys_of
 
@@ -146,7 +148,8 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
     except LimitReached as exc:
         raise refuse(str(exc)) from None
     try:
-        (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
+        with refused_when_full():  # drawing claims the pair in the store
+            (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
     except NotEnoughSystems:
         raise refuse("Battles are not possible right now (fewer than two systems are running). "
                      "Please try again later.") from None
@@ -161,7 +164,15 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
         for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
     }
     # Stored at once, so a reload after a restart finds the battle; nothing shows or counts it before its vote.
-    services.store.save_dialogues(list(dialogues.values()))
+    try:
+        with refused_when_full():
+            services.store.save_dialogues(list(dialogues.values()))
+    except Refusal:
+        try:
+            scheduler_for(services).done(ticket)
+        except StoreError:  # the claim expires by itself if even this cannot be written
+            pass
+        raise
     session = BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
                             ip_key=ip_key)
     return book_for(services).put(user_id, session)
@@ -205,11 +216,12 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
             runner = services.runner_for(dialogue.crs_id)
         except CRSUnavailable:
             raise refuse(f"System {side} is unavailable right now; please start a new battle.") from None
-        try:
-            reply = runner.user_turn(dialogue, text)
-        except (MessageRejected, DialogueEnded) as exc:
-            raise refuse(str(exc)) from None
-        services.store.save_dialogue(dialogue)
+        with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
+            try:
+                reply = runner.user_turn(dialogue, text)
+            except (MessageRejected, DialogueEnded) as exc:
+                raise refuse(str(exc)) from None
+            services.store.save_dialogue(dialogue)
     finally:
         session.busy[side].release()
     status = limit_status(dialogue, services.settings.max_turns)
@@ -228,16 +240,17 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
     if not dialogue.utterances:
         raise refuse(f"Chat with System {side} before rating it.")
     with session.busy[side]:  # never while a reply is being written into the dialogue
-        with session.lock:
-            if session.rated(side):
-                raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
-            try:  # labels are limited and flagged like votes (webapp.label_limits)
-                admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
-            except LimitReached as exc:
-                raise refuse(str(exc)) from None
-            finish_dialogue(dialogue, sentiment)
-    # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
-    services.dialogue_finished(dialogue)
+        with refused_when_full(dialogue):  # unsaved, the pane stays open to be rated again
+            with session.lock:
+                if session.rated(side):
+                    raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+                try:  # labels are limited and flagged like votes (webapp.label_limits)
+                    admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
+                except LimitReached as exc:
+                    raise refuse(str(exc)) from None
+                finish_dialogue(dialogue, sentiment)
+            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
+            services.dialogue_finished(dialogue)
     with session.lock:
         return session.both_rated()
 
@@ -275,7 +288,8 @@ def vote(
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         try:
-            scheduler_for(services).complete(session.ticket, save)
+            with refused_when_full(a, b):  # one transaction: the vote and both dialogues, or nothing
+                scheduler_for(services).complete(session.ticket, save)
         except BattleAlreadyVoted:
             raise refuse("This battle already has a vote; press “New battle” for another.") from None
         session.vote = cast

@@ -31,6 +31,7 @@ from webapp.ui.render import (
 )
 from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.scorecard import factor_figure
+from webapp.ui.storage_full import refused_when_full
 from webapp.ui.turn_guard import guard_for, repeats_last_message
 
 CONSENT = (
@@ -112,11 +113,12 @@ def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable:
         raise refuse("That system is not available right now; please choose another.") from None
-    try:
-        reply = runner.user_turn(dialogue, text)
-    except (MessageRejected, DialogueEnded) as exc:
-        raise refuse(str(exc)) from None
-    services.store.save_dialogue(dialogue)
+    with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
+        try:
+            reply = runner.user_turn(dialogue, text)
+        except (MessageRejected, DialogueEnded) as exc:
+            raise refuse(str(exc)) from None
+        services.store.save_dialogue(dialogue)
     return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
 
 
@@ -131,12 +133,13 @@ def give_feedback(
         if dialogue.feedback is not None:
             raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
-        try:  # labels are limited and flagged like votes (webapp.label_limits)
-            admit_label(services, dialogue, request=request)
-        except LimitReached as exc:
-            raise refuse(str(exc)) from None
-        finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-        services.dialogue_finished(dialogue)
+        with refused_when_full(dialogue):  # unsaved, the conversation stays open to be rated again
+            try:  # labels are limited and flagged like votes (webapp.label_limits)
+                admit_label(services, dialogue, request=request)
+            except LimitReached as exc:
+                raise refuse(str(exc)) from None
+            finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
+            services.dialogue_finished(dialogue)
         step.remember(dialogue)
     return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
 

@@ -19,6 +19,7 @@ import gradio as gr
 from arena.corpus.bundle import ExportFilter, export_bundle
 from webapp.services import Services
 from webapp.ui.leaderboard_tab import KIND_CHOICES
+from webapp.ui.storage_full import refused_when_full
 
 KEEP_EXPORTS = 8
 ZIP_NAME = "crs-arena-corpus.zip"
@@ -88,6 +89,7 @@ def build(services: Services) -> None:
     card = gr.Markdown("", elem_id="download-card")
 
     def on_prepare(chosen: list[str], kind_value: str) -> tuple[Any, ...]:
-        return prepare(services, folders, chosen or None, kind_value)
+        with refused_when_full():  # a full disk: one line, and no file of the export is left half-written
+            return prepare(services, folders, chosen or None, kind_value)
 
     button.click(on_prepare, [systems, kind], [files, card], api_name="download")

@@ -1,22 +1,27 @@
 """Leaderboard tab: satisfaction, battle results, Elo, Bradley-Terry and automatic scores per system.
 
 People and simulators are never pooled: a filter picks whose dialogues and
-votes are counted. The table and the plot come from one computation, cached
-for a few seconds so that opening the page (which fills both) costs one.
+votes are counted, and a category picker the slice (dataset, dialogue length,
+...; `webapp.leaderboard_categories`). The table and the plot come from one
+computation per board, made from the live store or from its last snapshot
+(`webapp.leaderboard_snapshot`, ARENA_LEADERBOARD_SNAPSHOT_EVERY); the page
+says which and when.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import math
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 import pandas as pd
 
-from arena.visibility import visibility
-from webapp.leaderboard import LeaderboardOptions, compute_leaderboard, display_table, leaderboard_figure
+from webapp import leaderboard_categories
+from webapp.leaderboard import LeaderboardOptions, display_table, leaderboard_figure
+from webapp.leaderboard_categories import ALL
+from webapp.leaderboard_snapshot import LeaderboardSnapshots, StoreRead
 from webapp.services import Services
 from webapp.ui import meta_view
 from webapp.ui.aspect_form import form_for
@@ -25,12 +30,15 @@ from webapp.ui.render import plural
 log = logging.getLogger(__name__)
 
 KIND_CHOICES = [("People", "human"), ("Simulators", "simulator"), ("Everyone", "all")]
-CACHE_SECONDS = 5.0
 EXPLANATION = (
     "**Satisfaction**: share of rated conversations that ended *satisfied*, with a 95% Wilson interval. "
     "**W / T / L**: battle wins, ties and losses (both-bad votes in brackets, counted as ties in ratings). "
     "**Elo**: start 1000, K = 16, in the order votes were cast. **Bradley-Terry**: order-free rating on "
-    "the same scale, with a 95% bootstrap interval. **Mean RDL** and **Mean CoRE** (overall) average the "
+    "the same scale, with a 95% bootstrap interval; **Rank** is the range of places its interval allows "
+    "(no rating shows before a system has enough battles in the category). **Style controlled**: the "
+    "rating at equal reply length and items shown (both as covariates), its bootstrap interval and the "
+    "places it gains or loses against the plain rank. **Category**: only conversations of that slice, "
+    "and battles whose two conversations both are. **Mean RDL** and **Mean CoRE** (overall) average the "
     "automatic scores of the dialogues scored so far."
 )
 
@@ -40,34 +48,45 @@ def _kind(value: Optional[str]) -> Optional[str]:
 
 
 class LeaderboardCache:
-    def __init__(self, services: Services, ttl_s: float = CACHE_SECONDS):
+    """Boards per audience and category, from the live store or its last snapshot (webapp.leaderboard_snapshot)."""
+
+    def __init__(self, services: Services, clock: Callable[[], float] = time.time):
         self.services = services
-        self.ttl_s = ttl_s
-        self._lock = threading.Lock()
-        self._entries: dict[Optional[str], tuple[float, pd.DataFrame, Any]] = {}
-        self.records: dict[Optional[str], Optional[list]] = {}  # metric-vs-human correlations per filter
+        settings = services.settings
+        self.snapshots = LeaderboardSnapshots(services.store, LeaderboardOptions.from_settings(settings),
+                                              every_s=settings.leaderboard_snapshot_every_s, clock=clock)
+        self.records: dict[tuple[Optional[str], str], Optional[list]] = {}  # metric-vs-human correlations
         self.correlations = meta_view.CorrelationMemo()
 
-    def get(self, kind: Optional[str], fresh: bool = False) -> tuple[pd.DataFrame, Any]:
-        with self._lock:  # one computation at a time; others wait and reuse it
-            entry = self._entries.get(kind)
-            if entry is not None and not fresh and time.monotonic() - entry[0] < self.ttl_s:
-                return entry[1], entry[2]
-            store = self.services.store
-            all_votes = store.list_votes(user_kind=kind)
-            seen = visibility(store, store.list_votes())
-            # Hidden dialogues and battles still under way are left out; so are flagged votes.
-            # Flagged labels (and those of flagged battles and raters) leave satisfaction (arena.visibility).
-            dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind=kind)))
-            votes = seen.votes(all_votes)
-            table = compute_leaderboard(dialogues, votes, user_kind=kind,
-                                        options=LeaderboardOptions.from_settings(self.services.settings))
-            table.attrs["votes_counted"] = len(votes)
-            table.attrs["votes_flagged"] = len(seen.votes(all_votes, include_flagged=True)) - len(votes)
-            meta = metric_meta_table(dialogues)
-            self.records[kind] = self.correlations.get(kind, dialogues, form_for(self.services))
-            self._entries[kind] = (time.monotonic(), table, meta)
-            return table, meta
+    def get(self, kind: Optional[str], fresh: bool = False, category: str = ALL) -> tuple[pd.DataFrame, Any]:
+        table, meta, _ = self.board(kind, fresh, category)
+        return table, meta
+
+    def board(self, kind: Optional[str], fresh: bool = False,
+              category: str = ALL) -> tuple[pd.DataFrame, Any, StoreRead]:
+        def extra(dialogues: list) -> Any:
+            self.records[(kind, category)] = self.correlations.get((kind, category), dialogues,
+                                                                   form_for(self.services))
+            return metric_meta_table(dialogues)
+
+        return self.snapshots.board(kind, category, fresh, extra)
+
+
+def published_note(read: StoreRead, every_s: float) -> str:
+    """When the board shown was computed, and how often it is."""
+    when = read.taken_at_utc.strftime("%Y-%m-%d %H:%M UTC")
+    if every_s <= 0:
+        return f"Live board, computed {read.taken_at_utc.strftime('%H:%M:%S UTC')}."
+    return (f"Published from the snapshot of **{when}**; the board is recomputed at most every "
+            f"{_duration(every_s)}.")
+
+
+def _duration(seconds: float) -> str:
+    if seconds % 3600 == 0:
+        return plural(int(seconds // 3600), "hour")
+    if seconds % 60 == 0:
+        return plural(int(seconds // 60), "minute")
+    return plural(int(round(seconds)), "second")
 
 
 def metric_meta_table(dialogues: list) -> Optional[pd.DataFrame]:
@@ -104,7 +123,7 @@ def metric_meta_table(dialogues: list) -> Optional[pd.DataFrame]:
 def summary_text(table: pd.DataFrame) -> str:
     """Counts in words, with correct plurals ("1 battle", "2 votes")."""
     if table.empty:
-        text = "_No conversations yet for this group._"
+        text = "_No conversations yet for this group and category._"
     else:
         text = (f"{plural(int(table['conversations'].sum()), 'conversation')} and "
                 f"{plural(int(table['battles'].sum()) // 2, 'battle')}.")
@@ -115,22 +134,37 @@ def summary_text(table: pd.DataFrame) -> str:
                  f"{'is' if flagged == 1 else 'are'} left out.")
     else:
         text += "."
+    coefficients = table.attrs.get("style_coefficients") or {}
+    if coefficients:  # what style control takes out: odds ratios per standard deviation of each style measure
+        text += (" Under style control, a standard deviation more reply length multiplies the odds of winning "
+                 f"by {math.exp(coefficients['reply_length']):.2f}, and more items shown by "
+                 f"{math.exp(coefficients['items_shown']):.2f}.")
+    waiting, min_votes = table.attrs.get("below_min_votes", []), table.attrs.get("min_votes", 0)
+    if waiting:  # counted per category: a system may show on one board and not yet on another
+        text += (f" {plural(len(waiting), 'system')} with fewer than {min_votes} battles in this category "
+                 f"{'shows' if len(waiting) == 1 else 'show'} no rating or rank yet.")
     return text
 
 
 def build(services: Services, participant: Any = None) -> None:
     cache = LeaderboardCache(services)
     titles = {name: services.registry.title(name) for name in services.registry.names}
+    every_s = services.settings.leaderboard_snapshot_every_s
 
-    def render(kind_value: str, fresh: bool = False) -> tuple[Any, ...]:
+    def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
         kind = _kind(kind_value)
-        table, meta = cache.get(kind, fresh=fresh)
+        category = category or ALL  # Gradio refuses a value that is not among the choices
+        table, meta, read = cache.board(kind, fresh=fresh, category=category)
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
         shown = not table.empty  # an empty table would show placeholder headers, an empty plot nothing
-        figure = leaderboard_figure(table, title=f"Users: {label.lower()}", titles=titles) if shown else None
+        title = f"Users: {label.lower()}"
+        if category != ALL:
+            title += f"\n{leaderboard_categories.label_of(category)}"
+        figure = leaderboard_figure(table, title=title, titles=titles) if shown else None
         meta_shown = meta is not None and not meta.empty
-        records = cache.records.get(kind) or []
-        return (summary_text(table), gr.Column(visible=shown), display_table(table, titles), figure,
+        records = cache.records.get((kind, category)) or []
+        summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
+        return (summary_line, gr.Column(visible=shown), display_table(table, titles), figure,
                 meta if meta_shown else pd.DataFrame(),
                 gr.Accordion(visible=meta_shown), meta_view.correlation_table(records),
                 meta_view.correlation_heatmap(records) if records else None, gr.Accordion(visible=bool(records)))
@@ -140,6 +174,9 @@ def build(services: Services, participant: Any = None) -> None:
             KIND_CHOICES, value="human", label="Whose dialogues and votes", elem_id="leaderboard-kind",
             scale=3,
         )
+        # Categories come from one registry (webapp.leaderboard_categories); a new one shows here by itself.
+        category = gr.Dropdown(leaderboard_categories.choices(), value=ALL, label="Category",
+                               elem_id="leaderboard-category", scale=3)
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
     summary = gr.Markdown("", elem_id="leaderboard-summary")
     # On a phone the table scrolls sideways with the system's name pinned; cells never wrap, so no
@@ -163,9 +200,11 @@ def build(services: Services, participant: Any = None) -> None:
     gr.Markdown(EXPLANATION)
 
     outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
-    refresh.click(lambda k: render(k, fresh=True), [kind], outputs, api_name="leaderboard")
-    kind.change(render, [kind], outputs, api_name=False)
+    inputs = [kind, category]
+    refresh.click(lambda k, c: render(k, c, fresh=True), inputs, outputs, api_name="leaderboard")
+    kind.change(render, inputs, outputs, api_name=False)
+    category.change(render, inputs, outputs, api_name=False)
     # Fill the tab whenever it is opened (the tab itself is the enclosing block).
     parent = gr.context.Context.block
     if isinstance(parent, gr.Tab):
-        parent.select(render, [kind], outputs, api_name=False)
+        parent.select(render, inputs, outputs, api_name=False)

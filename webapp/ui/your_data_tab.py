@@ -21,6 +21,7 @@ from webapp.ui.download_tab import ExportFolders
 from webapp.ui.participant import ParticipantSlot
 from webapp.ui.refusal import Refusal, notice, refuse
 from webapp.ui.render import plural
+from webapp.ui.storage_full import refused_when_full
 from webapp.ui.turn_guard import guard_for
 
 INTRO = (
@@ -83,7 +84,12 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     def on_download(participant_id: Optional[str]) -> tuple[Any, ...]:
         if not participants.is_participant(participant_id):
             return notice(refuse("Open this page in a browser to download your dialogues.")), gr.skip()
-        path, count = participants.export_own(services.store, participant_id, folders.new(), _salt(services))
+        try:
+            with refused_when_full():
+                path, count = participants.export_own(services.store, participant_id, folders.new(),
+                                                      _salt(services))
+        except Refusal as exc:
+            return notice(exc), gr.skip()
         if not count:
             return "You have no conversations to download yet.", gr.File(value=None, visible=False)
         return (f"Ready: {plural(count, 'conversation')}.", gr.File(value=str(path), visible=True))
@@ -99,7 +105,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 raise refuse("Open this page in a browser to delete your dialogues.")
             own = participants.summary(services.store, participant_id)
             try:
-                counts_deleted = participants.delete_own(services.store, participant_id)
+                with refused_when_full():
+                    counts_deleted = participants.delete_own(services.store, participant_id)
             except ModerationError:
                 raise refuse("You have no stored conversations to delete.") from None
         except Refusal as exc:

@@ -1,0 +1,46 @@
+"""A full disk answered in words, with nothing half-written.
+
+When the store cannot take a write (`arena.store.StoreFull`: no space left, or
+the database's size cap reached) its transaction is already rolled back; a file
+that cannot be written (an export: ENOSPC) is never half there, as every file
+is written to a temporary name and renamed (`arena.files`). What
+the participant did is then undone in memory too (a turn, a rating, a verdict),
+so the page shows what the store holds and the same action can simply be tried
+again later: the participant sees one line by the control they used (a
+`Refusal`, like any other), the operator one error line in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import Iterator, Optional
+
+from arena.dialogue import Dialogue
+from arena.store import StoreFull, is_disk_full
+from webapp.ui.refusal import refuse
+
+log = logging.getLogger(__name__)
+
+STORAGE_FULL = ("The arena cannot save anything right now (its storage is full), so this was not saved. "
+                "Please try again in a little while.")
+
+
+def _restore(dialogue: Dialogue, before: Dialogue) -> None:
+    for name in type(dialogue).model_fields:
+        setattr(dialogue, name, getattr(before, name))
+
+
+@contextmanager
+def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
+    """Run a step that stores `dialogues`; if the store is full, put them back as they were and refuse."""
+    kept = [(d, d.model_copy(deep=True)) for d in dialogues if d is not None]
+    try:
+        yield
+    except (StoreFull, OSError) as exc:
+        if not isinstance(exc, StoreFull) and not is_disk_full(exc):
+            raise
+        log.error("a participant's write was refused: %s", exc)
+        for dialogue, before in kept:
+            _restore(dialogue, before)
+        raise refuse(STORAGE_FULL) from None
