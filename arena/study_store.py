@@ -156,13 +156,6 @@ def list_participants(store: "Store", study_id: str) -> list[Participant]:
     return [_participant(r) for r in rows]
 
 
-def flagged_pseudonyms(store: "Store", study_id: Optional[str] = None) -> set[str]:
-    """Workers whose data the study's results leave out (a failed check), of one study or all."""
-    return {f"{p.study_id}:{p.pseudonym}" if study_id is None else p.pseudonym
-            for sid in ([study_id] if study_id else [s for s, _ in study_ids(store)])
-            for p in list_participants(store, sid) if p.flags}
-
-
 # -- quota cells ------------------------------------------------------------------------
 
 

@@ -22,7 +22,8 @@ from webapp.login_limits import LoginLimiter
 from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.ui import (
-    battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, systems_tab, your_data_tab,
+    battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
+    your_data_tab,
 )
 from webapp.ui.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
@@ -45,7 +46,7 @@ ADMIN_INTRO = (
 PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab),
                ("Your data", your_data_tab))
 ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab),
-              ("Systems", systems_tab))
+              ("Systems", systems_tab), ("Studies", studies_tab))
 
 
 def _blocks(title: str, intro: str, tabs, services: Services, *, participants: bool = False) -> gr.Blocks:
