@@ -27,6 +27,7 @@ STUDY_KEY = "study"  # Dialogue.metadata key of the study id
 STUDY_VERSION_KEY = "study_version"
 PAIR_SEPARATOR = "|"
 STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{1,62}$")
+COMPLETION_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # shown as is, and typed back on the platform
 
 
 class StudyError(ValueError):
@@ -94,6 +95,13 @@ class Study(BaseModel):
     def _utc(cls, value: Optional[datetime]) -> Optional[datetime]:
         if value is not None and value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
+        return value
+
+    @field_validator("completion_code")
+    @classmethod
+    def _plain_code(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not COMPLETION_CODE.match(value):
+            raise ValueError("must be 1-64 letters, digits, '-' or '_'")
         return value
 
     @field_validator("redirect_url")

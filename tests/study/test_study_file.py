@@ -35,6 +35,7 @@ def test_battle_cells_are_pairs_with_their_own_quotas():
     ({"completion_code": None}, "completion_code"),
     ({"redirect_url": "javascript:alert(1)", "completion_code": None}, "redirect_url"),
     ({"id": "Has Spaces"}, "id"),
+    ({"completion_code": "<b>code</b>"}, "completion_code"),
     ({"id": "open"}, "id"),
     ({"attention_check": {**INSTRUCTED, "answer": "Always"}}, "attention_check"),
     ({"attention_check": {**INSTRUCTED, "after_task": 3}}, "attention_check"),

@@ -28,7 +28,7 @@ SENTIMENTS = ("satisfied", "frustrated")
 def _done_markdown(study: Study) -> str:
     parts = ["## Thank you!", "You have completed this study."]
     if study.completion_code:
-        parts.append(f"Your completion code is: **`{escape_text(study.completion_code)}`**")
+        parts.append(f"Your completion code is: **`{study.completion_code}`**")
     if study.redirect_url:
         parts.append(f"[Return to the study platform]({quote(study.redirect_url, safe=':/?&=%#')}) to "
                      "confirm your completion.")
