@@ -117,6 +117,8 @@ class Study(BaseModel):
             raise ValueError("systems: a system is listed twice")
         if self.mode == "battle" and len(self.systems) < 2:
             raise ValueError("systems: a battle study needs at least two")
+        if self.mode == "battle" and self.aspects:
+            raise ValueError("aspects: the aspect form is offered in chat studies only")
         cells = self.cells()
         for cell, quota in self.quotas.items():
             if cell not in cells:

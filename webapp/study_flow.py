@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.crs_interface import CRSUnavailable
@@ -29,6 +29,7 @@ from arena.study_store import (
     save_participant, study_text,
 )
 from webapp.services import Services
+from webapp.ui.aspect_form import rate_dialogue
 from webapp.ui.refusal import refuse
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
@@ -195,8 +196,9 @@ def rate(services: Services, study: Study, p: Participant, side: str, sentiment:
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],
-           attention: Optional[str]) -> None:
-    """Finish the task under way: its verdicts (and the battle's vote), the checks, then the next step."""
+           attention: Optional[str], aspects: Sequence[Any] = ()) -> None:
+    """Finish the task under way: its verdicts (and the battle's vote), the aspect form's answers (any may be
+    left open), the checks, then the next step."""
     with _lock(p.pseudonym):
         if p.data.get("step") != "task":
             raise refuse("There is no task under way.")
@@ -210,6 +212,9 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         instructed = check is not None and check.kind == "instructed" and check.after_task == number
         if instructed and not attention:
             raise refuse("Please answer every question of the form.")
+        if study.aspects and aspects:
+            (d,) = dialogues.values()
+            rate_dialogue(services, d, list(aspects), d.user.id)  # a bad value refuses the whole submission
         task = p.data["task"]
         seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
         flags = p.data.setdefault("flags", [])

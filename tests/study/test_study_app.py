@@ -9,12 +9,16 @@ from collections import Counter
 import httpx
 import pytest
 
+from arena.aspects import load_form
 from arena.study import parse_study
 from arena.study_store import cell_fill, list_participants
 from study_support import publish, study_yaml
 from tests.support.asgi_server import running
 from webapp.one_port import STUDY_REDIRECT
 from webapp.serve import build_app
+
+
+NO_ASPECTS = [None] * len(load_form().dialogue)  # the aspect form's questions, left open
 
 
 @pytest.fixture
@@ -41,7 +45,7 @@ def one_task(c, worker: str) -> str:
     c.predict(api_name="/study_start")
     c.predict("a space movie please", api_name="/study_send_a")
     c.predict(api_name="/study_satisfied_a")
-    return shown(c.predict(None, None, api_name="/study_submit"))
+    return shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
 
 
 def test_quotas_hold_under_concurrent_workers(services, served):
@@ -84,7 +88,7 @@ def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, s
     page = shown(again.predict("pilot", "P-42", api_name="/study_enter"))
     assert "robots in space" in page and "Task 1 of 2" in page
     again.predict(api_name="/study_satisfied_a")
-    again.predict(None, None, api_name="/study_submit")
+    again.predict(None, None, *NO_ASPECTS, api_name="/study_submit")
     assert "CODE-7731" in one_more_task(again)
     # Trying again (any session) shows the study as completed and hands out no task.
     third = client(served)
@@ -99,7 +103,7 @@ def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, s
 def one_more_task(c) -> str:
     c.predict("something funny", api_name="/study_send_a")
     c.predict(api_name="/study_frustrated_a")
-    return shown(c.predict(None, None, api_name="/study_submit"))
+    return shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
 
 
 def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(services, served):

@@ -41,6 +41,7 @@ def test_battle_cells_are_pairs_with_their_own_quotas():
     ({"attention_check": {**INSTRUCTED, "after_task": 3}}, "attention_check"),
     ({"closes": "2020-01-01T00:00:00Z", "opens": "2021-01-01T00:00:00Z"}, "closes"),
     ({"colour": "blue"}, "colour"),
+    ({"mode": "battle", "aspects": "default"}, "aspects"),
 ])
 def test_a_bad_file_is_refused_with_one_line_naming_the_field(changes, field):
     with pytest.raises(StudyError) as caught:

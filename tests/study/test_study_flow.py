@@ -155,3 +155,20 @@ def test_bad_links_are_one_clear_line(services):
         with pytest.raises(Refusal, match=words):
             flow.enter(services, params)
     assert Counter(p.status for p in list_participants(services.store, "pilot")) == Counter()
+
+
+def test_the_aspect_form_answers_are_stored_with_the_task(services):
+    from webapp.ui.aspect_form import form_for
+
+    publish(services, aspects="default", tasks_per_participant=1)
+    form = form_for(services)
+    first = form.dialogue[0]
+    study, p = start(services, "A1")
+    flow.send(services, study, p, "A", "a heist movie")
+    flow.rate(services, study, p, "A", "satisfied")
+    with pytest.raises(Refusal, match="outside the scale"):
+        flow.submit(services, study, p, None, None, [first.high + 10] + [None] * (len(form.dialogue) - 1))
+    flow.submit(services, study, p, None, None, [first.high] + [None] * (len(form.dialogue) - 1))
+    (d,) = services.store.list_dialogues()
+    assert d.ratings[0].values == {first.name: first.high} and d.ratings[0].rater_id == d.user.id
+    assert flow.enter(services, link("A1"))[1].status == "completed"

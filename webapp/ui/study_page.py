@@ -19,7 +19,8 @@ from arena.study_store import Participant
 from webapp import study_flow as flow
 from webapp.services import Services
 from webapp.ui.refusal import Refusal, notice
-from webapp.ui.render import chat_messages, escape_text
+from webapp.ui.aspect_form import form_for
+from webapp.ui.render import chat_messages, escape_text, plural
 
 TITLE = "CRS Arena study"
 SENTIMENTS = ("satisfied", "frustrated")
@@ -67,6 +68,12 @@ def build_study_demo(services: Services) -> gr.Blocks:
                     panes[side] = (column, chat, msg, send, good, bad, verdict)
             choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
                               visible=False, elem_id="study-choice")
+            form = form_for(services)
+            with gr.Column(visible=False, elem_id="study-aspects") as aspects_box:
+                gr.Markdown("**Tell us more (optional).** Answer any of these, or leave them open.")
+                radios = [gr.Radio([(f"{v}" + (f" {a.points[v]}" if v in a.points else ""), v) for v in a.scale()],
+                                   value=None, label=f"{a.label} ({a.scale_text()})", info=a.definition,
+                                   elem_id=f"study-aspect-{a.name}") for a in form.dialogue]
             attention = gr.Radio([], label="", visible=False, elem_id="study-attention")
             submit = gr.Button("Submit this task", variant="primary", elem_id="study-submit")
         with gr.Column(visible=False, elem_id="study-gold") as gold_box:
@@ -80,7 +87,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
 
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *[c for side in ("A", "B") for c in (panes[side][0], panes[side][1], panes[side][6])],
-                choice, attention, gold_box, gold_md, gold_answer, full_box, done_md]
+                choice, attention, aspects_box, *radios, gold_box, gold_md, gold_answer, full_box, done_md]
 
         def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False
                  ) -> list[Any]:
@@ -98,6 +105,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 instr_md: study.instructions if study else "",
                 task_box: gr.update(visible=step == "task"),
                 task_head: "", choice: gr.update(visible=False), attention: gr.update(visible=False),
+                aspects_box: gr.update(visible=bool(step == "task" and study and study.aspects)),
+                **{r: gr.update(value=None) if reset else gr.update() for r in radios},
                 gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
                 full_box: gr.update(visible=step == "full"),
                 done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
@@ -107,14 +116,16 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 column, chat, _, _, _, _, verdict = panes[side]
                 d = dialogues.get(side)
                 out[column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
-                out[chat] = chat_messages(d)
+                out[chat] = gr.update(value=chat_messages(d),
+                                      label=f"System {side}" if study and study.mode == "battle" else "The system")
                 out[verdict] = (f"Your verdict: **{d.feedback.sentiment}**" if d is not None and d.feedback
                                 else "")
             if step == "task":
                 number = len(p.data.get("task_seconds", [])) + 1
+                who = "each system" if study.mode == "battle" else "the system"
                 out[task_head] = (f"### Task {number} of {study.tasks_per_participant}\n"
-                                  f"Chat with the system (at least {study.min_user_turns} messages), then say "
-                                  "whether you were satisfied or frustrated, and submit the task.")
+                                  f"Chat with {who} (at least {plural(study.min_user_turns, 'message')}), then "
+                                  "say whether you were satisfied or frustrated, and submit the task.")
                 out[choice] = gr.update(visible=study.mode == "battle", **({"value": None} if reset else {}))
                 check = study.attention_check
                 if check is not None and check.kind == "instructed" and check.after_task == number:
@@ -172,8 +183,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
                                      flow.rate(services, st, p, side, sentiment)),
                              [ident], view, api_name=f"study_{sentiment}_{s}")
-        submit.click(guarded(lambda st, p, c, a: flow.submit(services, st, p, c, a), reset=True),
-                     [ident, choice, attention], view, api_name="study_submit")
+        submit.click(guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True),
+                     [ident, choice, attention, *radios], view, api_name="study_submit")
         gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a)),
                           [ident, gold_answer], view, api_name="study_gold")
         retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view, api_name="study_retry")
