@@ -198,17 +198,24 @@ def claim_alive(store: "Store", claim_id: str) -> bool:
         return conn.execute(sa.select(c.claim_id).where(c.claim_id == claim_id)).first() is not None
 
 
-def finish_task(store: "Store", participant: Participant, claim_id: str, cell: str) -> None:
-    """The task's claim becomes a filled place and the worker's row moves on, in one transaction.
-    A claim that expired while the worker was away still counts: the task was done."""
-    c = t.study_claims.c
+def finish_task(store: "Store", participant: Participant, claim_id: str, cell: str) -> bool:
+    """The task's claim becomes a filled place and the worker's row moves on, in one transaction; False
+    (and nothing written) when the stored row no longer holds this task (it was submitted already, by
+    another tab or app process). A claim that expired while the worker was away still counts: the task
+    was done."""
+    c, p = t.study_claims.c, t.study_participants.c
     with store._write() as conn:
+        row = conn.execute(sa.select(p.data).where(p.study_id == participant.study_id,
+                                                   p.pseudonym == participant.pseudonym).with_for_update()).first()
+        if row is None or (json.loads(row.data).get("task") or {}).get("claim") != claim_id:
+            return False
         done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state="done"))
         if done.rowcount == 0:
             conn.execute(sa.insert(t.study_claims).values(
                 claim_id=claim_id, study_id=participant.study_id, cell=cell, pseudonym=participant.pseudonym,
                 state="done", expires_at=_key(utc_now())))
         _put_participant(conn, participant)
+    return True
 
 
 def release_cell(store: "Store", claim_id: str) -> None:

@@ -38,14 +38,14 @@ MAX_WORKER_ID_CHARS = 128
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
+# A fixed set of locks, picked by key: memory stays bounded however many workers come, and no action
+# holds two of them, so two keys sharing a lock only wait for each other.
+_LOCKS = tuple(threading.Lock() for _ in range(256))
 
 
 def _lock(key: str) -> threading.Lock:
     """One worker's actions run one at a time in this process (a double click reserves no second cell)."""
-    with _locks_guard:
-        return _locks.setdefault(key, threading.Lock())
+    return _LOCKS[hash(key) % len(_LOCKS)]
 
 
 def sides(study: Study) -> tuple[str, ...]:
@@ -104,13 +104,22 @@ def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study
 
 
 def consent(services: Services, study: Study, p: Participant) -> None:
-    if p.data.get("step") == "consent":
+    with _lock(p.pseudonym):
+        p = _fresh(services, p)
+        if p.data.get("step") != "consent":
+            return
         p.data["step"] = "instructions"
         save_participant(services.store, p)
 
 
+def _fresh(services: Services, p: Participant) -> Participant:
+    """The worker's row as stored now (read under the worker's lock: another request may have moved on)."""
+    return get_participant(services.store, p.study_id, p.pseudonym) or p
+
+
 def begin(services: Services, study: Study, p: Participant) -> None:
     with _lock(p.pseudonym):
+        p = _fresh(services, p)
         if p.data.get("step") != "instructions":
             return
         _next(services, study, p)
@@ -200,6 +209,7 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
     """Finish the task under way: its verdicts (and the battle's vote), the aspect form's answers (any may be
     left open), the checks, then the next step."""
     with _lock(p.pseudonym):
+        p = _fresh(services, p)
         if p.data.get("step") != "task":
             raise refuse("There is no task under way.")
         dialogues = task_dialogues(services, p)
@@ -222,24 +232,26 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
             flags.append(f"task {number} took {seconds:.0f} s (minimum {study.min_task_seconds:.0f} s)")
         if instructed and attention != check.answer:
             flags.append(f"attention check failed (answered {attention!r})")
-        if study.mode == "battle":
-            a, b = dialogues["A"], dialogues["B"]
-            services.store.save_battle(a, b, Vote(
-                battle_id=task["battle_id"], dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,
-                crs_b=b.crs_id, choice=choice, user_id=a.user.id, user_kind=UserKind.HUMAN, study=study.id,
-                study_version=p.study_version))
         p.data.setdefault("task_seconds", []).append(round(seconds, 1))
         p.data.setdefault("served", []).append(task["cell"])
         p.data.pop("task")
         gold = check is not None and check.kind == "gold" and check.after_task == number
         p.data["step"] = "gold" if gold else "between"
-        finish_task(services.store, p, task["claim"], task["cell"])
+        if not finish_task(services.store, p, task["claim"], task["cell"]):
+            raise refuse("This task was already submitted.")
+        if study.mode == "battle":  # after the task is settled, so a second submission casts no second vote
+            a, b = dialogues["A"], dialogues["B"]
+            services.store.save_battle(a, b, Vote(
+                battle_id=task["battle_id"], dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,
+                crs_b=b.crs_id, choice=choice, user_id=a.user.id, user_kind=UserKind.HUMAN, study=study.id,
+                study_version=p.study_version))
         if not gold:
             _next(services, study, p)
 
 
 def answer_gold(services: Services, study: Study, p: Participant, answer: Optional[str]) -> None:
     with _lock(p.pseudonym):
+        p = _fresh(services, p)
         if p.data.get("step") != "gold":
             raise refuse("There is no question waiting.")
         if not answer:
@@ -253,6 +265,7 @@ def answer_gold(services: Services, study: Study, p: Participant, answer: Option
 def retry_full(services: Services, study: Study, p: Participant) -> None:
     """A worker who met full cells may try again (a place may have been freed)."""
     with _lock(p.pseudonym):
+        p = _fresh(services, p)
         if p.data.get("step") == "full":
             _next(services, study, p)
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from arena import store_schema as t
 
 from arena.study import parse_study
-from arena.study_store import cell_fill, get_participant, list_participants, release_cell, reserve_cell
+from arena.study_store import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
 from webapp import study_flow as flow
 from webapp.study_results import export_study, payment_sheet, study_leaderboard
@@ -138,7 +138,12 @@ def test_a_battle_study_stores_a_vote_of_its_crowd(services):
     with pytest.raises(Refusal, match="which system was better"):
         do_task(services, "B1")
     study, p = flow.enter(services, link("B1"))
+    stale = flow.enter(services, link("B1"))[1]  # the same task, as another tab (or app process) holds it
     flow.submit(services, study, p, "A", None)
+    with pytest.raises(Refusal, match="no task under way"):
+        flow.submit(services, study, stale, "B", None)
+    # Another app process, whose worker lock this one does not share, is stopped by the store itself.
+    assert not finish_task(services.store, stale, stale.data["task"]["claim"], stale.data["task"]["cell"])
     _, p = flow.enter(services, link("B1"))
     assert p.status == "completed"
     (vote,) = services.store.list_votes()
