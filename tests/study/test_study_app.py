@@ -113,3 +113,20 @@ def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(servic
     assert httpx.get(served + "/study/", timeout=30).status_code == 200
     refused = shown(client(served).predict("nope", "w", api_name="/study_enter"))
     assert "no such study" in refused
+
+
+def test_a_battle_study_through_the_page(services, served):
+    publish(services, mode="battle", tasks_per_participant=1)
+    c = client(served)
+    c.predict("pilot", "B-7", api_name="/study_enter")
+    c.predict(api_name="/study_consent")
+    page = shown(c.predict(api_name="/study_start"))
+    assert "System A" in page and "System B" in page and "Chat with each system" in page
+    for side in ("a", "b"):
+        c.predict(f"a space movie, pane {side}", api_name=f"/study_send_{side}")
+        c.predict(api_name=f"/study_frustrated_{side}")
+    refused = shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
+    assert "which system was better" in refused
+    assert "CODE-7731" in shown(c.predict("tie", None, *NO_ASPECTS, api_name="/study_submit"))
+    (vote,) = services.store.list_votes()
+    assert (vote.choice, vote.study) == ("tie", "pilot")
