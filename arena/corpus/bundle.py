@@ -45,7 +45,7 @@ FILES = {
 }
 VOTE_COLUMNS = [
     "vote_id", "battle_id", "timestamp", "crs_a", "crs_b", "dialogue_a", "dialogue_b", "choice", "winner",
-    "comment", "user_id", "user_kind", "flagged",
+    "comment", "user_id", "user_kind", "flagged", "crowd", "study_version",
 ]
 SCORE_COLUMNS = [
     "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
@@ -127,6 +127,7 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
             "crs_a": v.crs_a, "crs_b": v.crs_b, "dialogue_a": v.dialogue_a, "dialogue_b": v.dialogue_b,
             "choice": v.choice, "winner": v.winner or "", "comment": v.comment,
             "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value, "flagged": flags.get(v.vote_id, ""),
+            "crowd": crowd_of_vote(v), "study_version": v.study_version if v.study_version is not None else "",
         }
         for v in votes
     ]
@@ -377,7 +378,9 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
         f"or `{VOID_FLAG}` when a system failed a turn of the battle; the public leaderboard leaves flagged "
         "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
         "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
-        "it out, as they leave out the labels of flagged battles.",
+        "it out, as they leave out the labels of flagged battles. `crowd` is `open` (the public arena) or the id "
+        "of the crowdsourced study the vote was cast in, with the `study_version` of its study file; a study's "
+        "dialogues carry the same in `metadata.dialogue_metadata.study` and `.study_version`.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

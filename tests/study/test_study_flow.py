@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 import sqlalchemy as sa
 
 from arena import store_schema as t
+from arena.corpus.bundle import vote_rows
 
 from arena.study import parse_study
 from arena.study_store import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
@@ -89,6 +91,10 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     assert board["conversations"].sum() == 0  # everyone was flagged: nothing counts
     result = export_study(services, "pilot", tmp_path / "export", include_flagged=True)
     assert result.counts["dialogues"] == 4 and (tmp_path / "export" / "study-pilot-v1.yaml").exists()
+    records = [json.loads(line) for line in result.files["dialogues"].read_text().splitlines()]
+    assert {(r["metadata"]["dialogue_metadata"]["study"], r["metadata"]["dialogue_metadata"]["study_version"])
+            for r in records} == {("pilot", 1)}
+    assert {r["user"]["id"] for r in records} == set(people)  # the payment sheet's pseudonyms
     card = result.files["card"].read_text()
     assert "crowdsourced study `pilot`" in card and "version(s) 1" in card
     assert export_study(services, "pilot", tmp_path / "clean").counts["dialogues"] == 0
@@ -147,6 +153,8 @@ def test_a_battle_study_stores_a_vote_of_its_crowd(services):
     _, p = flow.enter(services, link("B1"))
     assert p.status == "completed"
     (vote,) = services.store.list_votes()
+    (row,) = vote_rows([vote], str)
+    assert (row["crowd"], row["study_version"]) == ("pilot", 1)
     assert vote.study == "pilot" and vote.study_version == 1 and "|".join(sorted((vote.crs_a, vote.crs_b))) \
         == p.data["served"][0]
 
