@@ -66,6 +66,7 @@ votes = sa.Table(
     sa.Column("user_kind", sa.Text, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
+    sa.Column("study", sa.Text),  # the crowdsourced study it was cast in; NULL: the open arena (revision 0004)
     sa.Index("votes_created", "created_at"),
 )
 

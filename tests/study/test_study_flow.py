@@ -153,6 +153,7 @@ def test_a_battle_study_stores_a_vote_of_its_crowd(services):
     _, p = flow.enter(services, link("B1"))
     assert p.status == "completed"
     (vote,) = services.store.list_votes()
+    assert services.store.pair_counts() == {}  # the open arena's pairing counts only its own battles
     (row,) = vote_rows([vote], str)
     assert (row["crowd"], row["study_version"]) == ("pilot", 1)
     assert vote.study == "pilot" and vote.study_version == 1 and "|".join(sorted((vote.crs_a, vote.crs_b))) \

@@ -1,5 +1,6 @@
 """Crowdsourced studies: versioned study files, their participants and the quota cells they hold
-(see arena/study_store.py).
+(see arena/study_store.py), and each vote's study (NULL: the open arena), so the open arena's pairing
+counts only its own battles.
 
 Revision ID: 0004
 Revises: 0003
@@ -15,6 +16,7 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.add_column("votes", sa.Column("study", sa.Text))
     op.create_table(
         "study_files",
         sa.Column("study_id", sa.Text, primary_key=True),
@@ -51,3 +53,5 @@ def downgrade() -> None:
     op.drop_table("study_claims")
     op.drop_table("study_participants")
     op.drop_table("study_files")
+    with op.batch_alter_table("votes") as batch:
+        batch.drop_column("study")
