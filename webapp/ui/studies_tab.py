@@ -17,11 +17,12 @@ import gradio as gr
 from arena.study import StudyError, parse_study
 from arena.study_store import save_study, study_ids
 from webapp import study_results as results
+from webapp.leaderboard import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
 from webapp.ui.refusal import NOTICE_MARK
-from webapp.ui.render import escape_text
+from webapp.ui.render import escape_text, plural
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
 
@@ -62,11 +63,12 @@ def build(services: Services) -> None:
             return "", "", None, None, None
         version, study, text = results.newest_study(services, study_id)
         counts = results.summary(services, study_id)
-        head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}): {counts['participants']} "
-                f"participants, {counts['completed']} completed, {counts['flagged']} flagged.\n\n"
+        head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}): "
+                f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
+                f"{counts['flagged']} flagged.\n\n"
                 + _link_help(study_id))
         return (text, head, results.quota_table(services, study), results.participants_table(services, study_id),
-                results.study_leaderboard(services, study_id))
+                display_table(results.study_leaderboard(services, study_id)))
 
     def on_save(text: str, request: gr.Request) -> tuple[Any, ...]:
         try:
