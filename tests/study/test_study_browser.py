@@ -42,6 +42,9 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
     shots = screenshots_dir(tmp_path)
     with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
         page = browser.page()
+        page.goto(f"{url}/", wait_until="load")  # without a study the open arena loads as ever
+        page.get_by_role("tab", name="Battle").wait_for()
+        assert "/study" not in page.url
         page.goto(f"{url}/?study=pilot&PROLIFIC_PID=5f1a2b&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
         page.wait_for_url("**/study/?study=pilot*")
         page.locator("#study-consent").get_by_text("You agree that your messages are stored").wait_for()
