@@ -70,6 +70,22 @@ def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
     return path
 
 
+def lookup_workers(services: Services, study_id: str, worker_ids: str) -> pd.DataFrame:
+    """The platform's worker ids (one per line or separated by commas, as the researcher pastes them from
+    the platform's submissions list) against the study's rows: the ids are turned into pseudonyms here
+    and never stored, so paying the right people needs no raw id in the database."""
+    from webapp.study_flow import worker_pseudonym
+
+    people = {p.pseudonym: p for p in list_participants(services.store, study_id)}
+    rows = []
+    for worker in dict.fromkeys(w.strip() for w in worker_ids.replace(",", "\n").splitlines() if w.strip()):
+        p = people.get(worker_pseudonym(services, study_id, worker))
+        rows.append({"worker id": worker, "pseudonym": p.pseudonym if p else "",
+                     "completed": "yes" if p is not None and p.status == "completed" else "no",
+                     "flags": "; ".join(p.flags) if p else "never started"})
+    return pd.DataFrame(rows, columns=["worker id", "pseudonym", "completed", "flags"])
+
+
 def flagged_users(services: Services, study_id: str) -> set[str]:
     """Stored user ids (`pseudonym:<...>`) of the study's flagged workers."""
     return {PSEUDONYM_PREFIX + p.pseudonym for p in list_participants(services.store, study_id) if p.flags}

@@ -15,7 +15,7 @@ from arena.study import parse_study
 from arena.study_store import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
 from webapp import study_flow as flow
-from webapp.study_results import export_study, payment_sheet, study_leaderboard
+from webapp.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
 from webapp.ui.refusal import Refusal
 
 
@@ -87,6 +87,11 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
     assert sheet[0] == "pseudonym,completed,flags,completion_code" and len(sheet) == 3
     assert all(",yes," in row and row.endswith("CODE-7731") for row in sheet[1:])
+    matched = lookup_workers(services, "pilot", "careless\ngood, stranger")
+    assert matched.to_dict("records")[1:] == [
+        {"worker id": "good", "pseudonym": flow.worker_pseudonym(services, "pilot", "good"), "completed": "yes",
+         "flags": "; ".join(people[flow.worker_pseudonym(services, "pilot", "good")].flags)},
+        {"worker id": "stranger", "pseudonym": "", "completed": "no", "flags": "never started"}]
     board = study_leaderboard(services, "pilot")
     assert board["conversations"].sum() == 0  # everyone was flagged: nothing counts
     result = export_study(services, "pilot", tmp_path / "export", include_flagged=True)

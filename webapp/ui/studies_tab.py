@@ -57,6 +57,11 @@ def build(services: Services) -> None:
         export = gr.Button("Export the study", elem_id="studies-export")
         include_flagged = gr.Checkbox(False, label="Export flagged workers too", elem_id="studies-flagged")
     files = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="studies-files")
+    with gr.Row():
+        workers = gr.Textbox(label="Worker ids from the platform (one per line), to match them to pseudonyms",
+                             lines=3, elem_id="studies-workers", scale=3)
+        match = gr.Button("Match", elem_id="studies-match", scale=1)
+    matched = gr.Dataframe(label="Matched workers", interactive=False, elem_id="studies-matched")
 
     def show(study_id: Optional[str]) -> tuple[Any, ...]:
         if not study_id:
@@ -91,6 +96,9 @@ def build(services: Services) -> None:
                                     zip_name=f"crs-arena-study-{study_id}.zip")
         return [str(path) for key, path in done.files.items() if key in ("zip", "card")]
 
+    def on_match(study_id: Optional[str], ids: str) -> Any:
+        return results.lookup_workers(services, study_id, ids or "") if study_id else None
+
     shown = [editor, overview, quotas, people, board]
     picked.change(show, [picked], shown, api_name="study_show")
     refresh.click(lambda sid: (gr.update(choices=_choices(services)), *show(sid)), [picked], [picked, *shown],
@@ -98,3 +106,4 @@ def build(services: Services) -> None:
     save.click(on_save, [editor], [saved, picked], api_name="study_save")
     pay.click(on_pay, [picked], [files], api_name="study_payments")
     export.click(on_export, [picked, include_flagged], [files], api_name="study_export")
+    match.click(on_match, [picked, workers], [matched], api_name="study_match_workers")
