@@ -292,6 +292,9 @@ class Vote(BaseModel):
     user_id: str = "anonymous"
     user_kind: UserKind = UserKind.HUMAN
     timestamp: datetime = Field(default_factory=utc_now)
+    # The crowd: None for the open arena, else the study (arena.study) and its file's version.
+    study: Optional[str] = None
+    study_version: Optional[int] = None
 
     @property
     def winner(self) -> Optional[str]:

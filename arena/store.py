@@ -546,7 +546,7 @@ class Store:
             "vote_id": vote.vote_id, "battle_id": vote.battle_id, "dialogue_a": vote.dialogue_a,
             "dialogue_b": vote.dialogue_b, "crs_a": vote.crs_a, "crs_b": vote.crs_b, "choice": vote.choice,
             "user_kind": vote.user_kind.value, "created_at": _utc_key(vote.timestamp),
-            "data": vote.model_dump_json(),
+            "data": vote.model_dump_json(), "study": vote.study,
         }, ["vote_id"])
 
     def list_votes(self, user_kind: Optional[Union[str, UserKind]] = None) -> list[Vote]:
@@ -564,14 +564,15 @@ class Store:
                                 .limit(1)).first() is not None
 
     def pair_counts(self, user_kind: Optional[Union[str, UserKind]] = None) -> PairCounts:
-        """How many battles each unordered pair of systems has had so far."""
+        """How many battles each unordered pair of systems has had so far in the open arena (a crowdsourced
+        study assigns its own pairs, `arena.study_store`)."""
         with self._read() as conn:
             return self._pair_counts(conn, user_kind)
 
     @staticmethod
     def _pair_counts(conn: Connection, user_kind: Optional[Union[str, UserKind]]) -> PairCounts:
         v = t.votes.c
-        query = sa.select(v.crs_a, v.crs_b, sa.func.count()).group_by(v.crs_a, v.crs_b)
+        query = sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.study.is_(None)).group_by(v.crs_a, v.crs_b)
         if user_kind is not None:
             query = query.where(v.user_kind == UserKind(user_kind).value)
         counts: PairCounts = {}
@@ -601,7 +602,8 @@ class Store:
             # Stored and claimed battles in ONE statement: on PostgreSQL (read committed) each statement
             # has its own snapshot, and a battle saved between two reads would be counted in neither.
             both = sa.union_all(
-                sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.user_kind == kind).group_by(v.crs_a, v.crs_b),
+                sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.user_kind == kind, v.study.is_(None))
+                .group_by(v.crs_a, v.crs_b),
                 sa.select(c.crs_low, c.crs_high, sa.func.count()).where(c.user_kind == kind)
                 .group_by(c.crs_low, c.crs_high))
             counts: PairCounts = {}

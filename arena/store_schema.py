@@ -66,6 +66,7 @@ votes = sa.Table(
     sa.Column("user_kind", sa.Text, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
+    sa.Column("study", sa.Text),  # the crowdsourced study it was cast in; NULL: the open arena (revision 0004)
     sa.Index("votes_created", "created_at"),
 )
 
@@ -142,4 +143,41 @@ moderation_log = sa.Table(
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
+)
+
+# -- crowdsourced studies (revision 0004; queries in arena/study_store.py) -----------------
+
+# Every save of a study file is a new version; dialogues and votes record the version they ran under.
+study_files = sa.Table(
+    "study_files", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("saved_by", sa.Text, nullable=False),
+    sa.Column("saved_at", sa.Text, nullable=False),
+)
+
+# One row per worker and study (the worker id only as a salted pseudonym): where they are in the flow.
+study_participants = sa.Table(
+    "study_participants", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("pseudonym", sa.Text, primary_key=True),
+    sa.Column("study_version", sa.Integer, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),  # active | completed
+    sa.Column("data", sa.Text, nullable=False),  # JSON: step, served cells, task times, flags, ...
+    sa.Column("started_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("completed_at", sa.Text),
+)
+
+# A quota cell held by a worker's task (reserved, expiring) or filled by a finished task (done).
+study_claims = sa.Table(
+    "study_claims", metadata,
+    sa.Column("claim_id", sa.Text, primary_key=True),
+    sa.Column("study_id", sa.Text, nullable=False),
+    sa.Column("cell", sa.Text, nullable=False),
+    sa.Column("pseudonym", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),  # reserved | done
+    sa.Column("expires_at", sa.Text, nullable=False),
+    sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )

@@ -167,7 +167,11 @@ def cmd_meta(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     metrics: Optional[list[str]] = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
-    rows = meta_table(dialogues, metrics)
+    if args.crowd:
+        from arena.study import crowd_of_dialogue
+
+        dialogues = [d for d in dialogues if crowd_of_dialogue(d) == args.crowd]
+    rows = meta_table(dialogues, metrics, crowd=None)
     taus = ranking_correlations(rows, metrics)
     records = correlation_records(dialogues, form=form, metrics=metrics, group_by=args.group_by,
                                   raters=args.raters, rounds=args.rounds, seed=args.seed)
@@ -228,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "and system-level Kendall's tau.")
     p.add_argument("--input", required=True, help="scored dialogues (the output of `score`)")
     p.add_argument("--metrics", default=None, help="comma-separated score names (default: all found)")
+    p.add_argument("--crowd", default=None,
+                   help="only the dialogues of one crowd: 'open' (the public arena) or a study's id "
+                        "(default: every dialogue of the file)")
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="OUT",
                    help="write the correlation records (metric, aspect, level, spearman, pearson, ci_low, "
                         "ci_high, n, ...) as JSON to OUT; without OUT print everything as JSON")

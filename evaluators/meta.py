@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Any, Iterable, Optional, Sequence
 
 from arena.dialogue import Dialogue
+from arena.study import OPEN_CROWD, crowd_of_dialogue
 
 SATISFACTION = "satisfaction"
 NOT_METRICS = {"acts"}
@@ -47,14 +48,18 @@ def metric_names(dialogues: Iterable[Dialogue]) -> list[str]:
     return sorted(names - NOT_METRICS)
 
 
-def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
-    """One row per system (sorted by satisfaction, best first).
+def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] = None, *,
+               crowd: Optional[str] = OPEN_CROWD, left_out_users: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """One row per system (sorted by satisfaction, best first), over the dialogues of one crowd: the open
+    arena (default), a study's id (`arena.study`), or None for every crowd; `left_out_users` (stored user
+    ids, a study's flagged workers) are left out.
 
     Row keys: "crs_id", "dialogues", "rated", "satisfaction" (None when no
     dialogue was rated), and for each metric its mean over the dialogues where
     it was scored (None if none) plus "<metric>.n", the number of those.
     """
-    dialogues = list(dialogues)
+    skip = set(left_out_users)
+    dialogues = [d for d in dialogues if (crowd is None or crowd_of_dialogue(d) == crowd) and d.user.id not in skip]
     names = list(metrics) if metrics is not None else metric_names(dialogues)
     by_system: dict[str, list[Dialogue]] = defaultdict(list)
     for d in dialogues:

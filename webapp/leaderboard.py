@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from arena.dialogue import Dialogue, UserKind, Vote
+from arena.study import OPEN_CROWD
+from webapp.leaderboard_categories import select_crowd
 from webapp.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
 from webapp.voided import counted
 from webapp.ratings import (
@@ -95,11 +97,17 @@ def compute_leaderboard(
     user_kind: Optional[str] = None,
     systems: Iterable[str] = (),
     options: Optional[LeaderboardOptions] = None,
+    crowd: Optional[str] = OPEN_CROWD,
+    left_out_users: Iterable[str] = (),
 ) -> pd.DataFrame:
-    """One row per system (columns `COLUMNS`), best Bradley-Terry rating first."""
+    """One row per system (columns `COLUMNS`), best Bradley-Terry rating first.
+
+    `crowd`: the open arena (default), a study's id, or None for every crowd; `left_out_users` (stored
+    user ids, a study's flagged workers) count nowhere."""
     options = options or LeaderboardOptions()
     if user_kind is not None and user_kind not in USER_KINDS:
         raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
+    dialogues, votes = select_crowd(crowd, dialogues, votes, left_out_users=set(left_out_users))
     dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
     dialogues = filter_dialogues(dialogues, user_kind)
     votes = filter_votes(votes, user_kind)

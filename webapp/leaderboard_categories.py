@@ -6,17 +6,23 @@ dialogue length. A battle belongs to a category only when both of its
 conversations do, so a category's ratings compare like with like; the minimum
 vote count then applies to the battles of that category alone.
 
-The registry is one dictionary: a new cut (a crowd or study, say) is one
-`register(Category(...))` with a test on a stored `Dialogue`, and the
-Leaderboard's picker lists it under its group.
+The registry is one dictionary: a new cut is one `register(Category(...))`
+with a test on a stored `Dialogue`, and the Leaderboard's picker lists it
+under its group.
+
+The crowd is a dimension of its own (`select_crowd`): the open arena, or one
+crowdsourced study (`arena.study`), never mixed, so a study's results are
+ranked on their own (researchers' Studies tab) and the public board shows the
+open arena only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Collection, Iterable, Optional
 
 from arena.dialogue import Dialogue, Vote
+from arena.study import crowd_of_dialogue, crowd_of_vote
 
 # At most this many user turns makes a conversation "short".
 SHORT_USER_TURNS = 3
@@ -81,3 +87,13 @@ def select(category: str, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) 
     kept = [d for d in dialogues if keep(d)]
     ids = {d.dialogue_id for d in kept}
     return kept, [v for v in votes if v.dialogue_a in ids and v.dialogue_b in ids]
+
+
+def select_crowd(crowd: Optional[str], dialogues: Iterable[Dialogue], votes: Iterable[Vote], *,
+                 left_out_users: Collection[str] = ()) -> tuple[list[Dialogue], list[Vote]]:
+    """The dialogues and votes of one crowd ("open" or a study id; None: every crowd), without
+    those of `left_out_users` (a study's flagged workers, by stored user id)."""
+    dialogues = [d for d in dialogues if (crowd is None or crowd_of_dialogue(d) == crowd)
+                 and d.user.id not in left_out_users]
+    votes = [v for v in votes if (crowd is None or crowd_of_vote(v) == crowd) and v.user_id not in left_out_users]
+    return dialogues, votes

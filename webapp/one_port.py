@@ -22,17 +22,26 @@ from webapp.login_limits import LoginLimiter, LoginLimitMiddleware
 log = logging.getLogger(__name__)
 
 ADMIN_PATH = "/admin"
+STUDY_PATH = "/study"
 CONCURRENCY = 32
+# A study link (`/?study=ID&PROLIFIC_PID=...`) opens the study page with its query intact; without
+# `study` in the query the public page loads as ever.
+STUDY_REDIRECT = (
+    "<script>(function(){var q=new URLSearchParams(window.location.search);"
+    "if(q.get('study')){window.location.replace(window.location.pathname.replace(/\\/?$/,'')"
+    f"+'{STUDY_PATH}/'+window.location.search);}}}})();</script>"
+)
 
 
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
                  admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
-                 admin_upload_bytes: Optional[int] = None) -> FastAPI:
+                 admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
     CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
-    (`webapp.upload_limits`: the public app takes none)."""
+    (`webapp.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
+    at `/study` beside the public app (it takes no uploads)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -46,9 +55,13 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                             max_file_size=admin_upload_bytes)
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
+    if public is not None and study is not None:
+        study.queue(default_concurrency_limit=CONCURRENCY)
+        gr.mount_gradio_app(app, study, path=STUDY_PATH, ssr_mode=False, css=css, max_file_size=0)
     if public is not None:
         public.queue(default_concurrency_limit=CONCURRENCY)
-        gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes)
+        gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes,
+                            head=STUDY_REDIRECT if study is not None else None)
     return app
 
 

@@ -22,9 +22,11 @@ from webapp.login_limits import LoginLimiter
 from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.ui import (
-    battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, systems_tab, your_data_tab,
+    battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
+    your_data_tab,
 )
 from webapp.ui.participant import participant_slot
+from webapp.ui.study_page import build_study_demo
 from webapp.ui.style import APP_CSS
 from webapp.warm_start import warm_up
 from webapp.upload_limits import launch_options, upload_limit
@@ -44,7 +46,7 @@ ADMIN_INTRO = (
 PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab),
                ("Your data", your_data_tab))
 ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab),
-              ("Systems", systems_tab))
+              ("Systems", systems_tab), ("Studies", studies_tab))
 
 
 def _blocks(title: str, intro: str, tabs, services: Services, *, participants: bool = False) -> gr.Blocks:
@@ -84,12 +86,14 @@ def launch_app(demo: gr.Blocks, **kwargs) -> None:
 def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
               limiter: Optional[LoginLimiter] = None) -> FastAPI:
     """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
-    app at `/admin` (at `/` without the public app), both with the app's CSS."""
+    app at `/admin` (at `/` without the public app), both with the app's CSS; study links open the study page
+    at `/study`."""
     return build_server(build_demo(services) if public else None,
                         build_admin_demo(services) if admin_auth is not None else None,
                         admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
-                        admin_upload_bytes=upload_limit(services.settings, admin=True))
+                        admin_upload_bytes=upload_limit(services.settings, admin=True),
+                        study=build_study_demo(services) if public else None)
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

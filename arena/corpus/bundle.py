@@ -31,6 +31,7 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.files import atomic_path
 from arena.store import Store
+from arena.study import STUDY_VERSION_KEY, crowd_of_dialogue, crowd_of_vote
 from arena.visibility import visibility
 
 LICENCE = "CC BY 4.0"
@@ -44,7 +45,7 @@ FILES = {
 }
 VOTE_COLUMNS = [
     "vote_id", "battle_id", "timestamp", "crs_a", "crs_b", "dialogue_a", "dialogue_b", "choice", "winner",
-    "comment", "user_id", "user_kind", "flagged",
+    "comment", "user_id", "user_kind", "flagged", "crowd", "study_version",
 ]
 SCORE_COLUMNS = [
     "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
@@ -57,6 +58,8 @@ RATING_PREFIX = "rating."  # metric names of aspect ratings in the score tables:
 class ExportFilter:
     crs_ids: Optional[tuple[str, ...]] = None  # None: every system
     user_kind: Optional[str] = None  # "human", "simulator" or None for both
+    crowd: Optional[str] = None  # "open" (the public arena), a study's id (arena.study), or None for all
+    left_out_users: frozenset[str] = frozenset()  # stored user ids left out (a study's flagged workers)
 
     def __post_init__(self) -> None:
         if self.user_kind is not None:
@@ -65,19 +68,20 @@ class ExportFilter:
     def keeps_dialogue(self, d: Dialogue) -> bool:
         return (self.crs_ids is None or d.crs_id in self.crs_ids) and (
             self.user_kind is None or d.user.kind.value == self.user_kind
-        )
+        ) and (self.crowd is None or crowd_of_dialogue(d) == self.crowd) and d.user.id not in self.left_out_users
 
     def keeps_vote(self, v: Vote) -> bool:
         return (self.crs_ids is None or v.crs_a in self.crs_ids or v.crs_b in self.crs_ids) and (
             self.user_kind is None or v.user_kind.value == self.user_kind
-        )
+        ) and (self.crowd is None or crowd_of_vote(v) == self.crowd) and v.user_id not in self.left_out_users
 
     def describe(self) -> str:
         systems = ", ".join(self.crs_ids) if self.crs_ids is not None else "all"
         users = {"human": "people only", "simulator": "simulators only"}.get(
             self.user_kind or "", "people and simulators"
         )
-        return f"systems: {systems}; users: {users}"
+        crowd = "" if self.crowd is None else f"; crowd: {self.crowd}"
+        return f"systems: {systems}; users: {users}{crowd}"
 
 
 VOID_FLAG = "void: a system failed a turn"
@@ -99,9 +103,9 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     flt = flt or ExportFilter()
     all_votes = store.list_votes()
     seen = visibility(store, all_votes)
-    dialogues = seen.dialogues(store.list_dialogues(
+    dialogues = [d for d in seen.dialogues(store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
-    ))
+    )) if flt.keeps_dialogue(d)]
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     flags = dict(seen.flags)
     failed = {d.dialogue_id for d in dialogues if d.system_failed()}
@@ -123,6 +127,7 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
             "crs_a": v.crs_a, "crs_b": v.crs_b, "dialogue_a": v.dialogue_a, "dialogue_b": v.dialogue_b,
             "choice": v.choice, "winner": v.winner or "", "comment": v.comment,
             "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value, "flagged": flags.get(v.vote_id, ""),
+            "crowd": crowd_of_vote(v), "study_version": v.study_version if v.study_version is not None else "",
         }
         for v in votes
     ]
@@ -219,8 +224,10 @@ def export_bundle(
     *,
     salt: Optional[str] = None,
     zip_name: Optional[str] = None,
+    extras: Optional[dict[str, str]] = None,
 ) -> ExportResult:
-    """Write every export file (and optionally a zip of them) into `folder`."""
+    """Write every export file (and optionally a zip of them) into `folder`; `extras` (file name -> text,
+    e.g. a study's file) are written and zipped beside them."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     snapshot = take_snapshot(store, flt or ExportFilter())
@@ -231,8 +238,11 @@ def export_bundle(
     _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags))
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
-    card = dataset_card(snapshot)
+    card = dataset_card(snapshot, extras=sorted(extras or {}))
     _atomic(files["card"], lambda tmp: Path(tmp).write_text(card, encoding="utf-8"))
+    for name, text in (extras or {}).items():
+        files[name] = folder / Path(name).name
+        _atomic(files[name], lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
     counts = {"dialogues": len(snapshot.dialogues), "votes": len(snapshot.votes), "scores": len(scores)}
     if zip_name:
         bundle = folder / zip_name
@@ -259,7 +269,25 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def dataset_card(snapshot: Snapshot) -> str:
+def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> list[str]:
+    """Which crowd the export holds and, for a study, the versions of its file the data ran under."""
+    flt = snapshot.filter
+    if flt.crowd is None:
+        return []
+    if flt.crowd == "open":
+        return ["## Crowd", "", "The open arena only: crowdsourced studies are exported on their own.", ""]
+    versions = sorted({int(d.metadata[STUDY_VERSION_KEY]) for d in snapshot.dialogues
+                       if d.metadata.get(STUDY_VERSION_KEY) is not None})
+    shown = ", ".join(str(v) for v in versions) or "none yet"
+    lines = ["## Crowd", "", f"The crowdsourced study `{escape_markdown(flt.crowd)}`; the data ran under "
+             f"version(s) {shown} of its study file"
+             + (f" ({', '.join(f'`{escape_markdown(n)}`' for n in extras)}, the newest version)" if extras else "")
+             + ". Workers are pseudonyms; workers who failed a quality check "
+             + ("are left out." if flt.left_out_users else "are included.")]
+    return lines + [""]
+
+
+def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
     """A Markdown dataset card (with YAML front matter) describing this export."""
     dialogues, votes = snapshot.dialogues, snapshot.votes
     per_system: dict[str, Counter] = {}
@@ -316,6 +344,7 @@ def dataset_card(snapshot: Snapshot) -> str:
     ]
     if metrics:
         parts += [_table(["metric", "dialogues scored"], sorted(metrics.items())), ""]
+    parts += _crowd_section(snapshot, extras)
     parts += [
         "## Files",
         "",
@@ -349,7 +378,9 @@ def dataset_card(snapshot: Snapshot) -> str:
         f"or `{VOID_FLAG}` when a system failed a turn of the battle; the public leaderboard leaves flagged "
         "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
         "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
-        "it out, as they leave out the labels of flagged battles.",
+        "it out, as they leave out the labels of flagged battles. `crowd` is `open` (the public arena) or the id "
+        "of the crowdsourced study the vote was cast in, with the `study_version` of its study file; a study's "
+        "dialogues carry the same in `metadata.dialogue_metadata.study` and `.study_version`.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

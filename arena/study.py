@@ -1,0 +1,196 @@
+"""A crowdsourced study: the file a researcher writes, and which crowd a dialogue or vote belongs to.
+
+A study file (YAML, see `assets/studies/example.yaml`) fixes what one crowd of
+recruited workers does: the systems and mode (single chat or battle), how many
+tasks each worker does, the quota of each cell (a system, or a pair of systems
+in battle mode), the attention check, the opening dates and how a finished
+worker is sent back to the recruiting platform (a completion code or a
+redirect URL). `parse_study` refuses a bad file with one line naming the field.
+
+Every dialogue and vote records its crowd: "open" for the public arena, else
+the study's id (and the study file's version) in `Dialogue.metadata` and on
+the `Vote`. Leaderboards, meta-evaluation and exports filter by it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import datetime, timezone
+from typing import Any, Literal, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+OPEN_CROWD = "open"
+STUDY_KEY = "study"  # Dialogue.metadata key of the study id
+STUDY_VERSION_KEY = "study_version"
+PAIR_SEPARATOR = "|"
+STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{1,62}$")
+COMPLETION_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # shown as is, and typed back on the platform
+
+
+class StudyError(ValueError):
+    """A study file that cannot be used; the message is one line naming the field."""
+
+
+class AttentionCheck(BaseModel):
+    """A question with one right answer. `instructed`: an item in the verdict form of task `after_task`
+    ("to show you read this, choose ..."); `gold`: a step of its own after that task, where the worker
+    reads `text` (a conversation whose verdict is known) and answers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["instructed", "gold"]
+    after_task: int = Field(1, ge=1)
+    question: str = Field(min_length=1)
+    options: list[str] = Field(min_length=2)
+    answer: str
+    text: str = ""  # gold: the Markdown the worker judges
+
+    @model_validator(mode="after")
+    def _answer_is_an_option(self) -> "AttentionCheck":
+        if self.answer not in self.options:
+            raise ValueError(f"answer {self.answer!r} is not one of the options")
+        if self.kind == "gold" and not self.text.strip():
+            raise ValueError("a gold check needs the text the worker judges")
+        return self
+
+
+class Study(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    title: str = Field(min_length=1)
+    consent: str = Field(min_length=1)  # Markdown
+    instructions: str = Field(min_length=1)  # Markdown
+    mode: Literal["chat", "battle"] = "chat"
+    systems: list[str] = Field(min_length=1)
+    dataset: Optional[str] = None
+    tasks_per_participant: int = Field(1, ge=1)
+    min_user_turns: int = Field(1, ge=1)
+    min_task_seconds: float = Field(0.0, ge=0)  # a faster task flags the worker
+    aspects: Optional[Literal["default"]] = None  # the app's aspect form after each verdict, or none
+    quota_per_cell: int = Field(10, ge=1)
+    quotas: dict[str, int] = Field(default_factory=dict)  # cell -> quota, overriding quota_per_cell
+    repeat_systems: bool = False  # may a worker meet the same system (pair) again?
+    opens: Optional[datetime] = None
+    closes: Optional[datetime] = None
+    completion_code: Optional[str] = None
+    redirect_url: Optional[str] = None
+    attention_check: Optional[AttentionCheck] = None
+    abandon_after_minutes: float = Field(60.0, gt=0)  # an unfinished task's cell is freed after this
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_a_slug(cls, value: str) -> str:
+        if not STUDY_ID.match(value):
+            raise ValueError("must be 2-63 lower-case letters, digits, '-' or '_'")
+        if value == OPEN_CROWD:
+            raise ValueError(f"{OPEN_CROWD!r} names the public arena")
+        return value
+
+    @field_validator("opens", "closes")
+    @classmethod
+    def _utc(cls, value: Optional[datetime]) -> Optional[datetime]:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return value
+
+    @field_validator("completion_code")
+    @classmethod
+    def _plain_code(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not COMPLETION_CODE.match(value):
+            raise ValueError("must be 1-64 letters, digits, '-' or '_'")
+        return value
+
+    @field_validator("redirect_url")
+    @classmethod
+    def _https(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https://")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Study":
+        if len(set(self.systems)) != len(self.systems):
+            raise ValueError("systems: a system is listed twice")
+        if self.mode == "battle" and len(self.systems) < 2:
+            raise ValueError("systems: a battle study needs at least two")
+        if self.mode == "battle" and self.aspects:
+            raise ValueError("aspects: the aspect form is offered in chat studies only")
+        cells = self.cells()
+        for cell, quota in self.quotas.items():
+            if cell not in cells:
+                raise ValueError(f"quotas: {cell!r} is not a cell of this study (one of {', '.join(cells)})")
+            if quota < 0:
+                raise ValueError(f"quotas: {cell!r} must be 0 or more")
+        if not self.repeat_systems and self.tasks_per_participant > len(cells):
+            raise ValueError(f"tasks_per_participant: {self.tasks_per_participant} tasks but only {len(cells)} "
+                             "cells, and repeat_systems is false")
+        if self.opens and self.closes and self.closes <= self.opens:
+            raise ValueError("closes: must be after opens")
+        if not self.completion_code and not self.redirect_url:
+            raise ValueError("completion_code: a study needs a completion code or a redirect_url")
+        if self.attention_check and self.attention_check.after_task > self.tasks_per_participant:
+            raise ValueError("attention_check: after_task is beyond tasks_per_participant")
+        return self
+
+    # -- cells and quotas ----------------------------------------------------------
+    def cells(self) -> list[str]:
+        """What a quota counts: a system (chat) or an order-free pair "a|b" (battle)."""
+        if self.mode == "chat":
+            return list(self.systems)
+        return [PAIR_SEPARATOR.join(sorted(p)) for p in itertools.combinations(self.systems, 2)]
+
+    def quota(self, cell: str) -> int:
+        return self.quotas.get(cell, self.quota_per_cell)
+
+    def open_at(self, now: datetime) -> Optional[str]:
+        """None when the study takes workers at `now`, else why not (for the worker)."""
+        if self.opens and now < self.opens:
+            return f"This study opens on {self.opens.strftime('%Y-%m-%d %H:%M UTC')}."
+        if self.closes and now >= self.closes:
+            return "This study has closed. Thank you for your interest."
+        return None
+
+
+def cell_systems(cell: str) -> list[str]:
+    return cell.split(PAIR_SEPARATOR)
+
+
+def _field(error: dict[str, Any]) -> str:
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    return where
+
+
+def parse_study(text: str) -> Study:
+    """The study in a YAML text; StudyError (one line naming the field) for anything unusable."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise StudyError(f"study file: not valid YAML{line}") from None
+    if not isinstance(data, dict):
+        raise StudyError("study file: must be a mapping of fields (id, title, consent, ...)")
+    try:
+        return Study.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = _field(first)
+        message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        if not where:  # a check across fields names its field at the start of its message
+            where, _, message = message.partition(": ") if ": " in message else ("study", "", message)
+        raise StudyError(f"study file: {where}: {' '.join(message.split())}") from None
+
+
+# -- crowds ----------------------------------------------------------------------------
+
+
+def crowd_of_dialogue(dialogue: Any) -> str:
+    return (dialogue.metadata or {}).get(STUDY_KEY) or OPEN_CROWD
+
+
+def crowd_of_vote(vote: Any) -> str:
+    return getattr(vote, "study", None) or OPEN_CROWD

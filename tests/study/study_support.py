@@ -1,0 +1,45 @@
+"""Study files for the tests, and the app served with its study page."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import yaml
+
+from arena.study import parse_study
+from arena.study_store import save_study
+
+BASE = {
+    "id": "pilot",
+    "title": "Movie chat pilot",
+    "consent": "## Consent\nYou agree that your messages are stored.",
+    "instructions": "## Instructions\nAsk for a movie, then give your verdict.",
+    "mode": "chat",
+    "systems": ["alpha", "beta", "gamma"],
+    "tasks_per_participant": 2,
+    "min_user_turns": 1,
+    "quota_per_cell": 5,
+    "completion_code": "CODE-7731",
+}
+
+
+def study_yaml(**changes: Any) -> str:
+    data = {**BASE, **changes}
+    return yaml.safe_dump({k: v for k, v in data.items() if v is not None}, sort_keys=False)
+
+
+def publish(services, **changes: Any) -> int:
+    """Save a study file (as a researcher would); returns its version."""
+    text = study_yaml(**changes)
+    return save_study(services.store, parse_study(text), text, "ada")
+
+
+INSTRUCTED = {"kind": "instructed", "after_task": 2, "question": "Choose Often to show you read this.",
+              "options": ["Never", "Sometimes", "Often"], "answer": "Often"}
+GOLD = {"kind": "gold", "after_task": 1, "question": "Was this user satisfied?",
+        "options": ["satisfied", "frustrated"], "answer": "frustrated",
+        "text": textwrap.dedent("""\
+            **User:** A horror film please.
+            **System:** Here is a cheerful cartoon about ponies.
+            **User:** That is not what I asked for at all.""")}

@@ -1,0 +1,40 @@
+"""The researchers' Studies tab over HTTP: a bad file is one line and saves nothing, each save is a new
+version, and the payment sheet and the study's export come back as files."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from arena.study_store import study_ids
+from battle_support import launch
+from study_support import study_yaml
+
+
+@pytest.fixture
+def researcher(services):
+    from gradio_client import Client
+
+    demo, url = launch(services, admin=True)
+    yield Client(url, verbose=False, httpx_kwargs={"timeout": 120})
+    demo.close()
+
+
+def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, researcher):
+    line, _ = researcher.predict(study_yaml(mode="poll"), api_name="/study_save")
+    assert line.startswith("⚠️ study file: mode") and "\n" not in line
+    assert study_ids(services.store) == []
+    line, _ = researcher.predict(study_yaml(), api_name="/study_save")
+    assert "version 1" in line
+    line, _ = researcher.predict(study_yaml(title="Second wave"), api_name="/study_save")
+    assert "version 2" in line and study_ids(services.store) == [("pilot", 2)]
+    text, overview, quotas, people, board = researcher.predict("pilot", api_name="/study_show")
+    assert "Second wave" in text and "version 2" in overview and "PROLIFIC_PID" in overview
+    assert [row[0] for row in quotas["data"]] == ["alpha", "beta", "gamma"]
+    (sheet,) = researcher.predict("pilot", api_name="/study_payments")
+    assert Path(sheet).read_text().splitlines() == ["pseudonym,completed,flags,completion_code"]
+    files = researcher.predict("pilot", False, api_name="/study_export")
+    (bundle,) = [f for f in files if f.endswith(".zip")]
+    assert "study-pilot-v2.yaml" in zipfile.ZipFile(bundle).namelist()

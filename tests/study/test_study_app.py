@@ -1,0 +1,132 @@
+"""The study page served by the real app, driven over HTTP with gradio_client: quotas under concurrent
+workers, resuming after a reload, a worker who tries twice, and the link on the public page."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import httpx
+import pytest
+
+from arena.aspects import load_form
+from arena.study import parse_study
+from arena.study_store import cell_fill, list_participants
+from study_support import publish, study_yaml
+from tests.support.asgi_server import running
+from webapp.one_port import STUDY_REDIRECT
+from webapp.serve import build_app
+
+
+NO_ASPECTS = [None] * len(load_form().dialogue)  # the aspect form's questions, left open
+
+
+@pytest.fixture
+def served(services):
+    with running(build_app(services)) as url:
+        yield url
+
+
+def client(url: str):
+    from gradio_client import Client
+
+    return Client(url + "/study/", verbose=False, httpx_kwargs={"timeout": 120})
+
+
+def shown(outputs) -> str:
+    """Everything the page shows, as one text (the outputs of one call)."""
+    return " ".join(str(o) for o in outputs)
+
+
+def one_task(c, worker: str) -> str:
+    """Enter, consent, start, chat, rate, submit; what the page shows at the end."""
+    c.predict("pilot", worker, api_name="/study_enter")
+    c.predict(api_name="/study_consent")
+    c.predict(api_name="/study_start")
+    c.predict("a space movie please", api_name="/study_send_a")
+    c.predict(api_name="/study_satisfied_a")
+    return shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
+
+
+def test_quotas_hold_under_concurrent_workers(services, served):
+    publish(services, quota_per_cell=2, tasks_per_participant=1)
+    pages: dict[str, str] = {}
+    errors: list[BaseException] = []
+
+    def work(worker: str) -> None:
+        try:
+            pages[worker] = one_task(client(served), worker)
+        except BaseException as exc:  # reported below, with the worker
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(f"worker-{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    study = parse_study(study_yaml(quota_per_cell=2, tasks_per_participant=1))
+    fill = cell_fill(services.store, study)
+    assert {cell: n["done"] for cell, n in fill.items()} == {"alpha": 2, "beta": 2, "gamma": 2}
+    assert all(n["reserved"] == 0 for n in fill.values())
+    status = Counter(p.status for p in list_participants(services.store, "pilot"))
+    assert status == Counter(completed=6, active=2)
+    full = [w for w, page in pages.items() if "CODE-7731" not in page]
+    assert len(full) == 2
+    assert all(p.data["step"] == "full" for p in list_participants(services.store, "pilot") if p.status == "active")
+
+
+def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, served):
+    publish(services, tasks_per_participant=2)
+    first = client(served)
+    first.predict("pilot", "P-42", api_name="/study_enter")
+    first.predict(api_name="/study_consent")
+    first.predict(api_name="/study_start")
+    first.predict("robots in space", api_name="/study_send_a")
+    # A reload: a new session with the same link finds the task, its conversation included.
+    again = client(served)
+    page = shown(again.predict("pilot", "P-42", api_name="/study_enter"))
+    assert "robots in space" in page and "Task 1 of 2" in page
+    again.predict(api_name="/study_satisfied_a")
+    again.predict(None, None, *NO_ASPECTS, api_name="/study_submit")
+    assert "CODE-7731" in one_more_task(again)
+    # Trying again (any session) shows the study as completed and hands out no task.
+    third = client(served)
+    page = shown(third.predict("pilot", "P-42", api_name="/study_enter"))
+    assert "already completed" in page
+    third.predict(api_name="/study_start")
+    (worker,) = list_participants(services.store, "pilot")
+    assert worker.status == "completed" and len(worker.data["served"]) == 2
+    assert len(services.store.list_dialogues()) == 2
+
+
+def one_more_task(c) -> str:
+    c.predict("something funny", api_name="/study_send_a")
+    c.predict(api_name="/study_frustrated_a")
+    return shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
+
+
+def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(services, served):
+    assert httpx.get(served + "/", timeout=30).status_code == 200
+    # The page's head sends `?study=` links on, query intact (the browser test follows one).
+    assert httpx.get(served + "/config", timeout=30).json()["head"] == STUDY_REDIRECT
+    assert httpx.get(served + "/study/", timeout=30).status_code == 200
+    refused = shown(client(served).predict("nope", "w", api_name="/study_enter"))
+    assert "no such study" in refused
+
+
+def test_a_battle_study_through_the_page(services, served):
+    publish(services, mode="battle", tasks_per_participant=1)
+    c = client(served)
+    c.predict("pilot", "B-7", api_name="/study_enter")
+    c.predict(api_name="/study_consent")
+    page = shown(c.predict(api_name="/study_start"))
+    assert "System A" in page and "System B" in page and "Chat with each system" in page
+    for side in ("a", "b"):
+        c.predict(f"a space movie, pane {side}", api_name=f"/study_send_{side}")
+        c.predict(api_name=f"/study_frustrated_{side}")
+    refused = shown(c.predict(None, None, *NO_ASPECTS, api_name="/study_submit"))
+    assert "which system was better" in refused
+    assert "CODE-7731" in shown(c.predict("tie", None, *NO_ASPECTS, api_name="/study_submit"))
+    (vote,) = services.store.list_votes()
+    assert (vote.choice, vote.study) == ("tie", "pilot")

@@ -1,0 +1,88 @@
+"""A whole study in Chromium, as a recruited worker does it: the link on the public page, consent,
+instructions, two tasks with the attention check in the second, and the completion code; then the
+researcher sees the worker in the Studies tab. Uses Debian's Chromium through Playwright."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.study_store import list_participants
+from battle_support import FakeCatalogCRS, make_services
+from study_support import INSTRUCTED, publish
+from tests.support.asgi_server import running
+from tests.support.browser import assert_no_toasts, shoot, wait_for_replies
+from webapp.admin_auth import admin_checker, hash_password
+from webapp.serve import build_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+PASSWORD = "correct horse battery staple"
+SHOWS = "([where, text]) => (document.querySelector(where)?.innerText || '').includes(text)"
+
+
+def chat_and_rate(page, text: str, sentiment: str) -> None:
+    page.locator("#study-msg-a textarea").fill(text)
+    page.locator("#study-send-a").click()
+    wait_for_replies(page, "#study-chat-a", 1)
+    page.locator(f"#study-{sentiment}-a").click()
+    page.locator("#study-verdict-a").get_by_text(sentiment).wait_for()
+
+
+@pytest.fixture
+def services(tmp_path):
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta"), FakeCatalogCRS("gamma")],
+                        max_turns=6, admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
+    yield svc
+    svc.store.close()
+
+
+def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path):
+    from tests.support.browser import screenshots_dir
+
+    publish(services, attention_check=INSTRUCTED, min_user_turns=1)
+    shots = screenshots_dir(tmp_path)
+    with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
+        page = browser.page()
+        page.goto(f"{url}/", wait_until="load")  # without a study the open arena loads as ever
+        page.get_by_role("tab", name="Battle").wait_for()
+        assert "/study" not in page.url
+        page.goto(f"{url}/?study=pilot&PROLIFIC_PID=5f1a2b&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
+        page.wait_for_url("**/study/?study=pilot*")
+        page.locator("#study-consent").get_by_text("You agree that your messages are stored").wait_for()
+        page.locator("#study-agree").click()
+        page.locator("#study-instructions").get_by_text("Ask for a movie").wait_for()
+        page.locator("#study-start").click()
+        page.locator("#study-task-head").get_by_text("Task 1 of 2").wait_for()
+        # A verdict-less submission is refused in one line; the conversation stays.
+        page.locator("#study-submit").click()
+        page.locator("#study-notice").get_by_text("give your verdict").wait_for()
+        chat_and_rate(page, "A film about sharks, please", "satisfied")
+        page.locator("#study-submit").click()
+        page.locator("#study-task-head").get_by_text("Task 2 of 2").wait_for()
+        # The reload resumes task 2 (the attention item is in its form).
+        page.reload(wait_until="load")
+        page.locator("#study-task-head").get_by_text("Task 2 of 2").wait_for()
+        chat_and_rate(page, "Something funny for tonight", "frustrated")
+        page.locator("#study-attention").get_by_text(INSTRUCTED["question"]).wait_for()
+        page.locator("#study-attention").get_by_label("Often").check()
+        shoot(page, shots, "study-task-2")
+        page.locator("#study-submit").click()
+        page.locator("#study-done").get_by_text("CODE-7731").wait_for()
+        assert_no_toasts(page, "the whole study")
+        shoot(page, shots, "study-done")
+        (worker,) = list_participants(services.store, "pilot")
+        assert worker.status == "completed" and not worker.flags and "5f1a2b" not in worker.pseudonym
+        assert worker.data["platform"] == {"STUDY_ID": "st1", "SESSION_ID": "se1"}
+
+        # The researcher's Studies tab lists the worker, status and time.
+        admin = browser.page()
+        admin.goto(f"{url}/admin/", wait_until="load")
+        admin.locator("input[type='text']").first.fill("ada")
+        admin.locator("input[type='password']").fill(PASSWORD)
+        admin.get_by_role("button", name="Login").click()
+        admin.get_by_role("tab", name="Studies").click()
+        admin.locator("#studies-pick input").click()
+        admin.get_by_role("option", name="pilot (version 1)").click()
+        admin.wait_for_function(SHOWS, arg=["#studies-participants", worker.pseudonym])
+        table = admin.locator("#studies-participants").inner_text()
+        assert "completed" in table and "done" in table
+        shoot(admin, shots, "studies-tab")

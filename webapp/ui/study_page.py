@@ -1,0 +1,191 @@
+"""The page a recruited worker sees: consent, instructions, the tasks in order, then the completion code.
+
+Served at `/study/` (the public page sends a link with `?study=` there, query
+intact). The page keeps nothing but (study id, pseudonym) in a server-side
+State; every handler reads the worker's row from the store and redraws the
+whole page from it (`_view`), so a reload resumes exactly where the worker
+was. Refusals show as one line at the top and change nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+from urllib.parse import quote
+
+import gradio as gr
+
+from arena.study import Study
+from arena.study_store import Participant
+from webapp import study_flow as flow
+from webapp.services import Services
+from webapp.ui.refusal import Refusal, notice
+from webapp.ui.aspect_form import form_for
+from webapp.ui.render import chat_messages, escape_text, plural
+
+TITLE = "CRS Arena study"
+SENTIMENTS = ("satisfied", "frustrated")
+
+
+def _done_markdown(study: Study) -> str:
+    parts = ["## Thank you!", "You have completed this study."]
+    if study.completion_code:
+        parts.append(f"Your completion code is: **`{study.completion_code}`**")
+    if study.redirect_url:
+        parts.append(f"[Return to the study platform]({quote(study.redirect_url, safe=':/?&=%#')}) to "
+                     "confirm your completion.")
+    return "\n\n".join(parts)
+
+
+def build_study_demo(services: Services) -> gr.Blocks:
+    age = services.settings.file_cache_max_age_s
+    with gr.Blocks(title=TITLE, delete_cache=(age, age)) as demo:
+        ident = gr.State(None)
+        title = gr.Markdown(f"# {TITLE}", elem_id="study-title")
+        status = gr.Markdown("", elem_id="study-notice")
+        # For clients without a browser (and tests): the link's parameters as values.
+        link_study = gr.Textbox(visible=False)
+        link_worker = gr.Textbox(visible=False)
+        with gr.Column(visible=False, elem_id="study-consent") as consent_box:
+            consent_md = gr.Markdown()
+            agree = gr.Button("I agree and want to take part", variant="primary", elem_id="study-agree")
+        with gr.Column(visible=False, elem_id="study-instructions") as instr_box:
+            instr_md = gr.Markdown()
+            start = gr.Button("Start the first task", variant="primary", elem_id="study-start")
+        with gr.Column(visible=False, elem_id="study-task") as task_box:
+            task_head = gr.Markdown(elem_id="study-task-head")
+            panes = {}
+            with gr.Row():
+                for side in ("A", "B"):
+                    s = side.lower()
+                    with gr.Column(visible=side == "A", elem_id=f"study-pane-{s}") as column:
+                        chat = gr.Chatbot(label=f"System {side}", height=360, elem_id=f"study-chat-{s}")
+                        msg = gr.Textbox(label="Your message", lines=1, elem_id=f"study-msg-{s}")
+                        send = gr.Button("Send", elem_id=f"study-send-{s}")
+                        with gr.Row():
+                            good = gr.Button("Satisfied", elem_id=f"study-satisfied-{s}")
+                            bad = gr.Button("Frustrated", elem_id=f"study-frustrated-{s}")
+                        verdict = gr.Markdown(elem_id=f"study-verdict-{s}")
+                    panes[side] = (column, chat, msg, send, good, bad, verdict)
+            choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
+                              visible=False, elem_id="study-choice")
+            form = form_for(services)
+            with gr.Column(visible=False, elem_id="study-aspects") as aspects_box:
+                gr.Markdown("**Tell us more (optional).** Answer any of these, or leave them open.")
+                radios = [gr.Radio([(f"{v}" + (f" {a.points[v]}" if v in a.points else ""), v) for v in a.scale()],
+                                   value=None, label=f"{a.label} ({a.scale_text()})", info=a.definition,
+                                   elem_id=f"study-aspect-{a.name}") for a in form.dialogue]
+            attention = gr.Radio([], label="", visible=False, elem_id="study-attention")
+            submit = gr.Button("Submit this task", variant="primary", elem_id="study-submit")
+        with gr.Column(visible=False, elem_id="study-gold") as gold_box:
+            gold_md = gr.Markdown()
+            gold_answer = gr.Radio([], label="", elem_id="study-gold-answer")
+            gold_submit = gr.Button("Submit", variant="primary", elem_id="study-gold-submit")
+        with gr.Column(visible=False, elem_id="study-full") as full_box:
+            gr.Markdown("Every place in this study is taken right now. Please try again in a few minutes.")
+            retry = gr.Button("Try again", elem_id="study-retry")
+        done_md = gr.Markdown(visible=False, elem_id="study-done")
+
+        view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
+                *[c for side in ("A", "B") for c in (panes[side][0], panes[side][1], panes[side][6])],
+                choice, attention, aspects_box, *radios, gold_box, gold_md, gold_answer, full_box, done_md]
+
+        def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False
+                 ) -> list[Any]:
+            """The whole page for the worker's row; `reset` empties the task form's answers."""
+            step = p.data.get("step") if p is not None else None
+            if p is not None and flow.completed(p):
+                step = "done"
+            out: dict[Any, Any] = {
+                ident: (p.study_id, p.pseudonym) if p is not None else None,
+                title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
+                status: message,
+                consent_box: gr.update(visible=step == "consent"),
+                consent_md: study.consent if study else "",
+                instr_box: gr.update(visible=step == "instructions"),
+                instr_md: study.instructions if study else "",
+                task_box: gr.update(visible=step == "task"),
+                task_head: "", choice: gr.update(visible=False), attention: gr.update(visible=False),
+                aspects_box: gr.update(visible=bool(step == "task" and study and study.aspects)),
+                **{r: gr.update(value=None) if reset else gr.update() for r in radios},
+                gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
+                full_box: gr.update(visible=step == "full"),
+                done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
+            }
+            dialogues = flow.task_dialogues(services, p) if step == "task" else {}
+            for side in ("A", "B"):
+                column, chat, _, _, _, _, verdict = panes[side]
+                d = dialogues.get(side)
+                out[column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
+                out[chat] = gr.update(value=chat_messages(d),
+                                      label=f"System {side}" if study and study.mode == "battle" else "The system")
+                out[verdict] = (f"Your verdict: **{d.feedback.sentiment}**" if d is not None and d.feedback
+                                else "")
+            if step == "task":
+                number = len(p.data.get("task_seconds", [])) + 1
+                who = "each system" if study.mode == "battle" else "the system"
+                out[task_head] = (f"### Task {number} of {study.tasks_per_participant}\n"
+                                  f"Chat with {who} (at least {plural(study.min_user_turns, 'message')}), then "
+                                  "say whether you were satisfied or frustrated, and submit the task.")
+                out[choice] = gr.update(visible=study.mode == "battle", **({"value": None} if reset else {}))
+                check = study.attention_check
+                if check is not None and check.kind == "instructed" and check.after_task == number:
+                    out[attention] = gr.update(visible=True, choices=check.options, label=check.question,
+                                               **({"value": None} if reset else {}))
+            if step == "gold":
+                check = study.attention_check
+                out[gold_md] = check.text
+                out[gold_answer] = gr.update(choices=check.options, label=check.question, value=None)
+            return [out[c] for c in view]
+
+        def guarded(action, cleared: tuple[Any, ...] = (), reset: bool = False):
+            """Run `action` on the worker's row and redraw; extra outputs get `cleared` and the form is
+            `reset` only when it succeeds (a refused message or answer stays where the worker put it)."""
+            def run(ident_value, *args):
+                try:
+                    study, p = flow.current(services, ident_value)
+                except Refusal as exc:
+                    return draw(None, None, notice(exc)) + [gr.update() for _ in cleared]
+                try:
+                    action(study, p, *args)
+                except Refusal as exc:
+                    study, p = flow.current(services, ident_value)
+                    return draw(study, p, notice(exc)) + [gr.update() for _ in cleared]
+                study, p = flow.current(services, ident_value)
+                return draw(study, p, reset=reset) + list(cleared)
+            return run
+
+        def enter(params: dict[str, Any]) -> list[Any]:
+            try:
+                study, p = flow.enter(services, params)
+            except Refusal as exc:
+                return draw(None, None, notice(exc))
+            message = ("You have already completed this study; it can be completed only once."
+                       if flow.completed(p) else "")
+            return draw(study, p, message)
+
+        def enter_from_link(request: gr.Request) -> list[Any]:
+            return enter(dict(request.query_params) if request is not None else {})
+
+        def enter_from_values(study_id: str, worker: str) -> list[Any]:
+            return enter({"study": study_id, "worker_id": worker})
+
+        demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden")
+        gr.Button(visible=False).click(enter_from_values, [link_study, link_worker], view, api_name="study_enter")
+        agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view, api_name="study_consent")
+        start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start")
+        for side in ("A", "B"):
+            _, _, msg, send, good, bad, _ = panes[side]
+            s = side.lower()
+            sent = guarded(lambda st, p, text, side=side: flow.send(services, st, p, side, text), ("",))
+            send.click(sent, [ident, msg], view + [msg], api_name=f"study_send_{s}")
+            msg.submit(sent, [ident, msg], view + [msg], api_visibility="private")
+            for button, sentiment in ((good, "satisfied"), (bad, "frustrated")):
+                button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
+                                     flow.rate(services, st, p, side, sentiment)),
+                             [ident], view, api_name=f"study_{sentiment}_{s}")
+        submit.click(guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True),
+                     [ident, choice, attention, *radios], view, api_name="study_submit")
+        gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a)),
+                          [ident, gold_answer], view, api_name="study_gold")
+        retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view, api_name="study_retry")
+    return demo
