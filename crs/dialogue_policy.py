@@ -127,7 +127,7 @@ class DialoguePolicy:
     def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]):
         if is_closing(text):
             return "end", None, []
-        linked = self._linked(text)
+        linked = self._linked(text, shown)
         if is_correction(text):
             return "correction", None, linked
         if is_shrug(text):
@@ -138,7 +138,7 @@ class DialoguePolicy:
             if about:
                 return "question", aspect, about
         if set(intents) & REJECT_INTENTS and (shown or linked):  # nothing offered yet: "nothing too scary" is a wish
-            turned_down = [item for item, start in self._linked_spans(text)
+            turned_down = [item for item, start in self._linked_spans(text, shown)
                            if not in_request_clause(text, start) or negated_before(text, start)]
             if not turned_down:  # "not my thing": the list just shown
                 turned_down = list(shown)
@@ -161,12 +161,15 @@ class DialoguePolicy:
             return [shown[0]]
         return []
 
-    def _linked_spans(self, text: str) -> list[tuple[CatalogItem, int]]:
-        return [(item, start) for item, start, _ in self.catalog.link_spans(text)]
+    def _linked_spans(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[tuple[CatalogItem, int]]:
+        """The titles the text names; a title shared by several items means the one shown."""
+        shown_by_title = {normalize(item.title): item for item in shown}
+        return [(shown_by_title.get(normalize(item.title), item), start)
+                for item, start, _ in self.catalog.link_spans(text)]
 
-    def _linked(self, text: str) -> list[CatalogItem]:
+    def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []
-        for item, _ in self._linked_spans(text):
+        for item, _ in self._linked_spans(text, shown):
             if item.item_id not in seen:
                 seen.add(item.item_id)
                 out.append(item)
