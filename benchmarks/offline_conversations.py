@@ -165,9 +165,9 @@ def main() -> None:
     registry = CRSRegistry(system_specs(settings, build_client(settings)))
     reader = None
     if args.reader == "learnt":
-        from evaluators.acts.intent_readers import OfflineIntentReader
+        from evaluators.acts.intent_readers import UserActReader
 
-        reader = OfflineIntentReader()
+        reader = UserActReader()
     rows = []
     for name in args.systems.split(","):
         crs = registry.get(name)

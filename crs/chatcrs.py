@@ -256,13 +256,14 @@ def _load(
     *,
     prompt_path: Optional[Path] = None,
     temperature: float = 0.0,
+    act_reader: Optional[IntentReader] = None,
 ) -> ChatCRS:
     catalog = catalog_loader(dataset)
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     llm = llm_client_factory()
     return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm), prompt_path=prompt_path,
-                   temperature=temperature)
+                   temperature=temperature, act_reader=act_reader)
 
 
 def load_chatcrs(name: str, dataset: str, llm_client_factory: Callable[[], LLMClient], cache_dir: Path | str,
@@ -288,10 +289,12 @@ def chatcrs_specs(
     cache_dir: Path | str,
     catalog_loader: Callable[[str], Catalog] = load_catalog,
     embed_threads: int = 1,
+    act_reader: Optional[IntentReader] = None,
 ) -> list[CRSSpec]:
     """One ChatCRS per dataset: `chatcrs_redial` and `chatcrs_opendialkg`.
 
-    `catalog_loader` maps a dataset name to its catalog (tests pass a smaller one).
+    `catalog_loader` maps a dataset name to its catalog (tests pass a smaller one);
+    `act_reader` reads the user's act (None: the dialogue policy's rules).
     """
     specs = []
     for dataset in DATASETS:
@@ -311,7 +314,7 @@ def chatcrs_specs(
                 summary=(f"A large language model that recommends movies, each title checked against the "
                          f"{label} movie catalog."),
                 load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader,
-                             embed_threads),
+                             embed_threads, act_reader=act_reader),
                 check=partial(_check, name, dataset),
             )
         )

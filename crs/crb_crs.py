@@ -38,6 +38,7 @@ from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient
+from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.constraints import child_friendly, has_genre, request_part
@@ -217,6 +218,7 @@ def _load(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path,
     catalog_loader: Callable[[str], Catalog],
+    act_reader: Optional[IntentReader] = None,
 ) -> CRBCRS:
     from crs.chatcrs import ChatCRS
 
@@ -224,7 +226,7 @@ def _load(
     retriever = ItemRetriever(catalog, cache_dir)
     retriever.prepare()
     # The recommender's items: ChatCRS's candidate ranking (its LLM is never called here).
-    ranker = ChatCRS(f"{name}-ranker", catalog, retriever, llm_client_factory())
+    ranker = ChatCRS(f"{name}-ranker", catalog, retriever, llm_client_factory(), act_reader=act_reader)
     return CRBCRS(name, catalog, read_corpus(), ranker.candidates, policy=ranker.policy)
 
 
@@ -232,7 +234,9 @@ def crb_crs_specs(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path | str,
     catalog_loader: Callable[[str], Catalog] = load_catalog,
+    act_reader: Optional[IntentReader] = None,
 ) -> list[CRSSpec]:
+    """`act_reader` reads the user's act (None: the dialogue policy's rules)."""
     name = "crb_crs_redial"
     return [
         CRSSpec(
@@ -246,7 +250,7 @@ def crb_crs_specs(
             display_name="CRB-CRS (ReDial)",
             summary=("Answers with the best-matching reply a person once wrote in ReDial, with its movies "
                      "swapped for ones that fit your request."),
-            load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader),
+            load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader, act_reader),
             check=partial(_check, name),
         )
     ]

@@ -35,6 +35,7 @@ from crs.constraints import Constraints, in_request_clause, request_part, update
 from crs.recommender.context import negated_before
 from crs.user_acts import (
     RuleActReader, is_closing, is_correction, is_shrug, pointed_index, points_back, question_aspect, rule_intents,
+    starts_with_wh,
 )
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
@@ -133,7 +134,8 @@ class DialoguePolicy:
         if is_shrug(text):
             return "shrug", None, []
         aspect = question_aspect(text)
-        if aspect is not None and (set(intents) & QUESTION_INTENTS or not set(intents) & REJECT_INTENTS):
+        asked = bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
+        if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect)
             if about:
                 return "question", aspect, about

@@ -8,17 +8,22 @@ systems of ARENA_SYSTEMS (`crs.external`) join the built-ins here.
 from __future__ import annotations
 
 import logging
+from typing import Optional
+
 from arena.config import Settings
 from arena.crs_interface import CRSSpec
 from arena.llm import LLMClient
+from arena.simulator_interface import IntentReader
 
 log = logging.getLogger(__name__)
 
 
-def system_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
+def system_specs(settings: Settings, llm: LLMClient, act_reader: Optional[IntentReader] = None) -> list[CRSSpec]:
     """ChatCRS, CRB-CRS and the neural systems (whose checks report missing checkpoints), then
-    the systems of ARENA_SYSTEMS (a bad file raises SystemsFileError, one line)."""
-    specs = builtin_specs(settings, llm)
+    the systems of ARENA_SYSTEMS (a bad file raises SystemsFileError, one line). `act_reader`
+    reads the user's act for ChatCRS and CRB-CRS (the app passes the learnt act model's; None:
+    their rules)."""
+    specs = builtin_specs(settings, llm, act_reader)
     return specs + external_system_specs(settings, frozenset(spec.name for spec in specs))
 
 
@@ -28,13 +33,14 @@ def external_system_specs(settings: Settings, builtin_names: frozenset[str]) -> 
     return external_specs(settings, builtin_names)
 
 
-def builtin_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
+def builtin_specs(settings: Settings, llm: LLMClient, act_reader: Optional[IntentReader] = None) -> list[CRSSpec]:
     """The systems shipped with the arena."""
     from crs.chatcrs import chatcrs_specs
     from crs.crb_crs import crb_crs_specs
 
-    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads))
-    specs.extend(crb_crs_specs(lambda: llm, settings.cache_dir))
+    specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads,
+                               act_reader=act_reader))
+    specs.extend(crb_crs_specs(lambda: llm, settings.cache_dir, act_reader=act_reader))
     try:
         from crs.neural import neural_specs
     except ImportError as exc:  # the neural stack needs torch; the app works without it

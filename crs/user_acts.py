@@ -66,6 +66,7 @@ _QUESTION_START = re.compile(
     r"^\W*(what|who|when|which|where|why|how|is|isn'?t|are|does|did|was|were|can you tell|tell me|would)\b", re.IGNORECASE
 )
 
+_WH_START = re.compile(r"^\W*(what|who|when|which|how)\b", re.IGNORECASE)
 # What a question asks about an item, first match wins (suitability before plain genres).
 ASPECTS = (
     ("compare_children", re.compile(
@@ -110,6 +111,11 @@ def is_correction(text: str) -> bool:
 
 def is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START.match(text))
+
+
+def starts_with_wh(text: str) -> bool:
+    """"Who wrote ...?", "What is ... about?": a question whatever else the message says."""
+    return bool(_WH_START.match(text))
 
 
 def question_aspect(text: str) -> Optional[str]:

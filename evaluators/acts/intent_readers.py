@@ -1,12 +1,16 @@
-"""The act annotators as simulators' intent readers (`arena.simulator_interface.IntentReaderFactory`).
+"""The act annotators as intent readers (`arena.simulator_interface.IntentReader`).
 
 ABUS reads the intents of the system's last utterance; `intent_reader(kind, llm)`
 makes that reader from the offline annotator (one instance per process: its
-network is large) or from the LLM annotator.
+network is large) or from the LLM annotator. ChatCRS and CRB-CRS read the
+user's last message with `UserActReader` (the offline annotator, loaded on
+first use; when it cannot be loaded their dialogue policy reads the act with
+its own rules).
 """
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from typing import Optional
 
@@ -15,6 +19,9 @@ from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.acts.offline import OfflineActAnnotator
+
+
+log = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
@@ -33,6 +40,29 @@ class OfflineIntentReader:
     def __call__(self, dialogue: Dialogue) -> list[str]:
         rows = self.annotator.annotate_intents(dialogue, last_only=True)
         return [str(i) for i in rows[-1][0]] if rows else []
+
+
+class UserActReader:
+    """The user's act for the CRSs' dialogue policy, from the offline act annotator. Returns no
+    intents when the model cannot be loaded or fails, so the policy's rules read the message."""
+
+    label = "offline act annotator"
+
+    def __init__(self):
+        self._reader: Optional[OfflineIntentReader] = None
+        self._broken = False
+
+    def __call__(self, dialogue: Dialogue) -> list[str]:
+        if self._broken:
+            return []
+        try:
+            if self._reader is None:
+                self._reader = OfflineIntentReader()
+            return self._reader(dialogue)
+        except Exception as exc:  # the conversation goes on with the rules
+            log.warning("act model unavailable for the CRSs' dialogue policy, using its rules: %s", exc)
+            self._broken = True
+            return []
 
 
 class LLMIntentReader:
