@@ -35,7 +35,7 @@ _PROMPT_LEAK = re.compile(
 _RECOMMENDER_TALK = re.compile(
     r"\b(i (would )?(recommend|suggest) (you|that you)|you (might|may|would|will) (like|enjoy|love)|"
     r"here (are|is) (some|a few|my)|what kind of (movies?|films?) do you|how can i help|"
-    r"do you have any (favou?rite|preference))", re.IGNORECASE)
+    r"do you have any (favou?rite|preference)|tell me (a|your) (favou?rite )?(genre|actor|movie))", re.IGNORECASE)
 COPIED_WORDS = 6  # this many words in a row from a system reply is copying, not answering
 
 
