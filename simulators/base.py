@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Optional, Sequence, Union
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind, Utterance
 from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from simulators.ignored_turns import ignored_turns
 
 MAX_UTTERANCE_CHARS = 600
 _SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
@@ -221,6 +222,12 @@ class SimulatedUser(ABC):
             verdict = self.verdict(dialogue)
             if verdict is not None and verdict.sentiment in ("satisfied", "frustrated"):
                 dialogue.feedback = Feedback(sentiment=verdict.sentiment, comment=verdict.comment)
+        ignored = ignored_turns(dialogue)
+        dialogue.metadata["ignored_user_turns"] = ignored
+        if ignored and dialogue.feedback is not None and dialogue.feedback.sentiment == "satisfied":
+            # Nobody leaves satisfied after being ignored: the verdict follows the conversation.
+            dialogue.feedback = Feedback(sentiment="frustrated",
+                                         comment=f"{dialogue.feedback.comment} But: {ignored[0]}.".strip())
         if self.rate_aspects and self.llm is not None and dialogue.utterances:
             self.rate(dialogue)
         return dialogue

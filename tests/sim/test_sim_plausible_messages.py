@@ -9,7 +9,7 @@ import re
 import pytest
 from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm
 
-from arena.dialogue import Dialogue, Role
+from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role
 from arena.llm import LLMRequest, TransientLLMError
 from arena.runner import DialogueRunner
 from simulators import build_simulator
@@ -101,3 +101,33 @@ def test_a_simulator_failure_is_a_failed_dialogue_without_a_verdict(view):
     sim.finalize(d)
     assert d.end_reason == "simulator_error" and d.metadata["errors"]
     assert d.feedback is None and d.metadata["simulator_failed"] is True
+
+
+def test_a_satisfied_verdict_after_an_ignored_question_is_lowered(view):
+    films = [f for f in view.all() if f.genres][:3]
+    items = [RecommendedItem(item_id=f.item_id, title=f.display_title) for f in films]
+    llm = fake_llm(lambda request: "CONTINUE")
+    sim = build_simulator("llm_us", catalog=view, seed=3, llm=llm)
+    d = Dialogue(crs_id="s")
+    d.add_user("a comedy please")
+    d.add_agent("Try these.", items=items[:1])
+    d.add_user(f"What is {films[0].title} about?")
+    d.add_agent("Or these.", items=items[1:])
+    d.end("simulator_stop: goal reached")
+    d.feedback = Feedback(sentiment="satisfied", comment="Found it.")
+    sim.finalize(d)
+    assert d.feedback.sentiment == "frustrated" and d.metadata["ignored_user_turns"]
+
+
+def test_an_answered_question_leaves_the_verdict_alone(view):
+    film = next(f for f in view.all() if f.genres)
+    item = RecommendedItem(item_id=film.item_id, title=film.display_title)
+    sim = build_simulator("llm_us", catalog=view, seed=3, llm=fake_llm(lambda request: "CONTINUE"))
+    d = Dialogue(crs_id="s")
+    d.add_user("a comedy please")
+    d.add_agent("Try this.", items=[item])
+    d.add_user(f"What is {film.title} about?")
+    d.add_agent("It is about a family.", items=[item])
+    d.feedback = Feedback(sentiment="satisfied", comment="Found it.")
+    sim.finalize(d)
+    assert d.feedback.sentiment == "satisfied" and d.metadata["ignored_user_turns"] == []
