@@ -59,6 +59,16 @@ def genre_words(item: CatalogItem) -> set[str]:
     return {w for g in item.genres for w in normalize(g).split()}
 
 
+def kind_of(item: CatalogItem) -> str:
+    """"book" for an OpenDialKG entry with writers and neither cast nor director, else "film"
+    (read here from the entry itself, so the check does not trust the system's own reading)."""
+    people = item.people
+    if item.dataset == "opendialkg" and people.get("writer") and not (
+            people.get("actor") or people.get("star") or people.get("director")):
+        return "book"
+    return "film"
+
+
 def unsafe(item: CatalogItem) -> bool:
     return bool(genre_words(item) & set(CHILD_UNSAFE))
 
@@ -117,9 +127,9 @@ def check(name: str, args: list, text: str, items: list[CatalogItem], first: lis
     if name == "farewell":
         return not items and bool(_GOODBYE.search(text))
     if name == "first_kind":
-        return bool(first) and first[0].kind == args[0]
+        return bool(first) and kind_of(first[0]) == args[0]
     if name == "kind":
-        return bool(items) and all(i.kind == args[0] for i in items)
+        return bool(items) and all(kind_of(i) == args[0] for i in items)
     if name == "not_all_year":
         return not (items and all(i.year == args[0] for i in items))
     if name == "no_title_word":
