@@ -174,7 +174,8 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
 
 
 _REQUEST_CLAUSE = re.compile(
-    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more like|(films?|movies?|ones?) like|prefer|"
+    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more like|"
+    r"(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
     r"how about|what about|instead|maybe|give me|show me|recommend)\b", re.IGNORECASE)
 CLAUSE_SPLIT = re.compile(r"[.!?;]+|,|\bbut\b", re.IGNORECASE)

@@ -56,7 +56,8 @@ _SLOT = re.compile(r"<movie_(\d)>")
 _MENTION = re.compile(r"@\d+")
 # What a human turn may claim about the films in its slots -> the catalog genres that bear it out.
 CLAIMS = (
-    (re.compile(r"\b(scary|horror|creepy|frightening|terrifying|spooky|gory|gore|slasher)\b", re.I), ("horror", "thriller")),
+    (re.compile(r"\b(scary|horror|creepy|frightening|terrifying|spooky|gory|gore|slasher)\b", re.I),
+     ("horror", "thriller")),
     (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
      ("crime", "thriller", "horror", "mystery")),
     (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r)\b", re.I), ("comedy",)),

@@ -47,16 +47,16 @@ def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[Catalog
     item = items[0]
     label = item.label
     if aspect == "plot":
-        text = (f"{label}: {item.plot}" if item.plot else
-                f"The catalog has no plot summary for {label}" + (f"; it lists it as {_genres(item)}." if item.genres else "."))
+        listed = f"; it lists it as {_genres(item)}." if item.genres else "."
+        text = f"{label}: {item.plot}" if item.plot else f"The catalog has no plot summary for {label}{listed}"
     elif aspect == "director":
         directors = item.people.get("director")
         text = (f"{label} was directed by {_names(directors, 2)}." if directors else
                 f"The catalog does not say who directed {label}.")
     elif aspect == "writer":
         writers = item.people.get("writer")
-        verb = "written by" if item.kind == "book" else "written by"
-        text = f"{label} was {verb} {_names(writers, 2)}." if writers else f"The catalog does not name the writer of {label}."
+        text = (f"{label} was written by {_names(writers, 2)}." if writers else
+                f"The catalog does not name the writer of {label}.")
     elif aspect == "stars":
         cast = item.people.get("star") or item.people.get("actor")
         text = f"{label} stars {_names(cast, 3)}." if cast else f"The catalog does not list the cast of {label}."
@@ -108,7 +108,9 @@ def correction_note(items: Sequence[CatalogItem]) -> str:
     if not items:
         return "Thanks for the correction."
     item = items[0]
-    return f"Thanks for the correction; my catalog lists it as {item.label}." if item.year else "Thanks for the correction."
+    if not item.year:
+        return "Thanks for the correction."
+    return f"Thanks for the correction; my catalog lists it as {item.label}."
 
 
 def list_opening(act: str, constraints: Constraints, turn: int) -> str:

@@ -22,7 +22,8 @@ from arena.dialogue import Dialogue, Role
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
-    r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|no more (recommendations|suggestions))\b",
+    r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|"
+    r"no more (recommendations|suggestions))\b",
     re.IGNORECASE,
 )
 _ONLY_THANKS = re.compile(
@@ -36,7 +37,8 @@ _SHRUG = re.compile(
     re.IGNORECASE,
 )
 # "<title> is 1980", "it was released in 1992": the user corrects a fact, asks for nothing.
-_CORRECTION = re.compile(r"\b(is|was|came out in|is from|was from|was (released|made) in)\s+(19|20)\d\d\b\W*$", re.IGNORECASE)
+_CORRECTION = re.compile(r"\b(is|was|came out in|is from|was from|was (released|made) in)\s+(19|20)\d\d\b\W*$",
+                         re.IGNORECASE)
 _ASKS_FOR_MORE = re.compile(
     r"\b(recommend|suggest|want|like|looking for|how about|what about|something|anything|another|more|others?|"
     r"ideas?|options?|else)\b",
@@ -45,7 +47,8 @@ _ASKS_FOR_MORE = re.compile(
 
 REJECTION = re.compile(
     r"(not (really )?(my thing|for me|my (cup of tea|style|taste|type)|what i (want|wanted|asked|meant|had in mind))|"
-    r"\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|not (a fan|into|interested|that|this|those|these|it)\b|"
+    r"\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|"
+    r"not (a fan|into|interested|that|this|those|these|it)\b|"
     r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
     r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|long|old)|"
     r"\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
@@ -70,15 +73,18 @@ _WH_START = re.compile(r"^\W*(what|who|when|which|how)\b", re.IGNORECASE)
 # What a question asks about an item, first match wins (suitability before plain genres).
 ASPECTS = (
     ("compare_children", re.compile(
-        r"\bwhich (one|of (these|those|them|the \w+))?\b.*\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
+        r"\bwhich (one|of (these|those|them|the \w+))?\b.*"
+        r"\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
         re.IGNORECASE)),
     ("suitability", re.compile(
         r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
-    ("plot", re.compile(r"\b(what('?s| is| was)?\b.*\babout|plot|story ?line|premise|synopsis|what happens)\b", re.IGNORECASE)),
+    ("plot", re.compile(r"\b(what('?s| is| was)?\b.*\babout|plot|story ?line|premise|synopsis|what happens)\b",
+                        re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
-    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who acts)\b", re.IGNORECASE)),
+    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who acts)\b",
+                         re.IGNORECASE)),
     ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b",
                           re.IGNORECASE)),
