@@ -142,12 +142,11 @@ class ChatCRS(ConversationalRecommender):
         state = self.analyse(dialogue)
         candidates = self.candidates(dialogue, state, move)
         lead = correction_note(move.about) if move.act == "correction" else ""
-        if self.mode == "llm_led" and move.act in ("request", "accept"):
+        if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
             text, shown = self.llm_led.reply(dialogue, read_history(dialogue, state.mentioned), candidates)
+            # Titles the model added against the conversation's rules go, with their sentences.
             kept = [i for i in shown if self._fits(i, move)]
             if kept or not shown:
-                if len(kept) < len(shown):  # the sentences about what the model added against the rules go
-                    text = enforce_shown_titles(text, kept, self.catalog, "")
                 return enforce_shown_titles(text, kept, self.catalog, fallback), [i.to_recommended() for i in kept]
         shown = candidates[:TOP_K_SHOWN]
         plain = move.act == "request" and not move.constraints.any
