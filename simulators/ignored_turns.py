@@ -7,8 +7,8 @@ satisfied verdict when this happened (see `simulators.base`).
 - an ignored question: the user asked about something already shown ("is it
   ok for kids?", "who directed <title>?") and the reply was a new list of two
   or more items;
-- an ignored rejection: a title the user turned down ("not <title>", "seen
-  <title>", "didn't like <title>") was shown again later.
+- an ignored rejection: a title the user turned down ("didn't like <title>",
+  "<title> is not for me") was shown again later.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from arena.dialogue import Dialogue, Role
 _ITEM_QUESTION = re.compile(
     r"^\W*(what|who|when|which|is|does|was|how)\b.*\b(it|that|this|one|about|direct\w*|star\w*|in it|year|"
     r"kids?|child\w*|scary|old)\b.*\?", re.IGNORECASE)
-_TURN_DOWN = re.compile(r"\b(not|no|never|didn'?t like|don'?t like|hated?|seen|watched|saw)\b", re.IGNORECASE)
+# Only a plain no counts: "seen it, loved it" shown again is a repeat, not an ignored rejection.
+_TURN_DOWN = re.compile(r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
+                        r"not interested|boring)\b", re.IGNORECASE)
 
 
 def ignored_turns(dialogue: Dialogue) -> list[str]:

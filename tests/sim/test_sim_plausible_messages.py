@@ -131,3 +131,18 @@ def test_an_answered_question_leaves_the_verdict_alone(view):
     d.feedback = Feedback(sentiment="satisfied", comment="Found it.")
     sim.finalize(d)
     assert d.feedback.sentiment == "satisfied" and d.metadata["ignored_user_turns"] == []
+
+
+def test_a_turned_down_title_shown_again_counts_as_ignored(view):
+    film = next(f for f in view.all() if f.genres)
+    item = RecommendedItem(item_id=film.item_id, title=film.display_title)
+    sim = build_simulator("llm_us", catalog=view, seed=3, llm=fake_llm(lambda request: "CONTINUE"))
+    d = Dialogue(crs_id="s")
+    d.add_user("a comedy please")
+    d.add_agent("Try this.", items=[item])
+    d.add_user(f"I didn't like {film.title}, something else")
+    d.add_agent("Try this one.", items=[item])
+    d.feedback = Feedback(sentiment="satisfied", comment="")
+    sim.finalize(d)
+    assert d.feedback.sentiment == "frustrated"
+    assert d.metadata["ignored_user_turns"] == [f"turned down, then shown again: {film.display_title}"]
