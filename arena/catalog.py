@@ -111,7 +111,7 @@ class CatalogItem:
         if self.dataset != "opendialkg":
             return "film"
         genres = {g.lower() for g in self.genres}
-        if genres & _SERIES_GENRES:
+        if genres & _SERIES_GENRES and not self.people.get("director"):
             return "series"
         if not (self.people.get("actor") or self.people.get("star") or self.people.get("director")):
             return "book" if self.people.get("writer") or genres & _BOOK_GENRES else "film"

@@ -38,7 +38,7 @@ _GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("
 _GENRE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b",
                          re.IGNORECASE)
 CHILD_UNSAFE = ("horror", "crime", "thriller")
-CHILD_FRIENDLY = ("family", "animation")
+CHILD_FRIENDLY = ("family", "animation", "children")  # "children": OpenDialKG's "Children's literature"
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
@@ -53,7 +53,7 @@ _DECADE_WORDS = {"twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixt
 _AFTER = re.compile(r"\b(after|since|newer than|later than|post)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
-_NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?|latest)\b", re.IGNORECASE)
+_NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 _KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
           ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
@@ -152,7 +152,9 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
 
 
 def _kind(text: str) -> Optional[str]:
-    return next((kind for kind, pattern in _KINDS if pattern.search(text)), None)
+    """The one kind the message asks for; none when it names several ("movies and tv")."""
+    kinds = [kind for kind, pattern in _KINDS if pattern.search(text)]
+    return kinds[0] if len(kinds) == 1 else None
 
 
 def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),

@@ -124,9 +124,16 @@ def starts_with_wh(text: str) -> bool:
     return bool(_WH_START.match(text))
 
 
+_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b",
+                             re.IGNORECASE)
+
+
 def question_aspect(text: str) -> Optional[str]:
-    """The aspect a question asks about ("plot", "director", ...), or None for no question about an item."""
+    """The aspect a question asks about ("plot", "director", ...), or None for no question about an item
+    ("could you recommend books by the author of ...?" asks for items)."""
     if not is_question(text):
+        return None
+    if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text):
         return None
     for aspect, pattern in ASPECTS:
         if pattern.search(text):
