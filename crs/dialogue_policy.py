@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
@@ -73,6 +74,8 @@ class DialoguePolicy:
     def __init__(self, catalog: Catalog, reader: Optional[IntentReader] = None):
         self.catalog = catalog
         self.reader: IntentReader = reader or RuleActReader()
+        # A live dialogue repeats its earlier messages on every turn: each is linked once.
+        self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._titles_by_key: dict[str, list[CatalogItem]] = {}
         for item in catalog:
             key = franchise_key(item)
@@ -167,7 +170,7 @@ class DialoguePolicy:
         """The titles the text names; a title shared by several items means the one shown."""
         shown_by_title = {normalize(item.title): item for item in shown}
         return [(shown_by_title.get(normalize(item.title), item), start)
-                for item, start, _ in self.catalog.link_spans(text)]
+                for item, start, _ in self._link_spans(text)]
 
     def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []
@@ -178,7 +181,7 @@ class DialoguePolicy:
         return out
 
     def _without_titles(self, text: str) -> str:
-        spans = [(start, end) for _, start, end in self.catalog.link_spans(text)]
+        spans = [(start, end) for _, start, end in self._link_spans(text)]
         for start, end in sorted(spans, reverse=True):
             text = text[:start] + " " * (end - start) + text[end:]
         return text
