@@ -17,6 +17,7 @@ from typing import Optional
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
+from evaluators.acts.base import AnnotationError
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.acts.offline import OfflineActAnnotator
 
@@ -68,15 +69,27 @@ class UserActReader:
 class LLMIntentReader:
     """IARD intents of a dialogue's last utterance, from the LLM dialogue-act annotator."""
 
-    def __init__(self, llm: LLMClient):
+    def __init__(self, llm: LLMClient, fallback: Optional[IntentReader] = None):
+        """`fallback` reads the utterance when the model's answer holds no usable intent (a small
+        model often writes none): by default the offline annotator, so the simulated dialogue goes
+        on instead of failing. `fallbacks` counts those turns."""
         self.annotator = LLMActAnnotator(llm, parallel=1)
         self.label = f"LLM act annotator ({llm.describe()})"
+        self._fallback = fallback
+        self.fallbacks = 0
 
     def __call__(self, dialogue: Dialogue) -> list[str]:
         copy = dialogue.model_copy(deep=True)
         for utt in copy.utterances[:-1]:  # only the last utterance is left unannotated
             utt.dialogue_acts = utt.dialogue_acts if utt.dialogue_acts is not None else []
-        annotated = self.annotator.annotate(copy)
+        try:
+            annotated = self.annotator.annotate(copy)
+        except AnnotationError as exc:
+            log.info("LLM act annotator gave no usable intent, the offline annotator reads the turn: %s", exc)
+            self.fallbacks += 1
+            if self._fallback is None:
+                self._fallback = OfflineIntentReader()
+            return self._fallback(dialogue)
         return [act.intent for act in annotated.utterances[-1].dialogue_acts or []]
 
 
