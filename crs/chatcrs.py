@@ -14,6 +14,13 @@ co-mentions, popularity, negative feedback); items the user mentioned, turned
 down or was already shown are excluded. Only a turn with nothing to go on
 ("hi") gets no candidates. Whatever the mode, the reply passes
 `enforce_shown_titles`: it names no title it does not show.
+
+Before any of this the dialogue policy (`crs.dialogue_policy`) reads the
+user's act: a closing gets a farewell, a question about an item an answer
+from its catalog entry, and the candidates leave out what was turned down
+(with its sequels) and keep to the conversation's constraints (era, children,
+unwanted genres, kind); list turns other than plain requests open with a
+template saying what was done instead of the model's sentence.
 """
 
 from __future__ import annotations
@@ -151,9 +158,9 @@ class ChatCRS(ConversationalRecommender):
         shown = candidates[:TOP_K_SHOWN]
         plain = move.act == "request" and not move.constraints.any
         opening = None if plain else list_opening(move.act, move.constraints, turn)
-        grounded_llm = self.grounded if self.mode == "grounded" else GroundedReplies(
-            self.catalog, None, self.system_prompt, self.item_kind)
-        text = grounded_llm.reply(dialogue, shown, opening=opening, lead=lead, use_model=move.act == "request")
+        writer = self.grounded if self.mode == "grounded" else GroundedReplies(
+            self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
+        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=move.act == "request")
         return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
 
     def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None,
