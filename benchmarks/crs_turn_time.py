@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--systems", default="crb_crs_redial,chatcrs_redial")
     parser.add_argument("--act-reader", choices=["learnt", "rules"], default="learnt",
-                        help="how ChatCRS and CRB-CRS read the user's act (the app: the learnt act model)")
+                        help="how ChatCRS reads the user's act (the app: the learnt act model; CRB-CRS: rules)")
     parser.add_argument("--write", action="store_true", help=f"write the table to {RESULTS}")
     args = parser.parse_args(argv)
     with CONTEXTS.open(encoding="utf-8") as lines:

@@ -21,8 +21,8 @@ log = logging.getLogger(__name__)
 def system_specs(settings: Settings, llm: LLMClient, act_reader: Optional[IntentReader] = None) -> list[CRSSpec]:
     """ChatCRS, CRB-CRS and the neural systems (whose checks report missing checkpoints), then
     the systems of ARENA_SYSTEMS (a bad file raises SystemsFileError, one line). `act_reader`
-    reads the user's act for ChatCRS and CRB-CRS (the app passes the learnt act model's; None:
-    their rules)."""
+    reads the user's act for ChatCRS (the app passes the learnt act model's; None: its rules);
+    CRB-CRS always uses the rules."""
     specs = builtin_specs(settings, llm, act_reader)
     return specs + external_system_specs(settings, frozenset(spec.name for spec in specs))
 
@@ -40,7 +40,9 @@ def builtin_specs(settings: Settings, llm: LLMClient, act_reader: Optional[Inten
 
     specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads,
                                act_reader=act_reader))
-    specs.extend(crb_crs_specs(lambda: llm, settings.cache_dir, act_reader=act_reader))
+    # CRB-CRS reads acts by rules: its turn takes about 0.06 s, and the act model would add 0.03-0.05 s
+    # (BENCHMARKS.md, Offline conversations: the rules score the same on its conversations).
+    specs.extend(crb_crs_specs(lambda: llm, settings.cache_dir))
     try:
         from crs.neural import neural_specs
     except ImportError as exc:  # the neural stack needs torch; the app works without it

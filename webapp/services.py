@@ -68,8 +68,8 @@ class Services:
 
 
 def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
-    """ChatCRS, CRB-CRS and the neural systems (see `crs.systems`); ChatCRS and CRB-CRS read
-    the user's act with the learnt act model (their rules when it cannot be loaded)."""
+    """ChatCRS, CRB-CRS and the neural systems (see `crs.systems`); ChatCRS reads the user's act
+    with the learnt act model (its rules when the model cannot be loaded)."""
     from crs.systems import system_specs
     from evaluators.acts.intent_readers import UserActReader
 
