@@ -65,6 +65,12 @@ _GENRE_SYNONYMS = {
 }
 
 
+# Genres OpenDialKG gives only to series and only to books.
+_SERIES_GENRES = frozenset({"television", "tv series", "sitcom", "television series", "soap opera"})
+_BOOK_GENRES = frozenset({"novel", "literature", "children's literature", "young-adult fiction", "romance novel",
+                          "literary criticism", "english literature", "historical novel", "non-fiction"})
+
+
 @dataclass(frozen=True, eq=False)
 class CatalogItem:
     """One recommendable item. Equal (and hashed) by dataset and item id."""
@@ -97,6 +103,19 @@ class CatalogItem:
         if self.year:
             return f"{self.title} ({self.year})"
         return _NUMBER_SUFFIX.sub("", self.name)
+
+    @property
+    def kind(self) -> str:
+        """"film", "series" or "book". ReDial lists films only; OpenDialKG mixes all three, and an
+        entry with writers but no cast or director is a book."""
+        if self.dataset != "opendialkg":
+            return "film"
+        genres = {g.lower() for g in self.genres}
+        if genres & _SERIES_GENRES and not self.people.get("director"):
+            return "series"
+        if not (self.people.get("actor") or self.people.get("star") or self.people.get("director")):
+            return "book" if self.people.get("writer") or genres & _BOOK_GENRES else "film"
+        return "film"
 
     def to_recommended(self) -> RecommendedItem:
         return RecommendedItem(item_id=self.item_id, title=self.label)

@@ -67,6 +67,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--systems", default="crb_crs_redial,chatcrs_redial")
+    parser.add_argument("--act-reader", choices=["learnt", "rules"], default="learnt",
+                        help="how ChatCRS reads the user's act (the app: the learnt act model; CRB-CRS: rules)")
     parser.add_argument("--write", action="store_true", help=f"write the table to {RESULTS}")
     args = parser.parse_args(argv)
     with CONTEXTS.open(encoding="utf-8") as lines:
@@ -76,7 +78,12 @@ def main(argv=None) -> int:
         {**os.environ, "ARENA_LLM_PROVIDER": "local", "ARENA_LLM_CACHE": "0",
          "ARENA_CACHE_DIR": os.environ.get("ARENA_CACHE_DIR", str(cache))}
     )
-    registry = CRSRegistry(system_specs(settings, build_client(settings)))
+    act_reader = None
+    if args.act_reader == "learnt":
+        from evaluators.acts.intent_readers import UserActReader
+
+        act_reader = UserActReader()
+    registry = CRSRegistry(system_specs(settings, build_client(settings), act_reader=act_reader))
     load_before = os.getloadavg()[0]
     rows = {name: time_system(registry, name, contexts) for name in args.systems.split(",")}
     load_after = os.getloadavg()[0]
@@ -84,7 +91,8 @@ def main(argv=None) -> int:
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, no GPU, Python {platform.python_version()}; "
         f"run under `nice -n 10` on a machine shared with other work "
         f"(load average {load_before:.1f} before, {load_after:.1f} after).",
-        f"Command: `python benchmarks/crs_turn_time.py --turns {args.turns}`; {args.turns} timed turns "
+        f"Command: `python benchmarks/crs_turn_time.py --turns {args.turns} --act-reader {args.act_reader}`; "
+        f"{args.turns} timed turns "
         "per system after two warm-up turns, LLM response cache off.",
         "",
         "| system | turns | p50 (s) | p95 (s) | mean (s) | max (s) | target (wall clock) | CPU p50 / p95 (s) | load (s) |",

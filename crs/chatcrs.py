@@ -14,6 +14,13 @@ co-mentions, popularity, negative feedback); items the user mentioned, turned
 down or was already shown are excluded. Only a turn with nothing to go on
 ("hi") gets no candidates. Whatever the mode, the reply passes
 `enforce_shown_titles`: it names no title it does not show.
+
+Before any of this the dialogue policy (`crs.dialogue_policy`) reads the
+user's act: a closing gets a farewell, a question about an item an answer
+from its catalog entry, and the candidates leave out what was turned down
+(with its sequels) and keep to the conversation's constraints (era, children,
+unwanted genres, kind); list turns other than plain requests open with a
+template saying what was done instead of the model's sentence.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
 
+import numpy as np
 
 from arena.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
@@ -31,7 +39,11 @@ from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.simulator_interface import IntentReader
+from crs.constraints import Constraints
+from crs.dialogue_policy import DialoguePolicy, UserMove
 from crs.grounded import GroundedReplies, read_prompt
+from crs.item_answers import answer, correction_note, farewell, list_opening
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
 from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
@@ -99,6 +111,7 @@ class ChatCRS(ConversationalRecommender):
         temperature: float = 0.0,
         max_tokens: int = 220,
         recommender: Optional[Recommender] = None,
+        act_reader: Optional[IntentReader] = None,
     ):
         if mode not in MODES:
             raise ValueError(f"ChatCRS mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -120,24 +133,64 @@ class ChatCRS(ConversationalRecommender):
         )
         self.grounded = GroundedReplies(catalog, llm, self.system_prompt, self.item_kind, temperature=temperature)
         self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
+        self.policy = DialoguePolicy(catalog, act_reader)
+        self._allowed_cache: dict[Constraints, np.ndarray] = {}
 
     # -- the turn -----------------------------------------------------------------
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        state = self.analyse(dialogue)
-        candidates = self.candidates(dialogue, state)
-        if self.mode == "grounded":
-            shown = candidates[:TOP_K_SHOWN]
-            text = self.grounded.reply(dialogue, shown)
-        else:
-            text, shown = self.llm_led.reply(dialogue, read_history(dialogue, state.mentioned), candidates)
+        move = self.policy.read(dialogue)
         fallback = NO_TITLE_FALLBACK.format(kind=self.item_kind.split(",")[0].rstrip("s"))
+        turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
+        if move.act == "end":
+            return farewell(turn, books=move.constraints.kind == "book"), []
+        if move.act == "question":
+            text, shown = answer(move.aspect, move.about)
+            return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
+        state = self.analyse(dialogue)
+        candidates = self.candidates(dialogue, state, move)
+        lead = correction_note(move.about) if move.act == "correction" else ""
+        if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
+            text, shown = self.llm_led.reply(dialogue, read_history(dialogue, state.mentioned), candidates)
+            # Titles the model added against the conversation's rules go, with their sentences.
+            kept = [i for i in shown if self._fits(i, move)]
+            if kept or not shown:
+                return enforce_shown_titles(text, kept, self.catalog, fallback), [i.to_recommended() for i in kept]
+        shown = candidates[:TOP_K_SHOWN]
+        plain = move.act == "request" and not move.constraints.any
+        opening = None if plain else list_opening(move.act, move.constraints, turn)
+        writer = self.grounded if self.mode == "grounded" else GroundedReplies(
+            self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
+        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=move.act == "request")
         return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
 
-    def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None) -> list[CatalogItem]:
+    def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None,
+                   move: Optional[UserMove] = None) -> list[CatalogItem]:
         """The recommender's items for this turn, best first (none before a preference is known).
-        The one place the reply writers get their candidates from."""
+        The one place the reply writers get their candidates from: the conversation as the
+        policy reads it, without what was turned down, under the conversation's constraints."""
         state = state or self.analyse(dialogue)
-        return [item for item, _ in self.rank(dialogue, state)] if state.recommend else []
+        move = move or self.policy.read(dialogue)
+        if not (state.recommend or move.act in ("reject", "seen", "shrug")):
+            return []
+        ranked = self.recommender.recommend(
+            self.policy.ranking_dialogue(dialogue, move), TOP_K_KEPT,
+            exclude=state.excluded() | move.left_out, allowed=self._allowed(move.constraints),
+        )
+        return [r.item for r in ranked]
+
+    def _fits(self, item: CatalogItem, move: UserMove) -> bool:
+        return item.item_id not in move.left_out and move.constraints.allows(item)
+
+    def _allowed(self, constraints: Constraints) -> Optional[np.ndarray]:
+        """One flag per catalog item: does the conversation's constraints allow it (None: all)."""
+        if not constraints.any and constraints.kind is None:
+            return None
+        if constraints not in self._allowed_cache:
+            if len(self._allowed_cache) > 256:
+                self._allowed_cache.clear()
+            self._allowed_cache[constraints] = np.array(
+                [constraints.allows(item) for item in self.recommender.catalog.items], dtype=bool)
+        return self._allowed_cache[constraints]
 
     def analyse(self, dialogue: Dialogue) -> DialogueState:
         state = DialogueState()
@@ -209,13 +262,14 @@ def _load(
     *,
     prompt_path: Optional[Path] = None,
     temperature: float = 0.0,
+    act_reader: Optional[IntentReader] = None,
 ) -> ChatCRS:
     catalog = catalog_loader(dataset)
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     llm = llm_client_factory()
     return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm), prompt_path=prompt_path,
-                   temperature=temperature)
+                   temperature=temperature, act_reader=act_reader)
 
 
 def load_chatcrs(name: str, dataset: str, llm_client_factory: Callable[[], LLMClient], cache_dir: Path | str,
@@ -241,10 +295,12 @@ def chatcrs_specs(
     cache_dir: Path | str,
     catalog_loader: Callable[[str], Catalog] = load_catalog,
     embed_threads: int = 1,
+    act_reader: Optional[IntentReader] = None,
 ) -> list[CRSSpec]:
     """One ChatCRS per dataset: `chatcrs_redial` and `chatcrs_opendialkg`.
 
-    `catalog_loader` maps a dataset name to its catalog (tests pass a smaller one).
+    `catalog_loader` maps a dataset name to its catalog (tests pass a smaller one);
+    `act_reader` reads the user's act (None: the dialogue policy's rules).
     """
     specs = []
     for dataset in DATASETS:
@@ -264,7 +320,7 @@ def chatcrs_specs(
                 summary=(f"A large language model that recommends movies, each title checked against the "
                          f"{label} movie catalog."),
                 load=partial(_load, name, dataset, llm_client_factory, Path(cache_dir), catalog_loader,
-                             embed_threads),
+                             embed_threads, act_reader=act_reader),
                 check=partial(_check, name, dataset),
             )
         )

@@ -10,8 +10,16 @@ recommender's items. The corpus is `assets/crb_crs/` (built from ReDial by
 Only turns that fit what the recommender has are eligible: when it has items,
 turns with between one slot and as many slots as items; before the person
 has said what they like, turns without slots. Turns already said in this
-dialogue are skipped. The reply then passes the same title check as every
+dialogue are skipped, and so are turns whose claims the filled items'
+catalog genres do not bear out ("It's about a serial killer" for a romantic
+comedy, "good for little ones" for a horror film) and goodbyes in the middle
+of a conversation. The reply then passes the same title check as every
 system, so a title written out in a human turn is never left unshown.
+
+The dialogue policy (`crs.dialogue_policy`) comes first, shared with the
+ranking ChatCRS: a closing gets a farewell, a question about an item is
+answered from its catalog entry, and the candidates leave out what was turned
+down and keep to the conversation's constraints.
 """
 
 from __future__ import annotations
@@ -30,18 +38,41 @@ from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient
+from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from crs.constraints import child_friendly, has_genre, request_part
+from crs.dialogue_policy import DialoguePolicy
+from crs.item_answers import answer, farewell
 from crs.reply_check import enforce_shown_titles
 
 log = logging.getLogger(__name__)
 
 CORPUS_PATH = ASSETS_DIR / "crb_crs" / "redial_recommender_turns.jsonl"
 BM25_PIN = "bm25s==0.3.11"
-SEARCH_DEPTH = 30  # best-scoring turns looked at before giving up on finding an unused one
+SEARCH_DEPTH = 100  # best-scoring turns looked at before giving up on finding a fitting one
 FALLBACK_QUERY = "hi what kind of movies do you like"
 _SLOT = re.compile(r"<movie_(\d)>")
 _MENTION = re.compile(r"@\d+")
+# What a human turn may claim about the films in its slots -> the catalog genres that bear it out.
+CLAIMS = (
+    (re.compile(r"\b(scary|horror|creepy|frightening|terrifying|spooky|gory|gore|slasher)\b", re.I),
+     ("horror", "thriller")),
+    (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
+     ("crime", "thriller", "horror", "mystery")),
+    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r)\b", re.I), ("comedy",)),
+    (re.compile(r"\b(romantic|romance|love story|chick flick|rom ?com)\b", re.I), ("romance",)),
+    (re.compile(r"\b(animated|animation|cartoons?|pixar|disney)\b", re.I), ("animation", "family")),
+    (re.compile(r"\b(action)\b", re.I), ("action",)),
+    (re.compile(r"\b(war)\b", re.I), ("war", "history")),
+    (re.compile(r"\b(sci-?fi|science fiction|aliens?)\b", re.I), ("sci fi", "science fiction")),
+    (re.compile(r"\b(documentar(y|ies))\b", re.I), ("documentary",)),
+    (re.compile(r"\b(musicals?)\b", re.I), ("musical", "music")),
+    (re.compile(r"\b(westerns?)\b", re.I), ("western",)),
+    (re.compile(r"\b(thrillers?|suspense\w*)\b", re.I), ("thriller", "mystery")),
+)
+_FOR_CHILDREN = re.compile(r"\b(kids?|children|little ones|family|families|child)\b", re.I)
+_GOODBYE = re.compile(r"\b(bye|goodbye|good night|have a (good|great|nice) (day|night|evening))\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -64,20 +95,38 @@ def read_corpus(path: Path = CORPUS_PATH) -> list[RecommenderTurn]:
     return turns
 
 
+def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optional[str]:
+    """Why the turn's claims do not fit the items it would be filled with (None: they fit).
+    Read on the turn with its slots, so a title's words ("Scary Movie") are no claim."""
+    text = _SLOT.sub(" ", turn.response)
+    filled = list(items[: turn.slots])
+    for pattern, genres in CLAIMS:
+        match = pattern.search(text)
+        if match and not any(has_genre(item, g) for item in filled for g in genres):
+            return f"claims {match.group(0)!r}, which no filled item's genres bear out"
+    if _FOR_CHILDREN.search(text) and not any(child_friendly(item) for item in filled):
+        return "says it suits children, and no filled item is a family or animation title"
+    return None
+
+
 class CRBCRS(ConversationalRecommender):
     def __init__(
         self,
         name: str,
         catalog: Catalog,
         corpus: Sequence[RecommenderTurn],
-        candidates: Callable[[Dialogue], list[CatalogItem]],
+        candidates: Callable[..., list[CatalogItem]],
+        policy: Optional[DialoguePolicy] = None,
     ):
+        """`candidates(dialogue, move=...)` ranks for the turn (the ranking ChatCRS's `candidates`);
+        `policy` reads the user's act and constraints (shared with that ChatCRS)."""
         import bm25s
 
         self.name = name
         self.catalog = catalog
         self.corpus = list(corpus)
         self.candidates = candidates
+        self.policy = policy or DialoguePolicy(catalog)
         self._bm25s = bm25s
         self.index = bm25s.BM25()
         self.index.index(
@@ -87,9 +136,22 @@ class CRBCRS(ConversationalRecommender):
         self._slots = np.array([t.slots for t in self.corpus])
 
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        items = self.candidates(dialogue)[:TOP_K_SHOWN]
+        move = self.policy.read(dialogue)
+        turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
+        if move.act == "end":
+            return farewell(turns_so_far), []
+        if move.act == "question":
+            text, shown = answer(move.aspect, move.about)
+            text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
+            return text, [item.to_recommended() for item in shown]
+        items = self.candidates(dialogue, move=move)[:TOP_K_SHOWN]
         said = {u.text for u in dialogue.utterances if u.role == Role.AGENT}
-        turn = self.retrieve(_last_user_text(dialogue), len(items), said, items)
+        query = _last_user_text(dialogue)
+        if move.act == "reject":
+            query = request_part(query) or query
+        elif move.act in ("correction", "shrug"):
+            query = FALLBACK_QUERY
+        turn = self.retrieve(query, len(items), said, items)
         if turn is None:  # nothing eligible: recommend in plain words, or ask
             text = "You might like " + " or ".join(i.label for i in items[:2]) + "." if items else (
                 "What kind of movies do you like?"
@@ -117,8 +179,11 @@ class CRBCRS(ConversationalRecommender):
             if score <= 0 or not mask[row]:
                 continue
             turn = self.corpus[int(row)]
-            if turn.filled(list(items)) not in said:
-                return turn
+            if turn.filled(list(items)) in said or _GOODBYE.search(turn.response):
+                continue
+            if items and claims_problem(turn, items) is not None:
+                continue
+            return turn
         return None
 
     def _tokens(self, text: str) -> list[str]:
@@ -154,6 +219,7 @@ def _load(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path,
     catalog_loader: Callable[[str], Catalog],
+    act_reader: Optional[IntentReader] = None,
 ) -> CRBCRS:
     from crs.chatcrs import ChatCRS
 
@@ -161,15 +227,17 @@ def _load(
     retriever = ItemRetriever(catalog, cache_dir)
     retriever.prepare()
     # The recommender's items: ChatCRS's candidate ranking (its LLM is never called here).
-    ranker = ChatCRS(f"{name}-ranker", catalog, retriever, llm_client_factory())
-    return CRBCRS(name, catalog, read_corpus(), ranker.candidates)
+    ranker = ChatCRS(f"{name}-ranker", catalog, retriever, llm_client_factory(), act_reader=act_reader)
+    return CRBCRS(name, catalog, read_corpus(), ranker.candidates, policy=ranker.policy)
 
 
 def crb_crs_specs(
     llm_client_factory: Callable[[], LLMClient],
     cache_dir: Path | str,
     catalog_loader: Callable[[str], Catalog] = load_catalog,
+    act_reader: Optional[IntentReader] = None,
 ) -> list[CRSSpec]:
+    """`act_reader` reads the user's act (None: the dialogue policy's rules)."""
     name = "crb_crs_redial"
     return [
         CRSSpec(
@@ -183,7 +251,7 @@ def crb_crs_specs(
             display_name="CRB-CRS (ReDial)",
             summary=("Answers with the best-matching reply a person once wrote in ReDial, with its movies "
                      "swapped for ones that fit your request."),
-            load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader),
+            load=partial(_load, name, llm_client_factory, Path(cache_dir), catalog_loader, act_reader),
             check=partial(_check, name),
         )
     ]

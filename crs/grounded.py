@@ -6,7 +6,9 @@ item (year, genres, director, stars, plot) is copied from the catalog entry,
 and the model contributes at most one short connecting sentence. That
 sentence is checked (`connector_problem`): it may name no title, hold no
 number, and every capitalised word inside it must come from the shown items'
-catalog entries; if it fails, it is left out.
+catalog entries, and it must be tied to the user's last message (share a
+content word with it, carry no apology or condolence: `tied_to_message`); if
+it fails, it is left out and the policy's template sentence stands alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
 from arena.mentions import tokenize
+from crs.item_answers import tied_to_message
 from crs.reply_check import named_titles, sentence_spans
 
 NAMED_IN_TEXT = 3  # items described in the text; the rest of the shown list speaks for itself
@@ -82,12 +85,17 @@ def _catalog_words(items: Sequence[CatalogItem]) -> set[str]:
 
 
 def fact_line(item: CatalogItem) -> str:
-    """One item as the catalog describes it: label, genres, director, stars, then its plot."""
+    """One item as the catalog describes it: label, what it is (OpenDialKG mixes films, series and
+    books), genres, director or writer, stars, then its plot."""
     details = []
+    if item.dataset == "opendialkg":
+        details.append({"film": "film", "series": "TV series", "book": "book"}[item.kind])
     if item.genres:
         details.append(", ".join(item.genres[:3]))
     if item.people.get("director"):
         details.append("directed by " + " and ".join(item.people["director"][:2]))
+    elif item.kind == "book" and item.people.get("writer"):
+        details.append("by " + " and ".join(item.people["writer"][:2]))
     cast = item.people.get("star") or item.people.get("actor")
     if cast:
         details.append("starring " + ", ".join(cast[:2]))
@@ -109,14 +117,18 @@ class GroundedReplies:
     temperature: float = 0.0
     last_connector_problem: Optional[str] = field(default=None, init=False)  # why the last sentence was left out
 
-    def reply(self, dialogue: Dialogue, shown: Sequence[CatalogItem]) -> str:
+    def reply(self, dialogue: Dialogue, shown: Sequence[CatalogItem], opening: Optional[str] = None,
+              lead: str = "", use_model: bool = True) -> str:
+        """`opening` replaces the plain introduction (the policy says what it did with the
+        message); `lead` goes first (a correction's note); the model's sentence is asked for only
+        when `use_model` (a plain request) and kept only when it fits the message."""
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
-        connector = self.connector(dialogue, shown)
-        parts = [connector] if connector else []
+        connector = self.connector(dialogue, shown) if use_model else ""
+        parts = [p for p in (lead, connector) if p]
         if not shown:
             parts.append(QUESTIONS[turn % len(QUESTIONS)].format(kind=_singular(self.item_kind)))
             return " ".join(parts)
-        parts.append(INTRODUCTIONS[turn % len(INTRODUCTIONS)])
+        parts.append(opening or INTRODUCTIONS[turn % len(INTRODUCTIONS)])
         lines = [" ".join(parts)]
         lines += [f"{n}. {fact_line(item)}" for n, item in enumerate(shown[:NAMED_IN_TEXT], 1)]
         return "\n".join(lines)
@@ -150,7 +162,8 @@ class GroundedReplies:
         if sentence[-1:] not in ".!?":
             self.last_connector_problem = "unfinished"
             return ""
-        self.last_connector_problem = connector_problem(sentence, shown, self.catalog)
+        self.last_connector_problem = (connector_problem(sentence, shown, self.catalog)
+                                       or tied_to_message(sentence, last_user))
         return "" if self.last_connector_problem else sentence
 
 

@@ -170,11 +170,11 @@ def enforce_shown_titles(
             return False
         return _bare_key(t.text) not in also_shown
 
-    titles = named_titles(text, catalog, prefer=shown)
+    titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
     bad = [(t.start, t.end) for t in titles if is_bad(t)]
     if bad:
         text = drop_sentences(text, bad, keep_together=[(t.start, t.end) for t in titles])
-        titles = named_titles(text, catalog, prefer=shown)
+        titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
     labels = [
         (t.start, t.end, _label_span(text, t))
         for t in titles
@@ -182,6 +182,36 @@ def enforce_shown_titles(
     ]
     text = _tidy(replace_spans(text, labels))
     return text or fallback
+
+
+def fact_spans(text: str, shown: Sequence[CatalogItem]) -> list[tuple[int, int]]:
+    """Where the text states a shown item's catalog facts: its people's names, its genres and its
+    plot. A title found inside one ("Emma" in "Emma Stone") is a fact, not a title."""
+    spans = []
+    for item in shown:
+        facts = [n for names in item.people.values() for n in names] + list(item.genres)
+        for fact in facts:
+            if len(fact) < 3:
+                continue
+            for match in re.finditer(r"(?<!\w)" + re.escape(fact) + r"(?!\w)", text, re.IGNORECASE):
+                spans.append((match.start(), match.end()))
+        plot = item.plot.strip()
+        if len(plot) >= 40:
+            start = text.find(plot[:40])
+            if start >= 0:
+                end = text.find("\n", start)
+                spans.append((start, len(text) if end < 0 else end))
+    return spans
+
+
+def _outside_facts(titles: list[NamedTitle], text: str, shown: Sequence[CatalogItem]) -> list[NamedTitle]:
+    """The titles that are not part of a shown item's stated facts (a shown title always counts)."""
+    facts = fact_spans(text, shown)
+    if not facts:
+        return titles
+    shown_ids = {item.item_id for item in shown}
+    return [t for t in titles if (t.item is not None and t.item.item_id in shown_ids)
+            or not any(s <= t.start and t.end <= e for s, e in facts)]
 
 
 def _bare_key(title: str) -> str:

@@ -18,11 +18,26 @@ from typing import Any, ClassVar, Optional, Sequence, Union
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind, Utterance
 from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from simulators.ignored_turns import ignored_turns
 
 MAX_UTTERANCE_CHARS = 600
 _SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\"']))\s+")
 _OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
+# What a person never says: a role label or a piece of the prompt ("You: (The recommender
+# suggested ...)", "Chat History:"), or the recommender's part ("I recommend ...").
+_PROMPT_LEAK = re.compile(
+    r"(\b(user|seeker|you|me|human|customer|recommender|system|assistant|agent|bot|chat history|history|"
+    r"conversation|transcript|persona|profile|goal|instructions?|task|output|response)\s*:|"
+    r"\(\s*the (recommender|system|assistant)\b|\bas an ai\b|\blanguage model\b|\byour (goal|persona|task)\b|"
+    r"\[/?(inst|system|user)\]|<\|)",
+    re.IGNORECASE,
+)
+_RECOMMENDER_TALK = re.compile(
+    r"\b(i (would )?(recommend|suggest) (you|that you)|you (might|may|would|will) (like|enjoy|love)|"
+    r"here (are|is) (some|a few|my)|what kind of (movies?|films?) do you|how can i help|"
+    r"do you have any (favou?rite|preference)|tell me (a|your) (favou?rite )?(genre|actor|movie))", re.IGNORECASE)
+COPIED_WORDS = 6  # this many words in a row from a system reply is copying, not answering
 
 
 def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS, max_sentences: int = 4) -> str:
@@ -51,6 +66,45 @@ def clean_generation(text: str, limit: int = MAX_UTTERANCE_CHARS, max_sentences:
         end = max(cut.rfind(". "), cut.rfind("? "), cut.rfind("! "))
         text = cut[: end + 1] if end > limit // 3 else cut
     return text.strip()
+
+
+def unusable_user_text(text: str, dialogue: Optional[Dialogue] = None,
+                       must_mention: Sequence[Union[str, Sequence[str]]] = ()) -> Optional[str]:
+    """Why a generated user message cannot be said (None: it can): empty, a role label or a piece
+    of the prompt, the recommender's part, a copy of a system sentence, a repeat of the user's own
+    earlier message, or missing a value the turn must convey."""
+    lowered = text.lower()
+    if not text:
+        return "empty"
+    if _PROMPT_LEAK.search(text):
+        return "holds a role label or a piece of the prompt"
+    if _RECOMMENDER_TALK.search(text):
+        return "speaks as the recommender"
+    if dialogue is not None:
+        if lowered in {" ".join(u.text.lower().split()) for u in dialogue.user_turns()}:
+            return "repeats an earlier message"
+        if copies_system(text, dialogue):
+            return "copies a system sentence"
+    if not all(_mentions(lowered, v) for v in must_mention if v):
+        return "misses what the turn must say"
+    return None
+
+
+def copies_system(text: str, dialogue: Dialogue) -> bool:
+    """Whether `text` repeats `COPIED_WORDS` words in a row from a system reply (titles aside,
+    which the user may well repeat: they are cut from the reply first)."""
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    grams = {tuple(words[i:i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
+    if not grams:
+        return False
+    for utterance in dialogue.agent_turns():
+        reply = utterance.text.lower()
+        for item in utterance.items:
+            reply = reply.replace(item.title.lower(), " | ")
+        reply_words = re.findall(r"[a-z0-9'|]+", reply)
+        if grams & {tuple(reply_words[i:i + COPIED_WORDS]) for i in range(len(reply_words) - COPIED_WORDS + 1)}:
+            return True
+    return False
 
 
 def _mentions(lowered: str, value: Union[str, Sequence[str]]) -> bool:
@@ -159,10 +213,21 @@ class SimulatedUser(ABC):
             self.attach(dialogue)
         self.observe(dialogue)
         dialogue.metadata["simulator_fallbacks"] = self.fallbacks
+        if dialogue.end_reason == "simulator_error":
+            # The simulator failed: a failed dialogue with its error, never a user's verdict.
+            dialogue.feedback = None
+            dialogue.metadata["simulator_failed"] = True
+            return dialogue
         if dialogue.feedback is None:
             verdict = self.verdict(dialogue)
             if verdict is not None and verdict.sentiment in ("satisfied", "frustrated"):
                 dialogue.feedback = Feedback(sentiment=verdict.sentiment, comment=verdict.comment)
+        ignored = ignored_turns(dialogue)
+        dialogue.metadata["ignored_user_turns"] = ignored
+        if ignored and dialogue.feedback is not None and dialogue.feedback.sentiment == "satisfied":
+            # Nobody leaves satisfied after being ignored: the verdict follows the conversation.
+            dialogue.feedback = Feedback(sentiment="frustrated",
+                                         comment=f"{dialogue.feedback.comment} But: {ignored[0]}.".strip())
         if self.rate_aspects and self.llm is not None and dialogue.utterances:
             self.rate(dialogue)
         return dialogue
@@ -213,9 +278,7 @@ class SimulatedUser(ABC):
         an entry of `must_mention` may be a tuple of alternatives.
         """
         text = clean_generation(generated)
-        lowered = text.lower()
-        earlier = {" ".join(u.text.lower().split()) for u in dialogue.user_turns()} if dialogue else set()
-        if not text or lowered in earlier or not all(_mentions(lowered, v) for v in must_mention if v):
+        if unusable_user_text(text, dialogue, must_mention) is not None:
             self.fallbacks += 1
             text = fallback
         return UserTurn(text)

@@ -68,10 +68,12 @@ class Services:
 
 
 def default_specs(settings: Settings, llm: LLMClient) -> list[CRSSpec]:
-    """ChatCRS, CRB-CRS and the neural systems (see `crs.systems`)."""
+    """ChatCRS, CRB-CRS and the neural systems (see `crs.systems`); ChatCRS reads the user's act
+    with the learnt act model (its rules when the model cannot be loaded)."""
     from crs.systems import system_specs
+    from evaluators.acts.intent_readers import UserActReader
 
-    return system_specs(settings, llm)
+    return system_specs(settings, llm, act_reader=UserActReader())
 
 
 def build_scorer(settings: Settings, store: Store, llm: LLMClient,

@@ -111,9 +111,11 @@ class Recommender:
             return self.combination.score(feature_matrix(self.signals, ctx))
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
-             leave_out_rejected: bool = True) -> list[Ranked]:
+             leave_out_rejected: bool = True, allowed: Optional[np.ndarray] = None) -> list[Ranked]:
         """`leave_out_rejected` is the live behaviour: rejected and seen titles are dropped and
-        what the user ruled out ("nothing too gory", "no horror") always counts against an item."""
+        what the user ruled out ("nothing too gory", "no horror") always counts against an item.
+        `allowed` (one flag per catalog item) keeps the live ranking to the items the
+        conversation's constraints allow (era, audience, genres), before the best matches are cut."""
         dropped = set(map(str, exclude))
         if not leave_out_rejected:
             return self.top(self.scores(ctx), k, dropped)
@@ -122,10 +124,10 @@ class Recommender:
         # "Something like Titanic": no Titanic, nor another film of that title.
         titles = {normalize(self.catalog.get(i).title) for i in named if self.catalog.get(i)}
         with threadpool_limits(1, user_api="blas"):
-            scores = self.live_scores(feature_matrix(self.signals, ctx))
+            scores = self.live_scores(feature_matrix(self.signals, ctx), allowed)
         return self.top(scores, k, dropped, titles)
 
-    def live_scores(self, matrix: np.ndarray) -> np.ndarray:
+    def live_scores(self, matrix: np.ndarray, allowed: Optional[np.ndarray] = None) -> np.ndarray:
         """Scores for a live conversation. The logged dialogues reward popularity: there, the
         next title is often a popular film whatever was asked. A person asking for a heist film
         means one, so only the `LIVE_CANDIDATES` items matching the request best (its words,
@@ -144,6 +146,9 @@ class Recommender:
                 low, high = float(column.min()), float(column.max())
                 if high > low:
                     match += (column - low) / (high - low)
+        if allowed is not None:
+            scores = np.where(allowed, scores, -np.inf)
+            match = np.where(allowed, match, 0.0)
         if match.any() and len(scores) > LIVE_CANDIDATES:
             cut = np.partition(match, -LIVE_CANDIDATES)[-LIVE_CANDIDATES]
             scores = np.where(match >= cut, scores, -np.inf)
@@ -187,10 +192,12 @@ class Recommender:
                 out.append(Ranked(item, float(scores[row])))
         return out
 
-    def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
+    def recommend(self, dialogue: Dialogue, k: int = 50, exclude: Iterable[str] = (),
+                  allowed: Optional[np.ndarray] = None) -> list[Ranked]:
         """The `k` best items for the dialogue so far, best first, never one the user named,
-        rejected or has seen (nor another film of that title), nor one in `exclude`."""
-        return self.rank(self.context_of(dialogue), k, exclude)
+        rejected or has seen (nor another film of that title), nor one in `exclude`, and only
+        items `allowed` flags (all when None)."""
+        return self.rank(self.context_of(dialogue), k, exclude, allowed=allowed)
 
     def rank_texts(self, texts: Sequence[str], k: int = 50, exclude: Iterable[str] = ()) -> list[Ranked]:
         """Ranking for plain alternating utterances (user first); nothing is left out

@@ -141,3 +141,19 @@ def test_offline_annotator_reads_the_system_acts(view):
     assert "REQ" in system_acts[1] or "CLQ" in system_acts[1]
     assert "REC-S" in system_acts[2] or "REC-E" in system_acts[2]
     assert d.feedback.sentiment == "satisfied"
+
+
+def test_an_unusable_llm_act_answer_falls_back_instead_of_failing_the_dialogue(view):
+    from evaluators.acts.intent_readers import LLMIntentReader
+
+    def junk(request):
+        if "Allowed intents:" in request.messages[-1][1]:
+            return "I think this is a nice movie."  # no intent at all: AnnotationError before
+        return simulator_responder()(request)
+
+    llm = fake_llm(junk)
+    reader = LLMIntentReader(llm, fallback=question_nlu)
+    sim = build_simulator("abus", catalog=view, seed=3, llm=llm, nlu=reader)
+    d = DialogueRunner(AttributeCRS(view), max_turns=3).run_simulated(Dialogue(crs_id="a"), sim)
+    sim.finalize(d)
+    assert d.end_reason != "simulator_error" and reader.fallbacks >= 1

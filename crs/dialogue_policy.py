@@ -1,0 +1,219 @@
+"""The dialogue policy's reading of a conversation: what the user's last message
+does, which shown item it is about, and what the conversation rules in or out.
+
+ChatCRS and CRB-CRS both read the dialogue through `DialoguePolicy.read` and act
+on the `UserMove` it returns:
+- "end": a closing gets a farewell, not a list;
+- "question": a question about a shown (or named) item is answered from its
+  catalog entry (`crs.item_answers`);
+- "reject" / "seen": the items turned down or seen, and their close variants
+  (other films of the franchise), are left out, and what was criticised
+  ("horror AGAIN?") becomes an unwanted genre;
+- "correction" ("Flash Gordon is 1980") and "shrug" ("whatever") ask for nothing
+  new, so their words do not steer the recommender;
+- "accept" and "request": recommend as before, under the constraints.
+
+The act comes from an `IntentReader` (the core's reader interface): the project's
+learnt act model when the app passes one, else `RuleActReader`. Closings,
+corrections and shrugs have no IARD user intent and are read by rules.
+`ranking_dialogue` is the conversation as the recommender should read it: the
+user's messages without questions, closings, corrections, shrugs and the
+complaining half of complaints.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Optional, Sequence
+
+from arena.catalog import Catalog, CatalogItem
+from arena.dialogue import Dialogue, Role
+from arena.mentions import normalize
+from arena.simulator_interface import IntentReader
+from crs.constraints import Constraints, in_request_clause, request_part, update
+from crs.recommender.context import negated_before
+from crs.user_acts import (
+    RuleActReader, is_closing, is_correction, is_shrug, pointed_index, points_back, question_aspect, rule_intents,
+    starts_with_wh,
+)
+
+REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
+QUESTION_INTENTS = frozenset({"INQ", "ASK"})
+_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
+
+
+@dataclass
+class UserMove:
+    """What the last user message does and what the whole conversation asks for."""
+
+    act: str  # end | question | reject | seen | correction | shrug | accept | request
+    aspect: Optional[str] = None  # for a question: plot, director, writer, stars, year, genres, suitability, ...
+    about: list[CatalogItem] = field(default_factory=list)  # the items the message is about
+    last_shown: list[CatalogItem] = field(default_factory=list)  # the items of the system's last reply
+    constraints: Constraints = field(default_factory=Constraints)
+    left_out: set[str] = field(default_factory=set)  # ids turned down or seen, with their variants
+    intents: list[str] = field(default_factory=list)  # what the act reader said about the last message
+
+
+def franchise_key(item: CatalogItem) -> str:
+    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell."""
+    title = normalize(re.split(r":| - | – ", item.title)[0])
+    title = re.sub(r"^(the|a|an) ", "", title)
+    while (shorter := _SEQUEL_MARK.sub("", title)) != title:
+        title = shorter
+    words = title.split()
+    if len(words) > 2:
+        words = words[:2]
+    key = " ".join(words)
+    return key if len(key) >= 5 else ""
+
+
+class DialoguePolicy:
+    def __init__(self, catalog: Catalog, reader: Optional[IntentReader] = None):
+        self.catalog = catalog
+        self.reader: IntentReader = reader or RuleActReader()
+        # A live dialogue repeats its earlier messages on every turn: each is linked once.
+        self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
+        self._titles_by_key: dict[str, list[CatalogItem]] = {}
+        for item in catalog:
+            key = franchise_key(item)
+            if key:
+                self._titles_by_key.setdefault(key, []).append(item)
+
+    @property
+    def reader_label(self) -> str:
+        return getattr(self.reader, "label", type(self.reader).__name__)
+
+    def variants(self, item: CatalogItem) -> list[CatalogItem]:
+        """The item and the other titles of its franchise ("Batman Returns" for "Batman")."""
+        key = franchise_key(item)
+        out = [item]
+        if key:
+            out += [other for k, others in self._titles_by_key.items() if k == key or k.startswith(key + " ")
+                    for other in others]
+        return out
+
+    def _intents(self, dialogue: Dialogue, text: str) -> list[str]:
+        try:
+            intents = [str(i) for i in self.reader(dialogue)]
+        except Exception:  # a failing model must not break the turn: the rules still read the message
+            intents = []
+        return intents or rule_intents(text)
+
+    def read(self, dialogue: Dialogue) -> UserMove:
+        constraints, left_out = Constraints(), set()
+        shown: list[CatalogItem] = []
+        shown_years: list[int] = []
+        move = UserMove(act="request")
+        last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
+        for index, utterance in enumerate(dialogue.utterances):
+            if utterance.role == Role.AGENT:
+                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
+                shown_years += [i.year for i in shown if i.year]
+                continue
+            text = utterance.text or ""
+            is_last = index == last_user
+            intents = self._intents(dialogue, text) if is_last else rule_intents(text)
+            act, aspect, about = self._act(text, intents, shown)
+            if act in ("reject", "seen"):
+                for item in about:
+                    left_out.update(v.item_id for v in self.variants(item))
+            if act not in ("correction", "end"):
+                constraints = update(constraints, self._without_titles(text), complaint=act == "reject",
+                                     shown_years=shown_years, kinds_matter=self.catalog.dataset == "opendialkg")
+            if is_last:
+                move = UserMove(act, aspect, about, list(shown), intents=intents)
+        move.constraints, move.left_out = constraints, left_out
+        return move
+
+    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]):
+        if is_closing(text):
+            return "end", None, []
+        linked = self._linked(text, shown)
+        if is_correction(text):
+            return "correction", None, linked
+        if is_shrug(text):
+            return "shrug", None, []
+        aspect = question_aspect(text)
+        asked = bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
+        if aspect is not None and asked:
+            about = self._referred(text, linked, shown, aspect)
+            if about:
+                return "question", aspect, about
+        if set(intents) & REJECT_INTENTS and (shown or linked):  # nothing offered yet: "nothing too scary" is a wish
+            turned_down = [item for item, start in self._linked_spans(text, shown)
+                           if not in_request_clause(text, start) or negated_before(text, start)]
+            if not turned_down:  # "not my thing": the list just shown
+                turned_down = list(shown)
+            return "reject", None, turned_down
+        if "SEE" in intents:
+            return "seen", None, linked or list(shown)
+        if "ACC" in intents:
+            return "accept", None, linked or list(shown[:1])
+        return "request", None, linked
+
+    def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
+        if aspect == "compare_children":
+            return list(shown)
+        if linked:
+            return linked[:1]
+        index = pointed_index(text)
+        if shown and index is not None and -len(shown) <= index < len(shown):
+            return [shown[index]]
+        if shown and (points_back(text) or len(shown) == 1):
+            return [shown[0]]
+        return []
+
+    def _linked_spans(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[tuple[CatalogItem, int]]:
+        """The titles the text names; a title shared by several items means the one shown."""
+        shown_by_title = {normalize(item.title): item for item in shown}
+        return [(shown_by_title.get(normalize(item.title), item), start)
+                for item, start, _ in self._link_spans(text)]
+
+    def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
+        seen, out = set(), []
+        for item, _ in self._linked_spans(text, shown):
+            if item.item_id not in seen:
+                seen.add(item.item_id)
+                out.append(item)
+        return out
+
+    def _without_titles(self, text: str) -> str:
+        spans = [(start, end) for _, start, end in self._link_spans(text)]
+        for start, end in sorted(spans, reverse=True):
+            text = text[:start] + " " * (end - start) + text[end:]
+        return text
+
+    def ranking_texts(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> list[tuple[Role, str, list]]:
+        """(role, text, items) of the conversation as the recommender should read it; `move` is
+        the last message's reading when the caller has it (the learnt reader's act)."""
+        out = []
+        shown: list[CatalogItem] = []
+        last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
+        for index, utterance in enumerate(dialogue.utterances):
+            if utterance.role == Role.AGENT:
+                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
+                out.append((utterance.role, utterance.text, utterance.items))
+                continue
+            text = utterance.text or ""
+            if move is not None and index == last_user:
+                act = move.act
+            else:
+                act, _, _ = self._act(text, rule_intents(text), shown)
+            if act in ("end", "question", "correction", "shrug"):
+                text = ""
+            elif act == "reject":
+                text = request_part(text)
+            out.append((utterance.role, text, []))
+        return out
+
+    def ranking_dialogue(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> Dialogue:
+        copy = Dialogue(crs_id=dialogue.crs_id)
+        for role, text, items in self.ranking_texts(dialogue, move):
+            if role == Role.USER:
+                copy.add_user(text)
+            else:
+                copy.add_agent(text, items=list(items))
+        return copy

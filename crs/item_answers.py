@@ -1,0 +1,149 @@
+"""Replies that need no recommender: answers about an item from its catalog entry,
+farewells, and the opening sentence of a list that says what the system did.
+
+An answer uses only what the catalog holds (plot, director, writers, cast,
+year, genres); when the entry lacks the fact the answer says so. The catalogs
+have no age ratings, so whether a title suits a child is judged from its
+genres, and the answer says that is what it rests on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from arena.catalog import CatalogItem
+from arena.mentions import FUNCTION_WORDS, normalize
+from crs.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+
+KIND_WORDS = {"film": "film", "series": "TV series", "book": "book"}
+FAREWELLS = (
+    "You're welcome, enjoy watching! Come back any time you need another idea.",
+    "Glad I could help. Enjoy, and goodbye!",
+    "Happy watching! Bye for now.",
+)
+BOOK_FAREWELL = "You're welcome, happy reading! Goodbye."
+FOLLOW_UP = "Would you like more like it, or something different?"
+
+
+def kind_word(item: CatalogItem) -> str:
+    return KIND_WORDS.get(item.kind, "title")
+
+
+def _names(names: Sequence[str], limit: int = 3) -> str:
+    names = list(dict.fromkeys(names))[:limit]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _genres(item: CatalogItem, limit: int = 3) -> str:
+    return _names([g.lower() if item.dataset == "redial" else g for g in item.genres], limit)
+
+
+def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
+    """The answer to a question about `items` (one item, or the shown list for a comparison),
+    and the items it names."""
+    if aspect == "compare_children":
+        return _compare_for_children(items)
+    item = items[0]
+    label = item.label
+    if aspect == "plot":
+        listed = f"; it lists it as {_genres(item)}." if item.genres else "."
+        text = f"{label}: {item.plot}" if item.plot else f"The catalog has no plot summary for {label}{listed}"
+    elif aspect == "director":
+        directors = item.people.get("director")
+        text = (f"{label} was directed by {_names(directors, 2)}." if directors else
+                f"The catalog does not say who directed {label}.")
+    elif aspect == "writer":
+        writers = item.people.get("writer")
+        text = (f"{label} was written by {_names(writers, 2)}." if writers else
+                f"The catalog does not name the writer of {label}.")
+    elif aspect == "stars":
+        cast = item.people.get("star") or item.people.get("actor")
+        text = f"{label} stars {_names(cast, 3)}." if cast else f"The catalog does not list the cast of {label}."
+    elif aspect == "year":
+        text = f"{label} is from {item.year}." if item.year else f"The catalog does not give a year for {label}."
+    elif aspect == "genres":
+        text = (f"The catalog lists {label} as {_genres(item)}." if item.genres else
+                f"The catalog gives no genre for {label}.")
+    else:  # suitability
+        text = _suitability(item)
+    return f"{text} {FOLLOW_UP}", [item]
+
+
+def _suitability(item: CatalogItem) -> str:
+    label = item.label
+    unsafe = [g for g in CHILD_UNSAFE if has_genre(item, g)]
+    if unsafe:
+        return (f"I would not pick {label} for a young child: the catalog lists it as {_names(unsafe)}. "
+                f"It has no age ratings, so that is going by genre.")
+    if any(has_genre(item, g) for g in CHILD_FRIENDLY):
+        return (f"{label} should suit a child: the catalog lists it as {_genres(item)}. "
+                f"It has no age ratings, so check the details if in doubt.")
+    if not item.genres:
+        return f"The catalog has no age rating or genre for {label}, so I cannot tell."
+    return (f"The catalog has no age rating for {label}; it is listed as {_genres(item)}, with no horror, "
+            f"crime or thriller among them, but not as a family film either.")
+
+
+def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
+    if not items:
+        return "Which titles should I compare? Tell me a few and I'll check them for children.", []
+    ranked = sorted(items, key=lambda i: (not child_friendly(i), any(has_genre(i, g) for g in CHILD_UNSAFE)))
+    best = ranked[0]
+    if child_friendly(best):
+        return (f"Of those, {best.label} suits children best: the catalog lists it as {_genres(best)}. "
+                f"{FOLLOW_UP}"), [best]
+    if not any(has_genre(best, g) for g in CHILD_UNSAFE):
+        return (f"None of them is listed as a family film; {best.label} ({_genres(best)}) has the least "
+                f"in it to worry about. Shall I look for family films instead?"), [best]
+    return "None of those suits children, going by their genres. Shall I look for family films instead?", []
+
+
+def farewell(turn: int, books: bool = False) -> str:
+    return BOOK_FAREWELL if books else FAREWELLS[turn % len(FAREWELLS)]
+
+
+def correction_note(items: Sequence[CatalogItem]) -> str:
+    """What to say when the user corrects a fact: what the catalog lists, nothing more."""
+    if not items:
+        return "Thanks for the correction."
+    item = items[0]
+    if not item.year:
+        return "Thanks for the correction."
+    return f"Thanks for the correction; my catalog lists it as {item.label}."
+
+
+def list_opening(act: str, constraints: Constraints, turn: int) -> str:
+    """The sentence before a list: what was done with the user's message, and what rules apply."""
+    lead = {
+        "reject": "Understood, I'll leave those out.",
+        "seen": "Then here are some you may not have seen.",
+        "shrug": "No problem, I'll pick.",
+        "accept": "Glad that appeals.",
+    }.get(act, "")
+    rules = constraints.describe()
+    body = f"Here are some picks {rules}:" if rules else ("Here are a few picks for you:", "These might suit you:",
+                                                          "You could try these:")[turn % 3]
+    return f"{lead} {body}".strip()
+
+
+# -- the model's connecting sentence must answer the message it follows ---------------------
+_MISFIRE = re.compile(
+    r"\b(sorry|loss|condolences?|passed away|can'?t help|cannot help|unable|as an ai|i don'?t know|"
+    r"unfortunately|i'?m not sure|i can'?t|don'?t have|i'?m looking for|i (want|need|like|love) (a|an|to|some|the))\b",
+    re.IGNORECASE)  # the last two: the model speaking as the user
+_GENERIC = frozenset("movie movies film films like want watch something good great see some looking".split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in normalize(text).split() if len(w) >= 4 and w not in FUNCTION_WORDS and w not in _GENERIC}
+
+
+def tied_to_message(sentence: str, message: str) -> Optional[str]:
+    """Why the model's sentence does not fit the user's message (None: it does): it must share a
+    content word with the message and carry no apology, refusal or condolence."""
+    if _MISFIRE.search(sentence):
+        return "socially wrong here (apology, refusal or condolence)"
+    if not _stems(sentence) & _stems(message):
+        return "not tied to the user's message"
+    return None

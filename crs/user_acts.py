@@ -1,0 +1,178 @@
+"""What the user's last message does, read with rules.
+
+`RuleActReader` is an `arena.simulator_interface.IntentReader`: it returns the
+IARD intents of the dialogue's last utterance (INQ, REJ, CRI-F, SEE, ACC, PRO),
+like the learnt act model does through the same interface. It is the fallback
+when the learnt model is not loaded, and it is cheap (a few regular
+expressions). Three things IARD has no user intent for are read here by rules
+whatever reader is used: a closing ("thanks, bye"), a correction of a fact
+("Flash Gordon is 1980") and a shrug ("whatever").
+
+`question_aspect` says what a question asks about an item (plot, director,
+cast, year, genres, whether it suits a child); the answer comes from the
+catalog (`crs.item_answers`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from arena.dialogue import Dialogue, Role
+
+FAREWELL = re.compile(
+    r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
+    r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|"
+    r"no more (recommendations|suggestions))\b",
+    re.IGNORECASE,
+)
+_ONLY_THANKS = re.compile(
+    r"^\W*((ok(ay)?|great|cool|perfect|awesome|nice|alright)\W+)*(thanks|thank you|thx|ty|cheers)"
+    r"( (so|very) much| a lot| again)?\W*$",
+    re.IGNORECASE,
+)
+_SHRUG = re.compile(
+    r"^\W*(whatever|anything|any|i don'?t (care|mind|know)|dunno|idk|surprise me|up to you|you (choose|pick|decide)|"
+    r"no idea|not sure)\W*$",
+    re.IGNORECASE,
+)
+# "<title> is 1980", "it was released in 1992": the user corrects a fact, asks for nothing.
+_CORRECTION = re.compile(r"\b(is|was|came out in|is from|was from|was (released|made) in)\s+(19|20)\d\d\b\W*$",
+                         re.IGNORECASE)
+_ASKS_FOR_MORE = re.compile(
+    r"\b(recommend|suggest|want|like|looking for|how about|what about|something|anything|another|more|others?|"
+    r"ideas?|options?|else)\b",
+    re.IGNORECASE,
+)
+
+REJECTION = re.compile(
+    r"(not (really )?(my thing|for me|my (cup of tea|style|taste|type)|what i (want|wanted|asked|meant|had in mind))|"
+    r"\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|"
+    r"not (a fan|into|interested|that|this|those|these|it)\b|"
+    r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
+    r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|long|old)|"
+    r"\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
+    re.IGNORECASE,
+)
+SEEN = re.compile(
+    r"\b(i'?ve (already )?(seen|watched)|i have (already )?(seen|watched)|already (seen|watched|saw)|"
+    r"seen (it|that|this|them|those|both|all)|watched (it|that|this|them|those)|saw (it|that|this|them))\b",
+    re.IGNORECASE,
+)
+_NOT_SEEN = re.compile(r"\b(haven'?t|have not|never) (seen|watched)\b", re.IGNORECASE)
+ACCEPTANCE = re.compile(
+    r"\b(sounds (good|great|fun|interesting|perfect)|i'?ll (watch|check|try|give)|i (like|love) (it|that|this)|"
+    r"perfect|great (choice|pick|idea)|good (choice|pick|idea)|will watch|looks (good|great|interesting))\b",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^\W*(what|who|when|which|where|why|how|is|isn'?t|are|does|did|was|were|can you tell|tell me|would)\b", re.IGNORECASE
+)
+
+_WH_START = re.compile(r"^\W*(what|who|when|which|how)\b", re.IGNORECASE)
+# What a question asks about an item, first match wins (suitability before plain genres).
+ASPECTS = (
+    ("compare_children", re.compile(
+        r"\bwhich (one|of (these|those|them|the \w+))?\b.*"
+        r"\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
+        re.IGNORECASE)),
+    ("suitability", re.compile(
+        r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
+        r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
+    ("plot", re.compile(r"\b(what('?s| is| was)?\b.*\babout|plot|story ?line|premise|synopsis|what happens)\b",
+                        re.IGNORECASE)),
+    ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
+    ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
+    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who acts)\b",
+                         re.IGNORECASE)),
+    ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
+    ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b",
+                          re.IGNORECASE)),
+)
+# Words that point back at what the system showed ("the second one", "it").
+ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
+            "fifth": 4, "5th": 4, "last": -1}
+_ORDINAL = re.compile(r"\b(the )?(" + "|".join(ORDINALS) + r")( one)?\b", re.IGNORECASE)
+_POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", re.IGNORECASE)
+
+
+def last_user_text(dialogue: Dialogue) -> str:
+    return next((u.text for u in reversed(dialogue.utterances) if u.role == Role.USER), "")
+
+
+def is_closing(text: str) -> bool:
+    """"Thanks, bye", "that's all, thank you": the user is done."""
+    if FAREWELL.search(text):
+        return not ("?" in text and _ASKS_FOR_MORE.search(text))
+    return bool(_ONLY_THANKS.match(text))
+
+
+def is_shrug(text: str) -> bool:
+    return bool(_SHRUG.match(text))
+
+
+def is_correction(text: str) -> bool:
+    return bool(_CORRECTION.search(text)) and not _ASKS_FOR_MORE.search(text)
+
+
+def is_question(text: str) -> bool:
+    return "?" in text or bool(_QUESTION_START.match(text))
+
+
+def starts_with_wh(text: str) -> bool:
+    """"Who wrote ...?", "What is ... about?": a question whatever else the message says."""
+    return bool(_WH_START.match(text))
+
+
+_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b",
+                             re.IGNORECASE)
+
+
+def question_aspect(text: str) -> Optional[str]:
+    """The aspect a question asks about ("plot", "director", ...), or None for no question about an item
+    ("could you recommend books by the author of ...?" asks for items)."""
+    if not is_question(text):
+        return None
+    if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text):
+        return None
+    for aspect, pattern in ASPECTS:
+        if pattern.search(text):
+            return aspect
+    return None
+
+
+def pointed_index(text: str) -> Optional[int]:
+    """The position in the last shown list that "the second one" points at (-1: the last)."""
+    match = _ORDINAL.search(text)
+    return ORDINALS[match.group(2).lower()] if match else None
+
+
+def points_back(text: str) -> bool:
+    return bool(_POINTER.search(text)) or pointed_index(text) is not None
+
+
+def rule_intents(text: str) -> list[str]:
+    """IARD intents of one user message, by rules."""
+    intents = []
+    if question_aspect(text) is not None:
+        intents.append("INQ")
+    if SEEN.search(text) and not _NOT_SEEN.search(text):
+        intents.append("SEE")
+    if REJECTION.search(text):
+        intents.append("REJ")
+    if ACCEPTANCE.search(text) and "REJ" not in intents:
+        intents.append("ACC")
+    if not intents:
+        intents.append("PRO")
+    return intents
+
+
+class RuleActReader:
+    """IARD intents of the dialogue's last utterance, by rules (an `IntentReader`)."""
+
+    label = "rule-based act reader"
+
+    def __call__(self, dialogue: Dialogue) -> list[str]:
+        if not dialogue.utterances or dialogue.utterances[-1].role != Role.USER:
+            return []
+        return rule_intents(dialogue.utterances[-1].text)
