@@ -128,8 +128,25 @@ def test_the_picker_through_the_running_app(tmp_path, served):
     summary, *_ = client.predict("human", "opendialkg", api_name="/leaderboard")
     assert "0 battles" in summary  # one OpenDialKG system alone: its battle is across datasets
     assert "2 battles" in client.predict("human", api_name="/leaderboard")[0]  # the category defaults to all
-    with pytest.raises(Exception, match="not in the list of choices"):  # Gradio checks the picker's value
+
+
+
+def test_a_category_or_audience_the_picker_does_not_offer_is_one_line_without_a_traceback(tmp_path, served,
+                                                                                           capfd):
+    from gradio_client import Client
+
+    services = services_with(tmp_path, leaderboard_min_votes=1)
+    store_battle(services.store, "kbrd_redial", "unicrs_redial", "A")
+    client = Client(served(services), verbose=False)
+    capfd.readouterr()
+    with pytest.raises(Exception, match="no category 'no_such_slice'") as caught:
         client.predict("human", "no_such_slice", api_name="/leaderboard")
+    assert "\n" not in str(caught.value).strip()
+    with pytest.raises(Exception, match="no audience 'robots'"):
+        client.predict("robots", "all", api_name="/leaderboard")
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
+    assert "1 battle." in client.predict("human", "all", api_name="/leaderboard")[0]  # the board still serves
 
 
 def test_the_public_board_counts_only_the_open_arena(tmp_path):
