@@ -139,3 +139,25 @@ def test_a_finished_worker_is_forwarded_to_the_platform_with_the_code(services, 
         assert [p for p in seen if p != "/favicon.ico"] == ["/submissions/complete?cc=CODE-7731"]
         (worker,) = list_participants(services.store, "pilot")
         assert worker.status == "completed"
+
+
+def test_a_study_link_on_a_share_link_is_refused_in_one_line(services, browser):
+    """`--share` serves the public app alone (Gradio's tunnel carries one Blocks): a study link says so
+    instead of showing the open arena to a recruited worker. The same launch as `--share`, without the tunnel."""
+    from battle_support import free_port
+    from webapp.serve import SHARE_STUDY_REFUSAL_TEXT, launch_shared
+
+    publish(services)
+    port = free_port()
+    demo = launch_shared(services, services.settings.model_copy(update={"host": "127.0.0.1"}), port, share=False,
+                         prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.page()
+        page.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+        page.get_by_role("tab", name="Battle").wait_for()  # without a study the open arena loads as ever
+        page.goto(f"http://127.0.0.1:{port}/?study=pilot&PROLIFIC_PID=5f1a2b", wait_until="load")
+        page.locator("#study-refused").wait_for()
+        assert page.locator("body").inner_text().strip() == SHARE_STUDY_REFUSAL_TEXT
+        assert page.get_by_role("tab", name="Battle").count() == 0
+    finally:
+        demo.close()
