@@ -5,7 +5,9 @@ recruited workers does: the systems and mode (single chat or battle), how many
 tasks each worker does, the quota of each cell (a system, or a pair of systems
 in battle mode), the attention check, the opening dates and how a finished
 worker is sent back to the recruiting platform (a completion code or a
-redirect URL). `parse_study` refuses a bad file with one line naming the field.
+redirect URL the page forwards them to, with the completion code as a query
+parameter when `redirect_code_param` names one, as Prolific's
+`https://app.prolific.com/submissions/complete?cc=CODE` expects). `parse_study` refuses a bad file with one line naming the field.
 
 Every dialogue and vote records its crowd: "open" for the public arena, else
 the study's id (and the study file's version) in `Dialogue.metadata` and on
@@ -18,6 +20,7 @@ import itertools
 import re
 from datetime import datetime, timezone
 from typing import Any, Literal, Optional
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -28,6 +31,7 @@ STUDY_VERSION_KEY = "study_version"
 PAIR_SEPARATOR = "|"
 STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{1,62}$")
 COMPLETION_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # shown as is, and typed back on the platform
+QUERY_PARAM = re.compile(r"^[A-Za-z0-9_]{1,32}$")
 
 
 class StudyError(ValueError):
@@ -78,6 +82,7 @@ class Study(BaseModel):
     closes: Optional[datetime] = None
     completion_code: Optional[str] = None
     redirect_url: Optional[str] = None
+    redirect_code_param: Optional[str] = None  # e.g. "cc": the completion code rides on the redirect as ?cc=CODE
     attention_check: Optional[AttentionCheck] = None
     abandon_after_minutes: float = Field(60.0, gt=0)  # an unfinished task's cell is freed after this
 
@@ -107,8 +112,19 @@ class Study(BaseModel):
     @field_validator("redirect_url")
     @classmethod
     def _https(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not value.startswith(("https://", "http://")):
-            raise ValueError("must start with https://")
+        # The page forwards workers there by script: only a plain web address, never javascript: or the like.
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if parts.scheme not in ("https", "http") or not parts.hostname or re.search(r"[\s\"'<>\\`]", value):
+            raise ValueError("must be an http(s) address such as https://app.prolific.com/submissions/complete")
+        return value
+
+    @field_validator("redirect_code_param")
+    @classmethod
+    def _param_name(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not QUERY_PARAM.match(value):
+            raise ValueError("must be 1-32 letters, digits or '_' (a query parameter's name, such as cc)")
         return value
 
     @model_validator(mode="after")
@@ -132,6 +148,8 @@ class Study(BaseModel):
             raise ValueError("closes: must be after opens")
         if not self.completion_code and not self.redirect_url:
             raise ValueError("completion_code: a study needs a completion code or a redirect_url")
+        if self.redirect_code_param and not (self.redirect_url and self.completion_code):
+            raise ValueError("redirect_code_param: needs both a redirect_url and a completion_code")
         if self.attention_check and self.attention_check.after_task > self.tasks_per_participant:
             raise ValueError("attention_check: after_task is beyond tasks_per_participant")
         return self
@@ -153,6 +171,19 @@ class Study(BaseModel):
         if self.closes and now >= self.closes:
             return "This study has closed. Thank you for your interest."
         return None
+
+
+    def completion_url(self) -> Optional[str]:
+        """Where a finished worker is forwarded: `redirect_url`, with `redirect_code_param=completion_code`
+        added to its query when the file asks for it; None without a redirect_url."""
+        if not self.redirect_url:
+            return None
+        if not self.redirect_code_param:
+            return self.redirect_url
+        parts = urlsplit(self.redirect_url)
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != self.redirect_code_param]
+        query.append((self.redirect_code_param, self.completion_code or ""))
+        return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def cell_systems(cell: str) -> list[str]:

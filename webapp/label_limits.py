@@ -28,7 +28,7 @@ from limits import RateLimitItemPerSecond, storage, strategies
 
 from arena.dialogue import Dialogue
 from arena.visibility import LABEL_FLAG
-from webapp.vote_limits import LimitReached, origin_keys_of
+from webapp.vote_limits import Admission, LimitReached, origin_keys_of
 
 
 class LabelGuard:
@@ -44,9 +44,11 @@ class LabelGuard:
         self._recent: dict[str, deque[float]] = defaultdict(deque)  # key -> times of its labels
         self._lock = threading.Lock()
 
-    def admit(self, dialogue: Dialogue, user_key: str, ip_key: str) -> Optional[str]:
-        """Count one label for both keys (or raise LimitReached without counting it); flag the dialogue
-        (its metadata) when the label looks automated. Returns why it was flagged, or None."""
+    def admit(self, dialogue: Dialogue, user_key: str, ip_key: str) -> Admission:
+        """Raise LimitReached when a limit is spent; else flag the dialogue (its metadata) when the label
+        looks automated and return an admission whose `count` counts the label for both keys. The caller
+        counts it once the label is stored, so a label the store refused (a full disk) and sent again
+        counts once, toward the limits and the burst flag alike."""
         pairs = [(self._items["user"], user_key, ""), (self._items["ip"], ip_key, " from this network")]
         for item, key, where in pairs:
             if not self._limiter.test(item, "rated", key):
@@ -55,26 +57,31 @@ class LabelGuard:
                     f"You have reached the limit of {item.amount} rated conversations per {minutes} minutes"
                     f"{where}. Thank you for taking part; please come back later."
                 )
-        for item, key, _ in pairs:
-            self._limiter.hit(item, "rated", key)
         reasons = []
         now, window = self._clock(), self.settings.burst_window_s
         with self._lock:
             for key, who in ((ip_key, "address"), (user_key, "session")):
                 times = self._recent[key]
-                times.append(now)
                 while times and times[0] < now - window:
                     times.popleft()
-                if len(times) > self.settings.burst_labels:
-                    reasons.append(f"burst: {len(times)} rated conversations from one {who} within {window:g} s")
+                if len(times) + 1 > self.settings.burst_labels:  # this label included
+                    reasons.append(f"burst: {len(times) + 1} rated conversations from one {who} "
+                                   f"within {window:g} s")
         turns = len(dialogue.user_turns())
         if turns < self.settings.min_user_turns:
             reasons.append(f"short: {turns} user turns (fewer than {self.settings.min_user_turns})")
-        if not reasons:
+        if reasons:
+            dialogue.metadata[LABEL_FLAG] = "; ".join(reasons)
+        else:
             dialogue.metadata.pop(LABEL_FLAG, None)
-            return None
-        dialogue.metadata[LABEL_FLAG] = "; ".join(reasons)
-        return dialogue.metadata[LABEL_FLAG]
+        return Admission(lambda: self._count(pairs, (user_key, ip_key), now))
+
+    def _count(self, pairs: list, keys: tuple[str, str], now: float) -> None:
+        for item, key, _ in pairs:
+            self._limiter.hit(item, "rated", key)
+        with self._lock:
+            for key in keys:
+                self._recent[key].append(now)
 
 
 def label_guard_for(services: Any) -> LabelGuard:
@@ -86,8 +93,9 @@ def label_guard_for(services: Any) -> LabelGuard:
 
 
 def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
-                keys: Optional[tuple[str, str]] = None) -> Optional[str]:
-    """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session)."""
+                keys: Optional[tuple[str, str]] = None) -> Admission:
+    """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session); call the
+    admission's `count` once the label is stored."""
     user_key, ip_key = keys if keys is not None else origin_keys_of(services, request)
     return label_guard_for(services).admit(dialogue, user_key, ip_key)
 

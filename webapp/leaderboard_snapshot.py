@@ -24,9 +24,10 @@ from typing import Any, Callable, Optional
 import pandas as pd
 
 from arena.dialogue import Dialogue, Vote
+from arena.study import OPEN_CROWD
 from arena.visibility import Visibility, visibility
 from webapp.leaderboard import LeaderboardOptions, compute_leaderboard, filter_dialogues, filter_votes
-from webapp.leaderboard_categories import ALL, select
+from webapp.leaderboard_categories import ALL, select, select_crowd
 
 LIVE_CACHE_SECONDS = 5.0  # a live board is read again after this long (or on Refresh)
 
@@ -46,11 +47,15 @@ class StoreRead:
         return datetime.fromtimestamp(self.taken_at, tz=timezone.utc)
 
     def slice(self, kind: Optional[str], category: str) -> tuple[list[Dialogue], list[Vote], int]:
-        """(dialogues with their countable labels, counted votes, flagged votes left out) of one board."""
-        kind_votes = filter_votes(self.votes, kind)
+        """(dialogues with their countable labels, counted votes, flagged votes left out) of one board.
+
+        The public boards are the open arena's: a study's dialogues and votes count only in its own results
+        (`webapp.study_results`), so neither the vote figures nor the correlations see them."""
+        open_dialogues, open_votes = select_crowd(OPEN_CROWD, self.dialogues, self.votes)
+        kind_votes = filter_votes(open_votes, kind)
         # Hidden dialogues and battles still under way are left out; so are flagged votes. Flagged labels
         # (and those of flagged battles and raters) leave satisfaction (arena.visibility).
-        dialogues = self.seen.counted_labels(self.seen.dialogues(filter_dialogues(self.dialogues, kind)))
+        dialogues = self.seen.counted_labels(self.seen.dialogues(filter_dialogues(open_dialogues, kind)))
         dialogues, votes = select(category, dialogues, self.seen.votes(kind_votes))
         _, with_flagged = select(category, dialogues, self.seen.votes(kind_votes, include_flagged=True))
         return dialogues, votes, len(with_flagged) - len(votes)

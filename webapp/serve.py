@@ -78,6 +78,29 @@ def build_admin_demo(services: Services) -> gr.Blocks:
     return _blocks(ADMIN_TITLE, ADMIN_INTRO, ADMIN_TABS, services)
 
 
+# `--share` serves one Blocks through Gradio's tunnel, launched by Gradio itself: the study page (a second
+# Blocks at /study) is not there, so a study link opened on a share link says so in one line instead of
+# showing the open arena to a recruited worker.
+SHARE_STUDY_REFUSAL_TEXT = ("Study links do not work on a --share link; ask the researcher for the study's "
+                            "address on the arena's own server.")
+SHARE_STUDY_REFUSAL = (
+    "<script>(function(){if(!new URLSearchParams(window.location.search).get('study'))return;"
+    "var show=function(){var p=document.createElement('p');"
+    f"p.id='study-refused';p.textContent={SHARE_STUDY_REFUSAL_TEXT!r};document.body.replaceChildren(p);}};"
+    "if(document.readyState==='loading'){document.addEventListener('DOMContentLoaded',show);}else{show();}"
+    "})();</script>"
+)
+
+
+def launch_shared(services: Services, settings: Settings, port: int, *, share: bool = True, **kwargs) -> gr.Blocks:
+    """The public app alone, as `--share` serves it (`share=False`: without the tunnel, for tests)."""
+    demo = build_demo(services)
+    demo.queue(default_concurrency_limit=32)
+    launch_app(demo, server_name=settings.host, server_port=port, share=share, head=SHARE_STUDY_REFUSAL,
+               **launch_options(settings, admin=False), **kwargs)
+    return demo
+
+
 def launch_app(demo: gr.Blocks, **kwargs) -> None:
     """`demo.launch` with the app's CSS (Gradio 6 takes CSS at launch)."""
     demo.launch(css=APP_CSS, **kwargs)
@@ -172,11 +195,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if mirror is not None:
         mirror.start()
     try:
-        if args.share:  # Gradio's share link serves one Blocks: the public pages only
-            demo = build_demo(services)
-            demo.queue(default_concurrency_limit=32)
-            launch_app(demo, server_name=settings.host, server_port=port, share=True,
-                       **launch_options(settings, admin=False))
+        if args.share:  # Gradio's share link serves one Blocks: the public pages only, study links refused
+            launch_shared(services, settings, port)
         else:
             app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"

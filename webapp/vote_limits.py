@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from limits import RateLimitItemPerSecond, storage, strategies
 
@@ -74,6 +74,12 @@ class VoteLimiter:
 
     def check(self, action: str, user_key: str, ip_key: str) -> None:
         """Count one `action` for both keys, or raise without counting it."""
+        self.admit(action, user_key, ip_key).count()
+
+    def admit(self, action: str, user_key: str, ip_key: str) -> "Admission":
+        """Raise LimitReached when either limit is spent; else an admission that counts the `action` once
+        its caller calls `count` (after the write it stands for succeeded: a write the store refused, on a
+        full disk, must not count twice when the person tries again)."""
         pairs = [(self._items[(action, "user")], user_key), (self._items[(action, "ip")], ip_key)]
         for item, key in pairs:
             if not self._window.test(item, action, key):
@@ -84,8 +90,19 @@ class VoteLimiter:
                     f"{' from this network' if key == ip_key else ''}. Thank you for taking part; "
                     "please come back later."
                 )
-        for item, key in pairs:
-            self._window.hit(item, action, key)
+        return Admission(lambda: [self._window.hit(item, action, key) for item, key in pairs])
+
+
+class Admission:
+    """An action let through a limit but not counted yet: `count` counts it, once."""
+
+    def __init__(self, count: Callable[[], Any]):
+        self._count: Optional[Callable[[], Any]] = count
+
+    def count(self) -> None:
+        if self._count is not None:
+            self._count, count = None, self._count
+            count()
 
 
 def limiter_for(services: Any) -> VoteLimiter:

@@ -82,7 +82,7 @@ def salt_fingerprint(salt: str) -> str:
 def store_is_empty(store: Store) -> bool:
     with store._read() as conn:
         return not any(conn.execute(sa.select(table).limit(1)).first()
-                       for table in (t.dialogues, t.votes, t.moderation_log))
+                       for table in (t.dialogues, t.votes, t.moderation_log, t.study_files, t.study_participants))
 
 
 class HubMirror:

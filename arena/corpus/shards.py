@@ -17,6 +17,11 @@ exports before and after a restore agree (with the same salt).
 time) into an empty store: per key the last record wins, and a tombstone of a
 dialogue or a vote is final, so a deleted dialogue never comes back even if
 another replica pushed an older copy of it later.
+
+Crowdsourced studies travel too (`STUDY_TABLES`): every version of a study
+file, each worker's row (a salted pseudonym already, with their progress,
+flags and completion) and the quota claims, so a restarted Space resumes a
+study where it was; a claim released or expired leaves a tombstone.
 """
 
 from __future__ import annotations
@@ -34,8 +39,11 @@ from arena.dialogue import Dialogue, Score, UserKind, Vote
 if TYPE_CHECKING:
     from arena.store import Store
 
-KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation")
+KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation", "study_files", "study_participants",
+         "study_claims")
 FINAL_DELETIONS = ("dialogues", "votes")  # ids never reused: once deleted, deleted for good
+STUDY_TABLES = {"study_files": t.study_files, "study_participants": t.study_participants,
+                "study_claims": t.study_claims}  # kinds mirrored row for row, as the table holds them
 Digests = dict[str, dict[str, str]]  # kind -> key -> digest of the record last pushed
 
 
@@ -86,6 +94,13 @@ def current_records(store: "Store", pseudonym: Callable[[str], str]) -> dict[str
         for row in conn.execute(sa.select(t.moderation_log).order_by(t.moderation_log.c.entry_id)):
             entry = {k: v for k, v in row._mapping.items() if k != "entry_id"}  # ids differ between replicas
             out["moderation"][digest(entry)] = entry
+        # Studies: participants are already salted pseudonyms, never raw worker ids (`webapp.study_flow`).
+        for row in conn.execute(sa.select(t.study_files)):
+            out["study_files"][f"{row.study_id}/{row.version}"] = dict(row._mapping)
+        for row in conn.execute(sa.select(t.study_participants)):
+            out["study_participants"][f"{row.study_id}/{row.pseudonym}"] = dict(row._mapping)
+        for row in conn.execute(sa.select(t.study_claims)):
+            out["study_claims"][row.claim_id] = dict(row._mapping)
     return out
 
 
@@ -152,6 +167,7 @@ def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[
                 details=r["details"], timestamp=r["timestamp"])
     hidden = [r for r in rows.get("hidden", {}).values() if r["dialogue_id"] in ids]
     log = sorted(rows.get("moderation", {}).values(), key=lambda r: (r["created_at"], digest(r)))
+    study_rows = {kind: list(rows.get(kind, {}).values()) for kind in STUDY_TABLES}
     with store._write() as conn:
         for d in dialogues:
             store._put_dialogue(conn, d)
@@ -168,8 +184,11 @@ def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[
                          .on_conflict_do_nothing(index_elements=["dialogue_id"]))
         for entry in log:
             conn.execute(sa.insert(t.moderation_log).values(**entry))
+        for kind, table in STUDY_TABLES.items():
+            if study_rows[kind]:
+                conn.execute(sa.insert(table), study_rows[kind])
     return {"dialogues": len(dialogues), "votes": len(votes), "scores": sum(map(len, scores.values())),
-            "hidden": len(hidden), "moderation": len(log)}
+            "hidden": len(hidden), "moderation": len(log), **{kind: len(found) for kind, found in study_rows.items()}}
 
 
 def iter_kinds(shards: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:

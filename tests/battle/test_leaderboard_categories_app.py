@@ -128,5 +128,59 @@ def test_the_picker_through_the_running_app(tmp_path, served):
     summary, *_ = client.predict("human", "opendialkg", api_name="/leaderboard")
     assert "0 battles" in summary  # one OpenDialKG system alone: its battle is across datasets
     assert "2 battles" in client.predict("human", api_name="/leaderboard")[0]  # the category defaults to all
-    with pytest.raises(Exception, match="not in the list of choices"):  # Gradio checks the picker's value
+
+
+
+def test_a_category_or_audience_the_picker_does_not_offer_is_one_line_without_a_traceback(tmp_path, served,
+                                                                                           capfd):
+    from gradio_client import Client
+
+    services = services_with(tmp_path, leaderboard_min_votes=1)
+    store_battle(services.store, "kbrd_redial", "unicrs_redial", "A")
+    client = Client(served(services), verbose=False)
+    capfd.readouterr()
+    with pytest.raises(Exception, match="no category 'no_such_slice'") as caught:
         client.predict("human", "no_such_slice", api_name="/leaderboard")
+    assert "\n" not in str(caught.value).strip()
+    with pytest.raises(Exception, match="no audience 'robots'"):
+        client.predict("robots", "all", api_name="/leaderboard")
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
+    assert "1 battle." in client.predict("human", "all", api_name="/leaderboard")[0]  # the board still serves
+
+
+def test_the_public_board_counts_only_the_open_arena(tmp_path):
+    """A study's battles (flagged or not) and its scored dialogues stay out of the vote figures and the
+    correlation panel: they belong to the study's own results."""
+    from arena.dialogue import Score
+    from arena.study import STUDY_KEY
+    from arena.store_safety import save_battle_once
+
+    services = services_with(tmp_path, leaderboard_min_votes=1)
+    store = services.store
+    store_battle(store, "kbrd_redial", "unicrs_redial", "A")  # the open arena: one vote
+    for i, fast in enumerate((False, True)):  # a study: one counted vote, one flagged as too fast
+        pair = []
+        for name in ("kbrd_redial", "barcor_opendialkg"):
+            d = Dialogue(crs_id=name, user=UserInfo(kind=UserKind.HUMAN, id=f"pseudonym:w{i}"),
+                         metadata={STUDY_KEY: "pilot", "study_version": 1})
+            d.add_user("a film please")
+            d.add_agent("Try Up (2009).")
+            d.feedback = Feedback(sentiment="frustrated" if name == "kbrd_redial" else "satisfied")
+            pair.append(d)
+        vote = Vote(battle_id=f"s-{i}", dialogue_a=pair[0].dialogue_id, dialogue_b=pair[1].dialogue_id,
+                    crs_a="kbrd_redial", crs_b="barcor_opendialkg", choice="B", user_id=f"pseudonym:w{i}",
+                    study="pilot", study_version=1)
+        save_battle_once(store, pair[0], pair[1], vote, user_key=f"u{i}", ip_key="i",
+                         started_at=vote.timestamp if fast else None, burst_votes=100, burst_window_s=60,
+                         min_battle_s=10)
+    for n, d in enumerate(store.list_dialogues()):
+        store.save_scores(d.dialogue_id, {"rdl": Score(value=0.1 * n, scorer="rdl", version="1")})
+    cache = LeaderboardCache(services)
+    table, _ = cache.get("human")
+    assert (table.attrs["votes_counted"], table.attrs["votes_flagged"]) == (1, 0)
+    assert set(table["system"]) == {"kbrd_redial", "unicrs_redial"}
+    records = cache.records[("human", "all")]
+    satisfaction = [r for r in records if r["metric"] == "rdl" and r["aspect"] == "satisfaction"
+                    and r["level"] == "dialogue"]
+    assert satisfaction and all(r["n"] == 2 for r in satisfaction)  # the two open dialogues only

@@ -179,3 +179,47 @@ def test_an_export_cut_short_by_the_disk_leaves_no_half_file(tmp_path):
     assert result.stdout.strip() == STORAGE_FULL and "Traceback" not in result.stderr
     left = sorted(p.name for p in out.iterdir()) if out.exists() else []
     assert "dialogues.jsonl" not in left and not [n for n in left if n.endswith(".tmp")], left
+
+
+def test_a_label_the_full_disk_refused_counts_once_when_sent_again(tmp_path):
+    """The limiters count a label only once it is stored: the retry is neither over the limit nor a burst."""
+    from arena.visibility import LABEL_FLAG
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, max_message_chars=20_000,
+                             max_rated_per_user=1, max_rated_per_ip=1, burst_labels=1)
+    dialogue, _ = chat_tab.start_conversation(services, "alpha", "p")
+    chat_tab.send_message(services, dialogue, "a comedy please", session_key="p")
+    cap = Cap(services.store)
+    for _ in range(2):  # refused twice by the disk, never by the limit
+        with pytest.raises(Refusal, match="storage is full"):
+            chat_tab.give_feedback(services, dialogue, "satisfied", "y" * BIG, session_key="p", request=request())
+    cap.lift()
+    chat_tab.give_feedback(services, dialogue, "satisfied", "fine", session_key="p", request=request())
+    stored = services.store.get_dialogue(dialogue.dialogue_id)
+    assert stored.feedback.sentiment == "satisfied" and LABEL_FLAG not in stored.metadata
+    other, _ = chat_tab.start_conversation(services, "alpha", "p")  # the one label allowed is now spent
+    chat_tab.send_message(services, other, "a drama please", session_key="p")
+    with pytest.raises(Refusal, match="limit of 1 rated conversations"):
+        chat_tab.give_feedback(services, other, "satisfied", "fine", session_key="p", request=request())
+
+
+def test_a_vote_the_full_disk_refused_counts_once_when_cast_again(tmp_path):
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_message_chars=20_000,
+                             max_votes_per_user=1, max_votes_per_ip=1)
+    session = start_battle(services, "u1", request=request("b", "10.0.0.4"))
+    for side in ("A", "B"):
+        send(services, session, side, "a comedy please")
+        rate(services, session, side, "satisfied")
+    cap = Cap(services.store)
+    for _ in range(2):
+        with pytest.raises(Refusal, match="storage is full"):
+            vote(services, session, "A", "z" * BIG, "u1")
+    cap.lift()
+    vote(services, session, "A", "fine", "u1")
+    assert [v.choice for v in services.store.list_votes()] == ["A"]
+    second = start_battle(services, "u1", request=request("b", "10.0.0.4"))
+    for side in ("A", "B"):
+        send(services, second, side, "a drama please")
+        rate(services, second, side, "satisfied")
+    with pytest.raises(Refusal, match="limit of 1 vote"):  # the stored vote was counted, once
+        vote(services, second, "B", "fine", "u1")

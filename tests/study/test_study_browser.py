@@ -86,3 +86,78 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         table = admin.locator("#studies-participants").inner_text()
         assert "completed" in table and "done" in table
         shoot(admin, shots, "studies-tab")
+
+
+@pytest.fixture
+def platform():
+    """A stand-in for the recruiting platform on loopback: records the paths it is asked for."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path)
+            body = b"<html><body>submission complete</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_finished_worker_is_forwarded_to_the_platform_with_the_code(services, browser, platform):
+    base, seen = platform
+    publish(services, tasks_per_participant=1, redirect_url=f"{base}/submissions/complete",
+            redirect_code_param="cc")
+    with running(build_app(services)) as url:
+        page = browser.page()
+        page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID=77aa&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
+        page.locator("#study-agree").click()
+        page.locator("#study-start").click()
+        page.locator("#study-task-head").get_by_text("Task 1 of 1").wait_for()
+        chat_and_rate(page, "A film about sharks, please", "satisfied")
+        page.locator("#study-submit").click()
+        page.locator("#study-done").get_by_text("CODE-7731").wait_for()  # shown first, the link kept
+        link = page.locator("#study-done a").get_attribute("href")
+        assert link == f"{base}/submissions/complete?cc=CODE-7731"
+        page.wait_for_url(f"{base}/submissions/complete?cc=CODE-7731", wait_until="load")
+        assert "submission complete" in page.content()
+        assert [p for p in seen if p != "/favicon.ico"] == ["/submissions/complete?cc=CODE-7731"]
+        (worker,) = list_participants(services.store, "pilot")
+        assert worker.status == "completed"
+
+
+def test_a_study_link_on_a_share_link_is_refused_in_one_line(services, browser):
+    """`--share` serves the public app alone (Gradio's tunnel carries one Blocks): a study link says so
+    instead of showing the open arena to a recruited worker. The same launch as `--share`, without the tunnel."""
+    from battle_support import free_port
+    from webapp.serve import SHARE_STUDY_REFUSAL_TEXT, launch_shared
+
+    publish(services)
+    port = free_port()
+    demo = launch_shared(services, services.settings.model_copy(update={"host": "127.0.0.1"}), port, share=False,
+                         prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.page()
+        page.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+        page.get_by_role("tab", name="Battle").wait_for()  # without a study the open arena loads as ever
+        page.goto(f"http://127.0.0.1:{port}/?study=pilot&PROLIFIC_PID=5f1a2b", wait_until="load")
+        page.locator("#study-refused").wait_for()
+        assert page.locator("body").inner_text().strip() == SHARE_STUDY_REFUSAL_TEXT
+        assert page.get_by_role("tab", name="Battle").count() == 0
+    finally:
+        demo.close()

@@ -42,12 +42,25 @@ def test_battle_cells_are_pairs_with_their_own_quotas():
     ({"closes": "2020-01-01T00:00:00Z", "opens": "2021-01-01T00:00:00Z"}, "closes"),
     ({"colour": "blue"}, "colour"),
     ({"mode": "battle", "aspects": "default"}, "aspects"),
+    ({"redirect_url": "https://"}, "redirect_url"),
+    ({"redirect_url": "https://example.org/x'onload=1"}, "redirect_url"),
+    ({"redirect_url": "https://example.org/done", "redirect_code_param": "c c"}, "redirect_code_param"),
+    ({"redirect_code_param": "cc"}, "redirect_code_param"),  # no redirect_url to add it to
 ])
 def test_a_bad_file_is_refused_with_one_line_naming_the_field(changes, field):
     with pytest.raises(StudyError) as caught:
         parse_study(study_yaml(**changes))
     message = str(caught.value)
     assert message.startswith(f"study file: {field}") and "\n" not in message
+
+
+def test_the_completion_url_carries_the_code_only_when_the_file_asks():
+    plain = parse_study(study_yaml(redirect_url="https://app.prolific.com/submissions/complete?cc=FIXED"))
+    assert plain.completion_url() == "https://app.prolific.com/submissions/complete?cc=FIXED"
+    coded = parse_study(study_yaml(redirect_url="https://app.prolific.com/submissions/complete?x=1&cc=old",
+                                   redirect_code_param="cc"))
+    assert coded.completion_url() == "https://app.prolific.com/submissions/complete?x=1&cc=CODE-7731"
+    assert parse_study(study_yaml()).completion_url() is None
 
 
 def test_a_file_that_is_not_yaml_or_not_a_mapping_is_one_line():

@@ -245,12 +245,13 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
                 if session.rated(side):
                     raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
                 try:  # labels are limited and flagged like votes (webapp.label_limits)
-                    admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
+                    admission = admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
                 except LimitReached as exc:
                     raise refuse(str(exc)) from None
                 finish_dialogue(dialogue, sentiment)
             # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
             services.dialogue_finished(dialogue)
+            admission.count()  # only a stored label counts toward the limits
     with session.lock:
         return session.both_rated()
 
@@ -266,7 +267,7 @@ def vote(
         if not session.both_rated():
             raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
         try:
-            limiter_for(services).check("vote", session.user_key, session.ip_key)
+            admission = limiter_for(services).admit("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
             raise refuse(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
@@ -292,6 +293,7 @@ def vote(
                 scheduler_for(services).complete(session.ticket, save)
         except BattleAlreadyVoted:
             raise refuse("This battle already has a vote; press “New battle” for another.") from None
+        admission.count()  # only a stored vote counts toward the limits
         session.vote = cast
         if session.flagged:
             log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)

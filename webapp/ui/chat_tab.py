@@ -135,11 +135,12 @@ def give_feedback(
                          "Press “New conversation” to start another.")
         with refused_when_full(dialogue):  # unsaved, the conversation stays open to be rated again
             try:  # labels are limited and flagged like votes (webapp.label_limits)
-                admit_label(services, dialogue, request=request)
+                admission = admit_label(services, dialogue, request=request)
             except LimitReached as exc:
                 raise refuse(str(exc)) from None
             finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
             services.dialogue_finished(dialogue)
+            admission.count()  # only a stored label counts toward the limits
         step.remember(dialogue)
     return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
 

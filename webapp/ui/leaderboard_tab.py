@@ -25,6 +25,7 @@ from webapp.leaderboard_snapshot import LeaderboardSnapshots, StoreRead
 from webapp.services import Services
 from webapp.ui import meta_view
 from webapp.ui.aspect_form import form_for
+from webapp.ui.refusal import refuse
 from webapp.ui.render import plural
 
 log = logging.getLogger(__name__)
@@ -146,14 +147,28 @@ def summary_text(table: pd.DataFrame) -> str:
     return text
 
 
+def checked_choice(kind_value: Any, category: Any) -> tuple[str, str]:
+    """The audience and category as picked, or a refusal (one line, no traceback) for a value the pickers
+    do not offer, as a call through the API may send. The events take raw values (`preprocess=False`) so
+    that this check, not Gradio's, answers: Gradio's prints a traceback for each such call."""
+    kind_value, category = kind_value or "human", category or ALL
+    kinds = [value for _, value in KIND_CHOICES]
+    if not isinstance(kind_value, str) or kind_value not in kinds:
+        raise refuse(f"There is no audience {str(kind_value)[:40]!r}; choose one of {', '.join(kinds)}.")
+    if not isinstance(category, str) or category not in leaderboard_categories.CATEGORIES:
+        raise refuse(f"There is no category {str(category)[:40]!r}; choose one of "
+                     f"{', '.join(leaderboard_categories.CATEGORIES)}.")
+    return kind_value, category
+
+
 def build(services: Services, participant: Any = None) -> None:
     cache = LeaderboardCache(services)
     titles = {name: services.registry.title(name) for name in services.registry.names}
     every_s = services.settings.leaderboard_snapshot_every_s
 
     def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
+        kind_value, category = checked_choice(kind_value, category)
         kind = _kind(kind_value)
-        category = category or ALL  # Gradio refuses a value that is not among the choices
         table, meta, read = cache.board(kind, fresh=fresh, category=category)
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
         shown = not table.empty  # an empty table would show placeholder headers, an empty plot nothing
@@ -201,10 +216,10 @@ def build(services: Services, participant: Any = None) -> None:
 
     outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
     inputs = [kind, category]
-    refresh.click(lambda k, c: render(k, c, fresh=True), inputs, outputs, api_name="leaderboard")
-    kind.change(render, inputs, outputs, api_name=False)
-    category.change(render, inputs, outputs, api_name=False)
+    refresh.click(lambda k, c: render(k, c, fresh=True), inputs, outputs, api_name="leaderboard", preprocess=False)
+    kind.change(render, inputs, outputs, api_name=False, preprocess=False)
+    category.change(render, inputs, outputs, api_name=False, preprocess=False)
     # Fill the tab whenever it is opened (the tab itself is the enclosing block).
     parent = gr.context.Context.block
     if isinstance(parent, gr.Tab):
-        parent.select(render, inputs, outputs, api_name=False)
+        parent.select(render, inputs, outputs, api_name=False, preprocess=False)

@@ -23,6 +23,10 @@ from webapp.ui.aspect_form import form_for
 from webapp.ui.render import chat_messages, escape_text, plural
 
 TITLE = "CRS Arena study"
+FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for
+# Follows the forward address once the worker is done; only a plain http(s) address, whatever the value.
+FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
+              f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
 
 
@@ -31,8 +35,9 @@ def _done_markdown(study: Study) -> str:
     if study.completion_code:
         parts.append(f"Your completion code is: **`{study.completion_code}`**")
     if study.redirect_url:
-        parts.append(f"[Return to the study platform]({quote(study.redirect_url, safe=':/?&=%#')}) to "
-                     "confirm your completion.")
+        parts.append(f"You are being sent back to the study platform. If nothing happens, "
+                     f"[return to the study platform]({quote(study.completion_url() or '', safe=':/?&=%#')}) "
+                     "to confirm your completion.")
     return "\n\n".join(parts)
 
 
@@ -84,10 +89,13 @@ def build_study_demo(services: Services) -> gr.Blocks:
             gr.Markdown("Every place in this study is taken right now. Please try again in a few minutes.")
             retry = gr.Button("Try again", elem_id="study-retry")
         done_md = gr.Markdown(visible=False, elem_id="study-done")
+        # The address a finished worker is forwarded to (`Study.completion_url`, an http(s) address checked
+        # when the file was saved); the script chained after each event below follows it.
+        forward = gr.Textbox(visible=False, elem_id="study-forward")
 
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *[c for side in ("A", "B") for c in (panes[side][0], panes[side][1], panes[side][6])],
-                choice, attention, aspects_box, *radios, gold_box, gold_md, gold_answer, full_box, done_md]
+                choice, attention, aspects_box, *radios, gold_box, gold_md, gold_answer, full_box, done_md, forward]
 
         def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False
                  ) -> list[Any]:
@@ -110,6 +118,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
                 full_box: gr.update(visible=step == "full"),
                 done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
+                forward: (study.completion_url() or "") if step == "done" and study else "",
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
             for side in ("A", "B"):
@@ -169,7 +178,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
         def enter_from_values(study_id: str, worker: str) -> list[Any]:
             return enter({"study": study_id, "worker_id": worker})
 
-        demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden")
+        def forwarding(event: Any) -> None:
+            event.then(None, [forward], None, js=FORWARD_JS, api_visibility="private")
+
+        forwarding(demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden"))
         gr.Button(visible=False).click(enter_from_values, [link_study, link_worker], view, api_name="study_enter")
         agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view, api_name="study_consent")
         start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start")
@@ -183,9 +195,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
                                      flow.rate(services, st, p, side, sentiment)),
                              [ident], view, api_name=f"study_{sentiment}_{s}")
-        submit.click(guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True),
-                     [ident, choice, attention, *radios], view, api_name="study_submit")
-        gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a)),
-                          [ident, gold_answer], view, api_name="study_gold")
+        forwarding(submit.click(
+            guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True),
+            [ident, choice, attention, *radios], view, api_name="study_submit"))
+        forwarding(gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a)),
+                                     [ident, gold_answer], view, api_name="study_gold"))
         retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view, api_name="study_retry")
     return demo
