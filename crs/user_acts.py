@@ -19,6 +19,7 @@ import re
 from typing import Optional
 
 from arena.dialogue import Dialogue, Role
+from crs.recommender.context import SEEN_CUE as SEEN  # the recommender's own reading of "seen it"
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
@@ -52,11 +53,6 @@ REJECTION = re.compile(
     r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
     r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|long|old)|"
     r"\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
-    re.IGNORECASE,
-)
-SEEN = re.compile(
-    r"\b(i'?ve (already )?(seen|watched)|i have (already )?(seen|watched)|already (seen|watched|saw)|"
-    r"seen (it|that|this|them|those|both|all)|watched (it|that|this|them|those)|saw (it|that|this|them))\b",
     re.IGNORECASE,
 )
 _NOT_SEEN = re.compile(r"\b(haven'?t|have not|never) (seen|watched)\b", re.IGNORECASE)

@@ -32,7 +32,7 @@ _POSITIVE_AFTER_CUE = re.compile(r"^\s*(only|just|sure|mind|know|care|matter|pro
 # The user has seen the title(s) in this clause, or those the system just offered.
 SEEN_CUE = re.compile(
     r"\b(i'?ve (already )?(seen|watched)|i have (already )?(seen|watched)|already (seen|watched|saw)|"
-    r"seen (it|that|this|them|those)|watched (it|that|this|them|those)|saw (it|that|this|them))\b",
+    r"seen (it|that|this|them|those|both|all)|watched (it|that|this|them|those)|saw (it|that|this|them))\b",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however|yet)\b", re.IGNORECASE)

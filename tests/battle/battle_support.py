@@ -7,6 +7,7 @@ and recommends ReDial catalog items, after an optional fixed delay.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -105,6 +106,23 @@ def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
     launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
                **launch_options(services.settings, admin=admin))
     return demo, f"http://127.0.0.1:{port}/"
+
+
+@contextlib.contextmanager
+def serving_apps():
+    """`serve(services, admin=False) -> base URL`: real apps on 127.0.0.1, all closed on exit."""
+    demos = []
+
+    def serve(services: Services, admin: bool = False) -> str:
+        demo, url = launch(services, admin=admin)
+        demos.append(demo)
+        return url
+
+    try:
+        yield serve
+    finally:
+        for demo in demos:
+            demo.close()
 
 
 @dataclass

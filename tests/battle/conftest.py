@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
+from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: E402
 
 
 @pytest.fixture
@@ -23,13 +23,5 @@ def services(tmp_path, fakes):
 @pytest.fixture
 def served():
     """Launch Services as the real app on 127.0.0.1; returns the base URL."""
-    demos = []
-
-    def serve(services, admin=False):
-        demo, url = launch(services, admin=admin)
-        demos.append(demo)
-        return url
-
-    yield serve
-    for demo in demos:
-        demo.close()
+    with serving_apps() as serve:
+        yield serve

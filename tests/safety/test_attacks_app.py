@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 
-from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
+from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, utc_now  # noqa: E402
@@ -28,16 +28,8 @@ FORMULA = '=HYPERLINK("http://attacker.example/","click me")'
 
 @pytest.fixture
 def running():
-    demos = []
-
-    def serve(services, admin=False):
-        demo, url = launch(services, admin=admin)
-        demos.append(demo)
-        return url
-
-    yield serve
-    for demo in demos:
-        demo.close()
+    with serving_apps() as serve:
+        yield serve
 
 
 def play(client: Client, comment: str = "") -> None:

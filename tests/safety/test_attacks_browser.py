@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 
-from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
+from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: E402
 from test_attacks_app import store_injected  # noqa: E402
 
 from tests.support.browser import assert_no_toasts, shoot  # noqa: E402
@@ -22,16 +22,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 @pytest.fixture
 def running():
-    demos = []
-
-    def serve(services, admin=False):
-        demo, url = launch(services, admin=admin)
-        demos.append(demo)
-        return url
-
-    yield serve
-    for demo in demos:
-        demo.close()
+    with serving_apps() as serve:
+        yield serve
 
 
 def test_stored_markup_shows_as_text_on_the_researcher_pages(tmp_path, running, browser):

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
 
-from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreError
 from arena.store_safety import BattleAlreadyVoted, save_battle_once
 from webapp import participants
@@ -32,7 +31,7 @@ from webapp.pairing import NotEnoughSystems, SharedPairScheduler
 from webapp.services import Services
 from webapp.label_limits import admit_label
 from webapp.ui.refusal import Refusal, refuse
-from webapp.ui.storage_full import refused_when_full
+from webapp.ui.storage_full import refused_when_full, stored_turn
 from webapp.ui.render import escape_text, limit_status
 from webapp.vote_limits import LimitReached, limiter_for, origin_keys_of
 
@@ -212,16 +211,8 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     if not session.busy[side].acquire(blocking=False):
         raise refuse(f"System {side} is still answering your previous message.")
     try:
-        try:
-            runner = services.runner_for(dialogue.crs_id)
-        except CRSUnavailable:
-            raise refuse(f"System {side} is unavailable right now; please start a new battle.") from None
-        with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
-            try:
-                reply = runner.user_turn(dialogue, text)
-            except (MessageRejected, DialogueEnded) as exc:
-                raise refuse(str(exc)) from None
-            services.store.save_dialogue(dialogue)
+        reply = stored_turn(services, dialogue, text,
+                            unavailable=f"System {side} is unavailable right now; please start a new battle.")
     finally:
         session.busy[side].release()
     status = limit_status(dialogue, services.settings.max_turns)

@@ -15,9 +15,8 @@ from typing import Any, Iterator, Optional
 
 import gradio as gr
 
-from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from arena.runner import MessageRejected, finish_dialogue, validate_message
 from webapp import participants
 from webapp.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.label_limits import admit_label
@@ -31,7 +30,7 @@ from webapp.ui.render import (
 )
 from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.scorecard import factor_figure
-from webapp.ui.storage_full import refused_when_full
+from webapp.ui.storage_full import refused_when_full, stored_turn
 from webapp.ui.turn_guard import guard_for, repeats_last_message
 
 CONSENT = (
@@ -109,16 +108,8 @@ def send_message(
 
 
 def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
-    try:
-        runner = services.runner_for(dialogue.crs_id)
-    except CRSUnavailable:
-        raise refuse("That system is not available right now; please choose another.") from None
-    with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
-        try:
-            reply = runner.user_turn(dialogue, text)
-        except (MessageRejected, DialogueEnded) as exc:
-            raise refuse(str(exc)) from None
-        services.store.save_dialogue(dialogue)
+    reply = stored_turn(services, dialogue, text,
+                        unavailable="That system is not available right now; please choose another.")
     return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
 
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
-from arena.dialogue import Dialogue
+from arena.crs_interface import CRSUnavailable
+from arena.dialogue import Dialogue, Utterance
+from arena.runner import DialogueEnded, MessageRejected
 from arena.store import StoreFull, is_disk_full
 from webapp.ui.refusal import refuse
 
@@ -44,3 +46,19 @@ def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
         for dialogue, before in kept:
             _restore(dialogue, before)
         raise refuse(STORAGE_FULL) from None
+
+
+def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: str) -> Utterance:
+    """The system's answer to `text`, stored with it; or one line refusing the step (the system is
+    `unavailable`, the message is refused, the conversation is over, the disk is full), nothing kept."""
+    try:
+        runner = services.runner_for(dialogue.crs_id)
+    except CRSUnavailable:
+        raise refuse(unavailable) from None
+    with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
+        try:
+            reply = runner.user_turn(dialogue, text)
+        except (MessageRejected, DialogueEnded) as exc:
+            raise refuse(str(exc)) from None
+        services.store.save_dialogue(dialogue)
+    return reply
