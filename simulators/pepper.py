@@ -20,6 +20,7 @@ from arena.llm.json_output import json_object
 from arena.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
+from simulators.grounding import ProfileFacts
 from simulators.metrics import preference_coverage, target_ids
 from simulators.movielens import MovieLens
 from simulators.preferences import PreferenceProfile, build_profile
@@ -82,6 +83,12 @@ class PepperSimulator(SimulatedUser):
 
     def profile(self) -> dict[str, Any]:
         return {**self.preferences.to_dict(), "catalog": self.catalog.dataset, "inspect_k": self.inspect_k}
+
+    def profile_facts(self) -> ProfileFacts:
+        p = self.preferences
+        return ProfileFacts.of(genres=p.liked_genres + p.disliked_genres,
+                               titles=p.favourites + p.disliked_titles + [m.title for m in p.seen],
+                               years=[m.year for m in p.seen], decades=[p.era])
 
     def observe(self, dialogue: Dialogue) -> None:
         dialogue.metadata["targets"] = target_ids(self.preferences.targets)
