@@ -22,7 +22,9 @@ from simulators.grounding import ProfileFacts, preference_sentences, ungrounded
 from simulators.ignored_turns import ignored_turns
 
 MAX_UTTERANCE_CHARS = 600
-_SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
+# A label the model put before the message itself (the paraphrase prompt calls it the draft).
+_SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer|draft|message|your message)\s*:\s*",
+                             re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\"']))\s+")
 _OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
 # What a person never says: a role label or a piece of the prompt ("You: (The recommender
@@ -31,6 +33,8 @@ _PROMPT_LEAK = re.compile(
     r"(\b(user|seeker|you|me|human|customer|recommender|system|assistant|agent|bot|chat history|history|"
     r"conversation|transcript|persona|profile|goal|instructions?|task|output|response)\s*:|"
     r"\(\s*the (recommender|system|assistant)\b|\bas an ai\b|\blanguage model\b|\byour (goal|persona|task)\b|"
+    r"\b(draft|what to do( now)?)\s*:|\bwrite only\b|\bthe chat so far\b|\brole-?play|\byour general tastes\b|"
+    r"\byou are the person\b|\bwhat you are after\b|\banswer in json\b|"
     r"\[/?(inst|system|user)\]|<\|)",
     re.IGNORECASE,
 )
