@@ -21,6 +21,7 @@ from arena.simulator_interface import IntentReader, SimulatorAction, StopDialogu
 from simulators.abus_nlg import UserAct, describe_acts, realize
 from simulators.base import SimulatedUser, last_reply
 from simulators.catalog_access import CatalogView, ItemFacts
+from simulators.grounding import ProfileFacts
 from simulators.goals import Goal, sample_goal
 from simulators.interaction_model import ELICIT, RECOMMEND, InteractionModel
 
@@ -73,6 +74,9 @@ class AgendaBasedSimulator(SimulatedUser):
         acts += [UserAct("PRO", slot=s, value=v) for s, v in reversed(list(self.goal.constraints.items()))]
         acts.append(UserAct("IQU"))
         return acts
+
+    def profile_facts(self) -> ProfileFacts:
+        return self.goal.profile_facts()
 
     # -- agenda helpers -------------------------------------------------------
     def _pop_preference(self, slot: Optional[str] = None) -> Optional[UserAct]:

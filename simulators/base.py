@@ -18,10 +18,13 @@ from typing import Any, ClassVar, Optional, Sequence, Union
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind, Utterance
 from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from simulators.grounding import ProfileFacts, preference_sentences, ungrounded
 from simulators.ignored_turns import ignored_turns
 
 MAX_UTTERANCE_CHARS = 600
-_SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer)\s*:\s*", re.IGNORECASE)
+# A label the model put before the message itself (the paraphrase prompt calls it the draft).
+_SPEAKER_PREFIX = re.compile(r"^\s*(user|seeker|me|you|human|customer|draft|message|your message)\s*:\s*",
+                             re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][)\"']))\s+")
 _OTHER_SPEAKER = re.compile(r"\n\s*(recommender|system|assistant|agent|bot)\s*:", re.IGNORECASE)
 # What a person never says: a role label or a piece of the prompt ("You: (The recommender
@@ -30,6 +33,8 @@ _PROMPT_LEAK = re.compile(
     r"(\b(user|seeker|you|me|human|customer|recommender|system|assistant|agent|bot|chat history|history|"
     r"conversation|transcript|persona|profile|goal|instructions?|task|output|response)\s*:|"
     r"\(\s*the (recommender|system|assistant)\b|\bas an ai\b|\blanguage model\b|\byour (goal|persona|task)\b|"
+    r"\b(draft|what to do( now)?)\s*:|\bwrite only\b|\bthe chat so far\b|\brole-?play|\byour general tastes\b|"
+    r"\byou are the person\b|\bwhat you are after\b|\banswer in json\b|"
     r"\[/?(inst|system|user)\]|<\|)",
     re.IGNORECASE,
 )
@@ -162,6 +167,7 @@ class SimulatedUser(ABC):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.fallbacks = 0  # generations that came back empty and were replaced by a template
+        self.rejected: dict[str, int] = {}  # why generations were replaced, reason -> count
         # Fill the aspect rating form at the end (needs an LLM); rating_form: an AspectForm or its path.
         self.rate_aspects = rate_aspects
         self.rating_form = rating_form
@@ -174,6 +180,18 @@ class SimulatedUser(ABC):
     @abstractmethod
     def profile(self) -> dict[str, Any]:
         """The goal or profile that drives this user (JSON-serialisable)."""
+
+    def profile_facts(self) -> Optional[ProfileFacts]:
+        """The genres, titles and years this user may name when it says what it wants (None: unchecked)."""
+        return None
+
+    def ungrounded(self, text: str, dialogue: Optional[Dialogue] = None) -> list[str]:
+        """What `text` states as a preference that is not in this user's profile."""
+        catalog = getattr(self, "catalog", None)
+        facts = self.profile_facts() if catalog is not None else None
+        if facts is None:
+            return []
+        return ungrounded(text, facts, catalog, dialogue)
 
     def user_info(self) -> UserInfo:
         return UserInfo(
@@ -213,6 +231,7 @@ class SimulatedUser(ABC):
             self.attach(dialogue)
         self.observe(dialogue)
         dialogue.metadata["simulator_fallbacks"] = self.fallbacks
+        dialogue.metadata["simulator_rejected"] = dict(self.rejected)
         if dialogue.end_reason == "simulator_error":
             # The simulator failed: a failed dialogue with its error, never a user's verdict.
             dialogue.feedback = None
@@ -273,12 +292,26 @@ class SimulatedUser(ABC):
     ) -> UserTurn:
         """The generated message, or `fallback` when the generation is unusable.
 
-        Unusable: empty, a repeat of one of the user's earlier messages, or missing
-        a value the turn must convey (a wish being revealed, the title being accepted);
-        an entry of `must_mention` may be a tuple of alternatives.
+        Unusable: empty, a role label or prompt piece, a copy of a system sentence, a repeat
+        of one of the user's earlier messages, missing a value the turn must convey (a wish
+        being revealed, the title being accepted; an entry of `must_mention` may be a tuple
+        of alternatives), or a preference outside the user's profile (`simulators.grounding`).
         """
         text = clean_generation(generated)
-        if unusable_user_text(text, dialogue, must_mention) is not None:
+        reason = unusable_user_text(text, dialogue, must_mention)
+        if reason is None and self.ungrounded(text, dialogue):
+            reason = "states a preference outside the profile"
+        if reason is not None:
             self.fallbacks += 1
-            text = fallback
+            self.rejected[reason] = self.rejected.get(reason, 0) + 1
+            text = self.grounded(fallback, dialogue)
         return UserTurn(text)
+
+    def grounded(self, text: str, dialogue: Optional[Dialogue] = None,
+                 default: str = "What else could you suggest?") -> str:
+        """`text` without its preference sentences that name something outside the profile
+        (a template may carry a reason an LLM wrote)."""
+        bad = [s for s in preference_sentences(text) if self.ungrounded(s, dialogue)]
+        for sentence in bad:
+            text = text.replace(sentence, " ")
+        return " ".join(text.split()) or default

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from simulators.catalog_access import CatalogView, ItemFacts
+from simulators.grounding import ProfileFacts
 
 CONSTRAINT_SLOTS = ("genre", "year", "actor", "director")
 REQUEST_SLOTS = ("plot", "director", "rating")
@@ -41,6 +42,12 @@ class Goal:
 
     def satisfied_by(self, facts: Optional[ItemFacts]) -> bool:
         return facts is not None and not self.unmet(facts)
+
+    def profile_facts(self) -> ProfileFacts:
+        """The goal's genre and year: all a user with this goal may name as a taste."""
+        year = self.constraints.get("year")
+        return ProfileFacts.of(genres=[self.constraints.get("genre", "")],
+                               years=[int(year)] if year and str(year).isdigit() else [])
 
 
 REQUEST_PHRASES = {

@@ -20,6 +20,7 @@ from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, last_reply, shown_items, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
+from simulators.grounding import ProfileFacts
 from simulators.goals import REQUEST_PHRASES, Goal, phrase, sample_goal
 
 PERSONA = (
@@ -75,6 +76,9 @@ class LLMUserSimulator(SimulatedUser):
 
     def profile(self) -> dict[str, Any]:
         return {"goal": self.goal.to_dict(), "catalog": self.catalog.dataset}
+
+    def profile_facts(self) -> ProfileFacts:
+        return self.goal.profile_facts()
 
     # -- helpers --------------------------------------------------------------
     def _wishes(self) -> str:

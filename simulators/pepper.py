@@ -20,6 +20,7 @@ from arena.llm.json_output import json_object
 from arena.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
+from simulators.grounding import ProfileFacts
 from simulators.metrics import preference_coverage, target_ids
 from simulators.movielens import MovieLens
 from simulators.preferences import PreferenceProfile, build_profile
@@ -82,6 +83,12 @@ class PepperSimulator(SimulatedUser):
 
     def profile(self) -> dict[str, Any]:
         return {**self.preferences.to_dict(), "catalog": self.catalog.dataset, "inspect_k": self.inspect_k}
+
+    def profile_facts(self) -> ProfileFacts:
+        p = self.preferences
+        return ProfileFacts.of(genres=p.liked_genres + p.disliked_genres,
+                               titles=p.favourites + p.disliked_titles + [m.title for m in p.seen],
+                               years=[m.year for m in p.seen], decades=[p.era])
 
     def observe(self, dialogue: Dialogue) -> None:
         dialogue.metadata["targets"] = target_ids(self.preferences.targets)
@@ -175,17 +182,28 @@ class PepperSimulator(SimulatedUser):
         return StopDialogue("out of turns", "frustrated", "Nothing I was shown matched my tastes.")
 
 
+_FIRST_PERSON = {
+    "you enjoyed it when you watched it": "I enjoyed it when I watched it",
+    "you did not enjoy it when you watched it": "I did not enjoy it when I watched it",
+    "you found it just okay when you watched it": "I found it just okay",
+    "it is close to the genres you enjoy": "it is close to the genres I enjoy",
+    "it is not the kind of genre you usually enjoy": "it is not the kind of genre I usually enjoy",
+}
+
+
 def _feedback_template(opinions: list[dict[str, Any]]) -> str:
     """Feedback on the shown movies from the reflected opinions (used when the LLM's message is unusable)."""
     parts = []
     for o in opinions[:2]:
         name = split_year(o["title"])[0]
+        # The reasons are written for the prompt, in the second person; the user says them in the first.
+        reason = _FIRST_PERSON.get(o["reason"], o["reason"]).rstrip(".")
         if o["opinion"] == "like":
-            parts.append(f"{name} sounds good to me: {o['reason']}.")
+            parts.append(f"{name} sounds good to me, {reason}.")
         elif o["opinion"] == "dislike":
-            parts.append(f"{name} is not for me: {o['reason']}.")
+            parts.append(f"{name} is not for me, {reason}.")
         else:
-            parts.append(f"I have seen {name}; {o['reason']}.")
+            parts.append(f"I have seen {name}, {reason}.")
     return " ".join(parts) + " What else do you have?"
 
 

@@ -26,6 +26,7 @@ from arena.llm import LLMClient
 from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, clean_generation, last_reply, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
+from simulators.grounding import ProfileFacts, named_facts
 from simulators.metrics import is_target, per_turn_recall, target_ids, target_keys
 from arena.titles import strip_mentions
 
@@ -116,6 +117,13 @@ class TargetBiasedSimulator(SimulatedUser):
 
     def profile(self) -> dict[str, Any]:
         return {**self.goal.to_dict(), "catalog": self.catalog.dataset}
+
+    def profile_facts(self) -> ProfileFacts:
+        """The targets' genres and years, and whatever the dataset's opening message names
+        (a real seeker's words are part of the goal)."""
+        targets = ProfileFacts.of(genres=[g for f in self.goal.facts for g in f.genres],
+                                  years=[f.year for f in self.goal.facts])
+        return targets.merged(named_facts(self.goal.opening, self.catalog))
 
     def observe(self, dialogue: Dialogue) -> None:
         dialogue.metadata["targets"] = target_ids(self.goal.targets)

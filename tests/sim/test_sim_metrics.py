@@ -66,7 +66,7 @@ def test_unusable_generations_are_replaced_by_the_template():
     from simulators.llm_us import LLMUserSimulator
 
     sim = LLMUserSimulator.__new__(LLMUserSimulator)  # only the message checks are exercised
-    sim.fallbacks = 0
+    sim.fallbacks, sim.rejected, sim.catalog = 0, {}, None
     d = Dialogue(crs_id="x")
     d.add_user("I want a comedy.")
     assert sim.say("I want a comedy.", "fallback", d).text == "fallback"  # a repeat
