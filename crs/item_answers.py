@@ -141,9 +141,11 @@ def _stems(text: str) -> set[str]:
 
 def tied_to_message(sentence: str, message: str) -> Optional[str]:
     """Why the model's sentence does not fit the user's message (None: it does): it must share a
-    content word with the message and carry no apology, refusal or condolence."""
+    content word with the message (when the message has one: a greeting has none to share) and carry
+    no apology, refusal or condolence."""
     if _MISFIRE.search(sentence):
         return "socially wrong here (apology, refusal or condolence)"
-    if not _stems(sentence) & _stems(message):
+    wanted = _stems(message)
+    if wanted and not _stems(sentence) & wanted:
         return "not tied to the user's message"
     return None

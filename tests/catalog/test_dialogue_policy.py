@@ -180,3 +180,11 @@ def test_opendialkg_items_say_what_they_are(opendialkg):
     book, film = opendialkg.find_title("A Game of Thrones"), opendialkg.find_title("Slumdog Millionaire")
     assert (book.kind, film.kind) == ("book", "film")
     assert "book" in fact_line(book) and "film" in fact_line(film)
+
+
+@pytest.mark.parametrize("sentence, fits", [
+    ("Hello, nice to meet you.", True),
+    ("I'm sorry for your loss.", False),
+])
+def test_a_greeting_has_no_word_to_share_so_only_misfires_are_refused(sentence, fits):
+    assert (tied_to_message(sentence, "Hi there!") is None) is fits
