@@ -144,8 +144,10 @@ def test_the_task_view_works_as_the_public_chat(slow_services, browser, tmp_path
         assert page.locator("#study-status-a").inner_text().strip() == ""
         assert page.locator("#study-msg-a textarea").input_value() == "Something older"
         assert_no_toasts(page, "a submission before the verdict")
-        assert page.locator("#study-chat-a button[aria-label*='hare' i], #study-chat-a button[title*='hare' i]"
-                            ).count() == 0
+        # The chatbot's corner offers neither share nor clear (only each message's copy button).
+        corner = page.locator("#study-chat-a .top-panel button")
+        assert all(not corner.nth(i).is_visible() for i in range(corner.count()))
+        assert page.locator("#study-chat-a button[aria-label*='hare' i]").count() == 0
         shoot(page, browser.shots, "study-refused")
 
 

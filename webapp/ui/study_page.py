@@ -67,9 +67,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
             with gr.Row(equal_height=False):
                 for side in ("A", "B"):
                     s = side.lower()
-                    with gr.Column(visible=side == "A", min_width=300, elem_id=f"study-pane-{s}") as column:
+                    with gr.Column(visible=side == "A", variant="panel", min_width=300,
+                                   elem_id=f"study-pane-{s}") as column:
                         chat = gr.Chatbot(label=f"System {side}", height=360, buttons=WORKER_CHATBOT_BUTTONS,
-                                          elem_id=f"study-chat-{s}")
+                                          elem_id=f"study-chat-{s}", elem_classes=["worker-chat"])
                         items = gr.Markdown(items_markdown([]), elem_id=f"study-items-{s}")
                         msg = gr.Textbox(label="Your message", lines=1, max_lines=4, elem_id=f"study-msg-{s}")
                         send = gr.Button("Send", variant="primary", elem_id=f"study-send-{s}")
