@@ -90,6 +90,7 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         shoot(admin, shots, "studies-tab")
 
 
+TRACKER = "[data-testid='status-tracker']"  # Gradio's progress overlay, in each component (hidden: `.hide`)
 SLOW_REPLY_S = 2.0  # long enough to see the page between sending and the reply
 
 
@@ -122,9 +123,9 @@ def test_the_task_view_works_as_the_public_chat(slow_services, browser, tmp_path
         page.locator("#study-chat-a .typing-indicator").wait_for()
         assert page.locator("#study-send-a").is_disabled()
         assert page.locator("#study-msg-a textarea").input_value() == ""
-        # While the system writes, the rest of the page carries no progress overlay.
-        assert page.locator("#study-task-head .wrap:not(.hide)").count() == 0
-        assert page.locator("#study-pane-a > .wrap:not(.hide)").count() == 0
+        # While the system writes, no component of the task carries Gradio's progress overlay.
+        assert page.locator(f"#study-task {TRACKER}").count() > 0
+        assert page.locator(f"#study-task {TRACKER}:not(.hide)").count() == 0
         shoot(page, browser.shots, "study-typing")
         wait_for_replies(page, "#study-chat-a", 1)
         assert page.locator("#study-send-a").is_enabled()
@@ -161,14 +162,18 @@ def test_a_battle_study_fits_a_phone(services, browser):
             page.locator(f"#study-msg-{side} textarea").fill("A long space adventure with robots and a heist")
             page.locator(f"#study-send-{side}").click()
             wait_for_replies(page, f"#study-chat-{side}", 1)
-            page.locator(f"#study-frustrated-{side}").click()
-            page.locator(f"#study-verdict-{side}").get_by_text("frustrated").wait_for()
+        page.locator("#study-frustrated-a").click()
+        page.locator("#study-verdict-a").get_by_text("frustrated").wait_for()
+        # A submission without B's verdict is refused by the button; the vote picked stays picked.
+        page.locator("#study-choice").get_by_label("A tie").check()
         page.locator("#study-submit").click()
-        page.locator("#study-submit-status").get_by_text("which system was better").wait_for()
+        page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
+        assert page.locator("#study-choice").get_by_label("A tie").is_checked()
+        page.locator("#study-frustrated-b").click()
+        page.locator("#study-verdict-b").get_by_text("frustrated").wait_for()
         assert_fits(page, "a battle task at 400 px")
         assert_no_toasts(page, "a battle task at 400 px")
         shoot(page, browser.shots, "study-battle-400px")
-        page.locator("#study-choice").get_by_label("A tie").check()
         page.locator("#study-submit").click()
         page.locator("#study-done").get_by_text("CODE-7731").wait_for()
         shoot(page, browser.shots, "study-done-400px")
