@@ -12,7 +12,7 @@ used (never a toast), and what the worker typed or picked stays.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 from urllib.parse import quote
 
 import gradio as gr
@@ -33,6 +33,19 @@ FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short 
 FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
               f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
+
+
+class Pane(NamedTuple):
+    """One conversation's part of the task view (one per system in a battle)."""
+    column: Any
+    chat: Any
+    items: Any
+    msg: Any
+    send: Any
+    line: Any  # the status line for this pane's controls
+    good: Any
+    bad: Any
+    verdict: Any
 
 
 def _done_markdown(study: Study) -> str:
@@ -80,7 +93,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                             bad = gr.Button("Frustrated", variant="stop", min_width=120,
                                             elem_id=f"study-frustrated-{s}")
                         verdict = gr.Markdown(elem_id=f"study-verdict-{s}")
-                    panes[side] = (column, chat, msg, send, good, bad, verdict, items, line)
+                    panes[side] = Pane(column, chat, items, msg, send, line, good, bad, verdict)
             choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
                               visible=False, elem_id="study-choice")
             form = form_for(services)
@@ -105,11 +118,12 @@ def build_study_demo(services: Services) -> gr.Blocks:
         # when the file was saved); the script chained after each event below follows it.
         forward = gr.Textbox(visible=False, elem_id="study-forward")
 
-        pane_parts = [c for side in ("A", "B") for c in (*panes[side][:2], *panes[side][3:4], *panes[side][6:])]
+        pane_parts = [c for pane in panes.values() for c in (pane.column, pane.chat, pane.items, pane.send,
+                                                              pane.line, pane.verdict)]
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *pane_parts, choice, attention, aspects_box, *radios, submit_line, gold_box, gold_md, gold_answer,
                 gold_line, full_box, done_md, forward]
-        lines = [status, submit_line, gold_line, *[panes[side][8] for side in ("A", "B")]]
+        lines = [status, submit_line, gold_line, *[pane.line for pane in panes.values()]]
 
         def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False,
                  where: Any = status) -> list[Any]:
@@ -137,15 +151,15 @@ def build_study_demo(services: Services) -> gr.Blocks:
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
             for side in ("A", "B"):
-                column, chat, _, send, _, _, verdict, items, _ = panes[side]
+                pane = panes[side]
                 d = dialogues.get(side)
-                out[column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
-                out[chat] = gr.update(value=chat_messages(d),
-                                      label=f"System {side}" if study and study.mode == "battle" else "The system")
-                out[items] = items_markdown(latest_items(d))
-                out[send] = gr.update(interactive=d is not None and d.feedback is None and not d.ended)
-                out[verdict] = (f"Your verdict: **{d.feedback.sentiment}**" if d is not None and d.feedback
-                                else "")
+                out[pane.column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
+                out[pane.chat] = gr.update(value=chat_messages(d), label=f"System {side}"
+                                           if study and study.mode == "battle" else "The system")
+                out[pane.items] = items_markdown(latest_items(d))
+                out[pane.send] = gr.update(interactive=d is not None and d.feedback is None and not d.ended)
+                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}**"
+                                     if d is not None and d.feedback else "")
             if step == "task":
                 number = len(p.data.get("task_seconds", [])) + 1
                 who = "each system" if study.mode == "battle" else "the system"
@@ -183,7 +197,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
         def sending(side: str):
             """Send in one pane, in two steps as the public Chat does: the message with a typing indicator at
             once (Send and the box disabled), then the page with the reply. A refused message stays in its box."""
-            _, chat, msg, send, _, _, _, _, line = panes[side]
+            pane = panes[side]
+            chat, msg, send, line = pane.chat, pane.msg, pane.send, pane.line
             outputs = view + [msg]
 
             def only(updates: dict[Any, Any]) -> list[Any]:
@@ -238,7 +253,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
         start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start",
                     **near(instr_md))
         for side in ("A", "B"):
-            _, _, msg, send, good, bad, verdict, _, line = panes[side]
+            pane = panes[side]
+            msg, send, good, bad, verdict, line = pane.msg, pane.send, pane.good, pane.bad, pane.verdict, pane.line
             s = side.lower()
             sent, sent_outputs = sending(side)
             # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
