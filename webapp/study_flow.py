@@ -174,13 +174,22 @@ def _task_dialogue(services: Services, p: Participant, side: str) -> Dialogue:
     return d
 
 
+def check_send(services: Services, p: Participant, side: str, text: str) -> tuple[Dialogue, str]:
+    """The conversation a message goes to and the cleaned message; refuses what cannot be sent now
+    (checked before the page shows the message as sent)."""
+    d = _task_dialogue(services, p, side)
+    if d.feedback is not None or d.ended:
+        raise refuse("This conversation has ended; please give your verdict.")
+    try:
+        return d, validate_message(text, services.settings.max_message_chars)
+    except MessageRejected as exc:
+        raise refuse(str(exc)) from None
+
+
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
     with _lock(f"{p.pseudonym}:{side}"):
-        d = _task_dialogue(services, p, side)
-        if d.feedback is not None or d.ended:
-            raise refuse("This conversation has ended; please give your verdict.")
+        d, text = check_send(services, p, side, text)
         try:
-            text = validate_message(text, services.settings.max_message_chars)
             reply = services.runner_for(d.crs_id).user_turn(d, text)
         except (MessageRejected, DialogueEnded) as exc:
             raise refuse(str(exc)) from None

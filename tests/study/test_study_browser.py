@@ -1,6 +1,8 @@
 """A whole study in Chromium, as a recruited worker does it: the link on the public page, consent,
 instructions, two tasks with the attention check in the second, and the completion code; then the
-researcher sees the worker in the Studies tab. Uses Debian's Chromium through Playwright."""
+researcher sees the worker in the Studies tab. The task view works as the public Chat does (the message
+at once, a typing indicator, the items, refusals in one line by the control) and fits a phone.
+Uses Debian's Chromium through Playwright."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from arena.study_store import list_participants
 from battle_support import FakeCatalogCRS, make_services
 from study_support import INSTRUCTED, publish
 from tests.support.asgi_server import running
-from tests.support.browser import assert_no_toasts, shoot, wait_for_replies
+from tests.support.browser import PHONE, assert_fits, assert_no_toasts, shoot, wait_for_replies
 from webapp.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 
@@ -52,9 +54,9 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         page.locator("#study-instructions").get_by_text("Ask for a movie").wait_for()
         page.locator("#study-start").click()
         page.locator("#study-task-head").get_by_text("Task 1 of 2").wait_for()
-        # A verdict-less submission is refused in one line; the conversation stays.
+        # A verdict-less submission is refused in one line by the button; the conversation stays.
         page.locator("#study-submit").click()
-        page.locator("#study-notice").get_by_text("give your verdict").wait_for()
+        page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
         chat_and_rate(page, "A film about sharks, please", "satisfied")
         page.locator("#study-submit").click()
         page.locator("#study-task-head").get_by_text("Task 2 of 2").wait_for()
@@ -86,6 +88,95 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         table = admin.locator("#studies-participants").inner_text()
         assert "completed" in table and "done" in table
         shoot(admin, shots, "studies-tab")
+
+
+TRACKER = "[data-testid='status-tracker']"  # Gradio's progress overlay, in each component (hidden: `.hide`)
+SLOW_REPLY_S = 2.0  # long enough to see the page between sending and the reply
+
+
+@pytest.fixture
+def slow_services(tmp_path):
+    svc = make_services(tmp_path, [FakeCatalogCRS(name, delay_s=SLOW_REPLY_S) for name in ("alpha", "beta", "gamma")],
+                        max_turns=6)
+    yield svc
+    svc.store.close()
+
+
+def open_first_task(page, url: str, worker: str, heading: str = "Task 1 of 1") -> None:
+    page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID={worker}", wait_until="load")
+    page.locator("#study-agree").click()
+    page.locator("#study-start").click()
+    page.locator("#study-task-head").get_by_text(heading).wait_for()
+
+
+def test_the_task_view_works_as_the_public_chat(slow_services, browser, tmp_path):
+    """The message shows at once with a typing indicator, Send waits for the reply, the page is not covered
+    by a progress overlay, the reply's items are listed, refusals are one line by the control (no toast)
+    and keep what was typed, and the chatbot offers no share button."""
+    publish(slow_services, tasks_per_participant=1, min_user_turns=2)
+    with running(build_app(slow_services)) as url:
+        page = browser.page()
+        open_first_task(page, url, "w-chat")
+        page.locator("#study-msg-a textarea").fill("A film about sharks, please")
+        page.locator("#study-send-a").click()
+        page.locator("#study-chat-a [data-testid='user']").get_by_text("A film about sharks").wait_for()
+        page.locator("#study-chat-a .typing-indicator").wait_for()
+        assert page.locator("#study-send-a").is_disabled()
+        assert page.locator("#study-msg-a textarea").input_value() == ""
+        # While the system writes, no component of the task carries Gradio's progress overlay.
+        assert page.locator(f"#study-task {TRACKER}").count() > 0
+        assert page.locator(f"#study-task {TRACKER}:not(.hide)").count() == 0
+        shoot(page, browser.shots, "study-typing")
+        wait_for_replies(page, "#study-chat-a", 1)
+        assert page.locator("#study-send-a").is_enabled()
+        assert "Recommended" in page.locator("#study-items-a").inner_text()
+        assert page.locator("#study-items-a li").count() >= 1
+
+        # A verdict after one message of two: one line by the buttons, the unsent text kept, no toast.
+        page.locator("#study-msg-a textarea").fill("Something older")
+        page.locator("#study-satisfied-a").click()
+        page.locator("#study-status-a").get_by_text("at least 2 messages").wait_for()
+        assert page.locator("#study-msg-a textarea").input_value() == "Something older"
+        assert page.locator("#study-verdict-a").inner_text().strip() == ""
+        assert_no_toasts(page, "a verdict too early")
+        # Submitting before the verdict: one line by Submit; the earlier line is gone.
+        page.locator("#study-submit").click()
+        page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
+        assert page.locator("#study-status-a").inner_text().strip() == ""
+        assert page.locator("#study-msg-a textarea").input_value() == "Something older"
+        assert_no_toasts(page, "a submission before the verdict")
+        # The chatbot's corner offers neither share nor clear (only each message's copy button).
+        corner = page.locator("#study-chat-a .top-panel button")
+        assert all(not corner.nth(i).is_visible() for i in range(corner.count()))
+        assert page.locator("#study-chat-a button[aria-label*='hare' i]").count() == 0
+        shoot(page, browser.shots, "study-refused")
+
+
+def test_a_battle_study_fits_a_phone(services, browser):
+    publish(services, mode="battle", tasks_per_participant=1)
+    with running(build_app(services)) as url:
+        page = browser.page(PHONE)
+        open_first_task(page, url, "w-phone")
+        shoot(page, browser.shots, "study-battle-empty-400px")
+        for side in ("a", "b"):
+            page.locator(f"#study-msg-{side} textarea").fill("A long space adventure with robots and a heist")
+            page.locator(f"#study-send-{side}").click()
+            wait_for_replies(page, f"#study-chat-{side}", 1)
+        page.locator("#study-frustrated-a").click()
+        page.locator("#study-verdict-a").get_by_text("frustrated").wait_for()
+        # A submission without B's verdict is refused by the button; the vote picked stays picked.
+        page.locator("#study-choice").get_by_label("A tie").check()
+        page.locator("#study-submit").click()
+        page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
+        assert page.locator("#study-choice").get_by_label("A tie").is_checked()
+        page.locator("#study-frustrated-b").click()
+        page.locator("#study-verdict-b").get_by_text("frustrated").wait_for()
+        assert_fits(page, "a battle task at 400 px")
+        assert_no_toasts(page, "a battle task at 400 px")
+        shoot(page, browser.shots, "study-battle-400px")
+        page.locator("#study-submit").click()
+        page.locator("#study-done").get_by_text("CODE-7731").wait_for()
+        shoot(page, browser.shots, "study-done-400px")
 
 
 @pytest.fixture

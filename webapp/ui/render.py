@@ -33,6 +33,12 @@ def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
     return out
 
 
+# The chatbot buttons a participant gets: copying a message; not sharing the conversation to a hub
+# (Gradio's default), which would publish it outside the study's consent. Gradio always adds a Clear button;
+# the `worker-chat` class hides it (webapp.ui.style).
+WORKER_CHATBOT_BUTTONS = ["copy"]
+
+
 # Shown as the system's message while it writes its reply (styled by `webapp.ui.style`).
 TYPING_TEXT = "typing…"
 

@@ -3,13 +3,16 @@
 Served at `/study/` (the public page sends a link with `?study=` there, query
 intact). The page keeps nothing but (study id, pseudonym) in a server-side
 State; every handler reads the worker's row from the store and redraws the
-whole page from it (`_view`), so a reload resumes exactly where the worker
-was. Refusals show as one line at the top and change nothing else.
+whole page from it (`draw`), so a reload resumes exactly where the worker
+was. The task view works as the public Chat does: a message shows the moment
+it is sent, with a typing indicator until the reply, and only the component
+that changes shows progress; a refusal is one line next to the control that was
+used (never a toast), and what the worker typed or picked stays.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 from urllib.parse import quote
 
 import gradio as gr
@@ -20,7 +23,9 @@ from webapp import study_flow as flow
 from webapp.services import Services
 from webapp.ui.refusal import Refusal, notice
 from webapp.ui.aspect_form import form_for
-from webapp.ui.render import chat_messages, escape_text, plural
+from webapp.ui.render import (
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, plural,
+)
 
 TITLE = "CRS Arena study"
 FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for
@@ -28,6 +33,19 @@ FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short 
 FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
               f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
+
+
+class Pane(NamedTuple):
+    """One conversation's part of the task view (one per system in a battle)."""
+    column: Any
+    chat: Any
+    items: Any
+    msg: Any
+    send: Any
+    line: Any  # the status line for this pane's controls
+    good: Any
+    bad: Any
+    verdict: Any
 
 
 def _done_markdown(study: Study) -> str:
@@ -46,7 +64,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
     with gr.Blocks(title=TITLE, delete_cache=(age, age)) as demo:
         ident = gr.State(None)
         title = gr.Markdown(f"# {TITLE}", elem_id="study-title")
-        status = gr.Markdown("", elem_id="study-notice")
+        status = gr.Markdown("", elem_id="study-notice", elem_classes=["status-line"])
         # For clients without a browser (and tests): the link's parameters as values.
         link_study = gr.Textbox(visible=False)
         link_worker = gr.Textbox(visible=False)
@@ -59,18 +77,23 @@ def build_study_demo(services: Services) -> gr.Blocks:
         with gr.Column(visible=False, elem_id="study-task") as task_box:
             task_head = gr.Markdown(elem_id="study-task-head")
             panes = {}
-            with gr.Row():
+            with gr.Row(equal_height=False):
                 for side in ("A", "B"):
                     s = side.lower()
-                    with gr.Column(visible=side == "A", elem_id=f"study-pane-{s}") as column:
-                        chat = gr.Chatbot(label=f"System {side}", height=360, elem_id=f"study-chat-{s}")
-                        msg = gr.Textbox(label="Your message", lines=1, elem_id=f"study-msg-{s}")
-                        send = gr.Button("Send", elem_id=f"study-send-{s}")
+                    with gr.Column(visible=side == "A", variant="panel", min_width=300,
+                                   elem_id=f"study-pane-{s}") as column:
+                        chat = gr.Chatbot(label=f"System {side}", height=360, buttons=WORKER_CHATBOT_BUTTONS,
+                                          elem_id=f"study-chat-{s}", elem_classes=["worker-chat"])
+                        items = gr.Markdown(items_markdown([]), elem_id=f"study-items-{s}")
+                        msg = gr.Textbox(label="Your message", lines=1, max_lines=4, elem_id=f"study-msg-{s}")
+                        send = gr.Button("Send", variant="primary", elem_id=f"study-send-{s}")
+                        line = gr.Markdown("", elem_id=f"study-status-{s}", elem_classes=["status-line"])
                         with gr.Row():
-                            good = gr.Button("Satisfied", elem_id=f"study-satisfied-{s}")
-                            bad = gr.Button("Frustrated", elem_id=f"study-frustrated-{s}")
+                            good = gr.Button("Satisfied", min_width=120, elem_id=f"study-satisfied-{s}")
+                            bad = gr.Button("Frustrated", variant="stop", min_width=120,
+                                            elem_id=f"study-frustrated-{s}")
                         verdict = gr.Markdown(elem_id=f"study-verdict-{s}")
-                    panes[side] = (column, chat, msg, send, good, bad, verdict)
+                    panes[side] = Pane(column, chat, items, msg, send, line, good, bad, verdict)
             choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
                               visible=False, elem_id="study-choice")
             form = form_for(services)
@@ -81,10 +104,12 @@ def build_study_demo(services: Services) -> gr.Blocks:
                                    elem_id=f"study-aspect-{a.name}") for a in form.dialogue]
             attention = gr.Radio([], label="", visible=False, elem_id="study-attention")
             submit = gr.Button("Submit this task", variant="primary", elem_id="study-submit")
+            submit_line = gr.Markdown("", elem_id="study-submit-status", elem_classes=["status-line"])
         with gr.Column(visible=False, elem_id="study-gold") as gold_box:
             gold_md = gr.Markdown()
             gold_answer = gr.Radio([], label="", elem_id="study-gold-answer")
             gold_submit = gr.Button("Submit", variant="primary", elem_id="study-gold-submit")
+            gold_line = gr.Markdown("", elem_id="study-gold-status", elem_classes=["status-line"])
         with gr.Column(visible=False, elem_id="study-full") as full_box:
             gr.Markdown("Every place in this study is taken right now. Please try again in a few minutes.")
             retry = gr.Button("Try again", elem_id="study-retry")
@@ -93,20 +118,24 @@ def build_study_demo(services: Services) -> gr.Blocks:
         # when the file was saved); the script chained after each event below follows it.
         forward = gr.Textbox(visible=False, elem_id="study-forward")
 
+        pane_parts = [c for pane in panes.values() for c in (pane.column, pane.chat, pane.items, pane.send,
+                                                              pane.line, pane.verdict)]
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
-                *[c for side in ("A", "B") for c in (panes[side][0], panes[side][1], panes[side][6])],
-                choice, attention, aspects_box, *radios, gold_box, gold_md, gold_answer, full_box, done_md, forward]
+                *pane_parts, choice, attention, aspects_box, *radios, submit_line, gold_box, gold_md, gold_answer,
+                gold_line, full_box, done_md, forward]
+        lines = [status, submit_line, gold_line, *[pane.line for pane in panes.values()]]
 
-        def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False
-                 ) -> list[Any]:
-            """The whole page for the worker's row; `reset` empties the task form's answers."""
+        def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False,
+                 where: Any = status) -> list[Any]:
+            """The whole page for the worker's row, with `message` in the status line `where` (the one next
+            to the control that was used); `reset` empties the task form's answers."""
             step = p.data.get("step") if p is not None else None
             if p is not None and flow.completed(p):
                 step = "done"
             out: dict[Any, Any] = {
                 ident: (p.study_id, p.pseudonym) if p is not None else None,
                 title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
-                status: message,
+                **{line: message if line is where else "" for line in lines},
                 consent_box: gr.update(visible=step == "consent"),
                 consent_md: study.consent if study else "",
                 instr_box: gr.update(visible=step == "instructions"),
@@ -122,13 +151,15 @@ def build_study_demo(services: Services) -> gr.Blocks:
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
             for side in ("A", "B"):
-                column, chat, _, _, _, _, verdict = panes[side]
+                pane = panes[side]
                 d = dialogues.get(side)
-                out[column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
-                out[chat] = gr.update(value=chat_messages(d),
-                                      label=f"System {side}" if study and study.mode == "battle" else "The system")
-                out[verdict] = (f"Your verdict: **{d.feedback.sentiment}**" if d is not None and d.feedback
-                                else "")
+                out[pane.column] = gr.update(visible=side in flow.sides(study) if study else side == "A")
+                out[pane.chat] = gr.update(value=chat_messages(d), label=f"System {side}"
+                                           if study and study.mode == "battle" else "The system")
+                out[pane.items] = items_markdown(latest_items(d))
+                out[pane.send] = gr.update(interactive=d is not None and d.feedback is None and not d.ended)
+                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}**"
+                                     if d is not None and d.feedback else "")
             if step == "task":
                 number = len(p.data.get("task_seconds", [])) + 1
                 who = "each system" if study.mode == "battle" else "the system"
@@ -146,22 +177,51 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 out[gold_answer] = gr.update(choices=check.options, label=check.question, value=None)
             return [out[c] for c in view]
 
-        def guarded(action, cleared: tuple[Any, ...] = (), reset: bool = False):
-            """Run `action` on the worker's row and redraw; extra outputs get `cleared` and the form is
-            `reset` only when it succeeds (a refused message or answer stays where the worker put it)."""
+        def guarded(action, reset: bool = False, where: Any = status):
+            """Run `action` on the worker's row and redraw; a refusal shows in the line `where`, and the form
+            is `reset` only when it succeeds (a refused answer stays where the worker put it)."""
             def run(ident_value, *args):
                 try:
                     study, p = flow.current(services, ident_value)
                 except Refusal as exc:
-                    return draw(None, None, notice(exc)) + [gr.update() for _ in cleared]
+                    return draw(None, None, notice(exc))
                 try:
                     action(study, p, *args)
                 except Refusal as exc:
                     study, p = flow.current(services, ident_value)
-                    return draw(study, p, notice(exc)) + [gr.update() for _ in cleared]
+                    return draw(study, p, notice(exc), where=where)
                 study, p = flow.current(services, ident_value)
-                return draw(study, p, reset=reset) + list(cleared)
+                return draw(study, p, reset=reset)
             return run
+
+        def sending(side: str):
+            """Send in one pane, in two steps as the public Chat does: the message with a typing indicator at
+            once (Send and the box disabled), then the page with the reply. A refused message stays in its box."""
+            pane = panes[side]
+            chat, msg, send, line = pane.chat, pane.msg, pane.send, pane.line
+            outputs = view + [msg]
+
+            def only(updates: dict[Any, Any]) -> list[Any]:
+                return [updates.get(c, gr.skip()) for c in outputs]
+
+            def run(ident_value, text: str):
+                try:
+                    study, p = flow.current(services, ident_value)
+                    d, _ = flow.check_send(services, p, side, text)
+                except Refusal as exc:
+                    yield only({line: notice(exc)})
+                    return
+                yield only({chat: echo_messages(d, text), line: "", msg: gr.update(value="", interactive=False),
+                            send: gr.update(interactive=False)})
+                try:
+                    flow.send(services, study, p, side, text)
+                except Refusal as exc:
+                    study, p = flow.current(services, ident_value)
+                    yield draw(study, p, notice(exc), where=line) + [gr.update(value=text, interactive=True)]
+                    return
+                study, p = flow.current(services, ident_value)
+                yield draw(study, p) + [gr.update(value="", interactive=True)]
+            return run, outputs
 
         def enter(params: dict[str, Any]) -> list[Any]:
             try:
@@ -183,22 +243,33 @@ def build_study_demo(services: Services) -> gr.Blocks:
 
         forwarding(demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden"))
         gr.Button(visible=False).click(enter_from_values, [link_study, link_worker], view, api_name="study_enter")
-        agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view, api_name="study_consent")
-        start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start")
+        # Every event redraws the page, but only the line next to the control shows progress: Gradio's
+        # overlay on every output would cover the whole page at each step.
+        def near(line: Any) -> dict[str, Any]:
+            return {"show_progress": "minimal", "show_progress_on": [line]}
+
+        agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view, api_name="study_consent",
+                    **near(consent_md))
+        start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start",
+                    **near(instr_md))
         for side in ("A", "B"):
-            _, _, msg, send, good, bad, _ = panes[side]
+            pane = panes[side]
+            msg, send, good, bad, verdict, line = pane.msg, pane.send, pane.good, pane.bad, pane.verdict, pane.line
             s = side.lower()
-            sent = guarded(lambda st, p, text, side=side: flow.send(services, st, p, side, text), ("",))
-            send.click(sent, [ident, msg], view + [msg], api_name=f"study_send_{s}")
-            msg.submit(sent, [ident, msg], view + [msg], api_visibility="private")
+            sent, sent_outputs = sending(side)
+            # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
+            gr.on(triggers=[send.click, msg.submit], fn=sent, inputs=[ident, msg], outputs=sent_outputs,
+                  api_name=f"study_send_{s}", trigger_mode="once", show_progress="hidden")
             for button, sentiment in ((good, "satisfied"), (bad, "frustrated")):
                 button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
-                                     flow.rate(services, st, p, side, sentiment)),
-                             [ident], view, api_name=f"study_{sentiment}_{s}")
+                                     flow.rate(services, st, p, side, sentiment), where=line),
+                             [ident], view, api_name=f"study_{sentiment}_{s}", **near(verdict))
         forwarding(submit.click(
-            guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True),
-            [ident, choice, attention, *radios], view, api_name="study_submit"))
-        forwarding(gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a)),
-                                     [ident, gold_answer], view, api_name="study_gold"))
-        retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view, api_name="study_retry")
+            guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True,
+                    where=submit_line),
+            [ident, choice, attention, *radios], view, api_name="study_submit", **near(submit_line)))
+        forwarding(gold_submit.click(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a), where=gold_line),
+                                     [ident, gold_answer], view, api_name="study_gold", **near(gold_line)))
+        retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view, api_name="study_retry",
+                    **near(full_box))
     return demo

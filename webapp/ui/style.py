@@ -1,4 +1,4 @@
-"""The app's own CSS: status lines, the typing indicator, the reveal, and narrow screens.
+"""The app's own CSS: status lines, the typing indicator, the reveal, a worker's chatbot, and narrow screens.
 
 Gradio 6 takes CSS at launch (`serve.launch_app` passes it), not when the
 Blocks are built.
@@ -9,6 +9,9 @@ APP_CSS = """
 .typing-indicator { font-style: italic; opacity: 0.7; animation: arena-typing 1.2s ease-in-out infinite; }
 @keyframes arena-typing { 0%, 100% { opacity: 0.3; } 50% { opacity: 1; } }
 .prose.battle-reveal { border-left: 4px solid var(--color-accent); padding-left: 0.6rem; }
+/* A study worker's chatbot: no Clear button (Gradio shows it always; it would only blank the view, not the
+   stored conversation). Its top panel holds nothing else with `WORKER_CHATBOT_BUTTONS`. */
+.worker-chat .icon-button-wrapper.top-panel { display: none !important; }
 #leaderboard-table th, #leaderboard-table td { white-space: nowrap; }
 @media (max-width: 640px) {
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
