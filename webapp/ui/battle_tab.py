@@ -27,7 +27,7 @@ from webapp.ui.chat_tab import CONSENT
 from webapp.ui.participant import ParticipantSlot, user_of
 from webapp.ui.refusal import Refusal, notice
 from webapp.ui.render import (
-    chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
 
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
@@ -133,6 +133,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 reveal = gr.Markdown("", visible=False, elem_id=f"battle-reveal-{s}",
                                      elem_classes=["battle-reveal"])
                 chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}",
+                                     buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
                                      feedback_options=tuple(aspect_form.reply_options(form)) or None)
                 items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
                 message = gr.Textbox(

@@ -26,7 +26,7 @@ from webapp.ui import aspect_form
 from webapp.ui.participant import ParticipantSlot, user_of
 from webapp.ui.refusal import Refusal, notice, refuse
 from webapp.ui.render import (
-    chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
 from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.scorecard import factor_figure
@@ -167,6 +167,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     with gr.Row(equal_height=False):
         with gr.Column(scale=3, min_width=300):
             chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
+                                 buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
                                  feedback_options=tuple(aspect_form.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
                                  max_lines=6, interactive=ready, elem_id="chat-msg")
