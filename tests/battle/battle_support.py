@@ -102,10 +102,19 @@ def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
 
     demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)
-    port = free_port()
-    launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-               **launch_options(services.settings, admin=admin))
-    return demo, f"http://127.0.0.1:{port}/"
+    # The free port is only free when asked: on a busy machine another process may take it before
+    # Gradio binds it (Gradio then fails its own start-up check), so a failed start tries a new port.
+    for attempt in range(3):
+        port = free_port()
+        try:
+            launch_app(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+                       **launch_options(services.settings, admin=admin))
+        except Exception:  # Gradio raises a bare Exception (or ValueError) when its check fails
+            demo.close()
+            if attempt == 2:
+                raise
+        else:
+            return demo, f"http://127.0.0.1:{port}/"
 
 
 @contextlib.contextmanager
