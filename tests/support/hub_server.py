@@ -152,6 +152,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"})
         return repo
 
+    def _revision(self, groups: dict[str, str], rev: str) -> Optional[tuple[Repo, tuple[str, dict]]]:
+        """The repository and its (sha, files) at `rev`; None once a 404 has been answered."""
+        with self.hub.lock:
+            repo = self._repo(groups)
+            if repo is None:
+                return None
+            found = repo.snapshot(rev)
+        if found is None:
+            self._json(404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"})
+            return None
+        return repo, found
+
     # -- endpoints ----------------------------------------------------------------------
     def _create(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
         payload = json.loads(body or b"{}")
@@ -168,28 +180,17 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"url": f"{self.hub.url}/{prefix}{repo_id}", "name": repo_id})
 
     def _info(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
-        with self.hub.lock:
-            repo = self._repo(groups)
-            if repo is None:
-                return
-            found = repo.snapshot(groups.get("rev") or "main")
-            if found is None:
-                self._json(404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"})
-                return
-            sha, files = found
+        revision = self._revision(groups, groups.get("rev") or "main")
+        if revision is not None:
+            repo, (sha, files) = revision
             self._json(200, {"id": groups["repo"], "sha": sha, "private": repo.private,
                              "siblings": [{"rfilename": p} for p in sorted(files)]})
 
     def _tree(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
-        with self.hub.lock:
-            repo = self._repo(groups)
-            if repo is None:
-                return
-            found = repo.snapshot(groups["rev"])
-            if found is None:
-                self._json(404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"})
-                return
-            files = found[1]
+        revision = self._revision(groups, groups["rev"])
+        if revision is None:
+            return
+        files = revision[1][1]
         prefix = (groups.get("path") or "").strip("/")
         recursive = query.get("recursive", ["False"])[0].lower() == "true"
         entries, folders = [], set()
@@ -250,15 +251,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"commitUrl": f"{self.hub.url}/{prefix}{groups['repo']}/commit/{sha}", "commitOid": sha})
 
     def _resolve(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
-        with self.hub.lock:
-            repo = self._repo(groups)
-            if repo is None:
-                return
-            found = repo.snapshot(groups["rev"])
-        if found is None:
-            self._json(404, {"error": "Invalid rev id"}, {"X-Error-Code": "RevisionNotFound"})
+        revision = self._revision(groups, groups["rev"])
+        if revision is None:
             return
-        sha, files = found
+        sha, files = revision[1]
         data = files.get(groups["path"])
         if data is None:
             self._json(404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"})
