@@ -16,13 +16,13 @@ for the researcher, and left out of the study's results.
 from __future__ import annotations
 
 import threading
+from functools import lru_cache
 from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
-from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.study_store import (
     COMPLETED, Participant, complete_participant, finish_task, get_participant, join_study, reserve_cell,
@@ -31,6 +31,7 @@ from arena.study_store import (
 from webapp.services import Services
 from webapp.ui.aspect_form import rate_dialogue
 from webapp.ui.refusal import refuse
+from webapp.ui.storage_full import stored_turn
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
 PLATFORM_PARAMS = ("STUDY_ID", "SESSION_ID")
@@ -52,12 +53,19 @@ def sides(study: Study) -> tuple[str, ...]:
     return ("A", "B") if study.mode == "battle" else ("A",)
 
 
+@lru_cache(maxsize=64)
+def _parsed(text: str) -> Study:
+    # Every event of a worker's page reads the study's saved version, which never changes: its text is
+    # parsed (YAML and checks) once per process, not on each click.
+    return parse_study(text)
+
+
 def load_study(services: Services, study_id: str, version: Optional[int] = None) -> tuple[int, Study]:
     found = study_text(services.store, study_id, version) if STUDY_ID.match(study_id or "") else None
     if found is None:
         raise refuse("There is no such study. Please check the link you were given.")
     try:
-        return found[0], parse_study(found[1])
+        return found[0], _parsed(found[1])
     except StudyError:  # saved files were checked; an older file may fail a newer check
         raise refuse("This study cannot be opened right now; please contact the researchers.") from None
 
@@ -189,13 +197,8 @@ def check_send(services: Services, p: Participant, side: str, text: str) -> tupl
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
-        try:
-            reply = services.runner_for(d.crs_id).user_turn(d, text)
-        except (MessageRejected, DialogueEnded) as exc:
-            raise refuse(str(exc)) from None
-        except CRSUnavailable:
-            raise refuse("The system is unavailable right now; please try again in a moment.") from None
-        services.store.save_dialogue(d)
+        reply = stored_turn(services, d, text,
+                            unavailable="The system is unavailable right now; please try again in a moment.")
         if reply.error and not d.ended:
             raise refuse("The system had a problem answering; please send your message again.")
 
