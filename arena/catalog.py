@@ -26,7 +26,7 @@ from rapidfuzz import fuzz, process
 
 from arena.config import ASSETS_DIR
 from arena.dialogue import RecommendedItem
-from arena.mentions import (
+from arena.titles.phrases import (
     FUNCTION_WORDS,
     PhraseIndex,
     Vocabulary,
@@ -34,7 +34,7 @@ from arena.mentions import (
     normalize,
     unique,
 )
-from arena.titles import split_year
+from arena.titles.names import split_year
 
 CATALOG_DIR = ASSETS_DIR / "catalogs"
 DATASETS = ("redial", "opendialkg")

@@ -146,7 +146,7 @@ class Settings(BaseSettings):
     admin_password_hash: Optional[str] = Field(None, repr=False)
     admin_port: int = Field(7861, ge=1, le=65535)
     # Failed researcher logins per client address: each failure after the first few waits longer,
-    # and this many lock the address out for `login_lockout_s` (webapp/login_limits.py).
+    # and this many lock the address out for `login_lockout_s` (webapp/protection/login_limits.py).
     login_max_failures: int = Field(10, ge=1)
     login_lockout_s: float = Field(900.0, gt=0, validation_alias=_env("ARENA_LOGIN_LOCKOUT"))
     # Honest votes: limits per user (browser session) and per IP address within a window.

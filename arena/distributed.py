@@ -1,6 +1,6 @@
 """Fan work out over Ray: one task per item, results as they finish, bounded in flight.
 
-Used by simulated runs (`webapp.evaluation_runs`) and bulk scoring
+Used by simulated runs (`webapp.runs.evaluation`) and bulk scoring
 (`evaluators.bulk_scoring`) when they run with `--engine ray`; threads stay the
 default engine and need no Ray. A task whose worker process dies is retried
 by Ray (`max_retries`); a task that still fails is reported to the caller with

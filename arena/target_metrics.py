@@ -5,7 +5,7 @@ simulators that record them per turn (`simulators.metrics`).
 
 A target is an item id or a title (a string), or a mapping with "item_id"
 and/or "title"; a recommendation is an (item id or None, title) pair. They
-match when the ids are equal or the titles have the same `arena.titles.title_key`.
+match when the ids are equal or the titles have the same `arena.titles.names.title_key`.
 
 - Recall@k at turn t = |P_t ∩ Y| / |Y|, with P_t the first k recommendations of
   the t-th system reply and Y the targets.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Iterable, Optional, Sequence, Union
 
-from arena.titles import title_key
+from arena.titles.names import title_key
 
 Recommendation = tuple[Optional[str], str]  # (item id or None, title)
 Target = Union[str, Mapping[str, Optional[str]]]

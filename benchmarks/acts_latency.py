@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from arena.title_mentions import shared_linker
+    from arena.titles.linking import shared_linker
     from evaluators.acts.features import dialogue_pairs
     from evaluators.acts.network import encode_pairs
     from evaluators.acts.offline import OfflineActAnnotator

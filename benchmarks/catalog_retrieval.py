@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.catalog import CATALOG_DIR, DATASETS, load_catalog, read_catalog, vocabulary  # noqa: E402
 from arena.config import Settings  # noqa: E402
-from arena.mentions import normalize  # noqa: E402
+from arena.titles.phrases import normalize  # noqa: E402
 from arena.retrieval import ItemRetriever, embedding_model  # noqa: E402
 
 QUERIES = [

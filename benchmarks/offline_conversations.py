@@ -41,7 +41,7 @@ from arena.catalog import CatalogItem  # noqa: E402
 from arena.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue  # noqa: E402
 from arena.llm import build_client  # noqa: E402
-from arena.mentions import normalize  # noqa: E402
+from arena.titles.phrases import normalize  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from crs.systems import system_specs  # noqa: E402
 

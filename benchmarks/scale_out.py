@@ -38,7 +38,7 @@ from simulators import catalog_view  # noqa: E402
 from store import make_dialogue, write_from_threads  # noqa: E402  (benchmarks/store.py)
 from sim_concurrency import GenreRecommender, stub_user  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402
-from webapp.evaluation_runs import RunConfig, RunManager  # noqa: E402
+from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
 
 
 @dataclass(frozen=True)

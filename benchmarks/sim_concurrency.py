@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue, RecommendedItem, Role  # noqa: E402
-from webapp.evaluation_runs import RunConfig, RunManager  # noqa: E402
+from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
-from arena.mentions import normalize
+from arena.titles.phrases import normalize
 from crs.recommender.context import negated_before
 
 # Everyday words for a genre -> the word the catalogs' genre names contain.

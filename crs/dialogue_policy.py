@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
-from arena.mentions import normalize
+from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from crs.constraints import Constraints, in_request_clause, request_part, update
 from crs.recommender.context import negated_before

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
-from arena.mentions import tokenize
+from arena.titles.phrases import tokenize
 from crs.item_answers import tied_to_message
 from crs.reply_check import named_titles, sentence_spans
 

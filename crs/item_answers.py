@@ -13,7 +13,7 @@ import re
 from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
-from arena.mentions import FUNCTION_WORDS, normalize
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 from crs.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
 
 KIND_WORDS = {"film": "film", "series": "TV series", "book": "book"}

@@ -18,7 +18,7 @@ from typing import Iterable, Optional, Sequence
 from rapidfuzz import fuzz
 
 from arena.catalog import Catalog, CatalogItem
-from arena.mentions import FUNCTION_WORDS, normalize
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 _QUOTED = re.compile(r"[\"“]([A-Z0-9][^\"“”\n]{0,80}?)[\"”]")
 _EMPHASISED = re.compile(r"(\*\*|\*|__)([A-Z0-9][^*_\n]{0,80}?)\1")

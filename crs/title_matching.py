@@ -16,7 +16,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from arena.catalog import Catalog, CatalogItem, split_name
-from arena.mentions import normalize
+from arena.titles.phrases import normalize
 
 SURE_RATIO = 92  # string similarity that links without asking the embeddings
 SHORTLIST_RATIO = 65  # catalog titles at least this similar (as strings) are compared by embedding

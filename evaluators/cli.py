@@ -91,7 +91,7 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     """Queue stored dialogues in the store's scoring queue and drain it with several workers."""
     from arena.config import Settings
     from arena.store import Store
-    from arena.store_safety import enqueue_scoring, requeue_interrupted
+    from arena.store.safety import enqueue_scoring, requeue_interrupted
     from evaluators.stored_scoring import drain_queue, first_score_name, run_job
 
     settings = Settings.from_env(db_path=args.db)

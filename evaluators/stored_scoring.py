@@ -1,10 +1,10 @@
 """Scoring dialogues that live in the store, through its durable job queue.
 
-The queue is the `scoring_jobs` table (`arena.store_safety`): a job is claimed,
+The queue is the `scoring_jobs` table (`arena.store.safety`): a job is claimed,
 run and marked done in the store, so a crash loses nothing (a restart puts
 jobs left running back in the queue). Two users:
 
-* the app's `webapp.background_scorer.BackgroundScorer`, whose workers keep
+* the app's `webapp.runs.scorer.BackgroundScorer`, whose workers keep
   taking jobs while the app runs;
 * `python -m evaluators score --db PATH`, which queues stored dialogues and
   drains the queue with several workers (`drain_queue`).
@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, Score
 from arena.store import Store
-from arena.store_safety import claim_scoring_job, finish_scoring_job
+from arena.store.safety import claim_scoring_job, finish_scoring_job
 from evaluators.scoring import REGISTRY, score_dialogue
 
 log = logging.getLogger(__name__)

@@ -41,7 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.title_mentions import shared_linker  # noqa: E402
+from arena.titles.linking import shared_linker  # noqa: E402
 from evaluators.acts.data import (  # noqa: E402
     ARENA_SETS, ARENA_VAL, HELD_OUT_MODULUS, iard_path, iard_split, load_arena_style, load_iard,
 )

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Optional
 
 from arena.catalog import Catalog
 from arena.dialogue import RecommendedItem
-from arena.titles import title_key, split_year, title_variants
+from arena.titles.names import title_key, split_year, title_variants
 
 NOT_FILM_GENRES = frozenset({
     "england", "united kingdom", "novel", "literature", "television", "children's literature",

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Iterable, Optional
 
 from arena.dialogue import Dialogue
-from arena.titles import split_year
+from arena.titles.names import split_year
 from simulators.catalog_access import CatalogView
 
 _PREFERENCE_CUE = re.compile(

@@ -24,7 +24,7 @@ from simulators.grounding import ProfileFacts
 from simulators.metrics import preference_coverage, target_ids
 from simulators.movielens import MovieLens
 from simulators.preferences import PreferenceProfile, build_profile
-from arena.titles import split_year
+from arena.titles.names import split_year
 
 PERSONA = (
     "Role-play a person chatting with a movie recommender to find something to watch. You do not have a "

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.movielens import MovieLens
-from arena.titles import title_key, readable_title
+from arena.titles.names import title_key, readable_title
 
 LIKED_RATING = 4.0
 DISLIKED_RATING = 2.0

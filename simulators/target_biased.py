@@ -28,7 +28,7 @@ from simulators.base import SimulatedUser, clean_generation, last_reply, transcr
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.grounding import ProfileFacts, named_facts
 from simulators.metrics import is_target, per_turn_recall, target_ids, target_keys
-from arena.titles import strip_mentions
+from arena.titles.names import strip_mentions
 
 PERSONA = (
     "Role-play a person who asks a movie recommender for a film. You have particular movies in mind but "

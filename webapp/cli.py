@@ -30,13 +30,13 @@ class Command:
 
     def alias(self) -> str:
         package = self.module.removesuffix(".__main__").removesuffix(".cli")
-        names = {"webapp.serve": "python app.py", "webapp.simulation_cli": "python -m simulators"}
+        names = {"webapp.serve": "python app.py", "webapp.runs.cli": "python -m simulators"}
         return names.get(self.module) or " ".join(["python -m", package, *self.prefix])
 
 
 COMMANDS: dict[str, Command] = {
     "serve": Command("webapp.serve", (), "start the web app"),
-    "simulate": Command("webapp.simulation_cli", (), "simulated evaluation runs: run, list, runs"),
+    "simulate": Command("webapp.runs.cli", (), "simulated evaluation runs: run, list, runs"),
     "export": Command("arena.corpus.cli", ("export",), "export the rated corpus, votes, scores and a dataset card"),
     "import": Command("arena.corpus.cli", ("import",), "load a corpus file into the database"),
     "score": Command("evaluators.cli", ("score",), "annotate dialogue acts and score dialogues from a file",

@@ -2,7 +2,7 @@
 
 A Space exposes a single port, so `python app.py` serves both Gradio apps from
 one FastAPI application (`gr.mount_gradio_app`), the researcher app behind its
-login, with failed logins limited per client address (`webapp.login_limits`).
+login, with failed logins limited per client address (`webapp.protection.login_limits`).
 `python app.py --admin` serves the researcher app alone at `/` of its own port
 through the same code. When no researcher account is configured, `/admin` is
 left out and the log says why.
@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Optional
 import gradio as gr
 from fastapi import FastAPI
 
-from webapp.login_limits import LoginLimiter, LoginLimitMiddleware
+from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
     CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
-    (`webapp.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
+    (`webapp.protection.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
     at `/study` beside the public app (it takes no uploads)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")

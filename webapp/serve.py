@@ -16,20 +16,20 @@ from fastapi import FastAPI
 
 from arena.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
-from webapp.admin_auth import AdminNotConfigured, admin_checker
+from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
-from webapp.login_limits import LoginLimiter
+from webapp.protection.login_limits import LoginLimiter
 from webapp.one_port import ADMIN_PATH, build_server, serve
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
     your_data_tab,
 )
-from webapp.ui.participant import participant_slot
+from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
-from webapp.ui.style import APP_CSS
+from webapp.ui.parts.style import APP_CSS
 from webapp.warm_start import warm_up
-from webapp.upload_limits import launch_options, upload_limit
+from webapp.protection.upload_limits import launch_options, upload_limit
 
 TITLE = "CRS Arena"
 INTRO = (

@@ -18,10 +18,10 @@ from arena.llm import LLMClient, build_client
 from arena.llm.budget import budgeted_client
 from arena.runner import DialogueRunner
 from arena.store import Store
-from arena.store_safety import enqueue_scoring
+from arena.store.safety import enqueue_scoring
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
-from webapp.background_scorer import BackgroundScorer
+from webapp.runs.scorer import BackgroundScorer
 
 log = logging.getLogger(__name__)
 

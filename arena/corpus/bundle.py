@@ -32,7 +32,7 @@ from arena.corpus.records import export_record, pseudonymiser, resolve_salt
 from arena.files import atomic_path
 from arena.store import Store
 from arena.study import STUDY_VERSION_KEY, crowd_of_dialogue, crowd_of_vote
-from arena.visibility import visibility
+from arena.counting import visibility
 
 LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"

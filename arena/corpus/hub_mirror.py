@@ -42,7 +42,7 @@ from typing import Any, Iterator, Optional
 
 import sqlalchemy as sa
 
-from arena import store_schema as t
+from arena.store import schema as t
 from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
 from arena.store import Store, describe_location

@@ -109,7 +109,7 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                    salt: Optional[str] = None) -> Iterator[dict[str, Any]]:
-    from arena.visibility import visibility
+    from arena.counting import visibility
 
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     all_votes = store.list_votes()

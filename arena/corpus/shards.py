@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
 
 import sqlalchemy as sa
 
-from arena import store_schema as t
+from arena.store import schema as t
 from arena.corpus.records import PSEUDONYM_PREFIX, _scrub
 from arena.dialogue import Dialogue, Score, UserKind, Vote
 
 if TYPE_CHECKING:
-    from arena.store import Store
+    from arena.store.engine import Store
 
 KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation", "study_files", "study_participants",
          "study_claims")
@@ -94,7 +94,7 @@ def current_records(store: "Store", pseudonym: Callable[[str], str]) -> dict[str
         for row in conn.execute(sa.select(t.moderation_log).order_by(t.moderation_log.c.entry_id)):
             entry = {k: v for k, v in row._mapping.items() if k != "entry_id"}  # ids differ between replicas
             out["moderation"][digest(entry)] = entry
-        # Studies: participants are already salted pseudonyms, never raw worker ids (`webapp.study_flow`).
+        # Studies: participants are already salted pseudonyms, never raw worker ids (`webapp.sessions.study`).
         for row in conn.execute(sa.select(t.study_files)):
             out["study_files"][f"{row.study_id}/{row.version}"] = dict(row._mapping)
         for row in conn.execute(sa.select(t.study_participants)):
@@ -153,7 +153,7 @@ def merge(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, dict[str, dict[
 
 def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, int]:
     """Write merged shard rows into the store in one transaction; returns counts per kind."""
-    from arena.store import _insert, _utc_key
+    from arena.store.engine import _insert, _utc_key
 
     dialogues = [Dialogue.model_validate(r) for r in rows.get("dialogues", {}).values()]
     ids = {d.dialogue_id for d in dialogues}

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
-from arena.mentions import FUNCTION_WORDS, normalize
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 # A cue that turns what follows it in the clause into something unwanted.
 NEGATION_CUE = re.compile(

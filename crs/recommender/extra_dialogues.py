@@ -26,7 +26,7 @@ from typing import Iterable, Optional
 from arena.catalog import Catalog
 from arena.corpus.reading import load_dialogues
 from arena.dialogue import Dialogue, Role
-from arena.mentions import normalize
+from arena.titles.phrases import normalize
 from crs.recommender.training import Turn, read_rows
 
 FIRST_TEST_ID = 20001  # ReDial's test conversations are numbered from here up

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, Role
-from arena.mentions import normalize
+from arena.titles.phrases import normalize
 from crs.recommender.combination import LinearCombination, load_combination
 from crs.recommender.context import RequestContext, read_context
 from crs.recommender.elsewhere import ElsewhereSignal

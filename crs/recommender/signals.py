@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 
 from arena.catalog import Catalog, CatalogItem
-from arena.mentions import FUNCTION_WORDS
+from arena.titles.phrases import FUNCTION_WORDS
 from crs.recommender.context import RequestContext
 from crs.recommender.statistics import ItemStatistics
 

@@ -25,8 +25,8 @@ from typing import Optional, Sequence
 
 from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from evaluators.acts.offers import cut_short, echoed_mentions
-from arena.title_mentions import Mention, TitleLinker, find_mentions, list_mentions, mask_titles
-from arena.titles import title_key
+from arena.titles.linking import Mention, TitleLinker, find_mentions, list_mentions, mask_titles
+from arena.titles.names import title_key
 
 INPUT_LAYOUT = "pairs-v1"
 # Words kept of each text: the previous utterance's end (where an offer or a question usually

@@ -20,8 +20,8 @@ from arena.llm.json_output import json_object
 from evaluators.acts.base import ActAnnotator, AnnotationError
 from evaluators.acts.data import ACTS_ASSETS
 from evaluators.acts.schema import intents_for, make_acts, normalise_intent
-from arena.title_mentions import TitleLinker, find_mentions, shared_linker
-from arena.titles import title_key
+from arena.titles.linking import TitleLinker, find_mentions, shared_linker
+from arena.titles.names import title_key
 
 DEFAULT_PROMPT = ACTS_ASSETS / "llm_prompt_v2.txt"
 

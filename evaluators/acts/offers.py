@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from arena.title_mentions import Mention
-from arena.titles import clean_title, years_in_parens
+from arena.titles.linking import Mention
+from arena.titles.names import clean_title, years_in_parens
 
 
 def cut_short(text: str, mention: Mention) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Literal, Optional
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from arena.title_mentions import TitleLinker, shared_linker
+from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.context_decision import ContextDecision
 from evaluators.acts.data import ACTS_ASSETS

@@ -19,7 +19,7 @@ from typing import Iterable, Optional
 import numpy as np
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from arena.title_mentions import find_mentions
+from arena.titles.linking import find_mentions
 from evaluators.acts.data import LabelledUtterance
 from evaluators.acts.features import dialogue_pairs
 from evaluators.acts.network import LABELS, REC, encode_pairs, label_index

@@ -11,7 +11,7 @@ from evaluators.cli import main
 from tests.acts.acts_helpers import make_dialogue, three_rounds
 from tests.acts.test_acts_cli import write_corpus
 from tests.acts.test_acts_scoring import fake_client, unannotated
-from webapp.background_scorer import BackgroundScorer
+from webapp.runs.scorer import BackgroundScorer
 
 
 def test_three_rounds_are_explained_one_by_one():

@@ -1,7 +1,7 @@
 """The two exact corrections to title mentions (evaluators/acts/offers.py)."""
 
 from evaluators.acts.offers import cut_short, echoed_mentions
-from arena.title_mentions import Mention
+from arena.titles.linking import Mention
 
 
 def test_echoed_titles_in_any_case():

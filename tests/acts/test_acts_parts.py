@@ -13,7 +13,7 @@ from evaluators.acts.data import (
 from evaluators.acts.llm import build_messages, load_prompt, parse_answer
 from evaluators.acts.offline import DEFAULT_ARTIFACT, ActModel
 from evaluators.acts.schema import make_acts, normalise_intent
-from arena.title_mentions import find_mentions, mask_titles
+from arena.titles.linking import find_mentions, mask_titles
 from tests.acts.acts_helpers import make_dialogue
 
 

@@ -9,7 +9,7 @@ import pytest
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.scoring import REGISTRY, parse_metrics, score_dialogue
-from webapp.background_scorer import BackgroundScorer
+from webapp.runs.scorer import BackgroundScorer
 from tests.acts.acts_helpers import make_dialogue, three_rounds
 
 

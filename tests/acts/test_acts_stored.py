@@ -5,12 +5,12 @@ import json
 import pytest
 import sqlalchemy as sa
 
-from arena import store_schema as t
+from arena.store import schema as t
 from arena.corpus.dialoguekit import from_record, to_dialoguekit
 from arena.corpus.records import export_jsonl
 from arena.dialogue import Rating
 from arena.store import Store
-from arena.store_safety import enqueue_scoring
+from arena.store.safety import enqueue_scoring
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.scoring import score_dialogue
 from evaluators.stored_scoring import drain_queue, run_job

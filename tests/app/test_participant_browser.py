@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Score  # noqa: E402
-from arena.store_safety import moderation_entries  # noqa: E402
+from arena.store.safety import moderation_entries  # noqa: E402
 from tests.support.browser import (  # noqa: E402
     PHONE, assert_no_toasts, chat_send, new_battle, rate_pane, send_in_pane, shoot,
 )

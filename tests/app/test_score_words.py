@@ -2,7 +2,7 @@
 
 from arena.config import Settings
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo
-from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
+from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 
 VERSION = "acts 1/offline-acts/13+pairs-v1"
 

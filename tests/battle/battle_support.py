@@ -98,7 +98,7 @@ def free_port() -> int:
 def launch(services: Services, concurrency: int = 32, *, admin: bool = False):
     """Build the real public (or researcher) app and serve it on 127.0.0.1; returns (demo, base URL)."""
     from webapp.serve import build_admin_demo, build_demo, launch_app
-    from webapp.upload_limits import launch_options
+    from webapp.protection.upload_limits import launch_options
 
     demo = build_admin_demo(services) if admin else build_demo(services)
     demo.queue(default_concurrency_limit=concurrency)

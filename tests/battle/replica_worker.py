@@ -21,10 +21,10 @@ from arena.config import Settings
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from arena.store import Store
 from crs.registry import CRSRegistry
-from webapp.leaderboard import compute_leaderboard
-from webapp.pairing import SharedPairScheduler
+from webapp.leaderboard.table import compute_leaderboard
+from webapp.sessions.pairing import SharedPairScheduler
 from webapp.services import Services
-from webapp.ui.battle_session import rate, send, start_battle, vote
+from webapp.sessions.battle import rate, send, start_battle, vote
 
 from battle_support import FakeCatalogCRS, fake_spec
 
@@ -33,7 +33,7 @@ SYSTEMS = ["alpha", "bravo", "charlie", "delta"]
 
 def main(db: str, name: str, opened: int, battles: int, threads: int) -> None:
     # One scripted process plays every battle without a request: label limits and flags would only
-    # measure that (webapp.label_limits has its own tests).
+    # measure that (webapp.protection.label_limits has its own tests).
     settings = Settings(db_path=db, llm_provider="fake", max_rated_per_user=10_000, max_rated_per_ip=10_000,
                         burst_labels=10_000, min_user_turns=1)
     services = Services(settings=settings, store=Store(db),

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from webapp.ui.battle_session import scheduler_for
+from webapp.sessions.battle import scheduler_for
 
 
 def test_battle_hides_names_until_the_vote_then_everything_is_stored(services, served, fakes):

@@ -5,8 +5,8 @@ import pytest
 from gradio_client import Client
 
 from arena.dialogue import Dialogue, Feedback, Rating, Score, UserInfo, UserKind
-from webapp.ui import aspect_form
-from webapp.ui.meta_view import correlation_heatmap, correlation_table
+from webapp.ui.parts import aspect_form
+from webapp.ui.parts.meta_view import correlation_heatmap, correlation_table
 
 
 def finished(services, crs="alpha", kind=UserKind.HUMAN):
@@ -90,7 +90,7 @@ def test_heat_map_panels_and_empty_state():
 
 def test_correlations_are_recomputed_only_when_ratings_or_scores_change():
     from arena.aspects import load_form
-    from webapp.ui.meta_view import CorrelationMemo
+    from webapp.ui.parts.meta_view import CorrelationMemo
 
     ds = []
     for i, (rdl, overall) in enumerate([(0.1, 1), (0.2, 2), (0.3, 4)]):

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Vote
-from webapp.leaderboard import compute_leaderboard, display_table, leaderboard_figure
-from webapp.ratings import Battle, bradley_terry, elo_ratings, wilson_interval
+from webapp.leaderboard.table import compute_leaderboard, display_table, leaderboard_figure
+from webapp.leaderboard.battle_ratings import Battle, bradley_terry, elo_ratings, wilson_interval
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 

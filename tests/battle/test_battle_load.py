@@ -15,7 +15,7 @@ def test_sixteen_concurrent_battles_are_stored_exactly_once(tmp_path, served):
     results = run_sessions(url, SESSIONS, turns=TURNS)
     assert check_stored_exactly_once(services.store, results, TURNS) == []
     assert sum(s.calls for s in systems) == SESSIONS * 2 * TURNS
-    # Weighted random pairing (webapp.pairing) spreads 16 battles over the 6 pairs, not exactly evenly:
+    # Weighted random pairing (webapp.sessions.pairing) spreads 16 battles over the 6 pairs, not exactly evenly:
     # in 20,000 simulated runs the gap between the most and least drawn pair exceeded 6 once in 2,000.
     counts = services.store.pair_counts(user_kind="human")
     assert sum(counts.values()) == SESSIONS

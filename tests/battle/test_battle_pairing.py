@@ -10,7 +10,7 @@ import pytest
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote
 from arena.store import Store
-from webapp.pairing import (
+from webapp.sessions.pairing import (
     NotEnoughSystems,
     SharedPairScheduler,
     choose_pair,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.dialogue import Vote
-from webapp.ratings import (
+from webapp.leaderboard.battle_ratings import (
     Battle,
     battle_from_vote,
     bootstrap_intervals,

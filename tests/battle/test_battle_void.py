@@ -5,8 +5,8 @@ from battle_support import FakeCatalogCRS, make_services
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.self_naming import family_of, names_itself, void_reason
-from arena.store_safety import flagged_votes
-from arena.visibility import visibility
+from arena.store.safety import flagged_votes
+from arena.counting import visibility
 from webapp.ui.battle_tab import rate, send, start_battle, vote
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote
 from battle_support import FakeCatalogCRS, make_services
-from webapp import leaderboard_categories
-from webapp.leaderboard_categories import Category, register, select
+from webapp.leaderboard import categories as leaderboard_categories
+from webapp.leaderboard.categories import Category, register, select
 from webapp.ui.leaderboard_tab import LeaderboardCache, published_note
 
 SYSTEMS = ("kbrd_redial", "unicrs_redial", "barcor_opendialkg")
@@ -154,7 +154,7 @@ def test_the_public_board_counts_only_the_open_arena(tmp_path):
     correlation panel: they belong to the study's own results."""
     from arena.dialogue import Score
     from arena.study import STUDY_KEY
-    from arena.store_safety import save_battle_once
+    from arena.store.safety import save_battle_once
 
     services = services_with(tmp_path, leaderboard_min_votes=1)
     store = services.store

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote
-from webapp.leaderboard import LeaderboardOptions, compute_leaderboard, display_table, rank_ranges
-from webapp.leaderboard_categories import CATEGORIES, select
-from webapp.ratings import Battle, bootstrap_intervals, bradley_terry, degenerate_intervals
+from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard, display_table, rank_ranges
+from webapp.leaderboard.categories import CATEGORIES, select
+from webapp.leaderboard.battle_ratings import Battle, bootstrap_intervals, bradley_terry, degenerate_intervals
 
 
 def vote(a, b, choice, kind="human", da="x", db="y"):

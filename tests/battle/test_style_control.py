@@ -9,9 +9,9 @@ import random
 import pytest
 
 from arena.dialogue import Dialogue, RecommendedItem, UserInfo, Vote
-from webapp.leaderboard import compute_leaderboard, display_table
-from webapp.ratings import bradley_terry, battle_from_vote
-from webapp.style_control import dialogue_style, rank_change, style_controlled_ratings
+from webapp.leaderboard.table import compute_leaderboard, display_table
+from webapp.leaderboard.battle_ratings import bradley_terry, battle_from_vote
+from webapp.leaderboard.style_control import dialogue_style, rank_change, style_controlled_ratings
 
 
 def dialogue(crs, length, items=1):
@@ -79,7 +79,7 @@ def test_rank_change_is_shown_on_the_leaderboard():
 
 
 def test_style_controlled_intervals_hold_their_estimates_and_narrow_with_data():
-    from webapp.style_control import fit_style_rows, style_controlled_intervals, style_rows
+    from webapp.leaderboard.style_control import fit_style_rows, style_controlled_intervals, style_rows
 
     dialogues, votes = length_driven_battles(seed=5, n=120)
     rows = style_rows(votes, dialogues)
@@ -110,7 +110,7 @@ def test_style_controlled_intervals_on_the_board_and_none_for_degenerate_data():
     a, b = dialogue("a", 50), dialogue("b", 80)
     ties = [Vote(battle_id=f"t{i}", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="a", crs_b="b",
                  choice="tie") for i in range(3)]
-    from webapp.style_control import style_controlled_intervals, style_rows
+    from webapp.leaderboard.style_control import style_controlled_intervals, style_rows
     assert style_controlled_intervals(style_rows(ties, [a, b])) == {}
     flat = compute_leaderboard([a, b], ties)
     assert flat["bt_style"].notna().all() and flat["bt_style_low"].isna().all()

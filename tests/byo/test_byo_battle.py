@@ -18,7 +18,7 @@ from arena.llm import FakeProvider, LLMClient  # noqa: E402
 from arena.store import Store  # noqa: E402
 from crs.external.specs import external_specs  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
-from webapp.leaderboard import compute_leaderboard  # noqa: E402
+from webapp.leaderboard.table import compute_leaderboard  # noqa: E402
 from webapp.services import Services  # noqa: E402
 from webapp.ui import battle_tab  # noqa: E402
 

@@ -23,7 +23,7 @@ from crs.external.server import ContractServer, build_app  # noqa: E402
 from crs.external.specs import external_specs  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import build_simulator, catalog_view  # noqa: E402
-from webapp.evaluation_runs import RunConfig, RunManager  # noqa: E402
+from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,7 @@ def test_a_system_that_goes_down_leaves_the_choices_with_its_health_shown(faulty
     assert health.startswith("failing: 1 calls, 1 failed") and KEY not in health
     from types import SimpleNamespace
 
-    from webapp.ui.system_health import health_markdown
+    from webapp.ui.parts.system_health import health_markdown
 
     page = health_markdown(SimpleNamespace(registry=registry))  # the researcher app's Evaluate tab
     assert "| remote | Remote | external\\-http | redial | ready |" in page and "failing: 1 calls, 1 failed" in page

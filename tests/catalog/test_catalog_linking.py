@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena.catalog import Catalog
-from arena.mentions import normalize, tokenize
+from arena.titles.phrases import normalize, tokenize
 
 
 def labels(items):

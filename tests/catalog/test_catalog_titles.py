@@ -2,8 +2,8 @@
 
 from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from arena.target_metrics import coverage_per_turn, recall_at, target_keys
-from arena.title_mentions import find_mentions
-from arena.titles import clean_title, split_year, title_key
+from arena.titles.linking import find_mentions
+from arena.titles.names import clean_title, split_year, title_key
 from evaluators import metrics as scorer_metrics
 from simulators import metrics as simulator_metrics
 

@@ -29,7 +29,7 @@ from arena.config import Settings  # noqa: E402
 from arena.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
 from arena.dialogue import Dialogue, RecommendedItem  # noqa: E402
 from arena.llm import LLMClient  # noqa: E402
-from arena.store_safety import scoring_counts  # noqa: E402
+from arena.store.safety import scoring_counts  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402
 from webapp.services import build_services  # noqa: E402
 

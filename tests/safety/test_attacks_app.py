@@ -19,8 +19,8 @@ from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: 
 from gradio_client import Client  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, utc_now  # noqa: E402
-from arena.store_safety import save_battle_once  # noqa: E402
-from arena.visibility import LABEL_FLAG  # noqa: E402
+from arena.store.safety import save_battle_once  # noqa: E402
+from arena.counting import LABEL_FLAG  # noqa: E402
 
 IMG = '<img src="http://attacker.example/x.png" onerror="alert(1)">'
 FORMULA = '=HYPERLINK("http://attacker.example/","click me")'
@@ -45,7 +45,7 @@ def test_the_public_board_does_not_predict_the_next_pair(tmp_path, running):
     """The probe read the public battle counts and named the next pair 4 times out of 4. Here an attacker
     guesses, before each battle, the two systems with the fewest battles on the public board (exactly
     right every time were the next pair the least played one, ties broken by name). Over 12 battles the
-    guess is right at most half the time (3000 runs simulated with webapp.pairing: 1.5 hits on average,
+    guess is right at most half the time (3000 runs simulated with webapp.sessions.pairing: 1.5 hits on average,
     never more than 7), and pairs vary."""
     names = ("alpha", "beta", "gamma", "delta", "eps")
     services = make_services(tmp_path, [FakeCatalogCRS(n) for n in names], max_battles_per_user=1000,
@@ -89,8 +89,8 @@ def test_labels_from_fresh_sessions_hit_the_address_limit(tmp_path, running):
 
 def test_guessing_the_researcher_password_locks_the_address_out(tmp_path):
     from tests.support.asgi_server import running as serving
-    from webapp.admin_auth import admin_checker, hash_password
-    from webapp.login_limits import LoginLimiter
+    from webapp.protection.admin_auth import admin_checker, hash_password
+    from webapp.protection.login_limits import LoginLimiter
     from webapp.serve import build_app
 
     password = "correct horse battery staple"
@@ -115,7 +115,7 @@ PASSWORD = "correct horse battery staple"
 def one_port(tmp_path):
     """The one-port server (public pages at /, researcher pages at /admin behind a login), as deployed."""
     from tests.support.asgi_server import running as serving
-    from webapp.admin_auth import admin_checker, hash_password
+    from webapp.protection.admin_auth import admin_checker, hash_password
     from webapp.serve import build_app
 
     servers = contextlib.ExitStack()

@@ -23,9 +23,9 @@ from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
 from arena.store import Store, StoreFull, is_disk_full  # noqa: E402
 from webapp.ui import chat_tab  # noqa: E402
-from webapp.ui.battle_session import rate, send, start_battle, vote  # noqa: E402
-from webapp.ui.refusal import Refusal  # noqa: E402
-from webapp.ui.storage_full import STORAGE_FULL, refused_when_full  # noqa: E402
+from webapp.sessions.battle import rate, send, start_battle, vote  # noqa: E402
+from webapp.ui.parts.refusal import Refusal  # noqa: E402
+from webapp.sessions.turn_step import STORAGE_FULL, refused_when_full  # noqa: E402
 
 BIG = 12_000  # characters: more than the free room on the database's last page
 
@@ -147,8 +147,8 @@ EXPORT_UNDER_A_FILE_SIZE_LIMIT = textwrap.dedent("""
     import resource, signal, sys
     from arena.corpus.bundle import export_bundle
     from arena.store import Store
-    from webapp.ui.refusal import Refusal
-    from webapp.ui.storage_full import refused_when_full
+    from webapp.ui.parts.refusal import Refusal
+    from webapp.sessions.turn_step import refused_when_full
 
     store = Store(sys.argv[1])
     store.list_dialogues()  # the database is open before the limit: only the export's files meet it
@@ -183,7 +183,7 @@ def test_an_export_cut_short_by_the_disk_leaves_no_half_file(tmp_path):
 
 def test_a_label_the_full_disk_refused_counts_once_when_sent_again(tmp_path):
     """The limiters count a label only once it is stored: the retry is neither over the limit nor a burst."""
-    from arena.visibility import LABEL_FLAG
+    from arena.counting import LABEL_FLAG
 
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, max_message_chars=20_000,
                              max_rated_per_user=1, max_rated_per_ip=1, burst_labels=1)

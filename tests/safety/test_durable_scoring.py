@@ -6,11 +6,11 @@ import pytest
 
 from arena.config import Settings
 from arena.store import Store
-from arena.store_safety import claim_scoring_job, enqueue_scoring, scoring_counts
+from arena.store.safety import claim_scoring_job, enqueue_scoring, scoring_counts
 from evaluators.acts.llm import LLMActAnnotator
 from tests.acts.acts_helpers import make_dialogue
 from tests.acts.test_acts_scoring import fake_client
-from webapp.background_scorer import BackgroundScorer
+from webapp.runs.scorer import BackgroundScorer
 from webapp.services import build_services
 
 

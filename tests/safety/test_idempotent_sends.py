@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
-from webapp.idempotent_sends import CLIENT_MESSAGE_IDS  # noqa: E402
+from webapp.sessions.idempotent_sends import CLIENT_MESSAGE_IDS  # noqa: E402
 from webapp.ui import chat_tab  # noqa: E402
 
 

@@ -18,12 +18,12 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, utc_now  # noqa: E402
-from arena.rater_test import flagged_raters, rater_evidence  # noqa: E402
-from arena.visibility import LABEL_FLAG, Visibility, visibility  # noqa: E402
-from webapp.leaderboard import compute_leaderboard  # noqa: E402
-from webapp.session_identity import SessionIdentities, server_session_id  # noqa: E402
+from arena.rater_sequential_test import flagged_raters, rater_evidence  # noqa: E402
+from arena.counting import LABEL_FLAG, Visibility, visibility  # noqa: E402
+from webapp.leaderboard.table import compute_leaderboard  # noqa: E402
+from webapp.protection.identity import SessionIdentities, server_session_id  # noqa: E402
 from webapp.ui import chat_tab  # noqa: E402
-from webapp.ui.participant import session_user_id  # noqa: E402
+from webapp.ui.parts.participant import session_user_id  # noqa: E402
 from webapp.ui.battle_tab import rate, send, start_battle, vote  # noqa: E402
 
 
@@ -182,7 +182,7 @@ def test_public_leaderboard_counts_only_unflagged_labels(tmp_path):
 
 
 def test_researchers_see_every_flagged_label_and_why(tmp_path):
-    from webapp.label_limits import flagged_labels
+    from webapp.protection.label_limits import flagged_labels
 
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, burst_labels=1, min_user_turns=2)
     chat_and_rate(services, request("a", "10.0.0.7"))  # fine

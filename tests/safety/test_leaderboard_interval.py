@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from webapp.leaderboard import COLUMNS, leaderboard_figure
+from webapp.leaderboard.table import COLUMNS, leaderboard_figure
 
 
 def test_estimate_outside_its_interval_plots():

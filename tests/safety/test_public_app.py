@@ -18,11 +18,11 @@ from gradio_client import Client  # noqa: E402
 from arena.corpus.bundle import export_bundle  # noqa: E402
 from arena.corpus.records import export_records, pseudonymiser, resolve_salt  # noqa: E402
 from arena.dialogue import RecommendedItem  # noqa: E402
-from arena.store_safety import flagged_votes, moderation_entries, save_battle_once, BattleAlreadyVoted  # noqa: E402
+from arena.store.safety import flagged_votes, moderation_entries, save_battle_once, BattleAlreadyVoted  # noqa: E402
 from webapp.serve import build_admin_demo, build_demo, main as serve_main  # noqa: E402
-from webapp.ui.render import items_markdown  # noqa: E402
+from webapp.ui.parts.render import items_markdown  # noqa: E402
 from webapp.ui.leaderboard_tab import LeaderboardCache  # noqa: E402
-from webapp import moderation  # noqa: E402
+from webapp.protection import moderation  # noqa: E402
 
 NAMES = ("alpha", "beta", "gamma")
 
@@ -71,8 +71,8 @@ def test_public_app_offers_no_researcher_controls(tmp_path, demos):
 
 
 def test_researcher_app_needs_a_login(tmp_path):
-    from webapp.admin_auth import admin_checker, hash_password
-    from webapp.vote_limits import origin_key  # noqa: F401 (the module imports cleanly)
+    from webapp.protection.admin_auth import admin_checker, hash_password
+    from webapp.protection.vote_limits import origin_key  # noqa: F401 (the module imports cleanly)
 
     services = make(tmp_path, admin_users=("ada",), admin_password_hash=hash_password("correct horse"))
     demo = build_admin_demo(services)
@@ -208,7 +208,7 @@ def test_hide_delete_and_user_deletion_are_logged(tmp_path, demos, caplog):
         battle_until_vote(client)
         client.predict("", api_name="/battle_vote_tie")
     first, second = services.store.list_votes()
-    with caplog.at_level(logging.INFO, logger="webapp.moderation"):
+    with caplog.at_level(logging.INFO, logger="webapp.protection.moderation"):
         moderation.hide(services.store, [first.dialogue_a], actor="ada", reason="abusive text")
         assert first.dialogue_a not in {r["conversation ID"] for r in export_records(services.store)}
         table, _ = LeaderboardCache(services).get("human", fresh=True)
@@ -226,7 +226,7 @@ def test_hide_delete_and_user_deletion_are_logged(tmp_path, demos, caplog):
     assert [d.dialogue_id for d in services.store.list_dialogues()] == [second.dialogue_a]
     actions = [e["action"] for e in moderation_entries(services.store)]
     assert actions == ["delete", "delete", "hide"]
-    assert len([r for r in caplog.records if r.name == "webapp.moderation"]) == 3
+    assert len([r for r in caplog.records if r.name == "webapp.protection.moderation"]) == 3
 
 
 def test_moderation_needs_a_reason(tmp_path):

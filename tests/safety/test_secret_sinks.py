@@ -13,7 +13,7 @@ from arena.corpus.bundle import export_bundle
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, Vote
 from arena.llm.redaction import install_log_redaction, redact_text
 from arena.store import Store
-from arena.store_safety import claim_scoring_job, enqueue_scoring, failed_jobs, finish_scoring_job
+from arena.store.safety import claim_scoring_job, enqueue_scoring, failed_jobs, finish_scoring_job
 
 BASIC = base64.b64encode(b"alice:s3cr3t-pass").decode()
 SECRETS = ["s3cr3t-pass", BASIC, "tok3nVALUE99", "sk-abcdefghijklmnopqrstu", "k3y-value"]

@@ -12,7 +12,7 @@ from arena.crs_interface import ConversationalRecommender
 from arena.store import Store
 from crs.registry import CRSRegistry
 from simulators import build_simulator, catalog_view
-from webapp.evaluation_runs import RunManager
+from webapp.runs.evaluation import RunManager
 
 from sim_fakes import AttributeCRS, fake_llm, question_nlu, simulator_responder, spec
 

@@ -5,7 +5,7 @@ from sim_fakes import AttributeCRS, spec
 
 from arena.dialogue import UserKind
 from arena.store import Store
-from webapp.simulation_cli import main
+from webapp.runs.cli import main
 from tests.support.openai_stub_server import OpenAIStubServer, RecordedRequest
 
 

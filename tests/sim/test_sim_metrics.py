@@ -1,6 +1,6 @@
 from arena.dialogue import Dialogue, RecommendedItem
 from simulators.metrics import per_turn_recall, preference_coverage
-from arena.titles import mentions_title, title_key, readable_title, strip_mentions, title_variants
+from arena.titles.names import mentions_title, title_key, readable_title, strip_mentions, title_variants
 
 
 def item(i, title):

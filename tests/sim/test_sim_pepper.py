@@ -10,7 +10,7 @@ from arena.config import Settings
 from simulators.movielens import FILES, MovieLensUnavailable, fetch_movielens, load_movielens, movielens_dir
 from simulators.pepper import PepperSimulator, _parse_opinions
 from simulators.preferences import LIKED_RATING, build_profile
-from arena.titles import mentions_title
+from arena.titles.names import mentions_title
 
 
 @pytest.fixture(scope="module")

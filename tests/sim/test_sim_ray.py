@@ -3,7 +3,7 @@
 import time
 
 from arena import distributed
-from webapp.evaluation_runs import RunConfig, RunManager, run_dialogue_id
+from webapp.runs.evaluation import RunConfig, RunManager, run_dialogue_id
 
 from ray_recipes import FakeRunRecipe
 

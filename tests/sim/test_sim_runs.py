@@ -6,7 +6,7 @@ from sim_fakes import AttributeCRS, BrokenCRS, SlowCRS, fake_llm, question_nlu, 
 
 from arena.config import Settings
 from arena.dialogue import UserKind
-from webapp.evaluation_runs import RunConfig, RunManager, dialogue_seed, mark_stale
+from webapp.runs.evaluation import RunConfig, RunManager, dialogue_seed, mark_stale
 from arena.store import Store
 from arena.crs_interface import ConversationalRecommender
 from crs.registry import CRSRegistry
@@ -157,10 +157,10 @@ def test_dialogues_run_concurrently(make_manager, view):
 def test_a_run_started_where_no_scorer_runs_is_scored_by_a_process_that_has_one(make_manager, view, tmp_path):
     """The researcher app has no scorer: its run's dialogues wait in the store's queue, and the public
     app's scorer (another process, here another Store on the same file) scores them."""
-    from arena.store_safety import scoring_counts
+    from arena.store.safety import scoring_counts
     from evaluators.acts.llm import LLMActAnnotator
     from tests.acts.test_acts_scoring import fake_client
-    from webapp.background_scorer import BackgroundScorer
+    from webapp.runs.scorer import BackgroundScorer
 
     manager = make_manager({"A": AttributeCRS(view)})  # scorer=None, as in the researcher app
     final = manager.run(RunConfig(systems=["A"], simulator="abus", n_dialogues=3, max_turns=3,

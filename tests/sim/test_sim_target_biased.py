@@ -13,7 +13,7 @@ from simulators.target_biased import (
     sample_seeker_goal,
     seeker_messages,
 )
-from arena.titles import mentions_title
+from arena.titles.names import mentions_title
 
 
 def test_seeker_messages_follow_the_alternation_ending_with_the_seeker():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Vote
 from arena.store import Store
-from arena.store_safety import save_battle_once
+from arena.store.safety import save_battle_once
 
 SALT = "a-long-random-secret-salt"
 
@@ -32,7 +32,7 @@ def add_battle(store: Store, tag: str, user_id: str, *, flag_fast: bool = False)
 
 def corpus_view(store: Store) -> dict:
     """What must survive a restore, independent of row order and storage details."""
-    from arena.store_safety import flagged_votes, hidden_dialogue_ids, moderation_entries
+    from arena.store.safety import flagged_votes, hidden_dialogue_ids, moderation_entries
 
     dialogues = {d.dialogue_id: (d.crs_id, d.feedback.sentiment if d.feedback else None, len(d.utterances),
                                  tuple(sorted((m, s.value) for m, s in d.scores.items())))

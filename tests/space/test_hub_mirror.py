@@ -10,7 +10,7 @@ import pytest
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from arena.corpus.records import export_records
 from arena.store import Store
-from arena.store_safety import delete_dialogues, hide_dialogues
+from arena.store.safety import delete_dialogues, hide_dialogues
 from tests.space.mirror_support import SALT, add_battle, corpus_view, person_dialogue
 from tests.support.hub_server import HubServer
 

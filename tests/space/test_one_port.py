@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
 from battle_support import FakeCatalogCRS, make_services  # noqa: E402
 
 from tests.support.asgi_server import running  # noqa: E402
-from webapp.admin_auth import admin_checker, hash_password  # noqa: E402
-from webapp.login_limits import LoginLimiter  # noqa: E402
+from webapp.protection.admin_auth import admin_checker, hash_password  # noqa: E402
+from webapp.protection.login_limits import LoginLimiter  # noqa: E402
 from webapp.serve import build_app  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
@@ -51,7 +51,7 @@ def test_failed_logins_wait_longer_and_then_lock_the_address_out(services, caplo
     limiter = LoginLimiter(max_failures=5, lockout_s=60, free_failures=2, base_delay_s=0.5, max_delay_s=5)
     app = build_app(services, admin_auth=admin_checker(services.settings), limiter=limiter)
     bad = {"username": "ada", "password": "guess"}
-    with running(app) as url, caplog.at_level(logging.WARNING, logger="webapp.login_limits"):
+    with running(app) as url, caplog.at_level(logging.WARNING, logger="webapp.protection.login_limits"):
         took, waits = [], []
         for _ in range(5):
             waits.append(limiter.delay_for("127.0.0.1"))

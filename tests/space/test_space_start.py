@@ -25,7 +25,7 @@ from arena.store import Store
 from tests.space.mirror_support import SALT, person_dialogue
 from tests.support.asgi_server import free_port
 from tests.support.hub_server import HubServer
-from webapp.admin_auth import hash_password
+from webapp.protection.admin_auth import hash_password
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "researchers/space-corpus"

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import sqlalchemy as sa
 
-import arena.store as store_module
-from arena import store_schema as t
+import arena.store.engine as store_module
+from arena.store import schema as t
 from arena.dialogue import DialogueAct, Feedback, Score, UserKind
 from arena.store import Store, head_revision
 

@@ -9,10 +9,10 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-import arena.store as store_module
+import arena.store.engine as store_module
 from arena.dialogue import Score
 from arena.store import Store, StoreError, head_revision
-from arena.store_schema import metadata
+from arena.store.schema import metadata
 
 from store_strategies import battle, rich_dialogue
 

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from arena.study import parse_study
-from arena.study_store import save_study
+from arena.store.studies import save_study
 
 BASE = {
     "id": "pilot",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.study_store import study_ids
+from arena.store.studies import study_ids
 from battle_support import launch
 from study_support import study_yaml
 

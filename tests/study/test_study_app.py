@@ -11,7 +11,7 @@ import pytest
 
 from arena.aspects import load_form
 from arena.study import parse_study
-from arena.study_store import cell_fill, list_participants
+from arena.store.studies import cell_fill, list_participants
 from study_support import publish, study_yaml
 from tests.support.asgi_server import running
 from webapp.one_port import STUDY_REDIRECT

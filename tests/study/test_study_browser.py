@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from arena.study_store import list_participants
+from arena.store.studies import list_participants
 from battle_support import FakeCatalogCRS, make_services
 from study_support import INSTRUCTED, publish
 from tests.support.asgi_server import running
 from tests.support.browser import PHONE, assert_fits, assert_no_toasts, shoot, wait_for_replies
-from webapp.admin_auth import admin_checker, hash_password
+from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

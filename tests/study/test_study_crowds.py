@@ -8,7 +8,7 @@ import json
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Utterance, Role, Vote
 from evaluators.cli import main as evaluators_main
 from evaluators.meta import meta_table
-from webapp.leaderboard import compute_leaderboard
+from webapp.leaderboard.table import compute_leaderboard
 
 
 def dialogue(crs: str, sentiment: str, study: str | None = None, user: str = "u1") -> Dialogue:

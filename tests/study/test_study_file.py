@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from arena.study import StudyError, parse_study
-from arena.study_store import save_study, study_ids, study_text
+from arena.store.studies import save_study, study_ids, study_text
 from study_support import BASE, INSTRUCTED, study_yaml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"

@@ -8,15 +8,15 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
-from arena import store_schema as t
+from arena.store import schema as t
 from arena.corpus.bundle import vote_rows
 
 from arena.study import parse_study
-from arena.study_store import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
+from arena.store.studies import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
-from webapp import study_flow as flow
-from webapp.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
-from webapp.ui.refusal import Refusal
+from webapp.sessions import study as flow
+from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
+from webapp.ui.parts.refusal import Refusal
 
 
 def link(worker: str, study: str = "pilot") -> dict:
@@ -177,7 +177,7 @@ def test_bad_links_are_one_clear_line(services):
 
 
 def test_the_aspect_form_answers_are_stored_with_the_task(services):
-    from webapp.ui.aspect_form import form_for
+    from webapp.ui.parts.aspect_form import form_for
 
     publish(services, aspects="default", tasks_per_participant=1)
     form = form_for(services)

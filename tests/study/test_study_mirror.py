@@ -7,14 +7,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from test_study_flow import do_task, link, start
 
-from arena import store_schema as t
+from arena.store import schema as t
 from arena.corpus.hub_mirror import HubMirror
-from arena.study_store import cell_fill, get_participant, list_participants, study_ids, study_text
+from arena.store.studies import cell_fill, get_participant, list_participants, study_ids, study_text
 from study_support import publish
 from tests.battle.battle_support import FakeCatalogCRS, make_services
 from tests.space.mirror_support import SALT
 from tests.support.hub_server import HubServer
-from webapp import study_flow as flow
+from webapp.sessions import study as flow
 
 REPO = "researchers/arena-corpus"
 SYSTEMS = ("alpha", "beta", "gamma")

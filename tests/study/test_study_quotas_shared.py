@@ -7,7 +7,7 @@ import threading
 from collections import Counter
 
 from arena.study import parse_study
-from arena.study_store import cell_fill, reserve_cell
+from arena.store.studies import cell_fill, reserve_cell
 from arena.store import Store
 from study_support import study_yaml
 

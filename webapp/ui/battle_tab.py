@@ -1,6 +1,6 @@
 """Battle tab: two anonymous systems side by side, then a vote.
 
-The rules live in `webapp.ui.battle_session`; this module lays out the page
+The rules live in `webapp.sessions.battle`; this module lays out the page
 and keeps its controls honest: a control that does not apply now is disabled
 (Send while the system answers, rating after rating, the vote until both
 conversations are rated), and a refusal is a line in the status line by the
@@ -19,14 +19,14 @@ from typing import Any, Iterator, Optional
 import gradio as gr
 
 from webapp.services import Services
-from webapp.ui import aspect_form
-from webapp.ui.battle_session import (
+from webapp.ui.parts import aspect_form
+from webapp.sessions.battle import (
     SIDES, BattleSession, check_send, current, rate, reveal_markdown, send, start_battle, system_card, vote,
 )
 from webapp.ui.chat_tab import CONSENT
-from webapp.ui.participant import ParticipantSlot, user_of
-from webapp.ui.refusal import Refusal, notice
-from webapp.ui.render import (
+from webapp.ui.parts.participant import ParticipantSlot, user_of
+from webapp.ui.parts.refusal import Refusal, notice
+from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
 

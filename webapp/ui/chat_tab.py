@@ -17,21 +17,21 @@ import gradio as gr
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.runner import MessageRejected, finish_dialogue, validate_message
-from webapp import participants
-from webapp.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
-from webapp.label_limits import admit_label
+from webapp.sessions import participants
+from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
+from webapp.protection.label_limits import admit_label
 from webapp.services import Services
-from webapp.vote_limits import LimitReached
-from webapp.ui import aspect_form
-from webapp.ui.participant import ParticipantSlot, user_of
-from webapp.ui.refusal import Refusal, notice, refuse
-from webapp.ui.render import (
+from webapp.protection.vote_limits import LimitReached
+from webapp.ui.parts import aspect_form
+from webapp.ui.parts.participant import ParticipantSlot, user_of
+from webapp.ui.parts.refusal import Refusal, notice, refuse
+from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
-from webapp.ui.score_words import NOT_FINISHED, PENDING, plain_scores
-from webapp.ui.scorecard import factor_figure
-from webapp.ui.storage_full import refused_when_full, stored_turn
-from webapp.ui.turn_guard import guard_for, repeats_last_message
+from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
+from webapp.ui.parts.scorecard import factor_figure
+from webapp.sessions.turn_step import refused_when_full, stored_turn
+from webapp.sessions.turn_guard import guard_for, repeats_last_message
 
 CONSENT = (
     "By chatting you agree that the conversation and your feedback are stored and published as an open "
@@ -80,7 +80,7 @@ def send_message(
 
     Steps of one session (`session_key`, else the dialogue) run one at a time;
     a second copy of the message being answered (Enter, then Send) adds nothing, nor does a
-    message whose client id (`message_id`, webapp.idempotent_sends) the dialogue already holds.
+    message whose client id (`message_id`, webapp.sessions.idempotent_sends) the dialogue already holds.
     """
     try:
         message_id = clean_message_id(message_id)
@@ -125,7 +125,7 @@ def give_feedback(
             raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
         with refused_when_full(dialogue):  # unsaved, the conversation stays open to be rated again
-            try:  # labels are limited and flagged like votes (webapp.label_limits)
+            try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
                 admission = admit_label(services, dialogue, request=request)
             except LimitReached as exc:
                 raise refuse(str(exc)) from None
@@ -173,7 +173,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                  max_lines=6, interactive=ready, elem_id="chat-msg")
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
             status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
-            # API clients may name a message: a repeat of the same id stores nothing (webapp.idempotent_sends)
+            # API clients may name a message: a repeat of the same id stores nothing (webapp.sessions.idempotent_sends)
             message_id = gr.Textbox(value="", visible=False)
         with gr.Column(scale=2, min_width=200):
             items_box = gr.Markdown(items_markdown([]), elem_id="chat-items")

@@ -19,7 +19,7 @@ import gradio as gr
 from arena.corpus.bundle import ExportFilter, export_bundle
 from webapp.services import Services
 from webapp.ui.leaderboard_tab import KIND_CHOICES
-from webapp.ui.storage_full import refused_when_full
+from webapp.sessions.turn_step import refused_when_full
 
 KEEP_EXPORTS = 8
 ZIP_NAME = "crs-arena-corpus.zip"

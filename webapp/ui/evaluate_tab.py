@@ -1,7 +1,7 @@
 """Evaluate tab: one-click simulated evaluation runs.
 
 Choose systems, a simulator, the number of dialogues, max turns and a seed;
-the run goes on in the background (`webapp.evaluation_runs.RunManager`) and
+the run goes on in the background (`webapp.runs.evaluation.RunManager`) and
 its status is read back from the store, so progress and the table of
 finished dialogues survive a page reload. A timer refreshes the view.
 """
@@ -15,10 +15,10 @@ from typing import Any, Optional
 import gradio as gr
 from gradio.context import Context
 
-from webapp.evaluation_runs import FINAL_STATES, RunConfig, RunManager, rating_options
+from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
-from webapp.ui import system_health
-from webapp.ui.refusal import refuse
+from webapp.ui.parts import system_health
+from webapp.ui.parts.refusal import refuse
 from simulators import KINDS, NEEDS_LLM
 
 TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",

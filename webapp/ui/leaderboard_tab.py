@@ -2,9 +2,9 @@
 
 People and simulators are never pooled: a filter picks whose dialogues and
 votes are counted, and a category picker the slice (dataset, dialogue length,
-...; `webapp.leaderboard_categories`). The table and the plot come from one
+...; `webapp.leaderboard.categories`). The table and the plot come from one
 computation per board, made from the live store or from its last snapshot
-(`webapp.leaderboard_snapshot`, ARENA_LEADERBOARD_SNAPSHOT_EVERY); the page
+(`webapp.leaderboard.snapshot`, ARENA_LEADERBOARD_SNAPSHOT_EVERY); the page
 says which and when.
 """
 
@@ -18,15 +18,15 @@ from typing import Any, Callable, Optional
 import gradio as gr
 import pandas as pd
 
-from webapp import leaderboard_categories
-from webapp.leaderboard import LeaderboardOptions, display_table, leaderboard_figure
-from webapp.leaderboard_categories import ALL
-from webapp.leaderboard_snapshot import LeaderboardSnapshots, StoreRead
+from webapp.leaderboard import categories as leaderboard_categories
+from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderboard_figure
+from webapp.leaderboard.categories import ALL
+from webapp.leaderboard.snapshot import LeaderboardSnapshots, StoreRead
 from webapp.services import Services
-from webapp.ui import meta_view
-from webapp.ui.aspect_form import form_for
-from webapp.ui.refusal import refuse
-from webapp.ui.render import plural
+from webapp.ui.parts import meta_view
+from webapp.ui.parts.aspect_form import form_for
+from webapp.ui.parts.refusal import refuse
+from webapp.ui.parts.render import plural
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def _kind(value: Optional[str]) -> Optional[str]:
 
 
 class LeaderboardCache:
-    """Boards per audience and category, from the live store or its last snapshot (webapp.leaderboard_snapshot)."""
+    """Boards per audience and category, from the live store or its last snapshot (webapp.leaderboard.snapshot)."""
 
     def __init__(self, services: Services, clock: Callable[[], float] = time.time):
         self.services = services
@@ -189,7 +189,7 @@ def build(services: Services, participant: Any = None) -> None:
             KIND_CHOICES, value="human", label="Whose dialogues and votes", elem_id="leaderboard-kind",
             scale=3,
         )
-        # Categories come from one registry (webapp.leaderboard_categories); a new one shows here by itself.
+        # Categories come from one registry (webapp.leaderboard.categories); a new one shows here by itself.
         category = gr.Dropdown(leaderboard_categories.choices(), value=ALL, label="Category",
                                elem_id="leaderboard-category", scale=3)
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)

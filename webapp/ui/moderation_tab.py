@@ -12,12 +12,12 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from webapp.label_limits import flagged_labels
-from webapp.moderation import ModerationError, delete, delete_user, hide, parse_ids
+from webapp.protection.label_limits import flagged_labels
+from webapp.protection.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
 from arena.text_safety import escape_markdown
-from arena.store_safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
-from webapp.ui.refusal import refuse
+from arena.store.safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
+from webapp.ui.parts.refusal import refuse
 
 
 def actor_of(request: Optional[gr.Request]) -> str:

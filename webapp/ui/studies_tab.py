@@ -15,14 +15,14 @@ from typing import Any, Optional
 import gradio as gr
 
 from arena.study import StudyError, parse_study
-from arena.study_store import save_study, study_ids
-from webapp import study_results as results
-from webapp.leaderboard import display_table
+from arena.store.studies import save_study, study_ids
+from webapp.leaderboard import study_results as results
+from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
-from webapp.ui.refusal import NOTICE_MARK
-from webapp.ui.render import escape_text, plural
+from webapp.ui.parts.refusal import NOTICE_MARK
+from webapp.ui.parts.render import escape_text, plural
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
 

@@ -18,12 +18,12 @@ from urllib.parse import quote
 import gradio as gr
 
 from arena.study import Study
-from arena.study_store import Participant
-from webapp import study_flow as flow
+from arena.store.studies import Participant
+from webapp.sessions import study as flow
 from webapp.services import Services
-from webapp.ui.refusal import Refusal, notice
-from webapp.ui.aspect_form import form_for
-from webapp.ui.render import (
+from webapp.ui.parts.refusal import Refusal, notice
+from webapp.ui.parts.aspect_form import form_for
+from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, plural,
 )
 

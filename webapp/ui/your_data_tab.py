@@ -1,7 +1,7 @@
 """Your data: the participant's pseudonymous id, and their own dialogues to download or delete.
 
 Everything here acts on the participant of this browser only (the id in the
-page's server-side State, from the browser's token; `webapp.ui.participant`):
+page's server-side State, from the browser's token; `webapp.ui.parts.participant`):
 no input names a user, so nobody can reach another participant's data. A
 deletion asks for a confirmation, is logged as moderation is, and resets the
 Battle and Chat tabs.
@@ -13,16 +13,16 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from webapp import participants
-from webapp.moderation import ModerationError
+from webapp.sessions import participants
+from webapp.protection.moderation import ModerationError
 from webapp.services import Services
-from webapp.ui.battle_session import book_for
+from webapp.sessions.battle import book_for
 from webapp.ui.download_tab import ExportFolders
-from webapp.ui.participant import ParticipantSlot
-from webapp.ui.refusal import Refusal, notice, refuse
-from webapp.ui.render import plural
-from webapp.ui.storage_full import refused_when_full
-from webapp.ui.turn_guard import guard_for
+from webapp.ui.parts.participant import ParticipantSlot
+from webapp.ui.parts.refusal import Refusal, notice, refuse
+from webapp.ui.parts.render import plural
+from webapp.sessions.turn_step import refused_when_full
+from webapp.sessions.turn_guard import guard_for
 
 INTRO = (
     "This browser keeps a random pseudonymous id for you, so your conversations stay yours across visits "

@@ -1,1 +1,0 @@
-"""Alembic migrations of the store's schema (run by `arena.store.Store` on start)."""

@@ -1,0 +1,1 @@
+"""Alembic migrations of the store's schema (run by `arena.store.engine.Store` on start)."""

@@ -1,0 +1,183 @@
+"""The store's tables as SQLAlchemy Core objects (the schema at the newest migration).
+
+Timestamps are kept as sortable UTC text and documents as JSON text, so the
+same rows read back identically from SQLite and PostgreSQL. Schema changes
+are made by a new Alembic revision in `arena/store/migrations/versions/`, with this
+module updated to match (a test compares the two).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+metadata = sa.MetaData()
+
+# SQLite's REAL is an 8-byte float, PostgreSQL's only 4 bytes: use DOUBLE PRECISION there.
+FLOAT8 = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
+
+meta = sa.Table(
+    "meta", metadata,
+    sa.Column("key", sa.Text, primary_key=True, nullable=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+dialogues = sa.Table(
+    "dialogues", metadata,
+    sa.Column("dialogue_id", sa.Text, primary_key=True, nullable=True),
+    sa.Column("crs_id", sa.Text, nullable=False),
+    sa.Column("user_kind", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text, nullable=False),
+    sa.Column("ended", sa.Integer, nullable=False),
+    sa.Column("sentiment", sa.Text),
+    sa.Column("num_turns", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("dialogues_crs", "crs_id", "created_at"),
+    sa.Index("dialogues_kind", "user_kind", "created_at"),
+    sa.Index("dialogues_created", "created_at"),
+)
+
+scores = sa.Table(
+    "scores", metadata,
+    sa.Column("dialogue_id", sa.Text, sa.ForeignKey("dialogues.dialogue_id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("metric", sa.Text, primary_key=True),
+    sa.Column("value", FLOAT8),
+    sa.Column("scorer", sa.Text, nullable=False),
+    sa.Column("version", sa.Text, nullable=False),
+    sa.Column("model", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("details", sa.Text, nullable=False),
+    sa.Column("scored_at", sa.Text, nullable=False),
+    sa.Index("scores_metric", "metric"),
+)
+
+votes = sa.Table(
+    "votes", metadata,
+    sa.Column("vote_id", sa.Text, primary_key=True, nullable=True),
+    sa.Column("battle_id", sa.Text, nullable=False),
+    sa.Column("dialogue_a", sa.Text, nullable=False),
+    sa.Column("dialogue_b", sa.Text, nullable=False),
+    sa.Column("crs_a", sa.Text, nullable=False),
+    sa.Column("crs_b", sa.Text, nullable=False),
+    sa.Column("choice", sa.Text, nullable=False),
+    sa.Column("user_kind", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("study", sa.Text),  # the crowdsourced study it was cast in; NULL: the open arena (revision 0004)
+    sa.Index("votes_created", "created_at"),
+)
+
+runs = sa.Table(
+    "runs", metadata,
+    sa.Column("run_id", sa.Text, primary_key=True, nullable=True),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+)
+
+# Battles handed out but not yet stored, shared by every app process so that
+# replicas behind one load balancer do not all send people to the same pair.
+battle_claims = sa.Table(
+    "battle_claims", metadata,
+    sa.Column("claim_id", sa.Text, primary_key=True),
+    sa.Column("crs_low", sa.Text, nullable=False),
+    sa.Column("crs_high", sa.Text, nullable=False),
+    sa.Column("user_kind", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.Text, nullable=False),
+    sa.Index("battle_claims_expires", "expires_at"),
+)
+
+# -- public deployment (revision 0003; queries in arena/store/safety.py) ------------------
+
+# One row per dialogue to score; survives a crash, so a restart resumes the queue.
+scoring_jobs = sa.Table(
+    "scoring_jobs", metadata,
+    sa.Column("dialogue_id", sa.Text, primary_key=True),
+    sa.Column("state", sa.Text, nullable=False),  # queued | running | done | failed
+    sa.Column("force", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("error", sa.Text),
+    sa.Column("queued_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Index("scoring_jobs_state", "state", "queued_at"),
+)
+
+# Where a vote came from (keyed hashes of the session and the IP address, never raw values);
+# one row per battle, which is what makes a second vote for a battle impossible.
+vote_origins = sa.Table(
+    "vote_origins", metadata,
+    sa.Column("vote_id", sa.Text, primary_key=True),
+    sa.Column("battle_id", sa.Text, nullable=False, unique=True),
+    sa.Column("user_key", sa.Text, nullable=False),
+    sa.Column("ip_key", sa.Text, nullable=False),
+    sa.Column("started_at", sa.Text),
+    sa.Column("cast_at", sa.Text, nullable=False),
+    sa.Index("vote_origins_ip", "ip_key", "cast_at"),
+    sa.Index("vote_origins_user", "user_key", "cast_at"),
+)
+
+# Votes that look automated: kept and exported, left out of the leaderboard by default.
+vote_flags = sa.Table(
+    "vote_flags", metadata,
+    sa.Column("vote_id", sa.Text, primary_key=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("flagged_at", sa.Text, nullable=False),
+)
+
+hidden_dialogues = sa.Table(
+    "hidden_dialogues", metadata,
+    sa.Column("dialogue_id", sa.Text, primary_key=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),
+    sa.Column("hidden_at", sa.Text, nullable=False),
+)
+
+moderation_log = sa.Table(
+    "moderation_log", metadata,
+    sa.Column("entry_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("action", sa.Text, nullable=False),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+)
+
+# -- crowdsourced studies (revision 0004; queries in arena/store/studies.py) -----------------
+
+# Every save of a study file is a new version; dialogues and votes record the version they ran under.
+study_files = sa.Table(
+    "study_files", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("saved_by", sa.Text, nullable=False),
+    sa.Column("saved_at", sa.Text, nullable=False),
+)
+
+# One row per worker and study (the worker id only as a salted pseudonym): where they are in the flow.
+study_participants = sa.Table(
+    "study_participants", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("pseudonym", sa.Text, primary_key=True),
+    sa.Column("study_version", sa.Integer, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),  # active | completed
+    sa.Column("data", sa.Text, nullable=False),  # JSON: step, served cells, task times, flags, ...
+    sa.Column("started_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("completed_at", sa.Text),
+)
+
+# A quota cell held by a worker's task (reserved, expiring) or filled by a finished task (done).
+study_claims = sa.Table(
+    "study_claims", metadata,
+    sa.Column("claim_id", sa.Text, primary_key=True),
+    sa.Column("study_id", sa.Text, nullable=False),
+    sa.Column("cell", sa.Text, nullable=False),
+    sa.Column("pseudonym", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),  # reserved | done
+    sa.Column("expires_at", sa.Text, nullable=False),
+    sa.Index("study_claims_cell", "study_id", "cell", "state"),
+)

@@ -1,0 +1,119 @@
+"""A study's results for its researchers: participants, quota fill, payment sheet, leaderboard, export.
+
+Workers flagged by a quality check (`webapp.sessions.study`) are listed with their
+flags and are in the payment sheet (the researcher decides), but their
+dialogues and votes are left out of the study's leaderboard and of its
+export unless asked for.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+
+from arena.corpus.bundle import ExportFilter, ExportResult, export_bundle
+from arena.corpus.records import PSEUDONYM_PREFIX
+from arena.study import Study, parse_study
+from arena.store.studies import Participant, cell_fill, list_participants, study_text
+from arena.counting import visibility
+from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard
+from webapp.services import Services
+
+PARTICIPANT_COLUMNS = ["pseudonym", "status", "step", "tasks done", "seconds on tasks", "flags", "started",
+                       "completed", "version"]
+PAYMENT_COLUMNS = ["pseudonym", "completed", "flags", "completion_code"]
+
+
+def newest_study(services: Services, study_id: str) -> tuple[int, Study, str]:
+    found = study_text(services.store, study_id)
+    if found is None:
+        raise KeyError(f"no study {study_id!r}")
+    return found[0], parse_study(found[1]), found[1]
+
+
+def participants_table(services: Services, study_id: str) -> pd.DataFrame:
+    rows = []
+    for p in list_participants(services.store, study_id):
+        seconds = p.data.get("task_seconds", [])
+        rows.append({"pseudonym": p.pseudonym, "status": p.status, "step": p.data.get("step", ""),
+                     "tasks done": len(seconds), "seconds on tasks": round(sum(seconds), 1),
+                     "flags": "; ".join(p.flags), "started": p.started_at, "completed": p.completed_at or "",
+                     "version": p.study_version})
+    return pd.DataFrame(rows, columns=PARTICIPANT_COLUMNS)
+
+
+def quota_table(services: Services, study: Study) -> pd.DataFrame:
+    fill = cell_fill(services.store, study)
+    return pd.DataFrame([{"cell": cell, "done": n["done"], "under way": n["reserved"], "quota": n["quota"]}
+                         for cell, n in fill.items()], columns=["cell", "done", "under way", "quota"])
+
+
+def _code(study: Study, p: Participant) -> str:
+    return (study.completion_code or "") if p.status == "completed" else ""
+
+
+def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
+    """A CSV of every worker: pseudonym, completed (yes/no), flags, the code they were shown."""
+    _, study, _ = newest_study(services, study_id)
+    path = Path(folder) / f"{study_id}-payments.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(PAYMENT_COLUMNS)
+        for p in list_participants(services.store, study_id):
+            # "=", "+", "-", "@" could start a formula in a spreadsheet: flags quote the worker's answers.
+            flags = "; ".join(p.flags)
+            writer.writerow([p.pseudonym, "yes" if p.status == "completed" else "no",
+                             ("'" + flags) if flags[:1] in ("=", "+", "-", "@") else flags, _code(study, p)])
+    return path
+
+
+def lookup_workers(services: Services, study_id: str, worker_ids: str) -> pd.DataFrame:
+    """The platform's worker ids (one per line or separated by commas, as the researcher pastes them from
+    the platform's submissions list) against the study's rows: the ids are turned into pseudonyms here
+    and never stored, so paying the right people needs no raw id in the database."""
+    from webapp.sessions.study import worker_pseudonym
+
+    people = {p.pseudonym: p for p in list_participants(services.store, study_id)}
+    rows = []
+    for worker in dict.fromkeys(w.strip() for w in worker_ids.replace(",", "\n").splitlines() if w.strip()):
+        p = people.get(worker_pseudonym(services, study_id, worker))
+        rows.append({"worker id": worker, "pseudonym": p.pseudonym if p else "",
+                     "completed": "yes" if p is not None and p.status == "completed" else "no",
+                     "flags": "; ".join(p.flags) if p else "never started"})
+    return pd.DataFrame(rows, columns=["worker id", "pseudonym", "completed", "flags"])
+
+
+def flagged_users(services: Services, study_id: str) -> set[str]:
+    """Stored user ids (`pseudonym:<...>`) of the study's flagged workers."""
+    return {PSEUDONYM_PREFIX + p.pseudonym for p in list_participants(services.store, study_id) if p.flags}
+
+
+def study_leaderboard(services: Services, study_id: str) -> pd.DataFrame:
+    """The study's own leaderboard: its crowd only, flagged workers left out."""
+    store = services.store
+    seen = visibility(store, store.list_votes())
+    dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind="human")))
+    votes = seen.votes(store.list_votes(user_kind="human"))
+    return compute_leaderboard(dialogues, votes, user_kind="human", crowd=study_id,
+                               left_out_users=flagged_users(services, study_id),
+                               options=LeaderboardOptions(min_votes=0))
+
+
+def export_study(services: Services, study_id: str, folder: Path, *, include_flagged: bool = False,
+                 zip_name: Optional[str] = None) -> ExportResult:
+    """The study's data alone, with its study file (newest version) and the versions in the card."""
+    version, _, text = newest_study(services, study_id)
+    flt = ExportFilter(crowd=study_id,
+                       left_out_users=frozenset() if include_flagged else frozenset(flagged_users(services, study_id)))
+    salt = services.settings.pseudonym_salt
+    return export_bundle(services.store, folder, flt, salt=salt.get_secret_value() if salt else None,
+                         zip_name=zip_name, extras={f"study-{study_id}-v{version}.yaml": text})
+
+
+def summary(services: Services, study_id: str) -> dict[str, Any]:
+    people = list_participants(services.store, study_id)
+    return {"participants": len(people), "completed": sum(p.status == "completed" for p in people),
+            "flagged": sum(bool(p.flags) for p in people)}

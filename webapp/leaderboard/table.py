@@ -1,0 +1,324 @@
+"""The leaderboard: one row per system from stored dialogues and votes.
+
+Human and simulated data are never mixed in one table: `compute_leaderboard`
+takes a `user_kind` filter ("human", "simulator" or None for everything) that
+applies to dialogues (who played the user) and to votes (who voted).
+
+As LMArena does, a system's rating shows only once it has `min_votes` battles,
+and its rank is a range read from the bootstrap intervals: the best rank is 1 +
+the systems whose interval lies wholly above its own, the worst is the number
+of systems whose interval does not lie wholly below its own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from arena.dialogue import Dialogue, UserKind, Vote
+from arena.study import OPEN_CROWD
+from webapp.leaderboard.categories import select_crowd
+from webapp.leaderboard.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
+from arena.counting import counted
+from webapp.leaderboard.battle_ratings import (
+    Battle,
+    battle_from_vote,
+    bootstrap_intervals,
+    bradley_terry,
+    degenerate_intervals,
+    elo_ratings,
+    wilson_interval,
+    win_tie_loss,
+)
+
+USER_KINDS = ("human", "simulator")
+SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
+
+COLUMNS = [
+    "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
+    "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
+    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
+    "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
+]
+
+
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    bootstrap_rounds: int = 200
+    confidence: float = 0.95
+    seed: int = 0
+    bt_prior_games: float = 1.0
+    min_votes: int = 0  # battles a system needs before its ratings and rank show
+    style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LeaderboardOptions":
+        return cls(min_votes=settings.leaderboard_min_votes)
+
+
+def _kind_value(kind: Union[str, UserKind]) -> str:
+    return kind.value if isinstance(kind, UserKind) else str(kind)
+
+
+def filter_dialogues(dialogues: Iterable[Dialogue], user_kind: Optional[str]) -> list[Dialogue]:
+    return [d for d in dialogues if user_kind is None or d.user.kind.value == user_kind]
+
+
+def filter_votes(votes: Iterable[Vote], user_kind: Optional[str]) -> list[Vote]:
+    return [v for v in votes if user_kind is None or _kind_value(v.user_kind) == user_kind]
+
+
+def _dialogue_stats(dialogues: Sequence[Dialogue]) -> dict[str, dict[str, Any]]:
+    stats: dict[str, dict[str, Any]] = {}
+    for d in dialogues:
+        if d.num_turns == 0:  # opened but never used
+            continue
+        row = stats.setdefault(d.crs_id, {"conversations": 0, "rated": 0, "satisfied": 0,
+                                          **{col: [] for col in SCORE_COLUMNS.values()}})
+        row["conversations"] += 1
+        if d.feedback is not None:
+            row["rated"] += 1
+            row["satisfied"] += d.feedback.sentiment == "satisfied"
+        for metric, col in SCORE_COLUMNS.items():
+            score = d.scores.get(metric)
+            if score is not None and score.value is not None:
+                row[col].append(score.value)
+    return stats
+
+
+def compute_leaderboard(
+    dialogues: Iterable[Dialogue],
+    votes: Iterable[Vote],
+    *,
+    user_kind: Optional[str] = None,
+    systems: Iterable[str] = (),
+    options: Optional[LeaderboardOptions] = None,
+    crowd: Optional[str] = OPEN_CROWD,
+    left_out_users: Iterable[str] = (),
+) -> pd.DataFrame:
+    """One row per system (columns `COLUMNS`), best Bradley-Terry rating first.
+
+    `crowd`: the open arena (default), a study's id, or None for every crowd; `left_out_users` (stored
+    user ids, a study's flagged workers) count nowhere."""
+    options = options or LeaderboardOptions()
+    if user_kind is not None and user_kind not in USER_KINDS:
+        raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
+    dialogues, votes = select_crowd(crowd, dialogues, votes, left_out_users=set(left_out_users))
+    dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
+    dialogues = filter_dialogues(dialogues, user_kind)
+    votes = filter_votes(votes, user_kind)
+    stats = _dialogue_stats(dialogues)
+    battles: list[Battle] = [battle_from_vote(v) for v in votes]
+    names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))
+
+    counts = win_tie_loss(battles)
+    played = sorted({n for b in battles for n in (b.a, b.b)})
+    elo = elo_ratings(battles, systems=played)
+    # Estimate and resamples rate the same systems (those that played), so each interval holds its estimate.
+    bt = bradley_terry(battles, systems=played, prior_games=options.bt_prior_games) if battles else {}
+    intervals = {}
+    if battles and not degenerate_intervals(battles):
+        intervals = bootstrap_intervals(
+            battles, bradley_terry, rounds=options.bootstrap_rounds, confidence=options.confidence,
+            seed=options.seed, systems=played, prior_games=options.bt_prior_games,
+        )
+    rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
+    ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
+    # Style control: the same battles with reply length and items shown as covariates (webapp.leaderboard.style_control).
+    rows_of_style = style_rows([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
+    style, coefficients = fit_style_rows(rows_of_style)
+    style_intervals = style_controlled_intervals(rows_of_style, rounds=options.style_rounds,
+                                                 confidence=options.confidence, seed=options.seed)
+    style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
+    rows = []
+    for name in names:
+        s = stats.get(name, {"conversations": 0, "rated": 0, "satisfied": 0, "mean_rdl": [],
+                             "mean_core_overall": []})
+        c = counts.get(name, {"battles": 0, "wins": 0, "ties": 0, "both_bad": 0, "losses": 0})
+        wilson = wilson_interval(s["satisfied"], s["rated"], options.confidence)
+        shown = name in ranks
+        low_high = intervals.get(name) if shown else None
+        rank = ranks.get(name, (None, None, None))
+        rows.append({
+            "system": name,
+            "conversations": s["conversations"],
+            "rated": s["rated"],
+            "satisfied": s["satisfied"],
+            "satisfaction": s["satisfied"] / s["rated"] if s["rated"] else None,
+            "satisfaction_low": wilson[0] if wilson else None,
+            "satisfaction_high": wilson[1] if wilson else None,
+            **c,
+            "elo": elo[name] if shown else None,
+            "bt": bt.get(name) if shown else None,
+            "bt_low": low_high[0] if low_high else None,
+            "bt_high": low_high[1] if low_high else None,
+            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
+            "bt_style": style.get(name) if shown else None,
+            "bt_style_low": style_intervals[name][0] if shown and name in style_intervals else None,
+            "bt_style_high": style_intervals[name][1] if shown and name in style_intervals else None,
+            "rank_change_style": style_moves.get(name) if shown else None,
+            "mean_rdl": _mean(s["mean_rdl"]),
+            "rdl_scored": len(s["mean_rdl"]),
+            "mean_core_overall": _mean(s["mean_core_overall"]),
+            "core_overall_scored": len(s["mean_core_overall"]),
+        })
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    if not table.empty:
+        table = table.sort_values(
+            ["bt", "satisfaction", "conversations", "system"],
+            ascending=[False, False, False, True], na_position="last", kind="stable",
+        ).reset_index(drop=True)
+    table.attrs["min_votes"] = options.min_votes
+    table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
+    table.attrs["style_coefficients"] = coefficients
+    return table
+
+
+def rank_ranges(
+    ratings: dict[str, float], intervals: dict[str, Optional[tuple[float, float]]]
+) -> dict[str, tuple[int, int, int]]:
+    """name -> (rank by rating, best rank, worst rank) as LMArena reads them from intervals.
+
+    Best rank = 1 + systems whose lower bound is above this one's upper bound;
+    worst rank = systems whose upper bound is not below this one's lower bound
+    (itself included). A system without an interval (too little varied data)
+    could be anywhere: its interval counts as unbounded.
+    """
+    unbounded = (-math.inf, math.inf)
+    bounds = {n: intervals.get(n) or unbounded for n in ratings}
+    order = sorted(ratings, key=lambda n: (-ratings[n], n))
+    out = {}
+    for position, name in enumerate(order, start=1):
+        low, high = bounds[name]
+        above = sum(1 for other in ratings if other != name and bounds[other][0] > high)
+        below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
+        out[name] = (position, 1 + above, len(ratings) - below)
+    return out
+
+
+def _mean(values: list[float]) -> Optional[float]:
+    return sum(values) / len(values) if values else None
+
+
+# -- presentation ----------------------------------------------------------------
+
+
+def _fmt(value: Any, spec: str) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    return format(value, spec)
+
+
+def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = None) -> pd.DataFrame:
+    """The leaderboard as text columns for people (intervals as "low–high"; systems by `titles`, if given)."""
+    titles = titles or {}
+    out = []
+    for row in table.to_dict("records"):
+        out.append({
+            "Rank": _rank_text(row),
+            "System": titles.get(row["system"], row["system"]),
+            "Conversations": row["conversations"],
+            "Satisfied / rated": f"{row['satisfied']} / {row['rated']}",
+            "Satisfaction": _fmt(row["satisfaction"], ".0%"),
+            "95% CI": (
+                f"{_fmt(row['satisfaction_low'], '.0%')}–{_fmt(row['satisfaction_high'], '.0%')}"
+                if row["satisfaction_low"] is not None and not pd.isna(row["satisfaction_low"]) else "–"
+            ),
+            "Battles": row["battles"],
+            "W / T / L (both bad)": f"{row['wins']} / {row['ties']} / {row['losses']} ({row['both_bad']})",
+            "Elo": _fmt(row["elo"], ".0f"),
+            "Bradley-Terry": _fmt(row["bt"], ".0f"),
+            "BT 95% CI": (
+                f"{_fmt(row['bt_low'], '.0f')}–{_fmt(row['bt_high'], '.0f')}"
+                if row["bt_low"] is not None and not pd.isna(row["bt_low"])
+                else _no_rating_note(row, table.attrs.get("min_votes", 0))
+            ),
+            "BT, style controlled": _fmt(row.get("bt_style"), ".0f"),
+            "Style-controlled 95% CI": _interval_text(row.get("bt_style_low"), row.get("bt_style_high")),
+            "Rank change, style controlled": _signed(row.get("rank_change_style")),
+            "Mean RDL": _fmt(row["mean_rdl"], ".3f"),
+            "Mean CoRE": _fmt(row["mean_core_overall"], ".3f"),
+        })
+    return pd.DataFrame(out)
+
+
+def _interval_text(low: Any, high: Any) -> str:
+    if low is None or pd.isna(low):
+        return "–"
+    return f"{_fmt(low, '.0f')}–{_fmt(high, '.0f')}"
+
+
+def _signed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    return f"{int(value):+d}" if value else "0"
+
+
+def _rank_text(row: dict[str, Any]) -> str:
+    best, worst = row.get("rank_best"), row.get("rank_worst")
+    if best is None or pd.isna(best):
+        return "–"
+    best, worst = int(best), int(worst)
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
+def _no_rating_note(row: dict[str, Any], min_votes: int) -> str:
+    if row["battles"] and row["battles"] < min_votes:
+        return f"needs {min_votes} votes"
+    if row["bt"] is not None and not pd.isna(row["bt"]):
+        return "too few distinct outcomes"
+    return "–"
+
+
+def leaderboard_figure(table: pd.DataFrame, title: str = "", titles: Optional[Mapping[str, str]] = None):
+    """Bradley-Terry ratings with intervals and satisfaction rates with Wilson intervals.
+
+    The two panels are stacked and the figure is narrow, so that on a phone (where the page
+    scales it down to the screen's width) its labels stay legible.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
+    # 4.2 in at 100 dpi: a 420 px image, its 10 pt labels about 12 px tall on a 400 px phone.
+    rows = max(1, len(table))
+    fig = Figure(figsize=(4.2, 2 * max(1.5, 0.36 * rows + 0.9) + (0.35 if title else 0)), dpi=100)
+    ax_bt, ax_sat = fig.subplots(2, 1)
+    _interval_panel(ax_bt, table, "bt", "bt_low", "bt_high", "Bradley-Terry rating (95% bootstrap CI)", titles)
+    _interval_panel(ax_sat, table, "satisfaction", "satisfaction_low", "satisfaction_high",
+                    "Satisfaction rate (95% Wilson CI)", titles)
+    ax_sat.xaxis.set_major_formatter(PercentFormatter(1.0))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, label: str,
+                    titles: Optional[Mapping[str, str]] = None) -> None:
+    rows = table[table[col].notna()] if not table.empty else table
+    ax.set_title(label, fontsize=10)
+    ax.tick_params(labelsize=10)
+    if rows.empty:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes)
+        ax.set_yticks([])
+        return
+    rows = rows.iloc[::-1]
+    y = list(range(len(rows)))
+    values = rows[col].astype(float).to_numpy()
+    lows = rows[low].astype(float).fillna(rows[col]).to_numpy()
+    highs = rows[high].astype(float).fillna(rows[col]).to_numpy()
+    # A point estimate may fall outside its own bootstrap interval (few battles, the
+    # prior pulling the estimate); matplotlib refuses negative error bars, so clip.
+    below = np.clip(values - lows, 0.0, None)
+    above = np.clip(highs - values, 0.0, None)
+    ax.errorbar(values, y, xerr=[below, above], fmt="o", capsize=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels([(titles or {}).get(name, name) for name in rows["system"].tolist()])
+    ax.grid(axis="x", alpha=0.3)

@@ -1,0 +1,529 @@
+"""Simulated evaluation runs: many simulated dialogues with chosen systems, in the background.
+
+Shared by the app's Evaluate tab and `python -m simulators run`. A run is
+N dialogues per system with one simulator kind; dialogues run concurrently
+on a thread pool (the LLM client bounds concurrent LLM calls on its own).
+Every dialogue is stored, including those that failed: a failure is
+recorded on the dialogue (`metadata["errors"]`, utterance errors), never
+dropped. The run's status lives in the store (`save_run`), so a reloaded
+page, or another process, sees the same progress; runs can be cancelled.
+Dialogues under way are listed in the status (`active`: system, index,
+turns so far, when they started and last took a turn), so a long dialogue
+shows signs of life before it finishes (threads engine; a Ray task reports
+only when its dialogue is done).
+
+Dialogue `i` of a run with seed `s` uses the simulator seed `s * 1_000_003 + i`
+for every system, so all systems meet the same simulated users.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator, Optional
+
+from arena.config import Settings
+from arena.distributed import ENGINES
+from arena.dialogue import Dialogue, UserInfo, UserKind
+from arena.llm import LLMClient
+from arena.runner import DialogueRunner
+from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
+from arena.store import Store
+from arena.store.safety import enqueue_scoring
+from crs.registry import CRSRegistry
+from evaluators.acts.intent_readers import intent_reader
+from simulators import build_simulator, catalog_view, resolve_kind
+from webapp.runs.scorer import BackgroundScorer
+from webapp.services import Services
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 10.0
+SAVE_EVERY_S = 1.0  # progress is written at most this often (status changes always)
+STALE_AFTER_S = 120.0  # a running run not heard from for this long was interrupted
+FINAL_STATES = ("finished", "cancelled", "failed", "interrupted")
+MAX_DIALOGUES_PER_SYSTEM = 1000
+MAX_CONCURRENCY = 64
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def dialogue_seed(run_seed: int, index: int) -> int:
+    return int(run_seed) * 1_000_003 + int(index)
+
+
+def rating_options(settings: Any) -> dict[str, Any]:
+    """Simulator options that make it fill the aspect form (the configured form, else the shipped one)."""
+    form = getattr(settings, "rating_form", None)
+    return {"rate_aspects": True, **({"rating_form": str(form)} if form else {})}
+
+
+@dataclass
+class RunConfig:
+    systems: list[str]
+    simulator: str
+    n_dialogues: int = 10  # per system
+    max_turns: int = 10
+    seed: int = 0
+    concurrency: int = 4
+    options: dict[str, Any] = field(default_factory=dict)  # passed to the simulator factory (e.g. nlg)
+
+    def validate(self) -> "RunConfig":
+        self.simulator = resolve_kind(self.simulator)
+        self.systems = [s.strip() for s in self.systems if s and s.strip()]
+        if not self.systems:
+            raise ValueError("choose at least one system")
+        if len(set(self.systems)) != len(self.systems):
+            raise ValueError("a system is listed twice")
+        if not 1 <= int(self.n_dialogues) <= MAX_DIALOGUES_PER_SYSTEM:
+            raise ValueError(f"the number of dialogues must be between 1 and {MAX_DIALOGUES_PER_SYSTEM}")
+        if not 1 <= int(self.max_turns) <= 100:
+            raise ValueError("max turns must be between 1 and 100")
+        if not 1 <= int(self.concurrency) <= MAX_CONCURRENCY:
+            raise ValueError(f"concurrency must be between 1 and {MAX_CONCURRENCY}")
+        self.n_dialogues, self.max_turns = int(self.n_dialogues), int(self.max_turns)
+        self.seed, self.concurrency = int(self.seed), int(self.concurrency)
+        return self
+
+    @property
+    def total(self) -> int:
+        return self.n_dialogues * len(self.systems)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+class _Cancellable:
+    """Wraps a simulator so that a cancelled run ends its dialogues at the next turn."""
+
+    def __init__(self, simulator: Simulator, cancelled: threading.Event):
+        self.simulator = simulator
+        self.cancelled = cancelled
+
+    def next_turn(self, dialogue: Dialogue) -> SimulatorAction:
+        if self.cancelled.is_set():
+            return StopDialogue("run cancelled")
+        return self.simulator.next_turn(dialogue)
+
+
+def dialogue_summary(dialogue: Dialogue) -> dict[str, Any]:
+    """One row of the live table of finished dialogues."""
+    meta = dialogue.metadata
+    errors = list(meta.get("errors") or []) + dialogue.errors()
+    row: dict[str, Any] = {
+        "dialogue_id": dialogue.dialogue_id,
+        "system": dialogue.crs_id,
+        "index": meta.get("run_index"),
+        "turns": dialogue.num_turns,
+        "end": dialogue.end_reason or "",
+        "feedback": dialogue.feedback.sentiment if dialogue.feedback else "",
+        "recommended": len(dialogue.recommended_items()),
+        "errors": len(errors),
+        "error": errors[0][:300] if errors else "",
+    }
+    if meta.get("recall"):
+        row["recall@10"] = round(max(r.get("recall@10", 0.0) for r in meta["recall"]), 4)
+    if meta.get("preference_coverage"):
+        row["pc"] = round(meta["preference_coverage"][-1]["pc"], 4)
+    return row
+
+
+class RunManager:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        registry: CRSRegistry,
+        llm: Optional[LLMClient],
+        settings: Settings,
+        scorer: Optional[BackgroundScorer] = None,
+        simulator_factory: Optional[Callable[..., Any]] = None,
+        catalog_for: Optional[Callable[[str], Any]] = None,
+        engine: str = "threads",
+        ray_address: Optional[str] = None,
+        worker_recipe: Optional[Callable[[], "RunManager"]] = None,
+        task_cpus: float = 1.0,
+    ):
+        """`engine="ray"` runs each dialogue as a Ray task on the cluster at `ray_address` (a local
+        Ray when None); each worker builds its own run manager (systems, simulators, store) with
+        `worker_recipe`, a picklable callable (default: `WorkerRecipe(settings)`)."""
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        self.store = store
+        self.registry = registry
+        self.llm = llm
+        self.settings = settings
+        self.scorer = scorer
+        self.build_simulator = simulator_factory or functools.partial(
+            build_simulator, intent_readers=intent_reader, movielens_cache_dir=settings.cache_dir)
+        self.catalog_for = catalog_for or catalog_view
+        self.engine, self.ray_address, self.task_cpus = engine, ray_address, task_cpus
+        self.worker_recipe = worker_recipe
+        self._lock = threading.Lock()
+        self._cancel: dict[str, threading.Event] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._states: dict[str, dict[str, Any]] = {}
+        self._saved_at: dict[str, float] = {}
+        self._save_lock = threading.Lock()
+
+    @classmethod
+    def from_services(cls, services: Services, **kwargs: Any) -> "RunManager":
+        return cls(store=services.store, registry=services.registry, llm=services.llm,
+                   settings=services.settings, scorer=services.scorer, **kwargs)
+
+    # -- starting and stopping ---------------------------------------------------
+    def check(self, config: RunConfig) -> RunConfig:
+        """Validate a configuration and that every system can run here."""
+        config.validate()
+        for name in config.systems:
+            problem = self.registry.problem(name)
+            if problem is not None:
+                raise ValueError(str(problem))
+        return config
+
+    def start(self, config: Optional[RunConfig], run_id: Optional[str] = None, *, resume: bool = False) -> str:
+        """Start a run in a background thread; returns its id at once.
+
+        With `resume`, `run_id` names an interrupted run: its stored
+        configuration is used and dialogues already stored are not run again.
+        """
+        config, skip = self._begin(config, run_id, resume)
+        run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+        self._create(run_id, config, skip)
+        thread = threading.Thread(target=self._execute, args=(run_id, config, None, skip), daemon=True,
+                                  name=f"eval-{run_id}")
+        with self._lock:
+            self._threads[run_id] = thread
+        thread.start()
+        return run_id
+
+    def run(self, config: Optional[RunConfig], *, run_id: Optional[str] = None, resume: bool = False,
+            on_dialogue: Optional[Callable[[Dialogue, dict[str, Any]], None]] = None) -> dict[str, Any]:
+        """Run in the calling thread (the command line); returns the final state."""
+        config, skip = self._begin(config, run_id, resume)
+        run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
+        self._create(run_id, config, skip)
+        self._execute(run_id, config, on_dialogue, skip)
+        return self.status(run_id)
+
+    def _begin(self, config: Optional[RunConfig], run_id: Optional[str],
+               resume: bool) -> tuple[RunConfig, dict[str, Dialogue]]:
+        """The configuration to run and, when resuming, the run's dialogues already stored."""
+        if not resume:
+            if config is None:
+                raise ValueError("a new run needs a configuration")
+            return self.check(config), {}
+        state = self.store.get_run(run_id) if run_id else None
+        if state is None:
+            raise ValueError(f"no run {run_id!r} to resume")
+        if self.is_active(run_id) or mark_stale(state)["status"] in ("queued", "running", "cancelling"):
+            raise ValueError(f"run {run_id} is still running")
+        config = self.check(RunConfig.from_dict(state["config"]))
+        ids = [run_dialogue_id(run_id, system, i) for system, i in _jobs(config)]
+        done = self.store.dialogue_ids(ids)
+        return config, {i: d for i in sorted(done) if (d := self.store.get_dialogue(i)) is not None}
+
+    def cancel(self, run_id: str) -> bool:
+        """Ask a run of this process to stop; running dialogues end at their next turn."""
+        with self._lock:
+            event = self._cancel.get(run_id) if run_id in self._states else None
+        if event is None or event.is_set():
+            return False
+        event.set()
+        self._update(run_id, status="cancelling")
+        return True
+
+    def wait(self, run_id: str, timeout: Optional[float] = None) -> bool:
+        with self._lock:
+            thread = self._threads.get(run_id)
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def is_active(self, run_id: str) -> bool:
+        with self._lock:
+            thread = self._threads.get(run_id)
+        return thread is not None and thread.is_alive()
+
+    # -- reading ------------------------------------------------------------------
+    def status(self, run_id: str) -> Optional[dict[str, Any]]:
+        with self._lock:
+            live = self._states.get(run_id)
+            if live is not None:
+                return _copy(live)
+        state = self.store.get_run(run_id)
+        return mark_stale(state) if state is not None else None
+
+    def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        out = []
+        for run_id, state in self.store.list_runs()[:limit]:
+            out.append(self.status(run_id) or mark_stale(state))
+        return out
+
+    # -- internals ---------------------------------------------------------------------
+    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue]) -> None:
+        rows = [dialogue_summary(d) for d in stored.values()]
+        state = {
+            "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
+            "done": len(rows), "failed": sum(1 for r in rows if r["errors"]), "created_at": _now(),
+            "started_at": None, "finished_at": None, "heartbeat": time.time(), "error": None,
+            "dialogues": rows, "active": {}, "simulator_model": self._model_label(config),
+        }
+        previous = self.store.get_run(run_id) if stored else None
+        if previous:
+            state.update(created_at=previous.get("created_at"), resumed_at=_now())
+        with self._lock:
+            self._states[run_id] = state
+            self._cancel[run_id] = threading.Event()
+            self._saved_at[run_id] = time.time()
+        self.store.save_run(run_id, _copy(state))
+
+    def _model_label(self, config: RunConfig) -> str:
+        if config.simulator == "abus" and config.options.get("nlg") == "template":
+            return "template"
+        return self.llm.describe() if self.llm is not None else "template"
+
+    def _update(self, run_id: str, **changes: Any) -> None:
+        """Change the live state; write it to the store when the status changes, else at most every SAVE_EVERY_S."""
+        with self._save_lock:  # snapshots reach the store in the order they were taken
+            with self._lock:
+                state = self._states.get(run_id)
+                if state is None:
+                    return
+                if state["status"] == "cancelling" and changes.get("status") == "running":
+                    changes.pop("status")
+                now = time.time()
+                state.update(changes, heartbeat=now)
+                if "status" not in changes and now - self._saved_at.get(run_id, 0.0) < SAVE_EVERY_S:
+                    return
+                self._saved_at[run_id] = now
+                snapshot = _copy(state)
+            self.store.save_run(run_id, snapshot)
+
+    def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable],
+                 skip: Optional[dict[str, Dialogue]] = None) -> None:
+        with self._lock:
+            cancelled = self._cancel[run_id]
+        self._update(run_id, status="running", started_at=_now())
+        stop_beat = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(run_id, stop_beat), daemon=True)
+        beat.start()
+        jobs = [(system, i) for system, i in _jobs(config) if run_dialogue_id(run_id, system, i) not in (skip or {})]
+        try:
+            finished = self._on_ray if self.engine == "ray" else self._on_threads
+            for dialogue in finished(run_id, config, jobs, cancelled):
+                if dialogue is None:
+                    continue
+                row = dialogue_summary(dialogue)
+                with self._lock:
+                    state = self._states[run_id]
+                    state["active"].pop(dialogue.dialogue_id, None)
+                    state["done"] += 1
+                    state["failed"] += 1 if row["errors"] else 0
+                    state["dialogues"].append(row)
+                self._update(run_id)
+                if on_dialogue is not None:
+                    on_dialogue(dialogue, row)
+            final = "cancelled" if cancelled.is_set() else "finished"
+            self._update(run_id, status=final, finished_at=_now(), active={})
+        except Exception as exc:  # a bug in the run loop itself: the run fails visibly
+            log.exception("evaluation run %s failed", run_id)
+            self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc), active={})
+        finally:
+            stop_beat.set()
+            with self._save_lock, self._lock:
+                self._states.pop(run_id, None)
+                self._saved_at.pop(run_id, None)
+                self._cancel.pop(run_id, None)
+
+    def _on_threads(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
+                    cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
+        with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix=f"sim-{run_id[-6:]}") as pool:
+            futures = [pool.submit(self._job, run_id, config, system, i, cancelled) for system, i in jobs]
+            for future in as_completed(futures):
+                yield future.result()
+
+    def _on_ray(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
+                cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
+        """Each dialogue a Ray task that stores its dialogue itself; scoring is queued here."""
+        from arena import distributed
+
+        distributed.connect(self.ray_address)
+        recipe = self.worker_recipe or WorkerRecipe(self.settings)
+        items = [(recipe, run_id, asdict(config), system, i) for system, i in jobs]
+        for item, dialogue, error in distributed.map_unordered(
+                simulate_in_worker, items, max_in_flight=config.concurrency, task_cpus=self.task_cpus,
+                stop=cancelled.is_set):
+            if error is not None:
+                dialogue = self._lost(run_id, config, item[3], item[4], error)
+            self._queue_scoring(dialogue)
+            yield dialogue
+
+    def _lost(self, run_id: str, config: RunConfig, system: str, index: int, error: BaseException) -> Dialogue:
+        """A dialogue whose task failed on every try: the stored copy if it got that far, else kept with its error."""
+        stored = self.store.get_dialogue(run_dialogue_id(run_id, system, index))
+        if stored is not None:
+            return stored
+        dialogue = self._new_dialogue(run_id, config, system, index)
+        dialogue.metadata.setdefault("errors", []).append(f"run: worker lost: {_describe(error)}")
+        dialogue.end("error")
+        self.store.save_dialogue(dialogue)
+        return dialogue
+
+    def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
+        while not stop.wait(HEARTBEAT_S):
+            with self._lock:
+                if run_id not in self._states:
+                    return
+            self._update(run_id)
+
+    def _job(self, run_id: str, config: RunConfig, system: str, index: int,
+             cancelled: threading.Event) -> Optional[Dialogue]:
+        if cancelled.is_set():
+            return None  # never started: nothing to keep
+        dialogue = self._new_dialogue(run_id, config, system, index)
+        seed = dialogue_seed(config.seed, index)
+        simulator = None
+        try:
+            crs = self.registry.get(system)
+            dataset = getattr(self.registry.spec(system), "dataset", None) or "redial"
+            simulator = self.build_simulator(
+                config.simulator, catalog=self.catalog_for(dataset), seed=seed, llm=self.llm, **config.options
+            )
+            simulator.attach(dialogue)
+            dialogue.metadata.update(run_id=run_id, run_index=index)
+            runner = DialogueRunner(
+                crs,
+                max_turns=config.max_turns,
+                turn_timeout_s=self.settings.turn_timeout_s,
+                max_message_chars=self.settings.max_message_chars,
+                on_turn=lambda d: self._progress(run_id, d),
+            )
+            self._progress(run_id, dialogue)
+            runner.run_simulated(dialogue, _Cancellable(simulator, cancelled))
+            if cancelled.is_set() and dialogue.end_reason == "simulator_stop: run cancelled":
+                dialogue.metadata["cancelled"] = True
+                simulator.observe(dialogue)
+            else:
+                simulator.finalize(dialogue)
+        except Exception as exc:  # anything else: keep the dialogue with its error
+            dialogue.metadata.setdefault("errors", []).append(f"run: {_describe(exc)}")
+            dialogue.end("error")
+        self._persist(dialogue)
+        return dialogue
+
+    def _progress(self, run_id: str, dialogue: Dialogue) -> None:
+        """A dialogue of the run started or took a turn: its row among the dialogues under way."""
+        now = time.time()
+        with self._lock:
+            state = self._states.get(run_id)
+            if state is None:  # a Ray worker's manager, or a run already over
+                return
+            entry = state["active"].setdefault(dialogue.dialogue_id, {
+                "system": dialogue.crs_id, "index": dialogue.metadata.get("run_index"), "started": now})
+            entry.update(turns=dialogue.num_turns, updated=now)
+        self._update(run_id)
+
+    @staticmethod
+    def _new_dialogue(run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
+        # The id is fixed by the run, system and index: a retried or resumed dialogue replaces its own row.
+        seed = dialogue_seed(config.seed, index)
+        return Dialogue(
+            dialogue_id=run_dialogue_id(run_id, system, index),
+            crs_id=system,
+            user=UserInfo(kind=UserKind.SIMULATOR, id=f"sim-{config.simulator}-{seed}", simulator=config.simulator,
+                          details={"seed": seed}),
+            metadata={"source": "simulation", "run_id": run_id, "run_index": index},
+        )
+
+    def simulate_one(self, run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
+        """One dialogue of a run, stored (what a Ray task does)."""
+        return self._job(run_id, config, system, index, threading.Event())
+
+    def _persist(self, dialogue: Dialogue) -> None:
+        self.store.save_dialogue(dialogue)
+        self._queue_scoring(dialogue)
+
+    def _queue_scoring(self, dialogue: Dialogue) -> None:
+        """Every finished dialogue enters the store's durable scoring queue: this process's scorer when it
+        has one, else a queued job that any process running scorers (the public app, `score --db`) takes."""
+        if not dialogue.utterances:
+            return
+        try:
+            if self.scorer is not None:
+                self.scorer.submit(dialogue.dialogue_id)
+            else:
+                enqueue_scoring(self.store, [dialogue.dialogue_id])
+        except Exception:  # scoring must never fail a run
+            log.exception("could not queue scoring for %s", dialogue.dialogue_id)
+
+
+def run_dialogue_id(run_id: str, system: str, index: int) -> str:
+    return f"{run_id}-{system}-{index:04d}"
+
+
+def _jobs(config: RunConfig) -> list[tuple[str, int]]:
+    return [(system, i) for i in range(config.n_dialogues) for system in config.systems]
+
+
+@dataclass(frozen=True)
+class WorkerRecipe:
+    """How a Ray worker builds its run manager: the app's services from the same settings, no scorer."""
+
+    settings: Any
+
+    def __call__(self) -> "RunManager":
+        from webapp.services import build_services
+
+        return RunManager.from_services(build_services(self.settings, metrics=""))
+
+
+_WORKER_MANAGERS: dict[str, "RunManager"] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def simulate_in_worker(recipe: Callable[[], "RunManager"], run_id: str, config: dict[str, Any], system: str,
+                       index: int) -> Dialogue:
+    """The Ray task: build this worker's run manager once per recipe, run one dialogue, store it.
+
+    Recipes are told apart by their repr (a frozen dataclass's repr is its fields): each task
+    receives a fresh copy of the recipe, and a class defined in a script cannot be pickled again.
+    """
+    key = repr(recipe)
+    with _WORKER_LOCK:
+        manager = _WORKER_MANAGERS.get(key)
+        if manager is None:
+            manager = _WORKER_MANAGERS[key] = recipe()
+    return manager.simulate_one(run_id, RunConfig.from_dict(config), system, index)
+
+
+def _describe(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()[:2000]
+
+
+def _copy(state: dict[str, Any]) -> dict[str, Any]:
+    out = dict(state)
+    out["dialogues"] = list(state.get("dialogues") or [])
+    out["active"] = {k: dict(v) for k, v in (state.get("active") or {}).items()}
+    return out
+
+
+def mark_stale(state: dict[str, Any]) -> dict[str, Any]:
+    """A run the store says is running but whose process stopped updating it was interrupted."""
+    state = dict(state)
+    if state.get("status") in ("queued", "running", "cancelling"):
+        if time.time() - float(state.get("heartbeat") or 0) > STALE_AFTER_S:
+            state["status"] = "interrupted"
+            state["active"] = {}  # nobody is running them any more
+    return state

@@ -1,0 +1,172 @@
+"""The background scorer: scores finished dialogues off the request path and stores the scores."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future, wait
+from typing import Optional
+
+from arena.llm.budget import budget_of
+from arena.config import Settings
+from arena.dialogue import Score
+from arena.llm import LLMClient
+from arena.store import Store
+from arena.store.safety import enqueue_scoring, enqueue_unscored, requeue_interrupted
+from evaluators.acts.base import ActAnnotator
+from evaluators.scoring import REGISTRY, default_annotator, parse_metrics
+from evaluators.stored_scoring import first_score_name, run_job, take_and_run
+
+log = logging.getLogger(__name__)
+
+# How often an idle worker looks for jobs queued by other processes.
+POLL_SECONDS = 2.0
+
+
+class BackgroundScorer:
+    """Scores finished dialogues off the request path, through the store's durable job queue.
+
+    `submit(dialogue_id)` writes a job to the store (a dialogue already queued
+    is not queued twice) and wakes a worker; `workers` threads take jobs, run
+    `score_dialogue` and save the scores. Jobs queued by another process (the
+    researcher app, the command line) are picked up by polling. `resume()`
+    (called when the app starts) puts jobs a crash left running back in the
+    queue and queues every ended dialogue that was never scored. Nothing
+    raised while scoring reaches the caller: failures are logged, kept in
+    `errors` and in the job row.
+    """
+
+    def __init__(self, store: Store, metrics: Optional[list[str]] = None, client: Optional[LLMClient] = None, *,
+                 annotator: Optional[ActAnnotator] = None, settings: Optional[Settings] = None, workers: int = 1,
+                 poll_s: float = POLL_SECONDS):
+        self.store = store
+        self.metrics = list(metrics or ["acts", "rdl", "srrr", "sr"])
+        parse_metrics(",".join(self.metrics))
+        self.client = client
+        self.settings = settings
+        self._annotator = annotator
+        self._poll_s = poll_s
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._futures: dict[str, Future] = {}
+        self._stopping = False
+        self.errors: dict[str, str] = {}
+        self.completed = 0
+        self._threads = [threading.Thread(target=self._work, name=f"scorer-{i}", daemon=True)
+                         for i in range(max(1, workers))]
+        for thread in self._threads:
+            thread.start()
+
+    def _annotator_for_run(self) -> Optional[ActAnnotator]:
+        with self._lock:
+            if self._annotator is None and any(REGISTRY[m].needs_acts for m in self.metrics):
+                self._annotator = default_annotator(self.settings, self.client)
+            return self._annotator
+
+    def load_annotator(self) -> Optional[ActAnnotator]:
+        """Build the act annotator and load its model now (a warm start) rather than on the first job."""
+        annotator = self._annotator_for_run()
+        if annotator is not None and hasattr(annotator, "model"):
+            annotator.model  # the offline annotator's network, shared by the process
+        return annotator
+
+    def resume(self) -> int:
+        """Re-queue jobs a dead process left running and every ended dialogue never scored; returns how many."""
+        back = requeue_interrupted(self.store)
+        new = enqueue_unscored(self.store, first_score_name(self.metrics))
+        if back or new:
+            log.info("scoring resumed: %d interrupted job(s), %d unscored dialogue(s) queued", back, new)
+            self._notify()
+        return back + new
+
+    def submit(self, dialogue_id: str, *, force: bool = False) -> Optional[Future]:
+        """Queue a dialogue in the store; returns a Future of its scores (or the one already waiting).
+
+        After `shutdown` the job is still written to the store (the next start runs it) and None is returned.
+        """
+        with self._lock:
+            future = self._futures.get(dialogue_id)
+            if future is not None:
+                return future
+            stopping = self._stopping
+            if not stopping:  # registered first, so a worker finishing at once still finds it
+                future = self._futures[dialogue_id] = Future()
+        try:
+            enqueue_scoring(self.store, [dialogue_id], force=force)
+        except Exception:
+            with self._lock:
+                self._futures.pop(dialogue_id, None)
+            raise
+        if stopping:
+            log.warning("scorer stopping: %s stays queued for the next start", dialogue_id)
+            return None
+        self._notify()
+        return future
+
+    def _notify(self) -> None:
+        with self._lock:
+            self._wake.notify_all()
+
+    def _run(self, dialogue_id: str, force: bool) -> dict[str, Score]:
+        return run_job(self.store, dialogue_id, force, self.metrics, client=self.client,
+                       annotator=self._annotator_for_run(), settings=self.settings)
+
+    def _finished(self, dialogue_id: str, scores: Optional[dict[str, Score]], error: Optional[str]) -> None:
+        with self._lock:
+            if error is None:
+                self.completed += 1
+                self.errors.pop(dialogue_id, None)
+            else:
+                self.errors[dialogue_id] = error
+            future = self._futures.pop(dialogue_id, None)
+        if future is not None and not future.done():
+            future.set_result(scores or {})
+
+    def _work(self) -> None:
+        idle_s = self._poll_s
+        while True:
+            with self._lock:
+                if self._stopping:
+                    return
+            budget = budget_of(self.client)
+            if budget is not None and budget.exhausted():  # spent: leave the jobs queued until calls age out
+                with self._lock:
+                    if self._stopping:
+                        return
+                    self._wake.wait(timeout=min(max(budget.seconds_until_free(), 0.05), 60.0))
+                continue
+            try:
+                busy = take_and_run(self.store, self._run, self._finished)
+                idle_s = self._poll_s
+            except Exception as exc:  # the store is unreachable: wait, then try again
+                log.warning("scorer could not read its queue: %s", exc)
+                busy, idle_s = False, min(idle_s * 2, 30.0)
+            if not busy:
+                with self._lock:
+                    if self._stopping:
+                        return
+                    self._wake.wait(timeout=idle_s)
+
+    def pending(self) -> int:
+        """Dialogues submitted by this process whose scores are not stored yet."""
+        with self._lock:
+            return len(self._futures)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until everything submitted so far is done; False on timeout."""
+        with self._lock:
+            futures = list(self._futures.values())
+        done, not_done = wait(futures, timeout=timeout)
+        return not not_done
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop taking jobs (queued ones stay in the store for the next start); `wait` for running ones."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+            futures = list(self._futures.values())
+        if wait:
+            for thread in self._threads:
+                thread.join()
+        for future in futures:
+            future.cancel()

@@ -1,0 +1,9 @@
+"""Participant sessions: what one step of a Chat, Battle or Study conversation does, without the page.
+
+- `turn_step`: one stored conversation turn (the runner's step, with a full store refused in words)
+- `turn_guard`: one step at a time per browser session
+- `idempotent_sends`: a repeated send with the same client message id stores nothing
+- `battle`: a battle's rules (start, turn, rating, vote, reveal); `pairing` chooses its two systems
+- `study`: a study's rules (link, consent, tasks, attention check, completion)
+- `participants`: one pseudonymous participant per browser, their dialogues, what a reload resumes
+"""

@@ -1,0 +1,315 @@
+"""A battle's rules, without the page: start, one turn, a rating, the vote, the reveal.
+
+A battle's systems are drawn by `webapp.sessions.pairing` (least-played pair first,
+sides at random) and stay on the server: the page only ever sees "System A"
+and "System B" until the vote is stored. Each participant has at most one
+battle under way, kept in `BattleBook` under their id, so a reload (or a
+second tab of the same browser) finds the same `BattleSession` object, with
+its locks, instead of a copy. Both dialogues are stored when the battle
+starts; after a restart of the app a participant's unvoted battle is rebuilt
+from the store (`webapp.sessions.participants.open_battle`).
+
+Every refusal raises `Refusal` (webapp.ui.parts.refusal) with words for the
+participant; the tab shows them in the pane's status line.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Optional
+
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.runner import MessageRejected, finish_dialogue, validate_message
+from arena.store import StoreError
+from arena.store.safety import BattleAlreadyVoted, save_battle_once
+from webapp.sessions import participants
+from webapp.sessions.pairing import NotEnoughSystems, SharedPairScheduler
+from webapp.services import Services
+from webapp.protection.label_limits import admit_label
+from webapp.ui.parts.refusal import Refusal, refuse
+from webapp.sessions.turn_step import refused_when_full, stored_turn
+from webapp.ui.parts.render import escape_text, limit_status
+from webapp.protection.vote_limits import LimitReached, limiter_for, origin_keys_of
+
+log = logging.getLogger(__name__)
+
+SIDES = ("A", "B")
+# Battles kept in memory at most (one per participant); the least recently used are forgotten first
+# (their dialogues are in the store, so a later visit rebuilds them).
+MAX_BATTLES_KEPT = 10_000
+
+
+@dataclass
+class BattleSession:
+    battle_id: str
+    ticket: Optional[str]
+    dialogues: dict[str, Dialogue]  # side -> dialogue
+    vote: Optional[Vote] = None
+    started_at: datetime = field(default_factory=utc_now)
+    user_key: str = "user:unknown"  # hashed participant (or session) and IP (webapp.protection.vote_limits.origin_key)
+    ip_key: str = "ip:unknown"
+    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
+
+    def rated(self, side: str) -> bool:
+        return self.dialogues[side].feedback is not None
+
+    def both_rated(self) -> bool:
+        return all(self.rated(s) for s in SIDES)
+
+    def answering(self, side: str) -> bool:
+        return self.busy[side].locked()
+
+
+class BattleBook:
+    """Each participant's battle under way (the latest they started), shared by their tabs and reloads."""
+
+    def __init__(self, limit: int = MAX_BATTLES_KEPT):
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._sessions: OrderedDict[str, BattleSession] = OrderedDict()
+
+    def get(self, user_id: str) -> Optional[BattleSession]:
+        with self._lock:
+            session = self._sessions.get(user_id)
+            if session is not None:
+                self._sessions.move_to_end(user_id)
+            return session
+
+    def put(self, user_id: str, session: BattleSession) -> BattleSession:
+        """Keep `session` as the participant's battle (a new battle replaces the one before)."""
+        with self._lock:
+            self._sessions[user_id] = session
+            self._sessions.move_to_end(user_id)
+            while len(self._sessions) > self._limit:
+                self._sessions.popitem(last=False)
+            return session
+
+    def forget(self, user_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(user_id, None)
+
+
+def book_for(services: Services) -> BattleBook:
+    book = services.extras.get("battle_book")
+    if book is None:
+        book = services.extras.setdefault("battle_book", BattleBook())
+    return book
+
+
+def scheduler_for(services: Services) -> SharedPairScheduler:
+    """One scheduler per Services, counting human battles stored or under way in any app process."""
+    scheduler = services.extras.get("pair_scheduler")
+    if scheduler is None:
+        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
+    return scheduler
+
+
+def release(services: Services, session: Optional[BattleSession]) -> None:
+    if session is not None and session.vote is None:
+        scheduler_for(services).done(session.ticket)
+
+
+def origin_keys(services: Services, request: Any, user_id: Optional[str] = None) -> tuple[str, str]:
+    """Hashed (user, IP) keys of a request: the participant (one per browser, across reloads) when known,
+    else the browser session."""
+    return origin_keys_of(services, request, user_id if participants.is_participant(user_id) else None)
+
+
+def current(services: Services, user_id: str, request: Any = None) -> Optional[BattleSession]:
+    """The participant's battle under way: the one in memory, else their unvoted battle in the store."""
+    book = book_for(services)
+    session = book.get(user_id)
+    if session is not None or not participants.is_participant(user_id):
+        return session
+    found = participants.open_battle(services.store, user_id)
+    if found is None:
+        return None
+    battle_id, dialogues = found
+    user_key, ip_key = origin_keys(services, request, user_id)
+    # The pairing claim of the first process expires on its own; this one has none to release.
+    rebuilt = BattleSession(battle_id=battle_id, ticket=None, dialogues=dialogues, user_key=user_key,
+                            ip_key=ip_key, started_at=min(d.created_at for d in dialogues.values()))
+    return book.get(user_id) or book.put(user_id, rebuilt)
+
+
+def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
+                 request: Any = None) -> BattleSession:
+    """Draw a pair, store both (empty) dialogues and keep the battle as the participant's current one."""
+    user_key, ip_key = origin_keys(services, request, user_id)
+    try:
+        limiter_for(services).check("battle", user_key, ip_key)
+    except LimitReached as exc:
+        raise refuse(str(exc)) from None
+    try:
+        with refused_when_full():  # drawing claims the pair in the store
+            (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
+    except NotEnoughSystems:
+        raise refuse("Battles are not possible right now (fewer than two systems are running). "
+                     "Please try again later.") from None
+    release(services, previous)
+    battle_id = new_id()
+    dialogues = {
+        side: Dialogue(
+            crs_id=crs,
+            user=UserInfo(kind=UserKind.HUMAN, id=user_id),
+            metadata={"source": "battle", "battle_id": battle_id, "side": side},
+        )
+        for side, crs in zip(SIDES, (crs_a, crs_b), strict=True)
+    }
+    # Stored at once, so a reload after a restart finds the battle; nothing shows or counts it before its vote.
+    try:
+        with refused_when_full():
+            services.store.save_dialogues(list(dialogues.values()))
+    except Refusal:
+        try:
+            scheduler_for(services).done(ticket)
+        except StoreError:  # the claim expires by itself if even this cannot be written
+            pass
+        raise
+    session = BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
+                            ip_key=ip_key)
+    return book_for(services).put(user_id, session)
+
+
+def _session(session: Optional[BattleSession]) -> BattleSession:
+    if session is None:
+        raise refuse("Press “New battle” first.")
+    return session
+
+
+def check_send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
+    """Refuse a message that cannot be sent now; else the cleaned text (before the page echoes it)."""
+    session = _session(session)
+    dialogue = session.dialogues[side]
+    if session.vote is not None:
+        raise refuse("This battle is over; press “New battle” for another.")
+    if session.rated(side):
+        raise refuse(f"The conversation with System {side} has ended.")
+    if dialogue.ended or dialogue.num_turns >= services.settings.max_turns:
+        raise refuse(
+            f"The conversation with System {side} reached its limit of {services.settings.max_turns} messages; "
+            "please rate it with Satisfied or Frustrated."
+        )
+    if session.answering(side):
+        raise refuse(f"System {side} is still answering your previous message.")
+    try:
+        return validate_message(text, services.settings.max_message_chars)
+    except MessageRejected as exc:
+        raise refuse(str(exc)) from None
+
+
+def send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
+    """One turn in one pane; returns the pane's status line."""
+    check_send(services, session, side, text)
+    dialogue = session.dialogues[side]
+    if not session.busy[side].acquire(blocking=False):
+        raise refuse(f"System {side} is still answering your previous message.")
+    try:
+        reply = stored_turn(services, dialogue, text,
+                            unavailable=f"System {side} is unavailable right now; please start a new battle.")
+    finally:
+        session.busy[side].release()
+    status = limit_status(dialogue, services.settings.max_turns)
+    if reply.error and not dialogue.ended:  # a failed turn voids the battle (arena.counting)
+        return (f"System {side} had a problem answering, so this battle will not count for either system. "
+                f"You may go on, or press “New battle” for another. {status}").strip()
+    return status
+
+
+def rate(services: Services, session: Optional[BattleSession], side: str, sentiment: str) -> bool:
+    """End one pane with the user's verdict; returns whether both panes are now rated."""
+    session = _session(session)
+    dialogue = session.dialogues[side]
+    if session.vote is not None:
+        raise refuse("This battle is over; press “New battle” for another.")
+    if not dialogue.utterances:
+        raise refuse(f"Chat with System {side} before rating it.")
+    with session.busy[side]:  # never while a reply is being written into the dialogue
+        with refused_when_full(dialogue):  # unsaved, the pane stays open to be rated again
+            with session.lock:
+                if session.rated(side):
+                    raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+                try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
+                    admission = admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
+                except LimitReached as exc:
+                    raise refuse(str(exc)) from None
+                finish_dialogue(dialogue, sentiment)
+            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
+            services.dialogue_finished(dialogue)
+            admission.count()  # only a stored label counts toward the limits
+    with session.lock:
+        return session.both_rated()
+
+
+def vote(
+    services: Services, session: Optional[BattleSession], choice: str, comment: str, user_id: str
+) -> Vote:
+    """Store the vote together with both dialogues, in one transaction (one vote per battle)."""
+    session = _session(session)
+    with session.lock:
+        if session.vote is not None:
+            raise refuse("You already voted in this battle; press “New battle” for another.")
+        if not session.both_rated():
+            raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
+        try:
+            admission = limiter_for(services).admit("vote", session.user_key, session.ip_key)
+        except LimitReached as exc:
+            raise refuse(str(exc)) from None
+        a, b = session.dialogues["A"], session.dialogues["B"]
+        cast = Vote(
+            battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
+            crs_a=a.crs_id, crs_b=b.crs_id, choice=choice,
+            comment=(comment or "").strip()[: services.settings.max_message_chars],
+            user_id=user_id, user_kind=UserKind.HUMAN,
+        )
+        settings = services.settings
+
+        def save() -> None:
+            session.flagged = save_battle_once(
+                services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
+                started_at=session.started_at, burst_votes=settings.burst_votes,
+                burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
+                claim_id=session.ticket,
+            )
+
+        # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
+        try:
+            with refused_when_full(a, b):  # one transaction: the vote and both dialogues, or nothing
+                scheduler_for(services).complete(session.ticket, save)
+        except BattleAlreadyVoted:
+            raise refuse("This battle already has a vote; press “New battle” for another.") from None
+        admission.count()  # only a stored vote counts toward the limits
+        session.vote = cast
+        if session.flagged:
+            log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)
+    return cast
+
+
+# -- the reveal ------------------------------------------------------------------------------
+
+
+def system_card(services: Services, crs_id: str) -> str:
+    """Under the pane's title (which names the system) after the vote: one line about the system."""
+    return escape_text(services.registry.blurb(crs_id) or services.registry.title(crs_id))
+
+
+def reveal_markdown(cast: Vote, services: Optional[Services] = None) -> str:
+    """The line under the vote: thanks, and who was who (names as people read them)."""
+    title = services.registry.title if services is not None else (lambda name: name)
+    a, b = escape_text(title(cast.crs_a)), escape_text(title(cast.crs_b))
+    verdict = {
+        "A": f"You preferred **{a}**.",
+        "B": f"You preferred **{b}**.",
+        "tie": "You called it a tie.",
+        "both_bad": "You found both disappointing.",
+    }[cast.choice]
+    return (
+        f"Thank you, your vote was saved. System A was **{a}** and System B was **{b}** (see the top of "
+        f"each conversation). {verdict} Press **New battle** for another round."
+    )

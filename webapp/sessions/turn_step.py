@@ -1,0 +1,64 @@
+"""A full disk answered in words, with nothing half-written.
+
+When the store cannot take a write (`arena.store.engine.StoreFull`: no space left, or
+the database's size cap reached) its transaction is already rolled back; a file
+that cannot be written (an export: ENOSPC) is never half there, as every file
+is written to a temporary name and renamed (`arena.files`). What
+the participant did is then undone in memory too (a turn, a rating, a verdict),
+so the page shows what the store holds and the same action can simply be tried
+again later: the participant sees one line by the control they used (a
+`Refusal`, like any other), the operator one error line in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
+
+from arena.crs_interface import CRSUnavailable
+from arena.dialogue import Dialogue, Utterance
+from arena.runner import DialogueEnded, MessageRejected
+from arena.store import StoreFull, is_disk_full
+from webapp.ui.parts.refusal import refuse
+
+log = logging.getLogger(__name__)
+
+STORAGE_FULL = ("The arena cannot save anything right now (its storage is full), so this was not saved. "
+                "Please try again in a little while.")
+
+
+def _restore(dialogue: Dialogue, before: Dialogue) -> None:
+    for name in type(dialogue).model_fields:
+        setattr(dialogue, name, getattr(before, name))
+
+
+@contextmanager
+def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
+    """Run a step that stores `dialogues`; if the store is full, put them back as they were and refuse."""
+    kept = [(d, d.model_copy(deep=True)) for d in dialogues if d is not None]
+    try:
+        yield
+    except (StoreFull, OSError) as exc:
+        if not isinstance(exc, StoreFull) and not is_disk_full(exc):
+            raise
+        log.error("a participant's write was refused: %s", exc)
+        for dialogue, before in kept:
+            _restore(dialogue, before)
+        raise refuse(STORAGE_FULL) from None
+
+
+def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: str) -> Utterance:
+    """The system's answer to `text`, stored with it; or one line refusing the step (the system is
+    `unavailable`, the message is refused, the conversation is over, the disk is full), nothing kept."""
+    try:
+        runner = services.runner_for(dialogue.crs_id)
+    except CRSUnavailable:
+        raise refuse(unavailable) from None
+    with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
+        try:
+            reply = runner.user_turn(dialogue, text)
+        except (MessageRejected, DialogueEnded) as exc:
+            raise refuse(str(exc)) from None
+        services.store.save_dialogue(dialogue)
+    return reply

@@ -1,0 +1,122 @@
+"""Turning dialogues into safe text for Gradio components.
+
+Everything a user or a model wrote is escaped before display: no raw HTML
+or script from a message can reach the page.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from typing import Iterable, Optional
+
+from arena.catalog import DATASETS, load_catalog, split_name
+from arena.dialogue import Dialogue, RecommendedItem, Role
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
+
+
+def escape_text(text: str) -> str:
+    """Escape HTML and Markdown so text is shown literally."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
+    """Chatbot messages (role/content dicts), escaped."""
+    if dialogue is None:
+        return []
+    out = []
+    for utt in dialogue.utterances:
+        role = "user" if utt.role == Role.USER else "assistant"
+        out.append({"role": role, "content": escape_text(utt.text)})
+    return out
+
+
+# The chatbot buttons a participant gets: copying a message; not sharing the conversation to a hub
+# (Gradio's default), which would publish it outside the study's consent. Gradio always adds a Clear button;
+# the `worker-chat` class hides it (webapp.ui.parts.style).
+WORKER_CHATBOT_BUTTONS = ["copy"]
+
+
+# Shown as the system's message while it writes its reply (styled by `webapp.ui.parts.style`).
+TYPING_TEXT = "typing…"
+
+
+def typing_message() -> dict[str, str]:
+    return {"role": "assistant",
+            "content": f'<span class="typing-indicator" role="status">{TYPING_TEXT}</span>'}
+
+
+def echo_messages(dialogue: Optional[Dialogue], text: str) -> list[dict[str, str]]:
+    """The conversation as it looks the moment a message is sent: the message, then the typing indicator."""
+    return [*chat_messages(dialogue), {"role": "user", "content": escape_text(text)}, typing_message()]
+
+
+def plural(count: int, noun: str, nouns: Optional[str] = None) -> str:
+    """"1 battle", "2 battles" ("0 battles")."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def limit_status(dialogue: Dialogue, max_turns: int, problem: bool = False) -> str:
+    """The status line after a turn; the limit is announced before the last message, never silently applied."""
+    left = max_turns - dialogue.num_turns
+    if dialogue.ended or left <= 0:
+        return (f"This conversation reached its limit of {max_turns} messages. "
+                "Please tell us whether you were satisfied or frustrated.")
+    note = "The system had a problem with that turn; it has been recorded." if problem else ""
+    if left == 1:
+        note += f" You can send one more message: the conversation ends after {max_turns} messages."
+    return note.strip()
+
+
+def items_markdown(items: Iterable[RecommendedItem], limit: int = 5, heading: str = "Recommended") -> str:
+    items = list(items)[:limit]
+    if not items:
+        return f"**{heading}:** nothing yet."
+    lines = [f"**{heading}:**", ""]
+    lines += [f"{rank}. {escape_text(uniform_title(item.title))}" for rank, item in enumerate(items, 1)]
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=8192)
+def uniform_title(title: str) -> str:
+    """Every system's items in one format, "Title (Year)" (just "Title" when no catalog knows the year).
+
+    Systems name items differently (one dataset's names carry the year, the
+    other's a qualifier such as "(Science Fiction Film)"), which would tell a
+    battle's systems apart; the year comes from the shipped catalogs.
+    """
+    bare, year = split_name(title, "opendialkg")
+    if year is None:
+        for name in DATASETS:
+            try:
+                item = load_catalog(name).exact_title(bare)
+            except (OSError, ValueError):  # a catalog that is not installed changes nothing
+                item = None
+            if item is not None and item.year:
+                year = item.year
+                break
+    return f"{bare} ({year})" if year else bare
+
+
+def latest_items(dialogue: Optional[Dialogue]) -> list[RecommendedItem]:
+    if dialogue is None:
+        return []
+    for utt in reversed(dialogue.agent_turns()):
+        if utt.items:
+            return list(utt.items)
+    return []
+
+
+def scores_markdown(dialogue: Dialogue) -> str:
+    if not dialogue.scores:
+        return "_Scores are being computed; refresh in a moment._"
+    lines = ["| metric | value | scorer | model |", "|---|---|---|---|"]
+    for name, score in sorted(dialogue.scores.items()):
+        value = "unscored" if score.value is None else f"{score.value:.3g}"
+        lines.append(
+            f"| {escape_text(name)} | {value} | {escape_text(score.scorer + ' ' + score.version)} "
+            f"| {escape_text(score.model or '-')} |"
+        )
+    return "\n".join(lines)
