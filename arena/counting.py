@@ -32,7 +32,6 @@ from typing import Iterable
 from arena.dialogue import Dialogue, Vote
 from arena.store import Store
 from arena.rater_sequential_test import flagged_raters
-from arena.store.safety import flagged_votes, hidden_dialogue_ids
 
 # Metadata key of a dialogue whose satisfaction label is flagged; its value says why.
 LABEL_FLAG = "label_flag"
@@ -85,9 +84,9 @@ def visibility(store: Store, votes: Iterable[Vote] = ()) -> Visibility:
     """The store's current hidden dialogues, voted battles and flags (`votes`: all stored votes, if read)."""
     votes = list(votes) or store.list_votes()
     voted = frozenset(x for v in votes for x in (v.dialogue_a, v.dialogue_b))
-    flags = flagged_votes(store)
+    flags = store.flagged_votes()
     in_flagged = frozenset(x for v in votes if v.vote_id in flags for x in (v.dialogue_a, v.dialogue_b))
-    return Visibility(hidden=frozenset(hidden_dialogue_ids(store)), voted=voted, flags=flags,
+    return Visibility(hidden=frozenset(store.hidden_dialogue_ids()), voted=voted, flags=flags,
                       in_flagged_battle=in_flagged)
 
 

@@ -91,8 +91,7 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     """Queue stored dialogues in the store's scoring queue and drain it with several workers."""
     from arena.config import Settings
     from arena.store import Store
-    from arena.store.safety import enqueue_scoring, requeue_interrupted
-    from evaluators.stored_scoring import drain_queue, first_score_name, run_job
+    from evaluators.stored_scoring import QueueScorer, first_score_name
 
     settings = Settings.from_env(db_path=args.db)
     store = Store(settings.db_path)
@@ -106,19 +105,17 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     ids = [d.dialogue_id for d in store.list_dialogues(ended=True, missing_score=missing)]
     if args.limit is not None:
         ids = ids[: args.limit]
-    requeue_interrupted(store)
-    enqueue_scoring(store, ids, force=args.force or args.reannotate)
+    store.requeue_interrupted()
+    store.enqueue_scoring(ids, force=args.force or args.reannotate)
     started = time.time()
     workers = args.workers or settings.scorer_workers
-
-    def run(dialogue_id: str, force: bool):
-        return run_job(store, dialogue_id, force, metrics, client=client, annotator=annotator, settings=settings)
 
     def progress(n: int) -> None:
         if not args.quiet and n % 25 == 0:
             print(f"scored {n} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
 
-    counts = drain_queue(store, run, workers=workers, progress=progress)
+    jobs = QueueScorer(store, metrics, client=client, annotator=annotator, settings=settings)
+    counts = jobs.drain(workers=workers, progress=progress)
     print(f"scored {counts['done']} stored dialogues with {workers} worker(s) in {time.time() - started:.1f}s"
           + (f"; {counts['failed']} failed attempt(s)" if counts["failed"] else ""), file=sys.stderr)
     return 0

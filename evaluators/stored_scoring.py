@@ -1,13 +1,14 @@
-"""Scoring dialogues that live in the store, through its durable job queue.
+"""Scoring dialogues that live in the store, through its durable scoring queue.
 
-The queue is the `scoring_jobs` table (`arena.store.safety`): a job is claimed,
-run and marked done in the store, so a crash loses nothing (a restart puts
-jobs left running back in the queue). Two users:
+The queue and its rules (who is next, how many tries a job gets, what a crash
+leaves) belong to the store (`arena.store.scoring_queue`). `QueueScorer` is
+the one place that runs its jobs: claim the next job, score the dialogue,
+store the scores, mark the job done or failed. Two users:
 
-* the app's `webapp.runs.scorer.BackgroundScorer`, whose workers keep
-  taking jobs while the app runs;
+* the app's `webapp.runs.scorer.BackgroundScorer`, whose worker threads keep
+  calling `run_next_job` while the app runs;
 * `python -m evaluators score --db PATH`, which queues stored dialogues and
-  drains the queue with several workers (`drain_queue`).
+  drains the queue with several workers (`drain`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,14 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, Score
 from arena.store import Store
-from arena.store.safety import claim_scoring_job, finish_scoring_job
-from evaluators.scoring import REGISTRY, score_dialogue
+from evaluators.scoring import REGISTRY, default_annotator, score_dialogue
 
 log = logging.getLogger(__name__)
-
-MAX_ATTEMPTS = 3
 
 
 class MissingDialogue(LookupError):
@@ -48,55 +47,70 @@ def score_and_store(store: Store, dialogue_id: str, force: bool, metrics: list[s
     return dialogue, scores
 
 
-def run_job(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
-            annotator: Any = None, settings: Any = None) -> dict[str, Score]:
-    """One job of the queue: `score_and_store`, returning the scores."""
-    return score_and_store(store, dialogue_id, force, metrics, client=client, annotator=annotator,
-                           settings=settings)[1]
+@dataclass
+class JobOutcome:
+    """What one job of the queue came to: the scores, or why it failed."""
+    dialogue_id: str
+    scores: Optional[dict[str, Score]] = None
+    error: Optional[str] = None
 
 
-def take_and_run(store: Store, run: Callable[[str, bool], dict[str, Score]],
-                 on_done: Optional[Callable[[str, Optional[dict[str, Score]], Optional[str]], None]] = None) -> bool:
-    """Claim one queued job and run it; False when the queue is empty."""
-    job = claim_scoring_job(store, MAX_ATTEMPTS)
-    if job is None:
-        return False
-    dialogue_id, force, attempt = job
-    try:
-        scores = run(dialogue_id, force)
-    except Exception as exc:  # one broken dialogue must not stop the workers
-        error = f"{type(exc).__name__}: {exc}"
-        log.warning("scoring %s failed: %s", dialogue_id, error)
-        # A missing dialogue will not come back; anything else gets up to MAX_ATTEMPTS tries.
-        retry = attempt < MAX_ATTEMPTS and not isinstance(exc, MissingDialogue)
-        finish_scoring_job(store, dialogue_id, error, retry=retry)
-        if on_done is not None:
-            on_done(dialogue_id, None, error)
-        return True
-    finish_scoring_job(store, dialogue_id)
-    if on_done is not None:
-        on_done(dialogue_id, scores, None)
-    return True
+class QueueScorer:
+    """Runs the jobs of a store's scoring queue with one set of metrics, LLM client and act annotator.
 
+    The annotator, when none is given, is the default one, built at the first
+    job that needs acts (shared by every worker thread afterwards).
+    """
 
-def drain_queue(store: Store, run: Callable[[str, bool], dict[str, Score]], workers: int = 2,
-                progress: Optional[Callable[[int], None]] = None) -> dict[str, int]:
-    """Run queued jobs with `workers` threads until none is left; returns counts of done and failed."""
-    counts = {"done": 0, "failed": 0}
-    lock = threading.Lock()
+    def __init__(self, store: Store, metrics: list[str], *, client: Any = None, annotator: Any = None,
+                 settings: Any = None):
+        self.store = store
+        self.metrics = list(metrics)
+        self.client = client
+        self.settings = settings
+        self._annotator = annotator
+        self._lock = threading.Lock()
 
-    def on_done(_dialogue_id: str, _scores: Any, error: Optional[str]) -> None:
-        with lock:
-            counts["failed" if error else "done"] += 1
-            finished = counts["done"] + counts["failed"]
-        if progress is not None:
-            progress(finished)
+    def annotator(self) -> Any:
+        """The act annotator the metrics need (built now if not yet), or None when none needs acts."""
+        with self._lock:
+            if self._annotator is None and any(REGISTRY[m].needs_acts for m in self.metrics):
+                self._annotator = default_annotator(self.settings, self.client)
+            return self._annotator
 
-    def worker() -> None:
-        while take_and_run(store, run, on_done):
-            pass
+    def run_next_job(self) -> Optional[JobOutcome]:
+        """Claim the oldest queued job, score its dialogue and mark the job; None when the queue is empty.
+        A failure is logged and returned, never raised: one broken dialogue must not stop the workers."""
+        job = self.store.claim_scoring_job()
+        if job is None:
+            return None
+        try:
+            scores = score_and_store(self.store, job.dialogue_id, job.force, self.metrics, client=self.client,
+                                     annotator=self.annotator(), settings=self.settings)[1]
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("scoring %s failed: %s", job.dialogue_id, error)
+            # A missing dialogue will not come back; anything else is tried again while the store allows.
+            self.store.finish_scoring_job(job.dialogue_id, error, retry=not isinstance(exc, MissingDialogue))
+            return JobOutcome(job.dialogue_id, error=error)
+        self.store.finish_scoring_job(job.dialogue_id)
+        return JobOutcome(job.dialogue_id, scores=scores)
 
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="score-db") as pool:
-        for future in [pool.submit(worker) for _ in range(max(1, workers))]:
-            future.result()
-    return counts
+    def drain(self, workers: int = 2, progress: Optional[Callable[[int], None]] = None) -> dict[str, int]:
+        """Run queued jobs with `workers` threads until none is left; returns counts of done and failed
+        attempts. `progress` gets the number of attempts finished so far after each one."""
+        counts = {"done": 0, "failed": 0}
+        lock = threading.Lock()
+
+        def worker() -> None:
+            while (outcome := self.run_next_job()) is not None:
+                with lock:
+                    counts["failed" if outcome.error else "done"] += 1
+                    finished = counts["done"] + counts["failed"]
+                if progress is not None:
+                    progress(finished)
+
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="score-db") as pool:
+            for future in [pool.submit(worker) for _ in range(max(1, workers))]:
+                future.result()
+        return counts

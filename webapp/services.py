@@ -18,7 +18,6 @@ from arena.llm import LLMClient, build_client
 from arena.llm.budget import budgeted_client
 from arena.runner import DialogueRunner
 from arena.store import Store
-from arena.store.safety import enqueue_scoring
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
@@ -58,7 +57,7 @@ class Services:
             if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)
             else:  # another process's workers will take it
-                enqueue_scoring(self.store, [dialogue.dialogue_id])
+                self.store.enqueue_scoring([dialogue.dialogue_id])
         except Exception:  # scoring must never break the conversation flow
             log.exception("could not queue scoring for %s", dialogue.dialogue_id)
 

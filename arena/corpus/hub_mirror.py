@@ -40,9 +40,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-import sqlalchemy as sa
-
-from arena.store import schema as t
 from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
 from arena.store import Store, describe_location
@@ -77,12 +74,6 @@ def hub_online() -> Iterator[None]:
 
 def salt_fingerprint(salt: str) -> str:
     return hmac.new(salt.encode("utf-8"), b"crs-arena pseudonym salt", hashlib.sha256).hexdigest()
-
-
-def store_is_empty(store: Store) -> bool:
-    with store._read() as conn:
-        return not any(conn.execute(sa.select(table).limit(1)).first()
-                       for table in (t.dialogues, t.votes, t.moderation_log, t.study_files, t.study_participants))
 
 
 class HubMirror:
@@ -147,7 +138,7 @@ class HubMirror:
                 f"ARENA_PSEUDONYM_SALT differs from the salt the corpus in {self.repo_id} was pseudonymised with; "
                 "refusing to start, since a new salt would give every returning user a new pseudonym")
         self._salt_pushed = remote_salt is not None
-        if not has_shards or not store_is_empty(self.store):
+        if not has_shards or not self.store.is_empty():
             return {}
         return self._restore(sorted(f for f in files if f.startswith(SHARDS_DIR + "/")))
 
@@ -210,17 +201,13 @@ class HubMirror:
         self._thread.start()
         return self
 
-    def _moderation_mark(self) -> Optional[int]:
-        with self.store._read() as conn:
-            return conn.execute(sa.select(sa.func.max(t.moderation_log.c.entry_id))).scalar()
-
     def _loop(self) -> None:
         # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
         # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
-        mark, due = self._moderation_mark(), time.monotonic() + self.every_s
+        mark, due = self.store.last_moderation_entry_id(), time.monotonic() + self.every_s
         while not self._stop.wait(max(0.0, min(self.check_s, due - time.monotonic()))):
             try:
-                now_mark = self._moderation_mark()
+                now_mark = self.store.last_moderation_entry_id()
                 if time.monotonic() >= due or now_mark != mark:
                     self.push()
                     mark, due = now_mark, time.monotonic() + self.every_s

@@ -28,22 +28,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
-import sqlalchemy as sa
-
-from arena.store import schema as t
 from arena.corpus.records import PSEUDONYM_PREFIX, _scrub
 from arena.dialogue import Dialogue, Score, UserKind, Vote
-
-if TYPE_CHECKING:
-    from arena.store.engine import Store
+from arena.store import Store
 
 KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation", "study_files", "study_participants",
          "study_claims")
 FINAL_DELETIONS = ("dialogues", "votes")  # ids never reused: once deleted, deleted for good
-STUDY_TABLES = {"study_files": t.study_files, "study_participants": t.study_participants,
-                "study_claims": t.study_claims}  # kinds mirrored row for row, as the table holds them
+STUDY_TABLES = ("study_files", "study_participants", "study_claims")  # kinds mirrored row for row, as stored
+# The store's tables a push reads (the study kinds are tables of the same names).
+_READ_TABLES = ("dialogues", "votes", "vote_flags", "scores", "hidden_dialogues", "moderation_log") + STUDY_TABLES
 Digests = dict[str, dict[str, str]]  # kind -> key -> digest of the record last pushed
 
 
@@ -68,39 +64,40 @@ def _vote_record(v: Vote, flag: Optional[str], pseudonym: Callable[[str], str]) 
     return {"vote": data, "flag": flag}
 
 
-def current_records(store: "Store", pseudonym: Callable[[str], str]) -> dict[str, dict[str, dict[str, Any]]]:
+def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every row the mirror carries, by kind and key, read in one transaction."""
     out: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
-    with store._read() as conn:
-        for dialogue_id, data in conn.execute(sa.select(t.dialogues.c.dialogue_id, t.dialogues.c.data)):
-            d = Dialogue.model_validate_json(data)
-            record = _dialogue_record(d, pseudonym)
-            out["dialogues"][dialogue_id] = record
-            if d.feedback is not None or d.ratings:
-                out["ratings"][dialogue_id] = {"dialogue_id": dialogue_id, "crs_id": d.crs_id,
-                                               "user_id": record["user"]["id"], "feedback": record["feedback"],
-                                               "ratings": record["ratings"]}
-        flags = dict(conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason)).all())
-        for vote_id, data in conn.execute(sa.select(t.votes.c.vote_id, t.votes.c.data)):
-            out["votes"][vote_id] = _vote_record(Vote.model_validate_json(data), flags.get(vote_id), pseudonym)
-        for row in conn.execute(sa.select(t.scores)):
-            r = row._mapping
-            out["scores"][f"{r['dialogue_id']}/{r['metric']}"] = {
-                "dialogue_id": r["dialogue_id"], "metric": r["metric"], "value": r["value"], "scorer": r["scorer"],
-                "version": r["version"], "model": r["model"], "error": r["error"],
-                "details": json.loads(r["details"]), "timestamp": r["scored_at"]}
-        for row in conn.execute(sa.select(t.hidden_dialogues)):
-            out["hidden"][row.dialogue_id] = dict(row._mapping)
-        for row in conn.execute(sa.select(t.moderation_log).order_by(t.moderation_log.c.entry_id)):
-            entry = {k: v for k, v in row._mapping.items() if k != "entry_id"}  # ids differ between replicas
-            out["moderation"][digest(entry)] = entry
-        # Studies: participants are already salted pseudonyms, never raw worker ids (`webapp.sessions.study`).
-        for row in conn.execute(sa.select(t.study_files)):
-            out["study_files"][f"{row.study_id}/{row.version}"] = dict(row._mapping)
-        for row in conn.execute(sa.select(t.study_participants)):
-            out["study_participants"][f"{row.study_id}/{row.pseudonym}"] = dict(row._mapping)
-        for row in conn.execute(sa.select(t.study_claims)):
-            out["study_claims"][row.claim_id] = dict(row._mapping)
+    tables = store.table_rows(_READ_TABLES)
+    for row in tables["dialogues"]:
+        dialogue_id = row["dialogue_id"]
+        d = Dialogue.model_validate_json(row["data"])
+        record = _dialogue_record(d, pseudonym)
+        out["dialogues"][dialogue_id] = record
+        if d.feedback is not None or d.ratings:
+            out["ratings"][dialogue_id] = {"dialogue_id": dialogue_id, "crs_id": d.crs_id,
+                                           "user_id": record["user"]["id"], "feedback": record["feedback"],
+                                           "ratings": record["ratings"]}
+    flags = {row["vote_id"]: row["reason"] for row in tables["vote_flags"]}
+    for row in tables["votes"]:
+        vote_id = row["vote_id"]
+        out["votes"][vote_id] = _vote_record(Vote.model_validate_json(row["data"]), flags.get(vote_id), pseudonym)
+    for r in tables["scores"]:
+        out["scores"][f"{r['dialogue_id']}/{r['metric']}"] = {
+            "dialogue_id": r["dialogue_id"], "metric": r["metric"], "value": r["value"], "scorer": r["scorer"],
+            "version": r["version"], "model": r["model"], "error": r["error"],
+            "details": json.loads(r["details"]), "timestamp": r["scored_at"]}
+    for row in tables["hidden_dialogues"]:
+        out["hidden"][row["dialogue_id"]] = row
+    for row in tables["moderation_log"]:  # in entry order
+        entry = {k: v for k, v in row.items() if k != "entry_id"}  # ids differ between replicas
+        out["moderation"][digest(entry)] = entry
+    # Studies: participants are already salted pseudonyms, never raw worker ids (`webapp.sessions.study`).
+    for row in tables["study_files"]:
+        out["study_files"][f"{row['study_id']}/{row['version']}"] = row
+    for row in tables["study_participants"]:
+        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = row
+    for row in tables["study_claims"]:
+        out["study_claims"][row["claim_id"]] = row
     return out
 
 
@@ -151,10 +148,8 @@ def merge(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, dict[str, dict[
             for kind, found in rows.items()}
 
 
-def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, int]:
+def restore(store: Store, rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, int]:
     """Write merged shard rows into the store in one transaction; returns counts per kind."""
-    from arena.store.engine import _insert, _utc_key
-
     dialogues = [Dialogue.model_validate(r) for r in rows.get("dialogues", {}).values()]
     ids = {d.dialogue_id for d in dialogues}
     votes = [(Vote.model_validate(r["vote"]), r.get("flag")) for r in rows.get("votes", {}).values()]
@@ -168,25 +163,8 @@ def restore(store: "Store", rows: dict[str, dict[str, dict[str, Any]]]) -> dict[
     hidden = [r for r in rows.get("hidden", {}).values() if r["dialogue_id"] in ids]
     log = sorted(rows.get("moderation", {}).values(), key=lambda r: (r["created_at"], digest(r)))
     study_rows = {kind: list(rows.get(kind, {}).values()) for kind in STUDY_TABLES}
-    with store._write() as conn:
-        for d in dialogues:
-            store._put_dialogue(conn, d)
-        for dialogue_id, by_metric in scores.items():
-            store._put_scores(conn, dialogue_id, by_metric)
-        for vote, flag in votes:
-            store._put_vote(conn, vote)
-            if flag:
-                conn.execute(_insert(conn, t.vote_flags).values(vote_id=vote.vote_id, reason=flag,
-                                                                flagged_at=_utc_key(vote.timestamp))
-                             .on_conflict_do_nothing(index_elements=["vote_id"]))
-        for row in hidden:
-            conn.execute(_insert(conn, t.hidden_dialogues).values(**row)
-                         .on_conflict_do_nothing(index_elements=["dialogue_id"]))
-        for entry in log:
-            conn.execute(sa.insert(t.moderation_log).values(**entry))
-        for kind, table in STUDY_TABLES.items():
-            if study_rows[kind]:
-                conn.execute(sa.insert(table), study_rows[kind])
+    store.restore_rows(dialogues=dialogues, scores=scores, votes=votes, hidden=hidden, moderation=log,
+                       tables=study_rows)
     return {"dialogues": len(dialogues), "votes": len(votes), "scores": sum(map(len, scores.values())),
             "hidden": len(hidden), "moderation": len(log), **{kind: len(found) for kind, found in study_rows.items()}}
 

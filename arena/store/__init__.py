@@ -1,12 +1,20 @@
 """The store: every dialogue, score, vote, study and job of the arena, in SQLite or PostgreSQL.
 
-- `engine`: the `Store` class (connections, migrations on open, dialogues, scores, runs, meta)
-- `schema`: the SQLAlchemy tables; `migrations/`: their Alembic revisions
-- `safety`: the scoring queue, one vote per battle and moderation
+One class, `Store`, whose public methods are the whole interface (each one
+transaction); the modules each add one part of it:
+
+- `engine`: `Store` itself (connections, migrations on open, dialogues and their scores, runs, settings),
+  the locations it accepts and its errors
+- `votes`: battles and their votes (one per battle, origins, flags) and the pairing claims
+- `scoring_queue`: the durable scoring queue (enqueue, claim, finish, requeue)
+- `moderation`: hidden and deleted dialogues and the moderation log
 - `studies`: study files, participants and quota cells
+- `bulk`: whole tables at once, for the Hub mirror's push and restore
+- `schema`: the SQLAlchemy tables; `migrations/`: their Alembic revisions
+- `statements`: SQL pieces the modules share (time keys, upserts for either backend)
 """
 
-from arena.store import (
+from arena.store.engine import (
     Store,
     StoreError,
     StoreFull,
@@ -16,6 +24,10 @@ from arena.store import (
     is_database_url,
     is_disk_full,
 )
+from arena.store.scoring_queue import JOB_STATES, MAX_SCORING_ATTEMPTS, ScoringJob
+from arena.store.studies import Participant
+from arena.store.votes import BattleAlreadyVoted, PairCounts
 
-__all__ = ["Store", "StoreError", "StoreFull", "describe_location", "engine_url", "head_revision",
+__all__ = ["BattleAlreadyVoted", "JOB_STATES", "MAX_SCORING_ATTEMPTS", "PairCounts", "Participant", "ScoringJob",
+           "Store", "StoreError", "StoreFull", "describe_location", "engine_url", "head_revision",
            "is_database_url", "is_disk_full"]

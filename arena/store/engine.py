@@ -1,4 +1,6 @@
-"""Persistent storage for dialogues, scores, battle votes and evaluation runs.
+"""The `Store` class: connections, schema migrations on open, dialogues with their scores, evaluation
+runs and small settings. The rest of its methods come from the package's other modules (`votes`,
+`scoring_queue`, `moderation`, `studies`, `bulk`), which `Store` inherits.
 
 One code path over SQLAlchemy Core for two backends, chosen by location:
 a file path is a SQLite database (WAL mode, the default for one machine), a
@@ -21,33 +23,34 @@ import json
 import os
 import secrets
 import threading
-import uuid
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 
-from arena.store import schema as t
-from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.config import db_location
-from arena.dialogue import Dialogue, Score, UserKind, Vote, copy_acts, utc_now
+from arena.dialogue import Dialogue, Score, UserKind, copy_acts
+from arena.llm.redaction import redact_optional, redact_strings, redact_text
+from arena.store import schema as t
+from arena.store.bulk import BulkRows
+from arena.store.moderation import Moderation
+from arena.store.scoring_queue import ScoringQueue
+from arena.store.statements import insert_for, now_key, upsert, utc_key
+from arena.store.studies import Studies
+from arena.store.votes import Votes
 
 BUSY_TIMEOUT_S = 30.0
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 LEGACY_SCHEMA_REVISION = "0001"  # what a database with the old `schema_version` table (version 1) holds
 # Keys of PostgreSQL advisory locks (any fixed 64-bit numbers unique to this application).
 _MIGRATION_LOCK = 0x4152454E41_01
-_PAIRING_LOCK = 0x4152454E41_02
 
 Location = Union[str, Path]
-PairCounts = dict[frozenset, int]
 
 
 class StoreError(RuntimeError):
@@ -101,17 +104,11 @@ def describe_location(location: Location) -> str:
     return engine_url(location).render_as_string(hide_password=True)
 
 
-def _utc_key(dt: datetime) -> str:
-    """A sortable UTC text form (naive times are taken as UTC)."""
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 # -- migrations ------------------------------------------------------------------------
 
 
-def _alembic_config(connection: Optional[Connection] = None) -> Any:
+def alembic_config(connection: Optional[Connection] = None) -> Any:
+    """An Alembic configuration for the store's revisions (run on `connection` when given)."""
     from alembic.config import Config
 
     config = Config()
@@ -122,15 +119,16 @@ def _alembic_config(connection: Optional[Connection] = None) -> Any:
 
 
 @lru_cache(maxsize=1)
-def _scripts() -> Any:
+def migration_scripts() -> Any:
+    """The store's Alembic revisions (read once; `cache_clear` reads them again)."""
     from alembic.script import ScriptDirectory
 
-    return ScriptDirectory.from_config(_alembic_config())
+    return ScriptDirectory.from_config(alembic_config())
 
 
 def head_revision() -> str:
     """The newest schema revision this code knows."""
-    return _scripts().get_current_head()
+    return migration_scripts().get_current_head()
 
 
 def _current_revision(conn: Connection) -> Optional[str]:
@@ -177,22 +175,6 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def _insert(conn: Connection, table: sa.Table) -> Any:
-    return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
-
-
-@lru_cache(maxsize=64)
-def _upsert_statement(dialect: str, table: sa.Table, columns: tuple[str, ...], keys: tuple[str, ...]) -> Any:
-    # Built once per shape: building SQLAlchemy statements costs more than running them on SQLite.
-    stmt = (pg_insert if dialect == "postgresql" else sqlite_insert)(table)
-    return stmt.on_conflict_do_update(index_elements=list(keys),
-                                      set_={c: stmt.excluded[c] for c in columns if c not in keys})
-
-
-def _upsert(conn: Connection, table: sa.Table, row: dict[str, Any], keys: list[str]) -> None:
-    conn.execute(_upsert_statement(conn.dialect.name, table, tuple(row), tuple(keys)), row)
-
-
 # Frequent reads, built once (values are bound at execution).
 _DIALOGUE_DATA = sa.select(t.dialogues.c.data).where(t.dialogues.c.dialogue_id == sa.bindparam("id"))
 _DIALOGUE_DATA_LOCKED = _DIALOGUE_DATA.with_for_update()  # read-modify-write of one dialogue row
@@ -215,8 +197,12 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store:
-    """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process)."""
+class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows):
+    """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
+
+    Every method is one transaction. `read` and `write` open such a transaction for a query the store
+    has no method for (the parts of the store in this package, and tests that look at raw rows).
+    """
 
     def __init__(self, location: Location):
         text = str(location)
@@ -253,7 +239,8 @@ class Store:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["location"])
 
-    def _db(self) -> Engine:
+    def sql_engine(self) -> Engine:
+        """The SQLAlchemy engine of this process (made on first use; a forked child makes its own)."""
         if self._engine is None or self._pid != os.getpid():
             with self._engine_lock:
                 if self._engine is None or self._pid != os.getpid():
@@ -272,9 +259,11 @@ class Store:
         return sa.create_engine(self.url, pool_size=8, max_overflow=24, pool_pre_ping=True)
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def write(self) -> Iterator[Connection]:
+        """One write transaction, committed at the end of the block, rolled back if it raises (a full disk
+        raises StoreFull). On SQLite it takes the write lock at once, so writers queue instead of failing."""
         try:
-            with self._db().connect() as conn:
+            with self.sql_engine().connect() as conn:
                 conn.execution_options(arena_write=True)
                 with conn.begin():  # rolled back when anything inside fails
                     yield conn
@@ -284,9 +273,9 @@ class Store:
             raise
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
+    def read(self) -> Iterator[Connection]:
         """A consistent snapshot across several SELECTs."""
-        with self._db().connect() as conn:
+        with self.sql_engine().connect() as conn:
             if self.backend == "postgresql":
                 conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
@@ -309,10 +298,10 @@ class Store:
     def _migrate(self) -> None:
         """Bring the database to the newest revision; concurrent starters wait for each other."""
         head = head_revision()
-        with self._read() as conn:
+        with self.read() as conn:
             if _current_revision(conn) == head:
                 return
-        with self._db().connect() as conn:
+        with self.sql_engine().connect() as conn:
             if self.backend == "sqlite":
                 # Rebuilding a table (Alembic's batch mode) must not fire ON DELETE CASCADE.
                 conn.connection.dbapi_connection.execute("PRAGMA foreign_keys = OFF")
@@ -334,7 +323,7 @@ class Store:
         from alembic import command
         from alembic.util import CommandError
 
-        config = _alembic_config(conn)
+        config = alembic_config(conn)
         current = _current_revision(conn)
         if current is None and sa.inspect(conn).has_table("schema_version"):
             legacy = conn.execute(sa.text("SELECT version FROM schema_version")).scalar()
@@ -344,7 +333,7 @@ class Store:
             command.stamp(config, LEGACY_SCHEMA_REVISION)
         elif current is not None:
             try:
-                _scripts().get_revision(current)
+                migration_scripts().get_revision(current)
             except CommandError:
                 raise StoreError(f"{self!r} has schema revision {current!r}, newer than this code "
                                  f"(head {head_revision()!r}); upgrade the application") from None
@@ -352,12 +341,12 @@ class Store:
 
     def schema_version(self) -> Optional[str]:
         """The Alembic revision the database is at."""
-        with self._read() as conn:
+        with self.read() as conn:
             return _current_revision(conn)
 
     def integrity_check(self) -> str:
         """'ok', or what is wrong (SQLite's own check; on PostgreSQL, rows whose references dangle)."""
-        with self._read() as conn:
+        with self.read() as conn:
             if self.backend == "sqlite":
                 return conn.exec_driver_sql("PRAGMA integrity_check").scalar()
             orphans = conn.execute(
@@ -368,22 +357,22 @@ class Store:
     # -- dialogues ----------------------------------------------------------------
     def save_dialogue(self, d: Dialogue) -> None:
         """Insert or replace the dialogue (feedback included) and merge its scores."""
-        with self._write() as conn:
+        with self.write() as conn:
             self._put_dialogue(conn, d)
 
     def save_dialogues(self, dialogues: list[Dialogue]) -> None:
         """Save many dialogues in one transaction: all of them or none."""
-        with self._write() as conn:
+        with self.write() as conn:
             for d in dialogues:
                 self._put_dialogue(conn, d)
 
     def _put_dialogue(self, conn: Connection, d: Dialogue) -> None:
         _redact_errors(d)
-        _upsert(conn, t.dialogues, {
+        upsert(conn, t.dialogues, {
             "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
             "user_id": d.user.id, "ended": int(d.ended),
             "sentiment": d.feedback.sentiment if d.feedback else None, "num_turns": d.num_turns,
-            "created_at": _utc_key(d.created_at), "updated_at": _utc_key(utc_now()),
+            "created_at": utc_key(d.created_at), "updated_at": now_key(),
             "data": d.model_dump_json(exclude={"scores"}),
         }, ["dialogue_id"])
         self._put_scores(conn, d.dialogue_id, d.scores)
@@ -399,7 +388,7 @@ class Store:
         in the same transaction; only the acts are taken from it, and the
         dialogue row is rewritten only when they changed.
         """
-        with self._write() as conn:
+        with self.write() as conn:
             found = conn.execute(_DIALOGUE_DATA if acts_from is None else _DIALOGUE_DATA_LOCKED,
                                  {"id": dialogue_id}).first()
             if found is None:
@@ -408,7 +397,7 @@ class Store:
                 stored = Dialogue.model_validate_json(found[0])
                 if copy_acts(acts_from, stored):
                     conn.execute(sa.update(t.dialogues).where(t.dialogues.c.dialogue_id == dialogue_id).values(
-                        data=stored.model_dump_json(exclude={"scores"}), updated_at=_utc_key(utc_now())))
+                        data=stored.model_dump_json(exclude={"scores"}), updated_at=now_key()))
             self._put_scores(conn, dialogue_id, scores)
 
     @staticmethod
@@ -417,9 +406,9 @@ class Store:
         for metric in sorted(scores):
             score = scores[metric]
             row = conn.execute(_SCORE_TIME, {"id": dialogue_id, "metric": metric}).first()
-            if row is not None and _utc_key(datetime.fromisoformat(row[0])) > _utc_key(score.timestamp):
+            if row is not None and utc_key(datetime.fromisoformat(row[0])) > utc_key(score.timestamp):
                 continue
-            _upsert(conn, t.scores, {
+            upsert(conn, t.scores, {
                 "dialogue_id": dialogue_id, "metric": metric, "value": score.value, "scorer": score.scorer,
                 "version": score.version, "model": score.model, "error": redact_optional(score.error),
                 "details": json.dumps(redact_strings(score.details), ensure_ascii=False),
@@ -427,7 +416,7 @@ class Store:
             }, ["dialogue_id", "metric"])
 
     def get_dialogue(self, dialogue_id: str) -> Optional[Dialogue]:
-        with self._read() as conn:
+        with self.read() as conn:
             data = conn.execute(_DIALOGUE_DATA, {"id": dialogue_id}).scalar()
             if data is None:
                 return None
@@ -438,7 +427,7 @@ class Store:
     def dialogue_ids(self, ids: list[str]) -> set[str]:
         """Which of these dialogue ids are stored (to resume a run without redoing its dialogues)."""
         found: set[str] = set()
-        with self._read() as conn:
+        with self.read() as conn:
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 found.update(conn.execute(sa.select(t.dialogues.c.dialogue_id)
@@ -485,7 +474,7 @@ class Store:
             query = query.limit(int(limit))
         if offset:
             query = query.offset(int(offset))
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(query).all()
             scores = self._scores_for(conn, [r.dialogue_id for r in rows])
         out = []
@@ -500,7 +489,7 @@ class Store:
                         sentiment: Optional[str] = None, missing_score: Optional[str] = None) -> int:
         query = (sa.select(sa.func.count()).select_from(t.dialogues)
                  .where(*self._filters(crs_id, user_kind, ended, sentiment, missing_score)))
-        with self._read() as conn:
+        with self.read() as conn:
             return conn.execute(query).scalar()
 
     @staticmethod
@@ -517,128 +506,15 @@ class Store:
                 )
         return out
 
-    # -- battles ------------------------------------------------------------------
-    def save_vote(self, vote: Vote) -> None:
-        with self._write() as conn:
-            self._put_vote(conn, vote)
-
-    def save_battle(self, dialogue_a: Dialogue, dialogue_b: Dialogue, vote: Vote, *,
-                    claim_id: Optional[str] = None) -> None:
-        """Both dialogues of a side-by-side battle and its vote, in one transaction.
-
-        `claim_id` (from `claim_pair`) is released in the same transaction, so
-        the battle is never counted twice nor not at all.
-        """
-        if (vote.dialogue_a, vote.dialogue_b) != (dialogue_a.dialogue_id, dialogue_b.dialogue_id):
-            raise ValueError("vote.dialogue_a/dialogue_b must be the ids of dialogue_a/dialogue_b")
-        if (vote.crs_a, vote.crs_b) != (dialogue_a.crs_id, dialogue_b.crs_id):
-            raise ValueError("vote.crs_a/crs_b must be the systems of dialogue_a/dialogue_b")
-        with self._write() as conn:
-            self._put_dialogue(conn, dialogue_a)
-            self._put_dialogue(conn, dialogue_b)
-            self._put_vote(conn, vote)
-            if claim_id is not None:
-                conn.execute(sa.delete(t.battle_claims).where(t.battle_claims.c.claim_id == claim_id))
-
-    @staticmethod
-    def _put_vote(conn: Connection, vote: Vote) -> None:
-        _upsert(conn, t.votes, {
-            "vote_id": vote.vote_id, "battle_id": vote.battle_id, "dialogue_a": vote.dialogue_a,
-            "dialogue_b": vote.dialogue_b, "crs_a": vote.crs_a, "crs_b": vote.crs_b, "choice": vote.choice,
-            "user_kind": vote.user_kind.value, "created_at": _utc_key(vote.timestamp),
-            "data": vote.model_dump_json(), "study": vote.study,
-        }, ["vote_id"])
-
-    def list_votes(self, user_kind: Optional[Union[str, UserKind]] = None) -> list[Vote]:
-        """Votes in the order they were cast (equal times by id)."""
-        query = sa.select(t.votes.c.data).order_by(t.votes.c.created_at, t.votes.c.vote_id)
-        if user_kind is not None:
-            query = query.where(t.votes.c.user_kind == UserKind(user_kind).value)
-        with self._read() as conn:
-            return [Vote.model_validate_json(data) for data in conn.execute(query).scalars()]
-
-    def battle_voted(self, battle_id: str) -> bool:
-        """Whether a vote for this battle is stored."""
-        with self._read() as conn:
-            return conn.execute(sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == battle_id)
-                                .limit(1)).first() is not None
-
-    def pair_counts(self, user_kind: Optional[Union[str, UserKind]] = None) -> PairCounts:
-        """How many battles each unordered pair of systems has had so far in the open arena (a crowdsourced
-        study assigns its own pairs, `arena.store.studies`)."""
-        with self._read() as conn:
-            return self._pair_counts(conn, user_kind)
-
-    @staticmethod
-    def _pair_counts(conn: Connection, user_kind: Optional[Union[str, UserKind]]) -> PairCounts:
-        v = t.votes.c
-        query = sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.study.is_(None)).group_by(v.crs_a, v.crs_b)
-        if user_kind is not None:
-            query = query.where(v.user_kind == UserKind(user_kind).value)
-        counts: PairCounts = {}
-        for a, b, n in conn.execute(query).all():
-            key = frozenset((a, b))
-            counts[key] = counts.get(key, 0) + n
-        return counts
-
-    def claim_pair(self, choose: Callable[[PairCounts], tuple[str, str]], *,
-                   user_kind: Union[str, UserKind] = UserKind.HUMAN,
-                   ttl_s: float = 1800.0) -> tuple[tuple[str, str], str]:
-        """Choose the pair of a new battle from the counts every process shares, and claim it.
-
-        `choose` gets stored battles plus battles claimed and not yet stored
-        (claims expire after `ttl_s`: a person may leave without voting) and
-        returns (system A, system B). Choosing and claiming happen under one
-        lock, so two app processes never both take the last least-played pair.
-        Returns (the pair, the claim id for `save_battle` or `release_claim`).
-        """
-        kind = UserKind(user_kind).value
-        now = utc_now()
-        with self._write() as conn:
-            if self.backend == "postgresql":
-                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PAIRING_LOCK})
-            c, v = t.battle_claims.c, t.votes.c
-            conn.execute(sa.delete(t.battle_claims).where(c.expires_at < _utc_key(now)))
-            # Stored and claimed battles in ONE statement: on PostgreSQL (read committed) each statement
-            # has its own snapshot, and a battle saved between two reads would be counted in neither.
-            both = sa.union_all(
-                sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.user_kind == kind, v.study.is_(None))
-                .group_by(v.crs_a, v.crs_b),
-                sa.select(c.crs_low, c.crs_high, sa.func.count()).where(c.user_kind == kind)
-                .group_by(c.crs_low, c.crs_high))
-            counts: PairCounts = {}
-            for a, b, n in conn.execute(both).all():
-                key = frozenset((a, b))
-                counts[key] = counts.get(key, 0) + n
-            pair = choose(counts)
-            claim_id = uuid.uuid4().hex
-            low, high = sorted(pair)
-            conn.execute(sa.insert(t.battle_claims).values(
-                claim_id=claim_id, crs_low=low, crs_high=high, user_kind=kind,
-                expires_at=_utc_key(now + timedelta(seconds=ttl_s))))
-        return (pair[0], pair[1]), claim_id
-
-    def release_claim(self, claim_id: str) -> None:
-        """The claimed battle was abandoned (or stored elsewhere): stop counting it."""
-        with self._write() as conn:
-            conn.execute(sa.delete(t.battle_claims).where(t.battle_claims.c.claim_id == claim_id))
-
-    def open_claims(self, user_kind: Union[str, UserKind] = UserKind.HUMAN) -> int:
-        """Claims not yet stored nor expired."""
-        c = t.battle_claims.c
-        with self._read() as conn:
-            return conn.execute(sa.select(sa.func.count()).select_from(t.battle_claims).where(
-                c.user_kind == UserKind(user_kind).value, c.expires_at >= _utc_key(utc_now()))).scalar()
-
     # -- evaluation runs ---------------------------------------------------------
     def save_run(self, run_id: str, state: dict[str, Any]) -> None:
-        with self._write() as conn:
-            _upsert(conn, t.runs, {"run_id": run_id,
+        with self.write() as conn:
+            upsert(conn, t.runs, {"run_id": run_id,
                                    "state": json.dumps(state, ensure_ascii=False, default=str),
-                                   "updated_at": _utc_key(utc_now())}, ["run_id"])
+                                   "updated_at": now_key()}, ["run_id"])
 
     def get_run(self, run_id: str) -> Optional[dict[str, Any]]:
-        with self._read() as conn:
+        with self.read() as conn:
             state = conn.execute(sa.select(t.runs.c.state).where(t.runs.c.run_id == run_id)).scalar()
         return json.loads(state) if state is not None else None
 
@@ -646,22 +522,22 @@ class Store:
         """(run_id, state) pairs, most recently updated first."""
         query = sa.select(t.runs.c.run_id, t.runs.c.state).order_by(t.runs.c.updated_at.desc(),
                                                                     t.runs.c.run_id.desc())
-        with self._read() as conn:
+        with self.read() as conn:
             return [(r.run_id, json.loads(r.state)) for r in conn.execute(query).all()]
 
     # -- small settings ------------------------------------------------------------
     def get_meta(self, key: str) -> Optional[str]:
-        with self._read() as conn:
+        with self.read() as conn:
             return conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key)).scalar()
 
     def set_meta(self, key: str, value: str) -> None:
-        with self._write() as conn:
-            conn.execute(_insert(conn, t.meta).values(key=key, value=value)
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.meta).values(key=key, value=value)
                          .on_conflict_do_update(index_elements=["key"], set_={"value": value}))
 
     def get_or_create_secret(self, key: str) -> str:
         """A random secret kept in the database; the first caller (of any process) creates it."""
-        with self._write() as conn:
-            conn.execute(_insert(conn, t.meta).values(key=key, value=secrets.token_hex(32))
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.meta).values(key=key, value=secrets.token_hex(32))
                          .on_conflict_do_nothing(index_elements=["key"]))
             return conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key)).scalar()

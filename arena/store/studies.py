@@ -8,6 +8,9 @@ cell as a `reserved` claim from the moment it is handed out; the claim turns
 left). `reserve_cell` counts done and live reserved claims and inserts the
 new one in one transaction under the store's write lock, so two workers never
 both take a cell's last place.
+
+`Studies` is a part of `arena.store.Store`: each method is one transaction on
+the store's own engine.
 """
 
 from __future__ import annotations
@@ -17,66 +20,23 @@ import random
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 import sqlalchemy as sa
 
-from arena.store import schema as t
 from arena.dialogue import utc_now
+from arena.store import schema as t
+from arena.store.statements import insert_for, now_key, utc_key
 from arena.study import Study
-
-if TYPE_CHECKING:
-    from arena.store.engine import Store
 
 _STUDY_LOCK = 0x4152454E41_03  # PostgreSQL advisory lock of quota assignment
 ACTIVE, COMPLETED = "active", "completed"
 
 
-def _key(dt: Any) -> str:
-    from arena.store.engine import _utc_key
-
-    return _utc_key(dt)
-
-
-# -- study files ---------------------------------------------------------------------
-
-
-def save_study(store: "Store", study: Study, text: str, saved_by: str) -> int:
-    """Store `text` (which parses to `study`) as the study's next version; returns that version."""
-    f = t.study_files.c
-    with store._write() as conn:
-        if store.backend == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
-        latest = conn.execute(sa.select(sa.func.max(f.version)).where(f.study_id == study.id)).scalar() or 0
-        conn.execute(sa.insert(t.study_files).values(study_id=study.id, version=latest + 1, text=text,
-                                                     saved_by=saved_by, saved_at=_key(utc_now())))
-    return latest + 1
-
-
-def study_text(store: "Store", study_id: str, version: Optional[int] = None) -> Optional[tuple[int, str]]:
-    """(version, text) of the study file: the given version, else the newest; None when there is none."""
-    f = t.study_files.c
-    query = sa.select(f.version, f.text).where(f.study_id == study_id)
-    query = query.where(f.version == version) if version is not None else query.order_by(f.version.desc())
-    with store._read() as conn:
-        row = conn.execute(query.limit(1)).first()
-    return (row.version, row.text) if row is not None else None
-
-
-def study_ids(store: "Store") -> list[tuple[str, int]]:
-    """(study id, newest version), by id."""
-    f = t.study_files.c
-    with store._read() as conn:
-        rows = conn.execute(sa.select(f.study_id, sa.func.max(f.version)).group_by(f.study_id)
-                            .order_by(f.study_id)).all()
-    return [(r[0], r[1]) for r in rows]
-
-
-# -- participants ----------------------------------------------------------------------
-
-
 @dataclass
 class Participant:
+    """A worker's row in a study: their salted pseudonym, progress (`data`), flags and completion."""
+
     study_id: str
     pseudonym: str
     study_version: int
@@ -97,66 +57,13 @@ def _participant(row: Any) -> Participant:
                        updated_at=row.updated_at, completed_at=row.completed_at)
 
 
-def get_participant(store: "Store", study_id: str, pseudonym: str) -> Optional[Participant]:
-    p = t.study_participants.c
-    with store._read() as conn:
-        row = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id,
-                                                                 p.pseudonym == pseudonym)).first()
-    return _participant(row) if row is not None else None
-
-
-def join_study(store: "Store", study_id: str, pseudonym: str, version: int, data: dict[str, Any]) -> Participant:
-    """The worker's row: created on their first visit, else the one they have (a returning worker)."""
-    from arena.store.engine import _insert
-
-    now = _key(utc_now())
-    with store._write() as conn:
-        conn.execute(_insert(conn, t.study_participants).values(
-            study_id=study_id, pseudonym=pseudonym, study_version=version, status=ACTIVE,
-            data=json.dumps(data), started_at=now, updated_at=now,
-        ).on_conflict_do_nothing(index_elements=["study_id", "pseudonym"]))
-    found = get_participant(store, study_id, pseudonym)
-    assert found is not None
-    return found
-
-
 def _put_participant(conn: Any, participant: Participant) -> None:
     p = t.study_participants.c
-    participant.updated_at = _key(utc_now())
+    participant.updated_at = now_key()
     conn.execute(sa.update(t.study_participants)
                  .where(p.study_id == participant.study_id, p.pseudonym == participant.pseudonym)
                  .values(status=participant.status, data=json.dumps(participant.data),
                          updated_at=participant.updated_at, completed_at=participant.completed_at))
-
-
-def save_participant(store: "Store", participant: Participant) -> None:
-    with store._write() as conn:
-        _put_participant(conn, participant)
-
-
-def complete_participant(store: "Store", participant: Participant) -> bool:
-    """Mark the worker completed, once: False when they already were (a second completion)."""
-    p = t.study_participants.c
-    with store._write() as conn:
-        status = conn.execute(sa.select(p.status).where(p.study_id == participant.study_id,
-                                                        p.pseudonym == participant.pseudonym)
-                              .with_for_update()).scalar()
-        if status == COMPLETED:
-            return False
-        participant.status, participant.completed_at = COMPLETED, _key(utc_now())
-        _put_participant(conn, participant)
-    return True
-
-
-def list_participants(store: "Store", study_id: str) -> list[Participant]:
-    p = t.study_participants.c
-    with store._read() as conn:
-        rows = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id)
-                            .order_by(p.started_at, p.pseudonym)).all()
-    return [_participant(r) for r in rows]
-
-
-# -- quota cells ------------------------------------------------------------------------
 
 
 def _counts(conn: Any, study_id: str, now: str) -> dict[str, int]:
@@ -167,72 +74,140 @@ def _counts(conn: Any, study_id: str, now: str) -> dict[str, int]:
     return {cell: n for cell, n in rows}
 
 
-def reserve_cell(store: "Store", study: Study, pseudonym: str, exclude: Iterable[str] = (),
-                 rng: Optional[random.Random] = None) -> Optional[tuple[str, str]]:
-    """Hold a place in the least-filled cell that has room (ties at random), skipping `exclude`;
-    returns (cell, claim id), or None when every cell the worker may take is full."""
-    rng = rng or random.SystemRandom()
-    skip = set(exclude)
-    now = utc_now()
-    expires = _key(now + timedelta(minutes=study.abandon_after_minutes))
-    with store._write() as conn:
-        if store.backend == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
-        counts = _counts(conn, study.id, _key(now))
-        # Fill as a share of the quota, so unequal quotas fill at one pace.
-        room = [(counts.get(cell, 0) / study.quota(cell), cell) for cell in study.cells()
-                if cell not in skip and counts.get(cell, 0) < study.quota(cell)]
-        if not room:
-            return None
-        lowest = min(share for share, _ in room)
-        cell = rng.choice(sorted(cell for share, cell in room if share == lowest))
-        claim_id = uuid.uuid4().hex
-        conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
-                                                      pseudonym=pseudonym, state="reserved", expires_at=expires))
-    return cell, claim_id
+class Studies:
+    """Study files, participants and quota cells (a part of `Store`)."""
 
+    # -- study files ---------------------------------------------------------------------
+    def save_study(self, study: Study, text: str, saved_by: str) -> int:
+        """Store `text` (which parses to `study`) as the study's next version; returns that version."""
+        f = t.study_files.c
+        with self.write() as conn:
+            if self.backend == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
+            latest = conn.execute(sa.select(sa.func.max(f.version)).where(f.study_id == study.id)).scalar() or 0
+            conn.execute(sa.insert(t.study_files).values(study_id=study.id, version=latest + 1, text=text,
+                                                         saved_by=saved_by, saved_at=now_key()))
+        return latest + 1
 
-def claim_alive(store: "Store", claim_id: str) -> bool:
-    c = t.study_claims.c
-    with store._read() as conn:
-        return conn.execute(sa.select(c.claim_id).where(c.claim_id == claim_id)).first() is not None
+    def study_text(self, study_id: str, version: Optional[int] = None) -> Optional[tuple[int, str]]:
+        """(version, text) of the study file: the given version, else the newest; None when there is none."""
+        f = t.study_files.c
+        query = sa.select(f.version, f.text).where(f.study_id == study_id)
+        query = query.where(f.version == version) if version is not None else query.order_by(f.version.desc())
+        with self.read() as conn:
+            row = conn.execute(query.limit(1)).first()
+        return (row.version, row.text) if row is not None else None
 
+    def study_ids(self) -> list[tuple[str, int]]:
+        """(study id, newest version), by id."""
+        f = t.study_files.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(f.study_id, sa.func.max(f.version)).group_by(f.study_id)
+                                .order_by(f.study_id)).all()
+        return [(r[0], r[1]) for r in rows]
 
-def finish_task(store: "Store", participant: Participant, claim_id: str, cell: str) -> bool:
-    """The task's claim becomes a filled place and the worker's row moves on, in one transaction; False
-    (and nothing written) when the stored row no longer holds this task (it was submitted already, by
-    another tab or app process). A claim that expired while the worker was away still counts: the task
-    was done."""
-    c, p = t.study_claims.c, t.study_participants.c
-    with store._write() as conn:
-        row = conn.execute(sa.select(p.data).where(p.study_id == participant.study_id,
-                                                   p.pseudonym == participant.pseudonym).with_for_update()).first()
-        if row is None or (json.loads(row.data).get("task") or {}).get("claim") != claim_id:
-            return False
-        done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state="done"))
-        if done.rowcount == 0:
-            conn.execute(sa.insert(t.study_claims).values(
-                claim_id=claim_id, study_id=participant.study_id, cell=cell, pseudonym=participant.pseudonym,
-                state="done", expires_at=_key(utc_now())))
-        _put_participant(conn, participant)
-    return True
+    # -- participants ----------------------------------------------------------------------
+    def get_participant(self, study_id: str, pseudonym: str) -> Optional[Participant]:
+        p = t.study_participants.c
+        with self.read() as conn:
+            row = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id,
+                                                                     p.pseudonym == pseudonym)).first()
+        return _participant(row) if row is not None else None
 
+    def join_study(self, study_id: str, pseudonym: str, version: int, data: dict[str, Any]) -> Participant:
+        """The worker's row: created on their first visit, else the one they have (a returning worker)."""
+        now = now_key()
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.study_participants).values(
+                study_id=study_id, pseudonym=pseudonym, study_version=version, status=ACTIVE,
+                data=json.dumps(data), started_at=now, updated_at=now,
+            ).on_conflict_do_nothing(index_elements=["study_id", "pseudonym"]))
+        found = self.get_participant(study_id, pseudonym)
+        assert found is not None
+        return found
 
-def release_cell(store: "Store", claim_id: str) -> None:
-    c = t.study_claims.c
-    with store._write() as conn:
-        conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == "reserved"))
+    def save_participant(self, participant: Participant) -> None:
+        with self.write() as conn:
+            _put_participant(conn, participant)
 
+    def complete_participant(self, participant: Participant) -> bool:
+        """Mark the worker completed, once: False when they already were (a second completion)."""
+        p = t.study_participants.c
+        with self.write() as conn:
+            status = conn.execute(sa.select(p.status).where(p.study_id == participant.study_id,
+                                                            p.pseudonym == participant.pseudonym)
+                                  .with_for_update()).scalar()
+            if status == COMPLETED:
+                return False
+            participant.status, participant.completed_at = COMPLETED, now_key()
+            _put_participant(conn, participant)
+        return True
 
-def cell_fill(store: "Store", study: Study) -> dict[str, dict[str, int]]:
-    """cell -> {"done", "reserved", "quota"} (expired reservations not counted)."""
-    c = t.study_claims.c
-    now = _key(utc_now())
-    out = {cell: {"done": 0, "reserved": 0, "quota": study.quota(cell)} for cell in study.cells()}
-    with store._read() as conn:
-        rows = conn.execute(sa.select(c.cell, c.state, sa.func.count())
-                            .where(c.study_id == study.id, sa.or_(c.state == "done", c.expires_at >= now))
-                            .group_by(c.cell, c.state)).all()
-    for cell, state, n in rows:
-        out.setdefault(cell, {"done": 0, "reserved": 0, "quota": 0})[state] = n
-    return out
+    def list_participants(self, study_id: str) -> list[Participant]:
+        p = t.study_participants.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id)
+                                .order_by(p.started_at, p.pseudonym)).all()
+        return [_participant(r) for r in rows]
+
+    # -- quota cells ------------------------------------------------------------------------
+    def reserve_cell(self, study: Study, pseudonym: str, exclude: Iterable[str] = (),
+                     rng: Optional[random.Random] = None) -> Optional[tuple[str, str]]:
+        """Hold a place in the least-filled cell that has room (ties at random), skipping `exclude`;
+        returns (cell, claim id), or None when every cell the worker may take is full."""
+        rng = rng or random.SystemRandom()
+        skip = set(exclude)
+        now = utc_now()
+        expires = utc_key(now + timedelta(minutes=study.abandon_after_minutes))
+        with self.write() as conn:
+            if self.backend == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
+            counts = _counts(conn, study.id, utc_key(now))
+            # Fill as a share of the quota, so unequal quotas fill at one pace.
+            room = [(counts.get(cell, 0) / study.quota(cell), cell) for cell in study.cells()
+                    if cell not in skip and counts.get(cell, 0) < study.quota(cell)]
+            if not room:
+                return None
+            lowest = min(share for share, _ in room)
+            cell = rng.choice(sorted(cell for share, cell in room if share == lowest))
+            claim_id = uuid.uuid4().hex
+            conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
+                                                          pseudonym=pseudonym, state="reserved", expires_at=expires))
+        return cell, claim_id
+
+    def finish_study_task(self, participant: Participant, claim_id: str, cell: str) -> bool:
+        """The task's claim becomes a filled place and the worker's row moves on, in one transaction; False
+        (and nothing written) when the stored row no longer holds this task (it was submitted already, by
+        another tab or app process). A claim that expired while the worker was away still counts: the task
+        was done."""
+        c, p = t.study_claims.c, t.study_participants.c
+        with self.write() as conn:
+            row = conn.execute(sa.select(p.data).where(p.study_id == participant.study_id,
+                                                       p.pseudonym == participant.pseudonym).with_for_update()).first()
+            if row is None or (json.loads(row.data).get("task") or {}).get("claim") != claim_id:
+                return False
+            done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state="done"))
+            if done.rowcount == 0:
+                conn.execute(sa.insert(t.study_claims).values(
+                    claim_id=claim_id, study_id=participant.study_id, cell=cell, pseudonym=participant.pseudonym,
+                    state="done", expires_at=now_key()))
+            _put_participant(conn, participant)
+        return True
+
+    def release_cell(self, claim_id: str) -> None:
+        c = t.study_claims.c
+        with self.write() as conn:
+            conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == "reserved"))
+
+    def cell_fill(self, study: Study) -> dict[str, dict[str, int]]:
+        """cell -> {"done", "reserved", "quota"} (expired reservations not counted)."""
+        c = t.study_claims.c
+        now = now_key()
+        out = {cell: {"done": 0, "reserved": 0, "quota": study.quota(cell)} for cell in study.cells()}
+        with self.read() as conn:
+            rows = conn.execute(sa.select(c.cell, c.state, sa.func.count())
+                                .where(c.study_id == study.id, sa.or_(c.state == "done", c.expires_at >= now))
+                                .group_by(c.cell, c.state)).all()
+        for cell, state, n in rows:
+            out.setdefault(cell, {"done": 0, "reserved": 0, "quota": 0})[state] = n
+        return out

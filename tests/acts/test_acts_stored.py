@@ -10,10 +10,9 @@ from arena.corpus.dialoguekit import from_record, to_dialoguekit
 from arena.corpus.records import export_jsonl
 from arena.dialogue import Rating
 from arena.store import Store
-from arena.store.safety import enqueue_scoring
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.scoring import score_dialogue
-from evaluators.stored_scoring import drain_queue, run_job
+from evaluators.stored_scoring import QueueScorer
 from tests.acts.test_acts_scoring import fake_client, unannotated
 
 METRICS = ["acts", "rdl", "srrr", "sr"]
@@ -22,7 +21,7 @@ INTENTS = [["OTH"], ["REC-S"], ["REJ"], ["REC-S"], ["ACC"]]  # what the scripted
 
 def rows(store: Store, dialogue_id: str) -> tuple:
     """The raw stored rows of one dialogue: its data and update time, and its score rows."""
-    with store._read() as conn:
+    with store.read() as conn:
         data = conn.execute(sa.select(t.dialogues.c.data, t.dialogues.c.updated_at)
                             .where(t.dialogues.c.dialogue_id == dialogue_id)).one()
         scores = conn.execute(sa.select(t.scores).where(t.scores.c.dialogue_id == dialogue_id)
@@ -31,8 +30,8 @@ def rows(store: Store, dialogue_id: str) -> tuple:
 
 
 def score_queue(store: Store, ids: list[str], annotator, force: bool = False) -> dict:
-    enqueue_scoring(store, ids, force=force)
-    return drain_queue(store, lambda i, f: run_job(store, i, f, METRICS, annotator=annotator), workers=1)
+    store.enqueue_scoring(ids, force=force)
+    return QueueScorer(store, METRICS, annotator=annotator).drain(workers=1)
 
 
 @pytest.fixture

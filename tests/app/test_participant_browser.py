@@ -19,7 +19,6 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Score  # noqa: E402
-from arena.store.safety import moderation_entries  # noqa: E402
 from tests.support.browser import (  # noqa: E402
     PHONE, assert_no_toasts, chat_send, new_battle, rate_pane, send_in_pane, shoot,
 )
@@ -134,7 +133,7 @@ def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
     assert_no_toasts(page, "deleting one's data")
     remaining = services.store.list_dialogues()
     assert [d.user_turns()[0].text for d in remaining] == ["someone else's chat"]
-    (entry, *_) = moderation_entries(services.store)
+    (entry, *_) = services.store.moderation_entries()
     assert entry["action"] == "delete" and entry["actor"] == "participant"
     page.get_by_role("tab", name="Battle").click()  # the battle under way is gone too
     assert "a western" not in page.locator("#battle-chat-a").inner_text()

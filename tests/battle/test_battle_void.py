@@ -5,7 +5,6 @@ from battle_support import FakeCatalogCRS, make_services
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.self_naming import family_of, names_itself, void_reason
-from arena.store.safety import flagged_votes
 from arena.counting import visibility
 from webapp.ui.battle_tab import rate, send, start_battle, vote
 
@@ -47,7 +46,7 @@ def test_self_naming_battle_is_voided_kept_and_left_out(tmp_path):
         rate(services, session, side, "satisfied")
     cast = vote(services, session, "A", "", "u1")
     assert session.flagged and session.flagged.startswith("void: reply names its own system (unicrs")
-    assert flagged_votes(services.store)[cast.vote_id] == session.flagged
+    assert services.store.flagged_votes()[cast.vote_id] == session.flagged
     stored = services.store.list_votes()
     assert [v.vote_id for v in stored] == [cast.vote_id]  # kept for researchers
     seen = visibility(services.store, stored)

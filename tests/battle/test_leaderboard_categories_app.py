@@ -154,7 +154,6 @@ def test_the_public_board_counts_only_the_open_arena(tmp_path):
     correlation panel: they belong to the study's own results."""
     from arena.dialogue import Score
     from arena.study import STUDY_KEY
-    from arena.store.safety import save_battle_once
 
     services = services_with(tmp_path, leaderboard_min_votes=1)
     store = services.store
@@ -171,7 +170,7 @@ def test_the_public_board_counts_only_the_open_arena(tmp_path):
         vote = Vote(battle_id=f"s-{i}", dialogue_a=pair[0].dialogue_id, dialogue_b=pair[1].dialogue_id,
                     crs_a="kbrd_redial", crs_b="barcor_opendialkg", choice="B", user_id=f"pseudonym:w{i}",
                     study="pilot", study_version=1)
-        save_battle_once(store, pair[0], pair[1], vote, user_key=f"u{i}", ip_key="i",
+        store.save_battle_once(pair[0], pair[1], vote, user_key=f"u{i}", ip_key="i",
                          started_at=vote.timestamp if fast else None, burst_votes=100, burst_window_s=60,
                          min_battle_s=10)
     for n, d in enumerate(store.list_dialogues()):

@@ -10,7 +10,6 @@ from arena.config import Settings
 from arena.dialogue import Dialogue, UserInfo
 from arena.llm.budget import HourlyBudget, budget_of, budgeted_client
 from arena.store import Store
-from arena.store.safety import scoring_counts
 from evaluators.core import CoreConfig, score_core
 from webapp.runs.scorer import BackgroundScorer
 
@@ -74,7 +73,7 @@ def test_background_scorer_leaves_jobs_queued_while_the_budget_is_spent(tmp_path
     try:
         scorer.submit(d.dialogue_id)
         time.sleep(0.5)
-        assert scoring_counts(store)["queued"] == 1 and scorer.completed == 0
+        assert store.scoring_counts()["queued"] == 1 and scorer.completed == 0
     finally:
         scorer.shutdown()
         store.close()

@@ -29,7 +29,6 @@ from arena.config import Settings  # noqa: E402
 from arena.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
 from arena.dialogue import Dialogue, RecommendedItem  # noqa: E402
 from arena.llm import LLMClient  # noqa: E402
-from arena.store.safety import scoring_counts  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402
 from webapp.services import build_services  # noqa: E402
 
@@ -121,7 +120,7 @@ def run_public_load(tmp: Path, sessions: int, turns: int, workers: int, *, stub_
 def _wait_for_drain(store, expected: int, timeout_s: float) -> tuple[float, dict[str, int]]:
     started = time.perf_counter()
     while True:
-        counts = scoring_counts(store)
+        counts = store.scoring_counts()
         if counts["queued"] == 0 and counts["running"] == 0 and counts["done"] + counts["failed"] >= expected:
             return time.perf_counter() - started, counts
         if time.perf_counter() - started > timeout_s:

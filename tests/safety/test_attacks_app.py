@@ -19,7 +19,6 @@ from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: 
 from gradio_client import Client  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, utc_now  # noqa: E402
-from arena.store.safety import save_battle_once  # noqa: E402
 from arena.counting import LABEL_FLAG  # noqa: E402
 
 IMG = '<img src="http://attacker.example/x.png" onerror="alert(1)">'
@@ -154,7 +153,7 @@ def store_injected(services):
     a.metadata[LABEL_FLAG] = f"burst {IMG}"
     vote = Vote(battle_id="b1", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=IMG, crs_b="beta",
                 choice="A", user_id="u", comment=IMG)
-    flag = save_battle_once(services.store, a, b, vote, user_key="k", ip_key="i", started_at=utc_now(),
+    flag = services.store.save_battle_once(a, b, vote, user_key="k", ip_key="i", started_at=utc_now(),
                             burst_votes=100, burst_window_s=60, min_battle_s=3600)  # flagged: too fast
     assert flag
     return a

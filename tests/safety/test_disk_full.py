@@ -34,7 +34,7 @@ class Cap:
     """Caps a Store's SQLite database at its present number of pages, on every connection it opens."""
 
     def __init__(self, store: Store):
-        self.engine = store._db()
+        self.engine = store.sql_engine()
         with self.engine.connect() as conn:
             self.pages = conn.exec_driver_sql("PRAGMA page_count").scalar()
         self.engine.dispose()  # pooled connections predate the cap

@@ -6,7 +6,6 @@ import pytest
 
 from arena.config import Settings
 from arena.store import Store
-from arena.store.safety import claim_scoring_job, enqueue_scoring, scoring_counts
 from evaluators.acts.llm import LLMActAnnotator
 from tests.acts.acts_helpers import make_dialogue
 from tests.acts.test_acts_scoring import fake_client
@@ -31,8 +30,8 @@ def annotator():
 def test_a_job_left_running_by_a_crash_is_resumed(tmp_path):
     store = Store(tmp_path / "arena.sqlite3")
     store.save_dialogue(finished("d-crash"))
-    enqueue_scoring(store, ["d-crash"])
-    assert claim_scoring_job(store)[0] == "d-crash"  # the process that took it dies here
+    store.enqueue_scoring(["d-crash"])
+    assert store.claim_scoring_job()[0] == "d-crash"  # the process that took it dies here
     scorer = BackgroundScorer(store, ["rdl", "sr"], annotator=annotator(), poll_s=0.1)
     try:
         assert scorer.resume() == 1
@@ -77,7 +76,7 @@ def test_acts_annotator_follows_the_configured_endpoint(tmp_path):
                         llm_base_url="http://127.0.0.1:9/v1")
     services = build_services(settings, llm=fake_client(), specs=[], metrics="rdl")
     try:
-        assert isinstance(services.scorer._annotator_for_run(), LLMActAnnotator)
+        assert isinstance(services.scorer.jobs.annotator(), LLMActAnnotator)
     finally:
         services.close()
 
@@ -93,7 +92,7 @@ def test_score_db_rescores_stored_dialogues(tmp_path, capsys, monkeypatch):
     assert cli.main(["score", "--db", str(db), "--metrics", "rdl,sr", "--workers", "2", "--quiet"]) == 0
     assert "scored 4 stored dialogues with 2 worker(s)" in capsys.readouterr().err
     assert all(store.get_dialogue(f"d-{i}").scores["sr"].value == 1.0 for i in range(4))
-    assert scoring_counts(store)["done"] == 4
+    assert store.scoring_counts()["done"] == 4
 
 
 def _wait_drained(store, timeout_s: float = 30.0) -> None:
@@ -101,8 +100,8 @@ def _wait_drained(store, timeout_s: float = 30.0) -> None:
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        counts = scoring_counts(store)
+        counts = store.scoring_counts()
         if counts["queued"] == 0 and counts["running"] == 0 and counts["done"] > 0:
             return
         time.sleep(0.05)
-    pytest.fail(f"scoring queue not drained: {scoring_counts(store)}")
+    pytest.fail(f"scoring queue not drained: {store.scoring_counts()}")

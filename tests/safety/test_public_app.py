@@ -18,7 +18,7 @@ from gradio_client import Client  # noqa: E402
 from arena.corpus.bundle import export_bundle  # noqa: E402
 from arena.corpus.records import export_records, pseudonymiser, resolve_salt  # noqa: E402
 from arena.dialogue import RecommendedItem  # noqa: E402
-from arena.store.safety import flagged_votes, moderation_entries, save_battle_once, BattleAlreadyVoted  # noqa: E402
+from arena.store import BattleAlreadyVoted  # noqa: E402
 from webapp.serve import build_admin_demo, build_demo, main as serve_main  # noqa: E402
 from webapp.ui.parts.render import items_markdown  # noqa: E402
 from webapp.ui.leaderboard_tab import LeaderboardCache  # noqa: E402
@@ -164,10 +164,10 @@ def test_one_vote_per_battle_in_the_store(tmp_path):
     kwargs = dict(user_key="u", ip_key="i", started_at=None, burst_votes=100, burst_window_s=60, min_battle_s=0)
     first = Vote(battle_id="b1", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="alpha", crs_b="beta",
                  choice="A")
-    save_battle_once(services.store, a, b, first, **kwargs)
+    services.store.save_battle_once(a, b, first, **kwargs)
     second = first.model_copy(update={"vote_id": "another", "choice": "B"})
     with pytest.raises(BattleAlreadyVoted):
-        save_battle_once(services.store, a, b, second, **kwargs)
+        services.store.save_battle_once(a, b, second, **kwargs)
     assert [v.choice for v in services.store.list_votes()] == ["A"]
 
 
@@ -178,7 +178,7 @@ def test_bursts_are_flagged_and_left_out_of_the_leaderboard(tmp_path, demos):
         client = Client(url, verbose=False)
         battle_until_vote(client)
         client.predict("", api_name="/battle_vote_a")
-    flags = flagged_votes(services.store)
+    flags = services.store.flagged_votes()
     assert len(flags) == 2 and all("burst" in reason for reason in flags.values())
     summary = Client(url, verbose=False).predict("human", api_name="/leaderboard")[0]
     assert "count 2 votes" in summary and "2 flagged votes" in summary
@@ -194,7 +194,7 @@ def test_a_vote_seconds_after_the_start_is_flagged(tmp_path, demos):
     client = Client(demos(services), verbose=False)
     battle_until_vote(client)
     client.predict("", api_name="/battle_vote_b")
-    assert list(flagged_votes(services.store).values())[0].startswith("fast")
+    assert list(services.store.flagged_votes().values())[0].startswith("fast")
 
 
 # -- 5. moderation ---------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_hide_delete_and_user_deletion_are_logged(tmp_path, demos, caplog):
         counts = moderation.delete_user(services.store, alias, actor="ada", reason="deletion request")
     assert counts["dialogues"] == 2
     assert [d.dialogue_id for d in services.store.list_dialogues()] == [second.dialogue_a]
-    actions = [e["action"] for e in moderation_entries(services.store)]
+    actions = [e["action"] for e in services.store.moderation_entries()]
     assert actions == ["delete", "delete", "hide"]
     assert len([r for r in caplog.records if r.name == "webapp.protection.moderation"]) == 3
 

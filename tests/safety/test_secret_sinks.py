@@ -13,7 +13,6 @@ from arena.corpus.bundle import export_bundle
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, Vote
 from arena.llm.redaction import install_log_redaction, redact_text
 from arena.store import Store
-from arena.store.safety import claim_scoring_job, enqueue_scoring, failed_jobs, finish_scoring_job
 
 BASIC = base64.b64encode(b"alice:s3cr3t-pass").decode()
 SECRETS = ["s3cr3t-pass", BASIC, "tok3nVALUE99", "sk-abcdefghijklmnopqrstu", "k3y-value"]
@@ -77,13 +76,13 @@ def test_stored_errors_and_exports_carry_no_credentials(tmp_path):
     b.feedback = Feedback(sentiment="satisfied")
     store.save_battle(a, b, Vote(battle_id="b1", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
                                  crs_a="alpha", crs_b="beta", choice="B", user_id="u"))
-    enqueue_scoring(store, [a.dialogue_id])
-    claim_scoring_job(store)
-    finish_scoring_job(store, a.dialogue_id, error=ECHO)
+    store.enqueue_scoring([a.dialogue_id])
+    store.claim_scoring_job()
+    store.finish_scoring_job(a.dialogue_id, error=ECHO)
     stored = store.get_dialogue(a.dialogue_id)
     assert leaked(stored.model_dump_json()) == []
     assert stored.utterances[1].error and "[redacted]" in stored.utterances[1].error
-    assert leaked(str(failed_jobs(store))) == []
+    assert leaked(str(store.failed_jobs())) == []
     result = export_bundle(store, tmp_path / "export")
     for path in result.paths():
         assert leaked(path.read_bytes().decode("utf-8", errors="replace")) == [], path.name

@@ -157,7 +157,6 @@ def test_dialogues_run_concurrently(make_manager, view):
 def test_a_run_started_where_no_scorer_runs_is_scored_by_a_process_that_has_one(make_manager, view, tmp_path):
     """The researcher app has no scorer: its run's dialogues wait in the store's queue, and the public
     app's scorer (another process, here another Store on the same file) scores them."""
-    from arena.store.safety import scoring_counts
     from evaluators.acts.llm import LLMActAnnotator
     from tests.acts.test_acts_scoring import fake_client
     from webapp.runs.scorer import BackgroundScorer
@@ -166,15 +165,15 @@ def test_a_run_started_where_no_scorer_runs_is_scored_by_a_process_that_has_one(
     final = manager.run(RunConfig(systems=["A"], simulator="abus", n_dialogues=3, max_turns=3,
                                   options={"nlg": "template"}))
     assert final["status"] == "finished" and final["done"] == 3
-    assert scoring_counts(manager.store)["queued"] == 3
+    assert manager.store.scoring_counts()["queued"] == 3
     public = Store(tmp_path / "arena.sqlite3")
     scorer = BackgroundScorer(public, ["rdl", "sr"], annotator=LLMActAnnotator(fake_client(), use_catalog=False),
                               poll_s=0.1)
     try:
         deadline = time.time() + 60
-        while scoring_counts(public)["done"] < 3 and time.time() < deadline:
+        while public.scoring_counts()["done"] < 3 and time.time() < deadline:
             time.sleep(0.1)
     finally:
         scorer.shutdown()
-    assert scoring_counts(public)["done"] == 3
+    assert public.scoring_counts()["done"] == 3
     assert all("rdl" in d.scores for d in public.list_dialogues())

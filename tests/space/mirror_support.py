@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, UserKind, Vote
 from arena.store import Store
-from arena.store.safety import save_battle_once
 
 SALT = "a-long-random-secret-salt"
 
@@ -24,7 +23,7 @@ def add_battle(store: Store, tag: str, user_id: str, *, flag_fast: bool = False)
     a, b = person_dialogue(f"{tag}-a", user_id), person_dialogue(f"{tag}-b", user_id, crs_id="beta")
     vote = Vote(vote_id=f"{tag}-vote", battle_id=f"{tag}-battle", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
                 crs_a="alpha", crs_b="beta", choice="A", comment=f"{user_id} liked A", user_id=user_id)
-    save_battle_once(store, a, b, vote, user_key="u", ip_key="i", started_at=vote.timestamp if flag_fast else None,
+    store.save_battle_once(a, b, vote, user_key="u", ip_key="i", started_at=vote.timestamp if flag_fast else None,
                      burst_votes=100, burst_window_s=60, min_battle_s=10)
     store.save_scores(a.dialogue_id, {"rdl": Score(value=0.25, scorer="rdl", version="1", details={"n": 2})})
     return a.dialogue_id, b.dialogue_id, vote.vote_id
@@ -32,12 +31,11 @@ def add_battle(store: Store, tag: str, user_id: str, *, flag_fast: bool = False)
 
 def corpus_view(store: Store) -> dict:
     """What must survive a restore, independent of row order and storage details."""
-    from arena.store.safety import flagged_votes, hidden_dialogue_ids, moderation_entries
 
     dialogues = {d.dialogue_id: (d.crs_id, d.feedback.sentiment if d.feedback else None, len(d.utterances),
                                  tuple(sorted((m, s.value) for m, s in d.scores.items())))
                  for d in store.list_dialogues()}
     votes = {v.vote_id: (v.choice, v.dialogue_a, v.dialogue_b) for v in store.list_votes()}
-    log = sorted((e["action"], e["target"], e["reason"]) for e in moderation_entries(store))
-    return {"dialogues": dialogues, "votes": votes, "flags": set(flagged_votes(store)),
-            "hidden": hidden_dialogue_ids(store), "log": log}
+    log = sorted((e["action"], e["target"], e["reason"]) for e in store.moderation_entries())
+    return {"dialogues": dialogues, "votes": votes, "flags": set(store.flagged_votes()),
+            "hidden": store.hidden_dialogue_ids(), "log": log}

@@ -10,7 +10,6 @@ import pytest
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from arena.corpus.records import export_records
 from arena.store import Store
-from arena.store.safety import delete_dialogues, hide_dialogues
 from tests.space.mirror_support import SALT, add_battle, corpus_view, person_dialogue
 from tests.support.hub_server import HubServer
 
@@ -34,7 +33,7 @@ def test_push_then_restore_onto_an_empty_disk_loses_nothing_pushed(hub, tmp_path
     store = first.store
     add_battle(store, "b1", "raw-person-0001", flag_fast=True)
     store.save_dialogue(person_dialogue("solo", "raw-person-0002"))
-    hide_dialogues(store, ["solo"], actor="ada", reason="spam")
+    store.hide_dialogues(["solo"], actor="ada", reason="spam")
     assert first.push() > 0
     add_battle(store, "b2", "raw-person-0003")
     assert first.push() > 0 and first.push() == 0  # the second push carries only b2; a third has nothing
@@ -65,7 +64,7 @@ def test_a_deleted_dialogue_stays_deleted_after_a_restore(hub, tmp_path):
     # Another replica restored before the deletion; it will push its (older) copy afterwards.
     late = mirror(hub, tmp_path / "late.sqlite3", replica="late")
     late.prepare()
-    delete_dialogues(one.store, [a, b], actor="ada", reason="asked to be forgotten")
+    one.store.delete_dialogues([a, b], actor="ada", reason="asked to be forgotten")
     one.push()
     late.store.save_dialogue(person_dialogue(a, "raw-person-0009"))  # touched again: pushed after the tombstone
     late.push()
@@ -158,7 +157,7 @@ def test_a_deletion_is_pushed_within_seconds_not_at_the_next_period(hub, tmp_pat
     m.push()
     m.start()
     try:
-        delete_dialogues(m.store, [a, b], actor="ada", reason="asked to be forgotten")
+        m.store.delete_dialogues([a, b], actor="ada", reason="asked to be forgotten")
         deadline = time.monotonic() + 30
         while not any(b'"deleted": true' in data for data in hub.files(REPO).values()):
             assert time.monotonic() < deadline, "the deletion was not pushed"

@@ -20,7 +20,7 @@ def test_creates_parent_directory_and_uses_wal(tmp_path):
     path = tmp_path / "a" / "b" / "arena.sqlite3"
     with Store(path) as s:
         assert path.exists() and s.backend == "sqlite" and s.path == path
-        with s._db().connect() as conn:
+        with s.sql_engine().connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -104,7 +104,7 @@ def test_save_scores_stores_the_acts_they_came_from_and_nothing_else(store):
     assert got.scores["rdl"] == rdl
 
     def updated_at():
-        with store._read() as conn:
+        with store.read() as conn:
             return conn.execute(sa.select(t.dialogues.c.updated_at)).scalar()
 
     before = updated_at()

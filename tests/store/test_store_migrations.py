@@ -75,7 +75,7 @@ INSERT INTO schema_version (version) VALUES (1);
 
 def _old_database(path):
     """A SQLite file as the old code made it, filled the way the old code wrote rows."""
-    key = store_module._utc_key
+    key = store_module.utc_key
     conn = sqlite3.connect(path)
     conn.executescript(OLD_SCHEMA_V1)
     a, b, vote = battle("kbrd_redial", "barcor_redial")
@@ -143,7 +143,7 @@ def test_first_revision_is_exactly_the_old_schema(tmp_path):
     conn.close()
     engine = store_module.sa.create_engine(store_module.engine_url(new))
     with engine.begin() as connection:
-        command.upgrade(store_module._alembic_config(connection), store_module.LEGACY_SCHEMA_REVISION)
+        command.upgrade(store_module.alembic_config(connection), store_module.LEGACY_SCHEMA_REVISION)
     engine.dispose()
     assert _sqlite_layout(new) == _sqlite_layout(old)
     assert list(sqlite3.connect(new).execute("SELECT version FROM schema_version")) == [(1,)]
@@ -159,14 +159,14 @@ def _is_key_nullability(diff):
 
 
 def test_tables_of_the_code_match_the_migrations(store):
-    with store._db().connect() as conn:
+    with store.sql_engine().connect() as conn:
         diffs = compare_metadata(MigrationContext.configure(conn), metadata)
     assert [d for d in diffs if not _is_key_nullability(d)] == []
 
 
 def test_newer_databases_are_refused(db_location):
     with Store(db_location) as store:
-        with store._write() as conn:
+        with store.write() as conn:
             conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
     with pytest.raises(StoreError, match="newer"):
         Store(db_location)
@@ -212,11 +212,11 @@ def test_a_later_revision_applies_on_start_and_keeps_every_row(db_location, tmp_
     shutil.copytree(store_module.MIGRATIONS_DIR, migrations, ignore=shutil.ignore_patterns("__pycache__"))
     (migrations / "versions" / "9001_language.py").write_text(LATER_REVISION.replace("{head}", head_revision()))
     monkeypatch.setattr(store_module, "MIGRATIONS_DIR", migrations)
-    store_module._scripts.cache_clear()
+    store_module.migration_scripts.cache_clear()
     try:
         with Store(db_location) as store:
             assert store.schema_version() == "9001"
-            with store._db().connect() as conn:
+            with store.sql_engine().connect() as conn:
                 assert "language" in {c["name"] for c in store_module.sa.inspect(conn).get_columns("dialogues")}
             # Rebuilding the table must not have fired ON DELETE CASCADE on the scores.
             assert store.get_dialogue(a.dialogue_id) == a and store.list_votes() == [vote]
@@ -226,4 +226,4 @@ def test_a_later_revision_applies_on_start_and_keeps_every_row(db_location, tmp_
             store.save_dialogue(a)
             assert store.get_dialogue(a.dialogue_id) == a
     finally:
-        store_module._scripts.cache_clear()
+        store_module.migration_scripts.cache_clear()

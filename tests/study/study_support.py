@@ -8,7 +8,6 @@ from typing import Any
 import yaml
 
 from arena.study import parse_study
-from arena.store.studies import save_study
 
 BASE = {
     "id": "pilot",
@@ -32,7 +31,7 @@ def study_yaml(**changes: Any) -> str:
 def publish(services, **changes: Any) -> int:
     """Save a study file (as a researcher would); returns its version."""
     text = study_yaml(**changes)
-    return save_study(services.store, parse_study(text), text, "ada")
+    return services.store.save_study(parse_study(text), text, "ada")
 
 
 INSTRUCTED = {"kind": "instructed", "after_task": 2, "question": "Choose Often to show you read this.",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from arena.store.studies import study_ids
 from battle_support import launch
 from study_support import study_yaml
 
@@ -25,11 +24,11 @@ def researcher(services):
 def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, researcher):
     line, _ = researcher.predict(study_yaml(mode="poll"), api_name="/study_save")
     assert line.startswith("⚠️ study file: mode") and "\n" not in line
-    assert study_ids(services.store) == []
+    assert services.store.study_ids() == []
     line, _ = researcher.predict(study_yaml(), api_name="/study_save")
     assert "version 1" in line
     line, _ = researcher.predict(study_yaml(title="Second wave"), api_name="/study_save")
-    assert "version 2" in line and study_ids(services.store) == [("pilot", 2)]
+    assert "version 2" in line and services.store.study_ids() == [("pilot", 2)]
     text, overview, quotas, people, board = researcher.predict("pilot", api_name="/study_show")
     assert "Second wave" in text and "version 2" in overview and "PROLIFIC_PID" in overview
     assert [row[0] for row in quotas["data"]] == ["alpha", "beta", "gamma"]

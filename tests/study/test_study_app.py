@@ -11,7 +11,6 @@ import pytest
 
 from arena.aspects import load_form
 from arena.study import parse_study
-from arena.store.studies import cell_fill, list_participants
 from study_support import publish, study_yaml
 from tests.support.asgi_server import running
 from webapp.one_port import STUDY_REDIRECT
@@ -66,14 +65,14 @@ def test_quotas_hold_under_concurrent_workers(services, served):
         thread.join()
     assert not errors
     study = parse_study(study_yaml(quota_per_cell=2, tasks_per_participant=1))
-    fill = cell_fill(services.store, study)
+    fill = services.store.cell_fill(study)
     assert {cell: n["done"] for cell, n in fill.items()} == {"alpha": 2, "beta": 2, "gamma": 2}
     assert all(n["reserved"] == 0 for n in fill.values())
-    status = Counter(p.status for p in list_participants(services.store, "pilot"))
+    status = Counter(p.status for p in services.store.list_participants("pilot"))
     assert status == Counter(completed=6, active=2)
     full = [w for w, page in pages.items() if "CODE-7731" not in page]
     assert len(full) == 2
-    assert all(p.data["step"] == "full" for p in list_participants(services.store, "pilot") if p.status == "active")
+    assert all(p.data["step"] == "full" for p in services.store.list_participants("pilot") if p.status == "active")
 
 
 def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, served):
@@ -95,7 +94,7 @@ def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, s
     page = shown(third.predict("pilot", "P-42", api_name="/study_enter"))
     assert "already completed" in page
     third.predict(api_name="/study_start")
-    (worker,) = list_participants(services.store, "pilot")
+    (worker,) = services.store.list_participants("pilot")
     assert worker.status == "completed" and len(worker.data["served"]) == 2
     assert len(services.store.list_dialogues()) == 2
 

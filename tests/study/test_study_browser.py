@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from arena.store.studies import list_participants
 from battle_support import FakeCatalogCRS, make_services
 from study_support import INSTRUCTED, publish
 from tests.support.asgi_server import running
@@ -71,7 +70,7 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         page.locator("#study-done").get_by_text("CODE-7731").wait_for()
         assert_no_toasts(page, "the whole study")
         shoot(page, shots, "study-done")
-        (worker,) = list_participants(services.store, "pilot")
+        (worker,) = services.store.list_participants("pilot")
         assert worker.status == "completed" and not worker.flags and "5f1a2b" not in worker.pseudonym
         assert worker.data["platform"] == {"STUDY_ID": "st1", "SESSION_ID": "se1"}
 
@@ -228,7 +227,7 @@ def test_a_finished_worker_is_forwarded_to_the_platform_with_the_code(services, 
         page.wait_for_url(f"{base}/submissions/complete?cc=CODE-7731", wait_until="load")
         assert "submission complete" in page.content()
         assert [p for p in seen if p != "/favicon.ico"] == ["/submissions/complete?cc=CODE-7731"]
-        (worker,) = list_participants(services.store, "pilot")
+        (worker,) = services.store.list_participants("pilot")
         assert worker.status == "completed"
 
 

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from arena.study import StudyError, parse_study
-from arena.store.studies import save_study, study_ids, study_text
 from study_support import BASE, INSTRUCTED, study_yaml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
@@ -73,9 +72,9 @@ def test_a_file_that_is_not_yaml_or_not_a_mapping_is_one_line():
 def test_each_save_is_a_new_version_and_old_versions_stay(services):
     first = study_yaml()
     second = study_yaml(title="Movie chat pilot, second wave")
-    assert save_study(services.store, parse_study(first), first, "ada") == 1
-    assert save_study(services.store, parse_study(second), second, "ada") == 2
-    assert study_text(services.store, "pilot") == (2, second)
-    assert study_text(services.store, "pilot", 1) == (1, first)
-    assert study_ids(services.store) == [("pilot", 2)]
-    assert yaml.safe_load(study_text(services.store, "pilot", 1)[1])["title"] == BASE["title"]
+    assert services.store.save_study(parse_study(first), first, "ada") == 1
+    assert services.store.save_study(parse_study(second), second, "ada") == 2
+    assert services.store.study_text("pilot") == (2, second)
+    assert services.store.study_text("pilot", 1) == (1, first)
+    assert services.store.study_ids() == [("pilot", 2)]
+    assert yaml.safe_load(services.store.study_text("pilot", 1)[1])["title"] == BASE["title"]

@@ -12,7 +12,6 @@ from arena.store import schema as t
 from arena.corpus.bundle import vote_rows
 
 from arena.study import parse_study
-from arena.store.studies import cell_fill, finish_task, get_participant, list_participants, release_cell, reserve_cell
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
@@ -56,8 +55,8 @@ def test_a_worker_completes_the_study_and_cannot_complete_twice(services):
     again_study, again = flow.enter(services, link("W1"))
     assert again.status == "completed" and flow.completed(again)
     flow.begin(services, again_study, again)  # nothing happens: no third task, no second completion
-    assert get_participant(services.store, "pilot", p.pseudonym).data["step"] == "done"
-    assert len(list_participants(services.store, "pilot")) == 1
+    assert services.store.get_participant("pilot", p.pseudonym).data["step"] == "done"
+    assert len(services.store.list_participants("pilot")) == 1
     stored = services.store.list_dialogues()
     assert len(stored) == 2 and {d.metadata["study"] for d in stored} == {"pilot"}
     assert {d.metadata["study_version"] for d in stored} == {1}
@@ -79,7 +78,7 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
         start(services, worker)
         do_task(services, worker)
         do_task(services, worker, attention=answer)
-    people = {p.pseudonym: p for p in list_participants(services.store, "pilot")}
+    people = {p.pseudonym: p for p in services.store.list_participants("pilot")}
     assert all(p.status == "completed" for p in people.values())
     careless = flow.worker_pseudonym(services, "pilot", "careless")
     assert any("attention check failed" in f for f in people[careless].flags)
@@ -125,22 +124,22 @@ def test_quotas_fill_evenly_and_a_full_study_says_so(services):
     assert sorted(served) == ["alpha", "beta", "gamma"]  # one each: no system ahead of its quota
     study, p = start(services, "late")
     assert p.data["step"] == "full" and p.status == "active"
-    assert all(n["done"] == 1 for n in cell_fill(services.store, study).values())
+    assert all(n["done"] == 1 for n in services.store.cell_fill(study).values())
 
 
 def test_an_abandoned_place_is_freed(services):
     publish(services, quota_per_cell=1, tasks_per_participant=1)
     study = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=1))
-    held = [reserve_cell(services.store, study, f"p{n}") for n in range(3)]
-    assert reserve_cell(services.store, study, "p4") is None
-    release_cell(services.store, held[0][1])
-    assert reserve_cell(services.store, study, "p4")[0] == held[0][0]
+    held = [services.store.reserve_cell(study, f"p{n}") for n in range(3)]
+    assert services.store.reserve_cell(study, "p4") is None
+    services.store.release_cell(held[0][1])
+    assert services.store.reserve_cell(study, "p4")[0] == held[0][0]
     # A worker who left: their place's time runs out (set in the past here) and the place is free again.
-    with services.store._write() as conn:
+    with services.store.write() as conn:
         conn.execute(sa.update(t.study_claims).where(t.study_claims.c.claim_id == held[1][1])
                      .values(expires_at="2000-01-01T00:00:00.000000Z"))
-    assert reserve_cell(services.store, study, "p5")[0] == held[1][0]
-    assert reserve_cell(services.store, study, "p6") is None
+    assert services.store.reserve_cell(study, "p5")[0] == held[1][0]
+    assert services.store.reserve_cell(study, "p6") is None
 
 
 def test_a_battle_study_stores_a_vote_of_its_crowd(services):
@@ -154,7 +153,7 @@ def test_a_battle_study_stores_a_vote_of_its_crowd(services):
     with pytest.raises(Refusal, match="no task under way"):
         flow.submit(services, study, stale, "B", None)
     # Another app process, whose worker lock this one does not share, is stopped by the store itself.
-    assert not finish_task(services.store, stale, stale.data["task"]["claim"], stale.data["task"]["cell"])
+    assert not services.store.finish_study_task(stale, stale.data["task"]["claim"], stale.data["task"]["cell"])
     _, p = flow.enter(services, link("B1"))
     assert p.status == "completed"
     (vote,) = services.store.list_votes()
@@ -173,7 +172,7 @@ def test_bad_links_are_one_clear_line(services):
                           ({"study": "pilot", "worker_id": "x"}, "closed")):
         with pytest.raises(Refusal, match=words):
             flow.enter(services, params)
-    assert Counter(p.status for p in list_participants(services.store, "pilot")) == Counter()
+    assert Counter(p.status for p in services.store.list_participants("pilot")) == Counter()
 
 
 def test_the_aspect_form_answers_are_stored_with_the_task(services):

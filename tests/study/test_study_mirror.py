@@ -9,7 +9,6 @@ from test_study_flow import do_task, link, start
 
 from arena.store import schema as t
 from arena.corpus.hub_mirror import HubMirror
-from arena.store.studies import cell_fill, get_participant, list_participants, study_ids, study_text
 from study_support import publish
 from tests.battle.battle_support import FakeCatalogCRS, make_services
 from tests.space.mirror_support import SALT
@@ -29,7 +28,7 @@ def mirror(hub, services, replica):
 
 
 def table_rows(store, table):
-    with store._read() as conn:
+    with store.read() as conn:
         return sorted(tuple(r) for r in conn.execute(sa.select(table)))
 
 
@@ -47,7 +46,7 @@ def test_a_restored_store_keeps_the_study_and_its_workers(tmp_path):
             assert p.status == "completed"
             study, p = start(before, "HALF")  # mid-task: a reserved place and a message sent
             flow.send(before, study, p, "A", "a space movie please")
-            half = get_participant(before.store, "pilot", p.pseudonym)
+            half = before.store.get_participant("pilot", p.pseudonym)
             assert first.push() > 0
             files = [f for f in hub.files(REPO) if f.startswith("shards/study_")]
             assert {f.split("/")[1] for f in files} == {"study_files", "study_participants", "study_claims"}
@@ -57,22 +56,22 @@ def test_a_restored_store_keeps_the_study_and_its_workers(tmp_path):
             assert counts["study_files"] == 2 and counts["study_participants"] == 2 and counts["study_claims"] == 2
             for table in (t.study_files, t.study_participants, t.study_claims):
                 assert table_rows(after.store, table) == table_rows(before.store, table)
-            assert study_ids(after.store) == [("pilot", 2)]
-            assert study_text(after.store, "pilot", 1) == study_text(before.store, "pilot", 1)
+            assert after.store.study_ids() == [("pilot", 2)]
+            assert after.store.study_text("pilot", 1) == before.store.study_text("pilot", 1)
             (vote,) = after.store.list_votes()
             assert (vote.study, vote.study_version) == ("pilot", 2)
             assert after.store.pair_counts() == {}  # still the study's crowd, not the open arena's
-            assert cell_fill(after.store, study) == cell_fill(before.store, study)
+            assert after.store.cell_fill(study) == before.store.cell_fill(study)
 
             # The worker who finished cannot complete again; the one half way resumes the same task.
             done_study, done = flow.enter(after, link("DONE"))
             assert done.status == "completed" and flow.completed(done)
             flow.begin(after, done_study, done)
-            assert get_participant(after.store, "pilot", done.pseudonym).data["step"] == "done"
+            assert after.store.get_participant("pilot", done.pseudonym).data["step"] == "done"
             study, back = flow.enter(after, link("HALF"))
             assert back.data == half.data and back.status == "active"
             assert len(flow.task_dialogues(after, back)["A"].user_turns()) == 1
-            assert len(list_participants(after.store, "pilot")) == 2
+            assert len(after.store.list_participants("pilot")) == 2
             assert mirror(hub, after, "r2").push() == 0  # what was restored is not pushed again
     finally:
         before.store.close()

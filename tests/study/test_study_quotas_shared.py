@@ -7,7 +7,6 @@ import threading
 from collections import Counter
 
 from arena.study import parse_study
-from arena.store.studies import cell_fill, reserve_cell
 from arena.store import Store
 from study_support import study_yaml
 
@@ -19,7 +18,7 @@ def test_concurrent_reservations_never_exceed_a_quota(db_location):
     lock = threading.Lock()
 
     def worker(n: int) -> None:
-        held = reserve_cell(stores[n % 2], study, f"w{n}")
+        held = stores[n % 2].reserve_cell(study, f"w{n}")
         with lock:
             got.append(held)
 
@@ -31,7 +30,7 @@ def test_concurrent_reservations_never_exceed_a_quota(db_location):
     taken = Counter(held[0] for held in got if held is not None)
     assert taken == Counter(alpha=3, beta=3, gamma=3)  # every place taken once, none twice
     assert sum(held is None for held in got) == 5
-    assert {cell: n["reserved"] for cell, n in cell_fill(stores[0], study).items()} == dict(taken)
+    assert {cell: n["reserved"] for cell, n in stores[0].cell_fill(study).items()} == dict(taken)
     for store in stores:
         store.close()
 
@@ -39,10 +38,10 @@ def test_concurrent_reservations_never_exceed_a_quota(db_location):
 def test_places_fill_evenly_one_worker_after_another(tmp_path):
     study = parse_study(study_yaml(quota_per_cell=4, tasks_per_participant=1, quotas={"gamma": 2}))
     store = Store(tmp_path / "arena.sqlite3")
-    cells = [reserve_cell(store, study, f"w{n}")[0] for n in range(10)]
+    cells = [store.reserve_cell(study, f"w{n}")[0] for n in range(10)]
     # Fill is a share of each cell's quota: gamma (quota 2) takes one place for every two of the others.
     assert Counter(cells[:3]) == Counter(alpha=1, beta=1, gamma=1)
     assert Counter(cells[:5]) == Counter(alpha=2, beta=2, gamma=1)
     assert Counter(cells) == Counter(alpha=4, beta=4, gamma=2)
-    assert reserve_cell(store, study, "late") is None
+    assert store.reserve_cell(study, "late") is None
     store.close()

@@ -17,7 +17,7 @@ import pandas as pd
 from arena.corpus.bundle import ExportFilter, ExportResult, export_bundle
 from arena.corpus.records import PSEUDONYM_PREFIX
 from arena.study import Study, parse_study
-from arena.store.studies import Participant, cell_fill, list_participants, study_text
+from arena.store import Participant
 from arena.counting import visibility
 from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard
 from webapp.services import Services
@@ -28,7 +28,7 @@ PAYMENT_COLUMNS = ["pseudonym", "completed", "flags", "completion_code"]
 
 
 def newest_study(services: Services, study_id: str) -> tuple[int, Study, str]:
-    found = study_text(services.store, study_id)
+    found = services.store.study_text(study_id)
     if found is None:
         raise KeyError(f"no study {study_id!r}")
     return found[0], parse_study(found[1]), found[1]
@@ -36,7 +36,7 @@ def newest_study(services: Services, study_id: str) -> tuple[int, Study, str]:
 
 def participants_table(services: Services, study_id: str) -> pd.DataFrame:
     rows = []
-    for p in list_participants(services.store, study_id):
+    for p in services.store.list_participants(study_id):
         seconds = p.data.get("task_seconds", [])
         rows.append({"pseudonym": p.pseudonym, "status": p.status, "step": p.data.get("step", ""),
                      "tasks done": len(seconds), "seconds on tasks": round(sum(seconds), 1),
@@ -46,7 +46,7 @@ def participants_table(services: Services, study_id: str) -> pd.DataFrame:
 
 
 def quota_table(services: Services, study: Study) -> pd.DataFrame:
-    fill = cell_fill(services.store, study)
+    fill = services.store.cell_fill(study)
     return pd.DataFrame([{"cell": cell, "done": n["done"], "under way": n["reserved"], "quota": n["quota"]}
                          for cell, n in fill.items()], columns=["cell", "done", "under way", "quota"])
 
@@ -62,7 +62,7 @@ def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(PAYMENT_COLUMNS)
-        for p in list_participants(services.store, study_id):
+        for p in services.store.list_participants(study_id):
             # "=", "+", "-", "@" could start a formula in a spreadsheet: flags quote the worker's answers.
             flags = "; ".join(p.flags)
             writer.writerow([p.pseudonym, "yes" if p.status == "completed" else "no",
@@ -76,7 +76,7 @@ def lookup_workers(services: Services, study_id: str, worker_ids: str) -> pd.Dat
     and never stored, so paying the right people needs no raw id in the database."""
     from webapp.sessions.study import worker_pseudonym
 
-    people = {p.pseudonym: p for p in list_participants(services.store, study_id)}
+    people = {p.pseudonym: p for p in services.store.list_participants(study_id)}
     rows = []
     for worker in dict.fromkeys(w.strip() for w in worker_ids.replace(",", "\n").splitlines() if w.strip()):
         p = people.get(worker_pseudonym(services, study_id, worker))
@@ -88,7 +88,7 @@ def lookup_workers(services: Services, study_id: str, worker_ids: str) -> pd.Dat
 
 def flagged_users(services: Services, study_id: str) -> set[str]:
     """Stored user ids (`pseudonym:<...>`) of the study's flagged workers."""
-    return {PSEUDONYM_PREFIX + p.pseudonym for p in list_participants(services.store, study_id) if p.flags}
+    return {PSEUDONYM_PREFIX + p.pseudonym for p in services.store.list_participants(study_id) if p.flags}
 
 
 def study_leaderboard(services: Services, study_id: str) -> pd.DataFrame:
@@ -114,6 +114,6 @@ def export_study(services: Services, study_id: str, folder: Path, *, include_fla
 
 
 def summary(services: Services, study_id: str) -> dict[str, Any]:
-    people = list_participants(services.store, study_id)
+    people = services.store.list_participants(study_id)
     return {"participants": len(people), "completed": sum(p.status == "completed" for p in people),
             "flagged": sum(bool(p.flags) for p in people)}

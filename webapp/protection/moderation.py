@@ -13,7 +13,6 @@ from typing import Any
 
 from arena.corpus.records import pseudonymiser, resolve_salt
 from arena.store import Store
-from arena.store.safety import delete_dialogues, dialogue_ids_of_users, hide_dialogues, stored_user_ids
 
 log = logging.getLogger("webapp.protection.moderation")
 
@@ -37,7 +36,7 @@ def _reason(reason: str) -> str:
 def hide(store: Store, ids: list[str], *, actor: str, reason: str, hide: bool = True) -> list[str]:
     if not ids:
         raise ModerationError("Give at least one dialogue id.")
-    done = hide_dialogues(store, ids, actor=actor, reason=_reason(reason), hide=hide)
+    done = store.hide_dialogues(ids, actor=actor, reason=_reason(reason), hide=hide)
     log.info("%s %s %d dialogue(s) %s: %s", actor, "hid" if hide else "unhid", len(done), ",".join(done), reason)
     return done
 
@@ -45,7 +44,7 @@ def hide(store: Store, ids: list[str], *, actor: str, reason: str, hide: bool = 
 def delete(store: Store, ids: list[str], *, actor: str, reason: str) -> dict[str, int]:
     if not ids:
         raise ModerationError("Give at least one dialogue id.")
-    counts = delete_dialogues(store, ids, actor=actor, reason=_reason(reason))
+    counts = store.delete_dialogues(ids, actor=actor, reason=_reason(reason))
     log.info("%s deleted %d dialogue(s) and %d vote(s) %s: %s", actor, counts["dialogues"], counts["votes"],
              ",".join(ids), reason)
     return counts
@@ -57,7 +56,7 @@ def user_ids_matching(store: Store, who: str) -> list[str]:
     if not who:
         return []
     pseudonym = pseudonymiser(resolve_salt(store))
-    return [user for user in stored_user_ids(store) if user == who or pseudonym(user) == who]
+    return [user for user in store.stored_user_ids() if user == who or pseudonym(user) == who]
 
 
 def delete_user(store: Store, who: str, *, actor: str, reason: str, exact: bool = False) -> dict[str, Any]:
@@ -66,13 +65,13 @@ def delete_user(store: Store, who: str, *, actor: str, reason: str, exact: bool 
     `exact` matches the stored id only, never an export pseudonym (a participant deleting their own data).
     """
     if exact:
-        users = [who] if who in stored_user_ids(store) else []
+        users = [who] if who in store.stored_user_ids() else []
     else:
         users = user_ids_matching(store, who)
     if not users:
         raise ModerationError("No stored dialogues belong to that user id or pseudonym.")
-    ids = dialogue_ids_of_users(store, users)
-    counts = delete_dialogues(store, ids, actor=actor, reason=_reason(reason), target=f"user:{who}")
+    ids = store.dialogue_ids_of_users(users)
+    counts = store.delete_dialogues(ids, actor=actor, reason=_reason(reason), target=f"user:{who}")
     log.info("%s deleted user %s: %d dialogue(s), %d vote(s): %s", actor, who, counts["dialogues"],
              counts["votes"], reason)
     return {**counts, "users": len(users)}

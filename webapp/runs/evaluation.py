@@ -36,7 +36,6 @@ from arena.llm import LLMClient
 from arena.runner import DialogueRunner
 from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
-from arena.store.safety import enqueue_scoring
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
@@ -464,7 +463,7 @@ class RunManager:
             if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)
             else:
-                enqueue_scoring(self.store, [dialogue.dialogue_id])
+                self.store.enqueue_scoring([dialogue.dialogue_id])
         except Exception:  # scoring must never fail a run
             log.exception("could not queue scoring for %s", dialogue.dialogue_id)
 

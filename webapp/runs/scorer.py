@@ -9,13 +9,11 @@ from typing import Optional
 
 from arena.llm.budget import budget_of
 from arena.config import Settings
-from arena.dialogue import Score
 from arena.llm import LLMClient
 from arena.store import Store
-from arena.store.safety import enqueue_scoring, enqueue_unscored, requeue_interrupted
 from evaluators.acts.base import ActAnnotator
-from evaluators.scoring import REGISTRY, default_annotator, parse_metrics
-from evaluators.stored_scoring import first_score_name, run_job, take_and_run
+from evaluators.scoring import parse_metrics
+from evaluators.stored_scoring import JobOutcome, QueueScorer, first_score_name
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +25,9 @@ class BackgroundScorer:
     """Scores finished dialogues off the request path, through the store's durable job queue.
 
     `submit(dialogue_id)` writes a job to the store (a dialogue already queued
-    is not queued twice) and wakes a worker; `workers` threads take jobs, run
-    `score_dialogue` and save the scores. Jobs queued by another process (the
+    is not queued twice) and wakes a worker; `workers` threads run the queue's
+    jobs through `jobs` (`evaluators.stored_scoring.QueueScorer`, which claims,
+    scores and marks them). Jobs queued by another process (the
     researcher app, the command line) are picked up by polling. `resume()`
     (called when the app starts) puts jobs a crash left running back in the
     queue and queues every ended dialogue that was never scored. Nothing
@@ -44,7 +43,7 @@ class BackgroundScorer:
         parse_metrics(",".join(self.metrics))
         self.client = client
         self.settings = settings
-        self._annotator = annotator
+        self.jobs = QueueScorer(store, self.metrics, client=client, annotator=annotator, settings=settings)
         self._poll_s = poll_s
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
@@ -57,23 +56,17 @@ class BackgroundScorer:
         for thread in self._threads:
             thread.start()
 
-    def _annotator_for_run(self) -> Optional[ActAnnotator]:
-        with self._lock:
-            if self._annotator is None and any(REGISTRY[m].needs_acts for m in self.metrics):
-                self._annotator = default_annotator(self.settings, self.client)
-            return self._annotator
-
     def load_annotator(self) -> Optional[ActAnnotator]:
         """Build the act annotator and load its model now (a warm start) rather than on the first job."""
-        annotator = self._annotator_for_run()
+        annotator = self.jobs.annotator()
         if annotator is not None and hasattr(annotator, "model"):
             annotator.model  # the offline annotator's network, shared by the process
         return annotator
 
     def resume(self) -> int:
         """Re-queue jobs a dead process left running and every ended dialogue never scored; returns how many."""
-        back = requeue_interrupted(self.store)
-        new = enqueue_unscored(self.store, first_score_name(self.metrics))
+        back = self.store.requeue_interrupted()
+        new = self.store.enqueue_unscored(first_score_name(self.metrics))
         if back or new:
             log.info("scoring resumed: %d interrupted job(s), %d unscored dialogue(s) queued", back, new)
             self._notify()
@@ -92,7 +85,7 @@ class BackgroundScorer:
             if not stopping:  # registered first, so a worker finishing at once still finds it
                 future = self._futures[dialogue_id] = Future()
         try:
-            enqueue_scoring(self.store, [dialogue_id], force=force)
+            self.store.enqueue_scoring([dialogue_id], force=force)
         except Exception:
             with self._lock:
                 self._futures.pop(dialogue_id, None)
@@ -107,20 +100,16 @@ class BackgroundScorer:
         with self._lock:
             self._wake.notify_all()
 
-    def _run(self, dialogue_id: str, force: bool) -> dict[str, Score]:
-        return run_job(self.store, dialogue_id, force, self.metrics, client=self.client,
-                       annotator=self._annotator_for_run(), settings=self.settings)
-
-    def _finished(self, dialogue_id: str, scores: Optional[dict[str, Score]], error: Optional[str]) -> None:
+    def _finished(self, outcome: JobOutcome) -> None:
         with self._lock:
-            if error is None:
+            if outcome.error is None:
                 self.completed += 1
-                self.errors.pop(dialogue_id, None)
+                self.errors.pop(outcome.dialogue_id, None)
             else:
-                self.errors[dialogue_id] = error
-            future = self._futures.pop(dialogue_id, None)
+                self.errors[outcome.dialogue_id] = outcome.error
+            future = self._futures.pop(outcome.dialogue_id, None)
         if future is not None and not future.done():
-            future.set_result(scores or {})
+            future.set_result(outcome.scores or {})
 
     def _work(self) -> None:
         idle_s = self._poll_s
@@ -136,11 +125,14 @@ class BackgroundScorer:
                     self._wake.wait(timeout=min(max(budget.seconds_until_free(), 0.05), 60.0))
                 continue
             try:
-                busy = take_and_run(self.store, self._run, self._finished)
+                outcome = self.jobs.run_next_job()
                 idle_s = self._poll_s
             except Exception as exc:  # the store is unreachable: wait, then try again
                 log.warning("scorer could not read its queue: %s", exc)
-                busy, idle_s = False, min(idle_s * 2, 30.0)
+                outcome, idle_s = None, min(idle_s * 2, 30.0)
+            busy = outcome is not None
+            if busy:
+                self._finished(outcome)
             if not busy:
                 with self._lock:
                     if self._stopping:

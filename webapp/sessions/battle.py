@@ -25,7 +25,7 @@ from typing import Any, Optional
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreError
-from arena.store.safety import BattleAlreadyVoted, save_battle_once
+from arena.store import BattleAlreadyVoted
 from webapp.sessions import participants
 from webapp.sessions.pairing import NotEnoughSystems, SharedPairScheduler
 from webapp.services import Services
@@ -271,11 +271,10 @@ def vote(
         settings = services.settings
 
         def save() -> None:
-            session.flagged = save_battle_once(
-                services.store, a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
-                started_at=session.started_at, burst_votes=settings.burst_votes,
-                burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
-                claim_id=session.ticket,
+            session.flagged = services.store.save_battle_once(
+                a, b, cast, user_key=session.user_key, ip_key=session.ip_key, started_at=session.started_at,
+                burst_votes=settings.burst_votes, burst_window_s=settings.burst_window_s,
+                min_battle_s=settings.min_battle_s, claim_id=session.ticket,
             )
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).

@@ -24,10 +24,7 @@ from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
-from arena.store.studies import (
-    COMPLETED, Participant, complete_participant, finish_task, get_participant, join_study, reserve_cell,
-    save_participant, study_text,
-)
+from arena.store import COMPLETED, Participant
 from webapp.services import Services
 from webapp.ui.parts.aspect_form import rate_dialogue
 from webapp.ui.parts.refusal import refuse
@@ -61,7 +58,7 @@ def _parsed(text: str) -> Study:
 
 
 def load_study(services: Services, study_id: str, version: Optional[int] = None) -> tuple[int, Study]:
-    found = study_text(services.store, study_id, version) if STUDY_ID.match(study_id or "") else None
+    found = services.store.study_text(study_id, version) if STUDY_ID.match(study_id or "") else None
     if found is None:
         raise refuse("There is no such study. Please check the link you were given.")
     try:
@@ -91,21 +88,21 @@ def enter(services: Services, params: Mapping[str, Any]) -> tuple[Study, Partici
     study_id = str(params.get("study") or "").strip()
     version, study = load_study(services, study_id)
     pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
-    found = get_participant(services.store, study.id, pseudonym)
+    found = services.store.get_participant(study.id, pseudonym)
     if found is not None:
         return load_study(services, study.id, found.study_version)[1], found
     closed = study.open_at(utc_now())
     if closed:
         raise refuse(closed)
     platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in PLATFORM_PARAMS if params.get(k)}
-    return study, join_study(services.store, study.id, pseudonym, version,
+    return study, services.store.join_study(study.id, pseudonym, version,
                              {"step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform})
 
 
 def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study, Participant]:
     if not ident:
         raise refuse("Please open the study through the link you were given.")
-    participant = get_participant(services.store, ident[0], ident[1])
+    participant = services.store.get_participant(ident[0], ident[1])
     if participant is None:
         raise refuse("Please open the study through the link you were given.")
     return load_study(services, participant.study_id, participant.study_version)[1], participant
@@ -117,12 +114,12 @@ def consent(services: Services, study: Study, p: Participant) -> None:
         if p.data.get("step") != "consent":
             return
         p.data["step"] = "instructions"
-        save_participant(services.store, p)
+        services.store.save_participant(p)
 
 
 def _fresh(services: Services, p: Participant) -> Participant:
     """The worker's row as stored now (read under the worker's lock: another request may have moved on)."""
-    return get_participant(services.store, p.study_id, p.pseudonym) or p
+    return services.store.get_participant(p.study_id, p.pseudonym) or p
 
 
 def begin(services: Services, study: Study, p: Participant) -> None:
@@ -139,13 +136,13 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     if done >= study.tasks_per_participant:
         p.data["step"] = "done"
         p.data.pop("task", None)
-        complete_participant(services.store, p)
+        services.store.complete_participant(p)
         return
     exclude = [] if study.repeat_systems else p.data.get("served", [])
-    held = reserve_cell(services.store, study, p.pseudonym, exclude)
+    held = services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
         p.data["step"] = "full"
-        save_participant(services.store, p)
+        services.store.save_participant(p)
         return
     cell, claim_id = held
     battle_id = new_id()
@@ -160,7 +157,7 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     p.data["step"] = "task"
     p.data["task"] = {"cell": cell, "claim": claim_id, "battle_id": battle_id, "started": utc_now().isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
-    save_participant(services.store, p)
+    services.store.save_participant(p)
 
 
 def task_dialogues(services: Services, p: Participant) -> dict[str, Dialogue]:
@@ -249,7 +246,7 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         p.data.pop("task")
         gold = check is not None and check.kind == "gold" and check.after_task == number
         p.data["step"] = "gold" if gold else "between"
-        if not finish_task(services.store, p, task["claim"], task["cell"]):
+        if not services.store.finish_study_task(p, task["claim"], task["cell"]):
             raise refuse("This task was already submitted.")
         if study.mode == "battle":  # after the task is settled, so a second submission casts no second vote
             a, b = dialogues["A"], dialogues["B"]

@@ -16,7 +16,6 @@ from webapp.protection.label_limits import flagged_labels
 from webapp.protection.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
 from arena.text_safety import escape_markdown
-from arena.store.safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
 from webapp.ui.parts.refusal import refuse
 
 
@@ -25,12 +24,12 @@ def actor_of(request: Optional[gr.Request]) -> str:
 
 
 def log_table(services: Services) -> pd.DataFrame:
-    rows = moderation_entries(services.store)
+    rows = services.store.moderation_entries()
     return pd.DataFrame(rows, columns=["entry_id", "action", "target", "actor", "reason", "detail", "created_at"])
 
 
 def flags_table(services: Services) -> pd.DataFrame:
-    flags = flagged_votes(services.store)
+    flags = services.store.flagged_votes()
     votes = [v for v in services.store.list_votes() if v.vote_id in flags]
     rows = [{"vote_id": v.vote_id, "battle_id": v.battle_id, "crs_a": v.crs_a, "crs_b": v.crs_b,
              "choice": v.choice, "cast": v.timestamp.isoformat(), "reason": flags[v.vote_id]} for v in votes]
@@ -38,9 +37,9 @@ def flags_table(services: Services) -> pd.DataFrame:
 
 
 def scoring_markdown(services: Services) -> str:
-    counts = scoring_counts(services.store)
+    counts = services.store.scoring_counts()
     text = ("**Scoring queue**: " + ", ".join(f"{state} {n}" for state, n in counts.items()))
-    failed = failed_jobs(services.store, limit=5)
+    failed = services.store.failed_jobs(limit=5)
     if failed:
         text += "\n\nLatest failures: " + "; ".join(  # stored error text, escaped
             f"{escape_markdown(d)}: {escape_markdown(e[:120])}" for d, e in failed)

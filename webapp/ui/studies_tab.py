@@ -15,7 +15,6 @@ from typing import Any, Optional
 import gradio as gr
 
 from arena.study import StudyError, parse_study
-from arena.store.studies import save_study, study_ids
 from webapp.leaderboard import study_results as results
 from webapp.leaderboard.table import display_table
 from webapp.services import Services
@@ -28,7 +27,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.
 
 
 def _choices(services: Services) -> list[tuple[str, str]]:
-    return [(f"{sid} (version {version})", sid) for sid, version in study_ids(services.store)]
+    return [(f"{sid} (version {version})", sid) for sid, version in services.store.study_ids()]
 
 
 def _link_help(study_id: str) -> str:
@@ -80,7 +79,7 @@ def build(services: Services) -> None:
             study = parse_study(text or "")
         except StudyError as exc:
             return f"{NOTICE_MARK} {escape_text(str(exc))}", gr.update()
-        version = save_study(services.store, study, text, actor_of(request))
+        version = services.store.save_study(study, text, actor_of(request))
         return (f"Saved **{escape_text(study.id)}** as version {version}.",
                 gr.update(choices=_choices(services), value=study.id))
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import gradio as gr
 
 from arena.study import Study
-from arena.store.studies import Participant
+from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.ui.parts.refusal import Refusal, notice
