@@ -8,7 +8,7 @@ error that then travels into logs, the database and the researcher export.
 secret query values, Basic/Bearer credentials, key=value secrets and the
 shapes of common API keys); every sink uses it: each log record as it is made
 (`install_log_redaction`, exception text included), each error the store
-writes (`arena.store.engine`, `arena.store.safety`) and each error an export writes
+writes (`arena.store.engine`, `arena.store.scoring_queue`) and each error an export writes
 (`arena.corpus.bundle`). `redact_url` is for URLs we print ourselves.
 """
 

@@ -6,7 +6,7 @@ one Gradio's request reports (behind a proxy, make the proxy set it). Keys are
 hashed before they are kept, so raw addresses live only in memory, and only as
 hashes. The counting is the `limits` library's moving window in memory: limits
 hold per app process, which is how the arena is served. Votes are also recorded
-with their origin in the store (`arena.store.safety`), where bursts are
+with their origin in the store (`arena.store.votes`), where bursts are
 flagged durably.
 """
 

@@ -24,7 +24,8 @@ from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
-from arena.store import COMPLETED, Participant
+from arena.store import Participant
+from arena.store.studies import COMPLETED
 from webapp.services import Services
 from webapp.ui.parts.aspect_form import rate_dialogue
 from webapp.ui.parts.refusal import refuse
