@@ -132,12 +132,22 @@ def _check_server(block: Block, cwd: Path, env: dict[str, str]) -> None:
             assert result.returncode == 0 and result.stdout.strip(), \
                 f"{client!r} against the server gave {result.returncode}:\n{result.stdout}{result.stderr}"
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ends the server and whatever it started (it leads its own process group)."""
+    for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, None)):
         try:
-            process.wait(timeout=20)
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=wait_s)
+            break
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            continue
+    process.wait()
 
 
 def _ci_command() -> str:
