@@ -181,3 +181,26 @@ def test_every_page_and_mode_is_seen() -> None:
     modes = {block.mode for block in BLOCKS}
     assert {"run", "help-only", "server", "ci"} <= modes
     assert any(block.source.startswith("docs/") for block in BLOCKS)
+
+
+def test_reader_of_blocks(tmp_path: Path, monkeypatch) -> None:
+    """Annotations, comments, continuations and optional parts are read as the module says; an unknown
+    mode stops the test instead of passing the block by."""
+    import tests.docs.doc_blocks as doc_blocks
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: run; creates: out.jsonl -->\n```bash\n# a comment\ncrs-arena export \\\n"
+        "    --out out.jsonl   # trailing\n```\n\n```yaml\nnot: a command\n```\n"
+        "<!-- docs-test: maybe -->\n```bash\nfalse\n```\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(doc_blocks, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="unknown docs-test mode 'maybe'"):
+        doc_blocks.blocks_of(page)
+    page.write_text(page.read_text().split("<!-- docs-test: maybe")[0], encoding="utf-8")
+    (block,) = doc_blocks.blocks_of(page)
+    assert (block.mode, block.commands, block.creates) == ("run", ["crs-arena export --out out.jsonl"], ["out.jsonl"])
+    assert without_optional_parts("crs-arena meta --input x [--json OUT] [--a [--b]]") == "crs-arena meta --input x"
+    assert options_named("crs-arena score --db p [--all|--force] -n 2") == ["--db", "--all", "--force", "-n"]
+    assert help_prefix(["crs-arena", "ratings", "import", "FILE", "--db", "p"]) == ["crs-arena", "ratings", "import"]
