@@ -110,7 +110,7 @@ def _torch_threads(count: int) -> Iterator[None]:
 
     With two threads on a two-core machine that is also serving the app, each
     layer waits for a descheduled partner thread: a one-sentence query took
-    about 450 ms instead of 15 ms with one thread (benchmarks/results/catalog.md).
+    about 450 ms instead of 15 ms with one thread (BENCHMARKS.md, "Catalog and retrieval").
     """
     import torch
 

@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--link-utterances", type=int, default=2000)
-    parser.add_argument("--write", action="store_true", help="write benchmarks/results/catalog.md")
+    parser.add_argument("--write", action="store_true", help="also write the table to benchmarks/out/catalog.md (not tracked; BENCHMARKS.md keeps the figures)")
     args = parser.parse_args()
     cache_dir = args.cache_dir or Path(tempfile.mkdtemp(prefix="catalog-bench-"))
     lines = ["| measurement | ReDial | OpenDialKG |", "| --- | ---: | ---: |"]
@@ -188,7 +188,8 @@ def main() -> None:
     report = header + table + "\n"
     print(report)
     if args.write:
-        out = ROOT / "benchmarks" / "results" / "catalog.md"
+        out = ROOT / "benchmarks" / "out" / "catalog.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(report, encoding="utf-8")
         print(f"wrote {out}", file=sys.stderr)
 

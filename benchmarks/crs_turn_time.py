@@ -34,7 +34,8 @@ from crs.reply_cli import context_dialogue  # noqa: E402
 from crs.systems import system_specs  # noqa: E402
 
 CONTEXTS = ROOT / "assets" / "catalogs" / "redial_eval" / "test_data_processed.jsonl"
-RESULTS = Path(__file__).resolve().parent / "results" / "crs_turn_time.md"
+# Raw output, not tracked: the figures of record are in BENCHMARKS.md.
+RESULTS = Path(__file__).resolve().parent / "out" / "crs_turn_time.md"
 TARGETS = {"chatcrs_redial": (1.5, 3.0), "crb_crs_redial": (None, 0.3)}
 
 
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     table = "\n".join(lines)
     print(table)
     if args.write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text("# CRS turn time\n\n" + table + "\n", encoding="utf-8")
     return 0
 

@@ -24,7 +24,8 @@ from arena.llm import LLMClient, LocalProvider  # noqa: E402
 from arena.llm.cache import ResponseCache  # noqa: E402
 from arena.llm.local import llama_cpp_available  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results" / "llm.md"
+# Raw output, not tracked: the figures of record are in BENCHMARKS.md.
+RESULTS = Path(__file__).resolve().parent / "out" / "llm.md"
 HISTORY = " ".join(
     f"User: I watched film number {i} last week and liked its story. "
     f"Assistant: Then you may enjoy film {i + 1}."

@@ -46,7 +46,8 @@ from crs.registry import CRSRegistry  # noqa: E402
 from crs.systems import system_specs  # noqa: E402
 
 CONVERSATIONS = ROOT / "benchmarks" / "conversations" / "offline_conversations_v1.json"
-RESULTS = ROOT / "benchmarks" / "results" / "offline_conversations.md"
+# Raw output, not tracked: the figures of record are in BENCHMARKS.md.
+RESULTS = ROOT / "benchmarks" / "out" / "offline_conversations.md"
 SYSTEMS = {"chatcrs_redial": "redial", "chatcrs_opendialkg": "opendialkg", "crb_crs_redial": "redial"}
 CHILD_UNSAFE = ("horror", "crime", "thriller", "slasher")
 CHILD_FRIENDLY = ("family", "animation")

@@ -11,7 +11,7 @@ one sample. The single-signal rows score the same feature matrix with one weight
 so all rows come from one run. Latency is per call (reading the dialogue, all
 signals, combining, sorting), as the live system does it: turns of a dialogue
 arrive in order, so earlier utterances are cached as they are in a conversation.
-Writes `benchmarks/results/recommender.md`.
+Writes `benchmarks/out/recommender.md` (not tracked; the figures of record are in BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -132,12 +132,13 @@ def main(argv=None) -> int:
     parser.add_argument("--split", choices=["test", "dev"], default="test")
     parser.add_argument("--dataset", choices=sorted(KS), action="append")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "recommender.md")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "recommender.md")
     args = parser.parse_args(argv)
     results = [run(d, args.split, args.limit) for d in args.dataset or ("redial", "opendialkg")]
     text = table(results, args.split)
     print(text)
     if args.split == "test" and not args.limit:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
     return 0
 

@@ -113,7 +113,7 @@ DEFAULT_MAX_NEW_TOKENS = 64
 
 # Torch threads per turn. On a small shared CPU one thread is the robust choice:
 # with two, every parallel region waits whenever another process holds a core,
-# and small operations become many times slower (see benchmarks/results/neural.md).
+# and small operations become many times slower (see BENCHMARKS.md, "Neural systems").
 DEFAULT_THREADS = 1
 
 # Families quantized unless told otherwise: their token-by-token decoding reads
