@@ -5,6 +5,8 @@ One call, `export_bundle`, writes into a folder:
 * `dialogues.jsonl`: one CRSArena-Dial/DialogueKit record per dialogue with
   feedback, scores and the battle vote it took part in (the records of
   `arena.corpus.records`, which also pseudonymises user ids);
+* `dialogues.json`: the same records as one JSON list, the file DialogueKit's
+  reader (`json_to_dialogues`) and UserSimCRS load;
 * `votes.csv`: one row per battle vote;
 * `scores.csv` and `scores.parquet`: one row per dialogue and metric;
 * `README.md`: a dataset card with counts, fields and the licence.
@@ -38,6 +40,7 @@ LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"
 FILES = {
     "dialogues": "dialogues.jsonl",
+    "dialogues_json": "dialogues.json",
     "votes": "votes.csv",
     "scores_csv": "scores.csv",
     "scores_parquet": "scores.parquet",
@@ -192,19 +195,25 @@ def _write_scores_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     _atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def _write_jsonl(path: Path, snapshot: Snapshot, pseudonym: Callable[[str], str]) -> None:
+def _write_dialogues(jsonl: Path, json_list: Path, snapshot: Snapshot, pseudonym: Callable[[str], str]) -> None:
+    """The records twice: JSON Lines, and one JSON list for DialogueKit's reader."""
     by_dialogue: dict[str, Vote] = {}
     for v in snapshot.votes:
         by_dialogue[v.dialogue_a] = v
         by_dialogue[v.dialogue_b] = v
+    records = [export_record(d, pseudonym, by_dialogue.get(d.dialogue_id)) for d in snapshot.dialogues]
 
-    def write(tmp: str) -> None:
+    def write_lines(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
-            for d in snapshot.dialogues:
-                rec = export_record(d, pseudonym, by_dialogue.get(d.dialogue_id))
+            for rec in records:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    _atomic(path, write)
+    def write_list(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(records, fh, ensure_ascii=False, indent=1)
+
+    _atomic(jsonl, write_lines)
+    _atomic(json_list, write_list)
 
 
 @dataclass
@@ -234,7 +243,7 @@ def export_bundle(
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     files = {key: folder / name for key, name in FILES.items()}
     scores = score_rows(snapshot.dialogues, pseudonym)
-    _write_jsonl(files["dialogues"], snapshot, pseudonym)
+    _write_dialogues(files["dialogues"], files["dialogues_json"], snapshot, pseudonym)
     _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags))
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
@@ -350,6 +359,7 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
         "",
         _table(["file", "content"], [
             (FILES["dialogues"], "one dialogue per line, CRSArena-Dial/DialogueKit layout plus extras"),
+            (FILES["dialogues_json"], "the same dialogues as one JSON list (DialogueKit's reader loads it)"),
             (FILES["votes"], "one battle vote per row"),
             (FILES["scores_csv"], "one (dialogue, metric) score per row"),
             (FILES["scores_parquet"], "the same scores as Parquet"),
@@ -357,10 +367,13 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
         "",
         "## Fields",
         "",
-        f"`{FILES['dialogues']}`: `conversation ID`; `agent.id` (the system); `user.id` (pseudonym), "
+        f"`{FILES['dialogues']}` and `{FILES['dialogues_json']}`: `conversation ID` (also as "
+        "`conversation_id`); `agent.id` (the system); `user.id` (pseudonym), "
         "`user.kind` (human or simulator), `user.simulator`; `conversation`: list of utterances with "
-        "`participant` (USER or AGENT), `utterance`, `utterance ID`, `timestamp`, `recommended_items` "
-        "(id, title), `dialogue_acts` (intent, slot values: the acts the scores were computed from), "
+        "`participant` (USER or AGENT), `utterance`, `utterance ID` (also as `utterance_id`), `timestamp`, "
+        "`recommended_items` (id, title), `dialogue_acts` (intent, slot values `[slot, value, start, end]`, "
+        "start and end null when unknown: the acts the scores were computed from), "
+        "`utterance_feedback`, `annotations` and other keys an imported DialogueKit file carried, "
         "`acts_annotator` (name/version of the annotator that made them; absent when they came with an "
         "imported corpus) and `error` when the system failed; "
         "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "
