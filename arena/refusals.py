@@ -39,12 +39,14 @@ def run_refusing(body: Callable[[], int], *, prog: str = "arena") -> int:
         return int(body() or 0)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; no partial output was left", file=sys.stderr)
-        log.warning("%s interrupted", prog)
+        log.info("%s interrupted", prog)
         return 130
     except REFUSED as exc:
         line = one_line(exc)
         print(f"error: {line}", file=sys.stderr)
-        log.warning("%s refused input: %s", prog, line)
+        # INFO, not WARNING: with no logging set up, Python prints warnings to stderr itself, and the
+        # person would read the line twice.
+        log.info("%s refused input: %s", prog, line)
         return 2
 
 

@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import ValidationError
 
+from arena.corpus.redial import DEFAULT_CRS_ID as REDIAL_CRS_ID
+from arena.corpus.redial import RedialRecordError, catalog_item_finder, is_redial_record, redial_dialogue
 from arena.llm.redaction import redact_text
 from arena.text_safety import valid_system_id
 from arena.dialogue import (
@@ -217,7 +219,7 @@ def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Call
 
 
 def from_record(rec: Any, index: int = 0, *, default_crs_id: str = "unknown") -> Dialogue:
-    """Parse one record (DialogueKit/CRSArena-Dial, IARD, or our own Dialogue JSON).
+    """Parse one record (DialogueKit/CRSArena-Dial, IARD, ReDial's release, or our own Dialogue JSON).
 
     Raises DialogueImportError naming the record index, conversation id and field.
     """
@@ -230,7 +232,7 @@ def from_record(rec: Any, index: int = 0, *, default_crs_id: str = "unknown") ->
 
 
 def _conversation_id(rec: dict[str, Any]) -> Optional[str]:
-    for key in ("conversation ID", "conversation_id", "dialogue_id"):
+    for key in ("conversation ID", "conversation_id", "dialogue_id", "conversationId"):
         value = rec.get(key)
         if value is not None and not isinstance(value, (dict, list)):
             return str(value)
@@ -241,12 +243,29 @@ def _parse(rec: Any, default_crs_id: str) -> Dialogue:
     if not isinstance(rec, dict):
         raise _RecordError("<record>", f"expected a JSON object, got {type(rec).__name__}")
     own = "utterances" in rec and "conversation" not in rec
-    d = _parse_own(rec) if own else _parse_dialoguekit(rec, default_crs_id)
+    if is_redial_record(rec):
+        d = _parse_redial(rec, default_crs_id)
+    else:
+        d = _parse_own(rec) if own else _parse_dialoguekit(rec, default_crs_id)
     # System ids reach pages and the dataset card: no markup, no spaces (arena.text_safety).
     if not valid_system_id(d.crs_id):
         raise _RecordError("crs_id" if own else "agent.id",
                            f"{d.crs_id[:40]!r} is not a system id (letters, digits, '_', '.', ':', '-')")
     return d
+
+
+_redial_items: Optional[Callable[[str, str], Optional[RecommendedItem]]] = None
+
+
+def _parse_redial(rec: dict[str, Any], default_crs_id: str) -> Dialogue:
+    global _redial_items
+    if _redial_items is None:
+        _redial_items = catalog_item_finder()
+    crs_id = REDIAL_CRS_ID if default_crs_id == "unknown" else default_crs_id
+    try:
+        return redial_dialogue(rec, _redial_items, crs_id)
+    except RedialRecordError as exc:
+        raise _RecordError(exc.field, exc.message) from None
 
 
 def _parse_own(rec: dict[str, Any]) -> Dialogue:
