@@ -17,6 +17,9 @@ from arena.corpus.dialoguekit import DialogueImportError
 from arena.store import StoreError
 
 log = logging.getLogger("arena.refused")
+# Where no logging is set up, Python would print these warnings to stderr itself, under the line
+# the person already read; with a handler here they reach only the handlers a program configures.
+log.addHandler(logging.NullHandler())
 
 REFUSED = (DialogueImportError, StoreError, sqlite3.DatabaseError, OSError, ValueError)
 
@@ -39,14 +42,12 @@ def run_refusing(body: Callable[[], int], *, prog: str = "arena") -> int:
         return int(body() or 0)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; no partial output was left", file=sys.stderr)
-        log.info("%s interrupted", prog)
+        log.warning("%s interrupted", prog)
         return 130
     except REFUSED as exc:
         line = one_line(exc)
         print(f"error: {line}", file=sys.stderr)
-        # INFO, not WARNING: with no logging set up, Python prints warnings to stderr itself, and the
-        # person would read the line twice.
-        log.info("%s refused input: %s", prog, line)
+        log.warning("%s refused input: %s", prog, line)
         return 2
 
 
