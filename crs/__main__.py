@@ -161,8 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     reply.add_argument("--out", required=True, help="JSON lines written: `text` and `items` per input line")
     reply.add_argument("--limit", type=int, help="answer only the first N lines")
     reply.set_defaults(run=cmd_reply)
-    serve = commands.add_parser("serve-crs", help="serve a system over the HTTP contract (docs/bring-your-own-crs.md) "
-                                "and iEvaLM-CRS's protocol (docs/protocols.md)")
+    serve = commands.add_parser("serve-crs", help="serve a system over the HTTP contract "
+                                "(docs/bring-your-own-crs.md) and iEvaLM-CRS's protocol (docs/protocols.md)")
     serve.add_argument("--crs", required=True, help="system name, e.g. chatcrs_redial")
     serve.add_argument("--port", type=int, required=True, help="port to listen on")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")

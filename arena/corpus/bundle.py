@@ -363,9 +363,10 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
         parts += [_table(["metric", "dialogues scored"], sorted(metrics.items())), ""]
     parts += _crowd_section(snapshot, extras)
     if source_ids:
-        parts += ["## Ids", "", "A researchers' export, not for publication: dialogues imported from a corpus keep "
-                  "the conversation and utterance ids of their source (which may contain the source's user ids); "
-                  "`metadata.public_id` is the id the public export gives them.", ""]
+        parts += ["## Ids", "",
+                  "A researchers' export, not for publication: dialogues imported from a corpus keep the "
+                  "conversation and utterance ids of their source (which may contain the source's user "
+                  "ids); `metadata.public_id` is the id the public export gives them.", ""]
     parts += [
         "## Files",
         "",

@@ -50,9 +50,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     parser.add_argument("--salt", default=None,
                         help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the database's own)")
     parser.add_argument("--source-ids", action="store_true",
-                        help="researchers' export, not for publication: imported corpora keep their source's "
-                             "conversation and utterance ids (metadata.public_id names the public one), so files "
-                             "keyed by them (ratings, annotations) still join")
+                        help="researchers' export, not for publication: imported corpora keep their "
+                             "source's conversation and utterance ids (metadata.public_id names the public "
+                             "one), so files keyed by them (ratings, annotations) still join")
     parser.set_defaults(func=run_export, handler=run_export)
     return parser
 
@@ -102,8 +102,8 @@ def _export(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
-        result = export_bundle(store, args.out, flt, salt=salt,
-                               zip_name="crs-arena-corpus.zip" if args.zip else None, source_ids=args.source_ids)
+        result = export_bundle(store, args.out, flt, salt=salt, source_ids=args.source_ids,
+                               zip_name="crs-arena-corpus.zip" if args.zip else None)
     counts = result.counts
     print(f"wrote {counts['dialogues']} dialogues, {counts['votes']} votes and {counts['scores']} scores "
           f"to {result.folder}")

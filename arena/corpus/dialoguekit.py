@@ -182,8 +182,9 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
     if u.items:
         rec["recommended_items"] = [{"id": i.item_id, "title": i.title} for i in u.items]
     if u.dialogue_acts is not None:
-        rec["dialogue_acts"] = [{"intent": a.intent, "slot_values": [dialoguekit_slot(v) for v in a.slot_values]}
-                                for a in u.dialogue_acts]
+        rec["dialogue_acts"] = [
+            {"intent": a.intent, "slot_values": [dialoguekit_slot(v) for v in a.slot_values]}
+            for a in u.dialogue_acts]
     if u.acts_annotator is not None:
         rec["acts_annotator"] = u.acts_annotator
     if u.error is not None:

@@ -40,7 +40,8 @@ class RedialRecordError(ValueError):
 
 
 def is_redial_record(rec: Any) -> bool:
-    return isinstance(rec, dict) and "messages" in rec and ("movieMentions" in rec or "initiatorWorkerId" in rec)
+    return (isinstance(rec, dict) and "messages" in rec
+            and ("movieMentions" in rec or "initiatorWorkerId" in rec))
 
 
 def _title(raw: Any) -> str:
