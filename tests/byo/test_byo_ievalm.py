@@ -171,3 +171,20 @@ def test_serve_crs_answers_the_ievalm_protocol():
     assert crs.seen[1] == [(Role.USER.value, "I like space films"),
                            (Role.AGENT.value, "I heard 1 utterances; try Alien."),
                            (Role.USER.value, "Something older?")]
+
+
+def test_an_ievalm_system_can_be_an_arena_system_served_by_serve_crs(small_redial):
+    # Both directions at once: the arena's iEvaLM client against the arena's iEvaLM server.
+    crs = _EchoCRS()
+    with ContractServer(build_app(crs, "echo", "redial")) as server:
+        client = IEvaLMCRS("echo_via_ievalm", server.url, small_redial, timeout_s=5)
+        assert client.probe() is None
+        dialogue = _dialogue()
+        for text in ("I like space films", "More like that"):
+            dialogue.add_user(text)
+            reply, items = client.respond(dialogue)
+            dialogue.add_agent(reply, items)
+        client.close()
+    assert [u.text for u in dialogue.utterances if u.role == Role.AGENT] == [
+        "I heard 1 utterances; try Alien.", "I heard 3 utterances; try Alien."]
+    assert [small_redial.get(i.item_id).title for i in dialogue.utterances[-1].items] == ["Alien"]
