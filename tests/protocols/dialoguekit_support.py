@@ -1,5 +1,6 @@
 """DialogueKit for the protocol tests: imported when installed (scripts/install_dialoguekit.sh);
-in CI (`CI` set, as .ci/run sets it) its absence fails the test instead of skipping it."""
+where ARENA_REQUIRE_DIALOGUEKIT is set (.ci/run sets it) its absence fails the test instead of
+skipping it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,6 @@ def require_dialoguekit() -> None:
         importlib.import_module("dialoguekit")
     except ImportError:
         message = "dialoguekit is not installed: run scripts/install_dialoguekit.sh"
-        if os.environ.get("CI"):
+        if os.environ.get("ARENA_REQUIRE_DIALOGUEKIT"):
             pytest.fail(message)
         pytest.skip(message)
