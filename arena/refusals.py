@@ -17,6 +17,9 @@ from arena.corpus.dialoguekit import DialogueImportError
 from arena.store import StoreError
 
 log = logging.getLogger("arena.refused")
+# Where no logging is set up, Python would print these warnings to stderr itself, under the line
+# the person already read; with a handler here they reach only the handlers a program configures.
+log.addHandler(logging.NullHandler())
 
 REFUSED = (DialogueImportError, StoreError, sqlite3.DatabaseError, OSError, ValueError)
 

@@ -132,8 +132,8 @@ def cmd_serve_crs(args) -> int:
     registry, crs = _loaded_system(args.crs)
     if crs is None:
         return 1
-    print(f"serving {args.crs} on http://{args.host}:{args.port} (POST /respond, /recommend; GET /health)",
-          flush=True)
+    print(f"serving {args.crs} on http://{args.host}:{args.port} (POST /respond, /recommend; GET /health; "
+          "iEvaLM-CRS's POST / and GET /, docs/protocols.md)", flush=True)
     serve_forever(crs, args.crs, registry.spec(args.crs).dataset, args.host, args.port)
     return 0
 
@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     reply.add_argument("--out", required=True, help="JSON lines written: `text` and `items` per input line")
     reply.add_argument("--limit", type=int, help="answer only the first N lines")
     reply.set_defaults(run=cmd_reply)
-    serve = commands.add_parser("serve-crs", help="serve a system over the HTTP contract (docs/bring-your-own-crs.md)")
+    serve = commands.add_parser("serve-crs", help="serve a system over the HTTP contract "
+                                "(docs/bring-your-own-crs.md) and iEvaLM-CRS's protocol (docs/protocols.md)")
     serve.add_argument("--crs", required=True, help="system name, e.g. chatcrs_redial")
     serve.add_argument("--port", type=int, required=True, help="port to listen on")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")

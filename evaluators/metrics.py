@@ -12,12 +12,18 @@ dialogue acts on the utterances (fill them with an annotator first):
 - RDL (eq. 5) = |I_acc| / |d|, with |I_acc| the number of user utterances
   that accept a recommendation.
 - A recommendation round starts at a Recommend utterance and lasts until the
-  next one (or the end). The user's first decision in it, Accept or Reject,
-  settles it; an utterance with both counts as an acceptance (the user took at
-  least one item). Rounds without a decision count as unsuccessful.
+  next one (or the end). It is successful when the user accepts in it, at any
+  point: an Accept after a Reject (the user came round) and an Accept followed
+  by a Reject (of another item, or second thoughts) both count, as RDL counts
+  that acceptance too. A round with only rejections is rejected; one without
+  a decision is pending; both count as unsuccessful.
 - SRRR (eq. 4) = successful rounds / rounds; 0.0 for a dialogue without rounds.
 - SR (eq. 3), per dialogue: 1.0 if any round was successful, else 0.0; the
-  system-level success rate is the mean over dialogues.
+  system-level success rate is the mean over dialogues. So every acceptance
+  RDL counts inside a round also makes the dialogue successful; an Accept
+  before the system recommended anything counts for RDL (|I_acc| counts
+  accepting utterances) but accepts no recommendation, so it is no success.
+  Where and why this differs from UserSimCRS: docs/protocols.md.
 - `explain_act_metrics` lays the three values open for an audit: each round
   with its outcome (accepted, rejected, pending) and the utterance that
   settled it, each acceptance counted in |I_acc|, and |d|.
@@ -71,8 +77,8 @@ def accepted_count(dialogue: Dialogue) -> int:
 class Round:
     start: int  # index of the Recommend utterance
     end: int  # index one past the round's last utterance
-    decision: Optional[str]  # "accept", "reject" or None (no decision)
-    decided_at: Optional[int] = None  # index of the user utterance that settled it
+    decision: Optional[str]  # "accept" (an acceptance in it), "reject" (only rejections) or None
+    decided_at: Optional[int] = None  # index of its first acceptance, else of its first rejection
 
     @property
     def successful(self) -> bool:
@@ -85,15 +91,14 @@ def recommendation_rounds(dialogue: Dialogue) -> list[Round]:
     rounds = []
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(utts)
-        decision, decided_at = None, None
-        for i in range(start + 1, end):
-            if is_acceptance(utts[i]):
-                decision, decided_at = "accept", i
-                break
-            if is_rejection(utts[i]):
-                decision, decided_at = "reject", i
-                break
-        rounds.append(Round(start, end, decision, decided_at))
+        accepted = next((i for i in range(start + 1, end) if is_acceptance(utts[i])), None)
+        rejected = next((i for i in range(start + 1, end) if is_rejection(utts[i])), None)
+        if accepted is not None:
+            rounds.append(Round(start, end, "accept", accepted))
+        elif rejected is not None:
+            rounds.append(Round(start, end, "reject", rejected))
+        else:
+            rounds.append(Round(start, end, None, None))
     return rounds
 
 
@@ -112,7 +117,7 @@ def srrr(dialogue: Dialogue) -> float:
 
 
 def success(dialogue: Dialogue) -> float:
-    """1.0 when some recommendation was accepted, else 0.0 (eq. 3 before averaging)."""
+    """1.0 when some recommendation round holds an acceptance, else 0.0 (eq. 3 before averaging)."""
     require_acts(dialogue)
     return 1.0 if any(r.successful for r in recommendation_rounds(dialogue)) else 0.0
 
@@ -138,14 +143,14 @@ class RoundExplanation:
     recommend: UtteranceRef  # the Recommend utterance that opens the round
     titles: tuple[str, ...]  # what it recommended (items shown, else its TITLE slots)
     outcome: str  # "accepted", "rejected" or "pending" (no decision before the next Recommend)
-    decided_by: Optional[UtteranceRef]  # the user utterance that settled it
+    decided_by: Optional[UtteranceRef]  # its first acceptance, else its first rejection
 
 
 @dataclass(frozen=True)
 class AcceptanceExplanation:
     utterance: UtteranceRef  # a user utterance counted in |I_acc|
     round: Optional[int]  # the round it falls in; None before the first Recommend
-    decides_round: bool  # whether it is that round's decision (a later one still counts for RDL)
+    decides_round: bool  # whether it is the round's first acceptance (a later one still counts for RDL)
 
 
 @dataclass(frozen=True)

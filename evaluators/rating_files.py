@@ -250,16 +250,26 @@ def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None
 # -- attaching --------------------------------------------------------------------------
 
 
-def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source: Optional[str] = None
-                   ) -> list[Dialogue]:
+def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source: Optional[str] = None,
+                   aliases: Optional[dict[str, str]] = None) -> list[Dialogue]:
     """Attach every row to its dialogue (or reply); returns the dialogues that changed.
 
-    Dialogues are matched by id (the corpus's `conversation ID`). Checks every
+    Dialogues are matched by id (the corpus's `conversation ID`), or by the id an export gave
+    them: `metadata.public_id` (a researchers' export keeps an imported corpus's own ids and
+    names the public one there) or an entry of `aliases` (other id -> dialogue id). Checks every
     id and turn first and changes nothing when one is unknown. A rater's new
     rating replaces their earlier one from the same source, so importing a
     file twice changes nothing.
     """
+    dialogues = list(dialogues)
     by_id = {d.dialogue_id: d for d in dialogues}
+    for d in dialogues:
+        public = d.metadata.get("public_id")
+        if isinstance(public, str):
+            by_id.setdefault(public, d)
+    for alias, dialogue_id in (aliases or {}).items():
+        if dialogue_id in by_id:
+            by_id.setdefault(alias, by_id[dialogue_id])
     problems = []
     targets: dict[int, Utterance] = {}
     rated: dict[tuple, str] = {}
@@ -304,12 +314,34 @@ def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source:
 
 
 def import_into_store(store: Any, source: Union[str, Path], form: Optional[AspectForm] = None,
-                      mapping: Optional[AspectMapping] = None, names: Optional[AspectNames] = None
-                      ) -> list[Dialogue]:
-    """Attach a file's ratings to stored dialogues, saved in one transaction (or none on error)."""
+                      mapping: Optional[AspectMapping] = None, names: Optional[AspectNames] = None,
+                      salt: Optional[str] = None) -> list[Dialogue]:
+    """Attach a file's ratings to stored dialogues, saved in one transaction (or none on error).
+
+    A row may name a dialogue by its stored id or by the id the public export gives it (made
+    with `salt`, else the database's own, as `crs-arena export` makes it)."""
     rows = read_rating_file(source, form, mapping=mapping, names=names)
     ids = sorted({row.dialogue_id for row in rows})
     found = [d for d in (store.get_dialogue(i) for i in ids) if d is not None]
-    changed = attach_ratings(found, rows, str(source))
+    missing = set(ids) - {d.dialogue_id for d in found}
+    aliases = _public_ids(store, missing, salt, found) if missing else {}
+    changed = attach_ratings(found, rows, str(source), aliases=aliases)
     store.save_dialogues(changed)
     return changed
+
+
+def _public_ids(store: Any, wanted: set[str], salt: Optional[str], found: list[Dialogue]) -> dict[str, str]:
+    """Public export id -> stored id for the stored dialogues whose public id is `wanted`; those
+    dialogues are added to `found`."""
+    from arena.corpus.records import is_imported, pseudonymiser, public_id, resolve_salt
+
+    pseudonym = pseudonymiser(resolve_salt(store, salt))
+    aliases: dict[str, str] = {}
+    for d in store.list_dialogues():
+        if not is_imported(d):
+            continue  # the arena's own dialogue ids are the same in every export
+        shown = public_id(d, pseudonym)
+        if shown in wanted and shown != d.dialogue_id:
+            aliases[shown] = d.dialogue_id
+            found.append(d)
+    return aliases

@@ -62,8 +62,10 @@ def run_import(args: argparse.Namespace) -> int:
             if not is_database_url(args.db) and not Path(args.db).exists():
                 print(f"error: no database at {args.db}", file=sys.stderr)
                 return 2
+            settings = Settings.from_env()
+            salt = settings.pseudonym_salt.get_secret_value() if settings.pseudonym_salt else None
             with Store(args.db) as store:
-                changed = import_into_store(store, args.file, form, names=names)
+                changed = import_into_store(store, args.file, form, names=names, salt=salt)
             where = args.db
         else:
             dialogues = load_dialogues(Path(args.corpus))

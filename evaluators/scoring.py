@@ -34,7 +34,9 @@ from evaluators.acts.base import ActAnnotator
 
 log = logging.getLogger(__name__)
 
-METRICS_VERSION = "1"
+# 2: a recommendation round is successful when it holds an acceptance anywhere, not only when
+# its first decision is one (SR and SRRR scored under version 1 are scored again).
+METRICS_VERSION = "2"
 RECALL_K = 10
 PROVIDED_ACTS = "provided"
 

@@ -5,6 +5,8 @@ One call, `export_bundle`, writes into a folder:
 * `dialogues.jsonl`: one CRSArena-Dial/DialogueKit record per dialogue with
   feedback, scores and the battle vote it took part in (the records of
   `arena.corpus.records`, which also pseudonymises user ids);
+* `dialogues.json`: the same records as one JSON list, the file DialogueKit's
+  reader (`json_to_dialogues`) and UserSimCRS load;
 * `votes.csv`: one row per battle vote;
 * `scores.csv` and `scores.parquet`: one row per dialogue and metric;
 * `README.md`: a dataset card with counts, fields and the licence.
@@ -28,7 +30,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from arena.llm.redaction import redact_optional
 from arena.text_safety import escape_markdown, neutralise_cell
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
-from arena.corpus.records import export_record, pseudonymiser, resolve_salt
+from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
 from arena.files import atomic_path
 from arena.store import Store
 from arena.study import STUDY_VERSION_KEY, crowd_of_dialogue, crowd_of_vote
@@ -38,6 +40,7 @@ LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"
 FILES = {
     "dialogues": "dialogues.jsonl",
+    "dialogues_json": "dialogues.json",
     "votes": "votes.csv",
     "scores_csv": "scores.csv",
     "scores_parquet": "scores.parquet",
@@ -133,15 +136,18 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
     ]
 
 
-def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -> list[dict[str, Any]]:
+def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str],
+               source_ids: bool = False) -> list[dict[str, Any]]:
     """One row per (dialogue, metric) and per rated aspect; `value` is None for unscored (never 0).
 
     Aspect ratings appear as metric `rating.<aspect>`, one row per rater (and per
     reply for reply-level aspects, with `utterance_id`); skipped aspects have no row.
+    Dialogue and utterance ids are written as the dialogues file writes them.
     """
     rows = []
     for d in dialogues:
-        base = {"dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
+        shown = shown_id(d, pseudonym, source_ids)
+        base = {"dialogue_id": shown(d.dialogue_id), "crs_id": d.crs_id, "user_kind": d.user.kind.value,
                 "user_id": pseudonym(d.user.id), "sentiment": d.feedback.sentiment if d.feedback else None}
         for metric, s in sorted(d.scores.items()):
             rows.append({
@@ -151,6 +157,7 @@ def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str]) -
             })
         rated = [(None, r) for r in d.ratings] + [(u.utterance_id, r) for u in d.utterances for r in u.ratings]
         for utterance_id, r in rated:
+            utterance_id = shown(utterance_id) if utterance_id is not None else None
             rater = pseudonym(r.rater_id) if r.rater_kind == UserKind.HUMAN else r.rater_id
             for aspect, value in sorted(r.values.items()):
                 rows.append({
@@ -192,19 +199,27 @@ def _write_scores_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     _atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def _write_jsonl(path: Path, snapshot: Snapshot, pseudonym: Callable[[str], str]) -> None:
+def _write_dialogues(jsonl: Path, json_list: Path, snapshot: Snapshot, pseudonym: Callable[[str], str],
+                     source_ids: bool = False) -> None:
+    """The records twice: JSON Lines, and one JSON list for DialogueKit's reader."""
     by_dialogue: dict[str, Vote] = {}
     for v in snapshot.votes:
         by_dialogue[v.dialogue_a] = v
         by_dialogue[v.dialogue_b] = v
+    records = [export_record(d, pseudonym, by_dialogue.get(d.dialogue_id), source_ids=source_ids)
+               for d in snapshot.dialogues]
 
-    def write(tmp: str) -> None:
+    def write_lines(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
-            for d in snapshot.dialogues:
-                rec = export_record(d, pseudonym, by_dialogue.get(d.dialogue_id))
+            for rec in records:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    _atomic(path, write)
+    def write_list(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(records, fh, ensure_ascii=False, indent=1)
+
+    _atomic(jsonl, write_lines)
+    _atomic(json_list, write_list)
 
 
 @dataclass
@@ -225,20 +240,22 @@ def export_bundle(
     salt: Optional[str] = None,
     zip_name: Optional[str] = None,
     extras: Optional[dict[str, str]] = None,
+    source_ids: bool = False,
 ) -> ExportResult:
     """Write every export file (and optionally a zip of them) into `folder`; `extras` (file name -> text,
-    e.g. a study's file) are written and zipped beside them."""
+    e.g. a study's file) are written and zipped beside them. `source_ids`: a researchers' export
+    where imported corpora keep their own ids (`arena.corpus.records`)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     snapshot = take_snapshot(store, flt or ExportFilter())
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     files = {key: folder / name for key, name in FILES.items()}
-    scores = score_rows(snapshot.dialogues, pseudonym)
-    _write_jsonl(files["dialogues"], snapshot, pseudonym)
+    scores = score_rows(snapshot.dialogues, pseudonym, source_ids)
+    _write_dialogues(files["dialogues"], files["dialogues_json"], snapshot, pseudonym, source_ids)
     _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags))
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
-    card = dataset_card(snapshot, extras=sorted(extras or {}))
+    card = dataset_card(snapshot, extras=sorted(extras or {}), source_ids=source_ids)
     _atomic(files["card"], lambda tmp: Path(tmp).write_text(card, encoding="utf-8"))
     for name, text in (extras or {}).items():
         files[name] = folder / Path(name).name
@@ -287,7 +304,7 @@ def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> list[str]:
     return lines + [""]
 
 
-def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
+def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: bool = False) -> str:
     """A Markdown dataset card (with YAML front matter) describing this export."""
     dialogues, votes = snapshot.dialogues, snapshot.votes
     per_system: dict[str, Counter] = {}
@@ -345,11 +362,17 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
     if metrics:
         parts += [_table(["metric", "dialogues scored"], sorted(metrics.items())), ""]
     parts += _crowd_section(snapshot, extras)
+    if source_ids:
+        parts += ["## Ids", "",
+                  "A researchers' export, not for publication: dialogues imported from a corpus keep the "
+                  "conversation and utterance ids of their source (which may contain the source's user "
+                  "ids); `metadata.public_id` is the id the public export gives them.", ""]
     parts += [
         "## Files",
         "",
         _table(["file", "content"], [
             (FILES["dialogues"], "one dialogue per line, CRSArena-Dial/DialogueKit layout plus extras"),
+            (FILES["dialogues_json"], "the same dialogues as one JSON list (DialogueKit's reader loads it)"),
             (FILES["votes"], "one battle vote per row"),
             (FILES["scores_csv"], "one (dialogue, metric) score per row"),
             (FILES["scores_parquet"], "the same scores as Parquet"),
@@ -357,10 +380,13 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = ()) -> str:
         "",
         "## Fields",
         "",
-        f"`{FILES['dialogues']}`: `conversation ID`; `agent.id` (the system); `user.id` (pseudonym), "
+        f"`{FILES['dialogues']}` and `{FILES['dialogues_json']}`: `conversation ID` (also as "
+        "`conversation_id`); `agent.id` (the system); `user.id` (pseudonym), "
         "`user.kind` (human or simulator), `user.simulator`; `conversation`: list of utterances with "
-        "`participant` (USER or AGENT), `utterance`, `utterance ID`, `timestamp`, `recommended_items` "
-        "(id, title), `dialogue_acts` (intent, slot values: the acts the scores were computed from), "
+        "`participant` (USER or AGENT), `utterance`, `utterance ID` (also as `utterance_id`), `timestamp`, "
+        "`recommended_items` (id, title), `dialogue_acts` (intent, slot values `[slot, value, start, end]`, "
+        "start and end null when unknown: the acts the scores were computed from), "
+        "`utterance_feedback`, `annotations` and other keys an imported DialogueKit file carried, "
         "`acts_annotator` (name/version of the annotator that made them; absent when they came with an "
         "imported corpus) and `error` when the system failed; "
         "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "

@@ -3,6 +3,7 @@
     crs-arena export --out exports/ [--db data/arena.sqlite3]
         [--crs kbrd_redial --crs chatcrs_redial] [--user-kind human|simulator] [--zip]
     crs-arena export --out corpus.jsonl          # only the dialogues (.json: one JSON list)
+    crs-arena export --out corpus.json --source-ids   # researchers: imported corpora keep their ids
     crs-arena import FILE [--crs-id NAME] [--replace]   # CRSArena-Dial, DialogueKit or IARD; JSON or JSONL
 
 A folder gets dialogues.jsonl, votes.csv, scores.csv, scores.parquet and README.md
@@ -48,6 +49,10 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     parser.add_argument("--zip", action="store_true", help="also write crs-arena-corpus.zip with every file")
     parser.add_argument("--salt", default=None,
                         help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the database's own)")
+    parser.add_argument("--source-ids", action="store_true",
+                        help="researchers' export, not for publication: imported corpora keep their "
+                             "source's conversation and utterance ids (metadata.public_id names the public "
+                             "one), so files keyed by them (ratings, annotations) still join")
     parser.set_defaults(func=run_export, handler=run_export)
     return parser
 
@@ -88,7 +93,8 @@ def _export(args: argparse.Namespace) -> int:
         if args.out.endswith(SINGLE_FILE_SUFFIXES):
             check_output_file(args.out)
             writer = export_json if args.out.endswith(".json") else export_jsonl
-            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=salt)
+            n = writer(store, args.out, crs_ids=args.crs, user_kind=args.user_kind, ended=ended, salt=salt,
+                       source_ids=args.source_ids)
             print(f"wrote {n} dialogues to {args.out}")
             return 0
         if args.ended_only:
@@ -96,7 +102,7 @@ def _export(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         flt = ExportFilter(crs_ids=tuple(args.crs) if args.crs else None, user_kind=args.user_kind)
-        result = export_bundle(store, args.out, flt, salt=salt,
+        result = export_bundle(store, args.out, flt, salt=salt, source_ids=args.source_ids,
                                zip_name="crs-arena-corpus.zip" if args.zip else None)
     counts = result.counts
     print(f"wrote {counts['dialogues']} dialogues, {counts['votes']} votes and {counts['scores']} scores "

@@ -14,6 +14,13 @@ scores, who the user was, ``acts_annotator``: the name/version of the annotator
 whose acts an utterance carries, absent when they came with the corpus) so that
 ``from_record(to_dialoguekit(d)) == d``.
 
+Records load with DialogueKit's own reader (`dialoguekit.utils.dialogue_reader`): the ids are
+also written under the names it reads (`conversation_id`, `utterance_id`) and every slot value
+in its four-element shape `[slot, value, start, end]` (start and end null when the place in
+the text is unknown). What DialogueKit writes and the arena has no field for (an utterance's
+`utterance_feedback`, its `annotations` and any other key, its metadata) is kept in the
+dialogue's metadata under `DIALOGUEKIT_UTTERANCES` and written back in place on export.
+
 Reading whole files (JSON, JSONL, DialogueKit's per-pair files) is in
 `arena.corpus.reading`.
 """
@@ -27,6 +34,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import ValidationError
 
+from arena.corpus.redial import DEFAULT_CRS_ID as REDIAL_CRS_ID
+from arena.corpus.redial import RedialRecordError, catalog_item_finder, is_redial_record, redial_dialogue
 from arena.llm.redaction import redact_text
 from arena.text_safety import valid_system_id
 from arena.dialogue import (
@@ -50,6 +59,14 @@ _OWN_META_KEYS = {
     "created_at", "ended_at", "end_reason", "dialogue_metadata", "ratings",
 }
 _SENTIMENTS = {"satisfied": "satisfied", "frustrated": "frustrated"}
+# Dialogue.metadata key: utterance id -> what DialogueKit wrote on that utterance beyond our fields.
+DIALOGUEKIT_UTTERANCES = "dialoguekit_utterances"
+# Utterance keys the arena reads into its own fields; any other key is DialogueKit metadata.
+_OWN_UTTERANCE_KEYS = {
+    "participant", "utterance", "utterance ID", "utterance_id", "timestamp", "recommended_items", "items",
+    "dialogue_acts", "intent", "acts_annotator", "error", "ratings",
+}
+_DIALOGUEKIT_UTTERANCE_KEYS = ("utterance_feedback", "annotations")
 _MAX_LISTED_PROBLEMS = 10
 
 
@@ -128,11 +145,18 @@ def to_dialoguekit(d: Dialogue, pseudonymise: Optional[Callable[[str], str]] = N
     metadata["created_at"] = d.created_at.isoformat()
     metadata["ended_at"] = d.ended_at.isoformat() if d.ended_at else None
     metadata["end_reason"] = d.end_reason
-    metadata["dialogue_metadata"] = d.metadata
+    metadata["dialogue_metadata"] = {k: v for k, v in d.metadata.items() if k != DIALOGUEKIT_UTTERANCES}
     if d.ratings:
         metadata["ratings"] = [_rating_record(r, pseudonymise) for r in d.ratings]
+    extras = d.metadata.get(DIALOGUEKIT_UTTERANCES)
+    if isinstance(extras, dict):
+        for rec in conversation:
+            kept = extras.get(rec["utterance ID"])
+            if isinstance(kept, dict):
+                rec.update({k: v for k, v in kept.items() if k not in rec})
     return {
         "conversation ID": d.dialogue_id,
+        "conversation_id": d.dialogue_id,  # the name DialogueKit's reader looks for
         "agent": {"id": d.crs_id, "type": "AGENT"},
         "user": user,
         "conversation": conversation,
@@ -152,12 +176,15 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
         "participant": u.role.value,
         "utterance": u.text,
         "utterance ID": u.utterance_id,
+        "utterance_id": u.utterance_id,  # the name DialogueKit's reader looks for
         "timestamp": u.timestamp.isoformat(),
     }
     if u.items:
         rec["recommended_items"] = [{"id": i.item_id, "title": i.title} for i in u.items]
     if u.dialogue_acts is not None:
-        rec["dialogue_acts"] = [a.model_dump(mode="json") for a in u.dialogue_acts]
+        rec["dialogue_acts"] = [
+            {"intent": a.intent, "slot_values": [dialoguekit_slot(v) for v in a.slot_values]}
+            for a in u.dialogue_acts]
     if u.acts_annotator is not None:
         rec["acts_annotator"] = u.acts_annotator
     if u.error is not None:
@@ -165,6 +192,21 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
     if u.ratings:
         rec["ratings"] = [_rating_record(r, pseudonymise) for r in u.ratings]
     return rec
+
+
+def dialoguekit_slot(value: list[Any]) -> list[Any]:
+    """A slot value as DialogueKit holds one: `[slot, value, start, end]`; a value written without
+    its place in the text (`["TITLE", "Aliens"]`, as the LLM annotator and many corpora write
+    them) gets null start and end."""
+    head = list(value[:4])
+    return head + [None] * (4 - len(head))
+
+
+def _own_slot(value: list[Any]) -> list[Any]:
+    """The reverse of `dialoguekit_slot`: an unknown place is dropped again."""
+    if len(value) == 4 and value[2] is None and value[3] is None:
+        return list(value[:2])
+    return value
 
 
 def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Callable[[str], str]] = None,
@@ -178,7 +220,7 @@ def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Call
 
 
 def from_record(rec: Any, index: int = 0, *, default_crs_id: str = "unknown") -> Dialogue:
-    """Parse one record (DialogueKit/CRSArena-Dial, IARD, or our own Dialogue JSON).
+    """Parse one record (DialogueKit/CRSArena-Dial, IARD, ReDial's release, or our own Dialogue JSON).
 
     Raises DialogueImportError naming the record index, conversation id and field.
     """
@@ -191,7 +233,7 @@ def from_record(rec: Any, index: int = 0, *, default_crs_id: str = "unknown") ->
 
 
 def _conversation_id(rec: dict[str, Any]) -> Optional[str]:
-    for key in ("conversation ID", "conversation_id", "dialogue_id"):
+    for key in ("conversation ID", "conversation_id", "dialogue_id", "conversationId"):
         value = rec.get(key)
         if value is not None and not isinstance(value, (dict, list)):
             return str(value)
@@ -202,12 +244,29 @@ def _parse(rec: Any, default_crs_id: str) -> Dialogue:
     if not isinstance(rec, dict):
         raise _RecordError("<record>", f"expected a JSON object, got {type(rec).__name__}")
     own = "utterances" in rec and "conversation" not in rec
-    d = _parse_own(rec) if own else _parse_dialoguekit(rec, default_crs_id)
+    if is_redial_record(rec):
+        d = _parse_redial(rec, default_crs_id)
+    else:
+        d = _parse_own(rec) if own else _parse_dialoguekit(rec, default_crs_id)
     # System ids reach pages and the dataset card: no markup, no spaces (arena.text_safety).
     if not valid_system_id(d.crs_id):
         raise _RecordError("crs_id" if own else "agent.id",
                            f"{d.crs_id[:40]!r} is not a system id (letters, digits, '_', '.', ':', '-')")
     return d
+
+
+_redial_items: Optional[Callable[[str, str], Optional[RecommendedItem]]] = None
+
+
+def _parse_redial(rec: dict[str, Any], default_crs_id: str) -> Dialogue:
+    global _redial_items
+    if _redial_items is None:
+        _redial_items = catalog_item_finder()
+    crs_id = REDIAL_CRS_ID if default_crs_id == "unknown" else default_crs_id
+    try:
+        return redial_dialogue(rec, _redial_items, crs_id)
+    except RedialRecordError as exc:
+        raise _RecordError(exc.field, exc.message) from None
 
 
 def _parse_own(rec: dict[str, Any]) -> Dialogue:
@@ -232,18 +291,24 @@ def _parse_dialoguekit(rec: dict[str, Any], default_crs_id: str) -> Dialogue:
     conv_id = _conversation_id(rec) or _content_id(rec)
     utterances = [_parse_utterance(u, i, conv_id, created_at) for i, u in enumerate(conversation)]
 
-    agent = _object(rec, "agent")
+    agent = _participant(rec, "agent")
     crs_id = str(agent["id"]) if agent.get("id") is not None else default_crs_id
 
+    extra_metadata = _extra_metadata(metadata)
+    extra_metadata.pop(DIALOGUEKIT_UTTERANCES, None)
+    kept = {utt.utterance_id: extra for utt, extra in zip(utterances, map(_dialoguekit_extras, conversation))
+            if extra}
+    if kept:
+        extra_metadata[DIALOGUEKIT_UTTERANCES] = kept
     fields: dict[str, Any] = {
         "dialogue_id": conv_id,
         "crs_id": crs_id,
-        "user": _parse_user(_object(rec, "user")),
+        "user": _parse_user(_participant(rec, "user")),
         "utterances": utterances,
         "feedback": _parse_feedback(metadata, created_at),
         "scores": _parse_scores(metadata),
         "ratings": _parse_ratings(metadata.get("ratings"), "metadata.ratings"),
-        "metadata": _extra_metadata(metadata),
+        "metadata": extra_metadata,
         "created_at": created_at,
     }
     if own:
@@ -274,6 +339,22 @@ def _object(rec: dict[str, Any], key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _RecordError(key, f"expected an object, got {type(value).__name__}")
     return value
+
+
+def _participant(rec: dict[str, Any], key: str) -> dict[str, Any]:
+    """`agent` / `user`: an object, or only the id as DialogueKit's `Dialogue.to_dict` writes it."""
+    value = rec.get(key)
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return {"id": str(value)}
+    return _object(rec, key)
+
+
+def _dialoguekit_extras(u: Any) -> dict[str, Any]:
+    """What an utterance record holds beyond the arena's fields (DialogueKit's feedback,
+    annotations and metadata), kept so an export writes it back."""
+    if not isinstance(u, dict):
+        return {}
+    return {k: v for k, v in u.items() if k not in _OWN_UTTERANCE_KEYS}
 
 
 def _int(obj: dict[str, Any], key: str) -> int:
@@ -374,7 +455,8 @@ def _parse_acts(u: dict[str, Any], where: str) -> Optional[list[DialogueAct]]:
             continue
         if not isinstance(act, dict) or act.get("intent") is None:
             raise _RecordError(field, "expected an object with an intent")
-        acts.append(DialogueAct(intent=str(act["intent"]), slot_values=_slot_values(act, field)))
+        acts.append(DialogueAct(intent=str(act["intent"]),
+                                slot_values=[_own_slot(v) for v in _slot_values(act, field)]))
     return acts
 
 

@@ -51,8 +51,8 @@ def parse_records(text: str) -> tuple[list[Any], Optional[list[int]]]:
         return data, None
     if isinstance(data, dict) and isinstance(data.get("dialogues"), list):
         return _unpack_per_pair(data), None
-    if isinstance(data, dict) and ("conversation" in data or "utterances" in data):
-        return [data], None
+    if isinstance(data, dict) and ("conversation" in data or "utterances" in data or "messages" in data):
+        return [data], None  # one dialogue (ReDial's records have "messages")
     raise DialogueImportError([{"message": f"expected a JSON list of dialogues, got {type(data).__name__}"}])
 
 

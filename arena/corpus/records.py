@@ -7,6 +7,15 @@ pseudonym across exports made with the same salt, and raw ids never leave the
 database. The salt comes from ARENA_PSEUDONYM_SALT, or else a random one kept
 in the database.
 
+Ids of imported corpora: a corpus such as CRSArena-Dial builds its conversation ids from its
+user ids ("barcor_redial_<user id>"), so the public export, which replaces user ids wherever they
+appear, changes those ids too. Researchers who must join the export with files keyed by the
+source's ids (ratings, annotations) export with `source_ids=True` (`crs-arena export
+--source-ids`): dialogues imported from a corpus then keep their conversation and utterance ids
+as the source wrote them, and carry the id the public export gives them in `metadata.public_id`.
+Such an export is for the researchers' own use, not for publication. Ratings files may name a
+dialogue by either id (`evaluators.rating_files`).
+
 The command line is in `arena.corpus.cli` (`crs-arena export|import`).
 """
 
@@ -92,9 +101,30 @@ def _vote_record(vote: Vote, side: str, pseudonym: Callable[[str], str]) -> dict
     }
 
 
+def is_imported(d: Dialogue) -> bool:
+    """Whether `d` came from a corpus file (its ids are the source's, not the arena's)."""
+    return d.end_reason == "imported"
+
+
+def public_id(d: Dialogue, pseudonym: Callable[[str], str]) -> str:
+    """The conversation id the public export gives `d` (its user id replaced where it appears)."""
+    return shown_id(d, pseudonym)(d.dialogue_id)
+
+
+def shown_id(d: Dialogue, pseudonym: Callable[[str], str], source_ids: bool = False) -> Callable[[str], str]:
+    """How an export writes `d`'s conversation and utterance ids (as `export_record` does)."""
+    if source_ids and is_imported(d):
+        return lambda value: value
+    raw, alias = d.user.id, pseudonym(d.user.id)
+    return lambda value: _scrub(value, raw, alias)
+
+
 def export_record(d: Dialogue, pseudonym: Callable[[str], str],
-                  vote: Optional[Vote] = None) -> dict[str, Any]:
-    """One dialogue for the public corpus: pseudonymous, with its vote if it was in a battle."""
+                  vote: Optional[Vote] = None, *, source_ids: bool = False) -> dict[str, Any]:
+    """One dialogue for the public corpus: pseudonymous, with its vote if it was in a battle.
+
+    With `source_ids`, an imported dialogue keeps its source's conversation and utterance ids and
+    names its public id in `metadata.public_id` (a researchers' export, module docstring)."""
     rec = to_dialoguekit(d, pseudonym)
     raw, alias = d.user.id, pseudonym(d.user.id)
     if d.user.kind == UserKind.HUMAN:
@@ -103,12 +133,18 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
         side = "A" if vote.dialogue_a == d.dialogue_id else "B"
         rec["metadata"]["vote"] = _vote_record(vote, side, pseudonym)
         rec = _scrub(rec, vote.user_id, pseudonym(vote.user_id))
-    return _scrub(rec, raw, alias)
+    rec = _scrub(rec, raw, alias)
+    if source_ids and is_imported(d) and rec["conversation ID"] != d.dialogue_id:
+        rec["metadata"]["public_id"] = rec["conversation ID"]
+        rec["conversation ID"] = rec["conversation_id"] = d.dialogue_id
+        for utterance, original in zip(rec["conversation"], d.utterances):
+            utterance["utterance ID"] = utterance["utterance_id"] = original.utterance_id
+    return rec
 
 
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
-                   salt: Optional[str] = None) -> Iterator[dict[str, Any]]:
+                   salt: Optional[str] = None, source_ids: bool = False) -> Iterator[dict[str, Any]]:
     from arena.counting import visibility
 
     pseudonym = pseudonymiser(resolve_salt(store, salt))
@@ -120,7 +156,7 @@ def export_records(store: Store, crs_ids: Optional[list[str]] = None,
         votes[vote.dialogue_b] = vote
     for d in seen.dialogues(store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
                                                  user_kind=user_kind, ended=ended)):
-        yield export_record(d, pseudonym, votes.get(d.dialogue_id))
+        yield export_record(d, pseudonym, votes.get(d.dialogue_id), source_ids=source_ids)
 
 
 def write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:
@@ -132,11 +168,11 @@ def write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], 
 
 def export_jsonl(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[list[str]] = None,
                  user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
-                 salt: Optional[str] = None) -> int:
+                 salt: Optional[str] = None, source_ids: bool = False) -> int:
     """Write the corpus as JSON Lines (a path is replaced atomically). Returns the record count."""
     def write(fh: IO[str]) -> int:
         n = 0
-        for rec in export_records(store, crs_ids, user_kind, ended, salt):
+        for rec in export_records(store, crs_ids, user_kind, ended, salt, source_ids):
             fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
             n += 1
         return n
@@ -146,10 +182,10 @@ def export_jsonl(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional
 
 def export_json(store: Store, out: Union[str, Path, IO[str]], crs_ids: Optional[list[str]] = None,
                 user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
-                salt: Optional[str] = None) -> int:
+                salt: Optional[str] = None, source_ids: bool = False) -> int:
     """Write the corpus as one JSON list, like the CRSArena-Dial files. Returns the record count."""
     def write(fh: IO[str]) -> int:
-        records = list(export_records(store, crs_ids, user_kind, ended, salt))
+        records = list(export_records(store, crs_ids, user_kind, ended, salt, source_ids))
         json.dump(records, fh, ensure_ascii=False, indent=1)
         return len(records)
 

@@ -111,8 +111,14 @@ class HttpCRS(ConversationalRecommender):
     def _post(self, path: str, dialogue: Dialogue, **extra: Any) -> Any:
         payload = {"contract": CONTRACT_VERSION, "system": self.name,
                    "dialogue": shared_dialogue(dialogue), **extra}
+        return self._exchange(path, payload)[0]
+
+    def _exchange(self, path: str, payload: dict[str, Any],
+                  headers: Optional[dict[str, str]] = None) -> tuple[Any, httpx.Headers]:
+        """POST `payload` to `path`: the decoded JSON answer and the response's headers; every
+        way the exchange can fail raises `ExternalCRSError`."""
         try:
-            with self._client.stream("POST", self.url + path, json=payload) as response:
+            with self._client.stream("POST", self.url + path, json=payload, headers=headers) as response:
                 raw = _read_limited(response)
                 if raw is None:
                     raise self._fault("oversized", f"reply larger than {MAX_RESPONSE_BYTES:,} bytes")
@@ -120,6 +126,7 @@ class HttpCRS(ConversationalRecommender):
                     where = f"{self.shown_url}{path}"
                     raise self._fault("http_status", f"HTTP {response.status_code} from {where}")
                 streamed = is_stream(response.headers.get("content-type", ""))
+                response_headers = response.headers
         except httpx.TimeoutException:
             where = f"{self.shown_url}{path}"
             raise self._fault("timeout", f"no reply within {self.timeout_s:g} s from {where}") from None
@@ -129,7 +136,7 @@ class HttpCRS(ConversationalRecommender):
             body = join_stream(raw) if streamed else json.loads(raw)
         except ValueError:
             raise self._fault("malformed", f"the reply from {self.shown_url}{path} is not JSON") from None
-        return body
+        return body, response_headers
 
     def _fault(self, fault: str, detail: str) -> ExternalCRSError:
         if self._secret:
@@ -157,15 +164,17 @@ class HttpCRS(ConversationalRecommender):
         self._client.close()
 
 
-def probe(client: httpx.Client, url: str, shown_url: str) -> Optional[str]:
-    """Why `url` cannot be reached (GET; any answer but a 5xx means the server is up), or None."""
+def probe(client: httpx.Client, url: str, shown_url: str, *, strict: bool = False) -> Optional[str]:
+    """Why `url` cannot be reached (GET), or None. Any answer but a 5xx means the server is up;
+    with `strict`, only a 2xx does (for a health route the protocol defines, such as iEvaLM's
+    `GET /`, where a 404 means something else is listening)."""
     try:
         response = client.get(url, timeout=HEALTH_TIMEOUT_S)
     except httpx.TimeoutException:
         return f"no answer from {shown_url} within {HEALTH_TIMEOUT_S:g} s"
     except httpx.TransportError as exc:
         return f"cannot reach {shown_url} ({type(exc).__name__})"
-    if response.status_code >= 500:
+    if response.status_code >= 500 or (strict and not 200 <= response.status_code < 300):
         return f"{shown_url} answered HTTP {response.status_code}"
     return None
 

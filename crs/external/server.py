@@ -4,6 +4,11 @@
 It is what a CRS researcher's own server has to do (docs/bring-your-own-crs.md) and the real
 server the tests talk to. Each request carries the whole dialogue, so the server keeps no state
 between turns; requests are answered on FastAPI's worker threads, several at once.
+
+It also speaks iEvaLM-CRS's protocol (docs/protocols.md), so clients written for iEvaLM's
+model servers (UserSimCRS's iEvaLM agent, CRS Arena-style front ends) can talk to any arena
+system: `POST /` with `{"context": [...], "message": "..."}` answers `{"response": "..."}`
+and `GET /` answers "Model is running.".
 """
 
 from __future__ import annotations
@@ -13,16 +18,49 @@ import threading
 import time
 from typing import Any, Optional
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from arena.crs_interface import TOP_K_KEPT, ConversationalRecommender
-from crs.external.contract import CONTRACT_VERSION, RespondRequest, item_refs
+from arena.dialogue import Dialogue, UserInfo, UserKind
+from crs.external.contract import CONTRACT_VERSION, MAX_TEXT_CHARS, RespondRequest, item_refs
 
 log = logging.getLogger(__name__)
+
+IEVALM_RUNNING = "Model is running."
+# Bounds on what an iEvaLM-style request may carry (the whole conversation so far, as strings).
+MAX_CONTEXT_UTTERANCES = 200
+
+
+class IEvaLMRequest(BaseModel):
+    """iEvaLM-CRS's request: the earlier utterances as strings, oldest first, and the user's message."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    context: list[str] = Field(max_length=MAX_CONTEXT_UTTERANCES)
+    message: str = Field(max_length=MAX_TEXT_CHARS)
+
+
+def dialogue_from_ievalm(request: IEvaLMRequest, crs_id: str) -> Dialogue:
+    """The conversation an iEvaLM-style request describes. Its context starts with the user and
+    alternates; UserSimCRS's iEvaLM agent sends the message as the context's last entry as well,
+    so a message repeating that last user entry is not taken for a second utterance."""
+    context = list(request.context)
+    if context and len(context) % 2 == 1 and context[-1] == request.message:
+        context.pop()
+    dialogue = Dialogue(crs_id=crs_id, user=UserInfo(kind=UserKind.HUMAN, id="anonymous"))
+    for i, text in enumerate(context):
+        if i % 2 == 0:
+            dialogue.add_user(text)
+        else:
+            dialogue.add_agent(text, [])
+    dialogue.add_user(request.message)
+    return dialogue
 
 
 def build_app(crs: ConversationalRecommender, name: str, dataset: str):
     """A FastAPI app answering POST /respond, POST /recommend (systems that rank) and GET /health."""
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse
+    from fastapi.responses import JSONResponse, PlainTextResponse
 
     app = FastAPI(title=f"CRS Arena contract server: {name}", docs_url=None, redoc_url=None)
     ranks = callable(getattr(crs, "recommend", None))
@@ -51,6 +89,21 @@ def build_app(crs: ConversationalRecommender, name: str, dataset: str):
             log.exception("%s failed to rank", name)
             return JSONResponse({"error": f"{type(exc).__name__} in {name}"}, status_code=500)
         return {"items": item_refs(items)}
+
+    # -- iEvaLM-CRS's protocol ----------------------------------------------------------
+    @app.get("/", response_class=PlainTextResponse)
+    def ievalm_health() -> str:
+        return IEVALM_RUNNING
+
+    @app.post("/")
+    def ievalm_respond(request: IEvaLMRequest):
+        dialogue = dialogue_from_ievalm(request, name)
+        try:
+            text, _ = crs.respond(dialogue)
+        except Exception as exc:
+            log.exception("%s failed to answer", name)
+            return JSONResponse({"error": f"{type(exc).__name__} in {name}"}, status_code=500)
+        return {"response": text}
 
     return app
 

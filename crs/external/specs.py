@@ -25,11 +25,12 @@ from arena.llm import LLMClient, OpenAIProvider, RetryPolicy
 from arena.llm.cache import ResponseCache
 from arena.llm.redaction import redact_url
 from crs.external.http_crs import HttpCRS, RankingHttpCRS, probe
-from crs.external.systems_file import ChatCRSEntry, HttpEntry, read_systems_file
+from crs.external.ievalm_crs import IEvaLMCRS
+from crs.external.systems_file import ChatCRSEntry, HttpEntry, IEvaLMEntry, read_systems_file
 
 PROBE_TTL_S = 30.0
 
-Entry = Union[HttpEntry, ChatCRSEntry]
+Entry = Union[HttpEntry, IEvaLMEntry, ChatCRSEntry]
 
 
 class CachedProbe:
@@ -52,10 +53,10 @@ class CachedProbe:
             return self._answer
 
 
-def _http_probe(url: str, path: str = "/health") -> Callable[[], Optional[str]]:
+def _http_probe(url: str, path: str = "/health", strict: bool = False) -> Callable[[], Optional[str]]:
     def ask() -> Optional[str]:
         with httpx.Client(follow_redirects=False) as client:
-            return probe(client, url.rstrip("/") + path, redact_url(url.rstrip("/")))
+            return probe(client, url.rstrip("/") + path, redact_url(url.rstrip("/")), strict=strict)
     return ask
 
 
@@ -76,7 +77,8 @@ def _down_problem(name: str, reachable: CachedProbe, what: str, fix: str) -> Opt
     return None if down is None else CRSUnavailable(name, f"{what} is down: {down}", f"{fix} at {reachable.url}")
 
 
-def _http_check(entry: HttpEntry, settings: Settings, reachable: CachedProbe) -> Optional[CRSUnavailable]:
+def _http_check(entry: Union[HttpEntry, IEvaLMEntry], settings: Settings,
+                reachable: CachedProbe) -> Optional[CRSUnavailable]:
     return (_key_problem(entry.name, entry, settings)
             or _down_problem(entry.name, reachable, "external system", "start its server"))
 
@@ -88,10 +90,13 @@ class _Loaded:
         self.instance: Optional[ConversationalRecommender] = None
 
 
-def _http_load(entry: HttpEntry, settings: Settings, catalog_loader: Callable[[str], Catalog],
-               loaded: _Loaded) -> HttpCRS:
+def _http_load(entry: Union[HttpEntry, IEvaLMEntry], settings: Settings,
+               catalog_loader: Callable[[str], Catalog], loaded: _Loaded) -> HttpCRS:
     key = _key(entry, settings)
-    kind = RankingHttpCRS if entry.ranking else HttpCRS
+    if isinstance(entry, IEvaLMEntry):
+        kind = IEvaLMCRS
+    else:
+        kind = RankingHttpCRS if entry.ranking else HttpCRS
     crs = kind(entry.name, entry.url, catalog_loader(entry.dataset), timeout_s=entry.timeout_s, api_key=key)
     loaded.instance = crs
     return crs
@@ -115,6 +120,25 @@ def http_spec(entry: HttpEntry, settings: Settings,
         family="external-http",
         dataset=entry.dataset,
         description=entry.description or f"{entry.display_name}: an external system over HTTP",
+        load=partial(_http_load, entry, settings, catalog_loader, loaded),
+        check=partial(_http_check, entry, settings, reachable),
+        live_check=True,
+        display_name=entry.display_name,
+        health=partial(_http_health, loaded),
+    )
+
+
+def ievalm_spec(entry: IEvaLMEntry, settings: Settings,
+                catalog_loader: Callable[[str], Catalog] = load_catalog) -> CRSSpec:
+    # iEvaLM's server answers GET / with "Model is running."; anything but a 2xx there (a 404
+    # from some other server on the port, a redirect) is not that server.
+    reachable = CachedProbe(redact_url(entry.url), _http_probe(entry.url, "/", strict=True))
+    loaded = _Loaded()
+    return CRSSpec(
+        name=entry.name,
+        family="external-ievalm",
+        dataset=entry.dataset,
+        description=entry.description or f"{entry.display_name}: an iEvaLM-CRS model server",
         load=partial(_http_load, entry, settings, catalog_loader, loaded),
         check=partial(_http_check, entry, settings, reachable),
         live_check=True,
@@ -179,6 +203,8 @@ def external_specs(settings: Settings, builtin_names: frozenset[str] = frozenset
     for entry in read_systems_file(Path(settings.systems_file), builtin_names):
         if isinstance(entry, HttpEntry):
             specs.append(http_spec(entry, settings, catalog_loader))
+        elif isinstance(entry, IEvaLMEntry):
+            specs.append(ievalm_spec(entry, settings, catalog_loader))
         else:
             specs.append(chatcrs_spec(entry, settings, catalog_loader))
     return specs

@@ -9,6 +9,12 @@
         timeout_s: 30                     # optional
         api_key_env: MY_CRS_KEY           # optional: sent as "Authorization: Bearer ..."
         ranking: true                     # optional: it serves POST /recommend (for recall)
+      - name: kbrd_ievalm
+        display_name: KBRD (iEvaLM server)
+        dataset: redial
+        kind: ievalm                      # an iEvaLM-CRS model server (POST / with context and message)
+        url: http://127.0.0.1:5005
+        timeout_s: 60                     # optional
       - name: chatcrs_qwen
         display_name: ChatCRS on Qwen2.5-7B
         dataset: redial
@@ -65,6 +71,14 @@ class HttpEntry(_Entry):
     ranking: bool = False
 
 
+class IEvaLMEntry(_Entry):
+    """An iEvaLM-CRS model server (crs.external.ievalm_crs)."""
+
+    kind: Literal["ievalm"]
+    url: str = Field(pattern=r"^https?://\S+$")
+    timeout_s: float = Field(30.0, gt=0, le=600)
+
+
 class ChatCRSEntry(_Entry):
     kind: Literal["chatcrs"]
     base_url: str = Field(pattern=r"^https?://\S+$")
@@ -74,7 +88,9 @@ class ChatCRSEntry(_Entry):
     timeout_s: float = Field(60.0, gt=0, le=600)
 
 
-SystemEntry = Annotated[Union[HttpEntry, ChatCRSEntry], Field(discriminator="kind")]
+AnyEntry = Union[HttpEntry, IEvaLMEntry, ChatCRSEntry]
+SystemEntry = Annotated[AnyEntry, Field(discriminator="kind")]
+KINDS = ("http", "ievalm", "chatcrs")
 
 
 class _SystemsFile(BaseModel):
@@ -84,7 +100,7 @@ class _SystemsFile(BaseModel):
 
 
 def read_systems_file(path: Path,
-                      builtin_names: frozenset[str] = frozenset()) -> list[Union[HttpEntry, ChatCRSEntry]]:
+                      builtin_names: frozenset[str] = frozenset()) -> list[AnyEntry]:
     """The entries of `path`, checked; prompt files resolved against the file's folder."""
     where = f"ARENA_SYSTEMS {path}"
     try:
@@ -133,12 +149,12 @@ def _describe(exc: ValidationError, raw_entries: list) -> str:
         raw = raw_entries[index] if index < len(raw_entries) else None
         name = raw.get("name") if isinstance(raw, dict) else None
         label = f"entry {index + 1}" + (f" ({name})" if name else "")
-        # The discriminator's own level ("http" / "chatcrs") is not a field.
-        fields = [str(p) for p in loc[2:] if p not in ("http", "chatcrs")]
+        # The discriminator's own level ("http", "ievalm", "chatcrs") is not a field.
+        fields = [str(p) for p in loc[2:] if p not in KINDS]
         field = ".".join(fields) or "kind"
         message = error.get("msg", "is not valid")
         if error.get("type") == "union_tag_invalid" or (error.get("type") == "union_tag_not_found"):
-            field, message = "kind", "must be http or chatcrs"
+            field, message = "kind", f"must be {', '.join(KINDS[:-1])} or {KINDS[-1]}"
         if error.get("type") == "extra_forbidden":
             message = "is not a known field"
         return f"{label}: field {field}: {message}"

@@ -60,7 +60,7 @@ def test_score_and_meta_with_provided_acts(tmp_path):
     a1 = lines[0]
     assert a1["scores"] == {"acts": 1.0, "rdl": 0.25, "sr": 1.0, "srrr": 1.0}
     assert a1["conversation"][1]["dialogue_acts"] == [{"intent": "REC-E", "slot_values": []}]
-    assert a1["metadata"]["score_details"]["rdl"]["version"] == "1/provided"
+    assert a1["metadata"]["score_details"]["rdl"]["version"] == "2/provided"
     assert lines[1]["scores"]["srrr"] == 0.5 and lines[1]["scores"]["rdl"] == pytest.approx(1 / 6)
 
     res = run_cli("meta", "--input", str(out), "--json")
@@ -86,7 +86,7 @@ def test_score_with_llm_annotator_from_settings(tmp_path):
     assert first["scores"] == {"rdl": 0.0, "sr": 0.0}
     assert first["conversation"][0]["dialogue_acts"][0]["intent"] == "OTH"
     details = first["metadata"]["score_details"]["rdl"]
-    assert details["version"].startswith("1/llm-acts/prompt2-") and details["model"] == "fake:fake"
+    assert details["version"].startswith("2/llm-acts/prompt2-") and details["model"] == "fake:fake"
 
 
 def test_bad_input_and_metric_are_reported(tmp_path):
@@ -122,4 +122,4 @@ def test_score_with_offline_annotator(tmp_path):
     assert a1["scores"]["sr"] == 1.0 and a1["scores"]["rdl"] == 0.25
     assert a2["scores"]["srrr"] == 0.5
     assert lines[3]["scores"]["sr"] == 0.0
-    assert a1["metadata"]["score_details"]["rdl"]["version"].startswith("1/offline-acts/")
+    assert a1["metadata"]["score_details"]["rdl"]["version"].startswith("2/offline-acts/")

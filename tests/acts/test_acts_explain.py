@@ -29,20 +29,22 @@ def test_three_rounds_are_explained_one_by_one():
 
 
 def test_acceptances_outside_a_decision_still_count_for_rdl():
-    # An Accept before any recommendation and a second Accept in a decided round both count in |I_acc|
-    # (RDL counts accepting utterances), while SRRR counts the round once, by its first decision.
+    # An Accept before any recommendation counts in |I_acc| (RDL counts accepting utterances) but
+    # accepts nothing recommended; an Accept after a Reject in a round makes the round accepted.
     d = make_dialogue([
         ("U", "I'll watch anything with Pacino", ["PRO", "ACC"]),
         ("A", "Heat (1995)?", ["REC-E"], [("m1", "Heat (1995)")]),
         ("U", "no", ["REJ"]),
         ("U", "actually yes, I'll watch it", ["ACC"]),
+        ("U", "and I'll watch it twice", ["ACC"]),
         ("A", "Great.", ["OTH"]),
     ])
     e = M.explain_act_metrics(d)
-    assert [(r.outcome, r.decided_by.index, r.titles) for r in e.rounds] == [("rejected", 2, ("Heat (1995)",))]
+    assert [(r.outcome, r.decided_by.index, r.titles) for r in e.rounds] == [("accepted", 3, ("Heat (1995)",))]
     assert [(a.utterance.index, a.round, a.decides_round) for a in e.acceptances] == [(0, None, False),
-                                                                                       (3, 1, False)]
-    assert (e.rdl, e.srrr, e.sr) == (pytest.approx(2 / 5), 0.0, 0.0)
+                                                                                       (3, 1, True),
+                                                                                       (4, 1, False)]
+    assert (e.rdl, e.srrr, e.sr) == (pytest.approx(3 / 6), 1.0, 1.0)
     assert e.as_dict()["acceptances"][1]["utterance"]["text"] == "actually yes, I'll watch it"
 
 
@@ -63,7 +65,7 @@ def test_score_explain_on_a_file_prints_each_round(tmp_path, capsys):
     assert "RDL = |I_acc| / |d| = 1/6 = 0.167" in out
     assert "SRRR = accepted rounds / rounds = 1/2 = 0.500" in out
     assert "SR = 1 (a round accepted)" in out
-    assert "stored: rdl 0.167 (version 1/provided); srrr 0.500" in out
+    assert "stored: rdl 0.167 (version 2/provided); srrr 0.500" in out
 
 
 def test_score_explain_json_and_refusals(tmp_path, capsys):

@@ -37,18 +37,24 @@ def test_no_recommendation_scores_zero():
     assert M.recommendation_rounds(d) == []
 
 
-def test_first_decision_settles_a_round():
+def test_an_acceptance_anywhere_in_a_round_makes_it_successful():
     d = make_dialogue([
         ("A", "Try Up (2009) or Cars (2006)", ["REC-S"]),
         ("U", "Up yes, Cars no", ["ACC", "REJ"]),  # both in one message: the user took an item
-        ("U", "actually no, I don't like Pixar", ["REJ"]),
+        ("U", "actually no, I don't like Pixar", ["REJ"]),  # a later rejection does not undo it
         ("A", "Then Shrek (2001)?", ["REC-E"]),
         ("U", "nah", ["REJ"]),
-        ("U", "ok fine, I'll watch it", ["ACC"]),  # after the rejection: round already settled
+        ("U", "ok fine, I'll watch it", ["ACC"]),  # the user came round: RDL counts it, so does SRRR
     ])
-    assert [r.decision for r in M.recommendation_rounds(d)] == ["accept", "reject"]
-    assert M.srrr(d) == 0.5
+    assert [(r.decision, r.decided_at) for r in M.recommendation_rounds(d)] == [("accept", 1), ("accept", 5)]
+    assert M.srrr(d) == 1.0
     assert M.rdl(d) == pytest.approx(2 / 6)
+
+
+def test_a_round_with_only_rejections_is_rejected_at_the_first():
+    d = make_dialogue([("A", "Heat (1995)?", ["REC-E"]), ("U", "no", ["REJ"]), ("U", "really no", ["REJ"])])
+    assert [(r.decision, r.decided_at) for r in M.recommendation_rounds(d)] == [("reject", 1)]
+    assert (M.srrr(d), M.success(d)) == (0.0, 0.0)
 
 
 def test_acceptance_without_a_recommendation_is_not_success():

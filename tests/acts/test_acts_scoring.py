@@ -58,7 +58,7 @@ def test_provided_acts_are_used_and_labelled():
     assert scores["sr"].value == 1.0
     assert scores["acts"].value == 1.0
     assert scores["acts"].details["recommend"] == 3
-    assert all(s.version == "1/provided" for s in scores.values())
+    assert all(s.version == "2/provided" for s in scores.values())
     assert scores["rdl"].scorer == "rdl" and scores["rdl"].details["length"] == 9
     assert d.scores["rdl"] is scores["rdl"]
 
@@ -72,7 +72,7 @@ def test_llm_annotator_fills_acts_and_versions_scores():
     assert d.utterances[1].dialogue_acts[0].slot_values == [["TITLE", "Heat (1995)", 4, 15]]
     assert scores["rdl"].value == pytest.approx(1 / 5)
     assert scores["srrr"].value == 0.5
-    assert scores["rdl"].version == f"1/{annotator.label}"
+    assert scores["rdl"].version == f"2/{annotator.label}"
     assert annotator.label.startswith("llm-acts/prompt2-")
     assert scores["rdl"].model == "fake:fake"
     assert d.metadata["acts_annotator"] == annotator.label

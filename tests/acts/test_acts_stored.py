@@ -53,7 +53,7 @@ def test_stored_scores_come_with_the_acts_and_their_annotator(scored):
     assert [u.acts_annotator for u in d.utterances] == [annotator.label] * 5
     assert d.metadata["acts_annotator"] == annotator.label and d.metadata["acts_model"] == "fake:fake"
     assert d.utterances[1].dialogue_acts[0].slot_values == [["TITLE", "Heat (1995)", 4, 15]]
-    assert d.scores["rdl"].value == pytest.approx(1 / 5) and d.scores["rdl"].version == f"1/{annotator.label}"
+    assert d.scores["rdl"].value == pytest.approx(1 / 5) and d.scores["rdl"].version == f"2/{annotator.label}"
 
 
 def test_the_export_carries_the_acts_in_the_dialoguekit_layout(scored, tmp_path):
@@ -69,7 +69,7 @@ def test_the_export_carries_the_acts_in_the_dialoguekit_layout(scored, tmp_path)
     again = from_record(record)
     again.scores = {}
     rescored = score_dialogue(again, ["rdl", "sr"])
-    assert rescored["rdl"].value == pytest.approx(1 / 5) and rescored["rdl"].version == f"1/{annotator.label}"
+    assert rescored["rdl"].value == pytest.approx(1 / 5) and rescored["rdl"].version == f"2/{annotator.label}"
 
 
 def test_provided_acts_round_trip_without_an_annotator_name():
@@ -143,7 +143,7 @@ def test_score_db_with_the_offline_annotator_keeps_its_acts(tmp_path, capsys):
     store = Store(db)
     a1 = store.get_dialogue("a1")
     label = a1.metadata["acts_annotator"]
-    assert label.startswith("offline-acts/") and a1.scores["rdl"].version == f"1/{label}"
+    assert label.startswith("offline-acts/") and a1.scores["rdl"].version == f"2/{label}"
     assert all(u.dialogue_acts for u in a1.utterances) and {u.acts_annotator for u in a1.utterances} == {label}
     assert "REC-E" in [a.intent for a in a1.utterances[1].dialogue_acts]
     before = {i: rows(store, i) for i in ("a1", "a2", "b1", "b2", "c1")}

@@ -110,7 +110,8 @@ def test_command_line(store, tmp_path, capsys):
     assert code == 0
     assert "wrote 2 dialogues, 1 votes and 2 scores" in capsys.readouterr().out
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "crs-arena-corpus.zip", "dialogues.jsonl", "scores.csv", "scores.parquet", "votes.csv"]
+        "README.md", "crs-arena-corpus.zip", "dialogues.json", "dialogues.jsonl", "scores.csv", "scores.parquet",
+        "votes.csv"]
     assert export_main(["export", "--db", str(tmp_path / "missing.sqlite3"), "--out", str(out)]) == 2
 
 

@@ -28,7 +28,7 @@ def test_a_good_file_gives_both_kinds(tmp_path):
 @pytest.mark.parametrize("change, expected", [
     ({"url": None}, "entry 1 (my_crs): field url: Field required"),
     ({"dataset": "movielens"}, "entry 1 (my_crs): field dataset: Value error, must be one of redial, opendialkg"),
-    ({"kind": "grpc"}, "entry 1 (my_crs): field kind: must be http or chatcrs"),
+    ({"kind": "grpc"}, "entry 1 (my_crs): field kind: must be http, ievalm or chatcrs"),
     ({"timeout_s": -1}, "entry 1 (my_crs): field timeout_s: Input should be greater than 0"),
     ({"name": "bad name!"}, "entry 1 (bad name!): field name: String should match pattern"),
     ({"colour": "red"}, "entry 1 (my_crs): field colour: is not a known field"),
