@@ -5,7 +5,9 @@ import sys
 from pathlib import Path
 
 from evaluators.acts.artifacts import ACTS_ASSETS
-from evaluators.acts.data import ACT_SETS, ARENA_SETS, CRSARENA_PARTS, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION
+from evaluators.acts.data import (
+    ACT_SETS, ARENA_SETS, CRSARENA_PARTS, SECOND_ANNOTATION, TRAIN_SECOND_ANNOTATION,
+)
 from evaluators.acts.llm import DEFAULT_PROMPT
 from evaluators.acts.offline import DEFAULT_ARTIFACT
 

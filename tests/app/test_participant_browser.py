@@ -88,7 +88,8 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
     assert participant_id(stranger) != first_id
     stranger.locator("#yourdata-counts").get_by_text("no stored conversations").wait_for()
     stranger.get_by_role("tab", name="Battle").click()
-    expect(stranger.locator("#battle-chat-a")).not_to_contain_text("Something with sharks", use_inner_text=True)
+    stranger_chat = stranger.locator("#battle-chat-a")
+    expect(stranger_chat).not_to_contain_text("Something with sharks", use_inner_text=True)
 
 
 def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):

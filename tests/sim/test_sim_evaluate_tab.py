@@ -30,7 +30,8 @@ def test_tab_builds_and_starts_a_background_run(services):
     with gr.Blocks() as demo:
         evaluate_tab.build(services)
     # The page offers the registry's systems and its Start button is wired to an event.
-    systems = next(b for b in demo.blocks.values() if isinstance(b, gr.CheckboxGroup) and b.label == "Systems")
+    systems = next(b for b in demo.blocks.values()
+                   if isinstance(b, gr.CheckboxGroup) and b.label == "Systems")
     assert [value for _, value in systems.choices] == ["attr", "attr2"] and systems.value == ["attr"]
     start = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "evaluate-start")
     assert any((start._id, "click") in fn.targets for fn in demo.fns.values())
