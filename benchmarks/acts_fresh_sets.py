@@ -60,6 +60,7 @@ def measure(name: str, commit: str) -> dict:
         tree = Path(tmp) / "tree"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), commit], check=True)
         try:
+            # At these commits the sets were still kept beside the model, in assets/acts/.
             out = subprocess.run([sys.executable, "-c", _MEASURE, f"assets/acts/{name}_arena_style.jsonl"],
                                  cwd=tree, capture_output=True, text=True, check=True)
         finally:

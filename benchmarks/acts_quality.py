@@ -9,7 +9,7 @@ Measures precision, recall and F1 (per utterance) on
   id, never trained on), against labels from the seekers' answers, on the turns
   those answers label;
 - the arena-style held-out set (test10, 90 utterances, never tuned on);
-- every other arena-style set in assets/acts (12 sets, 1,229 utterances; the
+- every other arena-style set in training_data/acts (12 sets, 1,229 utterances; the
   learnt annotator trains on ten of them and chooses thresholds on test8 and
   test9, so these are development figures);
 and how far per-dialogue RDL/SRRR/SR from predicted acts are from those

@@ -1,6 +1,6 @@
 """CoRE scoring cost: sequential vs concurrent calls against a server with fixed latency.
 
-Scores N ReDial dialogues (from the IARD file in ../shared) with `score_core`
+Scores N ReDial dialogues (from the IARD file in assets/iard) with `score_core`
 against a local OpenAI-compatible stub server (127.0.0.1) that answers every
 request after a fixed delay. The stub's judges always rate 3; its debaters
 disagree in round 1 and agree in round 2, so every dialogue costs 12 judge
@@ -34,7 +34,7 @@ from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402
 # added to the fixed latency this benchmark is about.
 openai_stub_server._Handler.disable_nagle_algorithm = True
 
-IARD = ROOT.parent / "shared" / "data" / "iard" / "formatted_IARD_annotated_partially.json"
+IARD = ROOT / "assets" / "iard" / "formatted_IARD_annotated_partially.json"  # the project's copy
 TITLE = re.compile(r"([A-Z][^()]{1,60}?) \((\d{4})\)")
 
 

@@ -21,7 +21,7 @@ from arena.dialogue import Dialogue, Feedback, RecommendedItem, Score, UserInfo 
 from arena.corpus.records import export_jsonl, import_dialogues  # noqa: E402
 from arena.store import Store  # noqa: E402
 
-IARD = ROOT.parent / "shared" / "data" / "iard" / "formatted_IARD_annotated_partially.json"
+IARD = ROOT / "assets" / "iard" / "formatted_IARD_annotated_partially.json"  # the project's copy
 
 
 def make_dialogue(i: int, turns: int = 8) -> Dialogue:

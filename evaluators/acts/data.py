@@ -33,7 +33,7 @@ test10.
 CRS Arena parts: real dialogues between crowd users and the nine systems of the CRS Arena
 study (the CRS Arena dialogue texts, outside the project: they may not be copied into the
 project), labelled by hand for Recommend / Accept / Reject with `LABELING_GUIDE.md`. The
-files in assets/acts hold only ids and labels: {"id": "<conversation ID>:<index>", "role",
+files in training_data/acts hold only ids and labels: {"id": "<conversation ID>:<index>", "role",
 "rec"} for system utterances, {"id", "role", "acc", "rej"} for user ones. Split by a hash of
 the conversation id before any labelling: `crsarena_test_acts.jsonl` (sha256("crsarena-acts:"
 + id) % 10 < 4, 102 dialogues, measured only) and `crsarena_calibration_acts.jsonl` (the
@@ -48,24 +48,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from arena.config import ASSETS_DIR
+from arena.config import ASSETS_DIR, PROJECT_ROOT
 from arena.dialogue import Dialogue, DialogueAct, Role
 
-ACTS_ASSETS = ASSETS_DIR / "acts"
+# The labelled sets are not needed to annotate, so they live outside assets/ (training_data/MANIFEST.md
+# gives each file's origin, licence, split and reader).
+ACT_SETS = PROJECT_ROOT / "training_data" / "acts"
 IARD_FILE_NAME = "formatted_IARD_annotated_partially.json"
-ARENA_EVAL = ACTS_ASSETS / "eval_arena_style.jsonl"
-ARENA_DEV = ACTS_ASSETS / "dev_arena_style.jsonl"
-ARENA_EVAL2 = ACTS_ASSETS / "eval2_arena_style.jsonl"
-ARENA_DEV3 = ACTS_ASSETS / "dev3_arena_style.jsonl"
-ARENA_TEST = ACTS_ASSETS / "test_arena_style.jsonl"
-ARENA_TEST3 = ACTS_ASSETS / "test3_arena_style.jsonl"
-ARENA_TEST4 = ACTS_ASSETS / "test4_arena_style.jsonl"
-ARENA_TEST5 = ACTS_ASSETS / "test5_arena_style.jsonl"
-ARENA_TEST6 = ACTS_ASSETS / "test6_arena_style.jsonl"
-ARENA_TEST7 = ACTS_ASSETS / "test7_arena_style.jsonl"
-ARENA_TEST8 = ACTS_ASSETS / "test8_arena_style.jsonl"
-ARENA_TEST9 = ACTS_ASSETS / "test9_arena_style.jsonl"
-ARENA_TEST10 = ACTS_ASSETS / "test10_arena_style.jsonl"
+ARENA_EVAL = ACT_SETS / "eval_arena_style.jsonl"
+ARENA_DEV = ACT_SETS / "dev_arena_style.jsonl"
+ARENA_EVAL2 = ACT_SETS / "eval2_arena_style.jsonl"
+ARENA_DEV3 = ACT_SETS / "dev3_arena_style.jsonl"
+ARENA_TEST = ACT_SETS / "test_arena_style.jsonl"
+ARENA_TEST3 = ACT_SETS / "test3_arena_style.jsonl"
+ARENA_TEST4 = ACT_SETS / "test4_arena_style.jsonl"
+ARENA_TEST5 = ACT_SETS / "test5_arena_style.jsonl"
+ARENA_TEST6 = ACT_SETS / "test6_arena_style.jsonl"
+ARENA_TEST7 = ACT_SETS / "test7_arena_style.jsonl"
+ARENA_TEST8 = ACT_SETS / "test8_arena_style.jsonl"
+ARENA_TEST9 = ACT_SETS / "test9_arena_style.jsonl"
+ARENA_TEST10 = ACT_SETS / "test10_arena_style.jsonl"
 # Every arena-style set, oldest first. All have been read and tuned on by now; from test3 on, each was
 # first measured before its errors were read (benchmarks/acts_fresh_sets.py replays those measurements).
 ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5,
@@ -74,11 +76,11 @@ ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_
 ARENA_HELD_OUT = ARENA_TEST10
 # Of ARENA_SETS, the learnt annotator trains on all but these, on which its thresholds are chosen.
 ARENA_VAL = (ARENA_TEST8, ARENA_TEST9)
-SECOND_ANNOTATION = ACTS_ASSETS / "iard_heldout_second_annotation.jsonl"
-TRAIN_SECOND_ANNOTATION = ACTS_ASSETS / "iard_train_second_annotation.jsonl"
+SECOND_ANNOTATION = ACT_SETS / "iard_heldout_second_annotation.jsonl"
+TRAIN_SECOND_ANNOTATION = ACT_SETS / "iard_train_second_annotation.jsonl"
 HELD_OUT_MODULUS = 5
-CRSARENA_PARTS = {"calibration": ACTS_ASSETS / "crsarena_calibration_acts.jsonl",
-                  "test": ACTS_ASSETS / "crsarena_test_acts.jsonl"}
+CRSARENA_PARTS = {"calibration": ACT_SETS / "crsarena_calibration_acts.jsonl",
+                  "test": ACT_SETS / "crsarena_test_acts.jsonl"}
 
 
 def iard_path() -> Path:

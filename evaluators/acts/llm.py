@@ -18,7 +18,7 @@ from typing import Any, Optional
 from arena.dialogue import Dialogue, Role
 from arena.llm.json_output import json_object
 from evaluators.acts.base import ActAnnotator, AnnotationError
-from evaluators.acts.data import ACTS_ASSETS
+from evaluators.acts.artifacts import ACTS_ASSETS
 from evaluators.acts.schema import intents_for, make_acts, normalise_intent
 from arena.titles.linking import TitleLinker, find_mentions, shared_linker
 from arena.titles.names import title_key

@@ -28,7 +28,7 @@ from arena.dialogue import Dialogue, Role
 from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.context_decision import ContextDecision
-from evaluators.acts.data import ACTS_ASSETS
+from evaluators.acts.artifacts import ACTS_ASSETS
 from evaluators.acts.features import INPUT_LAYOUT, dialogue_pairs
 from evaluators.acts.network import (
     LABELS, REC, base_state, bert_config, build_network, encode_pairs, predict, role_labels, state_digest, tokenizer,

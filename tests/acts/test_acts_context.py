@@ -14,7 +14,7 @@ from evaluators.acts.metric_calibration import Scored, agreement, fit_context_de
 from evaluators.acts.network import LABELS
 
 U, A = Role.USER, Role.AGENT
-# The CRS Arena texts stay outside the project (../shared); the label files are in assets/acts.
+# The CRS Arena texts stay outside the project (../shared); the label files are in training_data/acts.
 CRSARENA_TEXTS = Path(ASSETS_DIR).parent.parent / "shared" / "data" / "crsarena_dial_texts" / "dialogues.json"
 
 

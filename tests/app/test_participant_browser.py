@@ -9,6 +9,7 @@ Uses Debian's Chromium (/usr/bin/chromium) through Playwright (tests/support/bro
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Score  # noqa: E402
 from tests.support.browser import (  # noqa: E402
-    PHONE, assert_no_toasts, chat_send, new_battle, rate_pane, send_in_pane, shoot,
+    PHONE, assert_no_toasts, chat_send, expect, new_battle, rate_pane, send_in_pane, shoot,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -46,7 +47,7 @@ def app(tmp_path):
 def participant_id(page) -> str:
     page.get_by_role("tab", name="Your data").click()
     shown = page.locator("#yourdata-id code")
-    shown.wait_for()
+    expect(shown).to_have_text(re.compile(r"\S"))  # filled in, not an empty box mid-render
     return shown.inner_text()
 
 
@@ -63,8 +64,8 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
 
     page.reload()
     page.locator("#battle-notice").get_by_text("Welcome back").wait_for()
-    assert "Something with sharks" in page.locator("#battle-chat-a").inner_text()
-    assert page.locator("#battle-satisfied-a").is_enabled()  # the pane is as it was: ready to rate
+    expect(page.locator("#battle-chat-a")).to_contain_text("Something with sharks", use_inner_text=True)
+    expect(page.locator("#battle-satisfied-a")).to_be_enabled()  # the pane is as it was: ready to rate
     send_in_pane(page, "B", "And for my kids?")  # the same battle goes on
     page.get_by_role("tab", name="Chat").click()
     page.locator("#chat-chatbot").get_by_text("A comedy for tonight", exact=True).wait_for()
@@ -86,7 +87,8 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
     assert participant_id(stranger) != first_id
     stranger.locator("#yourdata-counts").get_by_text("no stored conversations").wait_for()
     stranger.get_by_role("tab", name="Battle").click()
-    assert "Something with sharks" not in stranger.locator("#battle-chat-a").inner_text()
+    stranger_chat = stranger.locator("#battle-chat-a")
+    expect(stranger_chat).not_to_contain_text("Something with sharks", use_inner_text=True)
 
 
 def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
@@ -112,7 +114,8 @@ def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
     shown = participant_id(page)
     counts = page.locator("#yourdata-counts")
     counts.get_by_text("0 chat conversations and 3 battle conversations").wait_for()  # refreshed on opening
-    assert "1 battle conversation of a battle still waiting for your vote" in counts.inner_text()
+    expect(counts).to_contain_text("1 battle conversation of a battle still waiting for your vote",
+                                   use_inner_text=True)
     shoot(page, browser.shots, "your-data-400px")
     page.locator("#yourdata-download").click()
     link = page.locator("#yourdata-file a[download]").first
@@ -136,8 +139,8 @@ def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
     (entry, *_) = services.store.moderation_entries()
     assert entry["action"] == "delete" and entry["actor"] == "participant"
     page.get_by_role("tab", name="Battle").click()  # the battle under way is gone too
-    assert "a western" not in page.locator("#battle-chat-a").inner_text()
-    assert page.locator("#battle-send-a").is_disabled()
+    expect(page.locator("#battle-chat-a")).not_to_contain_text("a western", use_inner_text=True)
+    expect(page.locator("#battle-send-a")).to_be_disabled()
 
 
 def test_participants_see_no_developer_detail_and_researchers_see_the_systems(app, browser):
@@ -159,18 +162,19 @@ def test_participants_see_no_developer_detail_and_researchers_see_the_systems(ap
     page.locator("#chat-scores-box").get_by_text("Your conversation's scores").click()
     page.locator("#chat-scores-refresh").click()
     page.locator("#chat-scores").get_by_text("1 of 2 rounds of recommendations").wait_for()
-    text = page.locator("body").inner_text()
+    body = page.locator("body")
     for detail in ("python -m crs", "checkpoint", "offline-acts", "pairs-v1", "gamma", "unavailable",
                    "CoRE factors", "srrr"):
-        assert detail not in text, detail
-    assert page.locator("#chat-core-plot").is_hidden()  # no CoRE scores: no empty plot
-    assert page.locator("#chat-system input").input_value() == "alpha (ReDial)"  # systems by their names
+        expect(body, detail).not_to_contain_text(detail, use_inner_text=True)
+    expect(page.locator("#chat-core-plot")).to_be_hidden()  # no CoRE scores: no empty plot
+    expect(page.locator("#chat-system input")).to_have_value("alpha (ReDial)")  # systems by their names
     assert_no_toasts(page, "the chat")
 
     page.goto(url(admin=True))
     page.get_by_role("tab", name="Systems").click()
-    table = page.locator("#systems-status").inner_text()
-    assert "gamma" in table and "make models" in table and "no checkpoint" in table
+    table = page.locator("#systems-status")
+    for shown in ("gamma", "make models", "no checkpoint"):
+        expect(table).to_contain_text(shown, use_inner_text=True)
 
 
 def test_a_message_sent_just_before_a_reload_is_kept_with_its_reply(tmp_path, browser):

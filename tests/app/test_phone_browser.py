@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from tests.support.browser import (  # noqa: E402
-    PHONE, assert_no_toasts, chat_send, new_battle, rate_pane, send_in_pane, shoot,
+    PHONE, assert_no_toasts, chat_send, expect, new_battle, rate_pane, send_in_pane, shoot,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -61,9 +61,9 @@ def test_every_public_page_fits_a_phone_and_reads_there(url, browser):
     open_tab(page, "Leaderboard")
     summary = page.locator("#leaderboard-summary")
     summary.get_by_text("No conversations yet").wait_for()
-    assert "count 0 votes." in summary.inner_text()
-    assert page.locator("#leaderboard-board").is_hidden()  # no placeholder "1 2 3" headers, no empty plot
-    assert page.locator("#leaderboard-table th").count() == 0
+    expect(summary).to_contain_text("count 0 votes.", use_inner_text=True)
+    expect(page.locator("#leaderboard-board")).to_be_hidden()  # no placeholder "1 2 3" headers, no empty plot
+    expect(page.locator("#leaderboard-table th")).to_have_count(0)
     shoot(page, browser.shots, "leaderboard-empty-400px")
 
     open_tab(page, "Battle")
@@ -79,7 +79,7 @@ def test_every_public_page_fits_a_phone_and_reads_there(url, browser):
     open_tab(page, "Leaderboard")
     page.locator("#leaderboard-refresh").click()
     summary.get_by_text("2 conversations and 1 battle.").wait_for()
-    assert "count 1 vote." in summary.inner_text()
+    expect(summary).to_contain_text("count 1 vote.", use_inner_text=True)
     page.locator("#leaderboard-plot img").wait_for()
     headers = page.evaluate(HEADER_LINES, "#leaderboard-table")
     assert len(headers) >= 10 and all(lines == 1 for _, lines in headers), headers
@@ -93,13 +93,14 @@ def test_every_public_page_fits_a_phone_and_reads_there(url, browser):
     status.get_by_text("Please type a message first.").wait_for()
     assert_no_toasts(page, "an empty Send")
     chat_send(page, "A comedy please")
-    assert "up to 3 messages" in status.inner_text()
+    expect(status).to_contain_text("up to 3 messages", use_inner_text=True)
     chat_send(page, "Something newer?")
-    assert "one more message" in status.inner_text()  # announced before the last one
+    expect(status).to_contain_text("one more message", use_inner_text=True)  # announced before the last one
     chat_send(page, "Thanks")
     status.get_by_text("reached its limit of 3 messages").wait_for()
-    assert page.locator("#chat-msg textarea").is_disabled() and page.locator("#chat-send").is_disabled()
-    assert page.locator("#chat-chatbot [data-testid='user']").count() == 3  # no new conversation began
+    expect(page.locator("#chat-msg textarea")).to_be_disabled()
+    expect(page.locator("#chat-send")).to_be_disabled()
+    expect(page.locator("#chat-chatbot [data-testid='user']")).to_have_count(3)  # no new conversation began
     shoot(page, browser.shots, "chat-limit-400px")
     page.locator("#chat-frustrated").click()
     status.get_by_text("Your feedback (frustrated) was saved").wait_for()

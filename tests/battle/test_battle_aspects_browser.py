@@ -10,7 +10,7 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 from test_battle_browser import download_text
 
-from tests.support.browser import assert_no_toasts, new_battle, rate_pane, send_in_pane
+from tests.support.browser import assert_no_toasts, expect, new_battle, rate_pane, send_in_pane
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,7 +32,7 @@ def test_browser_battle_aspect_ratings_reach_the_download(tmp_path, served, brow
     page.locator("#battle-chat-a .extra-feedback-option", has_text="Relevance 3").click()
     page.locator("#battle-status-a").get_by_text("Saved: Relevance 3").wait_for()
 
-    assert page.locator("#battle-a-aspects").is_hidden()  # the form comes only after the verdict
+    expect(page.locator("#battle-a-aspects")).to_be_hidden()  # the form comes only after the verdict
     rate_pane(page, "A", "satisfied")
     page.locator("#battle-a-aspects").wait_for(state="visible")
     pick(page, "a", "understanding", "2 fully")

@@ -10,7 +10,7 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 
 from tests.support.browser import (
-    PHONE, assert_no_toasts, new_battle, rate_pane, send_in_pane, shoot, wait_for_replies,
+    PHONE, assert_no_toasts, expect, new_battle, rate_pane, send_in_pane, shoot, wait_for_replies,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,7 +39,8 @@ def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, br
 
     consent = page.locator("#battle-consent")
     consent.wait_for()
-    assert "CC BY 4.0" in consent.inner_text() and "personal" in consent.inner_text()
+    expect(consent).to_contain_text("CC BY 4.0", use_inner_text=True)
+    expect(consent).to_contain_text("personal", use_inner_text=True)
 
     new_battle(page)
     # The message shows at once, with a typing indicator, and the pane cannot send again meanwhile.
@@ -48,22 +49,24 @@ def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, br
     chat_a = page.locator("#battle-chat-a")
     chat_a.get_by_text("I would love a space adventure").wait_for()
     chat_a.locator(".typing-indicator").wait_for()
-    assert page.locator("#battle-send-a").is_disabled() and page.locator("#battle-msg-a textarea").is_disabled()
-    assert page.locator("#battle-satisfied-a").is_disabled()
+    expect(page.locator("#battle-send-a")).to_be_disabled()
+    expect(page.locator("#battle-msg-a textarea")).to_be_disabled()
+    expect(page.locator("#battle-satisfied-a")).to_be_disabled()
     send_in_pane(page, "B", "Something with sharks, please", wait=False)  # both panes at once
     for s in ("a", "b"):
         wait_for_replies(page, f"#battle-chat-{s}", 1)
         page.locator(f"#battle-items-{s} li").first.wait_for()
-    assert page.locator("#battle-send-a").is_enabled()
+    expect(page.locator("#battle-send-a")).to_be_enabled()
     for part in ("title", "chat", "items", "status"):  # names stay hidden until the vote
         for s in ("a", "b"):
-            text = page.locator(f"#battle-{part}-{s}").inner_text()
-            assert "alpha" not in text and "beta" not in text
+            for name in ("alpha", "beta"):
+                expect(page.locator(f"#battle-{part}-{s}")).not_to_contain_text(name, use_inner_text=True)
 
-    assert page.locator("#battle-vote-a").is_disabled()  # the vote waits for both ratings
+    expect(page.locator("#battle-vote-a")).to_be_disabled()  # the vote waits for both ratings
     rate_pane(page, "A", "satisfied")
-    assert page.locator("#battle-satisfied-a").is_disabled() and page.locator("#battle-frustrated-a").is_disabled()
-    assert page.locator("#battle-vote-a").is_disabled()
+    expect(page.locator("#battle-satisfied-a")).to_be_disabled()
+    expect(page.locator("#battle-frustrated-a")).to_be_disabled()
+    expect(page.locator("#battle-vote-a")).to_be_disabled()
     rate_pane(page, "B", "frustrated")
     page.locator("#battle-vote-a:enabled").wait_for()
     page.locator("#battle-vote-comment textarea").fill("A understood me better")
@@ -75,26 +78,28 @@ def test_browser_battle_leaderboard_and_researcher_download(tmp_path, served, br
     assert vote.comment == "A understood me better" and vote.choice == "A"
     # The reveal sits at the top of each pane: display name, then one line about the system.
     for side, crs in (("a", vote.crs_a), ("b", vote.crs_b)):
-        assert f"{crs} (ReDial)" in page.locator(f"#battle-title-{side}").inner_text()
+        expect(page.locator(f"#battle-title-{side}")).to_contain_text(f"{crs} (ReDial)", use_inner_text=True)
         reveal = page.locator(f"#battle-reveal-{side}")
-        assert f"A test system called {crs}" in reveal.inner_text()
+        expect(reveal).to_contain_text(f"A test system called {crs}", use_inner_text=True)
         title_box, reveal_box = page.locator(f"#battle-title-{side}").bounding_box(), reveal.bounding_box()
         chat_box = page.locator(f"#battle-chat-{side}").bounding_box()
         assert title_box["y"] < reveal_box["y"] < chat_box["y"]
     for control in ("send-a", "satisfied-b", "vote-b"):
-        assert page.locator(f"#battle-{control}").is_disabled()
+        expect(page.locator(f"#battle-{control}")).to_be_disabled()
     page.set_viewport_size(PHONE)
     shoot(page, browser.shots, "battle-revealed-400px")
 
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.get_by_role("tab", name="Leaderboard").click()
     page.locator("#leaderboard-summary").get_by_text("2 conversations and 1 battle.").wait_for()
-    table_text = page.locator("#leaderboard-table").inner_text()
-    assert f"{vote.crs_a} (ReDial)" in table_text and f"{vote.crs_b} (ReDial)" in table_text
-    assert "1 / 1" in table_text  # each system: one satisfied or frustrated rating out of one
+    table = page.locator("#leaderboard-table")
+    expect(table).to_contain_text(f"{vote.crs_a} (ReDial)", use_inner_text=True)
+    expect(table).to_contain_text(f"{vote.crs_b} (ReDial)", use_inner_text=True)
+    # each system: one satisfied or frustrated rating out of one
+    expect(table).to_contain_text("1 / 1", use_inner_text=True)
 
     # The public page has no raw download: that is in the researcher app.
-    assert page.get_by_role("tab", name="Download").count() == 0
+    expect(page.get_by_role("tab", name="Download")).to_have_count(0)
     page.goto(served(services, admin=True))
     by_id = {r["conversation ID"]: r for r in download_dialogues(page)}
     assert {vote.dialogue_a, vote.dialogue_b} <= set(by_id)

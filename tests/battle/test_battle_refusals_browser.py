@@ -11,14 +11,10 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 
 from tests.support.browser import (
-    PHONE, assert_no_toasts, new_battle, rate_pane, send_in_pane, shoot,
+    PHONE, assert_no_toasts, expect, new_battle, rate_pane, send_in_pane, shoot,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-def status(page, where):
-    return page.locator(f"#{where}").inner_text()
 
 
 def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served, browser):
@@ -31,15 +27,17 @@ def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served,
 
     # Before a battle nothing but "New battle" can be used.
     for control in ("send-a", "satisfied-a", "frustrated-b"):
-        assert page.locator(f"#battle-{control}").is_disabled()
-    assert page.locator("#battle-msg-a textarea").is_disabled()
-    assert page.locator("#battle-vote-panel").is_hidden()
+        expect(page.locator(f"#battle-{control}")).to_be_disabled()
+    expect(page.locator("#battle-msg-a textarea")).to_be_disabled()
+    expect(page.locator("#battle-vote-panel")).to_be_hidden()
     shoot(page, shots, "battle-before-400px")
 
     new_battle(page)
     page.locator("#battle-vote-panel").wait_for()
-    assert "opens once you have rated both" in status(page, "battle-vote-hint")
-    assert page.locator("#battle-vote-a").is_disabled() and page.locator("#battle-satisfied-a").is_disabled()
+    hint = page.locator("#battle-vote-hint")
+    expect(hint).to_contain_text("opens once you have rated both", use_inner_text=True)
+    expect(page.locator("#battle-vote-a")).to_be_disabled()
+    expect(page.locator("#battle-satisfied-a")).to_be_disabled()
 
     page.locator("#battle-send-a").click()  # an empty message
     page.locator("#battle-status-a").get_by_text("Please type a message first.").wait_for()
@@ -50,13 +48,14 @@ def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served,
     page.locator("#battle-msg-b textarea").fill(too_long)
     page.locator("#battle-msg-b textarea").press("Enter")
     page.locator("#battle-status-b").get_by_text("the limit is 200").wait_for()
-    assert page.locator("#battle-msg-b textarea").input_value() == too_long  # kept, to be shortened
+    expect(page.locator("#battle-msg-b textarea")).to_have_value(too_long)  # kept, to be shortened
     assert_no_toasts(page, "a message too long")
     shoot(page, shots, "battle-refused-message-400px")
 
     send_in_pane(page, "A", "A space adventure, please")
     rate_pane(page, "A", "satisfied")
-    assert page.locator("#battle-satisfied-a").is_disabled() and page.locator("#battle-send-a").is_disabled()
+    expect(page.locator("#battle-satisfied-a")).to_be_disabled()
+    expect(page.locator("#battle-send-a")).to_be_disabled()
     page.locator("#battle-a-aspects").wait_for()
     page.locator("#battle-a-aspect-understanding").get_by_text("2 fully", exact=True).click()
     page.locator("#battle-a-aspect-efficiency").get_by_text("1 yes", exact=True).click()
@@ -68,9 +67,10 @@ def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served,
     page.locator("#battle-new").click()  # the limit of one battle per hour
     page.locator("#battle-notice").get_by_text("limit of 1 battle per").wait_for()
     assert_no_toasts(page, "New battle over the limit")
-    assert page.locator("#battle-a-aspect-understanding input[value='2']").is_checked()
-    assert page.locator("#battle-a-aspect-efficiency input[value='1']").is_checked()
-    assert "A space adventure, please" in page.locator("#battle-chat-a").inner_text()  # the battle stays
+    expect(page.locator("#battle-a-aspect-understanding input[value='2']")).to_be_checked()
+    expect(page.locator("#battle-a-aspect-efficiency input[value='1']")).to_be_checked()
+    # the battle stays
+    expect(page.locator("#battle-chat-a")).to_contain_text("A space adventure, please", use_inner_text=True)
     shoot(page, shots, "battle-refused-new-battle-400px")
     page.locator("#battle-a-aspects-save").click()
     page.locator("#battle-a-aspects-note").get_by_text("2 of 5 aspects rated and saved").wait_for()
@@ -78,11 +78,11 @@ def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served,
     send_in_pane(page, "B", "Sharks!")
     rate_pane(page, "B", "frustrated")
     page.locator("#battle-vote-a:enabled").wait_for()
-    assert "which system was better" in status(page, "battle-vote-hint").lower()
+    expect(hint).to_contain_text("which system was better", ignore_case=True, use_inner_text=True)
     page.locator("#battle-vote-comment textarea").fill("A was kinder")
     page.locator("#battle-vote-b").click()  # no votes allowed here: refused by the vote
     page.locator("#battle-result").get_by_text("limit of 0 votes").wait_for()
-    assert page.locator("#battle-vote-comment textarea").input_value() == "A was kinder"
+    expect(page.locator("#battle-vote-comment textarea")).to_have_value("A was kinder")
     assert_no_toasts(page, "a vote over the limit")
     shoot(page, shots, "battle-refused-vote-400px")
     assert services.store.list_votes() == []

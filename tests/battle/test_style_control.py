@@ -73,9 +73,16 @@ def test_rank_change_is_shown_on_the_leaderboard():
     dialogues, votes = length_driven_battles(seed=3, n=300)
     table = compute_leaderboard(dialogues, votes)
     assert table["bt_style"].notna().all()
+    rows = {r["system"]: r for r in table.to_dict("records")}
+    assert sorted(rows, key=lambda n: rows[n]["rank"]) == ["wordy", "middling", "brief"]  # by length alone
+    style_order = sorted(rows, key=lambda n: -rows[n]["bt_style"])
+    expected = {n: rows[n]["rank"] - (style_order.index(n) + 1) for n in rows}
+    assert {n: rows[n]["rank_change_style"] for n in rows} == expected
+    assert expected["wordy"] < 0  # without its length advantage the wordy system loses its first place
     shown = display_table(table)
-    assert "BT, style controlled" in shown.columns and "Rank change, style controlled" in shown.columns
-    assert set(shown["Rank change, style controlled"]) <= {"0", "+1", "+2", "-1", "-2"}
+    assert "BT, style controlled" in shown.columns
+    assert dict(zip(shown["System"], shown["Rank change, style controlled"])) == {
+        n: f"{c:+d}" if c else "0" for n, c in expected.items()}
 
 
 def test_style_controlled_intervals_hold_their_estimates_and_narrow_with_data():

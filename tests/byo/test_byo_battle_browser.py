@@ -20,6 +20,7 @@ from arena.llm import FakeProvider, LLMClient  # noqa: E402
 from arena.store import Store  # noqa: E402
 from crs.external.specs import external_specs  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
+from tests.support.browser import expect  # noqa: E402
 from webapp.services import Services  # noqa: E402
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
@@ -61,14 +62,17 @@ def test_a_browser_battle_between_an_external_and_a_built_in_system(tmp_path, fa
             page.locator(f"#battle-send-{side}").click()
         for side in ("a", "b"):
             page.locator(f"#battle-items-{side} li").first.wait_for()
-        external = next(s for s in ("a", "b") if "Try Alien" in page.locator(f"#battle-chat-{s}").inner_text())
-        assert "Alien (1979)" in page.locator(f"#battle-items-{external}").inner_text()
+        answered = page.locator("#battle-chat-a, #battle-chat-b").filter(has_text="Try Alien")
+        expect(answered).to_have_count(1)  # the external system's reply, in one pane
+        external = "a" if page.locator("#battle-chat-a").filter(has_text="Try Alien").count() else "b"
+        expect(page.locator(f"#battle-items-{external}")).to_contain_text("Alien (1979)", use_inner_text=True)
 
         faulty_server.mode = "5xx"
         page.locator(f"#battle-msg-{external} textarea").fill("anything else?")
         page.locator(f"#battle-send-{external}").click()
         page.locator(f"#battle-status-{external}").get_by_text("this battle will not count").wait_for()
-        assert "HTTP 503" not in page.locator(f"#battle-chat-{external}").inner_text()  # the detail stays in the record
+        # the detail stays in the record
+        expect(page.locator(f"#battle-chat-{external}")).not_to_contain_text("HTTP 503", use_inner_text=True)
 
         page.locator("#battle-frustrated-a").click()
         page.locator("#battle-status-a").get_by_text("frustrated").wait_for()

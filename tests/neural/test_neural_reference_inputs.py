@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue
 from crs.checkpoints import base_dir
 from crs.neural import VARIANTS, neural_specs
@@ -17,8 +17,7 @@ from crs.neural.unicrs import gpt2_special_tokens, roberta_special_tokens
 from crs.neural.variants import BART_BASE, DIALOGPT_SMALL, ROBERTA_BASE
 from tests.neural import reference_inputs as oracle
 
-ROOT = Path(__file__).resolve().parents[2]
-REDIAL_DIALOGUES = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
+IARD_DIALOGUES = ASSETS_DIR / "iard" / "formatted_IARD_annotated_partially.json"
 
 # Messages written for these tests: greetings, titles with and without years, people,
 # lower case, typos, and text that names nothing.
@@ -46,20 +45,14 @@ OWN_MESSAGES = [
 
 
 def redial_user_messages(limit: int) -> list[str]:
-    """Seekers' messages of the public ReDial validation dialogues, movie mentions written out."""
-    if not REDIAL_DIALOGUES.is_file():
-        pytest.skip(f"{REDIAL_DIALOGUES} is not here")
+    """Seekers' turns of real ReDial dialogues, titles written out: the user turns of the IARD file the
+    project ships (assets/iard/; a seeker's messages in a row are joined with "...")."""
     messages = []
-    for line in REDIAL_DIALOGUES.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        mentions = row.get("movieMentions") or {}
-        for message in row["messages"]:
-            if message["senderWorkerId"] != row["initiatorWorkerId"]:
+    for dialogue in json.loads(IARD_DIALOGUES.read_text(encoding="utf-8")):
+        for utterance in dialogue["conversation"]:
+            if utterance["participant"] != "USER":
                 continue
-            text = message["text"]
-            for movie_id, title in mentions.items():
-                text = text.replace(f"@{movie_id}", title or "")
-            messages.append(text)
+            messages.append(utterance["utterance"])
             if len(messages) >= limit:
                 return messages
     return messages

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: E402
 from test_attacks_app import store_injected  # noqa: E402
 
-from tests.support.browser import assert_no_toasts, shoot  # noqa: E402
+from tests.support.browser import assert_no_toasts, expect, shoot  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,8 +44,8 @@ def test_stored_markup_shows_as_text_on_the_researcher_pages(tmp_path, running, 
     flags.get_by_text("attacker.example", exact=False).first.wait_for(state="attached")
     page.locator("#moderation-label-flags").get_by_text("attacker.example", exact=False).first.wait_for(
         state="attached")
-    assert page.locator('img[src*="attacker.example"]').count() == 0  # text, not an element
-    assert "<img" in flags.text_content()  # shown literally, for the researcher to see
+    expect(page.locator('img[src*="attacker.example"]')).to_have_count(0)  # text, not an element
+    expect(flags).to_contain_text("<img")  # shown literally, for the researcher to see
     assert not dialogs and not [u for u in requests if "attacker.example" in u]
     assert_no_toasts(page, "after refreshing the moderation tables")
     shoot(page, browser.shots, "researcher-escaped-markup")
@@ -71,6 +71,6 @@ def test_the_category_picker_redraws_the_board(tmp_path, running, browser):
     # one long battle: below the minimum of 2 on this board, so no rating shows
     summary.get_by_text("fewer than 2 battles in this category").wait_for()
     table.get_by_text("needs 2 votes").first.wait_for(state="attached")
-    assert services.registry.title("unicrs_redial") not in table.text_content()
+    expect(table).not_to_contain_text(services.registry.title("unicrs_redial"))
     assert_no_toasts(page, "after picking a category")
     shoot(page, browser.shots, "leaderboard-category")

@@ -14,7 +14,7 @@ from sim_fakes import AttributeCRS, SlowCRS, fake_llm, simulator_responder, spec
 from arena.config import Settings
 from arena.store import Store
 from crs.registry import CRSRegistry
-from tests.support.browser import assert_no_toasts, shoot
+from tests.support.browser import assert_no_toasts, expect, shoot
 from webapp.services import Services
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
@@ -42,7 +42,7 @@ def test_a_run_shows_its_dialogue_turn_by_turn_and_its_true_state(tmp_path, view
         progress.get_by_text("finished").wait_for(timeout=60_000)
         page.wait_for_function(
             "() => document.querySelector('#evaluate-run input').value.includes('finished 1/1')")
-        assert "Under way" not in progress.inner_text()
+        expect(progress).not_to_contain_text("Under way", use_inner_text=True)
         assert_no_toasts(page, "the run")
         assert services.store.list_dialogues()[0].num_turns >= 2
     finally:

@@ -29,7 +29,12 @@ def wait_done(manager, run_id, timeout=60):
 def test_tab_builds_and_starts_a_background_run(services):
     with gr.Blocks() as demo:
         evaluate_tab.build(services)
-    assert demo is not None
+    # The page offers the registry's systems and its Start button is wired to an event.
+    systems = next(b for b in demo.blocks.values()
+                   if isinstance(b, gr.CheckboxGroup) and b.label == "Systems")
+    assert [value for _, value in systems.choices] == ["attr", "attr2"] and systems.value == ["attr"]
+    start = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "evaluate-start")
+    assert any((start._id, "click") in fn.targets for fn in demo.fns.values())
     manager = evaluate_tab.run_manager(services)
     assert evaluate_tab.run_manager(services) is manager  # one manager per process
     run_id = evaluate_tab.start_run(manager, ["attr", "attr2"], "llm_us", 2, 3, 11, 4, False)

@@ -1,17 +1,17 @@
 """Importing CRSArena-Dial, DialogueKit and IARD files, and refusing broken ones whole."""
 
 import json
-from pathlib import Path
 
 import pytest
 
+from arena.config import ASSETS_DIR
 from arena.dialogue import Role, UserKind
 from arena.corpus.dialoguekit import DialogueImportError
 from arena.corpus.reading import load_dialogues
 from arena.corpus.records import import_dialogues
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-IARD = SHARED / "data" / "iard" / "formatted_IARD_annotated_partially.json"
+# The project ships IARD (origin and licence in assets/iard/README.md).
+IARD = ASSETS_DIR / "iard" / "formatted_IARD_annotated_partially.json"
 
 
 def crsarena_record(conv_id="kbrd_redial_u-1", sentiment="frustrated", **extra):
@@ -31,7 +31,6 @@ def crsarena_record(conv_id="kbrd_redial_u-1", sentiment="frustrated", **extra):
     return rec
 
 
-@pytest.mark.skipif(not IARD.exists(), reason="shared IARD data not present")
 def test_real_iard_file_imports_with_acts():
     dialogues = load_dialogues(IARD)
     assert len(dialogues) == 259

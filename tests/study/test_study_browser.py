@@ -6,18 +6,21 @@ Uses Debian's Chromium through Playwright."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from battle_support import FakeCatalogCRS, make_services
 from study_support import INSTRUCTED, publish
 from tests.support.asgi_server import running
-from tests.support.browser import PHONE, assert_fits, assert_no_toasts, shoot, wait_for_replies
+from tests.support.browser import PHONE, assert_fits, assert_no_toasts, expect, shoot, wait_for_replies
 from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PASSWORD = "correct horse battery staple"
 SHOWS = "([where, text]) => (document.querySelector(where)?.innerText || '').includes(text)"
+EMPTY = re.compile(r"^\s*$")  # an element showing nothing (whitespace at most)
 
 
 def chat_and_rate(page, text: str, sentiment: str) -> None:
@@ -84,8 +87,9 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         admin.locator("#studies-pick input").click()
         admin.get_by_role("option", name="pilot (version 1)").click()
         admin.wait_for_function(SHOWS, arg=["#studies-participants", worker.pseudonym])
-        table = admin.locator("#studies-participants").inner_text()
-        assert "completed" in table and "done" in table
+        table = admin.locator("#studies-participants")
+        expect(table).to_contain_text("completed", use_inner_text=True)
+        expect(table).to_contain_text("done", use_inner_text=True)
         shoot(admin, shots, "studies-tab")
 
 
@@ -120,34 +124,35 @@ def test_the_task_view_works_as_the_public_chat(slow_services, browser, tmp_path
         page.locator("#study-send-a").click()
         page.locator("#study-chat-a [data-testid='user']").get_by_text("A film about sharks").wait_for()
         page.locator("#study-chat-a .typing-indicator").wait_for()
-        assert page.locator("#study-send-a").is_disabled()
-        assert page.locator("#study-msg-a textarea").input_value() == ""
-        # While the system writes, no component of the task carries Gradio's progress overlay.
-        assert page.locator(f"#study-task {TRACKER}").count() > 0
-        assert page.locator(f"#study-task {TRACKER}:not(.hide)").count() == 0
+        expect(page.locator("#study-send-a")).to_be_disabled()
+        expect(page.locator("#study-msg-a textarea")).to_have_value("")
+        # While the system writes, no component of the task carries Gradio's progress overlay (Gradio keeps
+        # an overlay up for the whole event, so none shown while the indicator still is means none at all).
+        expect(page.locator(f"#study-task {TRACKER}").first).to_be_attached()
+        expect(page.locator(f"#study-task {TRACKER}:not(.hide)")).to_have_count(0)
+        expect(page.locator("#study-chat-a .typing-indicator")).to_be_visible()
         shoot(page, browser.shots, "study-typing")
         wait_for_replies(page, "#study-chat-a", 1)
-        assert page.locator("#study-send-a").is_enabled()
-        assert "Recommended" in page.locator("#study-items-a").inner_text()
-        assert page.locator("#study-items-a li").count() >= 1
+        expect(page.locator("#study-send-a")).to_be_enabled()
+        expect(page.locator("#study-items-a")).to_contain_text("Recommended", use_inner_text=True)
+        expect(page.locator("#study-items-a li").first).to_be_attached()
 
         # A verdict after one message of two: one line by the buttons, the unsent text kept, no toast.
         page.locator("#study-msg-a textarea").fill("Something older")
         page.locator("#study-satisfied-a").click()
         page.locator("#study-status-a").get_by_text("at least 2 messages").wait_for()
-        assert page.locator("#study-msg-a textarea").input_value() == "Something older"
-        assert page.locator("#study-verdict-a").inner_text().strip() == ""
+        expect(page.locator("#study-msg-a textarea")).to_have_value("Something older")
+        expect(page.locator("#study-verdict-a")).to_have_text(EMPTY, use_inner_text=True)
         assert_no_toasts(page, "a verdict too early")
         # Submitting before the verdict: one line by Submit; the earlier line is gone.
         page.locator("#study-submit").click()
         page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
-        assert page.locator("#study-status-a").inner_text().strip() == ""
-        assert page.locator("#study-msg-a textarea").input_value() == "Something older"
+        expect(page.locator("#study-status-a")).to_have_text(EMPTY, use_inner_text=True)
+        expect(page.locator("#study-msg-a textarea")).to_have_value("Something older")
         assert_no_toasts(page, "a submission before the verdict")
         # The chatbot's corner offers neither share nor clear (only each message's copy button).
-        corner = page.locator("#study-chat-a .top-panel button")
-        assert all(not corner.nth(i).is_visible() for i in range(corner.count()))
-        assert page.locator("#study-chat-a button[aria-label*='hare' i]").count() == 0
+        expect(page.locator("#study-chat-a .top-panel button:visible")).to_have_count(0)
+        expect(page.locator("#study-chat-a button[aria-label*='hare' i]")).to_have_count(0)
         shoot(page, browser.shots, "study-refused")
 
 
@@ -167,7 +172,7 @@ def test_a_battle_study_fits_a_phone(services, browser):
         page.locator("#study-choice").get_by_label("A tie").check()
         page.locator("#study-submit").click()
         page.locator("#study-submit-status").get_by_text("give your verdict").wait_for()
-        assert page.locator("#study-choice").get_by_label("A tie").is_checked()
+        expect(page.locator("#study-choice").get_by_label("A tie")).to_be_checked()
         page.locator("#study-frustrated-b").click()
         page.locator("#study-verdict-b").get_by_text("frustrated").wait_for()
         assert_fits(page, "a battle task at 400 px")
@@ -222,8 +227,8 @@ def test_a_finished_worker_is_forwarded_to_the_platform_with_the_code(services, 
         chat_and_rate(page, "A film about sharks, please", "satisfied")
         page.locator("#study-submit").click()
         page.locator("#study-done").get_by_text("CODE-7731").wait_for()  # shown first, the link kept
-        link = page.locator("#study-done a").get_attribute("href")
-        assert link == f"{base}/submissions/complete?cc=CODE-7731"
+        link = page.locator("#study-done a")
+        expect(link).to_have_attribute("href", f"{base}/submissions/complete?cc=CODE-7731")
         page.wait_for_url(f"{base}/submissions/complete?cc=CODE-7731", wait_until="load")
         assert "submission complete" in page.content()
         assert [p for p in seen if p != "/favicon.ico"] == ["/submissions/complete?cc=CODE-7731"]
@@ -247,7 +252,8 @@ def test_a_study_link_on_a_share_link_is_refused_in_one_line(services, browser):
         page.get_by_role("tab", name="Battle").wait_for()  # without a study the open arena loads as ever
         page.goto(f"http://127.0.0.1:{port}/?study=pilot&PROLIFIC_PID=5f1a2b", wait_until="load")
         page.locator("#study-refused").wait_for()
-        assert page.locator("body").inner_text().strip() == SHARE_STUDY_REFUSAL_TEXT
-        assert page.get_by_role("tab", name="Battle").count() == 0
+        only_the_refusal = re.compile(r"^\s*" + re.escape(SHARE_STUDY_REFUSAL_TEXT) + r"\s*$")
+        expect(page.locator("body")).to_have_text(only_the_refusal, use_inner_text=True)
+        expect(page.get_by_role("tab", name="Battle")).to_have_count(0)
     finally:
         demo.close()

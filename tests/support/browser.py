@@ -4,6 +4,11 @@
 each is a different browser with its own localStorage, unless a context is
 passed); the checks every browser test shares live here too: no Gradio error
 toast, no horizontal overflow, a screenshot kept for people to look at.
+
+Checks on what a page shows go through Playwright's `expect`, which retries until the page agrees or
+`TIMEOUT_MS` passes: a one-shot read (`inner_text()`, `is_enabled()`) can land in the middle of a
+redraw on a busy machine and fail for no reason. `expect(...).to_contain_text(..., use_inner_text=True)`
+reads the text as `inner_text()` does (what is rendered, without hidden elements and scripts).
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ from typing import Iterator, Optional
 
 import pytest
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 CHROMIUM = os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 400, "height": 860}
 # Gradio's error/warning toasts (what a refusal must never produce).
@@ -69,8 +77,9 @@ def screenshots_dir(tmp_path: Path) -> Path:
 
 
 def assert_no_toasts(page, after: str = "") -> None:
-    toasts = page.locator(TOASTS)
-    texts = [toasts.nth(i).inner_text() for i in range(toasts.count())]
+    # One look, on purpose: a toast closes by itself, so waiting for none would hide it. All texts are
+    # read at once, so a toast closing between counting and reading cannot stall the check.
+    texts = page.locator(TOASTS).all_inner_texts()
     assert not texts, f"error toast after {after or 'that action'}: {texts}"
 
 
