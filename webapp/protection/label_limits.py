@@ -84,20 +84,12 @@ class LabelGuard:
                 self._recent[key].append(now)
 
 
-def label_guard_for(services: Any) -> LabelGuard:
-    """One guard per Services (that is, per process)."""
-    guard = services.extras.get("label_guard")
-    if guard is None:
-        guard = services.extras.setdefault("label_guard", LabelGuard(services.settings))
-    return guard
-
-
 def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
                 keys: Optional[tuple[str, str]] = None) -> Admission:
     """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session); call the
     admission's `count` once the label is stored."""
     user_key, ip_key = keys if keys is not None else origin_keys_of(services, request)
-    return label_guard_for(services).admit(dialogue, user_key, ip_key)
+    return services.label_guard.admit(dialogue, user_key, ip_key)
 
 
 def flagged_labels(store: Any) -> list[dict[str, Any]]:

@@ -27,13 +27,13 @@ from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreError
 from arena.store.safety import BattleAlreadyVoted, save_battle_once
 from webapp.sessions import participants
-from webapp.sessions.pairing import NotEnoughSystems, SharedPairScheduler
+from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
 from webapp.protection.label_limits import admit_label
 from webapp.ui.parts.refusal import Refusal, refuse
 from webapp.sessions.turn_step import refused_when_full, stored_turn
 from webapp.ui.parts.render import escape_text, limit_status
-from webapp.protection.vote_limits import LimitReached, limiter_for, origin_keys_of
+from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
 log = logging.getLogger(__name__)
 
@@ -95,24 +95,9 @@ class BattleBook:
             self._sessions.pop(user_id, None)
 
 
-def book_for(services: Services) -> BattleBook:
-    book = services.extras.get("battle_book")
-    if book is None:
-        book = services.extras.setdefault("battle_book", BattleBook())
-    return book
-
-
-def scheduler_for(services: Services) -> SharedPairScheduler:
-    """One scheduler per Services, counting human battles stored or under way in any app process."""
-    scheduler = services.extras.get("pair_scheduler")
-    if scheduler is None:
-        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
-    return scheduler
-
-
 def release(services: Services, session: Optional[BattleSession]) -> None:
     if session is not None and session.vote is None:
-        scheduler_for(services).done(session.ticket)
+        services.pair_scheduler.done(session.ticket)
 
 
 def origin_keys(services: Services, request: Any, user_id: Optional[str] = None) -> tuple[str, str]:
@@ -123,7 +108,7 @@ def origin_keys(services: Services, request: Any, user_id: Optional[str] = None)
 
 def current(services: Services, user_id: str, request: Any = None) -> Optional[BattleSession]:
     """The participant's battle under way: the one in memory, else their unvoted battle in the store."""
-    book = book_for(services)
+    book = services.battle_book
     session = book.get(user_id)
     if session is not None or not participants.is_participant(user_id):
         return session
@@ -143,12 +128,12 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
     """Draw a pair, store both (empty) dialogues and keep the battle as the participant's current one."""
     user_key, ip_key = origin_keys(services, request, user_id)
     try:
-        limiter_for(services).check("battle", user_key, ip_key)
+        services.vote_limiter.check("battle", user_key, ip_key)
     except LimitReached as exc:
         raise refuse(str(exc)) from None
     try:
         with refused_when_full():  # drawing claims the pair in the store
-            (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
+            (crs_a, crs_b), ticket = services.pair_scheduler.draw(services.registry.available())
     except NotEnoughSystems:
         raise refuse("Battles are not possible right now (fewer than two systems are running). "
                      "Please try again later.") from None
@@ -168,13 +153,13 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
             services.store.save_dialogues(list(dialogues.values()))
     except Refusal:
         try:
-            scheduler_for(services).done(ticket)
+            services.pair_scheduler.done(ticket)
         except StoreError:  # the claim expires by itself if even this cannot be written
             pass
         raise
     session = BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
                             ip_key=ip_key)
-    return book_for(services).put(user_id, session)
+    return services.battle_book.put(user_id, session)
 
 
 def _session(session: Optional[BattleSession]) -> BattleSession:
@@ -258,7 +243,7 @@ def vote(
         if not session.both_rated():
             raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
         try:
-            admission = limiter_for(services).admit("vote", session.user_key, session.ip_key)
+            admission = services.vote_limiter.admit("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
             raise refuse(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
@@ -281,7 +266,7 @@ def vote(
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         try:
             with refused_when_full(a, b):  # one transaction: the vote and both dialogues, or nothing
-                scheduler_for(services).complete(session.ticket, save)
+                services.pair_scheduler.complete(session.ticket, save)
         except BattleAlreadyVoted:
             raise refuse("This battle already has a vote; press “New battle” for another.") from None
         admission.count()  # only a stored vote counts toward the limits

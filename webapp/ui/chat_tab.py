@@ -31,7 +31,7 @@ from webapp.ui.parts.render import (
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
 from webapp.sessions.turn_step import refused_when_full, stored_turn
-from webapp.sessions.turn_guard import guard_for, repeats_last_message
+from webapp.sessions.turn_guard import repeats_last_message
 
 CONSENT = (
     "By chatting you agree that the conversation and your feedback are stored and published as an open "
@@ -89,7 +89,7 @@ def send_message(
     if dialogue is None and session_key is None:
         raise refuse("Start a conversation first.")
     key = session_key or dialogue.dialogue_id
-    with guard_for(services.extras).step(key, text) as step:
+    with services.turn_guard.step(key, text) as step:
         if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
             # The page may still hold the state from before an event that ran first.
             dialogue = step.latest or dialogue
@@ -120,7 +120,7 @@ def give_feedback(
     if dialogue is None or not dialogue.utterances:
         raise refuse("Chat with the system before giving feedback.")
     # Waits for a reply still being written, so the feedback is stored after it.
-    with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
+    with services.turn_guard.step(session_key or dialogue.dialogue_id) as step:
         if dialogue.feedback is not None:
             raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
@@ -138,7 +138,7 @@ def give_feedback(
 
 def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
     """The participant's conversation under way: the one in memory, else the one in the store."""
-    with guard_for(services.extras).step(user_id) as step:
+    with services.turn_guard.step(user_id) as step:
         latest = step.latest
         if latest is not None and latest.feedback is None and latest.end_reason in (None, "max_turns"):
             return latest
@@ -206,7 +206,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     def skips(n: int) -> tuple[Any, ...]:
         return tuple(gr.skip() for _ in range(n))
 
-    guard = guard_for(services.extras)
+    guard = services.turn_guard
     outputs = [dialogue_state, chatbot, items_box, status, message, send_button, satisfied, frustrated]
     new_outputs = outputs + [comment, scores_box, core_plot, *panel.outputs]
 

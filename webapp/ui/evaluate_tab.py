@@ -32,14 +32,6 @@ INTRO = (
 )
 
 
-def run_manager(services: Services) -> RunManager:
-    """The process-wide run manager, kept on the services object."""
-    manager = services.extras.get("evaluation_runs")
-    if manager is None:
-        manager = services.extras.setdefault("evaluation_runs", RunManager.from_services(services))
-    return manager
-
-
 def simulator_choices() -> list[tuple[str, str]]:
     return [(label, kind) for kind, label in KINDS.items()]
 
@@ -130,7 +122,7 @@ def start_run(manager: RunManager, systems: list[str], simulator: str, n: float,
 
 
 def build(services: Services) -> None:
-    manager = run_manager(services)
+    manager = services.evaluation_runs
     systems = services.registry.available()
     gr.Markdown(INTRO)
     system_health.build(services)
