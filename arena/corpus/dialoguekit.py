@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import ValidationError
 
@@ -165,12 +165,6 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
     if u.ratings:
         rec["ratings"] = [_rating_record(r, pseudonymise) for r in u.ratings]
     return rec
-
-
-def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Callable[[str], str]] = None,
-                      indent: Optional[int] = 2) -> str:
-    """A JSON list of records, as CRSArena-Dial ships its files."""
-    return json.dumps([to_dialoguekit(d, pseudonymise) for d in dialogues], indent=indent, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------
