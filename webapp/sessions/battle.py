@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
+
+from cachetools import LRUCache
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.runner import MessageRejected, finish_dialogue, validate_message
@@ -70,24 +71,17 @@ class BattleBook:
     """Each participant's battle under way (the latest they started), shared by their tabs and reloads."""
 
     def __init__(self, limit: int = MAX_BATTLES_KEPT):
-        self._limit = limit
-        self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, BattleSession] = OrderedDict()
+        self._lock = threading.Lock()  # cachetools' caches are not thread-safe
+        self._sessions: LRUCache[str, BattleSession] = LRUCache(maxsize=limit)
 
     def get(self, user_id: str) -> Optional[BattleSession]:
         with self._lock:
-            session = self._sessions.get(user_id)
-            if session is not None:
-                self._sessions.move_to_end(user_id)
-            return session
+            return self._sessions.get(user_id)
 
     def put(self, user_id: str, session: BattleSession) -> BattleSession:
         """Keep `session` as the participant's battle (a new battle replaces the one before)."""
         with self._lock:
             self._sessions[user_id] = session
-            self._sessions.move_to_end(user_id)
-            while len(self._sessions) > self._limit:
-                self._sessions.popitem(last=False)
             return session
 
     def forget(self, user_id: str) -> None:
