@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
 from arena import retrieval
 from arena.config import Settings
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.protection.label_limits import LabelGuard
     from webapp.protection.vote_limits import VoteLimiter
     from webapp.runs.evaluation import RunManager
-    from webapp.sessions.battle import BattleBook
+    from webapp.sessions.battle_state import BattleBook
     from webapp.sessions.pairing import SharedPairScheduler
     from webapp.sessions.turn_guard import TurnGuard
 
@@ -79,7 +79,7 @@ class Services:
     @property
     def battle_book(self) -> "BattleBook":
         """Each participant's current battle, so a reload resumes it."""
-        from webapp.sessions.battle import BattleBook
+        from webapp.sessions.battle_state import BattleBook
         return self._once("battle_book", BattleBook)
 
     @property
@@ -113,8 +113,14 @@ class Services:
     @property
     def evaluation_runs(self) -> "RunManager":
         """Simulated evaluation runs started from the Evaluate tab, running in the background."""
+        return self._once("evaluation_runs", self.run_manager)
+
+    def run_manager(self, **options: Any) -> "RunManager":
+        """A new run manager over these services' store, systems, LLM and scorer (`options`: the
+        engine and its settings, see `RunManager`); the app's own is `evaluation_runs`."""
         from webapp.runs.evaluation import RunManager
-        return self._once("evaluation_runs", lambda: RunManager.from_services(self))
+        return RunManager(store=self.store, registry=self.registry, llm=self.llm, settings=self.settings,
+                          scorer=self.scorer, **options)
 
     def runner_for(self, crs_name: str) -> DialogueRunner:
         return DialogueRunner(

@@ -3,7 +3,8 @@
 - `turn_step`: one stored conversation turn (the runner's step, with a full store refused in words)
 - `turn_guard`: one step at a time per browser session
 - `idempotent_sends`: a repeated send with the same client message id stores nothing
-- `battle`: a battle's rules (start, turn, rating, vote, reveal); `pairing` chooses its two systems
+- `battle`: a battle's rules (start, turn, rating, vote, reveal); `battle_state`: a battle under way and
+  each participant's current one; `pairing` chooses its two systems
 - `study`: a study's rules (link, consent, tasks, attention check, completion)
 - `participants`: one pseudonymous participant per browser, their dialogues, what a reload resumes
 """

@@ -3,7 +3,7 @@
 A battle's systems are drawn by `webapp.sessions.pairing` (least-played pair first,
 sides at random) and stay on the server: the page only ever sees "System A"
 and "System B" until the vote is stored. Each participant has at most one
-battle under way, kept in `BattleBook` under their id, so a reload (or a
+battle under way, kept in `webapp.sessions.battle_state.BattleBook` under their id, so a reload (or a
 second tab of the same browser) finds the same `BattleSession` object, with
 its locks, instead of a copy. Both dialogues are stored when the battle
 starts; after a restart of the app a participant's unvoted battle is rebuilt
@@ -16,18 +16,14 @@ participant; the tab shows them in the pane's status line.
 from __future__ import annotations
 
 import logging
-import threading
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Optional
 
-from cachetools import LRUCache
-
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
 from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreError
 from arena.store.safety import BattleAlreadyVoted, save_battle_once
 from webapp.sessions import participants
+from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
 from webapp.protection.label_limits import admit_label
@@ -37,57 +33,6 @@ from webapp.ui.parts.render import escape_text, limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
 log = logging.getLogger(__name__)
-
-SIDES = ("A", "B")
-# Battles kept in memory at most (one per participant); the least recently used are forgotten first
-# (their dialogues are in the store, so a later visit rebuilds them).
-MAX_BATTLES_KEPT = 10_000
-
-
-@dataclass
-class BattleSession:
-    battle_id: str
-    ticket: Optional[str]
-    dialogues: dict[str, Dialogue]  # side -> dialogue
-    vote: Optional[Vote] = None
-    started_at: datetime = field(default_factory=utc_now)
-    user_key: str = "user:unknown"  # hashed participant (or session) and IP (webapp.protection.vote_limits.origin_key)
-    ip_key: str = "ip:unknown"
-    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
-
-    def rated(self, side: str) -> bool:
-        return self.dialogues[side].feedback is not None
-
-    def both_rated(self) -> bool:
-        return all(self.rated(s) for s in SIDES)
-
-    def answering(self, side: str) -> bool:
-        return self.busy[side].locked()
-
-
-class BattleBook:
-    """Each participant's battle under way (the latest they started), shared by their tabs and reloads."""
-
-    def __init__(self, limit: int = MAX_BATTLES_KEPT):
-        self._lock = threading.Lock()  # cachetools' caches are not thread-safe
-        self._sessions: LRUCache[str, BattleSession] = LRUCache(maxsize=limit)
-
-    def get(self, user_id: str) -> Optional[BattleSession]:
-        with self._lock:
-            return self._sessions.get(user_id)
-
-    def put(self, user_id: str, session: BattleSession) -> BattleSession:
-        """Keep `session` as the participant's battle (a new battle replaces the one before)."""
-        with self._lock:
-            self._sessions[user_id] = session
-            return session
-
-    def forget(self, user_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(user_id, None)
-
 
 def release(services: Services, session: Optional[BattleSession]) -> None:
     if session is not None and session.vote is None:
