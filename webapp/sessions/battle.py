@@ -19,16 +19,14 @@ import logging
 from typing import Any, Optional
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
-from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreError
 from arena.store.safety import BattleAlreadyVoted, save_battle_once
 from webapp.sessions import participants
 from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
-from webapp.protection.label_limits import admit_label
 from webapp.ui.parts.refusal import Refusal, refuse
-from webapp.sessions.turn_step import refused_when_full, stored_turn
+from webapp.sessions.turn_step import checked_message, refused_when_full, store_label, stored_turn
 from webapp.ui.parts.render import escape_text, limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
@@ -122,10 +120,7 @@ def check_send(services: Services, session: Optional[BattleSession], side: str, 
         )
     if session.answering(side):
         raise refuse(f"System {side} is still answering your previous message.")
-    try:
-        return validate_message(text, services.settings.max_message_chars)
-    except MessageRejected as exc:
-        raise refuse(str(exc)) from None
+    return checked_message(services, text)
 
 
 def send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
@@ -155,18 +150,12 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
     if not dialogue.utterances:
         raise refuse(f"Chat with System {side} before rating it.")
     with session.busy[side]:  # never while a reply is being written into the dialogue
-        with refused_when_full(dialogue):  # unsaved, the pane stays open to be rated again
-            with session.lock:
-                if session.rated(side):
-                    raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
-                try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
-                    admission = admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
-                except LimitReached as exc:
-                    raise refuse(str(exc)) from None
-                finish_dialogue(dialogue, sentiment)
-            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
-            services.dialogue_finished(dialogue)
-            admission.count()  # only a stored label counts toward the limits
+        with session.lock:
+            if session.rated(side):
+                raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is
+            # in. Unsaved (a full store), the pane stays open to be rated again.
+            store_label(services, dialogue, sentiment, keys=(session.user_key, session.ip_key))
     with session.lock:
         return session.both_rated()
 
