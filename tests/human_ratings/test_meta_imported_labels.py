@@ -10,7 +10,7 @@ import math
 import pytest
 
 from evaluators.cli import main
-from tests.ratings.crsarena_eval_files import eval_records, write, write_corpus
+from tests.human_ratings.crsarena_eval_files import eval_records, write, write_corpus
 
 # RDL per dialogue (accepting user utterances / utterances): kbrd 1/4, barcor 1/6, unicrs 0, chatcrs 0;
 # task_completion 2, 1.5, 0, 0.5. Ranks of RDL 4 3 1.5 1.5 (deviations 1.5 .5 -1 -1, squares 4.5), of

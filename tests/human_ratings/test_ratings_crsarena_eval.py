@@ -11,7 +11,7 @@ import pytest
 from arena.corpus.cli import main as corpus_main
 from arena.store import Store
 from evaluators.cli import main
-from tests.ratings.crsarena_eval_files import DIAL_KEYS, DIAL_LABELS, TURN_LABELS, eval_records, \
+from tests.human_ratings.crsarena_eval_files import DIAL_KEYS, DIAL_LABELS, TURN_LABELS, eval_records, \
     write, write_corpus
 
 
