@@ -8,7 +8,7 @@ from battle_support import FakeCatalogCRS, make_services
 
 from arena.runner import POLITE_ERROR, POLITE_TIMEOUT
 from webapp.sessions.battle import rate, reveal_markdown, send, start_battle, vote
-from webapp.ui.parts.refusal import Refusal
+from webapp.sessions.refusal import Refusal
 
 
 def play(services, session, choice="A", comment="ok"):

@@ -24,7 +24,7 @@ from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
 from arena.store import Store, StoreFull, is_disk_full  # noqa: E402
 from webapp.sessions import chat  # noqa: E402
 from webapp.sessions.battle import rate, send, start_battle, vote  # noqa: E402
-from webapp.ui.parts.refusal import Refusal  # noqa: E402
+from webapp.sessions.refusal import Refusal  # noqa: E402
 from webapp.sessions.turn_step import STORAGE_FULL, refused_when_full  # noqa: E402
 
 BIG = 12_000  # characters: more than the free room on the database's last page
@@ -147,7 +147,7 @@ EXPORT_UNDER_A_FILE_SIZE_LIMIT = textwrap.dedent("""
     import resource, signal, sys
     from arena.corpus.bundle import export_bundle
     from arena.store import Store
-    from webapp.ui.parts.refusal import Refusal
+    from webapp.sessions.refusal import Refusal
     from webapp.sessions.turn_step import refused_when_full
 
     store = Store(sys.argv[1])

@@ -16,7 +16,7 @@ from arena.store.studies import cell_fill, finish_task, get_participant, list_pa
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
-from webapp.ui.parts.refusal import Refusal
+from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str, study: str = "pilot") -> dict:

@@ -9,7 +9,7 @@ its locks, instead of a copy. Both dialogues are stored when the battle
 starts; after a restart of the app a participant's unvoted battle is rebuilt
 from the store (`webapp.sessions.participants.open_battle`).
 
-Every refusal raises `Refusal` (webapp.ui.parts.refusal) with words for the
+Every refusal raises `Refusal` (webapp.sessions.refusal) with words for the
 participant; the tab shows them in the pane's status line.
 """
 
@@ -25,7 +25,7 @@ from webapp.sessions import participants
 from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
-from webapp.ui.parts.refusal import Refusal, refuse
+from webapp.sessions.refusal import Refusal, refuse
 from webapp.sessions.turn_step import checked_message, refused_when_full, store_label, stored_turn
 from webapp.ui.parts.render import escape_text, limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of

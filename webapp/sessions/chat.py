@@ -18,7 +18,7 @@ from webapp.sessions import participants
 from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.sessions.turn_guard import repeats_last_message
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
-from webapp.ui.parts.refusal import Refusal, refuse
+from webapp.sessions.refusal import Refusal, refuse
 from webapp.ui.parts.render import escape_text, limit_status
 
 

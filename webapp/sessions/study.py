@@ -29,7 +29,7 @@ from arena.store.studies import (
 )
 from webapp.services import Services
 from webapp.ui.parts.aspect_form import rate_dialogue
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")

@@ -30,7 +30,7 @@ from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, valida
 from arena.store import StoreFull, is_disk_full
 from webapp.protection.label_limits import admit_label
 from webapp.protection.vote_limits import LimitReached
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 
 log = logging.getLogger(__name__)
 

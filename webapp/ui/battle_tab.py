@@ -25,7 +25,8 @@ from webapp.sessions.battle import (
 )
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
-from webapp.ui.parts.refusal import Refusal, notice
+from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )

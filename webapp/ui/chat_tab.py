@@ -20,7 +20,8 @@ from webapp.services import Services
 from webapp.sessions.chat import check_send, give_feedback, resumable, send_message, start_conversation, system_choices
 from webapp.ui.parts import aspect_form
 from webapp.ui.parts.participant import ParticipantSlot, user_of
-from webapp.ui.parts.refusal import Refusal, notice
+from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items, limit_status,
 )

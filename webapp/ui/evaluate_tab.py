@@ -18,7 +18,7 @@ from gradio.context import Context
 from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
 from webapp.ui.parts import system_health
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 from simulators import KINDS, NEEDS_LLM
 
 TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",

@@ -17,7 +17,7 @@ from webapp.protection.moderation import ModerationError, delete, delete_user, h
 from webapp.services import Services
 from arena.text_safety import escape_markdown
 from arena.store.safety import failed_jobs, flagged_votes, moderation_entries, scoring_counts
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 
 
 def actor_of(request: Optional[gr.Request]) -> str:

@@ -17,7 +17,8 @@ import gradio as gr
 
 from arena.aspects import AspectForm, load_form
 from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
-from webapp.ui.parts.refusal import Refusal, notice, refuse
+from webapp.sessions.refusal import Refusal, refuse
+from webapp.ui.parts.refusal import notice
 from webapp.sessions.turn_step import refused_when_full
 
 SKIPPED = "Skipped; thank you all the same."
