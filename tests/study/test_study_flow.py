@@ -177,7 +177,7 @@ def test_bad_links_are_one_clear_line(services):
 
 
 def test_the_aspect_form_answers_are_stored_with_the_task(services):
-    from webapp.ui.parts.aspect_form import form_for
+    from webapp.sessions.aspect_ratings import form_for
 
     publish(services, aspects="default", tasks_per_participant=1)
     form = form_for(services)

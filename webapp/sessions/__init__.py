@@ -9,5 +9,6 @@
   each participant's current one; `pairing` chooses its two systems
 - `study`: a study's rules (link, consent, tasks, attention check, completion)
 - `participants`: one pseudonymous participant per browser, their dialogues, what a reload resumes
+- `aspect_ratings`: the rating form's answers stored on a dialogue or one reply
 - `refusal`: the `Refusal` a rule raises, in words for the participant (the page shows it)
 """

@@ -28,7 +28,7 @@ from arena.store.studies import (
     save_participant, study_text,
 )
 from webapp.services import Services
-from webapp.ui.parts.aspect_form import rate_dialogue
+from webapp.sessions.aspect_ratings import rate_dialogue
 from webapp.sessions.refusal import refuse
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 

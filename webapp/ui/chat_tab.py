@@ -18,6 +18,7 @@ import gradio as gr
 from arena.dialogue import Dialogue
 from webapp.services import Services
 from webapp.sessions.chat import check_send, give_feedback, resumable, send_message, start_conversation, system_choices
+from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
@@ -38,7 +39,7 @@ NO_SYSTEMS = "No system is available right now; please come back a little later.
 def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
     user_state = participant.user if participant is not None else gr.State(None)
     choices = system_choices(services)
-    form = aspect_form.form_for(services)
+    form = aspect_ratings.form_for(services)
     dialogue_state = gr.State(None)
     gr.Markdown(f"Chat with one system about movies. {CONSENT}")
     with gr.Row(equal_height=True):
@@ -53,7 +54,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         with gr.Column(scale=3, min_width=300):
             chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
                                  buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
-                                 feedback_options=tuple(aspect_form.reply_options(form)) or None)
+                                 feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
                                  max_lines=6, interactive=ready, elem_id="chat-msg")
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
@@ -188,17 +189,20 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     def on_aspects(dialogue: Optional[Dialogue], *answers: Any) -> tuple[Any, ...]:
         rater = dialogue.user.id if dialogue is not None else "anonymous"
         try:
-            saved = aspect_form.rate_dialogue(services, dialogue, answers, rater)
+            saved = aspect_ratings.rate_dialogue(services, dialogue, answers, rater)
         except Refusal as exc:  # the answers stay picked
             return panel.keep(notice(exc))
         return panel.hide(saved)
 
     panel.save.click(on_aspects, [dialogue_state, *panel.inputs], panel.outputs, api_name="chat_aspects")
-    panel.skip.click(lambda: panel.hide(aspect_form.SKIPPED), None, panel.outputs, api_visibility="private")
+    panel.skip.click(lambda: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs, api_visibility="private")
 
     def on_reply_rating(dialogue: Optional[Dialogue], data: gr.LikeData) -> str:
         rater = dialogue.user.id if dialogue is not None else "anonymous"
-        return aspect_form.rate_reply(services, dialogue, data.index, data.liked, rater)
+        try:
+            return aspect_ratings.rate_reply(services, dialogue, data.index, data.liked, rater)
+        except Refusal as exc:  # a full store
+            return notice(exc)
 
     if form.utterance:
         chatbot.like(on_reply_rating, [dialogue_state], [status], api_visibility="private")
