@@ -1,4 +1,9 @@
-"""What the leaderboard and the exports may count.
+"""What the leaderboard and the exports may count: one module, used by both.
+
+* Whose data (`Participants`): one crowd (the open arena or one study, never
+  mixed), one audience (people or simulators), without left-out users (a
+  study's flagged workers). The leaderboard, a study's results and the exports
+  select with it.
 
 * Hidden dialogues (moderation) are left out everywhere, with the votes of
   their battles.
@@ -20,21 +25,53 @@ A turn a system could not answer (an external server timed out, answered 5xx or 
 any system raised) is recorded on the dialogue (`Utterance.error`, see `arena.runner`). Such a
 dialogue says nothing about how good the system is when it works: its satisfaction rating is
 not counted, and the battle it was part of is void (its vote is kept in the store and in
-exports, marked in its `flagged` column by `arena.corpus.bundle`, but counts for neither side). The other pane's conversation was unaffected and still
-counts for its own system's satisfaction.
+exports, marked `VOID_FLAG` in its `flagged` column (`void_votes`), but counts for neither side). The
+other pane's conversation was unaffected and still counts for its own system's satisfaction.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Optional
 
-from arena.dialogue import Dialogue, Vote
+from arena.dialogue import Dialogue, UserKind, Vote
 from arena.store import Store
 from arena.rater_sequential_test import flagged_raters
+from arena.study import crowd_of_dialogue, crowd_of_vote
 
 # Metadata key of a dialogue whose satisfaction label is flagged; its value says why.
 LABEL_FLAG = "label_flag"
+# The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
+VOID_FLAG = "void: a system failed a turn"
+USER_KINDS = tuple(kind.value for kind in UserKind)  # the audiences: ("human", "simulator")
+
+
+@dataclass(frozen=True)
+class Participants:
+    """Whose dialogues and votes count: one crowd ("open" or a study's id; None: every crowd), one
+    audience (`user_kind` "human" or "simulator"; None: both), never `left_out_users` (stored user ids)."""
+
+    crowd: Optional[str] = None
+    user_kind: Optional[str] = None
+    left_out_users: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.user_kind is not None and self.user_kind not in USER_KINDS:
+            raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {self.user_kind!r}")
+
+    def keeps_dialogue(self, d: Dialogue) -> bool:
+        return ((self.crowd is None or crowd_of_dialogue(d) == self.crowd)
+                and (self.user_kind is None or d.user.kind.value == self.user_kind)
+                and d.user.id not in self.left_out_users)
+
+    def keeps_vote(self, v: Vote) -> bool:
+        kind = v.user_kind.value if isinstance(v.user_kind, UserKind) else str(v.user_kind)
+        return ((self.crowd is None or crowd_of_vote(v) == self.crowd)
+                and (self.user_kind is None or kind == self.user_kind)
+                and v.user_id not in self.left_out_users)
+
+    def select(self, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
+        return [d for d in dialogues if self.keeps_dialogue(d)], [v for v in votes if self.keeps_vote(v)]
 
 
 @dataclass(frozen=True)
@@ -90,10 +127,16 @@ def visibility(store: Store, votes: Iterable[Vote] = ()) -> Visibility:
                       in_flagged_battle=in_flagged)
 
 
+def void_votes(dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> dict[str, str]:
+    """vote id -> `VOID_FLAG` for each vote of a battle where a system failed a turn (either of its
+    dialogues among `dialogues` has a failed turn)."""
+    failed = {d.dialogue_id for d in dialogues if d.system_failed()}
+    return {v.vote_id: VOID_FLAG for v in votes if v.dialogue_a in failed or v.dialogue_b in failed}
+
+
 def counted(dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
     """The dialogues and votes the leaderboard counts: none with a failed system turn, no vote of
-    a battle where either side failed."""
-    dialogues = list(dialogues)
-    failed = {d.dialogue_id for d in dialogues if d.system_failed()}
-    kept_votes = [v for v in votes if v.dialogue_a not in failed and v.dialogue_b not in failed]
-    return [d for d in dialogues if d.dialogue_id not in failed], kept_votes
+    a battle where either side failed (`void_votes`)."""
+    dialogues, votes = list(dialogues), list(votes)
+    void = void_votes(dialogues, votes)
+    return [d for d in dialogues if not d.system_failed()], [v for v in votes if v.vote_id not in void]

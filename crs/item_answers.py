@@ -16,7 +16,6 @@ from arena.catalog import CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from crs.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
 
-KIND_WORDS = {"film": "film", "series": "TV series", "book": "book"}
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",
     "Glad I could help. Enjoy, and goodbye!",
@@ -24,10 +23,6 @@ FAREWELLS = (
 )
 BOOK_FAREWELL = "You're welcome, happy reading! Goodbye."
 FOLLOW_UP = "Would you like more like it, or something different?"
-
-
-def kind_word(item: CatalogItem) -> str:
-    return KIND_WORDS.get(item.kind, "title")
 
 
 def _names(names: Sequence[str], limit: int = 3) -> str:

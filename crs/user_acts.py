@@ -92,10 +92,6 @@ _ORDINAL = re.compile(r"\b(the )?(" + "|".join(ORDINALS) + r")( one)?\b", re.IGN
 _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", re.IGNORECASE)
 
 
-def last_user_text(dialogue: Dialogue) -> str:
-    return next((u.text for u in reversed(dialogue.utterances) if u.role == Role.USER), "")
-
-
 def is_closing(text: str) -> bool:
     """"Thanks, bye", "that's all, thank you": the user is done."""
     if FAREWELL.search(text):

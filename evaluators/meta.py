@@ -10,8 +10,11 @@ RDL paper's Table 2 reports 0.78 for RDL on the CRS Arena dialogues.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from typing import Any, Iterable, Optional, Sequence
+
+from scipy.stats import kendalltau
 
 from arena.dialogue import Dialogue
 from arena.study import OPEN_CROWD, crowd_of_dialogue
@@ -21,26 +24,16 @@ NOT_METRICS = {"acts"}
 
 
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
-    """Kendall's tau-b (ties in either ranking handled); None if undefined."""
+    """Kendall's tau-b (ties in either ranking handled; scipy's default variant); None if undefined
+    (fewer than two pairs, or one ranking all ties)."""
     if len(x) != len(y):
         raise ValueError("x and y must have the same length")
-    n = len(x)
-    concordant = discordant = ties_x = ties_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                ties_x += 1
-            elif dy == 0:
-                ties_y += 1
-            elif (dx > 0) == (dy > 0):
-                concordant += 1
-            else:
-                discordant += 1
-    denom = math.sqrt((concordant + discordant + ties_x) * (concordant + discordant + ties_y))
-    return (concordant - discordant) / denom if denom else None
+    if len(x) < 2:
+        return None
+    with warnings.catch_warnings():  # a constant ranking is "undefined" here, not a warning
+        warnings.simplefilter("ignore")
+        tau = kendalltau(x, y, variant="b").statistic
+    return None if math.isnan(tau) else float(tau)
 
 
 def metric_names(dialogues: Iterable[Dialogue]) -> list[str]:

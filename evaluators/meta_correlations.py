@@ -36,6 +36,7 @@ from scipy import stats
 
 from arena.aspects import AspectForm, load_form, mean_values
 from arena.dialogue import Dialogue, Role
+from evaluators.bootstrap import percentile_interval, resample_indices
 from evaluators.meta import NOT_METRICS, SATISFACTION, kendall_tau
 from evaluators.metrics import MissingActs, recommendation_rounds
 
@@ -176,19 +177,12 @@ def bootstrap_intervals(x: Sequence[float], y: Sequence[float], *, rounds: int =
     n = len(x)
     if n < MIN_PAIRS:
         return {"spearman": None, "pearson": None}
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(rounds, n))
+    idx = resample_indices(n, rounds, seed)
     found = {
         "pearson": _rowwise_pearson(np.asarray(x, float)[idx], np.asarray(y, float)[idx]),
         "spearman": _rowwise_pearson(resample_ranks(x, idx), resample_ranks(y, idx)),
     }
-    tail = (1 - confidence) / 2 * 100
-    out: dict[str, Optional[tuple[float, float]]] = {}
-    for name, values in found.items():
-        values = values[np.isfinite(values)]
-        out[name] = (float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))) \
-            if len(values) else None
-    return out
+    return {name: percentile_interval(values, confidence) for name, values in found.items()}
 
 
 def _pairs(rows: list[tuple[dict[str, float], dict[str, float]]], metric: str, aspect: str

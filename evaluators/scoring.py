@@ -72,10 +72,6 @@ def register(group: MetricGroup) -> MetricGroup:
     return group
 
 
-def available_metrics() -> list[str]:
-    return list(REGISTRY)
-
-
 def parse_metrics(spec: str) -> list[str]:
     names = [m.strip() for m in spec.split(",") if m.strip()]
     unknown = [m for m in names if m not in REGISTRY]

@@ -3,13 +3,21 @@
 The Gradio layer receives one `Services` object; nothing in the UI is a
 module-level global. Tests build their own `Services` with a fake LLM and
 fake systems.
+
+Besides the settings, store, LLM, systems and scorer, a `Services` holds the
+per-process state of the participant sessions and their protection (the turn
+guard, the battle book, the pair scheduler, the vote and label limiters, the
+origin salt) and the evaluation run manager. Each is a typed attribute made on
+first use, once per `Services`: several need the store, some start threads,
+and a test that never opens a battle should not build a scheduler.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
 from arena import retrieval
 from arena.config import Settings
@@ -21,6 +29,16 @@ from arena.store import Store
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
+
+if TYPE_CHECKING:  # the session and protection modules import this one
+    from webapp.protection.label_limits import LabelGuard
+    from webapp.protection.vote_limits import VoteLimiter
+    from webapp.runs.evaluation import RunManager
+    from webapp.sessions.battle_state import BattleBook
+    from webapp.sessions.pairing import SharedPairScheduler
+    from webapp.sessions.turn_guard import TurnGuard
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +58,68 @@ class Services:
     llm: LLMClient
     registry: CRSRegistry
     scorer: Optional[BackgroundScorer] = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    # The per-process parts below are made on first use (see `_once`); a test may set one beforehand.
+    _parts: dict[str, object] = field(default_factory=dict, repr=False)
+    _parts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def _once(self, name: str, make: Callable[[], T]) -> T:
+        """The part called `name`, made by `make` the first time; concurrent first uses get one object."""
+        with self._parts_lock:
+            if name not in self._parts:
+                self._parts[name] = make()
+            return self._parts[name]  # type: ignore[return-value]
+
+    @property
+    def turn_guard(self) -> "TurnGuard":
+        """Serialises the steps of one browser session and recognises a message sent twice."""
+        from webapp.sessions.turn_guard import TurnGuard
+        return self._once("turn_guard", TurnGuard)
+
+    @property
+    def battle_book(self) -> "BattleBook":
+        """Each participant's current battle, so a reload resumes it."""
+        from webapp.sessions.battle_state import BattleBook
+        return self._once("battle_book", BattleBook)
+
+    @property
+    def pair_scheduler(self) -> "SharedPairScheduler":
+        """Chooses a battle's two systems, counting battles stored or under way in any app process."""
+        from webapp.sessions.pairing import SharedPairScheduler
+        return self._once("pair_scheduler", lambda: SharedPairScheduler(self.store))
+
+    @pair_scheduler.setter
+    def pair_scheduler(self, scheduler: "SharedPairScheduler") -> None:
+        with self._parts_lock:
+            self._parts["pair_scheduler"] = scheduler
+
+    @property
+    def vote_limiter(self) -> "VoteLimiter":
+        """Battles and votes per user and per network in a time window."""
+        from webapp.protection.vote_limits import Limits, VoteLimiter
+        return self._once("vote_limiter", lambda: VoteLimiter(Limits.from_settings(self.settings)))
+
+    @property
+    def label_guard(self) -> "LabelGuard":
+        """Limits on how fast a person labels dialogues, and the flag on labels that look careless."""
+        from webapp.protection.label_limits import LabelGuard
+        return self._once("label_guard", lambda: LabelGuard(self.settings))
+
+    @property
+    def origin_salt(self) -> str:
+        """The database's own secret that salts hashed user and network keys."""
+        return self._once("origin_salt", lambda: self.store.get_or_create_secret("origin_salt"))
+
+    @property
+    def evaluation_runs(self) -> "RunManager":
+        """Simulated evaluation runs started from the Evaluate tab, running in the background."""
+        return self._once("evaluation_runs", self.run_manager)
+
+    def run_manager(self, **options: Any) -> "RunManager":
+        """A new run manager over these services' store, systems, LLM and scorer (`options`: the
+        engine and its settings, see `RunManager`); the app's own is `evaluation_runs`."""
+        from webapp.runs.evaluation import RunManager
+        return RunManager(store=self.store, registry=self.registry, llm=self.llm, settings=self.settings,
+                          scorer=self.scorer, **options)
 
     def runner_for(self, crs_name: str) -> DialogueRunner:
         return DialogueRunner(

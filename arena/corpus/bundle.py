@@ -33,8 +33,8 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
 from arena.files import atomic_path
 from arena.store import Store
-from arena.study import STUDY_VERSION_KEY, crowd_of_dialogue, crowd_of_vote
-from arena.counting import visibility
+from arena.study import STUDY_VERSION_KEY, crowd_of_vote
+from arena.counting import VOID_FLAG, Participants, visibility, void_votes
 
 LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"
@@ -68,15 +68,17 @@ class ExportFilter:
         if self.user_kind is not None:
             UserKind(self.user_kind)  # raises ValueError on anything else
 
+    @property
+    def participants(self) -> Participants:
+        """The crowd, audience and left-out users, as the leaderboard selects them (`arena.counting`)."""
+        return Participants(crowd=self.crowd, user_kind=self.user_kind, left_out_users=self.left_out_users)
+
     def keeps_dialogue(self, d: Dialogue) -> bool:
-        return (self.crs_ids is None or d.crs_id in self.crs_ids) and (
-            self.user_kind is None or d.user.kind.value == self.user_kind
-        ) and (self.crowd is None or crowd_of_dialogue(d) == self.crowd) and d.user.id not in self.left_out_users
+        return (self.crs_ids is None or d.crs_id in self.crs_ids) and self.participants.keeps_dialogue(d)
 
     def keeps_vote(self, v: Vote) -> bool:
-        return (self.crs_ids is None or v.crs_a in self.crs_ids or v.crs_b in self.crs_ids) and (
-            self.user_kind is None or v.user_kind.value == self.user_kind
-        ) and (self.crowd is None or crowd_of_vote(v) == self.crowd) and v.user_id not in self.left_out_users
+        return (self.crs_ids is None or v.crs_a in self.crs_ids or v.crs_b in self.crs_ids) \
+            and self.participants.keeps_vote(v)
 
     def describe(self) -> str:
         systems = ", ".join(self.crs_ids) if self.crs_ids is not None else "all"
@@ -85,9 +87,6 @@ class ExportFilter:
         )
         crowd = "" if self.crowd is None else f"; crowd: {self.crowd}"
         return f"systems: {systems}; users: {users}{crowd}"
-
-
-VOID_FLAG = "void: a system failed a turn"
 
 
 @dataclass
@@ -110,11 +109,8 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
     )) if flt.keeps_dialogue(d)]
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
-    flags = dict(seen.flags)
-    failed = {d.dialogue_id for d in dialogues if d.system_failed()}
-    for v in votes:  # a battle where a system failed a turn is void (the leaderboard leaves it out)
-        if v.vote_id not in flags and (v.dialogue_a in failed or v.dialogue_b in failed):
-            flags[v.vote_id] = VOID_FLAG
+    # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
+    flags = {**void_votes(dialogues, votes), **seen.flags}
     return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags)
 
 

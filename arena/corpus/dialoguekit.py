@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import ValidationError
 
@@ -207,12 +207,6 @@ def _own_slot(value: list[Any]) -> list[Any]:
     if len(value) == 4 and value[2] is None and value[3] is None:
         return list(value[:2])
     return value
-
-
-def dumps_dialoguekit(dialogues: Iterable[Dialogue], pseudonymise: Optional[Callable[[str], str]] = None,
-                      indent: Optional[int] = 2) -> str:
-    """A JSON list of records, as CRSArena-Dial ships its files."""
-    return json.dumps([to_dialoguekit(d, pseudonymise) for d in dialogues], indent=indent, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------

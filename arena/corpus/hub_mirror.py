@@ -202,6 +202,11 @@ class HubMirror:
         return self
 
     def _loop(self) -> None:
+        # Why not `huggingface_hub.CommitScheduler`: it uploads the changed files of a local folder
+        # every N minutes. The mirror's source is the database, not a folder: each push computes new
+        # shards from the rows changed since the stored digests, and records what it pushed in the same
+        # database. It must also push at once after moderation and retry sooner after a failure; the
+        # scheduler would need the shards written to disk first and would still need this check loop.
         # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
         # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
         mark, due = self.store.last_moderation_entry_id(), time.monotonic() + self.every_s

@@ -89,7 +89,7 @@ battle_claims = sa.Table(
     sa.Index("battle_claims_expires", "expires_at"),
 )
 
-# -- public deployment (revision 0003; queries in arena/store/safety.py) ------------------
+# -- public deployment (revision 0003; queries in arena/store/votes.py and moderation.py) ------------------
 
 # One row per dialogue to score; survives a crash, so a restart resumes the queue.
 scoring_jobs = sa.Table(

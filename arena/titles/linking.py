@@ -190,13 +190,6 @@ def find_mentions(utterance: Utterance, linker: Optional[TitleLinker] = None) ->
     return _dedupe(found)
 
 
-def _find_loose(text: str, title: str) -> int:
-    if not title:
-        return -1
-    m = re.search(re.escape(title), text, flags=re.IGNORECASE)
-    return m.start() if m else -1
-
-
 _SOURCE_RANK = {"items": 0, "list": 1, "catalog": 2, "year": 3, "text": 4}
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import hashlib
 import threading
 from abc import abstractmethod
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
+from cachetools import LRUCache
 import torch
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
@@ -58,24 +58,20 @@ class NeuralReply:
 
 
 class _LRU:
+    """`cachetools.LRUCache` behind a lock: cachetools' caches are not thread-safe, and a reply's raw
+    text is remembered outside the system's turn lock."""
+
     def __init__(self, size: int):
-        self.size = size
-        self._data: OrderedDict = OrderedDict()
+        self._data: LRUCache = LRUCache(maxsize=size)
         self._lock = threading.Lock()
 
     def get(self, key):
         with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-            return None
+            return self._data.get(key)
 
     def put(self, key, value) -> None:
         with self._lock:
             self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._data.popitem(last=False)
 
 
 @contextmanager

@@ -80,9 +80,6 @@ class RequestContext:
     def rejected_ids(self) -> set[str]:
         return {m.item.item_id for m in self.items if m.by_user and (m.negative or m.seen)}
 
-    def mentioned_ids(self) -> set[str]:
-        return {m.item.item_id for m in self.items}
-
 
 def clause_bounds(text: str, position: int) -> tuple[int, int]:
     """The clause around `position`: "I hated Cats, but loved Up" splits at the "but"."""

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Optional, Protocol, Sequence
 
+from cachetools import LRUCache
 import numpy as np
 from scipy import sparse
 
@@ -62,21 +62,17 @@ class TextCache:
     def __init__(self, compute: Callable[[str], np.ndarray], size: int = 2048):
         self.compute = compute
         self.size = size
-        self.entries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.entries: LRUCache[str, np.ndarray] = LRUCache(maxsize=size)
 
     def many(self, texts: Sequence[str], compute_many: Optional[Callable] = None) -> list[np.ndarray]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.entries]
+        # Read into a local table first: storing the new results may evict older ones this call needs.
+        found = {t: v for t in dict.fromkeys(texts) if (v := self.entries.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             values = compute_many(missing) if compute_many else [self.compute(t) for t in missing]
             for text, value in zip(missing, values):
-                self.entries[text] = value
-        out = []
-        for text in texts:
-            self.entries.move_to_end(text)
-            out.append(self.entries[text])
-        while len(self.entries) > self.size:
-            self.entries.popitem(last=False)
-        return out
+                found[text] = self.entries[text] = value
+        return [found[text] for text in texts]
 
     def __call__(self, text: str) -> np.ndarray:
         return self.many([text])[0]

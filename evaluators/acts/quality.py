@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from arena.dialogue import Dialogue, Role, Utterance
+from arena.dialogue import Dialogue, Role
 from evaluators.acts.schema import ACCEPT, RECOMMEND, REJECT, intents_of
 
 GROUPS: dict[str, tuple[Role, frozenset[str]]] = {
@@ -71,10 +71,6 @@ def compare_dialogues(gold: list[Dialogue], predicted: list[Dialogue]) -> dict[s
                 yield gu.role, intents_of(gu), intents_of(pu)
 
     return compare(pairs())
-
-
-def utterance_pair(gold_intents: set[str], predicted: Utterance) -> tuple[Role, set[str], set[str]]:
-    return predicted.role, gold_intents, intents_of(predicted)
 
 
 def evaluate_dialogues(annotator, dialogues: list[Dialogue]) -> dict[str, PRF]:

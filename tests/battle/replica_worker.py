@@ -41,7 +41,7 @@ def main(db: str, name: str, opened: int, battles: int, threads: int) -> None:
                         registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=0.01)) for s in SYSTEMS]))
     # The strict least-played rule: an exact balance across the two processes shows that every draw
     # saw the other's claims (the weighted random rule of production is tested in test_battle_pairing).
-    services.extras["pair_scheduler"] = SharedPairScheduler(services.store, temperature=0, uniform=0)
+    services.pair_scheduler = SharedPairScheduler(services.store, temperature=0, uniform=0)
 
     def open_battle(i: int):
         return start_battle(services, f"{name}-user-{i}")

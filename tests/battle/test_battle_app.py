@@ -5,7 +5,6 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from webapp.sessions.battle import scheduler_for
 
 
 def test_battle_hides_names_until_the_vote_then_everything_is_stored(services, served, fakes):
@@ -31,7 +30,7 @@ def test_battle_hides_names_until_the_vote_then_everything_is_stored(services, s
     assert stored[vote.dialogue_a].feedback.sentiment == "satisfied"
     assert stored[vote.dialogue_b].feedback.sentiment == "frustrated"
     assert stored[vote.dialogue_a].user.id == vote.user_id
-    assert scheduler_for(services).pending() == 0
+    assert services.pair_scheduler.pending() == 0
 
 
 def test_refusals_come_back_as_status_lines_not_errors(services, served):

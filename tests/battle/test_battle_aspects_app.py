@@ -5,7 +5,7 @@ import pytest
 from gradio_client import Client
 
 from arena.dialogue import Dialogue, Feedback, Rating, Score, UserInfo, UserKind
-from webapp.ui.parts import aspect_form
+from webapp.sessions import aspect_ratings
 from webapp.ui.parts.meta_view import correlation_heatmap, correlation_table
 
 
@@ -19,12 +19,12 @@ def finished(services, crs="alpha", kind=UserKind.HUMAN):
 
 def test_reply_ratings_only_on_system_messages_and_the_same_rater_replaces(services):
     d = finished(services)
-    options = aspect_form.reply_options(aspect_form.form_for(services))
+    options = aspect_ratings.reply_options(aspect_ratings.form_for(services))
     assert list(options)[0] == "Relevance 0: off topic" and options["Relevance 3: exactly"] == ("relevance", 3)
-    assert aspect_form.rate_reply(services, d, 0, "Relevance 2: mostly", "r") == ""  # the user's message
-    assert aspect_form.rate_reply(services, d, 1, "Like", "r") == ""  # not an option of the form
-    assert aspect_form.rate_reply(services, d, 1, "Relevance 2: mostly", "r").startswith("Saved")
-    aspect_form.rate_reply(services, d, [1, 0], "Relevance 3: exactly", "r")
+    assert aspect_ratings.rate_reply(services, d, 0, "Relevance 2: mostly", "r") == ""  # the user's message
+    assert aspect_ratings.rate_reply(services, d, 1, "Like", "r") == ""  # not an option of the form
+    assert aspect_ratings.rate_reply(services, d, 1, "Relevance 2: mostly", "r").startswith("Saved")
+    aspect_ratings.rate_reply(services, d, [1, 0], "Relevance 3: exactly", "r")
     stored = services.store.get_dialogue(d.dialogue_id)
     assert [r.values for r in stored.utterances[1].ratings] == [{"relevance": 3}]
     assert stored.utterances[0].ratings == []
@@ -33,16 +33,16 @@ def test_reply_ratings_only_on_system_messages_and_the_same_rater_replaces(servi
 def test_the_form_needs_a_verdict_first_and_an_empty_form_stores_nothing(services):
     d = finished(services)
     with pytest.raises(gr.Error, match="satisfied or frustrated first"):
-        aspect_form.rate_dialogue(services, d, [2, None, None, None, None], "r")
+        aspect_ratings.rate_dialogue(services, d, [2, None, None, None, None], "r")
     d.feedback = Feedback(sentiment="satisfied")
-    assert aspect_form.rate_dialogue(services, d, [None] * 5, "r") == aspect_form.SKIPPED
+    assert aspect_ratings.rate_dialogue(services, d, [None] * 5, "r") == aspect_ratings.SKIPPED
     assert services.store.get_dialogue(d.dialogue_id).ratings == []
-    note = aspect_form.rate_dialogue(services, d, [2, None, 1, None, 4], "r")
+    note = aspect_ratings.rate_dialogue(services, d, [2, None, 1, None, 4], "r")
     assert note == "Thank you: 3 of 5 aspects rated and saved."
     (rating,) = services.store.get_dialogue(d.dialogue_id).ratings
     assert rating.values == {"understanding": 2, "interest_arousal": 1, "overall_impression": 4}
     with pytest.raises(gr.Error, match="outside the scale"):
-        aspect_form.rate_dialogue(services, d, [3, None, None, None, None], "r")
+        aspect_ratings.rate_dialogue(services, d, [3, None, None, None, None], "r")
 
 
 def rated(services, crs, rdl, overall, kind):

@@ -7,8 +7,8 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 
 from arena.runner import POLITE_ERROR, POLITE_TIMEOUT
-from webapp.sessions.battle import rate, reveal_markdown, scheduler_for, send, start_battle, vote
-from webapp.ui.parts.refusal import Refusal
+from webapp.sessions.battle import rate, reveal_markdown, send, start_battle, vote
+from webapp.sessions.refusal import Refusal
 
 
 def play(services, session, choice="A", comment="ok"):
@@ -34,7 +34,7 @@ def test_full_battle_is_stored_once_with_feedback_and_vote(services):
     assert (saved.crs_a, saved.crs_b, saved.choice) == (a.crs_id, b.crs_id, "B")
     assert saved.comment == "B knew more films"
     assert a.crs_id in reveal_markdown(saved) and b.crs_id in reveal_markdown(saved)
-    assert scheduler_for(services).pending() == 0
+    assert services.pair_scheduler.pending() == 0
 
 
 def test_order_of_steps_is_enforced(services):
@@ -109,7 +109,7 @@ def test_unavailable_systems_are_never_drawn(tmp_path):
 
 def test_stored_battles_steer_pairing_toward_the_under_played(tmp_path):
     services = make_services(tmp_path, [FakeCatalogCRS(n) for n in ("a", "b", "c")])
-    scheduler_for(services)._rng = random.Random(5)
+    services.pair_scheduler._rng = random.Random(5)
     for _ in range(12):
         session = start_battle(services, "u1")
         play(services, session)
@@ -119,9 +119,9 @@ def test_stored_battles_steer_pairing_toward_the_under_played(tmp_path):
 
 def test_new_battle_releases_the_unfinished_one(services):
     first = start_battle(services, "u1")
-    assert scheduler_for(services).pending() == 1
+    assert services.pair_scheduler.pending() == 1
     start_battle(services, "u1", previous=first)
-    assert scheduler_for(services).pending() == 1
+    assert services.pair_scheduler.pending() == 1
 
 
 def test_rating_both_panes_at_once_always_opens_the_vote(services):

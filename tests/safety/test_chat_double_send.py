@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
-from webapp.ui import chat_tab  # noqa: E402
+from webapp.sessions import chat  # noqa: E402
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def _roles(services, dialogue_id):
 
 def test_enter_then_send_stores_the_message_once(slow_services):
     dialogue = Dialogue(crs_id="alpha", user=UserInfo(id="p"))
-    send = lambda: chat_tab.send_message(slow_services, dialogue, "a comedy please", session_key="s1")  # noqa: E731
+    send = lambda: chat.send_message(slow_services, dialogue, "a comedy please", session_key="s1")  # noqa: E731
     _run_together(send, send)
     assert _roles(slow_services, dialogue.dialogue_id) == [Role.USER, Role.AGENT]
 
@@ -49,8 +49,8 @@ def test_enter_then_send_stores_the_message_once(slow_services):
 def test_concurrent_sends_in_one_session_are_serialised(slow_services):
     dialogue = Dialogue(crs_id="alpha", user=UserInfo(id="p"))
     _run_together(
-        lambda: chat_tab.send_message(slow_services, dialogue, "first", session_key="s2"),
-        lambda: chat_tab.send_message(slow_services, dialogue, "second", session_key="s2"),
+        lambda: chat.send_message(slow_services, dialogue, "first", session_key="s2"),
+        lambda: chat.send_message(slow_services, dialogue, "second", session_key="s2"),
     )
     stored = slow_services.store.get_dialogue(dialogue.dialogue_id)
     assert [u.role for u in stored.utterances] == [Role.USER, Role.AGENT, Role.USER, Role.AGENT]
@@ -59,10 +59,10 @@ def test_concurrent_sends_in_one_session_are_serialised(slow_services):
 
 def test_a_reply_is_never_stored_after_the_feedback(slow_services):
     dialogue = Dialogue(crs_id="alpha", user=UserInfo(id="p"))
-    chat_tab.send_message(slow_services, dialogue, "hello", session_key="s3")
+    chat.send_message(slow_services, dialogue, "hello", session_key="s3")
     _run_together(
-        lambda: chat_tab.send_message(slow_services, dialogue, "anything scary?", session_key="s3"),
-        lambda: chat_tab.give_feedback(slow_services, dialogue, "satisfied", "", session_key="s3"),
+        lambda: chat.send_message(slow_services, dialogue, "anything scary?", session_key="s3"),
+        lambda: chat.give_feedback(slow_services, dialogue, "satisfied", "", session_key="s3"),
     )
     stored = slow_services.store.get_dialogue(dialogue.dialogue_id)
     assert stored.feedback is not None

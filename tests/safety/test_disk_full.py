@@ -22,9 +22,9 @@ from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
 from arena.store import Store, StoreFull, is_disk_full  # noqa: E402
-from webapp.ui import chat_tab  # noqa: E402
+from webapp.sessions import chat  # noqa: E402
 from webapp.sessions.battle import rate, send, start_battle, vote  # noqa: E402
-from webapp.ui.parts.refusal import Refusal  # noqa: E402
+from webapp.sessions.refusal import Refusal  # noqa: E402
 from webapp.sessions.turn_step import STORAGE_FULL, refused_when_full  # noqa: E402
 
 BIG = 12_000  # characters: more than the free room on the database's last page
@@ -114,15 +114,15 @@ def request(session="s1", host="10.0.0.1"):
 
 def test_feedback_on_a_full_disk_leaves_the_conversation_open(tmp_path):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, max_message_chars=20_000)
-    dialogue, _ = chat_tab.start_conversation(services, "alpha", "p")
-    chat_tab.send_message(services, dialogue, "a comedy please", session_key="p")
+    dialogue, _ = chat.start_conversation(services, "alpha", "p")
+    chat.send_message(services, dialogue, "a comedy please", session_key="p")
     cap = Cap(services.store)
     with pytest.raises(Refusal, match="storage is full"):
-        chat_tab.give_feedback(services, dialogue, "satisfied", "y" * BIG, session_key="p", request=request())
+        chat.give_feedback(services, dialogue, "satisfied", "y" * BIG, session_key="p", request=request())
     assert dialogue.feedback is None and not dialogue.ended  # the page can rate it again
     assert services.store.get_dialogue(dialogue.dialogue_id).feedback is None
     cap.lift()
-    chat_tab.give_feedback(services, dialogue, "satisfied", "fine", session_key="p", request=request())
+    chat.give_feedback(services, dialogue, "satisfied", "fine", session_key="p", request=request())
     assert services.store.get_dialogue(dialogue.dialogue_id).feedback.sentiment == "satisfied"
 
 
@@ -147,7 +147,7 @@ EXPORT_UNDER_A_FILE_SIZE_LIMIT = textwrap.dedent("""
     import resource, signal, sys
     from arena.corpus.bundle import export_bundle
     from arena.store import Store
-    from webapp.ui.parts.refusal import Refusal
+    from webapp.sessions.refusal import Refusal
     from webapp.sessions.turn_step import refused_when_full
 
     store = Store(sys.argv[1])
@@ -187,20 +187,20 @@ def test_a_label_the_full_disk_refused_counts_once_when_sent_again(tmp_path):
 
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, max_message_chars=20_000,
                              max_rated_per_user=1, max_rated_per_ip=1, burst_labels=1)
-    dialogue, _ = chat_tab.start_conversation(services, "alpha", "p")
-    chat_tab.send_message(services, dialogue, "a comedy please", session_key="p")
+    dialogue, _ = chat.start_conversation(services, "alpha", "p")
+    chat.send_message(services, dialogue, "a comedy please", session_key="p")
     cap = Cap(services.store)
     for _ in range(2):  # refused twice by the disk, never by the limit
         with pytest.raises(Refusal, match="storage is full"):
-            chat_tab.give_feedback(services, dialogue, "satisfied", "y" * BIG, session_key="p", request=request())
+            chat.give_feedback(services, dialogue, "satisfied", "y" * BIG, session_key="p", request=request())
     cap.lift()
-    chat_tab.give_feedback(services, dialogue, "satisfied", "fine", session_key="p", request=request())
+    chat.give_feedback(services, dialogue, "satisfied", "fine", session_key="p", request=request())
     stored = services.store.get_dialogue(dialogue.dialogue_id)
     assert stored.feedback.sentiment == "satisfied" and LABEL_FLAG not in stored.metadata
-    other, _ = chat_tab.start_conversation(services, "alpha", "p")  # the one label allowed is now spent
-    chat_tab.send_message(services, other, "a drama please", session_key="p")
+    other, _ = chat.start_conversation(services, "alpha", "p")  # the one label allowed is now spent
+    chat.send_message(services, other, "a drama please", session_key="p")
     with pytest.raises(Refusal, match="limit of 1 rated conversations"):
-        chat_tab.give_feedback(services, other, "satisfied", "fine", session_key="p", request=request())
+        chat.give_feedback(services, other, "satisfied", "fine", session_key="p", request=request())
 
 
 def test_a_vote_the_full_disk_refused_counts_once_when_cast_again(tmp_path):

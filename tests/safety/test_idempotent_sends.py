@@ -16,7 +16,7 @@ from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Role, UserInfo  # noqa: E402
 from webapp.sessions.idempotent_sends import CLIENT_MESSAGE_IDS  # noqa: E402
-from webapp.ui import chat_tab  # noqa: E402
+from webapp.sessions import chat  # noqa: E402
 
 
 def user_texts(services, dialogue_id):
@@ -27,22 +27,22 @@ def test_the_same_id_twice_stores_one_turn_and_a_new_id_another(tmp_path):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5)
     dialogue = Dialogue(crs_id="alpha", user=UserInfo(id="p"))
     for _ in range(2):
-        chat_tab.send_message(services, dialogue, "a comedy", session_key="k", message_id="m-1")
+        chat.send_message(services, dialogue, "a comedy", session_key="k", message_id="m-1")
     assert user_texts(services, dialogue.dialogue_id) == ["a comedy"]
     # the same text on purpose, later, under a new id is a new turn (the time window aside)
     dialogue.utterances[-1].timestamp = dialogue.utterances[-2].timestamp = \
         dialogue.utterances[-1].timestamp.replace(year=2000)
-    chat_tab.send_message(services, dialogue, "a comedy", session_key="k", message_id="m-2")
+    chat.send_message(services, dialogue, "a comedy", session_key="k", message_id="m-2")
     assert user_texts(services, dialogue.dialogue_id) == ["a comedy", "a comedy"]
     assert services.store.get_dialogue(dialogue.dialogue_id).metadata[CLIENT_MESSAGE_IDS] == ["m-1", "m-2"]
     with pytest.raises(gr.Error, match="message id"):
-        chat_tab.send_message(services, dialogue, "x", session_key="k", message_id="<script>")
+        chat.send_message(services, dialogue, "x", session_key="k", message_id="<script>")
 
 
 def test_three_concurrent_sends_with_one_id_store_one_turn(tmp_path):
     services = make_services(tmp_path, [FakeCatalogCRS("alpha", delay_s=0.5)], max_turns=5)
     dialogue = Dialogue(crs_id="alpha", user=UserInfo(id="p"))
-    threads = [threading.Thread(target=chat_tab.send_message,
+    threads = [threading.Thread(target=chat.send_message,
                                 args=(services, dialogue, "a comedy", "k", "same-id")) for _ in range(3)]
     for t in threads:
         t.start()

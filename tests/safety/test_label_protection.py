@@ -22,7 +22,7 @@ from arena.rater_sequential_test import flagged_raters, rater_evidence  # noqa: 
 from arena.counting import LABEL_FLAG, Visibility, visibility  # noqa: E402
 from webapp.leaderboard.table import compute_leaderboard  # noqa: E402
 from webapp.protection.identity import SessionIdentities, server_session_id  # noqa: E402
-from webapp.ui import chat_tab  # noqa: E402
+from webapp.sessions import chat  # noqa: E402
 from webapp.ui.parts.participant import session_user_id  # noqa: E402
 from webapp.ui.battle_tab import rate, send, start_battle, vote  # noqa: E402
 
@@ -33,10 +33,10 @@ def request(session="s1", host="10.0.0.1"):
 
 def chat_and_rate(services, req, sentiment="satisfied", turns=2):
     user = session_user_id(req)
-    dialogue, _ = chat_tab.start_conversation(services, "alpha", user)
+    dialogue, _ = chat.start_conversation(services, "alpha", user)
     for i in range(turns):
-        chat_tab.send_message(services, dialogue, f"a comedy please {i}", session_key=user)
-    return chat_tab.give_feedback(services, dialogue, sentiment, "", session_key=user, request=req)[0]
+        chat.send_message(services, dialogue, f"a comedy please {i}", session_key=user)
+    return chat.give_feedback(services, dialogue, sentiment, "", session_key=user, request=req)[0]
 
 
 def satisfaction(services):

@@ -35,8 +35,8 @@ def test_tab_builds_and_starts_a_background_run(services):
     assert [value for _, value in systems.choices] == ["attr", "attr2"] and systems.value == ["attr"]
     start = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "evaluate-start")
     assert any((start._id, "click") in fn.targets for fn in demo.fns.values())
-    manager = evaluate_tab.run_manager(services)
-    assert evaluate_tab.run_manager(services) is manager  # one manager per process
+    manager = services.evaluation_runs
+    assert services.evaluation_runs is manager  # one manager per process
     run_id = evaluate_tab.start_run(manager, ["attr", "attr2"], "llm_us", 2, 3, 11, 4, False)
     state = wait_done(manager, run_id)
     assert state["status"] == "finished"
@@ -54,7 +54,7 @@ def test_progress_text_is_escaped():
 
 
 def test_start_refuses_bad_input(services):
-    manager = evaluate_tab.run_manager(services)
+    manager = services.evaluation_runs
     with pytest.raises(gr.Error, match="at least one system"):
         evaluate_tab.start_run(manager, [], "llm_us", 2, 3, 0, 1, False)
     with pytest.raises(gr.Error, match="number of dialogues"):
@@ -75,7 +75,7 @@ def test_through_the_running_app(services):
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         run_box, progress, table = client.predict(["attr"], "abus", 2, 2, 3, 2, False, api_name="/evaluate_start")
         run_id = run_box if isinstance(run_box, str) else run_box.get("value")
-        manager = evaluate_tab.run_manager(services)
+        manager = services.evaluation_runs
         assert wait_done(manager, run_id)["status"] == "finished"
         _, progress, table = client.predict(run_id, api_name="/evaluate_refresh")
         assert 'value="2" max="2"' in progress
@@ -87,7 +87,7 @@ def test_through_the_running_app(services):
 
 
 def test_a_run_can_have_the_simulated_users_fill_the_aspect_form(services):
-    manager = evaluate_tab.run_manager(services)
+    manager = services.evaluation_runs
     run_id = evaluate_tab.start_run(manager, ["attr"], "llm_us", 2, 3, 5, 2, False, True)
     assert wait_done(manager, run_id)["status"] == "finished"
     dialogues = services.store.list_dialogues()

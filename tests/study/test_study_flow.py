@@ -15,7 +15,7 @@ from arena.study import parse_study
 from study_support import GOLD, INSTRUCTED, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
-from webapp.ui.parts.refusal import Refusal
+from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str, study: str = "pilot") -> dict:
@@ -176,7 +176,7 @@ def test_bad_links_are_one_clear_line(services):
 
 
 def test_the_aspect_form_answers_are_stored_with_the_task(services):
-    from webapp.ui.parts.aspect_form import form_for
+    from webapp.sessions.aspect_ratings import form_for
 
     publish(services, aspects="default", tasks_per_participant=1)
     form = form_for(services)

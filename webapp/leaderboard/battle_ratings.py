@@ -11,7 +11,7 @@ tie, as in the CRS Arena study). Three views are offered:
 * `bootstrap_intervals`: percentile intervals for any rating function by
   resampling battles with replacement, rating the same systems as the
   estimate so each interval holds its estimate (ties count half, as in
-  FastChat).
+  FastChat); the resampling and the interval are `evaluators.bootstrap`'s.
 
 `wilson_interval` gives the confidence interval of a satisfaction rate.
 """
@@ -19,13 +19,14 @@ tie, as in the CRS Arena study). Three views are offered:
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import NormalDist
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
+
+from evaluators.bootstrap import percentile_interval, resample_indices
 
 ELO_INITIAL = 1000.0
 ELO_K = 16.0
@@ -198,30 +199,13 @@ def bootstrap_samples(
     names = sorted(set(systems_in(battles)) | set(systems))
     if not battles or rounds <= 0:
         return {}
-    rng = random.Random(seed)
     samples: dict[str, list[float]] = {name: [] for name in names}
-    n = len(battles)
-    for _ in range(rounds):
-        resample = [battles[rng.randrange(n)] for _ in range(n)]
+    for row in resample_indices(len(battles), rounds, seed):
+        resample = [battles[i] for i in row]
         ratings = rating_fn(resample, systems=names, **rating_kwargs)
         for name in names:
             samples[name].append(ratings[name])
     return {name: np.asarray(values) for name, values in samples.items()}
-
-
-def percentile_interval(values: np.ndarray, estimate: Optional[float] = None,
-                        confidence: float = 0.95) -> tuple[float, float]:
-    """The percentile interval of bootstrap `values`, widened if needed to hold `estimate`.
-
-    With a prior and few battles the estimate can fall a hair outside the
-    percentiles of its own resamples; an interval beside its estimate reads as
-    an error, so the interval is stretched to it (as wide as the truth allows).
-    """
-    alpha = (1.0 - confidence) / 2.0
-    low, high = (float(x) for x in np.quantile(values, [alpha, 1.0 - alpha]))
-    if estimate is not None:
-        low, high = min(low, estimate), max(high, estimate)
-    return low, high
 
 
 def bootstrap_intervals(
@@ -244,7 +228,7 @@ def bootstrap_intervals(
     if not samples:
         return {}
     estimate = rating_fn(battles, systems=sorted(samples), **rating_kwargs)
-    return {name: percentile_interval(values, estimate[name], confidence) for name, values in samples.items()}
+    return {name: percentile_interval(values, confidence, estimate[name]) for name, values in samples.items()}
 
 
 def degenerate_intervals(battles: Iterable[Battle]) -> bool:

@@ -1,6 +1,6 @@
 """Category boards: the leaderboard of one slice of the data, as LMArena's category boards.
 
-People and simulators are already kept apart by `compute_leaderboard(user_kind=...)`;
+People and simulators are already kept apart (`arena.counting.Participants`);
 these categories cut further, by the dataset a system was trained on and by
 dialogue length. A battle belongs to a category only when both of its
 conversations do, so a category's ratings compare like with like; the minimum
@@ -10,7 +10,7 @@ The registry is one dictionary: a new cut is one `register(Category(...))`
 with a test on a stored `Dialogue`, and the Leaderboard's picker lists it
 under its group.
 
-The crowd is a dimension of its own (`select_crowd`): the open arena, or one
+The crowd is a dimension of its own (`arena.counting.Participants`): the open arena, or one
 crowdsourced study (`arena.study`), never mixed, so a study's results are
 ranked on their own (researchers' Studies tab) and the public board shows the
 open arena only.
@@ -19,10 +19,9 @@ open arena only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Collection, Iterable, Optional
+from typing import Callable, Iterable
 
 from arena.dialogue import Dialogue, Vote
-from arena.study import crowd_of_dialogue, crowd_of_vote
 
 # At most this many user turns makes a conversation "short".
 SHORT_USER_TURNS = 3
@@ -88,12 +87,3 @@ def select(category: str, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) 
     ids = {d.dialogue_id for d in kept}
     return kept, [v for v in votes if v.dialogue_a in ids and v.dialogue_b in ids]
 
-
-def select_crowd(crowd: Optional[str], dialogues: Iterable[Dialogue], votes: Iterable[Vote], *,
-                 left_out_users: Collection[str] = ()) -> tuple[list[Dialogue], list[Vote]]:
-    """The dialogues and votes of one crowd ("open" or a study id; None: every crowd), without
-    those of `left_out_users` (a study's flagged workers, by stored user id)."""
-    dialogues = [d for d in dialogues if (crowd is None or crowd_of_dialogue(d) == crowd)
-                 and d.user.id not in left_out_users]
-    votes = [v for v in votes if (crowd is None or crowd_of_vote(v) == crowd) and v.user_id not in left_out_users]
-    return dialogues, votes

@@ -25,9 +25,9 @@ import pandas as pd
 
 from arena.dialogue import Dialogue, Vote
 from arena.study import OPEN_CROWD
-from arena.counting import Visibility, visibility
-from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard, filter_dialogues, filter_votes
-from webapp.leaderboard.categories import ALL, select, select_crowd
+from arena.counting import Participants, Visibility, visibility
+from webapp.leaderboard.table import LeaderboardOptions, rank_systems
+from webapp.leaderboard.categories import ALL, select
 
 LIVE_CACHE_SECONDS = 5.0  # a live board is read again after this long (or on Refresh)
 
@@ -51,11 +51,10 @@ class StoreRead:
 
         The public boards are the open arena's: a study's dialogues and votes count only in its own results
         (`webapp.leaderboard.study_results`), so neither the vote figures nor the correlations see them."""
-        open_dialogues, open_votes = select_crowd(OPEN_CROWD, self.dialogues, self.votes)
-        kind_votes = filter_votes(open_votes, kind)
+        open_dialogues, kind_votes = Participants(crowd=OPEN_CROWD, user_kind=kind).select(self.dialogues, self.votes)
         # Hidden dialogues and battles still under way are left out; so are flagged votes. Flagged labels
         # (and those of flagged battles and raters) leave satisfaction (arena.counting).
-        dialogues = self.seen.counted_labels(self.seen.dialogues(filter_dialogues(open_dialogues, kind)))
+        dialogues = self.seen.counted_labels(self.seen.dialogues(open_dialogues))
         dialogues, votes = select(category, dialogues, self.seen.votes(kind_votes))
         _, with_flagged = select(category, dialogues, self.seen.votes(kind_votes, include_flagged=True))
         return dialogues, votes, len(with_flagged) - len(votes)
@@ -100,7 +99,7 @@ class LeaderboardSnapshots:
             cached = read.boards.get((kind, category))
             if cached is None:
                 dialogues, votes, flagged = read.slice(kind, category)
-                table = compute_leaderboard(dialogues, votes, user_kind=kind, options=self.options)
+                table = rank_systems(dialogues, votes, options=self.options)
                 table.attrs["votes_counted"] = len(votes)
                 table.attrs["votes_flagged"] = flagged
                 table.attrs["category"] = category

@@ -25,8 +25,9 @@ from typing import Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Dialogue, Vote
+from evaluators.bootstrap import percentile_interval
 from webapp.leaderboard.battle_ratings import (
-    CHOICE_SCORE, ELO_INITIAL, ELO_SCALE, Battle, degenerate_intervals, percentile_interval,
+    CHOICE_SCORE, ELO_INITIAL, ELO_SCALE, Battle, degenerate_intervals,
 )
 
 STYLE_FEATURES = ("reply_length", "items_shown")
@@ -152,7 +153,7 @@ def style_controlled_intervals(
     counts = rng.multinomial(len(rows), np.full(len(rows), 1.0 / len(rows)), size=rounds).astype(float)
     ratings = _ratings(_fit(design, style, y, counts), len(names))
     samples = {n: ratings[:, i] for i, n in enumerate(names)}
-    return {n: percentile_interval(samples[n], estimate[n], confidence) for n in names}
+    return {n: percentile_interval(samples[n], confidence, estimate[n]) for n in names}
 
 
 def rank_change(ranks: Mapping[str, int], style_ratings: Mapping[str, float]) -> dict[str, Optional[int]]:

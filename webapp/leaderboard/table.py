@@ -2,7 +2,10 @@
 
 Human and simulated data are never mixed in one table: `compute_leaderboard`
 takes a `user_kind` filter ("human", "simulator" or None for everything) that
-applies to dialogues (who played the user) and to votes (who voted).
+applies to dialogues (who played the user) and to votes (who voted), and a crowd;
+the selection is `arena.counting.Participants`, the same the exports use.
+`rank_systems` ranks dialogues and votes already selected (the public boards
+select once per read, `webapp.leaderboard.snapshot`).
 
 As LMArena does, a system's rating shows only once it has `min_votes` battles,
 and its rank is a range read from the bootstrap intervals: the best rank is 1 +
@@ -14,16 +17,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from arena.dialogue import Dialogue, UserKind, Vote
+from arena.counting import Participants, counted
+from arena.dialogue import Dialogue, Vote
 from arena.study import OPEN_CROWD
-from webapp.leaderboard.categories import select_crowd
 from webapp.leaderboard.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
-from arena.counting import counted
 from webapp.leaderboard.battle_ratings import (
     Battle,
     battle_from_vote,
@@ -35,7 +37,6 @@ from webapp.leaderboard.battle_ratings import (
     win_tie_loss,
 )
 
-USER_KINDS = ("human", "simulator")
 SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 
 COLUMNS = [
@@ -58,18 +59,6 @@ class LeaderboardOptions:
     @classmethod
     def from_settings(cls, settings: Any) -> "LeaderboardOptions":
         return cls(min_votes=settings.leaderboard_min_votes)
-
-
-def _kind_value(kind: Union[str, UserKind]) -> str:
-    return kind.value if isinstance(kind, UserKind) else str(kind)
-
-
-def filter_dialogues(dialogues: Iterable[Dialogue], user_kind: Optional[str]) -> list[Dialogue]:
-    return [d for d in dialogues if user_kind is None or d.user.kind.value == user_kind]
-
-
-def filter_votes(votes: Iterable[Vote], user_kind: Optional[str]) -> list[Vote]:
-    return [v for v in votes if user_kind is None or _kind_value(v.user_kind) == user_kind]
 
 
 def _dialogue_stats(dialogues: Sequence[Dialogue]) -> dict[str, dict[str, Any]]:
@@ -104,13 +93,21 @@ def compute_leaderboard(
 
     `crowd`: the open arena (default), a study's id, or None for every crowd; `left_out_users` (stored
     user ids, a study's flagged workers) count nowhere."""
+    whose = Participants(crowd=crowd, user_kind=user_kind, left_out_users=frozenset(left_out_users))
+    dialogues, votes = whose.select(dialogues, votes)
+    return rank_systems(dialogues, votes, systems=systems, options=options)
+
+
+def rank_systems(
+    dialogues: Iterable[Dialogue],
+    votes: Iterable[Vote],
+    *,
+    systems: Iterable[str] = (),
+    options: Optional[LeaderboardOptions] = None,
+) -> pd.DataFrame:
+    """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience)."""
     options = options or LeaderboardOptions()
-    if user_kind is not None and user_kind not in USER_KINDS:
-        raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {user_kind!r}")
-    dialogues, votes = select_crowd(crowd, dialogues, votes, left_out_users=set(left_out_users))
     dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
-    dialogues = filter_dialogues(dialogues, user_kind)
-    votes = filter_votes(votes, user_kind)
     stats = _dialogue_stats(dialogues)
     battles: list[Battle] = [battle_from_vote(v) for v in votes]
     names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections import OrderedDict
 from typing import Any, Optional
+
+from cachetools import LRUCache
 
 
 class SessionIdentities:
@@ -24,20 +25,16 @@ class SessionIdentities:
 
     def __init__(self, capacity: int = 200_000):
         self.capacity = capacity
-        self._ids: OrderedDict[str, str] = OrderedDict()
+        self._ids: LRUCache[str, str] = LRUCache(maxsize=capacity)
         self._lock = threading.Lock()
 
     def identity(self, session_hash: Optional[str]) -> Optional[str]:
         if not session_hash:
             return None
         with self._lock:
-            issued = self._ids.get(session_hash)
+            issued = self._ids.get(session_hash)  # a hit counts as a use
             if issued is None:
                 issued = self._ids[session_hash] = secrets.token_hex(12)
-                while len(self._ids) > self.capacity:
-                    self._ids.popitem(last=False)
-            else:
-                self._ids.move_to_end(session_hash)
             return issued
 
 

@@ -19,10 +19,7 @@ the flags are durable, in the stored dialogue.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import defaultdict, deque
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from limits import RateLimitItemPerSecond, storage, strategies
 
@@ -30,19 +27,21 @@ from arena.dialogue import Dialogue
 from arena.counting import LABEL_FLAG
 from webapp.protection.vote_limits import Admission, LimitReached, origin_keys_of
 
+# The burst window counts every label up to this many per key (a moving window records a hit only
+# while under its amount); far above any burst threshold, so the count is the true number.
+BURST_COUNT_CAP = 10_000
+
 
 class LabelGuard:
-    def __init__(self, settings: Any, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, settings: Any):
         self.settings = settings
-        self._clock = clock
         window = max(1, int(round(settings.limit_window_s)))
         self._limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
         self._items = {
             "user": RateLimitItemPerSecond(max(0, settings.max_rated_per_user), window),
             "ip": RateLimitItemPerSecond(max(0, settings.max_rated_per_ip), window),
         }
-        self._recent: dict[str, deque[float]] = defaultdict(deque)  # key -> times of its labels
-        self._lock = threading.Lock()
+        self._burst = RateLimitItemPerSecond(BURST_COUNT_CAP, max(1, int(round(settings.burst_window_s))))
 
     def admit(self, dialogue: Dialogue, user_key: str, ip_key: str) -> Admission:
         """Raise LimitReached when a limit is spent; else flag the dialogue (its metadata) when the label
@@ -58,15 +57,11 @@ class LabelGuard:
                     f"{where}. Thank you for taking part; please come back later."
                 )
         reasons = []
-        now, window = self._clock(), self.settings.burst_window_s
-        with self._lock:
-            for key, who in ((ip_key, "address"), (user_key, "session")):
-                times = self._recent[key]
-                while times and times[0] < now - window:
-                    times.popleft()
-                if len(times) + 1 > self.settings.burst_labels:  # this label included
-                    reasons.append(f"burst: {len(times) + 1} rated conversations from one {who} "
-                                   f"within {window:g} s")
+        for key, who in ((ip_key, "address"), (user_key, "session")):
+            recent = BURST_COUNT_CAP - self._limiter.get_window_stats(self._burst, "burst", key).remaining
+            if recent + 1 > self.settings.burst_labels:  # this label included
+                reasons.append(f"burst: {recent + 1} rated conversations from one {who} "
+                               f"within {self._burst.multiples} s")
         turns = len(dialogue.user_turns())
         if turns < self.settings.min_user_turns:
             reasons.append(f"short: {turns} user turns (fewer than {self.settings.min_user_turns})")
@@ -74,22 +69,13 @@ class LabelGuard:
             dialogue.metadata[LABEL_FLAG] = "; ".join(reasons)
         else:
             dialogue.metadata.pop(LABEL_FLAG, None)
-        return Admission(lambda: self._count(pairs, (user_key, ip_key), now))
+        return Admission(lambda: self._count(pairs, (user_key, ip_key)))
 
-    def _count(self, pairs: list, keys: tuple[str, str], now: float) -> None:
+    def _count(self, pairs: list, keys: tuple[str, str]) -> None:
         for item, key, _ in pairs:
             self._limiter.hit(item, "rated", key)
-        with self._lock:
-            for key in keys:
-                self._recent[key].append(now)
-
-
-def label_guard_for(services: Any) -> LabelGuard:
-    """One guard per Services (that is, per process)."""
-    guard = services.extras.get("label_guard")
-    if guard is None:
-        guard = services.extras.setdefault("label_guard", LabelGuard(services.settings))
-    return guard
+        for key in keys:
+            self._limiter.hit(self._burst, "burst", key)
 
 
 def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
@@ -97,7 +83,7 @@ def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
     """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session); call the
     admission's `count` once the label is stored."""
     user_key, ip_key = keys if keys is not None else origin_keys_of(services, request)
-    return label_guard_for(services).admit(dialogue, user_key, ip_key)
+    return services.label_guard.admit(dialogue, user_key, ip_key)
 
 
 def flagged_labels(store: Any) -> list[dict[str, Any]]:

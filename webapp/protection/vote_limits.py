@@ -105,19 +105,9 @@ class Admission:
             count()
 
 
-def limiter_for(services: Any) -> VoteLimiter:
-    """One limiter per Services (that is, per process)."""
-    limiter = services.extras.get("vote_limiter")
-    if limiter is None:
-        limiter = services.extras.setdefault("vote_limiter", VoteLimiter(Limits.from_settings(services.settings)))
-    return limiter
-
-
 def origin_keys_of(services: Any, request: Any, user: Optional[str] = None) -> tuple[str, str]:
     """Hashed (user, IP) keys of a request, salted with the database's own secret. The user is `user`
     when given (a participant known across reloads), else the request's server-issued session."""
-    salt = services.extras.get("origin_salt")
-    if salt is None:
-        salt = services.extras.setdefault("origin_salt", services.store.get_or_create_secret("origin_salt"))
+    salt = services.origin_salt
     session, host = request_origin(request)
     return origin_key("user", user or session, salt), origin_key("ip", host, salt)

@@ -2,5 +2,6 @@
 
 - `evaluation`: simulated runs with chosen systems and simulators (Evaluate tab, `crs-arena simulate`)
 - `scorer`: scores finished dialogues off the request path
+- `workers`: how a Ray worker of a run builds its own run manager
 - `cli`: the `crs-arena simulate` command line
 """

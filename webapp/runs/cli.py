@@ -104,7 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from arena.store import describe_location
-    from webapp.runs.evaluation import RunConfig, RunManager, rating_options
+    from webapp.runs.evaluation import RunConfig, rating_options
+    from webapp.runs.workers import WorkerRecipe
 
     if args.resume is None and not (args.crs and args.simulator):
         print("error: a new run needs --crs and --simulator (or --resume RUN_ID)", file=sys.stderr)
@@ -115,8 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     services = _services(args.db, score=not args.no_score)
-    manager = RunManager.from_services(services, engine=args.engine, ray_address=args.address,
-                                       task_cpus=args.task_cpus)
+    manager = services.run_manager(engine=args.engine, ray_address=args.address, task_cpus=args.task_cpus,
+                                   worker_recipe=WorkerRecipe(services.settings) if args.engine == "ray" else None)
     config = None if args.resume is not None else RunConfig(
         systems=args.crs.split(","),
         simulator=kind,

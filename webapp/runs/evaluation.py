@@ -40,7 +40,6 @@ from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
 from webapp.runs.scorer import BackgroundScorer
-from webapp.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -155,9 +154,12 @@ class RunManager:
     ):
         """`engine="ray"` runs each dialogue as a Ray task on the cluster at `ray_address` (a local
         Ray when None); each worker builds its own run manager (systems, simulators, store) with
-        `worker_recipe`, a picklable callable (default: `WorkerRecipe(settings)`)."""
+        `worker_recipe`, a picklable callable (the app's is `webapp.runs.workers.WorkerRecipe`).
+        `Services.run_manager` builds one from the app's services."""
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        if engine == "ray" and worker_recipe is None:
+            raise ValueError("engine 'ray' needs a worker_recipe: how each worker builds its run manager")
         self.store = store
         self.registry = registry
         self.llm = llm
@@ -174,11 +176,6 @@ class RunManager:
         self._states: dict[str, dict[str, Any]] = {}
         self._saved_at: dict[str, float] = {}
         self._save_lock = threading.Lock()
-
-    @classmethod
-    def from_services(cls, services: Services, **kwargs: Any) -> "RunManager":
-        return cls(store=services.store, registry=services.registry, llm=services.llm,
-                   settings=services.settings, scorer=services.scorer, **kwargs)
 
     # -- starting and stopping ---------------------------------------------------
     def check(self, config: RunConfig) -> RunConfig:
@@ -359,7 +356,7 @@ class RunManager:
         from arena import distributed
 
         distributed.connect(self.ray_address)
-        recipe = self.worker_recipe or WorkerRecipe(self.settings)
+        recipe = self.worker_recipe
         items = [(recipe, run_id, asdict(config), system, i) for system, i in jobs]
         for item, dialogue, error in distributed.map_unordered(
                 simulate_in_worker, items, max_in_flight=config.concurrency, task_cpus=self.task_cpus,
@@ -474,18 +471,6 @@ def run_dialogue_id(run_id: str, system: str, index: int) -> str:
 
 def _jobs(config: RunConfig) -> list[tuple[str, int]]:
     return [(system, i) for i in range(config.n_dialogues) for system in config.systems]
-
-
-@dataclass(frozen=True)
-class WorkerRecipe:
-    """How a Ray worker builds its run manager: the app's services from the same settings, no scorer."""
-
-    settings: Any
-
-    def __call__(self) -> "RunManager":
-        from webapp.services import build_services
-
-        return RunManager.from_services(build_services(self.settings, metrics=""))
 
 
 _WORKER_MANAGERS: dict[str, "RunManager"] = {}

@@ -3,116 +3,38 @@
 A battle's systems are drawn by `webapp.sessions.pairing` (least-played pair first,
 sides at random) and stay on the server: the page only ever sees "System A"
 and "System B" until the vote is stored. Each participant has at most one
-battle under way, kept in `BattleBook` under their id, so a reload (or a
+battle under way, kept in `webapp.sessions.battle_state.BattleBook` under their id, so a reload (or a
 second tab of the same browser) finds the same `BattleSession` object, with
 its locks, instead of a copy. Both dialogues are stored when the battle
 starts; after a restart of the app a participant's unvoted battle is rebuilt
 from the store (`webapp.sessions.participants.open_battle`).
 
-Every refusal raises `Refusal` (webapp.ui.parts.refusal) with words for the
+Every refusal raises `Refusal` (webapp.sessions.refusal) with words for the
 participant; the tab shows them in the pane's status line.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Optional
 
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.runner import MessageRejected, finish_dialogue, validate_message
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
 from arena.store import StoreError
 from arena.store import BattleAlreadyVoted
 from webapp.sessions import participants
-from webapp.sessions.pairing import NotEnoughSystems, SharedPairScheduler
+from webapp.sessions.battle_state import SIDES, BattleSession
+from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
-from webapp.protection.label_limits import admit_label
-from webapp.ui.parts.refusal import Refusal, refuse
-from webapp.sessions.turn_step import refused_when_full, stored_turn
+from webapp.sessions.refusal import Refusal, refuse
+from webapp.sessions.turn_step import checked_message, refused_when_full, store_label, stored_turn
 from webapp.ui.parts.render import escape_text, limit_status
-from webapp.protection.vote_limits import LimitReached, limiter_for, origin_keys_of
+from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
 log = logging.getLogger(__name__)
 
-SIDES = ("A", "B")
-# Battles kept in memory at most (one per participant); the least recently used are forgotten first
-# (their dialogues are in the store, so a later visit rebuilds them).
-MAX_BATTLES_KEPT = 10_000
-
-
-@dataclass
-class BattleSession:
-    battle_id: str
-    ticket: Optional[str]
-    dialogues: dict[str, Dialogue]  # side -> dialogue
-    vote: Optional[Vote] = None
-    started_at: datetime = field(default_factory=utc_now)
-    user_key: str = "user:unknown"  # hashed participant (or session) and IP (webapp.protection.vote_limits.origin_key)
-    ip_key: str = "ip:unknown"
-    flagged: Optional[str] = None  # why the stored vote was flagged, if it was
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    busy: dict[str, threading.Lock] = field(default_factory=lambda: {s: threading.Lock() for s in SIDES})
-
-    def rated(self, side: str) -> bool:
-        return self.dialogues[side].feedback is not None
-
-    def both_rated(self) -> bool:
-        return all(self.rated(s) for s in SIDES)
-
-    def answering(self, side: str) -> bool:
-        return self.busy[side].locked()
-
-
-class BattleBook:
-    """Each participant's battle under way (the latest they started), shared by their tabs and reloads."""
-
-    def __init__(self, limit: int = MAX_BATTLES_KEPT):
-        self._limit = limit
-        self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, BattleSession] = OrderedDict()
-
-    def get(self, user_id: str) -> Optional[BattleSession]:
-        with self._lock:
-            session = self._sessions.get(user_id)
-            if session is not None:
-                self._sessions.move_to_end(user_id)
-            return session
-
-    def put(self, user_id: str, session: BattleSession) -> BattleSession:
-        """Keep `session` as the participant's battle (a new battle replaces the one before)."""
-        with self._lock:
-            self._sessions[user_id] = session
-            self._sessions.move_to_end(user_id)
-            while len(self._sessions) > self._limit:
-                self._sessions.popitem(last=False)
-            return session
-
-    def forget(self, user_id: str) -> None:
-        with self._lock:
-            self._sessions.pop(user_id, None)
-
-
-def book_for(services: Services) -> BattleBook:
-    book = services.extras.get("battle_book")
-    if book is None:
-        book = services.extras.setdefault("battle_book", BattleBook())
-    return book
-
-
-def scheduler_for(services: Services) -> SharedPairScheduler:
-    """One scheduler per Services, counting human battles stored or under way in any app process."""
-    scheduler = services.extras.get("pair_scheduler")
-    if scheduler is None:
-        scheduler = services.extras.setdefault("pair_scheduler", SharedPairScheduler(services.store))
-    return scheduler
-
-
 def release(services: Services, session: Optional[BattleSession]) -> None:
     if session is not None and session.vote is None:
-        scheduler_for(services).done(session.ticket)
+        services.pair_scheduler.done(session.ticket)
 
 
 def origin_keys(services: Services, request: Any, user_id: Optional[str] = None) -> tuple[str, str]:
@@ -123,7 +45,7 @@ def origin_keys(services: Services, request: Any, user_id: Optional[str] = None)
 
 def current(services: Services, user_id: str, request: Any = None) -> Optional[BattleSession]:
     """The participant's battle under way: the one in memory, else their unvoted battle in the store."""
-    book = book_for(services)
+    book = services.battle_book
     session = book.get(user_id)
     if session is not None or not participants.is_participant(user_id):
         return session
@@ -143,12 +65,12 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
     """Draw a pair, store both (empty) dialogues and keep the battle as the participant's current one."""
     user_key, ip_key = origin_keys(services, request, user_id)
     try:
-        limiter_for(services).check("battle", user_key, ip_key)
+        services.vote_limiter.check("battle", user_key, ip_key)
     except LimitReached as exc:
         raise refuse(str(exc)) from None
     try:
         with refused_when_full():  # drawing claims the pair in the store
-            (crs_a, crs_b), ticket = scheduler_for(services).draw(services.registry.available())
+            (crs_a, crs_b), ticket = services.pair_scheduler.draw(services.registry.available())
     except NotEnoughSystems:
         raise refuse("Battles are not possible right now (fewer than two systems are running). "
                      "Please try again later.") from None
@@ -168,13 +90,13 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
             services.store.save_dialogues(list(dialogues.values()))
     except Refusal:
         try:
-            scheduler_for(services).done(ticket)
+            services.pair_scheduler.done(ticket)
         except StoreError:  # the claim expires by itself if even this cannot be written
             pass
         raise
     session = BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
                             ip_key=ip_key)
-    return book_for(services).put(user_id, session)
+    return services.battle_book.put(user_id, session)
 
 
 def _session(session: Optional[BattleSession]) -> BattleSession:
@@ -198,10 +120,7 @@ def check_send(services: Services, session: Optional[BattleSession], side: str, 
         )
     if session.answering(side):
         raise refuse(f"System {side} is still answering your previous message.")
-    try:
-        return validate_message(text, services.settings.max_message_chars)
-    except MessageRejected as exc:
-        raise refuse(str(exc)) from None
+    return checked_message(services, text)
 
 
 def send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
@@ -231,18 +150,12 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
     if not dialogue.utterances:
         raise refuse(f"Chat with System {side} before rating it.")
     with session.busy[side]:  # never while a reply is being written into the dialogue
-        with refused_when_full(dialogue):  # unsaved, the pane stays open to be rated again
-            with session.lock:
-                if session.rated(side):
-                    raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
-                try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
-                    admission = admit_label(services, dialogue, keys=(session.user_key, session.ip_key))
-                except LimitReached as exc:
-                    raise refuse(str(exc)) from None
-                finish_dialogue(dialogue, sentiment)
-            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is in.
-            services.dialogue_finished(dialogue)
-            admission.count()  # only a stored label counts toward the limits
+        with session.lock:
+            if session.rated(side):
+                raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+            # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is
+            # in. Unsaved (a full store), the pane stays open to be rated again.
+            store_label(services, dialogue, sentiment, keys=(session.user_key, session.ip_key))
     with session.lock:
         return session.both_rated()
 
@@ -258,7 +171,7 @@ def vote(
         if not session.both_rated():
             raise refuse("Please end both conversations (Satisfied or Frustrated) before voting.")
         try:
-            admission = limiter_for(services).admit("vote", session.user_key, session.ip_key)
+            admission = services.vote_limiter.admit("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
             raise refuse(str(exc)) from None
         a, b = session.dialogues["A"], session.dialogues["B"]
@@ -280,7 +193,7 @@ def vote(
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         try:
             with refused_when_full(a, b):  # one transaction: the vote and both dialogues, or nothing
-                scheduler_for(services).complete(session.ticket, save)
+                services.pair_scheduler.complete(session.ticket, save)
         except BattleAlreadyVoted:
             raise refuse("This battle already has a vote; press “New battle” for another.") from None
         admission.count()  # only a stored vote counts toward the limits

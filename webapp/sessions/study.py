@@ -22,14 +22,13 @@ from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.runner import MessageRejected, finish_dialogue, validate_message
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
 from webapp.services import Services
-from webapp.ui.parts.aspect_form import rate_dialogue
-from webapp.ui.parts.refusal import refuse
-from webapp.sessions.turn_step import stored_turn
+from webapp.sessions.aspect_ratings import rate_dialogue
+from webapp.sessions.refusal import refuse
+from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
 PLATFORM_PARAMS = ("STUDY_ID", "SESSION_ID")
@@ -186,10 +185,7 @@ def check_send(services: Services, p: Participant, side: str, text: str) -> tupl
     d = _task_dialogue(services, p, side)
     if d.feedback is not None or d.ended:
         raise refuse("This conversation has ended; please give your verdict.")
-    try:
-        return d, validate_message(text, services.settings.max_message_chars)
-    except MessageRejected as exc:
-        raise refuse(str(exc)) from None
+    return d, checked_message(services, text)
 
 
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
@@ -210,8 +206,8 @@ def rate(services: Services, study: Study, p: Participant, side: str, sentiment:
         if turns < study.min_user_turns:
             raise refuse(f"Please send at least {study.min_user_turns} messages before giving your verdict "
                          f"({turns} so far).")
-        finish_dialogue(d, sentiment)
-        services.dialogue_finished(d)
+        # A study's labels are bounded by its tasks and checks, not by the public label limits.
+        store_label(services, d, sentiment, limited=False)
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Iterator, Optional
 
 from arena.dialogue import Dialogue, Role, utc_now
 
@@ -104,10 +104,3 @@ def repeats_last_message(dialogue: Optional[Dialogue], text: Optional[str]) -> b
     latest = max(users[-1].timestamp, dialogue.utterances[-1].timestamp)
     return (utc_now() - latest).total_seconds() < DUPLICATE_WINDOW_S
 
-
-def guard_for(extras: dict[str, Any]) -> TurnGuard:
-    """The process's guard, kept in `Services.extras`."""
-    guard = extras.get("turn_guard")
-    if guard is None:
-        guard = extras.setdefault("turn_guard", TurnGuard())
-    return guard

@@ -1,4 +1,12 @@
-"""A full disk answered in words, with nothing half-written.
+"""The steps every participant session shares (Chat, Battle, Study), in one order, without the page.
+
+- `checked_message`: a message that may be sent (a refusal in words otherwise)
+- `stored_turn`: the system's answer, stored with the message (`arena.runner`, then the store)
+- `store_label`: the participant's verdict on a conversation: the label limits
+  (`webapp.protection.label_limits`), the label, the store, then the limits count it
+- `refused_when_full`: what any of them (or a vote) does when the store is full
+
+A full disk is answered in words, with nothing half-written.
 
 When the store cannot take a write (`arena.store.engine.StoreFull`: no space left, or
 the database's size cap reached) its transaction is already rolled back; a file
@@ -18,9 +26,11 @@ from typing import Any, Iterator, Optional
 
 from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, Utterance
-from arena.runner import DialogueEnded, MessageRejected
+from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
 from arena.store import StoreFull, is_disk_full
-from webapp.ui.parts.refusal import refuse
+from webapp.protection.label_limits import admit_label
+from webapp.protection.vote_limits import LimitReached
+from webapp.sessions.refusal import refuse
 
 log = logging.getLogger(__name__)
 
@@ -62,3 +72,32 @@ def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: st
             raise refuse(str(exc)) from None
         services.store.save_dialogue(dialogue)
     return reply
+
+
+def checked_message(services: Any, text: str) -> str:
+    """The message cleaned for sending, or one line refusing it (empty, too long)."""
+    try:
+        return validate_message(text, services.settings.max_message_chars)
+    except MessageRejected as exc:
+        raise refuse(str(exc)) from None
+
+
+def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str = "", *,
+                request: Any = None, keys: Optional[tuple[str, str]] = None, limited: bool = True) -> None:
+    """End `dialogue` with the participant's verdict and store it (queued for scoring).
+
+    With `limited` (the public Chat and Battle) the label passes the label limits first, for the
+    request's origin or the known (user, IP) `keys`, and counts toward them only once stored: a
+    label the store refused (full) and sent again counts once. A full store refuses in words and
+    leaves the dialogue open, as it was."""
+    with refused_when_full(dialogue):
+        admission = None
+        if limited:
+            try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
+                admission = admit_label(services, dialogue, request=request, keys=keys)
+            except LimitReached as exc:
+                raise refuse(str(exc)) from None
+        finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
+        services.dialogue_finished(dialogue)
+        if admission is not None:
+            admission.count()

@@ -19,13 +19,15 @@ from typing import Any, Iterator, Optional
 import gradio as gr
 
 from webapp.services import Services
+from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.sessions.battle import (
     SIDES, BattleSession, check_send, current, rate, reveal_markdown, send, start_battle, system_card, vote,
 )
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
-from webapp.ui.parts.refusal import Refusal, notice
+from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
 )
@@ -112,7 +114,7 @@ def _skips(n: int) -> tuple[Any, ...]:
 
 def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
     user_state = participant.user if participant is not None else gr.State(None)
-    form = aspect_form.form_for(services)
+    form = aspect_ratings.form_for(services)
     gr.Markdown(
         "Chat with two anonymous systems at the same time, end each conversation with **Satisfied** or "
         "**Frustrated**, then vote for the better one. Their names are revealed after your vote.",
@@ -134,7 +136,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                      elem_classes=["battle-reveal"])
                 chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}",
                                      buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
-                                     feedback_options=tuple(aspect_form.reply_options(form)) or None)
+                                     feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
                 items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
                 message = gr.Textbox(
                     label="Your message", placeholder=f"Message System {side}...", max_lines=4,
@@ -271,9 +273,9 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             session = current(services, user_of(participant_id, request), request)
             try:
                 if session is None:
-                    raise aspect_form.no_conversation()
+                    raise aspect_ratings.no_conversation()
                 dialogue = session.dialogues[side]
-                saved = aspect_form.rate_dialogue(services, dialogue, answers, dialogue.user.id)
+                saved = aspect_ratings.rate_dialogue(services, dialogue, answers, dialogue.user.id)
             except Refusal as exc:  # the answers stay picked
                 return panel.keep(notice(exc))
             return panel.hide(saved)
@@ -285,12 +287,15 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 return ""
             dialogue = session.dialogues[side]
             with session.busy[side]:  # never while a reply is being written into the dialogue
-                return aspect_form.rate_reply(services, dialogue, data.index, data.liked, dialogue.user.id)
+                try:
+                    return aspect_ratings.rate_reply(services, dialogue, data.index, data.liked, dialogue.user.id)
+                except Refusal as exc:  # a full store
+                    return notice(exc)
 
         panel = p["panel"]
         panel.save.click(on_aspects, [user_state, *panel.inputs], panel.outputs,
                          api_name=f"battle_aspects_{s}")
-        panel.skip.click(lambda panel=panel: panel.hide(aspect_form.SKIPPED), None, panel.outputs,
+        panel.skip.click(lambda panel=panel: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs,
                          api_visibility="private")
         if form.utterance:
             p["chatbot"].like(on_reply_rating, [user_state], [p["status"]], api_visibility="private")

@@ -1,4 +1,4 @@
-"""Chat tab: one named system, one person, one conversation at a time.
+"""Chat tab: one named system, one person, one conversation at a time (its rules: `webapp.sessions.chat`).
 
 Per-session state lives in `gr.State` (the current Dialogue); the store keeps
 every turn as it happens, and the participant's conversation under way is
@@ -15,23 +15,19 @@ from typing import Any, Iterator, Optional
 
 import gradio as gr
 
-from arena.dialogue import Dialogue, UserInfo, UserKind
-from arena.runner import MessageRejected, finish_dialogue, validate_message
-from webapp.sessions import participants
-from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
-from webapp.protection.label_limits import admit_label
+from arena.dialogue import Dialogue
 from webapp.services import Services
-from webapp.protection.vote_limits import LimitReached
+from webapp.sessions.chat import check_send, give_feedback, resumable, send_message, start_conversation, system_choices
+from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.ui.parts.participant import ParticipantSlot, user_of
-from webapp.ui.parts.refusal import Refusal, notice, refuse
+from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
-    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items, limit_status,
 )
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
-from webapp.sessions.turn_step import refused_when_full, stored_turn
-from webapp.sessions.turn_guard import guard_for, repeats_last_message
 
 CONSENT = (
     "By chatting you agree that the conversation and your feedback are stored and published as an open "
@@ -40,120 +36,10 @@ CONSENT = (
 NO_SYSTEMS = "No system is available right now; please come back a little later."
 
 
-def system_choices(services: Services) -> list[tuple[str, str]]:
-    """(name people read, id) of each system that can chat now."""
-    return [(services.registry.title(name), name) for name in services.registry.available()]
-
-
-def start_conversation(services: Services, crs_name: str, user_id: str) -> tuple[Dialogue, str]:
-    if not crs_name:
-        raise refuse("Please choose a system first.")
-    if services.registry.problem(crs_name) is not None:
-        raise refuse("That system is not available right now; please choose another.")
-    dialogue = Dialogue(
-        crs_id=crs_name,
-        user=UserInfo(kind=UserKind.HUMAN, id=user_id),
-        metadata={"source": "chat"},
-    )
-    return dialogue, (f"New conversation with **{escape_text(services.registry.title(crs_name))}** "
-                      f"(up to {services.settings.max_turns} messages).")
-
-
-def check_send(services: Services, dialogue: Optional[Dialogue], text: str) -> str:
-    """Refuse a message that cannot be sent now; else the cleaned text (before the page echoes it)."""
-    if dialogue is not None and dialogue.feedback is not None:
-        raise refuse("This conversation has ended. Press “New conversation” to start another.")
-    if dialogue is not None and (dialogue.ended or dialogue.num_turns >= services.settings.max_turns):
-        raise refuse(f"This conversation reached its limit of {services.settings.max_turns} messages. Please "
-                     "rate it with Satisfied or Frustrated, then start a new one.")
-    try:
-        return validate_message(text, services.settings.max_message_chars)
-    except MessageRejected as exc:
-        raise refuse(str(exc)) from None
-
-
-def send_message(
-    services: Services, dialogue: Optional[Dialogue], text: str, session_key: Optional[str] = None,
-    message_id: Optional[str] = None,
-) -> tuple[Dialogue, str]:
-    """Run one turn; returns the dialogue and a status line. Raises `Refusal` for refusals.
-
-    Steps of one session (`session_key`, else the dialogue) run one at a time;
-    a second copy of the message being answered (Enter, then Send) adds nothing, nor does a
-    message whose client id (`message_id`, webapp.sessions.idempotent_sends) the dialogue already holds.
-    """
-    try:
-        message_id = clean_message_id(message_id)
-    except BadMessageId as exc:
-        raise refuse(str(exc)) from None
-    if dialogue is None and session_key is None:
-        raise refuse("Start a conversation first.")
-    key = session_key or dialogue.dialogue_id
-    with guard_for(services.extras).step(key, text) as step:
-        if dialogue is None or (step.latest is not None and step.latest.dialogue_id == dialogue.dialogue_id):
-            # The page may still hold the state from before an event that ran first.
-            dialogue = step.latest or dialogue
-        if dialogue is None:
-            raise refuse("Start a conversation first.")
-        if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
-            return dialogue, ""
-        remember_sent(dialogue, message_id)  # stored with the turn
-        try:
-            status = _run_turn(services, dialogue, text)
-        except Refusal:
-            forget_sent(dialogue, message_id)
-            raise
-        step.remember(dialogue)
-    return dialogue, status
-
-
-def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
-    reply = stored_turn(services, dialogue, text,
-                        unavailable="That system is not available right now; please choose another.")
-    return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
-
-
-def give_feedback(
-    services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
-    session_key: Optional[str] = None, request: Any = None,
-) -> tuple[Dialogue, str]:
-    if dialogue is None or not dialogue.utterances:
-        raise refuse("Chat with the system before giving feedback.")
-    # Waits for a reply still being written, so the feedback is stored after it.
-    with guard_for(services.extras).step(session_key or dialogue.dialogue_id) as step:
-        if dialogue.feedback is not None:
-            raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
-                         "Press “New conversation” to start another.")
-        with refused_when_full(dialogue):  # unsaved, the conversation stays open to be rated again
-            try:  # labels are limited and flagged like votes (webapp.protection.label_limits)
-                admission = admit_label(services, dialogue, request=request)
-            except LimitReached as exc:
-                raise refuse(str(exc)) from None
-            finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-            services.dialogue_finished(dialogue)
-            admission.count()  # only a stored label counts toward the limits
-        step.remember(dialogue)
-    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
-
-
-def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
-    """The participant's conversation under way: the one in memory, else the one in the store."""
-    with guard_for(services.extras).step(user_id) as step:
-        latest = step.latest
-        if latest is not None and latest.feedback is None and latest.end_reason in (None, "max_turns"):
-            return latest
-        if not participants.is_participant(user_id):
-            return None
-        stored = participants.open_chat(services.store, user_id)
-        if stored is not None:
-            step.remember(stored)
-        return stored
-
-
 def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
     user_state = participant.user if participant is not None else gr.State(None)
     choices = system_choices(services)
-    form = aspect_form.form_for(services)
+    form = aspect_ratings.form_for(services)
     dialogue_state = gr.State(None)
     gr.Markdown(f"Chat with one system about movies. {CONSENT}")
     with gr.Row(equal_height=True):
@@ -168,7 +54,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         with gr.Column(scale=3, min_width=300):
             chatbot = gr.Chatbot(label="Conversation", height=420, elem_id="chat-chatbot",
                                  buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
-                                 feedback_options=tuple(aspect_form.reply_options(form)) or None)
+                                 feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
                                  max_lines=6, interactive=ready, elem_id="chat-msg")
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
@@ -206,7 +92,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     def skips(n: int) -> tuple[Any, ...]:
         return tuple(gr.skip() for _ in range(n))
 
-    guard = guard_for(services.extras)
+    guard = services.turn_guard
     outputs = [dialogue_state, chatbot, items_box, status, message, send_button, satisfied, frustrated]
     new_outputs = outputs + [comment, scores_box, core_plot, *panel.outputs]
 
@@ -303,17 +189,20 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     def on_aspects(dialogue: Optional[Dialogue], *answers: Any) -> tuple[Any, ...]:
         rater = dialogue.user.id if dialogue is not None else "anonymous"
         try:
-            saved = aspect_form.rate_dialogue(services, dialogue, answers, rater)
+            saved = aspect_ratings.rate_dialogue(services, dialogue, answers, rater)
         except Refusal as exc:  # the answers stay picked
             return panel.keep(notice(exc))
         return panel.hide(saved)
 
     panel.save.click(on_aspects, [dialogue_state, *panel.inputs], panel.outputs, api_name="chat_aspects")
-    panel.skip.click(lambda: panel.hide(aspect_form.SKIPPED), None, panel.outputs, api_visibility="private")
+    panel.skip.click(lambda: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs, api_visibility="private")
 
     def on_reply_rating(dialogue: Optional[Dialogue], data: gr.LikeData) -> str:
         rater = dialogue.user.id if dialogue is not None else "anonymous"
-        return aspect_form.rate_reply(services, dialogue, data.index, data.liked, rater)
+        try:
+            return aspect_ratings.rate_reply(services, dialogue, data.index, data.liked, rater)
+        except Refusal as exc:  # a full store
+            return notice(exc)
 
     if form.utterance:
         chatbot.like(on_reply_rating, [dialogue_state], [status], api_visibility="private")

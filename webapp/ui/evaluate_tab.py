@@ -18,7 +18,7 @@ from gradio.context import Context
 from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
 from webapp.ui.parts import system_health
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 from simulators import KINDS, NEEDS_LLM
 
 TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",
@@ -30,14 +30,6 @@ INTRO = (
     "is enabled. Runs continue in the background: you can leave or reload this page and pick the run "
     "again below."
 )
-
-
-def run_manager(services: Services) -> RunManager:
-    """The process-wide run manager, kept on the services object."""
-    manager = services.extras.get("evaluation_runs")
-    if manager is None:
-        manager = services.extras.setdefault("evaluation_runs", RunManager.from_services(services))
-    return manager
 
 
 def simulator_choices() -> list[tuple[str, str]]:
@@ -130,7 +122,7 @@ def start_run(manager: RunManager, systems: list[str], simulator: str, n: float,
 
 
 def build(services: Services) -> None:
-    manager = run_manager(services)
+    manager = services.evaluation_runs
     systems = services.registry.available()
     gr.Markdown(INTRO)
     system_health.build(services)

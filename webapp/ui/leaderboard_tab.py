@@ -24,8 +24,8 @@ from webapp.leaderboard.categories import ALL
 from webapp.leaderboard.snapshot import LeaderboardSnapshots, StoreRead
 from webapp.services import Services
 from webapp.ui.parts import meta_view
-from webapp.ui.parts.aspect_form import form_for
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.aspect_ratings import form_for
+from webapp.sessions.refusal import refuse
 from webapp.ui.parts.render import plural
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from webapp.protection.label_limits import flagged_labels
 from webapp.protection.moderation import ModerationError, delete, delete_user, hide, parse_ids
 from webapp.services import Services
 from arena.text_safety import escape_markdown
-from webapp.ui.parts.refusal import refuse
+from webapp.sessions.refusal import refuse
 
 
 def actor_of(request: Optional[gr.Request]) -> str:

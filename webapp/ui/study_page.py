@@ -21,8 +21,9 @@ from arena.study import Study
 from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
-from webapp.ui.parts.refusal import Refusal, notice
-from webapp.ui.parts.aspect_form import form_for
+from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.refusal import notice
+from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, plural,
 )

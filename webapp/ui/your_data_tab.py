@@ -16,13 +16,12 @@ import gradio as gr
 from webapp.sessions import participants
 from webapp.protection.moderation import ModerationError
 from webapp.services import Services
-from webapp.sessions.battle import book_for
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.parts.participant import ParticipantSlot
-from webapp.ui.parts.refusal import Refusal, notice, refuse
+from webapp.sessions.refusal import Refusal, refuse
+from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import plural
 from webapp.sessions.turn_step import refused_when_full
-from webapp.sessions.turn_guard import guard_for
 
 INTRO = (
     "This browser keeps a random pseudonymous id for you, so your conversations stay yours across visits "
@@ -112,8 +111,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         except Refusal as exc:
             return gr.Column(visible=False), notice(exc), gr.skip(), gr.skip()
         # Conversations under way in this process are forgotten, so no later turn stores them again.
-        book_for(services).forget(participant_id)
-        guard_for(services.extras).forget(participant_id)
+        services.battle_book.forget(participant_id)
+        services.turn_guard.forget(participant_id)
         # Counted as the participant sees them: a battle pane never written in is no conversation.
         done = (f"Deleted {plural(own.total, 'conversation')} and "
                 f"{plural(counts_deleted['votes'], 'vote')}.")

@@ -107,16 +107,3 @@ def latest_items(dialogue: Optional[Dialogue]) -> list[RecommendedItem]:
         if utt.items:
             return list(utt.items)
     return []
-
-
-def scores_markdown(dialogue: Dialogue) -> str:
-    if not dialogue.scores:
-        return "_Scores are being computed; refresh in a moment._"
-    lines = ["| metric | value | scorer | model |", "|---|---|---|---|"]
-    for name, score in sorted(dialogue.scores.items()):
-        value = "unscored" if score.value is None else f"{score.value:.3g}"
-        lines.append(
-            f"| {escape_text(name)} | {value} | {escape_text(score.scorer + ' ' + score.version)} "
-            f"| {escape_text(score.model or '-')} |"
-        )
-    return "\n".join(lines)

@@ -1,5 +1,5 @@
 """Tables for a public deployment: durable scoring jobs, vote origins and flags, hidden dialogues and
-the moderation log (see arena/store/safety.py).
+the moderation log (see arena/store/moderation.py and arena/store/votes.py).
 
 Revision ID: 0003
 Revises: 0002
