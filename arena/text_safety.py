@@ -26,10 +26,14 @@ def valid_system_id(value: str) -> bool:
     return bool(SYSTEM_ID.match(value))
 
 
+def escape_text(text: Any) -> str:
+    """Escape HTML and Markdown so stored text is shown literally, line breaks kept (chat messages)."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
 def escape_markdown(text: Any) -> str:
-    """Escape HTML and Markdown so stored text is shown literally (also inside a table cell)."""
-    escaped = html.escape(str(text), quote=True)
-    return _MD_SPECIAL.sub(r"\\\1", escaped).replace("\n", " ")
+    """`escape_text` on one line, quotes escaped too: safe inside a Markdown table cell or an attribute."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=True)).replace("\n", " ")
 
 
 def neutralise_cell(value: Any) -> Any:

@@ -147,3 +147,20 @@ def test_simulators_reach_the_act_annotators_only_through_the_core(graph):
 
 def test_no_cycle_between_packages(graph):
     assert cycles(package_edges(graph)) == []
+
+
+def test_the_app_rules_never_reach_into_the_pages(graph):
+    # ui/ only builds and renders pages: sessions, protection, leaderboard, runs and studies' rules
+    # are below it, so a rule can be tested and reused without Gradio's page.
+    rules = ("webapp.sessions", "webapp.protection", "webapp.leaderboard", "webapp.runs")
+    reaching = sorted(f"{n} -> {t}" for n, ts in graph.items() if n.startswith(rules)
+                      for t in ts if t.startswith("webapp.ui"))
+    assert reaching == []
+
+
+def test_run_time_code_never_imports_training_code(graph):
+    training = ("evaluators.acts.data", "evaluators.acts.training", "evaluators.acts.fine_tuning")
+    run_time = ("evaluators.acts.offline", "evaluators.acts.llm", "crs.", "webapp.")
+    reaching = sorted(f"{n} -> {t}" for n, ts in graph.items() if n.startswith(run_time)
+                      for t in ts if t.startswith(training))
+    assert reaching == []

@@ -27,7 +27,8 @@ from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal, refuse
 from webapp.sessions.turn_step import checked_message, refused_when_full, store_label, stored_turn
-from webapp.ui.parts.render import escape_text, limit_status
+from arena.text_safety import escape_text
+from webapp.sessions.turn_step import limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,8 @@ from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_m
 from webapp.sessions.turn_guard import repeats_last_message
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.ui.parts.render import escape_text, limit_status
+from arena.text_safety import escape_text
+from webapp.sessions.turn_step import limit_status
 
 
 def system_choices(services: Services) -> list[tuple[str, str]]:

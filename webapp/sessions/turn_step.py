@@ -4,6 +4,7 @@
 - `stored_turn`: the system's answer, stored with the message (`arena.runner`, then the store)
 - `store_label`: the participant's verdict on a conversation: the label limits
   (`webapp.protection.label_limits`), the label, the store, then the limits count it
+- `limit_status`: the status line after a turn, announcing the message limit before it applies
 - `refused_when_full`: what any of them (or a vote) does when the store is full
 
 A full disk is answered in words, with nothing half-written.
@@ -101,3 +102,15 @@ def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str 
         services.dialogue_finished(dialogue)
         if admission is not None:
             admission.count()
+
+
+def limit_status(dialogue: Dialogue, max_turns: int, problem: bool = False) -> str:
+    """The status line after a turn; the limit is announced before the last message, never silently applied."""
+    left = max_turns - dialogue.num_turns
+    if dialogue.ended or left <= 0:
+        return (f"This conversation reached its limit of {max_turns} messages. "
+                "Please tell us whether you were satisfied or frustrated.")
+    note = "The system had a problem with that turn; it has been recorded." if problem else ""
+    if left == 1:
+        note += f" You can send one more message: the conversation ends after {max_turns} messages."
+    return note.strip()

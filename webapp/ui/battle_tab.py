@@ -29,8 +29,10 @@ from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
-    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, limit_status,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
+from arena.text_safety import escape_text
+from webapp.sessions.turn_step import limit_status
 
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"

@@ -24,8 +24,9 @@ from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
-    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items, limit_status,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
+from webapp.sessions.turn_step import limit_status
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
 

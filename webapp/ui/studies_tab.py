@@ -21,7 +21,8 @@ from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
 from webapp.ui.parts.refusal import NOTICE_MARK
-from webapp.ui.parts.render import escape_text, plural
+from arena.text_safety import escape_text
+from webapp.ui.parts.render import plural
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
 

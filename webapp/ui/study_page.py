@@ -25,8 +25,9 @@ from webapp.sessions.refusal import Refusal
 from webapp.ui.parts.refusal import notice
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import (
-    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, escape_text, items_markdown, latest_items, plural,
+    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items, plural,
 )
+from arena.text_safety import escape_text
 
 TITLE = "CRS Arena study"
 FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gradio as gr
 
 from webapp.services import Services
-from webapp.ui.parts.render import escape_text
+from arena.text_safety import escape_text
 
 
 def systems_status_markdown(services: Services) -> str:

@@ -7,19 +7,12 @@ or script from a message can reach the page.
 from __future__ import annotations
 
 import functools
-import html
-import re
 from typing import Iterable, Optional
 
 from arena.catalog import DATASETS, load_catalog, split_name
 from arena.dialogue import Dialogue, RecommendedItem, Role
+from arena.text_safety import escape_text
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~])")
-
-
-def escape_text(text: str) -> str:
-    """Escape HTML and Markdown so text is shown literally."""
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
 def chat_messages(dialogue: Optional[Dialogue]) -> list[dict[str, str]]:
@@ -56,18 +49,6 @@ def echo_messages(dialogue: Optional[Dialogue], text: str) -> list[dict[str, str
 def plural(count: int, noun: str, nouns: Optional[str] = None) -> str:
     """"1 battle", "2 battles" ("0 battles")."""
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"
-
-
-def limit_status(dialogue: Dialogue, max_turns: int, problem: bool = False) -> str:
-    """The status line after a turn; the limit is announced before the last message, never silently applied."""
-    left = max_turns - dialogue.num_turns
-    if dialogue.ended or left <= 0:
-        return (f"This conversation reached its limit of {max_turns} messages. "
-                "Please tell us whether you were satisfied or frustrated.")
-    note = "The system had a problem with that turn; it has been recorded." if problem else ""
-    if left == 1:
-        note += f" You can send one more message: the conversation ends after {max_turns} messages."
-    return note.strip()
 
 
 def items_markdown(items: Iterable[RecommendedItem], limit: int = 5, heading: str = "Recommended") -> str:

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from arena.dialogue import Dialogue, Score
-from webapp.ui.parts.render import escape_text
+from arena.text_safety import escape_text
 from evaluators.core.factors import FACTORS, OVERALL_METRIC, ROLES, metric_name
 
 _DIMENSION_COLOURS = {
