@@ -345,6 +345,12 @@ class Catalog:
         mentions = match_phrases(text or "", [self._titles, *self._entities])
         return [(self._pick(m.payloads, m.year), m.start, m.end) for m in mentions if m.index == "items"]
 
+    def link_people(self, text: str) -> list[tuple[str, int, int]]:
+        """(name, start, end) of every person of the graph named in `text`, in order ("Something with
+        Arnold Schwarzenegger" names a person, not a title)."""
+        mentions = match_phrases(text or "", [self._titles, *self._entities])
+        return [(m.payloads[0][0], m.start, m.end) for m in mentions if m.index == "people" and m.payloads]
+
     # -- internals ----------------------------------------------------------------
     def _pick(self, payloads: Iterable[tuple[int, CatalogItem]], year: Optional[int]) -> CatalogItem:
         ranked = list(payloads)

@@ -40,13 +40,13 @@ from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.simulator_interface import IntentReader
-from crs.constraints import Constraints
+from arena.reading.constraints import Constraints
 from crs.dialogue_policy import DialoguePolicy, UserMove
 from crs.grounded import GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, list_opening
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
-from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
+from arena.reading.scope import SEEN_CUE, has_request_content, negated_before
 from crs.reply_check import enforce_shown_titles
 from crs.title_matching import TitleMatcher
 

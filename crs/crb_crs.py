@@ -41,7 +41,7 @@ from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
-from crs.constraints import child_friendly, has_genre, request_part
+from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, farewell
 from crs.reply_check import enforce_shown_titles

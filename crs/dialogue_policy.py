@@ -32,9 +32,9 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
-from crs.constraints import Constraints, in_request_clause, request_part, update
-from crs.recommender.context import negated_before
-from crs.user_acts import (
+from arena.reading.constraints import Constraints, in_request_clause, request_part, update
+from arena.reading.scope import negated_before
+from arena.reading.acts import (
     RuleActReader, is_closing, is_correction, is_shrug, pointed_index, points_back, question_aspect, rule_intents,
     starts_with_wh,
 )

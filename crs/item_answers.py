@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
-from crs.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
 
 KIND_WORDS = {"film": "film", "series": "TV series", "book": "book"}
 FAREWELLS = (

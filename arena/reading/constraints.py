@@ -20,7 +20,7 @@ from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.titles.phrases import normalize
-from crs.recommender.context import negated_before
+from arena.reading.scope import negated_before
 
 # Everyday words for a genre -> the word the catalogs' genre names contain.
 GENRE_WORDS = {

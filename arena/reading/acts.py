@@ -19,7 +19,7 @@ import re
 from typing import Optional
 
 from arena.dialogue import Dialogue, Role
-from crs.recommender.context import SEEN_CUE as SEEN  # the recommender's own reading of "seen it"
+from arena.reading.scope import SEEN_CUE as SEEN
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
