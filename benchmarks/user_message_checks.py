@@ -170,8 +170,8 @@ def contradicts_request(turn: Turn) -> bool:
             return True
         if match.group(3):
             said = normalize(match.group(3))
-            if any(normalize(g) in said for g in turn.constraints.get("genre", ()) + turn.constraints.get(
-                    "genres_all", [])):
+            if any(normalize(g) in said for g in [*turn.constraints.get("genre", ()),
+                                                  *turn.constraints.get("genres_all", ())]):
                 return True
             if any(normalize(p) in said for p in turn.constraints.get("person", ())):
                 return True
