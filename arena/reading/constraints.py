@@ -1,45 +1,39 @@
 """What the conversation rules in or out, carried across turns until the user changes it.
 
-Three kinds of constraint, read from every user message oldest first (titles
-are cut out first, so "Blade Runner 2049" is no era):
+Read from every user message oldest first (titles are cut out first, so "Blade
+Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - era: "from the 90s", "after 2000", "before 1980", "something newer" (newer
   than what was shown so far), "older";
 - audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime
   or thriller; family or animation titles only), until "just for me" or an age over 12;
-- unwanted genres: "no horror", "horror AGAIN?", "a war movie, not my thing";
-  a later plain request for the genre lifts it.
-On OpenDialKG the kind asked for (book, series, film) counts too.
+- wanted genres: the genres the latest request names ("funny" is comedy, "a
+  romantic comedy" is comedy and romance); a later request that names none keeps them;
+- unwanted genres: "no horror", "horror AGAIN?", "a war movie, not my thing". A
+  negation reaches only what it names: "funny, but not a romantic comedy" rules
+  out romance, not comedy; a later plain request for the genre lifts it;
+- people: "something with Arnold Schwarzenegger" asks for him until another person
+  is asked for; "I don't like Adam Sandler" and "without Jim Carrey" rule the person out;
+- intensity: "not too gory", "too violent", "something lighter/tamer": gore and
+  violence are read from the items' titles and plots, and "lighter" also rules out
+  the heavy genres (horror, thriller, crime, war) of what was just shown;
+- kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
-from arena.titles.phrases import normalize
 from arena.reading.scope import negated_before
+from arena.reading.vocabulary import (
+    CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS, HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS,
+    KIND_ASIDE, KINDS, LIGHTER, child_friendly, has_genre, intensity_of,
+)
 
-# Everyday words for a genre -> the word the catalogs' genre names contain.
-GENRE_WORDS = {
-    "horror": "horror", "horrors": "horror", "scary": "horror", "slasher": "horror", "slashers": "horror",
-    "gore": "horror", "gory": "horror", "war": "war", "crime": "crime", "gangster": "crime", "mafia": "crime",
-    "thriller": "thriller", "thrillers": "thriller", "romance": "romance", "romantic": "romance",
-    "comedy": "comedy", "comedies": "comedy", "funny": "comedy", "action": "action", "drama": "drama",
-    "dramas": "drama", "documentary": "documentary", "documentaries": "documentary", "musical": "musical",
-    "musicals": "musical", "western": "western", "westerns": "western", "animated": "animation",
-    "animation": "animation", "cartoon": "animation", "cartoons": "animation", "fantasy": "fantasy",
-    "mystery": "mystery", "mysteries": "mystery", "sci-fi": "sci fi", "scifi": "sci fi",
-    "science fiction": "science fiction", "superhero": "superhero", "sports": "sport", "sport": "sport",
-}
-_GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("sci fi", "science fiction"),
-                  "horror": ("horror", "slasher"), "thriller": ("thriller", "suspense")}
-_GENRE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b",
-                         re.IGNORECASE)
-CHILD_UNSAFE = ("horror", "crime", "thriller")
-CHILD_FRIENDLY = ("family", "animation", "children")  # "children": OpenDialKG's "Children's literature"
+__all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "child_friendly", "genre_mentions", "has_genre",
+           "in_request_clause", "request_part", "update"]
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
@@ -56,10 +50,8 @@ _BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\
 _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
-_KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
-          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
-          ("film", re.compile(r"\b(movies?|films?|flicks?|watch)\b", re.IGNORECASE)))
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
+_OR = re.compile(r"\b(or|either)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -68,23 +60,53 @@ class Constraints:
     for_children: bool = False
     unwanted_genres: frozenset[str] = field(default_factory=frozenset)
     kind: Optional[str] = None
+    genres: frozenset[str] = field(default_factory=frozenset)  # asked for; `any_genre`: one of them is enough
+    any_genre: bool = False
+    people: frozenset[str] = field(default_factory=frozenset)  # asked for (director, writer or cast)
+    unwanted_people: frozenset[str] = field(default_factory=frozenset)
+    unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
 
     def allows(self, item: CatalogItem) -> bool:
+        if not self.allows_loosely(item):
+            return False
+        if self.genres:
+            present = [has_genre(item, g) for g in self.genres]
+            if not (any(present) if self.any_genre else all(present)):
+                return False
+        if self.people and not self.people <= _people(item):
+            return False
+        return True
+
+    def allows_loosely(self, item: CatalogItem) -> bool:
+        """What is ruled out stays out; what is asked for (genres, people) is not required."""
         if self.years is not None and (item.year is None or not self.years[0] <= item.year <= self.years[1]):
             return False
         if self.kind is not None and item.kind != self.kind:
             return False
         if any(has_genre(item, g) for g in self.unwanted_genres):
             return False
+        if self.unwanted_people and self.unwanted_people & _people(item):
+            return False
+        if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
+            return False
         return not self.for_children or child_friendly(item)
+
+    def loosened(self) -> "Constraints":
+        """The same without what is asked for: when nothing in the catalog has it all."""
+        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False)
 
     @property
     def any(self) -> bool:
-        return self.years is not None or self.for_children or bool(self.unwanted_genres)
+        return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
+                or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity))
 
     def describe(self) -> str:
-        """"for children, from 1990 to 1999, without horror" (empty when nothing is ruled)."""
+        """"comedy with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled)."""
         parts = []
+        if self.genres:
+            parts.append((" or " if self.any_genre else " and ").join(sorted(self.genres)))
+        if self.people:
+            parts.append("with " + " and ".join(sorted(self.people)))
         if self.for_children:
             parts.append("suitable for children")
         if self.years is not None:
@@ -97,30 +119,35 @@ class Constraints:
                 parts.append(f"from before {high + 1}")
             else:
                 parts.append(f"from {low} to {high}")
-        if self.unwanted_genres:
-            parts.append("without " + " or ".join(sorted(self.unwanted_genres)))
+        left_out = sorted(self.unwanted_genres) + sorted(self.unwanted_people)
+        left_out += [word for word in ("gore", "violence") if word in self.unwanted_intensity]
+        if left_out:
+            parts.append("without " + ", ".join(left_out[:-1]) + (" or " if len(left_out) > 1 else "")
+                         + left_out[-1])
         return ", ".join(parts)
 
 
-def has_genre(item: CatalogItem, genre: str) -> bool:
-    """Whether one of the item's catalog genres is `genre` ("horror" matches "Slasher" too)."""
-    wanted = _GENRE_ALIASES.get(genre, (genre,))
-    return any(f" {w} " in _padded_words(name) for name in item.genres for w in wanted)
-
-
-@lru_cache(maxsize=8192)
-def _padded_words(genre_name: str) -> str:
-    """" sci fi ": a genre name's words, normalised once (a catalog has a few hundred names)."""
-    return f" {normalize(genre_name)} "
-
-
-def child_friendly(item: CatalogItem) -> bool:
-    return any(has_genre(item, g) for g in CHILD_FRIENDLY) and not any(has_genre(item, g) for g in CHILD_UNSAFE)
+def _people(item: CatalogItem) -> frozenset[str]:
+    return frozenset(name for names in item.people.values() for name in names)
 
 
 def genre_mentions(text: str) -> list[tuple[str, int]]:
-    """(genre, position) of every genre word in `text`."""
-    return [(GENRE_WORDS[m.group(1).lower()], m.start()) for m in _GENRE_WORD.finditer(text)]
+    """(genre, position) of every genre word in `text` (a compound genre gives each of its genres)."""
+    return [(genre, position) for genre, position, _ in _genre_mentions(text)]
+
+
+def _genre_mentions(text: str) -> list[tuple[str, int, bool]]:
+    """(genre, position, ruled out when negated) of every genre word: a negated "romantic comedy"
+    rules out romance only."""
+    out, covered = [], []
+    for pattern, genres, negatable in COMPOUNDS:
+        for match in pattern.finditer(text):
+            covered.append((match.start(), match.end()))
+            out += [(genre, match.start(), genre in negatable) for genre in genres]
+    for match in GENRE_WORD.finditer(text):
+        if not any(a <= match.start() < b for a, b in covered):
+            out.append((GENRE_WORDS[match.group(1).lower()], match.start(), True))
+    return sorted(out, key=lambda m: m[1])
 
 
 def _child_mentioned(text: str) -> Optional[bool]:
@@ -155,31 +182,61 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
 
 
 def _kind(text: str) -> Optional[str]:
-    """The one kind the message asks for; none when it names several ("movies and tv")."""
-    kinds = [kind for kind, pattern in _KINDS if pattern.search(text)]
+    """The one kind the message asks for; none when it names several ("movies and tv"). Kind words
+    in an aside ("films made from his books", "rather than a book") do not count."""
+    text = KIND_ASIDE.sub(" ", text)
+    kinds = [kind for kind, pattern in KINDS if pattern.search(text)]
     return kinds[0] if len(kinds) == 1 else None
 
 
 def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
-           kinds_matter: bool = False) -> Constraints:
+           kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
+           shown: Sequence[CatalogItem] = ()) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
-    In a `complaint` a genre named outside a request clause is one the user does not want."""
+    In a `complaint` a genre named outside a request clause is one the user does not want.
+    `people` are the persons the message names, with their positions; `shown` the items the
+    system showed last ("something lighter" moves away from their heavy genres)."""
     years = _era(text, shown_years) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
-    unwanted = set(constraints.unwanted_genres)
-    for genre, position in genre_mentions(text):
+    unwanted, wanted = set(constraints.unwanted_genres), set()
+    for genre, position, negatable in _genre_mentions(text):
         if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
-            unwanted.add(genre)
+            if negatable:
+                unwanted.add(genre)
         else:
             unwanted.discard(genre)
+            wanted.add(genre)
+    genres, any_genre = constraints.genres, constraints.any_genre
+    if wanted:
+        genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
+    intensity = set(constraints.unwanted_intensity)
+    for match in INTENSITY_WORD.finditer(text):
+        if negated_before(text, match.start()) or complaint or re.search(r"\btoo\s+$", text[:match.start()]):
+            intensity.add(INTENSITY_WORDS[match.group(1).lower()])
+    if LIGHTER.search(text):
+        heavy = {g for g in HEAVY_GENRES if any(has_genre(item, g) for item in shown)} | {"horror"}
+        heavy -= wanted
+        unwanted |= heavy
+        genres = frozenset(g for g in genres if g not in heavy)
+        intensity |= {"violence", "gore"}
+    chosen, ruled_out = set(constraints.people), set(constraints.unwanted_people)
+    for name, position in people:
+        if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
+            ruled_out.add(name)
+            chosen.discard(name)
+        else:
+            chosen = {name}
+            ruled_out.discard(name)
     kind = (_kind(text) or constraints.kind) if kinds_matter else None
     return replace(constraints, years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
-                   kind=kind)
+                   kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
+                   people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
+                   unwanted_intensity=frozenset(intensity))
 
 
 _REQUEST_CLAUSE = re.compile(
-    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more like|"
+    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more like|any( other| more)?|another|other|"
     r"(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
     r"how about|what about|instead|maybe|give me|show me|recommend)\b", re.IGNORECASE)
