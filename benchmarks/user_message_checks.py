@@ -43,7 +43,8 @@ LACKS = re.compile(r"\b(catalog(ue)?|don'?t (know|have)|do not (know|have)|no (i
                    r"not sure|can'?t say|cannot say)\b", re.I)
 RATING_WORDS = re.compile(r"\b(rat(ed|ing|ings)|score|reviews?|stars? out of)\b", re.I)
 CHILD_WORDS = re.compile(r"\b(child|children|kids?|young|family|ages?|years? old)\b", re.I)
-RAW_TAG = re.compile(r"#\d+|\(film genre\)|\bfilm genre\b|_|\bdbpedia\b|\[\[|\]\]", re.I)
+RAW_TAG = re.compile(r"#\d+|\((film|media|tv|music|book)? ?(genre|subject)\)|\bfilm genre\b|_|\bdbpedia\b|\[\[|\]\]|"
+                     r"\((\w+[ -])*(film|movie|work|novel|book)\)", re.I)
 DOUBLE_YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)\s*\((1[89]\d\d|20\d\d)\)")
 NUMBERED = re.compile(r"^\s*(\d+)[.)]\s", re.M)
 TITLE_YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)")
@@ -253,12 +254,19 @@ def unnatural(turn: Turn) -> list[str]:
     problems = []
     if not text:
         return ["empty reply"]
-    message = normalize(turn.message).split()
+    message = turn.message
+    for item in [*turn.items, *([turn.about] if turn.about else []), *turn.named]:
+        message = message.replace(item.label, " ").replace(item.title, " ")  # a title is no parroting
+    message = normalize(message).split()
     reply = normalize(text)
     if len(message) >= 2 and reply.startswith(" ".join(message[:max(2, min(len(message), 4))])):
         problems.append("parrots the request")
     elif len(message) >= 5 and any(" ".join(message[i:i + 5]) in reply for i in range(len(message) - 4)):
         problems.append("parrots the request")
+    else:
+        first = normalize(re.split(r"(?<=[.!?])\s|\n", text, maxsplit=1)[0]).split()
+        if len(first) >= 2 and f" {' '.join(first)} " in f" {' '.join(message)} ":
+            problems.append("parrots the request")  # "A historical drama film. Here are ..."
     if RAW_TAG.search(text):
         problems.append("raw tag")
     if DOUBLE_YEAR.search(text):

@@ -128,14 +128,36 @@ def table(results: dict, splits: list[str]) -> str:
     return "\n".join(lines)
 
 
+def rescore(path: Path, splits: list[str]) -> None:
+    """The stored replies read again by the natural-English check (it is the one check that changed
+    after the first run: a title in the message is no parroting)."""
+    from arena.catalog import load_catalog
+
+    results = json.loads(path.read_text(encoding="utf-8"))
+    for name, by_split in results.items():
+        catalog = load_catalog(SYSTEMS[name])
+        for rows in by_split.values():
+            for row in rows:
+                items = [i for i in (catalog.find_title(label) for label in row["items"]) if i is not None]
+                turn = Turn({"expect": row["expect"]}, row["user"], row["reply"], items, {}, [], [])
+                row["unnatural"] = unnatural(turn)
+    path.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(table(results, splits))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--label", default="run", help="results go to benchmarks/results/user_messages_<label>.json")
     parser.add_argument("--splits", default="tune", help="the splits to print (all are stored): tune, heldout")
     parser.add_argument("--show", action="store_true", help="print every reply of the printed splits and its faults")
+    parser.add_argument("--rescore", action="store_true",
+                        help="read the stored replies of --label again with the current natural-English check")
     args = parser.parse_args()
     splits = args.splits.split(",")
+    if args.rescore:
+        rescore(RESULTS / f"user_messages_{args.label}.json", splits)
+        return
     conversations = json.loads(CONVERSATIONS.read_text(encoding="utf-8"))["conversations"]
     settings = Settings.from_env()
     from evaluators.acts.intent_readers import UserActReader
