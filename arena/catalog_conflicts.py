@@ -150,12 +150,13 @@ def _year_after_record(dataset: str, records: Mapping[str, Mapping]) -> list[Con
     numbers its records in the order it creates them, so a 2007 film cannot hold a 1999 number."""
     rows = sorted((n, year_of(r["name"], r), i) for i, r in records.items()
                   if (n := _imdb_number(r)) is not None and year_of(r["name"], r) is not None)
-    years = sorted(y for _, y, _ in rows)
     out = []
     for index, (number, year, item_id) in enumerate(rows):
         # the 90th percentile year of the 200 records numbered closest: what that number stood for
         window = sorted(y for _, y, _ in rows[max(0, index - 100):index + 100])
-        typical = window[int(0.9 * (len(window) - 1))] if window else max(years)
+        if len(window) < 50:
+            continue  # too few neighbours to say what the number stood for
+        typical = window[int(0.9 * (len(window) - 1))]
         if number < 100000 or year <= typical + YEAR_SLACK:
             continue
         out.append(Conflict(dataset, item_id, records[item_id]["name"], "year_after_record",

@@ -214,7 +214,8 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     for match in INTENSITY_WORD.finditer(text):
         if negated_before(text, match.start()) or complaint or re.search(r"\btoo\s+$", text[:match.start()]):
             intensity.add(INTENSITY_WORDS[match.group(1).lower()])
-    if LIGHTER.search(text):
+    if any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()]) for m in LIGHTER.finditer(text)):
+        # "too violent", "something lighter" (but "not too gory" is a wish about what is asked for)
         heavy = {g for g in HEAVY_GENRES if any(has_genre(item, g) for item in shown)} | {"horror"}
         heavy -= wanted
         unwanted |= heavy
