@@ -231,7 +231,8 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
     shown = list(turn.items) + ([turn.about] if turn.about else []) + turn.named
     for item in shown:
         for match in re.finditer(re.escape(item.title) + r"\s*\((\d{4})\)", turn.text):
-            if item.year and int(match.group(1)) != item.year:
+            namesakes = {i.year for i in shown if i.title == item.title}  # "Halloween (1978)" beside (2007)
+            if item.year and int(match.group(1)) not in namesakes:
                 problems.append(f"year {match.group(1)} for {item.title}")
     known_people = set().union(*(people_of(i) for i in shown)) if shown else set()
     known_titles = {normalize(i.title) for i in shown}

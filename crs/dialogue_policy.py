@@ -127,6 +127,10 @@ class DialoguePolicy:
             if act in ("reject", "seen"):
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
+            elif act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
+                for item, start in self._linked_spans(text, shown):
+                    if negated_before(text, start):
+                        left_out.update(v.item_id for v in self.variants(item))
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
                 people = [(name, start) for name, start, _ in self._link_people(bare)]

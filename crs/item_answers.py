@@ -145,7 +145,8 @@ def list_opening(act: str, constraints: Constraints, turn: int) -> str:
         "shrug": "No problem, I'll pick.",
     }.get(act, "")
     rules = constraints.describe()
-    body = f"Here are some picks {rules}:" if rules else ("Here are a few picks for you:", "These might suit you:",
+    kind = f"{constraints.genre_words()} picks" if constraints.genres else "picks"
+    body = f"Here are some {kind} {rules}:".replace(" :", ":") if rules or constraints.genres else ("Here are a few picks for you:", "These might suit you:",
                                                           "You could try these:")[turn % 3]
     return f"{lead} {body}".strip()
 

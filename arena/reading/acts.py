@@ -143,6 +143,16 @@ def is_correction(text: str) -> bool:
     return bool(_CORRECTION.search(text)) and not _ASKS_FOR_MORE.search(text)
 
 
+# A plain no: "seen it, loved it" is no turn-down, "not for me" and "didn't like it" are.
+_PLAIN_NO = re.compile(r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
+                       r"not interested|boring)\b", re.IGNORECASE)
+
+
+def turns_down(text: str) -> bool:
+    """Whether the text turns something down in plain words."""
+    return bool(_PLAIN_NO.search(text))
+
+
 def is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START.match(text))
 

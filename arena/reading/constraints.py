@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.reading.scope import negated_before
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS, HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS,
     KIND_ASIDE, KINDS, LIGHTER, child_friendly, has_genre, intensity_of,
@@ -65,6 +67,7 @@ class Constraints:
     people: frozenset[str] = field(default_factory=frozenset)  # asked for (director, writer or cast)
     unwanted_people: frozenset[str] = field(default_factory=frozenset)
     unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
+    unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
 
     def allows(self, item: CatalogItem) -> bool:
         if not self.allows_loosely(item):
@@ -89,6 +92,8 @@ class Constraints:
             return False
         if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
             return False
+        if self.unwanted_words and self.unwanted_words & _stems(f"{item.title} {item.plot}"):
+            return False
         return not self.for_children or child_friendly(item)
 
     def loosened(self) -> "Constraints":
@@ -98,13 +103,17 @@ class Constraints:
     @property
     def any(self) -> bool:
         return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
-                or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity))
+                or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
+                or bool(self.unwanted_words))
+
+    def genre_words(self) -> str:
+        """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
+        return (" or " if self.any_genre else " and ").join(sorted(self.genres))
 
     def describe(self) -> str:
-        """"comedy with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled)."""
+        """"with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled; the genres
+        asked for are `genre_words`)."""
         parts = []
-        if self.genres:
-            parts.append((" or " if self.any_genre else " and ").join(sorted(self.genres)))
         if self.people:
             parts.append("with " + " and ".join(sorted(self.people)))
         if self.for_children:
@@ -125,6 +134,37 @@ class Constraints:
             parts.append("without " + ", ".join(left_out[:-1]) + (" or " if len(left_out) > 1 else "")
                          + left_out[-1])
         return ", ".join(parts)
+
+
+_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+                        re.IGNORECASE)
+_NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
+    shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
+    problem worries way need rush hurry matter thing things more others other fan big long short scary dark
+    sad violent gory silly heavy time today tonight again ending endings""".split())
+
+
+def _stem(word: str) -> str:
+    return word[:6] if len(word) > 6 else word.rstrip("s") if len(word) > 4 else word
+
+
+@lru_cache(maxsize=16384)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in normalize(text).split() if len(w) >= 4)
+
+
+def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
+    """"nothing with ghosts or possession" -> stems of "ghosts", "possession": subjects the user rules
+    out by an explicit "no / nothing with / without" (genres, intensity, people and kinds are read apart)."""
+    name_words = {w for n in names for w in normalize(n).split()}
+    out = set()
+    for match in _EXCLUSION.finditer(text):
+        for word in normalize(match.group(3)).split():
+            if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
+                    and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
+                    and not any(p.search(word) for _, p in KINDS)):
+                out.add(_stem(word))
+    return out
 
 
 def _people(item: CatalogItem) -> frozenset[str]:
@@ -230,14 +270,15 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             chosen = {name}
             ruled_out.discard(name)
     kind = (_kind(text) or constraints.kind) if kinds_matter else None
-    return replace(constraints, years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
+    words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
+    return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
                    kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
                    people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
                    unwanted_intensity=frozenset(intensity))
 
 
 _REQUEST_CLAUSE = re.compile(
-    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more like|any( other| more)?|another|other|"
+    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|other|"
     r"(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
     r"how about|what about|instead|maybe|give me|show me|recommend)\b", re.IGNORECASE)

@@ -6,7 +6,7 @@
 - `studies`: study files, participants and quota cells
 """
 
-from arena.store import (
+from arena.store.engine import (
     Store,
     StoreError,
     StoreFull,
