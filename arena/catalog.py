@@ -99,10 +99,11 @@ class CatalogItem:
 
     @property
     def label(self) -> str:
-        """What people see: "Title (Year)" when the year is known."""
+        """What people see: "Title (Year)" when the year is known, else the title (OpenDialKG's
+        graph qualifiers such as "(Award-Winning Work)" are no part of it)."""
         if self.year:
             return f"{self.title} ({self.year})"
-        return _NUMBER_SUFFIX.sub("", self.name)
+        return self.title if self.dataset == "opendialkg" else _NUMBER_SUFFIX.sub("", self.name)
 
     @property
     def kind(self) -> str:

@@ -112,6 +112,7 @@ class DialoguePolicy:
     def read(self, dialogue: Dialogue) -> UserMove:
         constraints, left_out = Constraints(), set()
         shown: list[CatalogItem] = []
+        last_list: list[CatalogItem] = []  # the last reply that showed several items
         shown_years: list[int] = []
         move = UserMove(act="request")
         last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
@@ -119,6 +120,7 @@ class DialoguePolicy:
             if utterance.role == Role.AGENT:
                 shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
                 shown_years += [i.year for i in shown if i.year]
+                last_list = shown if len(shown) > 1 else last_list
                 continue
             text = utterance.text or ""
             is_last = index == last_user
@@ -135,7 +137,8 @@ class DialoguePolicy:
                 bare = self._without_titles(text)
                 people = [(name, start) for name, start, _ in self._link_people(bare)]
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
-                                     kinds_matter=self.catalog.dataset == "opendialkg", people=people, shown=shown)
+                                     kinds_matter=self.catalog.dataset == "opendialkg", people=people,
+                                     shown=list(shown) + last_list)
             if is_last:
                 move = UserMove(act, aspect, about, list(shown), intents=intents)
         move.constraints, move.left_out = constraints, left_out

@@ -83,7 +83,8 @@ ASPECTS = (
                         r"tell me about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
-    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who acts)\b",
+    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
+                         r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
     ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
