@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--label", default="run", help="results go to benchmarks/results/user_messages_<label>.json")
     parser.add_argument("--splits", default="tune", help="the splits to print (all are stored): tune, heldout")
+    parser.add_argument("--run", default="tune,heldout", help="the splits to run (a tuning run: tune)")
     parser.add_argument("--show", action="store_true", help="print every reply of the printed splits and its faults")
     parser.add_argument("--rescore", action="store_true",
                         help="read the stored replies of --label again with the current natural-English check")
@@ -168,7 +169,7 @@ def main() -> None:
         crs = registry.get(name)
         by_split: dict[str, list] = {}
         for conversation in conversations:
-            if conversation["dataset"] != SYSTEMS[name]:
+            if conversation["dataset"] != SYSTEMS[name] or conversation["split"] not in args.run.split(","):
                 continue
             rows = run_conversation(crs, conversation)
             for row in rows:

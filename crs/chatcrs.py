@@ -143,7 +143,7 @@ class ChatCRS(ConversationalRecommender):
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turn, books=move.constraints.kind == "book"), []
-        if move.act == "chat":
+        if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
             return greeting(turn, "book" if move.constraints.kind == "book" else "movie"), []
         if move.act == "accept":
             return taken(turn), []

@@ -44,7 +44,7 @@ from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.dialogue_policy import DialoguePolicy
-from crs.item_answers import answer, farewell, greeting, taken
+from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles
 
 log = logging.getLogger(__name__)
@@ -165,8 +165,6 @@ class CRBCRS(ConversationalRecommender):
         turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turns_so_far), []
-        if move.act == "chat":
-            return greeting(turns_so_far), []
         if move.act == "accept":
             return taken(turns_so_far), []
         if move.act == "question":
