@@ -97,7 +97,7 @@ def _intensity(title: str, plot: str) -> frozenset[str]:
 
 
 def genre_label(name: str) -> str:
-    """A catalog genre as words: "Family (Film genre) #395" -> "Family"."""
+    """A catalog genre as words: "Family (Film genre) #395" -> "Family", "Revenge (Film subject)" -> "Revenge"."""
     label = re.sub(r"\s*#\d+\s*$", "", name)
-    label = re.sub(r"\s*\((film|tv|book|music)? ?genre\)\s*$", "", label, flags=re.I)
+    label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
     return label.strip() or name
