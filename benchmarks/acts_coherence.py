@@ -94,12 +94,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sample", type=Path, default=None)
     parser.add_argument("--timed", type=int, default=300, help="user utterances timed")
+    parser.add_argument("--crsarena", type=Path, default=CRSARENA, help="the shared CRS Arena dialogues (JSON)")
     args = parser.parse_args()
     annotator = OfflineActAnnotator(threads=1)
     _, held = iard_split(load_iard())
     sets = [("IARD held-out", held, True)]
-    if CRSARENA.exists():
-        sets.append(("CRS Arena (242 shared dialogues)", load_dialogues(CRSARENA, default_crs_id="crsarena"), False))
+    if args.crsarena.exists():
+        arena = load_dialogues(args.crsarena, default_crs_id="crsarena")
+        sets.append((f"CRS Arena ({len(arena)} shared dialogues)", arena, False))
     if args.sample:
         sets.append((f"hand-labelled sample ({args.sample.name})", sample_dialogues(args.sample), True))
     print("| set | label sets | user utterances | Accept P / R / F1 | Reject P / R / F1 | > 3 intents | "

@@ -121,3 +121,13 @@ def test_the_connector_may_not_repeat_the_message():
 def test_coherent_label_sets():
     assert coherent([("ACC", 2.0), ("REJ", 0.5), ("PRO", 1.0)]) == ["ACC", "PRO"]
     assert len(coherent([(i, float(n)) for n, i in enumerate(["PRO", "ANS", "ASK", "SEE", "REF"])])) == 3
+
+
+def test_crb_crs_skips_a_turn_stating_what_its_items_do_not_bear_out(redial):
+    from crs.crb_crs import RecommenderTurn, claims_problem
+
+    planet = redial.find_title("Planet Earth (1974)") or next(i for i in redial if "documentary" in i.genres)
+    turn = RecommenderTurn("nature", "<movie_0> is an amazing film about Nelson Mandela", 1)
+    assert claims_problem(turn, [planet]) is not None
+    fair = RecommenderTurn("nature", "You should see <movie_0>, I loved it", 1)
+    assert claims_problem(fair, [planet]) is None
