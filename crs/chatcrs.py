@@ -164,7 +164,7 @@ class ChatCRS(ConversationalRecommender):
         opening = None if plain else list_opening(move.act, move.constraints, turn)
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
-        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=move.act == "request")
+        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
         return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
 
     def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None,
