@@ -5,15 +5,14 @@ a record looked up elsewhere, and some joins went wrong. Checks, on the raw
 `id2info.json` records (dataset -> {item id: record}):
 
 - person_as_title: the title is a person of the catalog and the entry has no people
-  of its own ("Emma Stone (2017)"): no film at all. Fix: drop the entry's record
-  (name kept, every other field emptied, so nothing is recommended or stated from it).
+  of its own ("Emma Stone (2017)"): no film at all. Fix: the entry is dropped.
 - doubled_year: a year written twice ("(2007) (2007)"). Fix: one.
 - borrowed_record (ReDial): entries sharing one IMDb record (or one plot) under
   titles that are not two names of one film ("Enigma (2009)" with Harry Potter's record,
   "Halloweentown" with Halloween 6's plot). The record belongs to the title whose words
-  its plot bears out best; the others' plot, people, genres and IMDb id are emptied.
+  its plot bears out best; the others are dropped (their own record is not in the catalog).
 - year_after_record (ReDial): a year later than IMDb had given out its record's
-  number by ("Mansfield Park (2007)" with the 1999 film's record). Fix: as above.
+  number by ("Home Alone (2000)" with Home Alone 2's record). Fix: dropped.
 - merged_book_film (OpenDialKG): a film entry whose year or cast belong to another
   record: ReDial has the same title by the same director with another year ("I,
   Robot" 1950, the novel's year, directed by Alex Proyas); when its cast also shares
@@ -89,7 +88,7 @@ def _person_as_title(dataset: str, records: Mapping[str, Mapping]) -> list[Confl
         if title in people and has_record and not (record.get("director") or record.get("star") or record.get("actor")):
             out.append(Conflict(dataset, item_id, record["name"], "person_as_title",
                                 f"{title!r} is a person in the catalog and the entry lists no people",
-                                "record emptied"))
+                                "entry dropped"))
     return out
 
 
@@ -129,7 +128,7 @@ def _borrowed_records(dataset: str, records: Mapping[str, Mapping]) -> list[Conf
                 what = "IMDb record" if key.startswith("imdb") else "plot"
                 flagged[i] = Conflict(dataset, i, records[i]["name"], "borrowed_record",
                                       f"shares its {what} with {owner!r}, whose title the plot bears out",
-                                      "plot, people, genres and IMDb id emptied")
+                                      "entry dropped")
     return list(flagged.values())
 
 
@@ -161,7 +160,7 @@ def _year_after_record(dataset: str, records: Mapping[str, Mapping]) -> list[Con
             continue
         out.append(Conflict(dataset, item_id, records[item_id]["name"], "year_after_record",
                             f"year {year} but its IMDb record tt{number:07d} dates from about {typical}",
-                            "plot, people, genres and IMDb id emptied"))
+                            "entry dropped"))
     return out
 
 
@@ -214,7 +213,7 @@ def conflicts(catalogs: Mapping[str, Mapping[str, Mapping]]) -> list[Conflict]:
 
 def cleaned(catalogs: Mapping[str, Mapping[str, Mapping]], rounds: int = 5) -> tuple[dict[str, dict], list[Conflict]]:
     """Fixed copies of the catalogs, and the conflicts fixed. A fix can bring another conflict to
-    light (an emptied record no longer hides a late year among its neighbours), so this repeats
+    light (a dropped entry no longer hides a late year among its neighbours), so this repeats
     until none is left or `rounds` have passed."""
     out = {dataset: copy.deepcopy(dict(records)) for dataset, records in catalogs.items()}
     fixed: list[Conflict] = []
@@ -231,10 +230,11 @@ def _fix(catalogs: Mapping[str, Mapping[str, Mapping]], found: list[Conflict]) -
     out = {dataset: copy.deepcopy(dict(records)) for dataset, records in catalogs.items()}
     by_title = _reference_titles(catalogs.get("redial", {}))
     for conflict in found:
-        record = out[conflict.dataset][conflict.item_id]
+        record = out[conflict.dataset].get(conflict.item_id)
+        if record is None:
+            continue
         if conflict.check in ("person_as_title", "borrowed_record", "year_after_record"):
-            for name in RECORD_FIELDS:
-                record.pop(name, None)
+            del out[conflict.dataset][conflict.item_id]  # its own record is nowhere in the catalog
         elif conflict.check == "doubled_year":
             year = year_of(record["name"], record)
             record["name"] = _YEAR.sub("", record["name"]).strip() + (

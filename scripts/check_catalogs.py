@@ -32,9 +32,9 @@ def write_report(found) -> None:
     counts = Counter((c.dataset, c.check) for c in found)
     lines = ["# Catalog cleaning", "",
              "Entries of the iEvaLM catalogs whose title, year, people or plot conflicted, found and fixed by",
-             "`python scripts/check_catalogs.py --fix` (checks: `arena/catalog_conflicts.py`). Item ids are",
-             "unchanged; an emptied entry keeps its name and loses the record that was not its own, so nothing is",
-             "recommended or stated from it.", "",
+             "`python scripts/check_catalogs.py --fix` (checks: `arena/catalog_conflicts.py`). An entry whose",
+             "record is not its own (a person as a title, a record borrowed from another entry, a year after its",
+             "record) is dropped, so nothing is recommended or stated from it; the other item ids are unchanged.", "",
              "| dataset | check | entries |", "|---|---|---:|"]
     lines += [f"| {d} | {c} | {n} |" for (d, c), n in sorted(counts.items())]
     lines += ["", "| dataset | id | entry | what conflicted | fix |", "|---|---|---|---|---|"]
@@ -52,9 +52,14 @@ def reembed(old, new) -> None:
 
     old_path = SHIPPED_DIR / ItemRetriever(old, ROOT / "unused").cache_path.name
     new_path = SHIPPED_DIR / ItemRetriever(new, ROOT / "unused").cache_path.name
-    if old_path == new_path or not old_path.exists():
+    stale = [p for p in SHIPPED_DIR.glob(f"{new.name}-*.npy") if p != new_path]
+    if new_path.exists() and not stale:
         return
-    matrix = np.load(old_path).astype(np.float32)
+    if not old_path.exists():  # the shipped file was made from other texts: every item anew
+        matrix = np.zeros((0, 384), np.float32)
+        old = new.subset([])
+    else:
+        matrix = np.load(old_path).astype(np.float32)
     rows = {item.item_id: (item.describe(), matrix[i]) for i, item in enumerate(old.items)}
     changed = [i for i, item in enumerate(new.items) if rows.get(item.item_id, ("",))[0] != item.describe()]
     out = np.stack([rows[item.item_id][1] if i not in set(changed) else np.zeros(matrix.shape[1], np.float32)
@@ -63,7 +68,8 @@ def reembed(old, new) -> None:
         retriever = ItemRetriever(new, None)
         out[changed] = encode([new.items[i].describe() for i in changed], retriever.model, threads=1)
     np.save(new_path, out.astype("float16"))
-    old_path.unlink()
+    for path in stale:
+        path.unlink()
     print(f"{new.name}: {len(changed)} items embedded anew -> {new_path.name}")
 
 
