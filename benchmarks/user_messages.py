@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -129,18 +130,25 @@ def table(results: dict, splits: list[str]) -> str:
 
 
 def rescore(path: Path, splits: list[str]) -> None:
-    """The stored replies read again by the natural-English check (it is the one check that changed
-    after the first run: a title in the message is no parroting)."""
+    """The stored replies read again by the checks that changed after the first run (natural
+    English: a title in the message is no parroting, graph qualifiers are tags; false facts: a
+    namesake's year is no false year). Run it with the code and catalogs the replies came from."""
     from arena.catalog import load_catalog
 
     results = json.loads(path.read_text(encoding="utf-8"))
     for name, by_split in results.items():
         catalog = load_catalog(SYSTEMS[name])
+        persons, titles = catalog_names(catalog.dataset, str(CATALOG_DIR / catalog.dataset / "id2info.json"))
         for rows in by_split.values():
             for row in rows:
                 items = [i for i in (catalog.find_title(label) for label in row["items"]) if i is not None]
                 turn = Turn({"expect": row["expect"]}, row["user"], row["reply"], items, {}, [], [])
                 row["unnatural"] = unnatural(turn)
+                if not row["false_facts"]:
+                    continue  # the changes only take findings away
+                named = [i for i in (catalog.find_title(t) for t in re.findall(r"[A-Z][^?!.]*", row["user"])) if i]
+                turn.named = named
+                row["false_facts"] = false_facts(turn, persons, titles)
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
     print(table(results, splits))
 
