@@ -12,7 +12,7 @@ a record looked up elsewhere, and some joins went wrong. Checks, on the raw
   "Halloweentown" with Halloween 6's plot). The record belongs to the title whose words
   its plot bears out best; the others are dropped (their own record is not in the catalog).
 - year_after_record (ReDial): a year later than IMDb had given out its record's
-  number by ("Home Alone (2000)" with Home Alone 2's record). Fix: dropped.
+  number by ("Sister (2015)" with a 1995 film's record). Fix: dropped.
 - merged_book_film (OpenDialKG): a film entry whose year or cast belong to another
   record: ReDial has the same title by the same director with another year ("I,
   Robot" 1950, the novel's year, directed by Alex Proyas); when its cast also shares
@@ -37,7 +37,7 @@ from arena.titles.phrases import FUNCTION_WORDS, normalize
 _YEAR = re.compile(r"\s*\((1[89]\d\d|20\d\d)\)")
 _DOUBLED_YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)\s*\(\1\)")
 RECORD_FIELDS = ("plot", "director", "writer", "star", "actor", "genre", "imdb_id")
-YEAR_SLACK = 6  # films are registered years before they come out (Star Wars: Episode III in 1998)
+YEAR_SLACK = 9  # films are registered years before they come out (Jurassic World in 2004, Wonder Woman in 2005)
 
 
 @dataclass(frozen=True)
