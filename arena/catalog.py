@@ -99,10 +99,11 @@ class CatalogItem:
 
     @property
     def label(self) -> str:
-        """What people see: "Title (Year)" when the year is known."""
+        """What people see: "Title (Year)" when the year is known, else the title (OpenDialKG's
+        graph qualifiers such as "(Award-Winning Work)" are no part of it)."""
         if self.year:
             return f"{self.title} ({self.year})"
-        return _NUMBER_SUFFIX.sub("", self.name)
+        return self.title if self.dataset == "opendialkg" else _NUMBER_SUFFIX.sub("", self.name)
 
     @property
     def kind(self) -> str:
@@ -344,6 +345,12 @@ class Catalog:
         # read as a misspelt "John Carter" and "a Drama" is the genre.
         mentions = match_phrases(text or "", [self._titles, *self._entities])
         return [(self._pick(m.payloads, m.year), m.start, m.end) for m in mentions if m.index == "items"]
+
+    def link_people(self, text: str) -> list[tuple[str, int, int]]:
+        """(name, start, end) of every person of the graph named in `text`, in order ("Something with
+        Arnold Schwarzenegger" names a person, not a title)."""
+        mentions = match_phrases(text or "", [self._titles, *self._entities])
+        return [(m.payloads[0][0], m.start, m.end) for m in mentions if m.index == "people" and m.payloads]
 
     # -- internals ----------------------------------------------------------------
     def _pick(self, payloads: Iterable[tuple[int, CatalogItem]], year: Optional[int]) -> CatalogItem:

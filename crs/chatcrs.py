@@ -40,13 +40,13 @@ from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.simulator_interface import IntentReader
-from crs.constraints import Constraints
+from arena.reading.constraints import Constraints
 from crs.dialogue_policy import DialoguePolicy, UserMove
 from crs.grounded import GroundedReplies, read_prompt
-from crs.item_answers import answer, correction_note, farewell, list_opening
+from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
-from crs.recommender.context import SEEN_CUE, has_request_content, negated_before
+from arena.reading.scope import SEEN_CUE, has_request_content, negated_before
 from crs.reply_check import enforce_shown_titles
 from crs.title_matching import TitleMatcher
 
@@ -143,6 +143,10 @@ class ChatCRS(ConversationalRecommender):
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turn, books=move.constraints.kind == "book"), []
+        if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
+            return greeting(turn, "book" if move.constraints.kind == "book" else "movie"), []
+        if move.act == "accept":
+            return taken(turn), []
         if move.act == "question":
             text, shown = answer(move.aspect, move.about)
             return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
@@ -160,7 +164,7 @@ class ChatCRS(ConversationalRecommender):
         opening = None if plain else list_opening(move.act, move.constraints, turn)
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
-        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=move.act == "request")
+        text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
         return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
 
     def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None,
@@ -172,10 +176,14 @@ class ChatCRS(ConversationalRecommender):
         move = move or self.policy.read(dialogue)
         if not (state.recommend or move.act in ("reject", "seen", "shrug")):
             return []
-        ranked = self.recommender.recommend(
-            self.policy.ranking_dialogue(dialogue, move), TOP_K_KEPT,
-            exclude=state.excluded() | move.left_out, allowed=self._allowed(move.constraints),
-        )
+        context = self.policy.ranking_dialogue(dialogue, move)
+        exclude = state.excluded() | move.left_out
+        ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
+                                            allowed=self._allowed(move.constraints))
+        if not ranked and (move.constraints.genres or move.constraints.people):
+            # Nothing has all that was asked for: what was ruled out still stays out.
+            ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
+                                                allowed=self._allowed(move.constraints.loosened()))
         return [r.item for r in ranked]
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:

@@ -35,15 +35,16 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.titles.phrases import normalize
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
-from crs.constraints import child_friendly, has_genre, request_part
+from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.dialogue_policy import DialoguePolicy
-from crs.item_answers import answer, farewell
+from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,10 @@ CLAIMS = (
     (re.compile(r"\b(westerns?)\b", re.I), ("western",)),
     (re.compile(r"\b(thrillers?|suspense\w*)\b", re.I), ("thriller", "mystery")),
 )
+_NAME_WORD = re.compile(r"\b[A-Z][\w'\-]+")
+_STARTS = re.compile(r"(^|[.!?:]\s+|\s-\s|\()\W*$")
+_CAPITALISED_ANYWAY = frozenset("i im ive id ill oh ok okay lol hi hello hey yes no yeah".split())
+_ABOUT = re.compile(r"\babout (?:a |an |the |how |some )?([a-z]{4,})\b(?! (?:it|that|this))")
 _FOR_CHILDREN = re.compile(r"\b(kids?|children|little ones|family|families|child)\b", re.I)
 _GOODBYE = re.compile(r"\b(bye|goodbye|good night|have a (good|great|nice) (day|night|evening))\b", re.I)
 
@@ -106,6 +111,26 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
             return f"claims {match.group(0)!r}, which no filled item's genres bear out"
     if _FOR_CHILDREN.search(text) and not any(child_friendly(item) for item in filled):
         return "says it suits children, and no filled item is a family or animation title"
+    return unfounded_fact(text, filled)
+
+
+def unfounded_fact(text: str, items: Sequence[CatalogItem]) -> Optional[str]:
+    """A name or a subject the turn states that the filled items' catalog entries do not bear out:
+    "an amazing film about Nelson Mandela" for a nature documentary. A capitalised word (past a
+    sentence's first) must come from the items' titles, people or genres; "about <something>" must be in
+    their plots, titles or genres."""
+    known = set()
+    for item in items:
+        known.update(normalize(" ".join([item.title, item.plot, *item.genres,
+                                         *(n for names in item.people.values() for n in names)])).split())
+    for match in _NAME_WORD.finditer(text):
+        word = normalize(match.group(0))
+        if word and word not in known and word not in _CAPITALISED_ANYWAY and not _STARTS.search(text[:match.start()]):
+            return f"names {match.group(0)!r}, which no filled item's catalog entry holds"
+    for match in _ABOUT.finditer(text):
+        word = normalize(match.group(1))
+        if word not in known:
+            return f"says it is about {match.group(1)!r}, which no filled item's catalog entry holds"
     return None
 
 
@@ -140,6 +165,8 @@ class CRBCRS(ConversationalRecommender):
         turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turns_so_far), []
+        if move.act == "accept":
+            return taken(turns_so_far), []
         if move.act == "question":
             text, shown = answer(move.aspect, move.about)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")

@@ -11,11 +11,16 @@ on the `UserMove` it returns:
   ("horror AGAIN?") becomes an unwanted genre;
 - "correction" ("Flash Gordon is 1980") and "shrug" ("whatever") ask for nothing
   new, so their words do not steer the recommender;
-- "accept" and "request": recommend as before, under the constraints.
+- "chat" (a greeting, "how's it going?") gets a greeting and a question, no list;
+- "accept" ("sounds good, I'll watch it") gets a short follow-up, no list;
+- "request": recommend under the constraints (`arena.reading.constraints`: genres,
+  people, era, audience, intensity and kind, each negation kept to what it names).
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
-learnt act model when the app passes one, else `RuleActReader`. Closings,
-corrections and shrugs have no IARD user intent and are read by rules.
+learnt act model when the app passes one, else `RuleActReader`; every rule that
+reads the words is in `arena.reading`. Closings, small talk, corrections and
+shrugs have no IARD user intent and are read by rules, and a turn-down needs a
+word that turns something down whatever the model says.
 `ranking_dialogue` is the conversation as the recommender should read it: the
 user's messages without questions, closings, corrections, shrugs and the
 complaining half of complaints.
@@ -32,12 +37,13 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
-from crs.constraints import Constraints, in_request_clause, request_part, update
-from crs.recommender.context import negated_before
-from crs.user_acts import (
-    RuleActReader, is_closing, is_correction, is_shrug, pointed_index, points_back, question_aspect, rule_intents,
-    starts_with_wh,
+from arena.reading.constraints import Constraints, in_request_clause, request_part, update
+from arena.reading.scope import negated_before
+from arena.reading.acts import (
+    RuleActReader, is_closing, is_correction, is_shrug, is_small_talk, pointed_index, points_back, question_aspect,
+    rule_intents, starts_with_wh, takes_it,
 )
+from arena.reading.scope import NEGATION_CUE
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -48,7 +54,7 @@ _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|
 class UserMove:
     """What the last user message does and what the whole conversation asks for."""
 
-    act: str  # end | question | reject | seen | correction | shrug | accept | request
+    act: str  # end | chat | question | reject | seen | correction | shrug | accept | request
     aspect: Optional[str] = None  # for a question: plot, director, writer, stars, year, genres, suitability, ...
     about: list[CatalogItem] = field(default_factory=list)  # the items the message is about
     last_shown: list[CatalogItem] = field(default_factory=list)  # the items of the system's last reply
@@ -76,6 +82,7 @@ class DialoguePolicy:
         self.reader: IntentReader = reader or RuleActReader()
         # A live dialogue repeats its earlier messages on every turn: each is linked once.
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
+        self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self._titles_by_key: dict[str, list[CatalogItem]] = {}
         for item in catalog:
             key = franchise_key(item)
@@ -105,6 +112,7 @@ class DialoguePolicy:
     def read(self, dialogue: Dialogue) -> UserMove:
         constraints, left_out = Constraints(), set()
         shown: list[CatalogItem] = []
+        last_list: list[CatalogItem] = []  # the last reply that showed several items
         shown_years: list[int] = []
         move = UserMove(act="request")
         last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
@@ -112,6 +120,7 @@ class DialoguePolicy:
             if utterance.role == Role.AGENT:
                 shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
                 shown_years += [i.year for i in shown if i.year]
+                last_list = shown if len(shown) > 1 else last_list
                 continue
             text = utterance.text or ""
             is_last = index == last_user
@@ -120,9 +129,16 @@ class DialoguePolicy:
             if act in ("reject", "seen"):
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
-            if act not in ("correction", "end"):
-                constraints = update(constraints, self._without_titles(text), complaint=act == "reject",
-                                     shown_years=shown_years, kinds_matter=self.catalog.dataset == "opendialkg")
+            elif act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
+                for item, start in self._linked_spans(text, shown):
+                    if negated_before(text, start):
+                        left_out.update(v.item_id for v in self.variants(item))
+            if act not in ("correction", "end", "chat", "question"):
+                bare = self._without_titles(text)
+                people = [(name, start) for name, start, _ in self._link_people(bare)]
+                constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
+                                     kinds_matter=self.catalog.dataset == "opendialkg", people=people,
+                                     shown=list(shown) + last_list)
             if is_last:
                 move = UserMove(act, aspect, about, list(shown), intents=intents)
         move.constraints, move.left_out = constraints, left_out
@@ -131,6 +147,8 @@ class DialoguePolicy:
     def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]):
         if is_closing(text):
             return "end", None, []
+        if is_small_talk(text):
+            return "chat", None, []
         linked = self._linked(text, shown)
         if is_correction(text):
             return "correction", None, linked
@@ -142,7 +160,10 @@ class DialoguePolicy:
             about = self._referred(text, linked, shown, aspect)
             if about:
                 return "question", aspect, about
-        if set(intents) & REJECT_INTENTS and (shown or linked):  # nothing offered yet: "nothing too scary" is a wish
+        # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a request
+        # whatever the model says. Nothing offered yet: "nothing too scary" is a wish.
+        rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
+        if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if not in_request_clause(text, start) or negated_before(text, start)]
             if not turned_down:  # "not my thing": the list just shown
@@ -150,7 +171,7 @@ class DialoguePolicy:
             return "reject", None, turned_down
         if "SEE" in intents:
             return "seen", None, linked or list(shown)
-        if "ACC" in intents:
+        if takes_it(text):
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
 
@@ -202,7 +223,7 @@ class DialoguePolicy:
                 act = move.act
             else:
                 act, _, _ = self._act(text, rule_intents(text), shown)
-            if act in ("end", "question", "correction", "shrug"):
+            if act in ("end", "chat", "question", "correction", "shrug"):
                 text = ""
             elif act == "reject":
                 text = request_part(text)

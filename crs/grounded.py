@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
+from arena.reading.vocabulary import genre_label
 from arena.titles.phrases import tokenize
 from crs.item_answers import tied_to_message
 from crs.reply_check import named_titles, sentence_spans
@@ -91,7 +92,7 @@ def fact_line(item: CatalogItem) -> str:
     if item.dataset == "opendialkg":
         details.append({"film": "film", "series": "TV series", "book": "book"}[item.kind])
     if item.genres:
-        details.append(", ".join(item.genres[:3]))
+        details.append(", ".join(dict.fromkeys(genre_label(g) for g in item.genres[:3])))
     if item.people.get("director"):
         details.append("directed by " + " and ".join(item.people["director"][:2]))
     elif item.kind == "book" and item.people.get("writer"):

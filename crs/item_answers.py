@@ -14,7 +14,8 @@ from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
-from crs.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+from arena.reading.vocabulary import genre_label
 
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",
@@ -23,6 +24,15 @@ FAREWELLS = (
 )
 BOOK_FAREWELL = "You're welcome, happy reading! Goodbye."
 FOLLOW_UP = "Would you like more like it, or something different?"
+GREETINGS = (
+    "Hi! I'm doing well, thanks for asking. What kind of {kind} are you in the mood for?",
+    "Hello! All good here. What would you like to {verb} today? A genre, a title you loved or a favourite actor "
+    "would help.",
+)
+TAKEN = (
+    "Great choice, enjoy it! If you would like another idea later, just ask.",
+    "Glad that appeals. Enjoy, and come back if you want more ideas.",
+)
 
 
 def _names(names: Sequence[str], limit: int = 3) -> str:
@@ -31,7 +41,7 @@ def _names(names: Sequence[str], limit: int = 3) -> str:
 
 
 def _genres(item: CatalogItem, limit: int = 3) -> str:
-    return _names([g.lower() if item.dataset == "redial" else g for g in item.genres], limit)
+    return _names([g.lower() if item.dataset == "redial" else genre_label(g) for g in item.genres], limit)
 
 
 def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
@@ -57,6 +67,9 @@ def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[Catalog
         text = f"{label} stars {_names(cast, 3)}." if cast else f"The catalog does not list the cast of {label}."
     elif aspect == "year":
         text = f"{label} is from {item.year}." if item.year else f"The catalog does not give a year for {label}."
+    elif aspect == "rating":
+        listed = f"; it lists it as {_genres(item)}" if item.genres else ""
+        text = f"The catalog holds no ratings or reviews, so I cannot say how well {label} is rated{listed}."
     elif aspect == "genres":
         text = (f"The catalog lists {label} as {_genres(item)}." if item.genres else
                 f"The catalog gives no genre for {label}.")
@@ -94,6 +107,17 @@ def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[Catal
     return "None of those suits children, going by their genres. Shall I look for family films instead?", []
 
 
+def greeting(turn: int, kind: str = "movie") -> str:
+    """The answer to small talk: a greeting and a question about what the person would like."""
+    verb = "read" if kind == "book" else "watch"
+    return GREETINGS[turn % len(GREETINGS)].format(kind=kind, verb=verb)
+
+
+def taken(turn: int) -> str:
+    """The answer to "sounds good, I'll watch it": a short follow-up, no new list."""
+    return TAKEN[turn % len(TAKEN)]
+
+
 def farewell(turn: int, books: bool = False) -> str:
     return BOOK_FAREWELL if books else FAREWELLS[turn % len(FAREWELLS)]
 
@@ -114,10 +138,10 @@ def list_opening(act: str, constraints: Constraints, turn: int) -> str:
         "reject": "Understood, I'll leave those out.",
         "seen": "Then here are some you may not have seen.",
         "shrug": "No problem, I'll pick.",
-        "accept": "Glad that appeals.",
     }.get(act, "")
     rules = constraints.describe()
-    body = f"Here are some picks {rules}:" if rules else ("Here are a few picks for you:", "These might suit you:",
+    kind = f"{constraints.genre_words()} picks" if constraints.genres else "picks"
+    body = f"Here are some {kind} {rules}:".replace(" :", ":") if rules or constraints.genres else ("Here are a few picks for you:", "These might suit you:",
                                                           "You could try these:")[turn % 3]
     return f"{lead} {body}".strip()
 
@@ -136,10 +160,15 @@ def _stems(text: str) -> set[str]:
 
 def tied_to_message(sentence: str, message: str) -> Optional[str]:
     """Why the model's sentence does not fit the user's message (None: it does): it must share a
-    content word with the message (when the message has one: a greeting has none to share) and carry
-    no apology, refusal or condolence."""
+    content word with the message (when the message has one: a greeting has none to share), carry
+    no apology, refusal or condolence, and not repeat the message back ("A musical, please.")."""
     if _MISFIRE.search(sentence):
         return "socially wrong here (apology, refusal or condolence)"
+    said, asked = normalize(sentence).split(), normalize(message).split()
+    content = [w for w in said if w not in FUNCTION_WORDS]
+    if not content or set(content) <= set(asked) or any(
+            " ".join(asked[i:i + 4]) in " ".join(said) for i in range(max(0, len(asked) - 3)) if len(asked) >= 4):
+        return "repeats the user's message"
     wanted = _stems(message)
     if wanted and not _stems(sentence) & wanted:
         return "not tied to the user's message"

@@ -176,7 +176,7 @@ def enforce_shown_titles(
         text = drop_sentences(text, bad, keep_together=[(t.start, t.end) for t in titles])
         titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
     labels = [
-        (t.start, t.end, _label_span(text, t))
+        (t.start + _list_mark_length(text[t.start:t.end]), t.end, _label_span(text, t))
         for t in titles
         if t.item is not None and t.item.item_id in shown_ids and _written_as_title(t)
     ]
@@ -228,9 +228,15 @@ def _written_as_title(title: NamedTitle) -> bool:
     return similarity >= 85 and (has_year or similarity < 100)
 
 
+def _list_mark_length(span: str) -> int:
+    """A list number the title's span took in ("2. Zoolander 2"): it stays when the label goes in."""
+    mark = _LIST_MARK.match(span)
+    return mark.end() if mark and mark.end() < len(span) and span[:mark.end()].strip()[:1].isdigit() else 0
+
+
 def _label_span(text: str, title: NamedTitle) -> str:
     """The catalog label, keeping the quotes or emphasis the reply put around the title."""
-    raw = text[title.start : title.end]
+    raw = text[title.start + _list_mark_length(text[title.start : title.end]) : title.end]
     lead = raw[: len(raw) - len(raw.lstrip("\"“*_"))]
     trail = raw[len(raw.rstrip("\"”*_")) :]
     return f"{lead}{title.item.label}{trail}"

@@ -9,20 +9,14 @@ satisfied verdict when this happened (see `simulators.base`).
   or more items;
 - an ignored rejection: a title the user turned down ("didn't like <title>",
   "<title> is not for me") was shown again later.
+
+The user's words are read by the same reader as the systems' (`arena.reading.acts`).
 """
 
 from __future__ import annotations
 
-import re
-
 from arena.dialogue import Dialogue, Role
-
-_ITEM_QUESTION = re.compile(
-    r"^\W*(what|who|when|which|is|does|was|how)\b.*\b(it|that|this|one|about|direct\w*|star\w*|in it|year|"
-    r"kids?|child\w*|scary|old)\b.*\?", re.IGNORECASE)
-# Only a plain no counts: "seen it, loved it" shown again is a repeat, not an ignored rejection.
-_TURN_DOWN = re.compile(r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
-                        r"not interested|boring)\b", re.IGNORECASE)
+from arena.reading.acts import question_aspect, turns_down
 
 
 def ignored_turns(dialogue: Dialogue) -> list[str]:
@@ -41,12 +35,12 @@ def ignored_turns(dialogue: Dialogue) -> list[str]:
             continue
         text = utterance.text or ""
         reply = next((u for u in utterances[index + 1:] if u.role == Role.AGENT), None)
-        if shown_so_far and _ITEM_QUESTION.search(text) and reply is not None and len(reply.items) >= 2:
+        if shown_so_far and question_aspect(text) is not None and reply is not None and len(reply.items) >= 2:
             out.append(f"asked {text!r} and got a new list")
         lowered = text.lower()
         for item in shown_so_far:
             name = item.title.lower().split(" (")[0]
             where = lowered.find(name) if name else -1
-            if where >= 0 and _TURN_DOWN.search(lowered[max(0, where - 30):where + len(name) + 30]):
+            if where >= 0 and turns_down(lowered[max(0, where - 30):where + len(name) + 30]):
                 turned_down[item.item_id] = text
     return out

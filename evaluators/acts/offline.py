@@ -25,6 +25,7 @@ from typing import Any, Literal, Optional
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
+from arena.reading.intents import coherent
 from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.context_decision import ContextDecision
@@ -134,12 +135,21 @@ class ActModel:
         return decide(roles, probs, self.threshold)
 
 
-def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[list[str]]:
+def _margin(p: float, threshold: float) -> float:
+    """How far a probability passed its threshold, in logits."""
+    p, threshold = (min(max(float(v), 1e-6), 1 - 1e-6) for v in (p, threshold))
+    return float(np.log(p / (1 - p)) - np.log(threshold / (1 - threshold)))
+
+
+def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent_sets: bool = True
+           ) -> list[list[str]]:
     """The intents of each utterance: every label of its role whose probability reaches its threshold.
 
     For a system turn the REC output decides whether it recommends, and REC-S or REC-E,
     whichever is likelier, says how. An utterance with no label above threshold gets its
-    likeliest other intent (never one of the decided ones, which the model ruled out).
+    likeliest other intent (never one of the decided ones, which the model ruled out). A user
+    utterance keeps a coherent set (`arena.reading.intents`): never Accept with Reject, at most
+    three intents, the surest first.
     """
     result: list[list[str]] = []
     for role, p in zip(roles, probs):
@@ -147,6 +157,8 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray) -> list[
         names = {LABELS[j].split(":", 1)[1]: j for j in idx}
         chosen = [name for name, j in names.items()
                   if name not in (REC, "REC-S", "REC-E") and p[j] >= threshold[j]]
+        if role == Role.USER and coherent_sets:
+            chosen = coherent([(name, _margin(p[names[name]], threshold[names[name]])) for name in chosen])
         if role == Role.AGENT and p[names[REC]] >= threshold[names[REC]]:
             chosen.insert(0, "REC-E" if p[names["REC-E"]] > p[names["REC-S"]] else "REC-S")
         if not chosen:

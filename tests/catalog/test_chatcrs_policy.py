@@ -8,7 +8,7 @@ from arena.catalog import Catalog
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient
 from crs.chatcrs import ChatCRS
-from crs.constraints import child_friendly, has_genre
+from arena.reading.constraints import child_friendly, has_genre
 from crs.crb_crs import CRBCRS, crb_crs_specs
 from crs.registry import CRSRegistry
 

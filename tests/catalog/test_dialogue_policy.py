@@ -11,7 +11,7 @@ from crs.dialogue_policy import DialoguePolicy
 from crs.grounded import fact_line
 from crs.item_answers import answer, tied_to_message
 from crs.reply_check import enforce_shown_titles
-from crs.user_acts import RuleActReader
+from arena.reading.acts import RuleActReader
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crs.recommender.context import has_request_content, negated_phrases, read_context
+from arena.reading.scope import has_request_content, negated_phrases
+from crs.recommender.context import read_context
 from crs.recommender.signals import (
     CatalogPriorSignal,
     CoMentionSignal,

@@ -19,7 +19,7 @@ import re
 from typing import Optional
 
 from arena.dialogue import Dialogue, Role
-from crs.recommender.context import SEEN_CUE as SEEN  # the recommender's own reading of "seen it"
+from arena.reading.scope import SEEN_CUE as SEEN
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
@@ -45,6 +45,9 @@ _ASKS_FOR_MORE = re.compile(
     r"ideas?|options?|else)\b",
     re.IGNORECASE,
 )
+
+# Asks for more items whatever the punctuation ("Great, any others", "more like that please").
+_ASKS_FOR_MORE_PLAIN = re.compile(r"\b(recommend|suggest|another|more|others?|else|similar|any \w+)\b", re.IGNORECASE)
 
 REJECTION = re.compile(
     r"(not (really )?(my thing|for me|my (cup of tea|style|taste|type)|what i (want|wanted|asked|meant|had in mind))|"
@@ -75,15 +78,20 @@ ASPECTS = (
     ("suitability", re.compile(
         r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
-    ("plot", re.compile(r"\b(what('?s| is| was)?\b.*\babout|plot|story ?line|premise|synopsis|what happens)\b",
-                        re.IGNORECASE)),
+    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
+                        r"\b(plot|story ?line|story|premise|synopsis|what happens|tell me (a bit |some )?more about|"
+                        r"tell me about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
-    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who acts)\b",
+    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
+                         r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
     ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
-    ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b",
+    ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
+                          r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
                           re.IGNORECASE)),
+    ("rating", re.compile(r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
+                          r"score)\b", re.IGNORECASE)),
 )
 # Words that point back at what the system showed ("the second one", "it").
 ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
@@ -92,11 +100,36 @@ _ORDINAL = re.compile(r"\b(the )?(" + "|".join(ORDINALS) + r")( one)?\b", re.IGN
 _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", re.IGNORECASE)
 
 
+_THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
+# "I'll watch it tonight", "I'll go with that", "I'll check out X": the user has what they came for.
+_TAKES_IT = re.compile(r"\b(i'?ll|i will|gonna|going to) (watch|check|go with|try|read|see|give|take)\b|"
+                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b", re.IGNORECASE)
+_SMALL_TALK = re.compile(
+    r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
+    r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
+    r"nice to meet you)?\W*$", re.IGNORECASE)
+
+
 def is_closing(text: str) -> bool:
-    """"Thanks, bye", "that's all, thank you": the user is done."""
+    """"Thanks, bye", "that's all, thank you", "Cool, thanks. I'll watch it tonight.": the user is done."""
+    asks = "?" in text and _ASKS_FOR_MORE.search(text)
     if FAREWELL.search(text):
-        return not ("?" in text and _ASKS_FOR_MORE.search(text))
-    return bool(_ONLY_THANKS.match(text))
+        return not asks
+    if _ONLY_THANKS.match(text):
+        return True
+    if _THANKS.search(text) and not asks and not _ASKS_FOR_MORE_PLAIN.search(text):
+        return bool(_TAKES_IT.search(text)) or len(text.split()) <= 5
+    return False
+
+
+def takes_it(text: str) -> bool:
+    """"Sounds good, I'll watch it tonight": an acceptance that asks for nothing more."""
+    return bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text
+
+
+def is_small_talk(text: str) -> bool:
+    """"Hey, how's it going?", "hello there": nothing asked for yet."""
+    return bool(text.strip()) and bool(_SMALL_TALK.match(text))
 
 
 def is_shrug(text: str) -> bool:
@@ -105,6 +138,16 @@ def is_shrug(text: str) -> bool:
 
 def is_correction(text: str) -> bool:
     return bool(_CORRECTION.search(text)) and not _ASKS_FOR_MORE.search(text)
+
+
+# A plain no: "seen it, loved it" is no turn-down, "not for me" and "didn't like it" are.
+_PLAIN_NO = re.compile(r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
+                       r"not interested|boring)\b", re.IGNORECASE)
+
+
+def turns_down(text: str) -> bool:
+    """Whether the text turns something down in plain words."""
+    return bool(_PLAIN_NO.search(text))
 
 
 def is_question(text: str) -> bool:
@@ -120,12 +163,18 @@ _ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|e
                              re.IGNORECASE)
 
 
+# "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.
+_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|tell me (a bit |some )?(more )?about|"
+                            r"tell me the)\b(?!.*\b(recommend|suggest)\b)",
+                            re.IGNORECASE)
+
+
 def question_aspect(text: str) -> Optional[str]:
     """The aspect a question asks about ("plot", "director", ...), or None for no question about an item
     ("could you recommend books by the author of ...?" asks for items)."""
     if not is_question(text):
         return None
-    if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text):
+    if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text) and not _ABOUT_AN_ITEM.match(text):
         return None
     for aspect, pattern in ASPECTS:
         if pattern.search(text):

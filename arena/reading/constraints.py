@@ -1,0 +1,304 @@
+"""What the conversation rules in or out, carried across turns until the user changes it.
+
+Read from every user message oldest first (titles are cut out first, so "Blade
+Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
+- era: "from the 90s", "after 2000", "before 1980", "something newer" (newer
+  than what was shown so far), "older";
+- audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime
+  or thriller; family or animation titles only), until "just for me" or an age over 12;
+- wanted genres: the genres the latest request names ("funny" is comedy, "a
+  romantic comedy" is comedy and romance); a later request that names none keeps them;
+- unwanted genres: "no horror", "horror AGAIN?", "a war movie, not my thing". A
+  negation reaches only what it names: "funny, but not a romantic comedy" rules
+  out romance, not comedy; a later plain request for the genre lifts it;
+- people: "something with Arnold Schwarzenegger" asks for him until another person
+  is asked for; "I don't like Adam Sandler" and "without Jim Carrey" rule the person out;
+- intensity: "not too gory", "too violent", "something lighter/tamer": gore and
+  violence are read from the items' titles and plots, and "lighter" also rules out
+  the heavy genres (horror, thriller, crime, war) of what was just shown;
+- kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Optional, Sequence
+
+from arena.catalog import CatalogItem
+from arena.reading.scope import negated_before
+from arena.titles.phrases import FUNCTION_WORDS, normalize
+from arena.reading.vocabulary import (
+    CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS, HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS,
+    KIND_ASIDE, KINDS, LIGHTER, child_friendly, has_genre, intensity_of,
+)
+
+__all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "child_friendly", "genre_mentions", "has_genre",
+           "in_request_clause", "request_part", "update"]
+
+_AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
+_CHILDREN = re.compile(
+    r"\b(kids?|children|child|little ones|toddlers?|my (son|daughter|boy|girl)|grandkids|family (movie|film|night)|"
+    r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
+_ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
+                          re.IGNORECASE)
+_DECADE = re.compile(r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
+                     r"eighties|nineties))\b", re.IGNORECASE)
+_DECADE_WORDS = {"twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7,
+                 "eighties": 8, "nineties": 9}
+_AFTER = re.compile(r"\b(after|since|newer than|later than|post)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
+_NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
+_OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
+NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
+_OR = re.compile(r"\b(or|either)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    years: Optional[tuple[int, int]] = None
+    for_children: bool = False
+    unwanted_genres: frozenset[str] = field(default_factory=frozenset)
+    kind: Optional[str] = None
+    genres: frozenset[str] = field(default_factory=frozenset)  # asked for; `any_genre`: one of them is enough
+    any_genre: bool = False
+    people: frozenset[str] = field(default_factory=frozenset)  # asked for (director, writer or cast)
+    unwanted_people: frozenset[str] = field(default_factory=frozenset)
+    unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
+    unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
+
+    def allows(self, item: CatalogItem) -> bool:
+        if not self.allows_loosely(item):
+            return False
+        if self.genres:
+            present = [has_genre(item, g) for g in self.genres]
+            if not (any(present) if self.any_genre else all(present)):
+                return False
+        if self.people and not self.people <= _people(item):
+            return False
+        return True
+
+    def allows_loosely(self, item: CatalogItem) -> bool:
+        """What is ruled out stays out; what is asked for (genres, people) is not required."""
+        if self.years is not None and (item.year is None or not self.years[0] <= item.year <= self.years[1]):
+            return False
+        if self.kind is not None and item.kind != self.kind:
+            return False
+        if any(has_genre(item, g) for g in self.unwanted_genres):
+            return False
+        if self.unwanted_people and self.unwanted_people & _people(item):
+            return False
+        if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
+            return False
+        if self.unwanted_words and self.unwanted_words & _stems(f"{item.title} {item.plot}"):
+            return False
+        return not self.for_children or child_friendly(item)
+
+    def loosened(self) -> "Constraints":
+        """The same without what is asked for: when nothing in the catalog has it all."""
+        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False)
+
+    @property
+    def any(self) -> bool:
+        return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
+                or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
+                or bool(self.unwanted_words))
+
+    def genre_words(self) -> str:
+        """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
+        return (" or " if self.any_genre else " and ").join(sorted(self.genres))
+
+    def describe(self) -> str:
+        """"with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled; the genres
+        asked for are `genre_words`)."""
+        parts = []
+        if self.people:
+            parts.append("with " + " and ".join(sorted(self.people)))
+        if self.for_children:
+            parts.append("suitable for children")
+        if self.years is not None:
+            low, high = self.years
+            if high - low == 9 and low % 10 == 0:
+                parts.append(f"from the {low}s")
+            elif high >= 2100:
+                parts.append(f"from {low} on")
+            elif low <= 1800:
+                parts.append(f"from before {high + 1}")
+            else:
+                parts.append(f"from {low} to {high}")
+        left_out = sorted(self.unwanted_genres) + sorted(self.unwanted_people)
+        left_out += [word for word in ("gore", "violence") if word in self.unwanted_intensity]
+        if left_out:
+            parts.append("without " + ", ".join(left_out[:-1]) + (" or " if len(left_out) > 1 else "")
+                         + left_out[-1])
+        return ", ".join(parts)
+
+
+_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+                        re.IGNORECASE)
+_NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
+    shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
+    problem worries way need rush hurry matter thing things more others other fan big long short scary dark
+    sad violent gory silly heavy time today tonight again ending endings""".split())
+
+
+def _stem(word: str) -> str:
+    return word[:6] if len(word) > 6 else word.rstrip("s") if len(word) > 4 else word
+
+
+@lru_cache(maxsize=16384)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in normalize(text).split() if len(w) >= 4)
+
+
+def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
+    """"nothing with ghosts or possession" -> stems of "ghosts", "possession": subjects the user rules
+    out by an explicit "no / nothing with / without" (genres, intensity, people and kinds are read apart)."""
+    name_words = {w for n in names for w in normalize(n).split()}
+    out = set()
+    for match in _EXCLUSION.finditer(text):
+        for word in normalize(match.group(3)).split():
+            if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
+                    and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
+                    and not any(p.search(word) for _, p in KINDS)):
+                out.add(_stem(word))
+    return out
+
+
+def _people(item: CatalogItem) -> frozenset[str]:
+    return frozenset(name for names in item.people.values() for name in names)
+
+
+def genre_mentions(text: str) -> list[tuple[str, int]]:
+    """(genre, position) of every genre word in `text` (a compound genre gives each of its genres)."""
+    return [(genre, position) for genre, position, _ in _genre_mentions(text)]
+
+
+def _genre_mentions(text: str) -> list[tuple[str, int, bool]]:
+    """(genre, position, ruled out when negated) of every genre word: a negated "romantic comedy"
+    rules out romance only."""
+    out, covered = [], []
+    for pattern, genres, negatable in COMPOUNDS:
+        for match in pattern.finditer(text):
+            covered.append((match.start(), match.end()))
+            out += [(genre, match.start(), genre in negatable) for genre in genres]
+    for match in GENRE_WORD.finditer(text):
+        if not any(a <= match.start() < b for a, b in covered):
+            out.append((GENRE_WORDS[match.group(1).lower()], match.start(), True))
+    return sorted(out, key=lambda m: m[1])
+
+
+def _child_mentioned(text: str) -> Optional[bool]:
+    """True for a child in the audience, False for "just me" or a teenager, None for no word on it."""
+    if _ADULTS_ONLY.search(text):
+        return False
+    if not _CHILDREN.search(text):
+        return None
+    ages = [int(a) for m in _AGE.finditer(text) for a in m.groups() if a]
+    return not ages or min(ages) <= 12
+
+
+def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
+    if match := _AFTER.search(text):
+        return int(match.group(2)) + (0 if match.group(1).lower() == "since" else 1), 2100
+    if match := _BEFORE.search(text):
+        return 1800, int(match.group(2)) - 1
+    if match := _DECADE.search(text):
+        if match.group(3):
+            start = 1900 + 10 * _DECADE_WORDS[match.group(3).lower()]
+        else:
+            century = int(match.group(1)) * 100 if match.group(1) else (2000 if match.group(2) in "01" else 1900)
+            start = century + 10 * int(match.group(2))
+        return start, start + 9
+    if match := _FROM_YEAR.search(text):
+        return int(match.group(2)), int(match.group(2))
+    if _NEWER.search(text):
+        return min(max(shown_years, default=2000) + 1, NEWEST_YEAR_ASKED), 2100
+    if _OLDER.search(text):
+        return 1800, max(min(shown_years, default=1990) - 1, 1950)
+    return None
+
+
+def _kind(text: str) -> Optional[str]:
+    """The one kind the message asks for; none when it names several ("movies and tv"). Kind words
+    in an aside ("films made from his books", "rather than a book") do not count."""
+    text = KIND_ASIDE.sub(" ", text)
+    kinds = [kind for kind, pattern in KINDS if pattern.search(text)]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
+           kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
+           shown: Sequence[CatalogItem] = ()) -> Constraints:
+    """The constraints after one more user message (`text` with its titles cut out).
+    In a `complaint` a genre named outside a request clause is one the user does not want.
+    `people` are the persons the message names, with their positions; `shown` the items the
+    system showed last ("something lighter" moves away from their heavy genres)."""
+    years = _era(text, shown_years) or constraints.years
+    child = _child_mentioned(text)
+    for_children = constraints.for_children if child is None else child
+    unwanted, wanted = set(constraints.unwanted_genres), set()
+    for genre, position, negatable in _genre_mentions(text):
+        if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
+            if negatable:
+                unwanted.add(genre)
+        else:
+            unwanted.discard(genre)
+            wanted.add(genre)
+    genres, any_genre = constraints.genres, constraints.any_genre
+    if wanted:
+        genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
+    intensity = set(constraints.unwanted_intensity)
+    for match in INTENSITY_WORD.finditer(text):
+        if negated_before(text, match.start()) or complaint or re.search(r"\btoo\s+$", text[:match.start()]):
+            intensity.add(INTENSITY_WORDS[match.group(1).lower()])
+    if any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()]) for m in LIGHTER.finditer(text)):
+        # "too violent", "something lighter" (but "not too gory" is a wish about what is asked for)
+        heavy = {g for g in HEAVY_GENRES if any(has_genre(item, g) for item in shown)} | {"horror"}
+        heavy -= wanted
+        unwanted |= heavy
+        genres = frozenset(g for g in genres if g not in heavy)
+        intensity |= {"violence", "gore"}
+    chosen, ruled_out = set(constraints.people), set(constraints.unwanted_people)
+    for name, position in people:
+        if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
+            ruled_out.add(name)
+            chosen.discard(name)
+        else:
+            chosen = {name}
+            ruled_out.discard(name)
+    kind = (_kind(text) or constraints.kind) if kinds_matter else None
+    words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
+    return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
+                   kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
+                   people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
+                   unwanted_intensity=frozenset(intensity))
+
+
+_REQUEST_CLAUSE = re.compile(
+    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|other|"
+    r"(films?|movies?|ones?) like|prefer|"
+    r"rather|lighter|funnier|happier|"
+    r"how about|what about|instead|maybe|give me|show me|recommend)\b", re.IGNORECASE)
+CLAUSE_SPLIT = re.compile(r"[.!?;]+|,|\bbut\b", re.IGNORECASE)
+
+
+def clauses(text: str) -> list[tuple[int, int]]:
+    cuts = [0] + [m.end() for m in CLAUSE_SPLIT.finditer(text)] + [len(text)]
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
+
+
+def in_request_clause(text: str, position: int) -> bool:
+    """Whether `position` lies in a clause that asks for something ("I want something like Frozen")."""
+    for start, end in clauses(text):
+        if start <= position < end:
+            return bool(_REQUEST_CLAUSE.search(text[start:end]))
+    return False
+
+
+def request_part(text: str) -> str:
+    """The clauses of a complaint that ask for something, without the negated words."""
+    kept = [text[a:b].strip(" ,") for a, b in clauses(text) if _REQUEST_CLAUSE.search(text[a:b])]
+    return " ".join(k for k in kept if k)

@@ -1,0 +1,103 @@
+"""The words people use for genres, intensity and kinds of item, and how catalog entries bear them out.
+
+A genre word maps to the word the catalogs' genre names contain ("funny" is comedy,
+"sci-fi" is sci fi). Compound genres name two at once: "a romantic comedy" is comedy
+and romance, and "not a romantic comedy" rules out what sets it apart (romance), not
+comedy. Intensity ("gory", "violent") is no genre: "scary but not too gory" still asks
+for horror; an item's gore or violence is read from its title and plot.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from arena.catalog import CatalogItem
+from arena.titles.phrases import normalize
+
+GENRE_WORDS = {
+    "horror": "horror", "horrors": "horror", "scary": "horror", "slasher": "horror", "slashers": "horror",
+    "war": "war", "crime": "crime", "gangster": "crime", "mafia": "crime",
+    "thriller": "thriller", "thrillers": "thriller", "romance": "romance", "romantic": "romance",
+    "romances": "romance", "comedy": "comedy", "comedies": "comedy", "funny": "comedy", "funnier": "comedy",
+    "action": "action", "drama": "drama", "dramas": "drama", "documentary": "documentary",
+    "documentaries": "documentary", "musical": "musical", "musicals": "musical", "western": "western",
+    "westerns": "western", "animated": "animation", "animation": "animation", "cartoon": "animation",
+    "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",
+    "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction", "superhero": "superhero",
+    "sports": "sport", "sport": "sport", "sitcom": "sitcom", "sitcoms": "sitcom", "historical": "history",
+    "history": "history", "biography": "biography", "biopic": "biography",
+}
+# Compound genres: the words, the genres they name, and what a negation of them rules out.
+COMPOUNDS = (
+    (re.compile(r"\b(romantic comed(y|ies)|rom-?coms?|rom coms?)\b", re.I), ("comedy", "romance"), ("romance",)),
+    (re.compile(r"\b(crime thrillers?)\b", re.I), ("crime", "thriller"), ("crime", "thriller")),
+    (re.compile(r"\b(music documentar(y|ies))\b", re.I), ("documentary", "music"), ("music",)),
+)
+GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("sci fi", "science fiction"),
+                 "horror": ("horror", "slasher"), "thriller": ("thriller", "suspense"),
+                 "history": ("history", "historical"), "biography": ("biography", "biographical"),
+                 "romance": ("romance", "romantic")}
+GENRE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b",
+                        re.IGNORECASE)
+CHILD_UNSAFE = ("horror", "crime", "thriller")
+CHILD_FRIENDLY = ("family", "animation", "children")  # "children": OpenDialKG's "Children's literature"
+HEAVY_GENRES = ("horror", "thriller", "crime", "war")  # what "something lighter" moves away from
+
+# Intensity: the words for it in a message, and the words of a title or plot that bear it out.
+INTENSITY_WORDS = {"gory": "gore", "gore": "gore", "bloody": "gore", "violent": "violence",
+                   "violence": "violence", "brutal": "violence", "graphic": "gore"}
+INTENSITY_WORD = re.compile(r"\b(" + "|".join(INTENSITY_WORDS) + r")\b", re.IGNORECASE)
+INTENSITY_IN_ITEM = {
+    "gore": re.compile(r"\b(gore|gory|slasher|massacre|chainsaw|tortur\w*|cannibal\w*|butcher\w*|dismember\w*|"
+                       r"bloodbath|bloody)\b", re.I),
+    "violence": re.compile(r"\b(violent|violence|killers?|murder(s|ed|er|ers|ous)?|massacre|slaughter\w*|brutal\w*|"
+                           r"serial|assassins?|hitman|gangs?|gangsters?|revenge|vengeance|torture\w*|chainsaw|"
+                           r"bloodbath|bloody|rampage)\b", re.I),
+}
+# "Something lighter", "tamer", "less violent", "too violent", "a bit heavy": away from the intensity shown.
+LIGHTER = re.compile(
+    r"\b(lighter|tamer|less (violent|dark|scary|intense|gory|heavy|depressing)|too (violent|dark|heavy|intense|gory|"
+    r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|fun)|"
+    r"light-?hearted|feel-?good|happier|cheerful|upbeat|not so (dark|heavy|violent|intense))\b", re.I)
+
+KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
+         ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
+         ("film", re.compile(r"\b(movies?|films?|flicks?|watch)\b", re.IGNORECASE)))
+# Kind words that do not name what is asked for: "films made from his books", "a film rather than a book".
+KIND_ASIDE = re.compile(r"\b((made|based|adapted) (from|on) (\w+ )?(books?|novels?)|(than|instead of|not) (an? )?"
+                        r"(books?|novels?|films?|movies?|series|tv shows?|shows?))\b", re.I)
+
+
+def has_genre(item: CatalogItem, genre: str) -> bool:
+    """Whether one of the item's catalog genres is `genre` ("horror" matches "Slasher" too)."""
+    wanted = GENRE_ALIASES.get(genre, (genre,))
+    return any(f" {w} " in padded_words(name) for name in item.genres for w in wanted)
+
+
+@lru_cache(maxsize=8192)
+def padded_words(genre_name: str) -> str:
+    """" sci fi ": a genre name's words, normalised once (a catalog has a few hundred names)."""
+    return f" {normalize(genre_name)} "
+
+
+def child_friendly(item: CatalogItem) -> bool:
+    return any(has_genre(item, g) for g in CHILD_FRIENDLY) and not any(has_genre(item, g) for g in CHILD_UNSAFE)
+
+
+def intensity_of(item: CatalogItem) -> frozenset[str]:
+    """The intensities ("gore", "violence") the item's title and plot bear out."""
+    return _intensity(item.title, item.plot)
+
+
+@lru_cache(maxsize=16384)
+def _intensity(title: str, plot: str) -> frozenset[str]:
+    text = f"{title} {plot}"
+    return frozenset(name for name, pattern in INTENSITY_IN_ITEM.items() if pattern.search(text))
+
+
+def genre_label(name: str) -> str:
+    """A catalog genre as words: "Family (Film genre) #395" -> "Family", "Revenge (Film subject)" -> "Revenge"."""
+    label = re.sub(r"\s*#\d+\s*$", "", name)
+    label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
+    return label.strip() or name
