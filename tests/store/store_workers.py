@@ -20,6 +20,22 @@ def write_dialogues(db_path: str, worker: int, count: int) -> list[str]:
     return ids
 
 
+def admit_many(db_path: str, scope: str, key: str, limit: int, tries: int) -> int:
+    """Ask `tries` times for a place under one cap shared by every process; how many were admitted."""
+    from arena.store import Cap, CapReached
+
+    store = Store(db_path)
+    admitted = 0
+    for _ in range(tries):
+        try:
+            store.admit_capped([Cap(scope, key, limit, 3600)])
+            admitted += 1
+        except CapReached:
+            pass
+    store.close()
+    return admitted
+
+
 def write_forever(db_path: str) -> None:
     """Save dialogues until killed, announcing each id only after its commit."""
     store = Store(db_path)
