@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import gradio as gr
 from fastapi import FastAPI
@@ -34,7 +34,7 @@ STUDY_REDIRECT = (
 
 
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
-                 admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
+                 admin_auth: Optional[Callable[[str, str], Any]] = None, limiter: Optional[LoginLimiter] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is

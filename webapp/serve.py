@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
@@ -106,14 +106,15 @@ def launch_app(demo: gr.Blocks, **kwargs) -> None:
     demo.launch(css=APP_CSS, **kwargs)
 
 
-def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
+def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], Any]] = None,
               limiter: Optional[LoginLimiter] = None) -> FastAPI:
     """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
     app at `/admin` (at `/` without the public app), both with the app's CSS; study links open the study page
     at `/study`."""
+    limiter = limiter or LoginLimiter.from_settings(services.settings, services.store)  # counted in the store
     return build_server(build_demo(services) if public else None,
                         build_admin_demo(services) if admin_auth is not None else None,
-                        admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
+                        admin_auth=admin_auth, limiter=limiter,
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
                         study=build_study_demo(services) if public else None)
