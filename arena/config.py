@@ -16,6 +16,7 @@ values only; `Settings.from_env(env)` reads `env` (default: `os.environ`).
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import sys
 from contextvars import ContextVar
@@ -182,6 +183,11 @@ class Settings(BaseSettings):
     # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------
+    # Proxies (addresses or networks, comma-separated; `*` any peer) whose X-Forwarded-For header names the
+    # client: the only way a forwarding header is believed. Unset: none, loopback included; on a Space,
+    # the private networks its front proxy connects from (webapp/one_port.py, docs/security.md); `none`:
+    # none even there.
+    trusted_proxies: Annotated[Optional[tuple[str, ...]], NoDecode] = None
     # ARENA_HOST / ARENA_PORT win; else what a Space (or any Gradio host) sets.
     host: str = Field("127.0.0.1", validation_alias=AliasChoices("ARENA_HOST", "GRADIO_SERVER_NAME"))
     port: int = Field(7860, ge=1, le=65535, validation_alias=AliasChoices("ARENA_PORT", "GRADIO_SERVER_PORT"))
@@ -214,6 +220,21 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxy_list(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        parts = [p.strip() for p in value.split(",")] if isinstance(value, str) else [str(p).strip() for p in value]
+        parts = [p for p in parts if p and p.lower() != "none"]  # `none`: no proxy, even on a Space
+        for part in parts:
+            if part != "*":
+                try:
+                    ipaddress.ip_network(part, strict=False)
+                except ValueError:
+                    raise ValueError(f"{part!r} is not an IP address or network") from None
+        return tuple(parts)
 
     @field_validator("db_path", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Any, Callable, Optional, Sequence
 
@@ -19,7 +20,7 @@ from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.protection.login_limits import LoginLimiter
-from webapp.one_port import ADMIN_PATH, build_server, serve
+from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
@@ -94,6 +95,9 @@ SHARE_STUDY_REFUSAL = (
 
 def launch_shared(services: Services, settings: Settings, port: int, *, share: bool = True, **kwargs) -> gr.Blocks:
     """The public app alone, as `--share` serves it (`share=False`: without the tunnel, for tests)."""
+    # Gradio's own uvicorn would believe X-Forwarded-For from loopback, where the share tunnel connects
+    # from: only the configured proxies are believed here too (webapp.one_port.proxy_options).
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(settings))
     demo = build_demo(services)
     demo.queue(default_concurrency_limit=32)
     launch_app(demo, server_name=settings.host, server_port=port, share=share, head=SHARE_STUDY_REFUSAL,
@@ -202,7 +206,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
-            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id),
+            serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings),
                   on_ready=lambda: logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin))
     finally:
         if mirror is not None:
