@@ -170,6 +170,10 @@ class Settings(BaseSettings):
     max_rated_per_user: int = Field(20, ge=0)
     max_rated_per_ip: int = Field(60, ge=0)
     burst_labels: int = Field(5, ge=1)
+    # New study workers (worker ids seen for the first time) per session and per address within the
+    # window (webapp/protection/study_limits.py).
+    max_study_workers_per_user: int = Field(3, ge=0)
+    max_study_workers_per_ip: int = Field(30, ge=0)
     min_user_turns: int = Field(2, ge=1)
     # a system's rating and rank show only after this many battles (LMArena hides models below a count)
     leaderboard_min_votes: int = Field(10, ge=0)
