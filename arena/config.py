@@ -187,7 +187,7 @@ class Settings(BaseSettings):
     # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------
-    # Proxies (addresses or networks, comma-separated; `*` any peer) whose X-Forwarded-For header names the
+    # Proxies (addresses or networks, comma-separated) whose X-Forwarded-For header names the
     # client: the only way a forwarding header is believed. Unset: none, loopback included; on a Space,
     # the private networks its front proxy connects from (webapp/one_port.py, docs/security.md); `none`:
     # none even there.
@@ -232,12 +232,11 @@ class Settings(BaseSettings):
             return None
         parts = [p.strip() for p in value.split(",")] if isinstance(value, str) else [str(p).strip() for p in value]
         parts = [p for p in parts if p and p.lower() != "none"]  # `none`: no proxy, even on a Space
-        for part in parts:
-            if part != "*":
-                try:
-                    ipaddress.ip_network(part, strict=False)
-                except ValueError:
-                    raise ValueError(f"{part!r} is not an IP address or network") from None
+        for part in parts:  # `*` is refused: believing any peer lets a client name its own address
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an IP address or network") from None
         return tuple(parts)
 
     @field_validator("db_path", mode="before")

@@ -34,6 +34,8 @@ def test_the_setting_names_proxies_and_refuses_anything_else():
     assert trusted_proxies(named) == ("10.0.0.7", "192.168.0.0/16")
     with pytest.raises(SettingsError, match="'proxy.example' is not an IP address or network"):
         Settings.from_env({"ARENA_TRUSTED_PROXIES": "proxy.example"})
+    with pytest.raises(SettingsError, match="'\\*' is not an IP address"):  # any peer: never
+        Settings.from_env({"ARENA_TRUSTED_PROXIES": "*"})
     assert proxy_options(()) == {"proxy_headers": False, "forwarded_allow_ips": ""}
 
 
