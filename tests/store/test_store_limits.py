@@ -10,6 +10,7 @@ import pytest
 from arena.store import Cap, CapReached, Store
 
 import store_workers
+from store_strategies import battle
 
 BURST = 32
 
@@ -104,3 +105,16 @@ def test_a_lockout_ends_and_a_success_forgets_failures(store):
     assert store.begin_login("a", max_failures=3, lockout_s=100, now=50).locked_s == pytest.approx(72)
     fresh = store.begin_login("a", max_failures=3, lockout_s=100, now=123)  # the lockout is over
     assert fresh.locked_s == 0 and fresh.earlier_failures == 0
+
+
+def test_a_burst_of_simultaneous_votes_from_one_address_is_flagged_exactly(store):
+    battles = [battle(f"crs-{i % 3}", f"crs-{i % 3 + 3}", user_id=f"user-{i}") for i in range(BURST)]
+
+    def cast(i):
+        a, b, vote = battles[i]
+        return store.save_battle_once(a, b, vote, user_key=f"user:{i}", ip_key="ip:one", started_at=None,
+                                      burst_votes=5, burst_window_s=600, min_battle_s=0)
+
+    flags = _all_at_once(BURST, cast)
+    assert sum(flag is not None for flag in flags) == BURST - 5  # the sixth and every later vote
+    assert len(store.flagged_votes()) == BURST - 5
