@@ -4,11 +4,12 @@ The one-port app (public pages at `/`, researcher pages at `/admin`, the login
 limit counted in the store, the default PBKDF2 cost of 200,000 iterations and
 the default lockout of 10 failures) runs in its own process. This process
 times sequential public requests (`GET /`, the page a visitor opens) while the
-server is idle, then while another process sends N simultaneous wrong logins
+server is idle (before and after the burst's process has started), then while
+that process sends N simultaneous wrong logins
 from one address; it prints p50/p95 for both, their ratio (the target is at
 most 1.5x), how many guesses got a password check, and how long the burst took.
 
-    HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/login_burst.py --bursts 32 200
+    HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/login_burst.py --bursts 32 200 --rounds 3
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,8 +49,11 @@ def serve(folder: str, port: int) -> None:
     serve_app(app, host="127.0.0.1", port=port, proxies=(), on_ready=lambda: print("ready", flush=True))
 
 
-def guesses(url: str, count: int, out: "multiprocessing.Queue") -> None:
+def guesses(url: str, count: int, ready: Any, go_on: Any, out: Any) -> None:
     import httpx
+
+    ready.set()  # imported and started: the burst itself is all this process does from here
+    go_on.wait()
 
     async def go() -> list[int]:
         async with httpx.AsyncClient(timeout=300, limits=httpx.Limits(max_connections=count)) as client:
@@ -82,6 +87,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bursts", type=int, nargs="+", default=[32, 200], help="simultaneous guesses")
     parser.add_argument("--idle", type=int, default=200, help="public requests timed while idle")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each burst size (a row each)")
+    parser.add_argument("--trace", action="store_true", help="each request's time during the burst (stderr)")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.1f}; PBKDF2 200,000 iterations; lockout after 10 failures")
@@ -90,7 +97,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|")
     failed = False
     ctx = multiprocessing.get_context("spawn")
-    for count in args.bursts:
+    for count in [n for n in args.bursts for _ in range(args.rounds)]:
         with tempfile.TemporaryDirectory() as folder:
             port = free_port()
             server = subprocess.Popen(
@@ -104,12 +111,18 @@ def main() -> int:
                     for _ in range(20):  # warm up
                         probe(client, url)
                     idle = [probe(client, url) for _ in range(args.idle)]
-                    out = ctx.Queue()
-                    burst = ctx.Process(target=guesses, args=(url, count, out))
+                    out, ready, go_on = ctx.Queue(), ctx.Event(), ctx.Event()
+                    burst = ctx.Process(target=guesses, args=(url, count, ready, go_on, out))
                     burst.start()
-                    during = []
+                    ready.wait(120)
+                    time.sleep(2)  # the new process's start-up is over
+                    idle += [probe(client, url) for _ in range(args.idle)]  # idle again, just before
+                    go_on.set()
+                    during, began = [], time.monotonic()
                     while burst.is_alive() and out.empty():
                         during.append(probe(client, url))
+                        if args.trace:
+                            print(f"  {time.monotonic() - began:6.2f} s {during[-1]:7.1f} ms", file=sys.stderr)
                     codes, took = out.get(timeout=600)
                     burst.join()
             finally:

@@ -38,7 +38,7 @@ from arena.store import LoginTry, Store
 
 log = logging.getLogger(__name__)
 
-MAX_TRACKED = 10_000  # addresses the in-memory records remember at most; the quietest are forgotten first
+MAX_TRACKED = 10_000  # addresses kept in memory at most (records, known lockouts); the quietest go first
 
 
 class ProcessLoginRecords:
@@ -87,6 +87,10 @@ class LoginLimiter:
         self.store = store
         self._records: Any = store if store is not None else ProcessLoginRecords()
         self._salt: Optional[str] = None
+        # Lockouts this process has seen end at a known time and nothing shortens them: while one runs,
+        # the burst that caused it is refused from memory, without a transaction per guess.
+        self._locked: dict[str, float] = {}
+        self._locked_guard = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Any, store: Optional[Store] = None) -> "LoginLimiter":
@@ -100,8 +104,18 @@ class LoginLimiter:
     def attempt(self, address: str) -> LoginTry:
         """Count an attempt of `address` as a failure before its password is checked (`succeeded` forgets
         it), or refuse it (`locked_s` > 0) while the address is locked out."""
-        tried = self._records.begin_login(self._key(address), max_failures=self.max_failures,
-                                          lockout_s=self.lockout_s, now=self.clock())
+        key, now = self._key(address), self.clock()
+        with self._locked_guard:
+            until = self._locked.get(key, 0.0)
+        if until > now:
+            return LoginTry(locked_s=until - now, earlier_failures=0)
+        tried = self._records.begin_login(key, max_failures=self.max_failures, lockout_s=self.lockout_s, now=now)
+        if tried.locked_s > 0:
+            with self._locked_guard:
+                if len(self._locked) >= MAX_TRACKED:  # only running lockouts are worth keeping
+                    self._locked = {k: v for k, v in self._locked.items() if v > now}
+                if len(self._locked) < MAX_TRACKED:
+                    self._locked[key] = now + tried.locked_s
         if tried.locks:
             log.warning("researcher login locked out for address %s for %.0f s after %d failed attempts",
                         address, self.lockout_s, tried.earlier_failures + 1)
@@ -115,7 +129,7 @@ class LoginLimiter:
         self._records.login_succeeded(self._key(address))
 
     def locked_for(self, address: str) -> float:
-        """Seconds the address stays locked out (0: it may try)."""
+        """Seconds the address stays locked out (0: it may try), as the records say."""
         return self._records.login_state(self._key(address), lockout_s=self.lockout_s, now=self.clock())[1]
 
     def delay_after(self, failures: int) -> float:
