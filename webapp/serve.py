@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from typing import Any, Callable, Optional, Sequence
 
@@ -95,9 +94,6 @@ SHARE_STUDY_REFUSAL = (
 
 def launch_shared(services: Services, settings: Settings, port: int, *, share: bool = True, **kwargs) -> gr.Blocks:
     """The public app alone, as `--share` serves it (`share=False`: without the tunnel, for tests)."""
-    # Gradio's own uvicorn would believe X-Forwarded-For from loopback, where the share tunnel connects
-    # from: only the configured proxies are believed here too (webapp.one_port.proxy_options).
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(settings))
     demo = build_demo(services)
     demo.queue(default_concurrency_limit=32)
     launch_app(demo, server_name=settings.host, server_port=port, share=share, head=SHARE_STUDY_REFUSAL,
