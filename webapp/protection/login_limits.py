@@ -110,12 +110,13 @@ class LoginLimiter:
         if until > now:
             return LoginTry(locked_s=until - now, earlier_failures=0)
         tried = self._records.begin_login(key, max_failures=self.max_failures, lockout_s=self.lockout_s, now=now)
-        if tried.locked_s > 0:
+        until = now + (tried.locked_s if tried.locked_s > 0 else self.lockout_s if tried.locks else 0.0)
+        if until > now:
             with self._locked_guard:
                 if len(self._locked) >= MAX_TRACKED:  # only running lockouts are worth keeping
                     self._locked = {k: v for k, v in self._locked.items() if v > now}
                 if len(self._locked) < MAX_TRACKED:
-                    self._locked[key] = now + tried.locked_s
+                    self._locked[key] = until
         if tried.locks:
             log.warning("researcher login locked out for address %s for %.0f s after %d failed attempts",
                         address, self.lockout_s, tried.earlier_failures + 1)
