@@ -16,6 +16,7 @@ values only; `Settings.from_env(env)` reads `env` (default: `os.environ`).
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import sys
 from contextvars import ContextVar
@@ -169,6 +170,10 @@ class Settings(BaseSettings):
     max_rated_per_user: int = Field(20, ge=0)
     max_rated_per_ip: int = Field(60, ge=0)
     burst_labels: int = Field(5, ge=1)
+    # New study workers (worker ids seen for the first time) per session and per address within the
+    # window (webapp/protection/study_limits.py).
+    max_study_workers_per_user: int = Field(3, ge=0)
+    max_study_workers_per_ip: int = Field(30, ge=0)
     min_user_turns: int = Field(2, ge=1)
     # a system's rating and rank show only after this many battles (LMArena hides models below a count)
     leaderboard_min_votes: int = Field(10, ge=0)
@@ -182,6 +187,11 @@ class Settings(BaseSettings):
     # where neural systems and embedding models run: auto (CUDA when available), cpu or cuda
     device: Literal["auto", "cpu", "cuda"] = "auto"
     # -- serving -----------------------------------------------------------------------
+    # Proxies (addresses or networks, comma-separated) whose X-Forwarded-For header names the
+    # client: the only way a forwarding header is believed. Unset: none, loopback included; on a Space,
+    # the private networks its front proxy connects from (webapp/one_port.py, docs/security.md); `none`:
+    # none even there.
+    trusted_proxies: Annotated[Optional[tuple[str, ...]], NoDecode] = None
     # ARENA_HOST / ARENA_PORT win; else what a Space (or any Gradio host) sets.
     host: str = Field("127.0.0.1", validation_alias=AliasChoices("ARENA_HOST", "GRADIO_SERVER_NAME"))
     port: int = Field(7860, ge=1, le=65535, validation_alias=AliasChoices("ARENA_PORT", "GRADIO_SERVER_PORT"))
@@ -214,6 +224,20 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _proxy_list(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        parts = [p.strip() for p in value.split(",")] if isinstance(value, str) else [str(p).strip() for p in value]
+        parts = [p for p in parts if p and p.lower() != "none"]  # `none`: no proxy, even on a Space
+        for part in parts:  # `*` is refused: believing any peer lets a client name its own address
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an IP address or network") from None
+        return tuple(parts)
 
     @field_validator("db_path", mode="before")
     @classmethod

@@ -6,13 +6,19 @@ login, with failed logins limited per client address (`webapp.protection.login_l
 `python app.py --admin` serves the researcher app alone at `/` of its own port
 through the same code. When no researcher account is configured, `/admin` is
 left out and the log says why.
+
+Client addresses (what every per-address limit counts) are the connection's
+own, unless the connection comes from a proxy named in
+`ARENA_TRUSTED_PROXIES`: only then is its X-Forwarded-For believed, read from
+the right, so an address a client wrote into the header itself is never taken
+(`proxy_options`). uvicorn on its own would believe the header from loopback.
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
@@ -34,7 +40,7 @@ STUDY_REDIRECT = (
 
 
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
-                 admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
+                 admin_auth: Optional[Callable[[str, str], Any]] = None, limiter: Optional[LoginLimiter] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
@@ -65,11 +71,33 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     return app
 
 
-def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False,
+# Where a Space's front proxy connects from: the container sees it on a private network.
+SPACE_PROXY_NETWORKS = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
+
+
+def trusted_proxies(settings: Any) -> tuple[str, ...]:
+    """The proxies whose forwarding headers are believed: ARENA_TRUSTED_PROXIES when set, else on a Space
+    its front proxy's networks, else none (loopback included)."""
+    if settings.trusted_proxies is not None:
+        return tuple(settings.trusted_proxies)
+    return SPACE_PROXY_NETWORKS if settings.space_id else ()
+
+
+def proxy_options(proxies: Sequence[str]) -> dict[str, Any]:
+    """uvicorn's settings for `proxies`: with none, forwarding headers are ignored from every peer;
+    with some, X-Forwarded-For is read only from them, right to left, up to the first address that is
+    not a trusted proxy (the client as the nearest trusted proxy saw it)."""
+    if not proxies:
+        return {"proxy_headers": False, "forwarded_allow_ips": ""}
+    return {"proxy_headers": True, "forwarded_allow_ips": ",".join(proxies)}
+
+
+def serve(app: FastAPI, *, host: str, port: int, proxies: Sequence[str] = (),
           on_ready: Optional[Callable[[], None]] = None) -> None:
     """Run the app until interrupted (SIGINT/SIGTERM); `on_ready` is called once the port accepts
-    connections. `behind_proxy` (a Space): client addresses come from the proxy's X-Forwarded-For, so the
-    login limit counts visitors, not the proxy."""
+    connections. Client addresses come from X-Forwarded-For only when the connection comes from one of
+    `proxies` (`trusted_proxies`), so the per-address limits count visitors, never the proxy, and a
+    client cannot name its own address."""
     import threading
     import time
 
@@ -84,8 +112,8 @@ def serve(app: FastAPI, *, host: str, port: int, behind_proxy: bool = False,
                 yield
                 self._captured_signals.clear()
 
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=True,
-                            forwarded_allow_ips="*" if behind_proxy else None, timeout_graceful_shutdown=10)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10,
+                            **proxy_options(proxies))
     server = Server(config)
 
     def announce() -> None:

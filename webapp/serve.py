@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
@@ -19,7 +19,7 @@ from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.protection.login_limits import LoginLimiter
-from webapp.one_port import ADMIN_PATH, build_server, serve
+from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
@@ -106,14 +106,15 @@ def launch_app(demo: gr.Blocks, **kwargs) -> None:
     demo.launch(css=APP_CSS, **kwargs)
 
 
-def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], bool]] = None,
+def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], Any]] = None,
               limiter: Optional[LoginLimiter] = None) -> FastAPI:
     """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
     app at `/admin` (at `/` without the public app), both with the app's CSS; study links open the study page
     at `/study`."""
+    limiter = limiter or LoginLimiter.from_settings(services.settings, services.store)  # counted in the store
     return build_server(build_demo(services) if public else None,
                         build_admin_demo(services) if admin_auth is not None else None,
-                        admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
+                        admin_auth=admin_auth, limiter=limiter,
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
                         study=build_study_demo(services) if public else None)
@@ -201,7 +202,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
-            serve(app, host=settings.host, port=port, behind_proxy=bool(settings.space_id),
+            serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings),
                   on_ready=lambda: logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin))
     finally:
         if mirror is not None:

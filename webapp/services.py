@@ -96,13 +96,13 @@ class Services:
     def vote_limiter(self) -> "VoteLimiter":
         """Battles and votes per user and per network in a time window."""
         from webapp.protection.vote_limits import Limits, VoteLimiter
-        return self._once("vote_limiter", lambda: VoteLimiter(Limits.from_settings(self.settings)))
+        return self._once("vote_limiter", lambda: VoteLimiter(Limits.from_settings(self.settings), self.store))
 
     @property
     def label_guard(self) -> "LabelGuard":
         """Limits on how fast a person labels dialogues, and the flag on labels that look careless."""
         from webapp.protection.label_limits import LabelGuard
-        return self._once("label_guard", lambda: LabelGuard(self.settings))
+        return self._once("label_guard", lambda: LabelGuard(self.settings, self.store))
 
     @property
     def origin_salt(self) -> str:

@@ -9,6 +9,7 @@ transaction); the modules each add one part of it:
 - `scoring_queue`: the durable scoring queue (enqueue, claim, finish, requeue)
 - `moderation`: hidden and deleted dialogues and the moderation log
 - `studies`: study files, participants and quota cells
+- `limits`: hard limits and the login lockout, counted atomically for every process sharing the store
 - `bulk`: whole tables at once, for the Hub mirror's push and restore
 - `schema`: the SQLAlchemy tables; `migrations/`: their Alembic revisions
 - `statements`: SQL pieces the modules share (time keys, upserts for either backend)
@@ -24,10 +25,11 @@ from arena.store.engine import (
     is_database_url,
     is_disk_full,
 )
+from arena.store.limits import Admitted, Cap, CapReached, LoginTry
 from arena.store.scoring_queue import JOB_STATES, MAX_SCORING_ATTEMPTS, ScoringJob
 from arena.store.studies import Participant
 from arena.store.votes import BattleAlreadyVoted, PairCounts
 
-__all__ = ["BattleAlreadyVoted", "JOB_STATES", "MAX_SCORING_ATTEMPTS", "PairCounts", "Participant", "ScoringJob",
+__all__ = ["Admitted", "BattleAlreadyVoted", "Cap", "CapReached", "LoginTry", "JOB_STATES", "MAX_SCORING_ATTEMPTS", "PairCounts", "Participant", "ScoringJob",
            "Store", "StoreError", "StoreFull", "describe_location", "engine_url", "head_revision",
            "is_database_url", "is_disk_full"]

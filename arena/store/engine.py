@@ -1,6 +1,6 @@
 """The `Store` class: connections, schema migrations on open, dialogues with their scores, evaluation
 runs and small settings. The rest of its methods come from the package's other modules (`votes`,
-`scoring_queue`, `moderation`, `studies`, `bulk`), which `Store` inherits.
+`scoring_queue`, `moderation`, `studies`, `bulk`, `limits`), which `Store` inherits.
 
 One code path over SQLAlchemy Core for two backends, chosen by location:
 a file path is a SQLite database (WAL mode, the default for one machine), a
@@ -38,6 +38,7 @@ from arena.dialogue import Dialogue, Score, UserKind, copy_acts
 from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
 from arena.store.bulk import BulkRows
+from arena.store.limits import LimitCounters
 from arena.store.moderation import Moderation
 from arena.store.scoring_queue import ScoringQueue
 from arena.store.statements import insert_for, now_key, upsert, utc_key
@@ -197,7 +198,7 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows):
+class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, LimitCounters):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store

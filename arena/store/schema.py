@@ -181,3 +181,25 @@ study_claims = sa.Table(
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )
+
+# Hard limits and lockouts counted in the store, so every app process sharing it enforces the same
+# numbers (arena/store/limits.py). One row per limited key: admissions of that key lock this row, so
+# concurrent requests are counted one after another; a login key also keeps its failures and lockout.
+limit_keys = sa.Table(
+    "limit_keys", metadata,
+    sa.Column("scope", sa.Text, primary_key=True),
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("last_at", FLOAT8, nullable=False),  # seconds since the epoch
+    sa.Column("blocked_until", FLOAT8, nullable=False),
+)
+
+# One row per admitted action of a limited key, for a moving window; rows older than the window go.
+limit_hits = sa.Table(
+    "limit_hits", metadata,
+    sa.Column("hit_id", sa.Text, primary_key=True),
+    sa.Column("scope", sa.Text, nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("at", FLOAT8, nullable=False),
+    sa.Index("limit_hits_key", "scope", "key", "at"),
+)

@@ -8,6 +8,7 @@ engine, each in one transaction.
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime, timedelta
 from typing import Callable, Optional, Union
@@ -66,6 +67,9 @@ class Votes:
         o = t.vote_origins.c
         since = utc_key(vote.timestamp - timedelta(seconds=burst_window_s))
         with self.write() as conn:
+            # Votes of one address or session are counted one after another (on PostgreSQL, two at once
+            # would each miss the other's row and a burst could pass unflagged; SQLite's lock does this).
+            self._lock_keys(conn, [("vote-burst:ip", ip_key), ("vote-burst:user", user_key)], time.time())
             taken = conn.execute(sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == vote.battle_id)).first()
             if taken is not None:
                 raise BattleAlreadyVoted(f"battle {vote.battle_id} already has a vote")

@@ -32,10 +32,11 @@ SYSTEMS = ["alpha", "bravo", "charlie", "delta"]
 
 
 def main(db: str, name: str, opened: int, battles: int, threads: int) -> None:
-    # One scripted process plays every battle without a request: label limits and flags would only
-    # measure that (webapp.protection.label_limits has its own tests).
+    # One scripted process plays every battle without a request: label, battle and vote limits (counted
+    # for both replicas in the store) and flags would only measure that (tests/safety has their tests).
     settings = Settings(db_path=db, llm_provider="fake", max_rated_per_user=10_000, max_rated_per_ip=10_000,
-                        burst_labels=10_000, min_user_turns=1)
+                        max_battles_per_user=10_000, max_battles_per_ip=10_000, max_votes_per_user=10_000,
+                        max_votes_per_ip=10_000, burst_labels=10_000, min_user_turns=1)
     services = Services(settings=settings, store=Store(db),
                         llm=LLMClient(FakeProvider(default="ok"), retry=RetryPolicy(base_delay_s=0.01)),
                         registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=0.01)) for s in SYSTEMS]))

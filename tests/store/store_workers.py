@@ -20,6 +20,31 @@ def write_dialogues(db_path: str, worker: int, count: int) -> list[str]:
     return ids
 
 
+def admit_many(db_path: str, scope: str, key: str, limit: int, threads: int) -> int:
+    """Ask for a place under one cap shared by every process from `threads` threads at once; how many of
+    this process's requests were admitted."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena.store import Cap, CapReached
+
+    store = Store(db_path)
+    barrier = threading.Barrier(threads)
+
+    def ask(_: int) -> bool:
+        barrier.wait()
+        try:
+            store.admit_capped([Cap(scope, key, limit, 3600)])
+            return True
+        except CapReached:
+            return False
+
+    with ThreadPoolExecutor(threads) as pool:
+        admitted = sum(pool.map(ask, range(threads)))
+    store.close()
+    return admitted
+
+
 def write_forever(db_path: str) -> None:
     """Save dialogues until killed, announcing each id only after its commit."""
     store = Store(db_path)

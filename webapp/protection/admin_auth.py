@@ -4,21 +4,23 @@ Credentials come from Settings (environment): `ARENA_ADMIN_USERS` names the
 accounts, and one password for them is given either as a PBKDF2 hash
 (`ARENA_ADMIN_PASSWORD_HASH`, preferred: make one with
 `python -m webapp.protection.admin_auth hash`) or in plain text (`ARENA_ADMIN_PASSWORD`).
-The check is a callable for Gradio's `launch(auth=...)`; it compares in
-constant time and never logs the password.
+The check is a coroutine function for Gradio's `auth=`: the hash runs on a
+worker thread, never on the event loop; it compares in constant time and
+never logs the password.
 
     python -m webapp.protection.admin_auth hash      # prompts for a password, prints the hash
 """
 
 from __future__ import annotations
 
+import asyncio
 import getpass
 import hashlib
 import hmac
 import logging
 import secrets
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +50,11 @@ def verify_password(password: str, encoded: str) -> bool:
     return hmac.compare_digest(digest.hex(), expected)
 
 
-def admin_checker(settings: Any) -> Callable[[str, str], bool]:
-    """Gradio's `auth` callable for the settings, or AdminNotConfigured saying what is missing."""
+def admin_checker(settings: Any) -> Callable[[str, str], Awaitable[bool]]:
+    """Gradio's `auth` callable for the settings, or AdminNotConfigured saying what is missing.
+
+    The callable is a coroutine function: Gradio awaits it, and the PBKDF2 hash (a tenth of a second of
+    CPU on purpose) runs on a worker thread, so a burst of guesses never stalls other requests."""
     users = tuple(settings.admin_users or ())
     hashed, plain = settings.admin_password_hash, settings.admin_password
     if not users:
@@ -62,7 +67,7 @@ def admin_checker(settings: Any) -> Callable[[str, str], bool]:
     if hashed and not hashed.startswith(HASH_SCHEME + "$"):
         raise AdminNotConfigured(f"ARENA_ADMIN_PASSWORD_HASH must start with {HASH_SCHEME}$")
 
-    def check(username: str, password: str) -> bool:
+    def verify(username: str, password: str) -> bool:
         known = any(hmac.compare_digest(str(username), u) for u in users)
         if hashed:
             ok = verify_password(str(password), hashed)
@@ -71,6 +76,9 @@ def admin_checker(settings: Any) -> Callable[[str, str], bool]:
         if not (known and ok):
             log.warning("researcher login refused for user %r", str(username)[:64])
         return known and ok
+
+    async def check(username: str, password: str) -> bool:
+        return await asyncio.to_thread(verify, username, password)
 
     return check
 

@@ -13,75 +13,66 @@ satisfaction from 40/70 to 70/70 with nothing flagged. Each label now passes
   than `ARENA_BURST_LABELS` conversations within `ARENA_BURST_WINDOW`, or when
   the conversation has fewer than `ARENA_MIN_USER_TURNS` user turns.
 
-Counting is in memory per process, as the vote limits are (`webapp.protection.vote_limits`);
-the flags are durable, in the stored dialogue.
+Counting is in the store, as the vote limits' is (`webapp.protection.vote_limits`,
+`arena.store.limits`): one transaction checks both caps and records the label, so
+simultaneous labels, on any number of app processes, get exactly the configured
+numbers through. The flags are durable, in the stored dialogue.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from limits import RateLimitItemPerSecond, storage, strategies
-
 from arena.dialogue import Dialogue
 from arena.counting import LABEL_FLAG
+from arena.store import Cap, CapReached, Store
 from webapp.protection.vote_limits import Admission, LimitReached, origin_keys_of
-
-# The burst window counts every label up to this many per key (a moving window records a hit only
-# while under its amount); far above any burst threshold, so the count is the true number.
-BURST_COUNT_CAP = 10_000
 
 
 class LabelGuard:
-    def __init__(self, settings: Any):
+    def __init__(self, settings: Any, store: Store):
         self.settings = settings
-        window = max(1, int(round(settings.limit_window_s)))
-        self._limiter = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
-        self._items = {
-            "user": RateLimitItemPerSecond(max(0, settings.max_rated_per_user), window),
-            "ip": RateLimitItemPerSecond(max(0, settings.max_rated_per_ip), window),
-        }
-        self._burst = RateLimitItemPerSecond(BURST_COUNT_CAP, max(1, int(round(settings.burst_window_s))))
+        self.store = store
 
     def admit(self, dialogue: Dialogue, user_key: str, ip_key: str) -> Admission:
-        """Raise LimitReached when a limit is spent; else flag the dialogue (its metadata) when the label
-        looks automated and return an admission whose `count` counts the label for both keys. The caller
-        counts it once the label is stored, so a label the store refused (a full disk) and sent again
-        counts once, toward the limits and the burst flag alike."""
-        pairs = [(self._items["user"], user_key, ""), (self._items["ip"], ip_key, " from this network")]
-        for item, key, where in pairs:
-            if not self._limiter.test(item, "rated", key):
-                minutes = max(1, round(self.settings.limit_window_s / 60))
-                raise LimitReached(
-                    f"You have reached the limit of {item.amount} rated conversations per {minutes} minutes"
-                    f"{where}. Thank you for taking part; please come back later."
-                )
+        """Raise LimitReached when a limit is spent; else count the label for both keys, flag the dialogue
+        (its metadata) when the label looks automated, and return the admission. The caller keeps it once
+        the label is stored and gives it back when the store refused it (a full disk), so a label sent
+        again counts once, toward the limits and the burst flag alike."""
+        s = self.settings
+        caps = [Cap("rated:user", user_key, max(0, s.max_rated_per_user), s.limit_window_s),
+                Cap("rated:ip", ip_key, max(0, s.max_rated_per_ip), s.limit_window_s),
+                # the same labels counted over the burst window, never refused: they flag
+                Cap("rated:ip", ip_key, None, s.burst_window_s),
+                Cap("rated:user", user_key, None, s.burst_window_s)]
+        try:
+            admission = Admission(self.store, self.store.admit_capped(caps))
+        except CapReached as exc:
+            minutes = max(1, round(s.limit_window_s / 60))
+            where = " from this network" if exc.cap.scope.endswith(":ip") else ""
+            raise LimitReached(
+                f"You have reached the limit of {exc.cap.limit} rated conversations per {minutes} minutes"
+                f"{where}. Thank you for taking part; please come back later."
+            ) from None
         reasons = []
-        for key, who in ((ip_key, "address"), (user_key, "session")):
-            recent = BURST_COUNT_CAP - self._limiter.get_window_stats(self._burst, "burst", key).remaining
-            if recent + 1 > self.settings.burst_labels:  # this label included
-                reasons.append(f"burst: {recent + 1} rated conversations from one {who} "
-                               f"within {self._burst.multiples} s")
+        for recent, who in zip(admission.counts[2:], ("address", "session")):
+            if recent > s.burst_labels:  # this label included
+                reasons.append(f"burst: {recent} rated conversations from one {who} "
+                               f"within {max(1, int(round(s.burst_window_s)))} s")
         turns = len(dialogue.user_turns())
-        if turns < self.settings.min_user_turns:
-            reasons.append(f"short: {turns} user turns (fewer than {self.settings.min_user_turns})")
+        if turns < s.min_user_turns:
+            reasons.append(f"short: {turns} user turns (fewer than {s.min_user_turns})")
         if reasons:
             dialogue.metadata[LABEL_FLAG] = "; ".join(reasons)
         else:
             dialogue.metadata.pop(LABEL_FLAG, None)
-        return Admission(lambda: self._count(pairs, (user_key, ip_key)))
-
-    def _count(self, pairs: list, keys: tuple[str, str]) -> None:
-        for item, key, _ in pairs:
-            self._limiter.hit(item, "rated", key)
-        for key in keys:
-            self._limiter.hit(self._burst, "burst", key)
+        return admission
 
 
 def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
                 keys: Optional[tuple[str, str]] = None) -> Admission:
-    """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session); call the
-    admission's `count` once the label is stored."""
+    """`LabelGuard.admit` for a request (Chat) or known (user, IP) keys (a Battle session); keep the
+    admission (`count`) once the label is stored, give it back (`take_back`) when it was not."""
     user_key, ip_key = keys if keys is not None else origin_keys_of(services, request)
     return services.label_guard.admit(dialogue, user_key, ip_key)
 

@@ -2,14 +2,24 @@
 
 Gradio checks a login in its own `POST .../login` route and hands the auth
 callable only the user name and password, so the limit sits in front of that
-route as ASGI middleware: it sees the client's address and the route's answer
-(200 accepted, 400 refused). The first `free_failures` failures of an address
-cost nothing; each later attempt waits `base_delay_s`, doubling per failure up
-to `max_delay_s`, before it is checked; `max_failures` failures lock the
-address out for `lockout_s` (answered 429 at once, logged once). A success,
-or `lockout_s` without a failure, forgets the address's failures.
+route as ASGI middleware: it sees the client's address (the connection's, or
+a trusted proxy's forwarding header: `ARENA_TRUSTED_PROXIES`) and the route's
+answer. Every attempt is counted as a failure BEFORE its password is checked,
+in one atomic step, and forgotten when the route accepts it (2xx): so N
+simultaneous guesses from one address get at most `max_failures` checks, and
+the rest are answered 429 at once. The first `free_failures` failures of an
+address cost nothing; each later attempt waits `base_delay_s`, doubling per
+failure up to `max_delay_s`, before it is checked (the wait and the counting
+never hold the event loop); `max_failures` failures lock the address out for
+`lockout_s` (logged once). A success, or `lockout_s` without a failure,
+forgets the address's failures.
 
-This module is self-contained on purpose (the login check itself is
+With a store (`LoginLimiter.from_settings(settings, store)`, as the app runs),
+the failures are counted in it (`arena.store.limits`), so every app process
+sharing the database enforces one count per address; without one, in this
+process's memory. Addresses are kept only as salted hashes.
+
+This module is self-contained on purpose (the password check itself is
 `webapp.protection.admin_auth`): `LoginLimiter` is the policy, `LoginLimitMiddleware`
 applies it to the login paths of one ASGI app.
 """
@@ -17,83 +27,121 @@ applies it to the login paths of one ASGI app.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Optional
+
+from arena.store import LoginTry, Store
 
 log = logging.getLogger(__name__)
 
-MAX_TRACKED = 10_000  # addresses remembered at most; the oldest quiet ones are forgotten first
+MAX_TRACKED = 10_000  # addresses kept in memory at most (records, known lockouts); the quietest go first
 
 
-@dataclass
-class _Record:
-    failures: int = 0
-    last_failure: float = 0.0
-    locked_until: float = 0.0
+class ProcessLoginRecords:
+    """Login failures of one process, in memory (`arena.store.limits` keeps them for every process):
+    the same three steps, each atomic under one lock."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, list[float]] = {}  # key -> [failures, last attempt, blocked until]
+        self._lock = threading.Lock()
+
+    def begin_login(self, key: str, *, max_failures: int, lockout_s: float, now: float) -> LoginTry:
+        with self._lock:
+            failures, last, blocked = self._records.get(key, (0, now, 0.0))
+            if blocked > now:
+                return LoginTry(locked_s=blocked - now, earlier_failures=int(failures))
+            earlier = int(failures) if now - last < lockout_s else 0
+            locks = earlier + 1 >= max_failures
+            self._records[key] = [0 if locks else earlier + 1, now, now + lockout_s if locks else 0.0]
+            if len(self._records) > MAX_TRACKED:
+                quietest = min(self._records, key=lambda k: max(self._records[k][1], self._records[k][2]))
+                self._records.pop(quietest, None)
+            return LoginTry(locked_s=0.0, earlier_failures=earlier, locks=locks)
+
+    def login_succeeded(self, key: str) -> None:
+        with self._lock:
+            self._records.pop(key, None)
+
+    def login_state(self, key: str, *, lockout_s: float, now: float) -> tuple[int, float]:
+        with self._lock:
+            failures, last, blocked = self._records.get(key, (0, now, 0.0))
+        if blocked > now:
+            return int(failures), blocked - now
+        return (int(failures) if now - last < lockout_s else 0), 0.0
 
 
 class LoginLimiter:
     def __init__(self, *, max_failures: int = 10, lockout_s: float = 900.0, free_failures: int = 3,
-                 base_delay_s: float = 1.0, max_delay_s: float = 30.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 base_delay_s: float = 1.0, max_delay_s: float = 30.0, store: Optional[Store] = None,
+                 clock: Callable[[], float] = time.time):
         self.max_failures = max_failures
         self.lockout_s = lockout_s
         self.free_failures = free_failures
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.clock = clock
-        self._records: dict[str, _Record] = {}
-        self._lock = threading.Lock()
+        self.store = store
+        self._records: Any = store if store is not None else ProcessLoginRecords()
+        self._salt: Optional[str] = None
+        # Lockouts this process has seen end at a known time and nothing shortens them: while one runs,
+        # the burst that caused it is refused from memory, without a transaction per guess.
+        self._locked: dict[str, float] = {}
+        self._locked_guard = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "LoginLimiter":
-        return cls(max_failures=settings.login_max_failures, lockout_s=settings.login_lockout_s)
+    def from_settings(cls, settings: Any, store: Optional[Store] = None) -> "LoginLimiter":
+        return cls(max_failures=settings.login_max_failures, lockout_s=settings.login_lockout_s, store=store)
 
-    def _current(self, address: str) -> Optional[_Record]:
-        record = self._records.get(address)
-        if record is None:
-            return None
-        now = self.clock()
-        if record.locked_until <= now and now - record.last_failure >= self.lockout_s:
-            del self._records[address]  # quiet long enough: start afresh
-            return None
-        return record
+    def _key(self, address: str) -> str:
+        if self._salt is None:  # the database's own secret, as the vote and label keys use
+            self._salt = self.store.get_or_create_secret("origin_salt") if self.store is not None else ""
+        return "login:" + hashlib.sha256(f"{self._salt}\x00login\x00{address}".encode("utf-8")).hexdigest()[:32]
+
+    def attempt(self, address: str) -> LoginTry:
+        """Count an attempt of `address` as a failure before its password is checked (`succeeded` forgets
+        it), or refuse it (`locked_s` > 0) while the address is locked out."""
+        key, now = self._key(address), self.clock()
+        with self._locked_guard:
+            until = self._locked.get(key, 0.0)
+        if until > now:
+            return LoginTry(locked_s=until - now, earlier_failures=0)
+        tried = self._records.begin_login(key, max_failures=self.max_failures, lockout_s=self.lockout_s, now=now)
+        until = now + (tried.locked_s if tried.locked_s > 0 else self.lockout_s if tried.locks else 0.0)
+        if until > now:
+            with self._locked_guard:
+                if len(self._locked) >= MAX_TRACKED:  # only running lockouts are worth keeping
+                    self._locked = {k: v for k, v in self._locked.items() if v > now}
+                if len(self._locked) < MAX_TRACKED:
+                    self._locked[key] = until
+        if tried.locks:
+            log.warning("researcher login locked out for address %s for %.0f s after %d failed attempts",
+                        address, self.lockout_s, tried.earlier_failures + 1)
+        return tried
+
+    def failed(self, address: str) -> None:
+        """Count one failed attempt (what `attempt` does; the middleware needs no more)."""
+        self.attempt(address)
+
+    def succeeded(self, address: str) -> None:
+        self._records.login_succeeded(self._key(address))
 
     def locked_for(self, address: str) -> float:
-        """Seconds the address stays locked out (0: it may try)."""
-        with self._lock:
-            record = self._current(address)
-            return max(0.0, record.locked_until - self.clock()) if record else 0.0
+        """Seconds the address stays locked out (0: it may try), as the records say."""
+        return self._records.login_state(self._key(address), lockout_s=self.lockout_s, now=self.clock())[1]
+
+    def delay_after(self, failures: int) -> float:
+        """Seconds an attempt waits before it is checked, after `failures` counted failures."""
+        extra = failures - self.free_failures
+        return 0.0 if extra < 0 else min(self.max_delay_s, self.base_delay_s * 2 ** extra)
 
     def delay_for(self, address: str) -> float:
         """Seconds this address's next attempt waits before it is checked."""
-        with self._lock:
-            record = self._current(address)
-            extra = (record.failures if record else 0) - self.free_failures
-            return 0.0 if extra < 0 else min(self.max_delay_s, self.base_delay_s * 2 ** extra)
-
-    def failed(self, address: str) -> None:
-        with self._lock:
-            record = self._current(address) or self._records.setdefault(address, _Record())
-            now = self.clock()
-            record.failures += 1
-            record.last_failure = now
-            if record.failures >= self.max_failures and record.locked_until <= now:
-                record.locked_until = now + self.lockout_s
-                log.warning("researcher login locked out for address %s for %.0f s after %d failed attempts",
-                            address, self.lockout_s, record.failures)
-            if len(self._records) > MAX_TRACKED:
-                oldest = min(self._records, key=lambda a: max(self._records[a].last_failure,
-                                                              self._records[a].locked_until))
-                self._records.pop(oldest, None)
-
-    def succeeded(self, address: str) -> None:
-        with self._lock:
-            self._records.pop(address, None)
+        failures, _ = self._records.login_state(self._key(address), lockout_s=self.lockout_s, now=self.clock())
+        return self.delay_after(failures)
 
 
 Scope = dict[str, Any]
@@ -121,22 +169,20 @@ class LoginLimitMiddleware:
             return
         client = scope.get("client")
         address = str(client[0]) if client else "unknown"
-        locked = self.limiter.locked_for(address)
-        if locked > 0:
-            await _refuse(send, locked)
+        # Counted (as a failure) before the password is checked, off the event loop: a burst of
+        # simultaneous guesses gets at most `max_failures` checks, and public requests keep flowing.
+        tried = await asyncio.to_thread(self.limiter.attempt, address)
+        if tried.locked_s > 0:
+            await _refuse(send, tried.locked_s)
             return
-        delay = self.limiter.delay_for(address)
+        delay = self.limiter.delay_after(tried.earlier_failures)
         if delay > 0:
             await asyncio.sleep(delay)
 
         async def watch(message: dict[str, Any]) -> None:
-            # Counted before the answer leaves, so the client's next attempt already sees this one.
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                if status < 300:
-                    self.limiter.succeeded(address)
-                elif status in (400, 401, 403):
-                    self.limiter.failed(address)
+            # Forgotten before the answer leaves, so the client's next attempt starts afresh.
+            if message["type"] == "http.response.start" and int(message["status"]) < 300:
+                await asyncio.to_thread(self.limiter.succeeded, address)
             await send(message)
 
         await self.app(scope, receive, watch)

@@ -2,23 +2,29 @@
 
 A "user" is the browser session, by the identity the server issued it
 (`webapp.protection.identity`; people are anonymous); the IP address is the
-one Gradio's request reports (behind a proxy, make the proxy set it). Keys are
-hashed before they are kept, so raw addresses live only in memory, and only as
-hashes. The counting is the `limits` library's moving window in memory: limits
-hold per app process, which is how the arena is served. Votes are also recorded
-with their origin in the store (`arena.store.votes`), where bursts are
-flagged durably.
+one the server's connection reports, or a trusted proxy's forwarding header
+(`ARENA_TRUSTED_PROXIES`, `webapp.one_port.proxy_options`); nothing else a
+client sends is believed. Keys are hashed (salted with the database's own
+secret) before they are counted.
+
+The counting is in the store (`arena.store.limits`): an admission is one
+transaction that checks both caps and records the action together, so
+simultaneous requests, and several app processes sharing one database,
+admit exactly the configured numbers. Votes are also recorded with their
+origin in the store (`arena.store.votes`), where bursts are flagged durably.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional, Sequence
 
-from limits import RateLimitItemPerSecond, storage, strategies
-
+from arena.store import Admitted, Cap, CapReached, Store, StoreError
 from webapp.protection.identity import server_session_id
+
+log = logging.getLogger(__name__)
 
 
 class LimitReached(RuntimeError):
@@ -60,16 +66,12 @@ class Limits:
 class VoteLimiter:
     """`check("battle" | "vote", user_key, ip_key)` raises LimitReached when either limit is spent."""
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, store: Store):
         self.limits = limits
-        self._storage = storage.MemoryStorage()
-        self._window = strategies.MovingWindowRateLimiter(self._storage)
-        window = max(1, int(round(limits.window_s)))
-        self._items = {
-            ("battle", "user"): RateLimitItemPerSecond(max(0, limits.battles_per_user), window),
-            ("battle", "ip"): RateLimitItemPerSecond(max(0, limits.battles_per_ip), window),
-            ("vote", "user"): RateLimitItemPerSecond(max(0, limits.votes_per_user), window),
-            ("vote", "ip"): RateLimitItemPerSecond(max(0, limits.votes_per_ip), window),
+        self.store = store
+        self._amounts = {
+            ("battle", "user"): limits.battles_per_user, ("battle", "ip"): limits.battles_per_ip,
+            ("vote", "user"): limits.votes_per_user, ("vote", "ip"): limits.votes_per_ip,
         }
 
     def check(self, action: str, user_key: str, ip_key: str) -> None:
@@ -77,32 +79,56 @@ class VoteLimiter:
         self.admit(action, user_key, ip_key).count()
 
     def admit(self, action: str, user_key: str, ip_key: str) -> "Admission":
-        """Raise LimitReached when either limit is spent; else an admission that counts the `action` once
-        its caller calls `count` (after the write it stands for succeeded: a write the store refused, on a
-        full disk, must not count twice when the person tries again)."""
-        pairs = [(self._items[(action, "user")], user_key), (self._items[(action, "ip")], ip_key)]
-        for item, key in pairs:
-            if not self._window.test(item, action, key):
-                minutes = max(1, round(self.limits.window_s / 60))
-                noun = ("battle" if action == "battle" else "vote") + ("" if item.amount == 1 else "s")
-                raise LimitReached(
-                    f"You have reached the limit of {item.amount} {noun} per {minutes} minutes"
-                    f"{' from this network' if key == ip_key else ''}. Thank you for taking part; "
-                    "please come back later."
-                )
-        return Admission(lambda: [self._window.hit(item, action, key) for item, key in pairs])
+        """Count one `action` for both keys at once, or raise LimitReached counting nothing. The caller
+        keeps the admission (`count`) once the write it stands for succeeded, or gives it back
+        (`take_back`, or leaving `with admission:` by an exception): a write the store refused, on a
+        full disk, must not count twice when the person tries again."""
+        caps = [Cap(f"{action}:{who}", key, max(0, self._amounts[(action, who)]), self.limits.window_s)
+                for who, key in (("user", user_key), ("ip", ip_key))]
+        try:
+            return Admission(self.store, self.store.admit_capped(caps))
+        except CapReached as exc:
+            minutes = max(1, round(self.limits.window_s / 60))
+            amount = exc.cap.limit
+            noun = ("battle" if action == "battle" else "vote") + ("" if amount == 1 else "s")
+            raise LimitReached(
+                f"You have reached the limit of {amount} {noun} per {minutes} minutes"
+                f"{' from this network' if exc.cap.scope.endswith(':ip') else ''}. Thank you for taking part; "
+                "please come back later."
+            ) from None
 
 
 class Admission:
-    """An action let through a limit but not counted yet: `count` counts it, once."""
+    """An action counted toward its limits, kept unless given back: `count` keeps it, `take_back` (or an
+    exception leaving `with admission:`) frees its places. `counts` says how many actions each cap's
+    window holds, this one included."""
 
-    def __init__(self, count: Callable[[], Any]):
-        self._count: Optional[Callable[[], Any]] = count
+    def __init__(self, store: Store, admitted: Admitted):
+        self.store = store
+        self.counts: Sequence[int] = admitted.counts
+        self._hits: Optional[tuple[str, ...]] = admitted.hit_ids
 
     def count(self) -> None:
-        if self._count is not None:
-            self._count, count = None, self._count
-            count()
+        self._hits = None
+
+    def take_back(self) -> None:
+        hits, self._hits = self._hits, None
+        if hits:
+            try:
+                self.store.take_back(hits)
+            except StoreError:  # a full disk may refuse even this; the places then stay counted
+                log.warning("could not give back %d counted action(s)", len(hits))
+            except Exception as exc:  # the database itself failing must not hide the caller's error
+                log.warning("could not give back %d counted action(s): %s", len(hits), type(exc).__name__)
+
+    def __enter__(self) -> "Admission":
+        return self
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if kind is None:
+            self.count()
+        else:
+            self.take_back()
 
 
 def origin_keys_of(services: Any, request: Any, user: Optional[str] = None) -> tuple[str, str]:

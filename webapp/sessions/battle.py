@@ -192,12 +192,13 @@ def vote(
             )
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
+        # One transaction: the vote and both dialogues, or nothing; only a stored vote keeps its place
+        # under the limits (`admission` gives it back otherwise).
         try:
-            with refused_when_full(a, b):  # one transaction: the vote and both dialogues, or nothing
+            with admission, refused_when_full(a, b):
                 services.pair_scheduler.complete(session.ticket, save)
         except BattleAlreadyVoted:
             raise refuse("This battle already has a vote; press “New battle” for another.") from None
-        admission.count()  # only a stored vote counts toward the limits
         session.vote = cast
         if session.flagged:
             log.warning("vote %s flagged: %s", cast.vote_id, session.flagged)

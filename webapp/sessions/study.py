@@ -15,6 +15,7 @@ for the researcher, and left out of the study's results.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from functools import lru_cache
 from datetime import datetime
@@ -25,6 +26,8 @@ from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
+from webapp.protection.study_limits import admit_new_worker
+from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
 from webapp.sessions.refusal import refuse
@@ -83,8 +86,9 @@ def worker_id_of(params: Mapping[str, Any]) -> str:
     return worker
 
 
-def enter(services: Services, params: Mapping[str, Any]) -> tuple[Study, Participant]:
-    """The study and the worker's row for a link's query parameters (a returning worker gets theirs)."""
+def enter(services: Services, params: Mapping[str, Any], request: Any = None) -> tuple[Study, Participant]:
+    """The study and the worker's row for a link's query parameters (a returning worker gets theirs).
+    A new worker from a `request` counts toward the new-worker limits of its session and address."""
     study_id = str(params.get("study") or "").strip()
     version, study = load_study(services, study_id)
     pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
@@ -95,8 +99,19 @@ def enter(services: Services, params: Mapping[str, Any]) -> tuple[Study, Partici
     if closed:
         raise refuse(closed)
     platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in PLATFORM_PARAMS if params.get(k)}
-    return study, services.store.join_study(study.id, pseudonym, version,
-                             {"step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform})
+    admission = _admit_new_worker(services, request)
+    with admission:  # a row that could not be stored gives its place back
+        return study, services.store.join_study(study.id, pseudonym, version, {
+            "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform})
+
+
+def _admit_new_worker(services: Services, request: Any) -> Any:
+    if request is None:  # a researcher's or a test's own call: no visitor to limit
+        return contextlib.nullcontext()
+    try:
+        return admit_new_worker(services, request)
+    except LimitReached as exc:
+        raise refuse(str(exc)) from None
 
 
 def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study, Participant]:

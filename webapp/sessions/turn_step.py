@@ -88,9 +88,9 @@ def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str 
     """End `dialogue` with the participant's verdict and store it (queued for scoring).
 
     With `limited` (the public Chat and Battle) the label passes the label limits first, for the
-    request's origin or the known (user, IP) `keys`, and counts toward them only once stored: a
-    label the store refused (full) and sent again counts once. A full store refuses in words and
-    leaves the dialogue open, as it was."""
+    request's origin or the known (user, IP) `keys`, counted atomically in the store and given back
+    when the label could not be stored: a label the store refused (full) and sent again counts once.
+    A full store refuses in words and leaves the dialogue open, as it was."""
     with refused_when_full(dialogue):
         admission = None
         if limited:
@@ -98,8 +98,13 @@ def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str 
                 admission = admit_label(services, dialogue, request=request, keys=keys)
             except LimitReached as exc:
                 raise refuse(str(exc)) from None
-        finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-        services.dialogue_finished(dialogue)
+        try:
+            finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
+            services.dialogue_finished(dialogue)
+        except BaseException:
+            if admission is not None:  # not stored: the label gives its place back
+                admission.take_back()
+            raise
         if admission is not None:
             admission.count()
 

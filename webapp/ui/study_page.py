@@ -225,9 +225,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 yield draw(study, p) + [gr.update(value="", interactive=True)]
             return run, outputs
 
-        def enter(params: dict[str, Any]) -> list[Any]:
+        def enter(params: dict[str, Any], request: Any = None) -> list[Any]:
             try:
-                study, p = flow.enter(services, params)
+                study, p = flow.enter(services, params, request)
             except Refusal as exc:
                 return draw(None, None, notice(exc))
             message = ("You have already completed this study; it can be completed only once."
@@ -235,10 +235,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
             return draw(study, p, message)
 
         def enter_from_link(request: gr.Request) -> list[Any]:
-            return enter(dict(request.query_params) if request is not None else {})
+            return enter(dict(request.query_params) if request is not None else {}, request)
 
-        def enter_from_values(study_id: str, worker: str) -> list[Any]:
-            return enter({"study": study_id, "worker_id": worker})
+        def enter_from_values(study_id: str, worker: str, request: gr.Request) -> list[Any]:
+            return enter({"study": study_id, "worker_id": worker}, request)
 
         def forwarding(event: Any) -> None:
             event.then(None, [forward], None, js=FORWARD_JS, api_visibility="private")
