@@ -33,7 +33,7 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
 from arena.files import atomic_path
 from arena.store import Store
-from arena.study import STUDY_VERSION_KEY, crowd_of_vote
+from arena.study import STUDY_KEY, STUDY_VERSION_KEY, crowd_of_vote
 from arena.counting import VOID_FLAG, Participants, visibility, void_votes
 
 LICENCE = "CC BY 4.0"
@@ -100,6 +100,11 @@ class Snapshot:
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
 
 
+def _empty_study_task(d: Dialogue) -> bool:
+    """A study task's conversation without a message (handed out, then left or swapped): no data."""
+    return bool(d.metadata.get(STUDY_KEY)) and not d.utterances
+
+
 def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     """Hidden dialogues and battles not yet voted on are never exported; flagged votes are, marked."""
     flt = flt or ExportFilter()
@@ -107,7 +112,7 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     seen = visibility(store, all_votes)
     dialogues = [d for d in seen.dialogues(store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
-    )) if flt.keeps_dialogue(d)]
+    )) if flt.keeps_dialogue(d) and not _empty_study_task(d)]
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
     flags = {**void_votes(dialogues, votes), **seen.flags}

@@ -177,7 +177,7 @@ study_claims = sa.Table(
     sa.Column("study_id", sa.Text, nullable=False),
     sa.Column("cell", sa.Text, nullable=False),
     sa.Column("pseudonym", sa.Text, nullable=False),
-    sa.Column("state", sa.Text, nullable=False),  # reserved | done
+    sa.Column("state", sa.Text, nullable=False),  # reserved | done | released (a flagged worker's, not counted)
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )

@@ -122,8 +122,11 @@ def test_quotas_fill_evenly_and_a_full_study_says_so(services):
         _, p = do_task(services, f"W{n}")
         served += p.data["served"]
     assert sorted(served) == ["alpha", "beta", "gamma"]  # one each: no system ahead of its quota
-    study, p = start(services, "late")
-    assert p.data["step"] == "full" and p.status == "active"
+    # A worker who comes now is told before the consent page, in the platform's words, with no retry advice.
+    with pytest.raises(Refusal, match="no place will open again.*Return submission"):
+        flow.enter(services, link("late"))
+    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", "late")) is None
+    study = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=1))
     assert all(n["done"] == 1 for n in services.store.cell_fill(study).values())
 
 

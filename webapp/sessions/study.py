@@ -5,17 +5,32 @@ worker id (`PROLIFIC_PID`, or `worker_id` for other platforms). The worker id
 is kept only as a salted pseudonym (`worker_pseudonym`); their place in the
 flow is a row in the store (`arena.store.studies`), so a reload, another tab or
 another app process resumes where they left off, and a completed worker
-cannot complete again. Each task holds a quota cell (`reserve_cell`) from the
-moment it is handed out until it is finished or abandoned.
+cannot complete again. Each task holds a quota cell (`reserve_cell`) while the
+worker is active on it: the place lapses after the study's `idle_minutes`
+without a message or verdict, and each one extends it (`keep_cell`).
+
+A worker id is bound to the platform session that first used it (Prolific's
+SESSION_ID), else to the first browser (a token the page keeps in the
+browser's local storage): another session or browser with the same worker id
+gets one line and never the first one's conversation. One network address may
+bring only `new_workers_per_minute` new worker ids to a study per minute.
+
+A task is never handed out on a system that is not available here: the
+worker gets another cell, or waits on a notice (`waiting_notice`) when none is
+up. A system that goes down before the worker's first message is swapped for
+another cell.
 
 Failed checks (a wrong attention answer, a task finished faster than the
 study's `min_task_seconds`) flag the worker: their data is kept and listed
-for the researcher, and left out of the study's results.
+for the researcher, and left out of the study's results; unless the study
+file sets `flagged_counts`, their places are released for other workers.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from functools import lru_cache
 from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
@@ -31,10 +46,21 @@ from webapp.sessions.refusal import refuse
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
-PLATFORM_PARAMS = ("STUDY_ID", "SESSION_ID")
 MAX_WORKER_ID_CHARS = 128
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
+
+FULL_FOR_GOOD = ("This study is full: every place has been taken, and no place will open again. Please return "
+                 "the study on the platform (on Prolific: \"Return submission\"), so that it is not counted as "
+                 "timed out. Thank you for your interest.")
+FULL_FOR_NOW = ("Every place in this study is held by other workers right now; a place opens again when one of "
+                "them stops. Choose Try again in a few minutes, or return the study on the platform (on "
+                "Prolific: \"Return submission\").")
+SYSTEMS_DOWN = ("The systems of this study are not available at the moment. Please choose Try again in a few "
+                "minutes; your progress is kept.")
+OTHER_SESSION = ("This worker id is already taking the study in another browser or platform session; please "
+                 "continue there.")
+TOO_MANY_NEW = "Too many new workers came from your network in the last minute; please try again in a minute."
 
 # A fixed set of locks, picked by key: memory stays bounded however many workers come, and no action
 # holds two of them, so two keys sharing a lock only wait for each other.
@@ -83,20 +109,100 @@ def worker_id_of(params: Mapping[str, Any]) -> str:
     return worker
 
 
-def enter(services: Services, params: Mapping[str, Any]) -> tuple[Study, Participant]:
-    """The study and the worker's row for a link's query parameters (a returning worker gets theirs)."""
+def _binding(services: Services, study_id: str, params: Mapping[str, Any], browser: Optional[str]) -> str:
+    """What the worker id is bound to: the platform's session id when the link has one, else the browser's
+    token; kept only as a salted pseudonym. "" when neither is known (nothing to bind to)."""
+    session = str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS]
+    token = str(browser or "").strip()[:MAX_WORKER_ID_CHARS]
+    if session:
+        return "session:" + worker_pseudonym(services, study_id, "session:" + session)
+    if token:
+        return "browser:" + worker_pseudonym(services, study_id, "browser:" + token)
+    return ""
+
+
+class NewWorkerLimit:
+    """New worker ids per study and network address in the last minute (this process's count)."""
+
+    def __init__(self, window_s: float = 60.0, max_keys: int = 50_000):
+        self.window_s, self.max_keys = window_s, max_keys
+        self._seen: dict[tuple[str, str], deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, study: Study, address: str, now: Optional[float] = None) -> bool:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            if len(self._seen) >= self.max_keys:  # memory stays bounded: old windows go first
+                for key in [k for k, q in self._seen.items() if not q or q[-1] < now - self.window_s]:
+                    del self._seen[key]
+            times = self._seen.setdefault((study.id, address), deque())
+            while times and times[0] < now - self.window_s:
+                times.popleft()
+            if len(times) >= study.new_workers_per_minute:
+                return False
+            times.append(now)
+            return True
+
+
+def _new_workers(services: Services) -> NewWorkerLimit:
+    # One count per app (its Services), made on first use like the app's other per-process parts.
+    return services._once("study_new_workers", NewWorkerLimit)
+
+
+def enter(services: Services, params: Mapping[str, Any], *, address: str = "",
+          browser: Optional[str] = None) -> tuple[Study, Participant]:
+    """The study and the worker's row for a link's query parameters (a returning worker gets theirs, from
+    the platform session or browser they started in; `address`: the network address, for the limit on new
+    worker ids; `browser`: the page's browser token)."""
     study_id = str(params.get("study") or "").strip()
     version, study = load_study(services, study_id)
     pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
+    bound = _binding(services, study.id, params, browser)
     found = services.store.get_participant(study.id, pseudonym)
     if found is not None:
+        kept = found.data.get("bound_to", "")
+        if kept and kept != bound:
+            raise refuse(OTHER_SESSION)
+        if not kept and bound:
+            with _lock(found.pseudonym):
+                found = _fresh(services, found)
+                found.data["bound_to"] = bound
+                services.store.save_participant(found)
         return load_study(services, study.id, found.study_version)[1], found
     closed = study.open_at(utc_now())
     if closed:
         raise refuse(closed)
-    platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in PLATFORM_PARAMS if params.get(k)}
-    return study, services.store.join_study(study.id, pseudonym, version,
-                             {"step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform})
+    if not _has_room(services, study):
+        raise refuse(full_notice(services, study)[0])
+    if not _new_workers(services).admit(study, address or "unknown"):
+        raise refuse(TOO_MANY_NEW)
+    # Which platform study the worker came from (not the session id, which binds the worker, pseudonymised).
+    platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in ("STUDY_ID",) if params.get(k)}
+    return study, services.store.join_study(study.id, pseudonym, version, {
+        "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform, "bound_to": bound})
+
+
+def _has_room(services: Services, study: Study) -> bool:
+    return any(n["done"] + n["reserved"] < n["quota"] for n in services.store.cell_fill(study).values())
+
+
+def _down_cells(services: Services, study: Study) -> list[str]:
+    """The cells with a system that cannot run here now (a task is never handed out on one)."""
+    down = {name for name in study.systems if services.registry.problem(name) is not None}
+    return [cell for cell in study.cells() if down & set(cell_systems(cell))]
+
+
+def full_notice(services: Services, study: Study, p: Optional[Participant] = None) -> tuple[str, bool]:
+    """Why the worker gets no task now, and whether trying again later may help: every place filled for
+    good, every place held by workers under way, or the systems with room are down."""
+    served = set() if p is None or study.repeat_systems else set(p.data.get("served", []))
+    fill = {cell: n for cell, n in services.store.cell_fill(study).items() if cell not in served}
+    if all(n["done"] >= n["quota"] for n in fill.values()):
+        return FULL_FOR_GOOD, False
+    down = set(_down_cells(services, study))
+    if any(n["done"] + n["reserved"] < n["quota"] for cell, n in fill.items() if cell in down):
+        return SYSTEMS_DOWN, True
+    return FULL_FOR_NOW, True
 
 
 def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study, Participant]:
@@ -138,7 +244,7 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         p.data.pop("task", None)
         services.store.complete_participant(p)
         return
-    exclude = [] if study.repeat_systems else p.data.get("served", [])
+    exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
     held = services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
         p.data["step"] = "full"
@@ -188,11 +294,41 @@ def check_send(services: Services, p: Participant, side: str, text: str) -> tupl
     return d, checked_message(services, text)
 
 
+SWAPPED = "That system stopped working before you began, so you have a new task; please start again."
+
+
+def _swap_if_down(services: Services, study: Study, p: Participant) -> bool:
+    """Before the worker's first message, a task on a system that went down is given up (its place freed,
+    its empty conversations never exported) for a task on another cell; True when that happened."""
+    with _lock(p.pseudonym):
+        p = _fresh(services, p)
+        task = p.data.get("task")
+        if p.data.get("step") != "task" or not task:
+            return False
+        dialogues = task_dialogues(services, p)
+        if any(d.utterances for d in dialogues.values()) or not set(_down_cells(services, study)) & {task["cell"]}:
+            return False
+        services.store.release_cell(task["claim"])
+        p.data.pop("task")
+        _next(services, study, p)
+        return True
+
+
+def _keep_place(services: Services, study: Study, p: Participant) -> None:
+    task = p.data.get("task") or {}
+    if task:
+        services.store.keep_cell(study, p.pseudonym, task["claim"], task["cell"],
+                                 datetime.fromisoformat(task["started"]))
+
+
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
+    if _swap_if_down(services, study, p):
+        raise refuse(SWAPPED)
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
         reply = stored_turn(services, d, text,
                             unavailable="The system is unavailable right now; please try again in a moment.")
+        _keep_place(services, study, p)
         if reply.error and not d.ended:
             raise refuse("The system had a problem answering; please send your message again.")
 
@@ -208,6 +344,7 @@ def rate(services: Services, study: Study, p: Participant, side: str, sentiment:
                          f"({turns} so far).")
         # A study's labels are bounded by its tasks and checks, not by the public label limits.
         store_label(services, d, sentiment, limited=False)
+        _keep_place(services, study, p)
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],
@@ -234,6 +371,7 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         task = p.data["task"]
         seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
         flags = p.data.setdefault("flags", [])
+        flagged_before = bool(flags)
         if seconds < study.min_task_seconds:
             flags.append(f"task {number} took {seconds:.0f} s (minimum {study.min_task_seconds:.0f} s)")
         if instructed and attention != check.answer:
@@ -243,8 +381,11 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         p.data.pop("task")
         gold = check is not None and check.kind == "gold" and check.after_task == number
         p.data["step"] = "gold" if gold else "between"
-        if not services.store.finish_study_task(p, task["claim"], task["cell"]):
+        counts = study.flagged_counts or not flags
+        if not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
             raise refuse("This task was already submitted.")
+        if flags and not flagged_before and not study.flagged_counts:
+            services.store.release_worker(study.id, p.pseudonym)  # their earlier tasks free their places too
         if study.mode == "battle":  # after the task is settled, so a second submission casts no second vote
             a, b = dialogues["A"], dialogues["B"]
             services.store.save_battle(a, b, Vote(
@@ -264,6 +405,8 @@ def answer_gold(services: Services, study: Study, p: Participant, answer: Option
             raise refuse("Please choose an answer.")
         if answer != study.attention_check.answer:
             p.data.setdefault("flags", []).append(f"gold task failed (answered {answer!r})")
+            if not study.flagged_counts:
+                services.store.release_worker(study.id, p.pseudonym)
         p.data["gold_answer"] = answer
         _next(services, study, p)
 

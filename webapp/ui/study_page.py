@@ -35,6 +35,20 @@ FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short 
 FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
               f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
+# A random token kept in the browser's local storage: a worker id without a platform session id is bound to
+# the first browser that used it (`flow.enter`), so a second browser cannot read or finish their task.
+BROWSER_TOKEN_JS = """(token) => {
+  const key = "crs-arena-study-browser";
+  let value = null;
+  try { value = window.localStorage.getItem(key); } catch (e) { value = null; }
+  if (!value) {
+    const bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    try { window.localStorage.setItem(key, value); } catch (e) { /* private mode: this visit only */ }
+  }
+  return [value];
+}"""
 
 
 class Pane(NamedTuple):
@@ -70,6 +84,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
         # For clients without a browser (and tests): the link's parameters as values.
         link_study = gr.Textbox(visible=False)
         link_worker = gr.Textbox(visible=False)
+        link_browser = gr.Textbox(visible=False)  # this browser's token (BROWSER_TOKEN_JS), binds a worker id
         with gr.Column(visible=False, elem_id="study-consent") as consent_box:
             consent_md = gr.Markdown()
             agree = gr.Button("I agree and want to take part", variant="primary", elem_id="study-agree")
@@ -113,7 +128,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
             gold_submit = gr.Button("Submit", variant="primary", elem_id="study-gold-submit")
             gold_line = gr.Markdown("", elem_id="study-gold-status", elem_classes=["status-line"])
         with gr.Column(visible=False, elem_id="study-full") as full_box:
-            gr.Markdown("Every place in this study is taken right now. Please try again in a few minutes.")
+            full_md = gr.Markdown(elem_id="study-full-notice")
             retry = gr.Button("Try again", elem_id="study-retry")
         done_md = gr.Markdown(visible=False, elem_id="study-done")
         # The address a finished worker is forwarded to (`Study.completion_url`, an http(s) address checked
@@ -124,7 +139,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                                                               pane.line, pane.verdict)]
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *pane_parts, choice, attention, aspects_box, *radios, submit_line, gold_box, gold_md, gold_answer,
-                gold_line, full_box, done_md, forward]
+                gold_line, full_box, full_md, retry, done_md, forward]
         lines = [status, submit_line, gold_line, *[pane.line for pane in panes.values()]]
 
         def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False,
@@ -147,7 +162,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 aspects_box: gr.update(visible=bool(step == "task" and study and study.aspects)),
                 **{r: gr.update(value=None) if reset else gr.update() for r in radios},
                 gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
-                full_box: gr.update(visible=step == "full"),
+                full_box: gr.update(visible=step == "full"), full_md: "", retry: gr.update(visible=False),
                 done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
                 forward: (study.completion_url() or "") if step == "done" and study else "",
             }
@@ -173,6 +188,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 if check is not None and check.kind == "instructed" and check.after_task == number:
                     out[attention] = gr.update(visible=True, choices=check.options, label=check.question,
                                                **({"value": None} if reset else {}))
+            if step == "full" and study is not None:
+                why, may_retry = flow.full_notice(services, study, p)
+                out[full_md], out[retry] = why, gr.update(visible=may_retry)
             if step == "gold":
                 check = study.attention_check
                 out[gold_md] = check.text
@@ -225,26 +243,32 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 yield draw(study, p) + [gr.update(value="", interactive=True)]
             return run, outputs
 
-        def enter(params: dict[str, Any]) -> list[Any]:
+        def enter(params: dict[str, Any], address: str, browser: Optional[str]) -> list[Any]:
             try:
-                study, p = flow.enter(services, params)
+                study, p = flow.enter(services, params, address=address, browser=browser)
             except Refusal as exc:
                 return draw(None, None, notice(exc))
             message = ("You have already completed this study; it can be completed only once."
                        if flow.completed(p) else "")
             return draw(study, p, message)
 
-        def enter_from_link(request: gr.Request) -> list[Any]:
-            return enter(dict(request.query_params) if request is not None else {})
+        def address_of(request: Optional[gr.Request]) -> str:
+            client = getattr(request, "client", None)
+            return str(getattr(client, "host", "") or "")
 
-        def enter_from_values(study_id: str, worker: str) -> list[Any]:
-            return enter({"study": study_id, "worker_id": worker})
+        def enter_from_link(browser: str, request: gr.Request) -> list[Any]:
+            return enter(dict(request.query_params) if request is not None else {}, address_of(request), browser)
+
+        def enter_from_values(study_id: str, worker: str, browser: str, request: gr.Request) -> list[Any]:
+            return enter({"study": study_id, "worker_id": worker}, address_of(request), browser)
 
         def forwarding(event: Any) -> None:
             event.then(None, [forward], None, js=FORWARD_JS, api_visibility="private")
 
-        forwarding(demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden"))
-        gr.Button(visible=False).click(enter_from_values, [link_study, link_worker], view, api_name="study_enter")
+        forwarding(demo.load(enter_from_link, [link_browser], view, js=BROWSER_TOKEN_JS, api_visibility="private",
+                             show_progress="hidden"))
+        gr.Button(visible=False).click(enter_from_values, [link_study, link_worker, link_browser], view,
+                                       api_name="study_enter")
         # Every event redraws the page, but only the line next to the control shows progress: Gradio's
         # overlay on every output would cover the whole page at each step.
         def near(line: Any) -> dict[str, Any]:
