@@ -37,3 +37,19 @@ def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, 
     files = researcher.predict("pilot", False, api_name="/study_export")
     (bundle,) = [f for f in files if f.endswith(".zip")]
     assert "study-pilot-v2.yaml" in zipfile.ZipFile(bundle).namelist()
+
+
+def test_a_study_naming_a_system_that_cannot_run_is_refused_at_save(tmp_path):
+    from gradio_client import Client
+
+    from battle_support import FakeCatalogCRS, make_services
+
+    services = make_services(tmp_path, [FakeCatalogCRS(n) for n in ("alpha", "beta", "gamma")], unavailable=["beta"])
+    demo, url = launch(services, admin=True)
+    try:
+        line, _ = Client(url, verbose=False).predict(study_yaml(), api_name="/study_save")
+    finally:
+        demo.close()
+        services.store.close()
+    assert line == "⚠️ study file: systems: beta cannot run here: no checkpoint; to get it: make models"
+    assert services.store.study_ids() == []

@@ -93,6 +93,30 @@ def load_study(services: Services, study_id: str, version: Optional[int] = None)
         raise refuse("This study cannot be opened right now; please contact the researchers.") from None
 
 
+def systems_problem(services: Services, study: Study) -> Optional[str]:
+    """One line naming the first system of `study` this arena cannot run, and why (with the fix when there
+    is one); None when every system can run. A study is saved only when this is None."""
+    known = services.registry.names
+    for name in study.systems:
+        if name not in known:
+            return f"study file: systems: {name!r} is not a system of this arena (known: {', '.join(known)})"
+        problem = services.registry.problem(name)
+        if problem is not None:
+            fix = f"; to get it: {problem.fix}" if problem.fix else ""
+            return f"study file: systems: {name} cannot run here: {problem.reason}{fix}"
+    return None
+
+
+def systems_status(services: Services) -> str:
+    """Which systems a study may name now, and what the others need (for the Studies tab)."""
+    ready = services.registry.available()
+    missing = [n for n in services.registry.names if n not in ready]
+    line = f"Systems a study can use here: {', '.join(ready) or 'none'}."
+    if missing:
+        line += f" Not available now: {', '.join(missing)} (see `python -m crs list` for what each needs)."
+    return line
+
+
 def worker_pseudonym(services: Services, study_id: str, worker_id: str) -> str:
     """The salted pseudonym that stands for the worker in this study (the raw id is never stored)."""
     salt = services.settings.pseudonym_salt

@@ -16,6 +16,7 @@ import gradio as gr
 
 from arena.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
+from webapp.sessions.study import systems_problem, systems_status
 from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
@@ -45,6 +46,7 @@ def build(services: Services) -> None:
         refresh = gr.Button("Refresh", elem_id="studies-refresh", scale=1)
     editor = gr.Code(EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.exists() else "", language="yaml",
                      label="Study file (YAML)", interactive=True, elem_id="studies-editor")
+    systems_line = gr.Markdown(systems_status(services), elem_id="studies-systems")
     save = gr.Button("Save as a new version", variant="primary", elem_id="studies-save")
     saved = gr.Markdown("", elem_id="studies-saved")
     overview = gr.Markdown("", elem_id="studies-overview")
@@ -80,6 +82,9 @@ def build(services: Services) -> None:
             study = parse_study(text or "")
         except StudyError as exc:
             return f"{NOTICE_MARK} {escape_text(str(exc))}", gr.update()
+        problem = systems_problem(services, study)
+        if problem is not None:  # a worker would pass consent, then meet a system that cannot answer
+            return f"{NOTICE_MARK} {escape_text(problem)}", gr.update()
         version = services.store.save_study(study, text, actor_of(request))
         return (f"Saved **{escape_text(study.id)}** as version {version}.",
                 gr.update(choices=_choices(services), value=study.id))
