@@ -104,8 +104,11 @@ def study_leaderboard(services: Services, study_id: str) -> pd.DataFrame:
 
 def export_study(services: Services, study_id: str, folder: Path, *, include_flagged: bool = False,
                  zip_name: Optional[str] = None) -> ExportResult:
-    """The study's data alone, with its study file (newest version) and the versions in the card."""
-    version, _, text = newest_study(services, study_id)
+    """The study's data alone, with its study files (every version the data ran under, and the newest) and
+    the versions in the card."""
+    version, study, text = newest_study(services, study_id)
+    if study.completion_code:  # the workers' proof of completion stays out of files that may be shared
+        text = text.replace(study.completion_code, "LEFT-OUT")
     flt = ExportFilter(crowd=study_id,
                        left_out_users=frozenset() if include_flagged else frozenset(flagged_users(services, study_id)))
     salt = services.settings.pseudonym_salt

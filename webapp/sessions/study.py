@@ -267,7 +267,9 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         p.data["step"] = "done"
         p.data.pop("task", None)
         services.store.complete_participant(p)
+        _mark_dialogues(services, p)
         return
+    _mark_dialogues(services, p)
     exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
     held = services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
@@ -283,11 +285,30 @@ def _next(services: Services, study: Study, p: Participant) -> None:
             metadata={"source": "study", STUDY_KEY: study.id, STUDY_VERSION_KEY: p.study_version,
                       "task": done + 1, **({"battle_id": battle_id, "side": side} if study.mode == "battle" else {})},
         ))
+    for d in dialogues:
+        d.metadata.update(_standing(p))
     services.store.save_dialogues(dialogues)
+    p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
     p.data["task"] = {"cell": cell, "claim": claim_id, "battle_id": battle_id, "started": utc_now().isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
+
+
+def _standing(p: Participant) -> dict[str, Any]:
+    """The worker's standing as each of their dialogues records it, so that every export marks it."""
+    status = "flagged" if p.flags else ("completed" if p.data.get("step") == "done" else "in progress")
+    return {"worker_status": status, "worker_flags": p.flags}
+
+
+def _mark_dialogues(services: Services, p: Participant) -> None:
+    """Write the worker's standing into every dialogue of theirs (after a task, a check, the completion)."""
+    standing = _standing(p)
+    for dialogue_id in p.data.get("dialogues", []):
+        d = services.store.get_dialogue(dialogue_id)
+        if d is not None and any(d.metadata.get(k) != v for k, v in standing.items()):
+            d.metadata.update(standing)
+            services.store.save_dialogue(d)
 
 
 def task_dialogues(services: Services, p: Participant) -> dict[str, Dialogue]:
