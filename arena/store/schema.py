@@ -181,3 +181,12 @@ study_claims = sa.Table(
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )
+
+# Researcher-only: never exported or mirrored (arena.corpus.shards lists what is), deleted when a study closes.
+study_platform_ids = sa.Table(
+    "study_platform_ids", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("pseudonym", sa.Text, primary_key=True),
+    sa.Column("worker_id", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=False),
+)

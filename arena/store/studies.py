@@ -259,6 +259,36 @@ class Studies:
             out.setdefault(cell, {"done": 0, "reserved": 0, "quota": 0})[state] = n
         return out
 
+    # -- platform ids (researcher-only, for the payment sheet) --------------------------------
+    def keep_platform_ids(self, study_id: str, pseudonym: str, worker_id: str, session_id: str) -> None:
+        """The worker's platform ids, for approving or rejecting their submission; the first ones stay."""
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.study_platform_ids).values(
+                study_id=study_id, pseudonym=pseudonym, worker_id=worker_id, session_id=session_id,
+            ).on_conflict_do_nothing(index_elements=["study_id", "pseudonym"]))
+
+    def platform_ids(self, study_id: str) -> dict[str, tuple[str, str]]:
+        """pseudonym -> (worker id, session id) of the study's workers (empty once the study is closed)."""
+        i = t.study_platform_ids.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(i.pseudonym, i.worker_id, i.session_id).where(i.study_id == study_id)).all()
+        return {r.pseudonym: (r.worker_id, r.session_id) for r in rows}
+
+    def forget_platform_ids(self, study_id: str) -> int:
+        """Delete the study's platform ids (when it is closed); returns how many workers' ids went."""
+        i = t.study_platform_ids.c
+        with self.write() as conn:
+            return conn.execute(sa.delete(t.study_platform_ids).where(i.study_id == study_id)).rowcount
+
+    # -- running state: open, paused or closed (set from the Studies tab) -----------------------
+    def study_state(self, study_id: str) -> str:
+        return self.get_meta(f"study-state:{study_id}") or "open"
+
+    def set_study_state(self, study_id: str, state: str) -> None:
+        if state not in ("open", "paused", "closed"):
+            raise ValueError(f"study state must be open, paused or closed, not {state!r}")
+        self.set_meta(f"study-state:{study_id}", state)
+
     def released_places(self, study_id: str) -> int:
         """How many finished or held places were released (flagged workers' work that fills no quota)."""
         c = t.study_claims.c

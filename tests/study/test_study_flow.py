@@ -84,8 +84,9 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     assert any("attention check failed" in f for f in people[careless].flags)
     assert all(any("minimum 3600 s" in f for f in p.flags) for p in people.values())  # both far too fast
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
-    assert sheet[0] == "pseudonym,completed,flags,completion_code" and len(sheet) == 3
-    assert all(",yes," in row and row.endswith("CODE-7731") for row in sheet[1:])
+    assert sheet[0] == "PROLIFIC_PID,SESSION_ID,status,reason,completion_code,pseudonym" and len(sheet) == 3
+    assert [row.split(",")[:3] for row in sheet[1:]] == [["good", "s1", "REJECTED"], ["careless", "s1", "REJECTED"]]
+    assert all(",CODE-7731," in row for row in sheet[1:])
     matched = lookup_workers(services, "pilot", "careless\ngood, stranger")
     assert matched.to_dict("records")[1:] == [
         {"worker id": "good", "pseudonym": flow.worker_pseudonym(services, "pilot", "good"), "completed": "yes",

@@ -193,7 +193,7 @@ def enter(services: Services, params: Mapping[str, Any], *, address: str = "",
                 found.data["bound_to"] = bound
                 services.store.save_participant(found)
         return load_study(services, study.id, found.study_version)[1], found
-    closed = study.open_at(utc_now())
+    closed = study.open_at(utc_now()) or _state_notice(services, study)
     if closed:
         raise refuse(closed)
     if not _has_room(services, study):
@@ -202,8 +202,22 @@ def enter(services: Services, params: Mapping[str, Any], *, address: str = "",
         raise refuse(TOO_MANY_NEW)
     # Which platform study the worker came from (not the session id, which binds the worker, pseudonymised).
     platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in ("STUDY_ID",) if params.get(k)}
-    return study, services.store.join_study(study.id, pseudonym, version, {
+    joined = services.store.join_study(study.id, pseudonym, version, {
         "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform, "bound_to": bound})
+    # The raw ids, in the researcher-only table the payment sheet reads (deleted when the study closes).
+    services.store.keep_platform_ids(study.id, pseudonym, worker_id_of(params),
+                                     str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS])
+    return study, joined
+
+
+PAUSED = "This study is paused for a moment; please try again in a few minutes."
+CLOSED = "This study has closed. Thank you for your interest."
+
+
+def _state_notice(services: Services, study: Study) -> Optional[str]:
+    """Why the study takes no new worker or task now (paused or closed in the Studies tab), else None."""
+    state = services.store.study_state(study.id)
+    return PAUSED if state == "paused" else CLOSED if state == "closed" else None
 
 
 def _has_room(services: Services, study: Study) -> bool:
@@ -219,6 +233,9 @@ def _down_cells(services: Services, study: Study) -> list[str]:
 def full_notice(services: Services, study: Study, p: Optional[Participant] = None) -> tuple[str, bool]:
     """Why the worker gets no task now, and whether trying again later may help: every place filled for
     good, every place held by workers under way, or the systems with room are down."""
+    state = _state_notice(services, study)
+    if state:
+        return state, state == PAUSED
     served = set() if p is None or study.repeat_systems else set(p.data.get("served", []))
     fill = {cell: n for cell, n in services.store.cell_fill(study).items() if cell not in served}
     if all(n["done"] >= n["quota"] for n in fill.values()):
@@ -271,7 +288,7 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         return
     _mark_dialogues(services, p)
     exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
-    held = services.store.reserve_cell(study, p.pseudonym, exclude)
+    held = None if _state_notice(services, study) else services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
