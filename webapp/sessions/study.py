@@ -36,7 +36,7 @@ from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
@@ -398,8 +398,12 @@ def send(services: Services, study: Study, p: Participant, side: str, text: str)
 def rate(services: Services, study: Study, p: Participant, side: str, sentiment: str) -> None:
     with _lock(f"{p.pseudonym}:{side}"):
         d = _task_dialogue(services, p, side)
-        if d.feedback is not None:
-            raise refuse(f"You already gave your verdict ({d.feedback.sentiment}).")
+        if d.feedback is not None:  # the verdict may change until the task is submitted
+            if d.feedback.sentiment != sentiment:
+                d.feedback = Feedback(sentiment=sentiment, comment=d.feedback.comment)
+                services.store.save_dialogue(d)
+            _keep_place(services, study, p)
+            return
         turns = len(d.user_turns())
         if turns < study.min_user_turns:
             raise refuse(f"Please send at least {study.min_user_turns} messages before giving your verdict "

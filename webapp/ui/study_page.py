@@ -107,8 +107,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                         line = gr.Markdown("", elem_id=f"study-status-{s}", elem_classes=["status-line"])
                         with gr.Row():
                             good = gr.Button("Satisfied", min_width=120, elem_id=f"study-satisfied-{s}")
-                            bad = gr.Button("Frustrated", variant="stop", min_width=120,
-                                            elem_id=f"study-frustrated-{s}")
+                            # Equal weight: the look of a button must not suggest an answer.
+                            bad = gr.Button("Frustrated", min_width=120, elem_id=f"study-frustrated-{s}")
                         verdict = gr.Markdown(elem_id=f"study-verdict-{s}")
                     panes[side] = Pane(column, chat, items, msg, send, line, good, bad, verdict)
             choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
@@ -175,8 +175,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                                            if study and study.mode == "battle" else "The system")
                 out[pane.items] = items_markdown(latest_items(d))
                 out[pane.send] = gr.update(interactive=d is not None and d.feedback is None and not d.ended)
-                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}**"
-                                     if d is not None and d.feedback else "")
+                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}** (you may change it until you "
+                                     "submit the task)" if d is not None and d.feedback else "")
             if step == "task":
                 number = len(p.data.get("task_seconds", [])) + 1
                 who = "each system" if study.mode == "battle" else "the system"
