@@ -33,7 +33,7 @@ def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, 
     assert "Second wave" in text and "version 2" in overview and "open" in overview
     assert link.startswith("http://127.0.0.1:") and link.endswith(
         "/study/?study=pilot&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
-    assert [row[0] for row in quotas["data"]] == ["alpha", "beta", "gamma"]
+    assert [row[0] for row in quotas["value"]["data"]] == ["alpha", "beta", "gamma"] and not people["visible"]
     (sheet,) = researcher.predict("pilot", api_name="/study_payments")
     assert Path(sheet).read_text().splitlines() == ["PROLIFIC_PID,SESSION_ID,status,reason,completion_code,pseudonym"]
     files = researcher.predict("pilot", False, api_name="/study_export")

@@ -92,3 +92,20 @@ def test_a_verdict_may_change_until_the_task_is_submitted(services):
     assert d.feedback.sentiment == "satisfied"
     with pytest.raises(Refusal, match="no task under way"):
         flow.rate(services, study, flow.enter(services, link("W1"))[1], "A", "frustrated")
+
+
+def test_a_study_board_applies_the_public_boards_minimum_battles(services):
+    from webapp.leaderboard.study_results import study_leaderboard
+    from webapp.leaderboard.table import display_table
+
+    publish(services, mode="battle", tasks_per_participant=1)
+    study, p = begin(services, "B1")
+    for side in ("A", "B"):
+        flow.send(services, study, p, side, "a war film please")
+        flow.rate(services, study, p, side, "satisfied")
+    flow.submit(services, study, p, "A", None)
+    table = study_leaderboard(services, "pilot")
+    assert table.attrs.get("min_votes") == services.settings.leaderboard_min_votes > 1
+    shown = display_table(table)
+    assert set(shown["Elo"]) == {"–"} and set(shown["Bradley-Terry"]) == {"–"}  # one battle rates no one
+    assert study_leaderboard(services, "nobody").empty

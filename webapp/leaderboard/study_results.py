@@ -112,14 +112,15 @@ def flagged_users(services: Services, study_id: str) -> set[str]:
 
 
 def study_leaderboard(services: Services, study_id: str) -> pd.DataFrame:
-    """The study's own leaderboard: its crowd only, flagged workers left out."""
+    """The study's own leaderboard: its crowd only, flagged workers left out, with the public board's
+    minimum battles before a rating shows and its intervals."""
     store = services.store
     seen = visibility(store, store.list_votes())
     dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind="human")))
     votes = seen.votes(store.list_votes(user_kind="human"))
     return compute_leaderboard(dialogues, votes, user_kind="human", crowd=study_id,
                                left_out_users=flagged_users(services, study_id),
-                               options=LeaderboardOptions(min_votes=0))
+                               options=LeaderboardOptions.from_settings(services.settings))
 
 
 def export_study(services: Services, study_id: str, folder: Path, *, include_flagged: bool = False,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import gradio as gr
+import pandas as pd
 
 from arena.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
@@ -60,6 +61,13 @@ def _link_help(site: str, study_id: str) -> str:
 
 CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
                     "deleted: download the payment sheet first.') ? sid : null]")
+def shown_table(table: Optional[pd.DataFrame]) -> Any:
+    """A table, hidden while it has no rows (an empty one would show placeholder headers)."""
+    if table is None or table.empty:
+        return gr.update(value=None, visible=False)
+    return gr.update(value=table, visible=True)
+
+
 STATE_WORDS = {"open": "open", "paused": "paused (no new worker or task)",
                "closed": "closed (platform ids deleted)"}
 
@@ -84,10 +92,10 @@ def build(services: Services) -> None:
         resume = gr.Button("Resume", elem_id="studies-resume", min_width=100)
         close = gr.Button("Close the study", variant="stop", elem_id="studies-close", min_width=100)
     state_line = gr.Markdown("", elem_id="studies-state")
-    quotas = gr.Dataframe(label="Quota cells", interactive=False, elem_id="studies-quotas")
-    people = gr.Dataframe(label="Participants", interactive=False, elem_id="studies-participants")
+    quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
+    people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
-                         elem_id="studies-board")
+                         visible=False, elem_id="studies-board")
     with gr.Row():
         pay = gr.Button("Payment sheet (CSV)", elem_id="studies-pay")
         export = gr.Button("Export the study", elem_id="studies-export")
@@ -101,7 +109,7 @@ def build(services: Services) -> None:
 
     def show(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
         if not study_id:
-            return "", "", "", None, None, None
+            return "", "", "", shown_table(None), shown_table(None), shown_table(None)
         version, study, text = results.newest_study(services, study_id)
         counts = results.summary(services, study_id)
         site = site_of(request)
@@ -109,9 +117,15 @@ def build(services: Services) -> None:
                 f"{STATE_WORDS[services.store.study_state(study_id)]}): "
                 f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
                 f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id))
-        return (text, head, participant_link(site, study_id), results.quota_table(services, study),
-                results.participants_table(services, study_id),
-                display_table(results.study_leaderboard(services, study_id)))
+        table = results.study_leaderboard(services, study_id)
+        if table.empty:
+            head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"
+        else:
+            head += (f"\n\nThe leaderboard counts {plural(int(table['conversations'].sum()), 'conversation')}; "
+                     f"a rating shows after {plural(services.settings.leaderboard_min_votes, 'battle')}, as on "
+                     "the public board.")
+        return (text, head, participant_link(site, study_id), shown_table(results.quota_table(services, study)),
+                shown_table(results.participants_table(services, study_id)), shown_table(display_table(table)))
 
     def set_state(state: str):
         def run(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
