@@ -100,9 +100,10 @@ class Snapshot:
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
 
 
-def _empty_study_task(d: Dialogue) -> bool:
-    """A study task's conversation without a message (handed out, then left or swapped): no data."""
-    return bool(d.metadata.get(STUDY_KEY)) and not d.utterances
+def _no_study_data(d: Dialogue) -> bool:
+    """A study task's conversation without a message (handed out, then left or swapped), or one of a
+    researcher's preview walks: no data."""
+    return bool(d.metadata.get(STUDY_KEY)) and (not d.utterances or bool(d.metadata.get("preview")))
 
 
 def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
@@ -112,7 +113,7 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     seen = visibility(store, all_votes)
     dialogues = [d for d in seen.dialogues(store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
-    )) if flt.keeps_dialogue(d) and not _empty_study_task(d)]
+    )) if flt.keeps_dialogue(d) and not _no_study_data(d)]
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
     flags = {**void_votes(dialogues, votes), **seen.flags}

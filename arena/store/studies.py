@@ -156,12 +156,13 @@ class Studies:
             _put_participant(conn, participant)
         return True
 
-    def list_participants(self, study_id: str) -> list[Participant]:
+    def list_participants(self, study_id: str, previews: bool = False) -> list[Participant]:
+        """The study's workers, in the order they came; the researchers' own preview walks only when asked."""
         p = t.study_participants.c
         with self.read() as conn:
             rows = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id)
                                 .order_by(p.started_at, p.pseudonym)).all()
-        return [_participant(r) for r in rows]
+        return [q for q in map(_participant, rows) if previews or not q.data.get("preview")]
 
     # -- quota cells ------------------------------------------------------------------------
     def reserve_cell(self, study: Study, pseudonym: str, exclude: Iterable[str] = (),

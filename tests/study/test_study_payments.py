@@ -109,3 +109,31 @@ def test_a_study_board_applies_the_public_boards_minimum_battles(services):
     shown = display_table(table)
     assert set(shown["Elo"]) == {"–"} and set(shown["Bradley-Terry"]) == {"–"}  # one battle rates no one
     assert study_leaderboard(services, "nobody").empty
+
+
+def test_a_preview_walks_the_whole_study_taking_no_place_and_counting_nowhere(services, tmp_path):
+    from arena.study import parse_study
+    from study_support import study_yaml
+    from webapp.leaderboard.study_results import export_study, study_leaderboard
+
+    publish(services, quota_per_cell=1, tasks_per_participant=2, attention_check=INSTRUCTED)
+    with pytest.raises(Refusal, match="preview link is not valid"):
+        flow.enter(services, {"study": "pilot", "preview": "1"})
+    walk = {"study": "pilot", "preview": flow.preview_token(services, "pilot")}
+    study, p = flow.enter(services, walk, browser="researcher-browser")
+    flow.consent(services, study, p)
+    flow.begin(services, study, p)
+    for number in (1, 2):
+        study, p = flow.enter(services, walk, browser="researcher-browser")
+        flow.send(services, study, p, "A", "a comedy please")
+        flow.rate(services, study, p, "A", "satisfied")
+        flow.submit(services, study, p, None, "Often" if number == 2 else None)
+    study, p = flow.enter(services, walk, browser="researcher-browser")
+    assert p.status == "completed" and flow.is_preview(p)
+    quota = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=2, attention_check=INSTRUCTED))
+    assert all(n["done"] == n["reserved"] == 0 for n in services.store.cell_fill(quota).values())
+    assert services.store.list_participants("pilot") == [] and services.store.platform_ids("pilot") == {}
+    assert study_leaderboard(services, "pilot").empty
+    assert export_study(services, "pilot", tmp_path / "own").counts["dialogues"] == 0
+    assert export_bundle(services.store, tmp_path / "all", ExportFilter()).counts["dialogues"] == 0
+    assert len(services.store.list_dialogues()) == 2  # stored for the walk itself, exported nowhere

@@ -180,6 +180,8 @@ def enter(services: Services, params: Mapping[str, Any], *, address: str = "",
     worker ids; `browser`: the page's browser token)."""
     study_id = str(params.get("study") or "").strip()
     version, study = load_study(services, study_id)
+    if params.get("preview"):
+        return _enter_preview(services, study, version, str(params["preview"]), browser)
     pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
     bound = _binding(services, study.id, params, browser)
     found = services.store.get_participant(study.id, pseudonym)
@@ -208,6 +210,41 @@ def enter(services: Services, params: Mapping[str, Any], *, address: str = "",
     services.store.keep_platform_ids(study.id, pseudonym, worker_id_of(params),
                                      str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS])
     return study, joined
+
+
+PREVIEW_CROWD_SUFFIX = "~preview"  # a preview's dialogues belong to no study's crowd, nor to the open arena
+
+
+def preview_token(services: Services, study_id: str) -> str:
+    """The key a preview link carries: only the researchers' Studies tab shows it (a worker cannot walk the
+    study without quotas, or read its completion code, by adding `preview` to their link)."""
+    return worker_pseudonym(services, study_id, "preview:" + services.store.get_or_create_secret("study_preview"))
+
+
+def _enter_preview(services: Services, study: Study, version: int, token: str,
+                   browser: Optional[str]) -> tuple[Study, Participant]:
+    """A researcher's walk through the whole flow: a row of its own (one per browser), marked as a preview,
+    that takes no place, keeps no platform id, and whose dialogues count nowhere."""
+    if token != preview_token(services, study.id):
+        raise refuse("This preview link is not valid; open the preview from the Studies tab.")
+    pseudonym = "preview-" + worker_pseudonym(services, study.id, "preview-walk:" + (browser or new_id()))
+    found = services.store.get_participant(study.id, pseudonym)
+    if found is not None:
+        return load_study(services, study.id, found.study_version)[1], found
+    return study, services.store.join_study(study.id, pseudonym, version, {
+        "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": {}, "preview": True})
+
+
+def is_preview(p: Participant) -> bool:
+    return bool(p.data.get("preview"))
+
+
+def _preview_cell(services: Services, study: Study, exclude: Sequence[str]) -> Optional[str]:
+    """The cell a preview task shows: the least-filled one the walk has not seen (no place is taken)."""
+    fill = services.store.cell_fill(study)
+    cells = [c for c in study.cells() if c not in set(exclude)]
+    return min(cells, key=lambda c: (fill[c]["done"] + fill[c]["reserved"]) / max(fill[c]["quota"], 1)) \
+        if cells else None
 
 
 PAUSED = "This study is paused for a moment; please try again in a few minutes."
@@ -288,7 +325,11 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         return
     _mark_dialogues(services, p)
     exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
-    held = None if _state_notice(services, study) else services.store.reserve_cell(study, p.pseudonym, exclude)
+    if is_preview(p):
+        cell = _preview_cell(services, study, exclude)
+        held = (cell, "preview") if cell is not None else None
+    else:
+        held = None if _state_notice(services, study) else services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
@@ -299,7 +340,8 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     for side, crs in zip(sides(study), cell_systems(cell), strict=True):
         dialogues.append(Dialogue(
             crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id=PSEUDONYM_PREFIX + p.pseudonym),
-            metadata={"source": "study", STUDY_KEY: study.id, STUDY_VERSION_KEY: p.study_version,
+            metadata={"source": "study", STUDY_KEY: study.id + (PREVIEW_CROWD_SUFFIX if is_preview(p) else ""),
+                      STUDY_VERSION_KEY: p.study_version, **({"preview": True} if is_preview(p) else {}),
                       "task": done + 1, **({"battle_id": battle_id, "side": side} if study.mode == "battle" else {})},
         ))
     for d in dialogues:
@@ -378,7 +420,7 @@ def _swap_if_down(services: Services, study: Study, p: Participant) -> bool:
 
 def _keep_place(services: Services, study: Study, p: Participant) -> None:
     task = p.data.get("task") or {}
-    if task:
+    if task and not is_preview(p):
         services.store.keep_cell(study, p.pseudonym, task["claim"], task["cell"],
                                  datetime.fromisoformat(task["started"]))
 
@@ -448,11 +490,13 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         gold = check is not None and check.kind == "gold" and check.after_task == number
         p.data["step"] = "gold" if gold else "between"
         counts = study.flagged_counts or not flags
-        if not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
+        if is_preview(p):  # nothing to count: the walk's row moves on, and its battle casts no vote
+            services.store.save_participant(p)
+        elif not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
             raise refuse("This task was already submitted.")
-        if flags and not flagged_before and not study.flagged_counts:
+        if flags and not flagged_before and not study.flagged_counts and not is_preview(p):
             services.store.release_worker(study.id, p.pseudonym)  # their earlier tasks free their places too
-        if study.mode == "battle":  # after the task is settled, so a second submission casts no second vote
+        if study.mode == "battle" and not is_preview(p):  # after the task is settled, so a second submission casts no second vote
             a, b = dialogues["A"], dialogues["B"]
             services.store.save_battle(a, b, Vote(
                 battle_id=task["battle_id"], dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,

@@ -17,7 +17,7 @@ import pandas as pd
 
 from arena.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
-from webapp.sessions.study import systems_problem, systems_status
+from webapp.sessions.study import preview_token, systems_problem, systems_status
 from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
@@ -50,13 +50,15 @@ def participant_link(site: str, study_id: str) -> str:
     return f"{site}/study/?study={study_id}{PROLIFIC_QUERY}"
 
 
-def preview_link(site: str, study_id: str) -> str:
-    return f"{site}/study/?study={study_id}&preview=1"
+def preview_link(site: str, study_id: str, token: str) -> str:
+    return f"{site}/study/?study={study_id}&preview={token}"
 
 
-def _link_help(site: str, study_id: str) -> str:
-    return (f"Other platforms: `{site}/study/?study={study_id}&worker_id=...`. Preview (the whole flow, takes "
-            f"no place and counts nowhere): [{preview_link(site, study_id)}]({preview_link(site, study_id)})")
+def _link_help(site: str, study_id: str, token: str) -> str:
+    preview = preview_link(site, study_id, token)
+    return (f"Other platforms: `{site}/study/?study={study_id}&worker_id=...`. "
+            f"[Preview the study]({preview}) (the whole flow as a worker sees it; it takes no place and counts "
+            "nowhere; keep this link to yourselves).")
 
 
 CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
@@ -116,7 +118,7 @@ def build(services: Services) -> None:
         head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}, "
                 f"{STATE_WORDS[services.store.study_state(study_id)]}): "
                 f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
-                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id))
+                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id, preview_token(services, study_id)))
         table = results.study_leaderboard(services, study_id)
         if table.empty:
             head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"

@@ -64,7 +64,15 @@ class Pane(NamedTuple):
     verdict: Any
 
 
-def _done_markdown(study: Study) -> str:
+PREVIEW_NOTE = ("**Preview:** you walk the study as a worker would; this takes no place, and nothing you do "
+                "counts in its results or exports.")
+
+
+def _done_markdown(study: Study, preview: bool = False) -> str:
+    if preview:
+        return ("## End of the preview\n\nA worker would now see the completion code"
+                + (f" **`{study.completion_code}`**" if study.completion_code else "")
+                + (" and be sent back to the platform." if study.redirect_url else "."))
     parts = ["## Thank you!", "You have completed this study."]
     if study.completion_code:
         parts.append(f"Your completion code is: **`{study.completion_code}`**")
@@ -149,6 +157,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
             step = p.data.get("step") if p is not None else None
             if p is not None and flow.completed(p):
                 step = "done"
+            preview = p is not None and flow.is_preview(p)
+            if preview and where is status and not message:
+                message = PREVIEW_NOTE
             out: dict[Any, Any] = {
                 ident: (p.study_id, p.pseudonym) if p is not None else None,
                 title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
@@ -163,8 +174,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 **{r: gr.update(value=None) if reset else gr.update() for r in radios},
                 gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
                 full_box: gr.update(visible=step == "full"), full_md: "", retry: gr.update(visible=False),
-                done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
-                forward: (study.completion_url() or "") if step == "done" and study else "",
+                done_md: gr.update(visible=step == "done", value=_done_markdown(study, preview)
+                                   if step == "done" else ""),
+                # A preview ends here: it never goes on to the platform.
+                forward: (study.completion_url() or "") if step == "done" and study and not preview else "",
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
             for side in ("A", "B"):
