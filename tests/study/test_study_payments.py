@@ -137,3 +137,10 @@ def test_a_preview_walks_the_whole_study_taking_no_place_and_counting_nowhere(se
     assert export_study(services, "pilot", tmp_path / "own").counts["dialogues"] == 0
     assert export_bundle(services.store, tmp_path / "all", ExportFilter()).counts["dialogues"] == 0
     assert len(services.store.list_dialogues()) == 2  # stored for the walk itself, exported nowhere
+
+
+def test_a_study_links_platform_ids_never_reach_a_log_line():
+    from arena.llm.redaction import redact_text
+
+    line = redact_text("GET /study/?study=pilot&PROLIFIC_PID=5f9abc&STUDY_ID=st&SESSION_ID=se7&preview=k3y 200")
+    assert "5f9abc" not in line and "se7" not in line and "k3y" not in line and "study=pilot" in line
