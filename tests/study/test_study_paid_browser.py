@@ -15,17 +15,20 @@ from study_support import publish
 from tests.support.asgi_server import running
 from tests.support.browser import PHONE, assert_no_toasts, expect, shoot, wait_for_replies
 from webapp.leaderboard.study_results import payment_sheet
+from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 from webapp.sessions import study as flow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+PASSWORD = "correct horse battery staple"
 CHECK = {"kind": "instructed", "after_task": 1, "question": "Choose Often to show you read this.",
          "options": ["Never", "Sometimes", "Often"], "answer": "Often"}
 
 
 @pytest.fixture
 def services(tmp_path):
-    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=6)
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=6,
+                        admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
     yield svc
     svc.store.close()
 
@@ -118,3 +121,37 @@ def test_a_preview_walks_the_study_and_pause_holds_workers(services, browser):
         services.store.set_study_state("pilot", "open")
         paused.reload(wait_until="load")
         paused.locator("#study-consent").get_by_text("You agree").wait_for()
+
+
+def test_the_researcher_runs_the_study_from_the_tab_on_a_phone(services, browser):
+    publish(services, systems=["alpha", "beta"], tasks_per_participant=1)
+    shots = browser.shots
+    with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
+        admin = browser.page()
+        admin.goto(f"{url}/admin/", wait_until="load")
+        admin.locator("input[type='text']").first.fill("ada")
+        admin.locator("input[type='password']").fill(PASSWORD)
+        admin.get_by_role("button", name="Login").click()
+        admin.get_by_role("tab", name="Studies").click()
+        admin.set_viewport_size(PHONE)  # the tab at a phone's width (its tab list folds into a menu there)
+        admin.locator("#studies-systems").get_by_text("Systems a study can use here: alpha, beta").wait_for()
+        admin.locator("#studies-pick input").click()
+        admin.get_by_role("option", name="pilot (version 1)").click()
+        link = admin.locator("#studies-link textarea, #studies-link input").first
+        expect(link).to_have_value(worker_link(url, "{{%PROLIFIC_PID%}}", "{{%SESSION_ID%}}")
+                                   .replace("prolific-1", "{{%STUDY_ID%}}"))
+        expect(admin.locator("#studies-link button").first).to_be_visible()  # the copy button
+        expect(admin.locator("#studies-overview")).to_contain_text("Preview the study")
+        expect(admin.locator("#studies-participants")).to_be_hidden()  # no empty table with "1 2 3" headers
+        shoot(admin, shots, "studies-tab-400px")
+        admin.locator("#studies-pause").click()
+        admin.locator("#studies-state").get_by_text("paused").wait_for()
+        assert services.store.study_state("pilot") == "paused"
+        admin.locator("#studies-resume").click()
+        admin.locator("#studies-state").get_by_text("is open").wait_for()
+        admin.once("dialog", lambda dialog: dialog.accept())
+        admin.locator("#studies-close").click()
+        admin.locator("#studies-state").get_by_text("Closed").wait_for()
+        assert services.store.study_state("pilot") == "closed"
+        assert_no_toasts(admin, "closing a study")
+        shoot(admin, shots, "studies-closed-400px")
