@@ -21,3 +21,19 @@ def test_the_bare_admin_address_redirects_to_the_researcher_pages(tmp_path):
             assert httpx.get(url + "/", timeout=30).status_code == 200
     finally:
         services.store.close()
+
+
+def test_the_researcher_pages_have_a_logout_that_ends_the_login(tmp_path):
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")], admin_users=("ada",),
+                             admin_password_hash=hash_password("a long enough password", iterations=1000))
+    try:
+        with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
+            with httpx.Client(base_url=url, timeout=30) as client:
+                login = client.post("/admin/login", data={"username": "ada", "password": "a long enough password"})
+                assert login.status_code == 200
+                config = client.get("/admin/config")
+                assert config.status_code == 200 and "admin-logout" in config.text
+                client.get("/admin/logout")
+                assert client.get("/admin/config").status_code == 401
+    finally:
+        services.store.close()
