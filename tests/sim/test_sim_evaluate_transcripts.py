@@ -44,3 +44,39 @@ def test_a_finished_runs_dialogues_show_their_scores_and_open_as_transcripts(ser
     assert "Choose a dialogue" in evaluate_tab.transcript_markdown(services, "no-such-id")
     # A run under way lists no scores yet.
     assert evaluate_tab.run_scores(services, {**state, "status": "running"}) == {}
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_evaluate_tab_reads_at_400_px_and_opens_a_transcript(services, browser):
+    import socket
+
+    import gradio as gr
+
+    from tests.support.browser import PHONE, shoot
+
+    manager = services.evaluation_runs
+    run_id = evaluate_tab.start_run(manager, ["attr"], "llm_us", 2, 3, 5, 2, False)
+    assert manager.wait(run_id, 60)
+    state = manager.status(run_id)
+    with gr.Blocks() as demo:
+        evaluate_tab.build(services)
+    demo.queue()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.page(PHONE)
+        page.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+        page.locator("#evaluate-progress").get_by_text("finished").wait_for()
+        header = page.locator("#evaluate-table th").filter(has_text="turns").first
+        header.wait_for()
+        assert header.bounding_box()["height"] < 60  # not one letter per line
+        page.locator("#evaluate-dialogue textarea, #evaluate-dialogue input").first.fill(
+            state["dialogues"][0]["dialogue_id"])
+        page.locator("#evaluate-read").click()
+        page.locator("#evaluate-transcript").get_by_text("User:").first.wait_for()
+        shoot(page, browser.shots, "evaluate-transcript-400px")
+    finally:
+        demo.close()
