@@ -85,6 +85,11 @@ class Study(BaseModel):
     redirect_code_param: Optional[str] = None  # e.g. "cc": the completion code rides on the redirect as ?cc=CODE
     attention_check: Optional[AttentionCheck] = None
     abandon_after_minutes: float = Field(60.0, gt=0)  # an unfinished task's cell is freed after this
+    # A task's place is held while the worker is active: it lapses after this many minutes without a
+    # message or verdict (and in any case after abandon_after_minutes), so a worker who left frees it soon.
+    idle_minutes: float = Field(5.0, gt=0)
+    flagged_counts: bool = False  # does a flagged worker's finished task fill a place? (false: it is freed)
+    new_workers_per_minute: int = Field(5, ge=1)  # new worker ids one network address may bring per minute
 
     @field_validator("id")
     @classmethod

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
+from fastapi.responses import RedirectResponse
 
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
 
@@ -56,6 +57,10 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     if admin is not None:
         admin.queue(default_concurrency_limit=CONCURRENCY)
         path = admin_path if public is not None else "/"
+        if path != "/":  # the mount answers only below `/admin/`: the bare address the log gives leads there
+            bare = path.rstrip("/")
+            app.add_api_route(bare, lambda: RedirectResponse(bare + "/", status_code=308), methods=["GET", "HEAD"],
+                              include_in_schema=False)
         # Mounted before "/": the first mount whose prefix matches takes the request.
         gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css,
                             max_file_size=admin_upload_bytes)

@@ -55,6 +55,8 @@ def _blocks(title: str, intro: str, tabs, services: Services, *, participants: b
     age = services.settings.file_cache_max_age_s
     with gr.Blocks(title=title, delete_cache=(age, age)) as demo:
         gr.Markdown(intro)
+        if not participants:  # the researcher pages: Gradio's own logout, beside the mount (/admin/logout)
+            gr.Button("Log out", link="logout", size="sm", scale=0, min_width=100, elem_id="admin-logout")
         slot = participant_slot(services) if participants else None
         for label, tab in tabs:
             with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):

@@ -33,7 +33,7 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
 from arena.files import atomic_path
 from arena.store import Store
-from arena.study import STUDY_VERSION_KEY, crowd_of_vote
+from arena.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
 from arena.counting import VOID_FLAG, Participants, visibility, void_votes
 
 LICENCE = "CC BY 4.0"
@@ -100,6 +100,12 @@ class Snapshot:
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
 
 
+def _no_study_data(d: Dialogue) -> bool:
+    """A study task's conversation without a message (handed out, then left or swapped), or one of a
+    researcher's preview walks: no data."""
+    return bool(d.metadata.get(STUDY_KEY)) and (not d.utterances or bool(d.metadata.get("preview")))
+
+
 def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     """Hidden dialogues and battles not yet voted on are never exported; flagged votes are, marked."""
     flt = flt or ExportFilter()
@@ -107,7 +113,7 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     seen = visibility(store, all_votes)
     dialogues = [d for d in seen.dialogues(store.list_dialogues(
         crs_id=list(flt.crs_ids) if flt.crs_ids is not None else None, user_kind=flt.user_kind
-    )) if flt.keeps_dialogue(d)]
+    )) if flt.keeps_dialogue(d) and not _no_study_data(d)]
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
     flags = {**void_votes(dialogues, votes), **seen.flags}
@@ -228,6 +234,26 @@ class ExportResult:
         return list(self.files.values())
 
 
+def study_files(store: Store, snapshot: Snapshot) -> dict[str, str]:
+    """The study file of every (study, version) the exported data ran under, as `study-<id>-v<n>.yaml`, with
+    the completion code left out: it is the workers' proof of completion on their platform."""
+    runs = {(str(d.metadata[STUDY_KEY]), int(d.metadata[STUDY_VERSION_KEY])) for d in snapshot.dialogues
+            if d.metadata.get(STUDY_KEY) and d.metadata.get(STUDY_VERSION_KEY) is not None}
+    runs |= {(v.study, int(v.study_version)) for v in snapshot.votes if v.study and v.study_version is not None}
+    out = {}
+    for study_id, version in sorted(runs):
+        found = store.study_text(study_id, version)
+        if found is None:
+            continue
+        text = found[1]
+        try:
+            code = parse_study(text).completion_code
+        except StudyError:
+            code = None
+        out[f"study-{study_id}-v{version}.yaml"] = text.replace(code, "LEFT-OUT") if code else text
+    return out
+
+
 def export_bundle(
     store: Store,
     folder: Union[str, Path],
@@ -244,6 +270,7 @@ def export_bundle(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     snapshot = take_snapshot(store, flt or ExportFilter())
+    extras = {**study_files(store, snapshot), **(extras or {})}
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     files = {key: folder / name for key, name in FILES.items()}
     scores = score_rows(snapshot.dialogues, pseudonym, source_ids)
@@ -282,11 +309,25 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
+METRIC_MEANINGS = {
+    "rdl": "reward per dialogue length: accepted recommendations over the number of utterances",
+    "srrr": "successful recommendation round ratio: recommendation rounds the user accepted, over all rounds",
+    "sr": "success rate: 1 if the user accepted any recommendation, else 0",
+    "core": "CoRE: an LLM judge's score (0-100) over twelve factors of the system's replies",
+    "rating": "an aspect rating given by a person or a simulator (`rating.<aspect>`)",
+}
+
+
 def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> list[str]:
     """Which crowd the export holds and, for a study, the versions of its file the data ran under."""
     flt = snapshot.filter
     if flt.crowd is None:
-        return []
+        if not extras:
+            return []
+        return ["## Crowd", "", "The open arena and crowdsourced studies together: a study's dialogues carry its "
+                "id, the version of its study file and the worker's standing (see Fields); the study files are "
+                "included (" + ", ".join(escape_markdown(n) for n in extras) + ", completion codes left "
+                "out).", ""]
     if flt.crowd == "open":
         return ["## Crowd", "", "The open arena only: crowdsourced studies are exported on their own.", ""]
     versions = sorted({int(d.metadata[STUDY_VERSION_KEY]) for d in snapshot.dialogues
@@ -294,7 +335,7 @@ def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> list[str]:
     shown = ", ".join(str(v) for v in versions) or "none yet"
     lines = ["## Crowd", "", f"The crowdsourced study `{escape_markdown(flt.crowd)}`; the data ran under "
              f"version(s) {shown} of its study file"
-             + (f" ({', '.join(f'`{escape_markdown(n)}`' for n in extras)}, the newest version)" if extras else "")
+             + (f" (included: {', '.join(escape_markdown(n) for n in extras)})" if extras else "")
              + ". Workers are pseudonyms; workers who failed a quality check "
              + ("are left out." if flt.left_out_users else "are included.")]
     return lines + [""]
@@ -355,8 +396,16 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
                 "with scores"], system_rows) if system_rows else "_No dialogues match the filters._",
         "",
     ]
+    # "acts" only says the dialogue acts were annotated (the share of utterances annotated): not a metric.
+    annotated = metrics.pop("acts", 0)
     if metrics:
-        parts += [_table(["metric", "dialogues scored"], sorted(metrics.items())), ""]
+        parts += [_table(["metric", "dialogues scored", "what it measures"],
+                         [(m, n, METRIC_MEANINGS.get(m.split(".")[0], "see docs/metrics.md"))
+                          for m, n in sorted(metrics.items())]), ""]
+    if annotated:
+        parts += [f"Dialogue acts were annotated on {annotated} dialogues (the scores' input; stored in "
+                  "`conversation[].dialogue_acts`, and as the `acts` row of the scores files, whose value is "
+                  "the share of utterances annotated).", ""]
     parts += _crowd_section(snapshot, extras)
     if source_ids:
         parts += ["## Ids", "",
@@ -402,7 +451,10 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
         "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
         "it out, as they leave out the labels of flagged battles. `crowd` is `open` (the public arena) or the id "
         "of the crowdsourced study the vote was cast in, with the `study_version` of its study file; a study's "
-        "dialogues carry the same in `metadata.dialogue_metadata.study` and `.study_version`.",
+        "dialogues carry the same in `metadata.dialogue_metadata.study` and `.study_version`, with the "
+        "worker's standing in `.worker_status` (`in progress`, `completed`, or `flagged`, when the worker "
+        "failed a quality check: their work is excluded from the study's results) and the reasons in "
+        "`.worker_flags`. A dialogue without `study` comes from the open arena.",
         "",
         f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
         + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)

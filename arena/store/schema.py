@@ -177,7 +177,7 @@ study_claims = sa.Table(
     sa.Column("study_id", sa.Text, nullable=False),
     sa.Column("cell", sa.Text, nullable=False),
     sa.Column("pseudonym", sa.Text, nullable=False),
-    sa.Column("state", sa.Text, nullable=False),  # reserved | done
+    sa.Column("state", sa.Text, nullable=False),  # reserved | done | released (a flagged worker's, not counted)
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )
@@ -202,4 +202,13 @@ limit_hits = sa.Table(
     sa.Column("key", sa.Text, nullable=False),
     sa.Column("at", FLOAT8, nullable=False),
     sa.Index("limit_hits_key", "scope", "key", "at"),
+)
+
+# Researcher-only: never exported or mirrored (arena.corpus.shards lists what is), deleted when a study closes.
+study_platform_ids = sa.Table(
+    "study_platform_ids", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("pseudonym", sa.Text, primary_key=True),
+    sa.Column("worker_id", sa.Text, nullable=False),
+    sa.Column("session_id", sa.Text, nullable=False),
 )

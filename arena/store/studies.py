@@ -4,10 +4,13 @@
 Quota state lives in the store so that every app process (the store may be
 PostgreSQL behind several replicas) assigns from one count. A task holds its
 cell as a `reserved` claim from the moment it is handed out; the claim turns
-`done` when the task is finished, or is deleted when it expires (the worker
-left). `reserve_cell` counts done and live reserved claims and inserts the
-new one in one transaction under the store's write lock, so two workers never
-both take a cell's last place.
+`done` when the task is finished, or is deleted when it expires: a reserved
+claim lapses after the study's `idle_minutes` without activity (each message
+or verdict extends it, never past `abandon_after_minutes` from its start). A
+flagged worker's claims become `released` when the study does not count
+flagged work, and no longer fill their cell. `reserve_cell` counts done and
+live reserved claims and inserts the new one in one transaction under the
+store's write lock, so two workers never both take a cell's last place.
 
 `Studies` is a part of `arena.store.Store`: each method is one transaction on
 the store's own engine.
@@ -19,7 +22,7 @@ import json
 import random
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Optional
 
 import sqlalchemy as sa
@@ -31,6 +34,7 @@ from arena.study import Study
 
 _STUDY_LOCK = 0x4152454E41_03  # PostgreSQL advisory lock of quota assignment
 ACTIVE, COMPLETED = "active", "completed"
+RESERVED, DONE, RELEASED = "reserved", "done", "released"  # a claim's states; released claims fill nothing
 
 
 @dataclass
@@ -68,10 +72,19 @@ def _put_participant(conn: Any, participant: Participant) -> None:
 
 def _counts(conn: Any, study_id: str, now: str) -> dict[str, int]:
     c = t.study_claims.c
-    conn.execute(sa.delete(t.study_claims).where(c.study_id == study_id, c.state == "reserved",
+    conn.execute(sa.delete(t.study_claims).where(c.study_id == study_id, c.state == RESERVED,
                                                  c.expires_at < now))
-    rows = conn.execute(sa.select(c.cell, sa.func.count()).where(c.study_id == study_id).group_by(c.cell)).all()
+    rows = conn.execute(sa.select(c.cell, sa.func.count()).where(c.study_id == study_id,
+                                                                 c.state.in_((RESERVED, DONE)))
+                        .group_by(c.cell)).all()
     return {cell: n for cell, n in rows}
+
+
+def _hold_until(study: Study, started: datetime) -> str:
+    """When a place held now lapses: `idle_minutes` from now, never past `abandon_after_minutes` from the
+    task's start."""
+    return utc_key(min(utc_now() + timedelta(minutes=study.idle_minutes),
+                       started + timedelta(minutes=study.abandon_after_minutes)))
 
 
 class Studies:
@@ -143,12 +156,13 @@ class Studies:
             _put_participant(conn, participant)
         return True
 
-    def list_participants(self, study_id: str) -> list[Participant]:
+    def list_participants(self, study_id: str, previews: bool = False) -> list[Participant]:
+        """The study's workers, in the order they came; the researchers' own preview walks only when asked."""
         p = t.study_participants.c
         with self.read() as conn:
             rows = conn.execute(sa.select(t.study_participants).where(p.study_id == study_id)
                                 .order_by(p.started_at, p.pseudonym)).all()
-        return [_participant(r) for r in rows]
+        return [q for q in map(_participant, rows) if previews or not q.data.get("preview")]
 
     # -- quota cells ------------------------------------------------------------------------
     def reserve_cell(self, study: Study, pseudonym: str, exclude: Iterable[str] = (),
@@ -158,7 +172,7 @@ class Studies:
         rng = rng or random.SystemRandom()
         skip = set(exclude)
         now = utc_now()
-        expires = utc_key(now + timedelta(minutes=study.abandon_after_minutes))
+        expires = _hold_until(study, now)
         with self.write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
@@ -172,32 +186,65 @@ class Studies:
             cell = rng.choice(sorted(cell for share, cell in room if share == lowest))
             claim_id = uuid.uuid4().hex
             conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
-                                                          pseudonym=pseudonym, state="reserved", expires_at=expires))
+                                                          pseudonym=pseudonym, state=RESERVED, expires_at=expires))
         return cell, claim_id
 
-    def finish_study_task(self, participant: Participant, claim_id: str, cell: str) -> bool:
+    def keep_cell(self, study: Study, pseudonym: str, claim_id: str, cell: str, started: datetime) -> bool:
+        """The worker is active on their task: its place is held `idle_minutes` longer. A place that lapsed
+        meanwhile is taken again when its cell still has room; False when it had none (the worker may
+        still finish: a finished task always counts)."""
+        c = t.study_claims.c
+        now = utc_now()
+        with self.write() as conn:
+            if self.backend == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
+            kept = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id, c.state == RESERVED,
+                                                                c.expires_at >= utc_key(now))
+                                .values(expires_at=_hold_until(study, started)))
+            if kept.rowcount:
+                return True
+            if conn.execute(sa.select(c.state).where(c.claim_id == claim_id)).scalar() in (DONE, RELEASED):
+                return True
+            if _counts(conn, study.id, utc_key(now)).get(cell, 0) >= study.quota(cell):
+                return False
+            conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
+                                                          pseudonym=pseudonym, state=RESERVED,
+                                                          expires_at=_hold_until(study, started)))
+        return True
+
+    def release_worker(self, study_id: str, pseudonym: str) -> int:
+        """Every place the worker holds or filled no longer counts (a flagged worker, when the study does
+        not count flagged work); returns how many were released."""
+        c = t.study_claims.c
+        with self.write() as conn:
+            return conn.execute(sa.update(t.study_claims).where(c.study_id == study_id, c.pseudonym == pseudonym,
+                                                                c.state.in_((RESERVED, DONE)))
+                                .values(state=RELEASED)).rowcount
+
+    def finish_study_task(self, participant: Participant, claim_id: str, cell: str, counts: bool = True) -> bool:
         """The task's claim becomes a filled place and the worker's row moves on, in one transaction; False
         (and nothing written) when the stored row no longer holds this task (it was submitted already, by
         another tab or app process). A claim that expired while the worker was away still counts: the task
-        was done."""
+        was done. `counts` False: the place is released instead (a flagged worker's task)."""
         c, p = t.study_claims.c, t.study_participants.c
         with self.write() as conn:
             row = conn.execute(sa.select(p.data).where(p.study_id == participant.study_id,
                                                        p.pseudonym == participant.pseudonym).with_for_update()).first()
             if row is None or (json.loads(row.data).get("task") or {}).get("claim") != claim_id:
                 return False
-            done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state="done"))
+            state = DONE if counts else RELEASED
+            done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state=state))
             if done.rowcount == 0:
                 conn.execute(sa.insert(t.study_claims).values(
                     claim_id=claim_id, study_id=participant.study_id, cell=cell, pseudonym=participant.pseudonym,
-                    state="done", expires_at=now_key()))
+                    state=state, expires_at=now_key()))
             _put_participant(conn, participant)
         return True
 
     def release_cell(self, claim_id: str) -> None:
         c = t.study_claims.c
         with self.write() as conn:
-            conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == "reserved"))
+            conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == RESERVED))
 
     def cell_fill(self, study: Study) -> dict[str, dict[str, int]]:
         """cell -> {"done", "reserved", "quota"} (expired reservations not counted)."""
@@ -206,8 +253,46 @@ class Studies:
         out = {cell: {"done": 0, "reserved": 0, "quota": study.quota(cell)} for cell in study.cells()}
         with self.read() as conn:
             rows = conn.execute(sa.select(c.cell, c.state, sa.func.count())
-                                .where(c.study_id == study.id, sa.or_(c.state == "done", c.expires_at >= now))
+                                .where(c.study_id == study.id,
+                                       sa.or_(c.state == DONE, sa.and_(c.state == RESERVED, c.expires_at >= now)))
                                 .group_by(c.cell, c.state)).all()
         for cell, state, n in rows:
             out.setdefault(cell, {"done": 0, "reserved": 0, "quota": 0})[state] = n
         return out
+
+    # -- platform ids (researcher-only, for the payment sheet) --------------------------------
+    def keep_platform_ids(self, study_id: str, pseudonym: str, worker_id: str, session_id: str) -> None:
+        """The worker's platform ids, for approving or rejecting their submission; the first ones stay."""
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.study_platform_ids).values(
+                study_id=study_id, pseudonym=pseudonym, worker_id=worker_id, session_id=session_id,
+            ).on_conflict_do_nothing(index_elements=["study_id", "pseudonym"]))
+
+    def platform_ids(self, study_id: str) -> dict[str, tuple[str, str]]:
+        """pseudonym -> (worker id, session id) of the study's workers (empty once the study is closed)."""
+        i = t.study_platform_ids.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(i.pseudonym, i.worker_id, i.session_id).where(i.study_id == study_id)).all()
+        return {r.pseudonym: (r.worker_id, r.session_id) for r in rows}
+
+    def forget_platform_ids(self, study_id: str) -> int:
+        """Delete the study's platform ids (when it is closed); returns how many workers' ids went."""
+        i = t.study_platform_ids.c
+        with self.write() as conn:
+            return conn.execute(sa.delete(t.study_platform_ids).where(i.study_id == study_id)).rowcount
+
+    # -- running state: open, paused or closed (set from the Studies tab) -----------------------
+    def study_state(self, study_id: str) -> str:
+        return self.get_meta(f"study-state:{study_id}") or "open"
+
+    def set_study_state(self, study_id: str, state: str) -> None:
+        if state not in ("open", "paused", "closed"):
+            raise ValueError(f"study state must be open, paused or closed, not {state!r}")
+        self.set_meta(f"study-state:{study_id}", state)
+
+    def released_places(self, study_id: str) -> int:
+        """How many finished or held places were released (flagged workers' work that fills no quota)."""
+        c = t.study_claims.c
+        with self.read() as conn:
+            return conn.execute(sa.select(sa.func.count()).where(c.study_id == study_id, c.state == RELEASED)
+                                ).scalar() or 0

@@ -39,7 +39,7 @@ def shown(outputs) -> str:
 
 def one_task(c, worker: str) -> str:
     """Enter, consent, start, chat, rate, submit; what the page shows at the end."""
-    c.predict("pilot", worker, api_name="/study_enter")
+    c.predict("pilot", worker, f"browser-of-{worker}", api_name="/study_enter")
     c.predict(api_name="/study_consent")
     c.predict(api_name="/study_start")
     c.predict("a space movie please", api_name="/study_send_a")
@@ -48,7 +48,7 @@ def one_task(c, worker: str) -> str:
 
 
 def test_quotas_hold_under_concurrent_workers(services, served):
-    publish(services, quota_per_cell=2, tasks_per_participant=1)
+    publish(services, quota_per_cell=2, tasks_per_participant=1, new_workers_per_minute=20)
     pages: dict[str, str] = {}
     errors: list[BaseException] = []
 
@@ -69,29 +69,31 @@ def test_quotas_hold_under_concurrent_workers(services, served):
     assert {cell: n["done"] for cell, n in fill.items()} == {"alpha": 2, "beta": 2, "gamma": 2}
     assert all(n["reserved"] == 0 for n in fill.values())
     status = Counter(p.status for p in services.store.list_participants("pilot"))
-    assert status == Counter(completed=6, active=2)
+    assert status["completed"] == 6
     full = [w for w, page in pages.items() if "CODE-7731" not in page]
-    assert len(full) == 2
+    assert len(full) == 2 and all("full" in pages[w] or "held by other workers" in pages[w] for w in full)
+    # A worker who came while every place was held waits on a step of their own; one who came after is
+    # told at once (no row kept).
     assert all(p.data["step"] == "full" for p in services.store.list_participants("pilot") if p.status == "active")
 
 
 def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, served):
     publish(services, tasks_per_participant=2)
     first = client(served)
-    first.predict("pilot", "P-42", api_name="/study_enter")
+    first.predict("pilot", "P-42", "browser-1", api_name="/study_enter")
     first.predict(api_name="/study_consent")
     first.predict(api_name="/study_start")
     first.predict("robots in space", api_name="/study_send_a")
     # A reload: a new session with the same link finds the task, its conversation included.
     again = client(served)
-    page = shown(again.predict("pilot", "P-42", api_name="/study_enter"))
+    page = shown(again.predict("pilot", "P-42", "browser-1", api_name="/study_enter"))
     assert "robots in space" in page and "Task 1 of 2" in page
     again.predict(api_name="/study_satisfied_a")
     again.predict(None, None, *NO_ASPECTS, api_name="/study_submit")
     assert "CODE-7731" in one_more_task(again)
     # Trying again (any session) shows the study as completed and hands out no task.
     third = client(served)
-    page = shown(third.predict("pilot", "P-42", api_name="/study_enter"))
+    page = shown(third.predict("pilot", "P-42", "browser-1", api_name="/study_enter"))
     assert "already completed" in page
     third.predict(api_name="/study_start")
     (worker,) = services.store.list_participants("pilot")
@@ -110,14 +112,14 @@ def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(servic
     # The page's head sends `?study=` links on, query intact (the browser test follows one).
     assert httpx.get(served + "/config", timeout=30).json()["head"] == STUDY_REDIRECT
     assert httpx.get(served + "/study/", timeout=30).status_code == 200
-    refused = shown(client(served).predict("nope", "w", api_name="/study_enter"))
+    refused = shown(client(served).predict("nope", "w", "browser-1", api_name="/study_enter"))
     assert "no such study" in refused
 
 
 def test_a_battle_study_through_the_page(services, served):
     publish(services, mode="battle", tasks_per_participant=1)
     c = client(served)
-    c.predict("pilot", "B-7", api_name="/study_enter")
+    c.predict("pilot", "B-7", "browser-1", api_name="/study_enter")
     c.predict(api_name="/study_consent")
     page = shown(c.predict(api_name="/study_start"))
     assert "System A" in page and "System B" in page and "Chat with each system" in page

@@ -75,7 +75,7 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         shoot(page, shots, "study-done")
         (worker,) = services.store.list_participants("pilot")
         assert worker.status == "completed" and not worker.flags and "5f1a2b" not in worker.pseudonym
-        assert worker.data["platform"] == {"STUDY_ID": "st1", "SESSION_ID": "se1"}
+        assert worker.data["platform"] == {"STUDY_ID": "st1"}  # the session id binds the worker, as a pseudonym
 
         # The researcher's Studies tab lists the worker, status and time.
         admin = browser.page()

@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.
 def test_the_example_study_file_parses():
     study = parse_study(EXAMPLE.read_text(encoding="utf-8"))
     assert study.mode == "chat" and study.tasks_per_participant == 2
-    assert study.quota("unicrs_redial") == 40 and study.quota("kbrd_redial") == 30
+    assert study.quota("chatcrs_redial") == 40 and study.quota("crb_crs_redial") == 30
     assert study.attention_check.kind == "instructed"
 
 

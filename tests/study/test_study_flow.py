@@ -84,8 +84,9 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     assert any("attention check failed" in f for f in people[careless].flags)
     assert all(any("minimum 3600 s" in f for f in p.flags) for p in people.values())  # both far too fast
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
-    assert sheet[0] == "pseudonym,completed,flags,completion_code" and len(sheet) == 3
-    assert all(",yes," in row and row.endswith("CODE-7731") for row in sheet[1:])
+    assert sheet[0] == "PROLIFIC_PID,SESSION_ID,status,reason,completion_code,pseudonym" and len(sheet) == 3
+    assert [row.split(",")[:3] for row in sheet[1:]] == [["good", "s1", "REJECTED"], ["careless", "s1", "REJECTED"]]
+    assert all(",CODE-7731," in row for row in sheet[1:])
     matched = lookup_workers(services, "pilot", "careless\ngood, stranger")
     assert matched.to_dict("records")[1:] == [
         {"worker id": "good", "pseudonym": flow.worker_pseudonym(services, "pilot", "good"), "completed": "yes",
@@ -122,8 +123,11 @@ def test_quotas_fill_evenly_and_a_full_study_says_so(services):
         _, p = do_task(services, f"W{n}")
         served += p.data["served"]
     assert sorted(served) == ["alpha", "beta", "gamma"]  # one each: no system ahead of its quota
-    study, p = start(services, "late")
-    assert p.data["step"] == "full" and p.status == "active"
+    # A worker who comes now is told before the consent page, in the platform's words, with no retry advice.
+    with pytest.raises(Refusal, match="no place will open again.*Return submission"):
+        flow.enter(services, link("late"))
+    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", "late")) is None
+    study = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=1))
     assert all(n["done"] == 1 for n in services.store.cell_fill(study).values())
 
 

@@ -24,7 +24,10 @@ from webapp.services import Services
 
 PARTICIPANT_COLUMNS = ["pseudonym", "status", "step", "tasks done", "seconds on tasks", "flags", "started",
                        "completed", "version"]
-PAYMENT_COLUMNS = ["pseudonym", "completed", "flags", "completion_code"]
+# Prolific's bulk approve/reject takes the participant ids with a decision; the session id tells two
+# submissions of one worker apart, and the pseudonym joins the sheet to the exports.
+PAYMENT_COLUMNS = ["PROLIFIC_PID", "SESSION_ID", "status", "reason", "completion_code", "pseudonym"]
+APPROVE, REJECT, NO_SUBMISSION = "APPROVED", "REJECTED", "NOT COMPLETED"
 
 
 def newest_study(services: Services, study_id: str) -> tuple[int, Study, str]:
@@ -55,19 +58,36 @@ def _code(study: Study, p: Participant) -> str:
     return (study.completion_code or "") if p.status == "completed" else ""
 
 
+def _cell(text: str) -> str:
+    # "=", "+", "-", "@" could start a formula in a spreadsheet: flags quote the worker's answers.
+    return ("'" + text) if text[:1] in ("=", "+", "-", "@") else text
+
+
 def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
-    """A CSV of every worker: pseudonym, completed (yes/no), flags, the code they were shown."""
+    """A CSV for the platform's bulk approve and reject: each worker's platform ids (kept for this alone,
+    gone once the study is closed), the decision the checks suggest (APPROVED: completed without a flag;
+    REJECTED: completed with a failed check, the reason given; NOT COMPLETED: nothing to approve yet), the
+    code they were shown and their pseudonym. The researcher reviews it before uploading."""
     _, study, _ = newest_study(services, study_id)
+    ids = services.store.platform_ids(study_id)
     path = Path(folder) / f"{study_id}-payments.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(PAYMENT_COLUMNS)
         for p in services.store.list_participants(study_id):
-            # "=", "+", "-", "@" could start a formula in a spreadsheet: flags quote the worker's answers.
-            flags = "; ".join(p.flags)
-            writer.writerow([p.pseudonym, "yes" if p.status == "completed" else "no",
-                             ("'" + flags) if flags[:1] in ("=", "+", "-", "@") else flags, _code(study, p)])
+            worker, session = ids.get(p.pseudonym, ("", ""))
+            done = p.status == "completed"
+            status = (REJECT if p.flags else APPROVE) if done else NO_SUBMISSION
+            reason = "; ".join(p.flags) if p.flags else ("" if done else f"stopped at: {p.data.get('step', '')}")
+            writer.writerow([_cell(worker), _cell(session), status, _cell(reason), _code(study, p), p.pseudonym])
     return path
+
+
+def close_study(services: Services, study_id: str) -> int:
+    """Close the study for good: no new worker or task, and the workers' platform ids deleted (pay
+    everyone first: the payment sheet then shows pseudonyms only). Returns how many workers' ids went."""
+    services.store.set_study_state(study_id, "closed")
+    return services.store.forget_platform_ids(study_id)
 
 
 def lookup_workers(services: Services, study_id: str, worker_ids: str) -> pd.DataFrame:
@@ -92,20 +112,24 @@ def flagged_users(services: Services, study_id: str) -> set[str]:
 
 
 def study_leaderboard(services: Services, study_id: str) -> pd.DataFrame:
-    """The study's own leaderboard: its crowd only, flagged workers left out."""
+    """The study's own leaderboard: its crowd only, flagged workers left out, with the public board's
+    minimum battles before a rating shows and its intervals."""
     store = services.store
     seen = visibility(store, store.list_votes())
     dialogues = seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind="human")))
     votes = seen.votes(store.list_votes(user_kind="human"))
     return compute_leaderboard(dialogues, votes, user_kind="human", crowd=study_id,
                                left_out_users=flagged_users(services, study_id),
-                               options=LeaderboardOptions(min_votes=0))
+                               options=LeaderboardOptions.from_settings(services.settings))
 
 
 def export_study(services: Services, study_id: str, folder: Path, *, include_flagged: bool = False,
                  zip_name: Optional[str] = None) -> ExportResult:
-    """The study's data alone, with its study file (newest version) and the versions in the card."""
-    version, _, text = newest_study(services, study_id)
+    """The study's data alone, with its study files (every version the data ran under, and the newest) and
+    the versions in the card."""
+    version, study, text = newest_study(services, study_id)
+    if study.completion_code:  # the workers' proof of completion stays out of files that may be shared
+        text = text.replace(study.completion_code, "LEFT-OUT")
     flt = ExportFilter(crowd=study_id,
                        left_out_users=frozenset() if include_flagged else frozenset(flagged_users(services, study_id)))
     salt = services.settings.pseudonym_salt

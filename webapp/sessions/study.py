@@ -5,24 +5,36 @@ worker id (`PROLIFIC_PID`, or `worker_id` for other platforms). The worker id
 is kept only as a salted pseudonym (`worker_pseudonym`); their place in the
 flow is a row in the store (`arena.store.studies`), so a reload, another tab or
 another app process resumes where they left off, and a completed worker
-cannot complete again. Each task holds a quota cell (`reserve_cell`) from the
-moment it is handed out until it is finished or abandoned.
+cannot complete again. Each task holds a quota cell (`reserve_cell`) while the
+worker is active on it: the place lapses after the study's `idle_minutes`
+without a message or verdict, and each one extends it (`keep_cell`).
+
+A worker id is bound to the platform session that first used it (Prolific's
+SESSION_ID), else to the first browser (a token the page keeps in the
+browser's local storage): another session or browser with the same worker id
+gets one line and never the first one's conversation. One network address may
+bring only `new_workers_per_minute` new worker ids to a study per minute.
+
+A task is never handed out on a system that is not available here: the
+worker gets another cell, or waits on a notice (`waiting_notice`) when none is
+up. A system that goes down before the worker's first message is swapped for
+another cell.
 
 Failed checks (a wrong attention answer, a task finished faster than the
 study's `min_task_seconds`) flag the worker: their data is kept and listed
-for the researcher, and left out of the study's results.
+for the researcher, and left out of the study's results; unless the study
+file sets `flagged_counts`, their places are released for other workers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from functools import lru_cache
 from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
@@ -34,10 +46,20 @@ from webapp.sessions.refusal import refuse
 from webapp.sessions.turn_step import checked_message, store_label, stored_turn
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
-PLATFORM_PARAMS = ("STUDY_ID", "SESSION_ID")
 MAX_WORKER_ID_CHARS = 128
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
+
+FULL_FOR_GOOD = ("This study is full: every place has been taken, and no place will open again. Please return "
+                 "the study on the platform (on Prolific: \"Return submission\"), so that it is not counted as "
+                 "timed out. Thank you for your interest.")
+FULL_FOR_NOW = ("Every place in this study is held by other workers right now; a place opens again when one of "
+                "them stops. Choose Try again in a few minutes, or return the study on the platform (on "
+                "Prolific: \"Return submission\").")
+SYSTEMS_DOWN = ("The systems of this study are not available at the moment. Please choose Try again in a few "
+                "minutes; your progress is kept.")
+OTHER_SESSION = ("This worker id is already taking the study in another browser or platform session; please "
+                 "continue there.")
 
 # A fixed set of locks, picked by key: memory stays bounded however many workers come, and no action
 # holds two of them, so two keys sharing a lock only wait for each other.
@@ -70,6 +92,30 @@ def load_study(services: Services, study_id: str, version: Optional[int] = None)
         raise refuse("This study cannot be opened right now; please contact the researchers.") from None
 
 
+def systems_problem(services: Services, study: Study) -> Optional[str]:
+    """One line naming the first system of `study` this arena cannot run, and why (with the fix when there
+    is one); None when every system can run. A study is saved only when this is None."""
+    known = services.registry.names
+    for name in study.systems:
+        if name not in known:
+            return f"study file: systems: {name!r} is not a system of this arena (known: {', '.join(known)})"
+        problem = services.registry.problem(name)
+        if problem is not None:
+            fix = f"; to get it: {problem.fix}" if problem.fix else ""
+            return f"study file: systems: {name} cannot run here: {problem.reason}{fix}"
+    return None
+
+
+def systems_status(services: Services) -> str:
+    """Which systems a study may name now, and what the others need (for the Studies tab)."""
+    ready = services.registry.available()
+    missing = [n for n in services.registry.names if n not in ready]
+    line = f"Systems a study can use here: {', '.join(ready) or 'none'}."
+    if missing:
+        line += f" Not available now: {', '.join(missing)} (see `python -m crs list` for what each needs)."
+    return line
+
+
 def worker_pseudonym(services: Services, study_id: str, worker_id: str) -> str:
     """The salted pseudonym that stands for the worker in this study (the raw id is never stored)."""
     salt = services.settings.pseudonym_salt
@@ -86,32 +132,135 @@ def worker_id_of(params: Mapping[str, Any]) -> str:
     return worker
 
 
-def enter(services: Services, params: Mapping[str, Any], request: Any = None) -> tuple[Study, Participant]:
-    """The study and the worker's row for a link's query parameters (a returning worker gets theirs).
-    A new worker from a `request` counts toward the new-worker limits of its session and address."""
+def _binding(services: Services, study_id: str, params: Mapping[str, Any], browser: Optional[str]) -> str:
+    """What the worker id is bound to: the platform's session id when the link has one, else the browser's
+    token; kept only as a salted pseudonym. "" when neither is known (nothing to bind to)."""
+    session = str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS]
+    token = str(browser or "").strip()[:MAX_WORKER_ID_CHARS]
+    if session:
+        return "session:" + worker_pseudonym(services, study_id, "session:" + session)
+    if token:
+        return "browser:" + worker_pseudonym(services, study_id, "browser:" + token)
+    return ""
+
+
+def enter(services: Services, params: Mapping[str, Any], request: Any = None, *,
+          address: Optional[str] = None, browser: Optional[str] = None) -> tuple[Study, Participant]:
+    """The study and the worker's row for a link's query parameters (a returning worker gets theirs, from
+    the platform session or browser they started in). A new worker counts toward the new-worker limits of
+    the `request`'s session and address, and toward the study's own limit per address and minute
+    (`address` stands for the request's address where there is no request: a researcher's or a test's
+    call); `browser`: the page's browser token."""
     study_id = str(params.get("study") or "").strip()
     version, study = load_study(services, study_id)
+    if params.get("preview"):
+        return _enter_preview(services, study, version, str(params["preview"]), browser)
     pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
+    bound = _binding(services, study.id, params, browser)
+    found = services.store.get_participant(study.id, pseudonym)
+    if found is not None:
+        kept = found.data.get("bound_to", "")
+        if kept and kept != bound:
+            raise refuse(OTHER_SESSION)
+        if not kept and bound:
+            with _lock(found.pseudonym):
+                found = _fresh(services, found)
+                found.data["bound_to"] = bound
+                services.store.save_participant(found)
+        return load_study(services, study.id, found.study_version)[1], found
+    closed = study.open_at(utc_now()) or _state_notice(services, study)
+    if closed:
+        raise refuse(closed)
+    if not _has_room(services, study):
+        raise refuse(full_notice(services, study)[0])
+    # Which platform study the worker came from (not the session id, which binds the worker, pseudonymised).
+    platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in ("STUDY_ID",) if params.get(k)}
+    with _admit_new_worker(services, request, study, address):  # a row not stored gives its places back
+        joined = services.store.join_study(study.id, pseudonym, version, {
+            "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform,
+            "bound_to": bound})
+        # The raw ids, in the researcher-only table the payment sheet reads (deleted when the study closes).
+        services.store.keep_platform_ids(study.id, pseudonym, worker_id_of(params),
+                                         str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS])
+    return study, joined
+
+
+def _admit_new_worker(services: Services, request: Any, study: Study, address: Optional[str]) -> Any:
+    try:
+        return admit_new_worker(services, request, study=study, address=address)
+    except LimitReached as exc:
+        raise refuse(str(exc)) from None
+
+
+PREVIEW_CROWD_SUFFIX = "~preview"  # a preview's dialogues belong to no study's crowd, nor to the open arena
+
+
+def preview_token(services: Services, study_id: str) -> str:
+    """The key a preview link carries: only the researchers' Studies tab shows it (a worker cannot walk the
+    study without quotas, or read its completion code, by adding `preview` to their link)."""
+    return worker_pseudonym(services, study_id, "preview:" + services.store.get_or_create_secret("study_preview"))
+
+
+def _enter_preview(services: Services, study: Study, version: int, token: str,
+                   browser: Optional[str]) -> tuple[Study, Participant]:
+    """A researcher's walk through the whole flow: a row of its own (one per browser), marked as a preview,
+    that takes no place, keeps no platform id, and whose dialogues count nowhere."""
+    if token != preview_token(services, study.id):
+        raise refuse("This preview link is not valid; open the preview from the Studies tab.")
+    pseudonym = "preview-" + worker_pseudonym(services, study.id, "preview-walk:" + (browser or new_id()))
     found = services.store.get_participant(study.id, pseudonym)
     if found is not None:
         return load_study(services, study.id, found.study_version)[1], found
-    closed = study.open_at(utc_now())
-    if closed:
-        raise refuse(closed)
-    platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in PLATFORM_PARAMS if params.get(k)}
-    admission = _admit_new_worker(services, request)
-    with admission:  # a row that could not be stored gives its place back
-        return study, services.store.join_study(study.id, pseudonym, version, {
-            "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform})
+    return study, services.store.join_study(study.id, pseudonym, version, {
+        "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": {}, "preview": True})
 
 
-def _admit_new_worker(services: Services, request: Any) -> Any:
-    if request is None:  # a researcher's or a test's own call: no visitor to limit
-        return contextlib.nullcontext()
-    try:
-        return admit_new_worker(services, request)
-    except LimitReached as exc:
-        raise refuse(str(exc)) from None
+def is_preview(p: Participant) -> bool:
+    return bool(p.data.get("preview"))
+
+
+def _preview_cell(services: Services, study: Study, exclude: Sequence[str]) -> Optional[str]:
+    """The cell a preview task shows: the least-filled one the walk has not seen (no place is taken)."""
+    fill = services.store.cell_fill(study)
+    cells = [c for c in study.cells() if c not in set(exclude)]
+    return min(cells, key=lambda c: (fill[c]["done"] + fill[c]["reserved"]) / max(fill[c]["quota"], 1)) \
+        if cells else None
+
+
+PAUSED = "This study is paused for a moment; please try again in a few minutes."
+CLOSED = "This study has closed. Thank you for your interest."
+
+
+def _state_notice(services: Services, study: Study) -> Optional[str]:
+    """Why the study takes no new worker or task now (paused or closed in the Studies tab), else None."""
+    state = services.store.study_state(study.id)
+    return PAUSED if state == "paused" else CLOSED if state == "closed" else None
+
+
+def _has_room(services: Services, study: Study) -> bool:
+    return any(n["done"] + n["reserved"] < n["quota"] for n in services.store.cell_fill(study).values())
+
+
+def _down_cells(services: Services, study: Study) -> list[str]:
+    """The cells with a system that cannot run here now (a task is never handed out on one)."""
+    down = {name for name in study.systems if services.registry.problem(name) is not None}
+    return [cell for cell in study.cells() if down & set(cell_systems(cell))]
+
+
+def full_notice(services: Services, study: Study, p: Optional[Participant] = None) -> tuple[str, bool]:
+    """Why the worker gets no task now, and whether trying again later may help: every place filled for
+    good, every place held by workers under way, or the systems with room are down."""
+    state = _state_notice(services, study)
+    if state:
+        return state, state == PAUSED
+    served = set() if p is None or study.repeat_systems else set(p.data.get("served", []))
+    fill = {cell: n for cell, n in services.store.cell_fill(study).items() if cell not in served}
+    if all(n["done"] >= n["quota"] for n in fill.values()):
+        return FULL_FOR_GOOD, False
+    down = set(_down_cells(services, study))
+    if any(n["done"] + n["reserved"] < n["quota"] for cell, n in fill.items() if cell in down):
+        return SYSTEMS_DOWN, True
+    return FULL_FOR_NOW, True
 
 
 def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study, Participant]:
@@ -152,9 +301,15 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         p.data["step"] = "done"
         p.data.pop("task", None)
         services.store.complete_participant(p)
+        _mark_dialogues(services, p)
         return
-    exclude = [] if study.repeat_systems else p.data.get("served", [])
-    held = services.store.reserve_cell(study, p.pseudonym, exclude)
+    _mark_dialogues(services, p)
+    exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
+    if is_preview(p):
+        cell = _preview_cell(services, study, exclude)
+        held = (cell, "preview") if cell is not None else None
+    else:
+        held = None if _state_notice(services, study) else services.store.reserve_cell(study, p.pseudonym, exclude)
     if held is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
@@ -165,14 +320,34 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     for side, crs in zip(sides(study), cell_systems(cell), strict=True):
         dialogues.append(Dialogue(
             crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id=PSEUDONYM_PREFIX + p.pseudonym),
-            metadata={"source": "study", STUDY_KEY: study.id, STUDY_VERSION_KEY: p.study_version,
+            metadata={"source": "study", STUDY_KEY: study.id + (PREVIEW_CROWD_SUFFIX if is_preview(p) else ""),
+                      STUDY_VERSION_KEY: p.study_version, **({"preview": True} if is_preview(p) else {}),
                       "task": done + 1, **({"battle_id": battle_id, "side": side} if study.mode == "battle" else {})},
         ))
+    for d in dialogues:
+        d.metadata.update(_standing(p))
     services.store.save_dialogues(dialogues)
+    p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
     p.data["task"] = {"cell": cell, "claim": claim_id, "battle_id": battle_id, "started": utc_now().isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
+
+
+def _standing(p: Participant) -> dict[str, Any]:
+    """The worker's standing as each of their dialogues records it, so that every export marks it."""
+    status = "flagged" if p.flags else ("completed" if p.data.get("step") == "done" else "in progress")
+    return {"worker_status": status, "worker_flags": p.flags}
+
+
+def _mark_dialogues(services: Services, p: Participant) -> None:
+    """Write the worker's standing into every dialogue of theirs (after a task, a check, the completion)."""
+    standing = _standing(p)
+    for dialogue_id in p.data.get("dialogues", []):
+        d = services.store.get_dialogue(dialogue_id)
+        if d is not None and any(d.metadata.get(k) != v for k, v in standing.items()):
+            d.metadata.update(standing)
+            services.store.save_dialogue(d)
 
 
 def task_dialogues(services: Services, p: Participant) -> dict[str, Dialogue]:
@@ -203,11 +378,41 @@ def check_send(services: Services, p: Participant, side: str, text: str) -> tupl
     return d, checked_message(services, text)
 
 
+SWAPPED = "That system stopped working before you began, so you have a new task; please start again."
+
+
+def _swap_if_down(services: Services, study: Study, p: Participant) -> bool:
+    """Before the worker's first message, a task on a system that went down is given up (its place freed,
+    its empty conversations never exported) for a task on another cell; True when that happened."""
+    with _lock(p.pseudonym):
+        p = _fresh(services, p)
+        task = p.data.get("task")
+        if p.data.get("step") != "task" or not task:
+            return False
+        dialogues = task_dialogues(services, p)
+        if any(d.utterances for d in dialogues.values()) or not set(_down_cells(services, study)) & {task["cell"]}:
+            return False
+        services.store.release_cell(task["claim"])
+        p.data.pop("task")
+        _next(services, study, p)
+        return True
+
+
+def _keep_place(services: Services, study: Study, p: Participant) -> None:
+    task = p.data.get("task") or {}
+    if task and not is_preview(p):
+        services.store.keep_cell(study, p.pseudonym, task["claim"], task["cell"],
+                                 datetime.fromisoformat(task["started"]))
+
+
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
+    if _swap_if_down(services, study, p):
+        raise refuse(SWAPPED)
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
         reply = stored_turn(services, d, text,
                             unavailable="The system is unavailable right now; please try again in a moment.")
+        _keep_place(services, study, p)
         if reply.error and not d.ended:
             raise refuse("The system had a problem answering; please send your message again.")
 
@@ -215,14 +420,19 @@ def send(services: Services, study: Study, p: Participant, side: str, text: str)
 def rate(services: Services, study: Study, p: Participant, side: str, sentiment: str) -> None:
     with _lock(f"{p.pseudonym}:{side}"):
         d = _task_dialogue(services, p, side)
-        if d.feedback is not None:
-            raise refuse(f"You already gave your verdict ({d.feedback.sentiment}).")
+        if d.feedback is not None:  # the verdict may change until the task is submitted
+            if d.feedback.sentiment != sentiment:
+                d.feedback = Feedback(sentiment=sentiment, comment=d.feedback.comment)
+                services.store.save_dialogue(d)
+            _keep_place(services, study, p)
+            return
         turns = len(d.user_turns())
         if turns < study.min_user_turns:
             raise refuse(f"Please send at least {study.min_user_turns} messages before giving your verdict "
                          f"({turns} so far).")
         # A study's labels are bounded by its tasks and checks, not by the public label limits.
         store_label(services, d, sentiment, limited=False)
+        _keep_place(services, study, p)
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],
@@ -249,6 +459,7 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         task = p.data["task"]
         seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
         flags = p.data.setdefault("flags", [])
+        flagged_before = bool(flags)
         if seconds < study.min_task_seconds:
             flags.append(f"task {number} took {seconds:.0f} s (minimum {study.min_task_seconds:.0f} s)")
         if instructed and attention != check.answer:
@@ -258,9 +469,14 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         p.data.pop("task")
         gold = check is not None and check.kind == "gold" and check.after_task == number
         p.data["step"] = "gold" if gold else "between"
-        if not services.store.finish_study_task(p, task["claim"], task["cell"]):
+        counts = study.flagged_counts or not flags
+        if is_preview(p):  # nothing to count: the walk's row moves on, and its battle casts no vote
+            services.store.save_participant(p)
+        elif not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
             raise refuse("This task was already submitted.")
-        if study.mode == "battle":  # after the task is settled, so a second submission casts no second vote
+        if flags and not flagged_before and not study.flagged_counts and not is_preview(p):
+            services.store.release_worker(study.id, p.pseudonym)  # their earlier tasks free their places too
+        if study.mode == "battle" and not is_preview(p):  # after the task is settled, so a second submission casts no second vote
             a, b = dialogues["A"], dialogues["B"]
             services.store.save_battle(a, b, Vote(
                 battle_id=task["battle_id"], dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,
@@ -279,6 +495,8 @@ def answer_gold(services: Services, study: Study, p: Participant, answer: Option
             raise refuse("Please choose an answer.")
         if answer != study.attention_check.answer:
             p.data.setdefault("flags", []).append(f"gold task failed (answered {answer!r})")
+            if not study.flagged_counts:
+                services.store.release_worker(study.id, p.pseudonym)
         p.data["gold_answer"] = answer
         _next(services, study, p)
 

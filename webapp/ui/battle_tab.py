@@ -148,7 +148,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 status = gr.Markdown(NOT_STARTED, elem_id=f"battle-status-{s}", elem_classes=["status-line"])
                 with gr.Row():
                     satisfied = gr.Button("Satisfied", interactive=False, elem_id=f"battle-satisfied-{s}")
-                    frustrated = gr.Button("Frustrated", variant="stop", interactive=False,
+                    frustrated = gr.Button("Frustrated", interactive=False,
                                            elem_id=f"battle-frustrated-{s}")
                 panel = aspect_form.build_panel(form, f"battle-{s}",
                                                 f"Tell us more about System {side} (optional)")

@@ -68,7 +68,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     with gr.Row():
         satisfied = gr.Button("Satisfied", variant="secondary", min_width=120, interactive=False,
                               elem_id="chat-satisfied")
-        frustrated = gr.Button("Frustrated", variant="stop", min_width=120, interactive=False,
+        frustrated = gr.Button("Frustrated", variant="secondary", min_width=120, interactive=False,
                                elem_id="chat-frustrated")
     panel = aspect_form.build_panel(form, "chat")
     with gr.Accordion("Your conversation's scores", open=False, visible=services.settings.show_scores,

@@ -19,10 +19,14 @@ from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_o
 from webapp.services import Services
 from webapp.ui.parts import system_health
 from webapp.sessions.refusal import refuse
+from arena.dialogue import Role
+from arena.text_safety import escape_text
 from simulators import KINDS, NEEDS_LLM
 
 TABLE_COLUMNS = ["system", "index", "turns", "end", "feedback", "recommended", "recall@10", "pc", "errors",
                  "error", "dialogue_id"]
+SHOWN_COLUMNS = TABLE_COLUMNS + ["scores"]  # the stored automatic scores, once a run is finished
+SCORES_FRESH_S = 30.0  # a finished run's scores are read again after this (scoring goes on in the background)
 REFRESH_S = 2.0
 INTRO = (
     "Run simulated users against one or more systems. Every simulated dialogue is stored, marked as "
@@ -93,9 +97,52 @@ def progress_html(state: Optional[dict[str, Any]]) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def table_rows(state: Optional[dict[str, Any]]) -> list[list[Any]]:
+def table_rows(state: Optional[dict[str, Any]], scores: Optional[dict[str, str]] = None) -> list[list[Any]]:
     rows = (state or {}).get("dialogues") or []
-    return [[row.get(col, "") for col in TABLE_COLUMNS] for row in rows]
+    scores = scores or {}
+    return [[row.get(col, "") for col in TABLE_COLUMNS] + [scores.get(str(row.get("dialogue_id")), "")]
+            for row in rows]
+
+
+def scores_text(dialogue: Any) -> str:
+    """A dialogue's stored scores in one cell ("rdl 0.25 · sr 1"); unscored metrics say so."""
+    parts = [f"{name} {score.value:.3g}" if score.value is not None else f"{name} unscored"
+             for name, score in sorted(dialogue.scores.items())]
+    return " · ".join(parts) or "not scored yet"
+
+
+def run_scores(services: Services, state: Optional[dict[str, Any]]) -> dict[str, str]:
+    """dialogue id -> its scores' text, for a finished run (a run under way shows none yet)."""
+    if not state or state.get("status") not in FINAL_STATES:
+        return {}
+    out = {}
+    for row in state.get("dialogues") or []:
+        d = services.store.get_dialogue(str(row.get("dialogue_id") or ""))
+        if d is not None:
+            out[d.dialogue_id] = scores_text(d)
+    return out
+
+
+def transcript_markdown(services: Services, dialogue_id: str) -> str:
+    """A stored dialogue as a transcript: who said what, the items each reply recommended, the verdict and
+    the scores (text escaped: a simulated user's words are not page markup)."""
+    d = services.store.get_dialogue((dialogue_id or "").strip()) if dialogue_id else None
+    if d is None:
+        return "Choose a dialogue in the table (or paste its id) to read its transcript."
+    lines = [f"**{escape_text(d.crs_id)}** · dialogue `{escape_text(d.dialogue_id)}` · "
+             f"{d.num_turns} turns · end: {escape_text(d.end_reason or '–')}", ""]
+    for u in d.utterances:
+        who = "User" if u.role == Role.USER else "System"
+        lines.append(f"**{who}:** {escape_text(u.text)}")
+        if u.items:
+            lines.append("  \n_Recommended:_ " + ", ".join(escape_text(i.title) for i in u.items))
+        if u.error:
+            lines.append(f"  \n_Error:_ {escape_text(u.error)}")
+        lines.append("")
+    if d.feedback is not None:
+        lines.append(f"Verdict: **{d.feedback.sentiment}**")
+    lines.append(f"Scores: {scores_text(d)}")
+    return "\n".join(lines)
 
 
 def start_run(manager: RunManager, systems: list[str], simulator: str, n: float, max_turns: float,
@@ -146,14 +193,38 @@ def build(services: Services) -> None:
         run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4, elem_id="evaluate-run")
         refresh_button = gr.Button("Refresh", scale=1)
     progress = gr.HTML(progress_html(None), elem_id="evaluate-progress")
-    table = gr.Dataframe(headers=TABLE_COLUMNS, value=[], label="Finished dialogues", interactive=False,
-                         wrap=True)
+    # Fixed column widths: on a phone the table scrolls sideways in its frame, headers stay readable.
+    table = gr.Dataframe(headers=SHOWN_COLUMNS, value=[], label="Finished dialogues (select a row to read it)",
+                         interactive=False, wrap=False, column_widths=["120px"] * len(SHOWN_COLUMNS),
+                         elem_id="evaluate-table")
+    with gr.Row():
+        dialogue_box = gr.Textbox(label="Dialogue id", scale=3, elem_id="evaluate-dialogue")
+        read_button = gr.Button("Read the transcript", scale=1, elem_id="evaluate-read")
+    transcript = gr.Markdown(transcript_markdown(services, ""), elem_id="evaluate-transcript")
     shown = gr.State([])  # the run picker's labels as last sent to the page
     timer = gr.Timer(REFRESH_S)
+    cached: dict[str, tuple[float, dict[str, str]]] = {}  # run id -> (read at, scores): not every tick
+
+    def scores_of(state: Optional[dict[str, Any]]) -> dict[str, str]:
+        run_id = str((state or {}).get("run_id") or "")
+        at, scores = cached.get(run_id, (0.0, {}))
+        if time.monotonic() - at > SCORES_FRESH_S or not scores:
+            scores = run_scores(services, state)
+            cached[run_id] = (time.monotonic(), scores)
+        return scores
 
     def view(run_id: Optional[str]) -> tuple[Any, Any]:
         state = manager.status(run_id) if run_id else None
-        return progress_html(state), table_rows(state)
+        return progress_html(state), table_rows(state, scores_of(state))
+
+    def on_select(evt: gr.SelectData) -> tuple[Any, Any]:
+        row = evt.row_value if isinstance(evt.row_value, list) else []
+        dialogue_id = str(row[SHOWN_COLUMNS.index("dialogue_id")]) if len(row) == len(SHOWN_COLUMNS) else ""
+        return dialogue_id, transcript_markdown(services, dialogue_id)
+
+    table.select(on_select, None, [dialogue_box, transcript], api_visibility="private")
+    read_button.click(lambda dialogue_id: transcript_markdown(services, dialogue_id), [dialogue_box], [transcript],
+                      api_name="evaluate_transcript")
 
     def picker(run_id: Optional[str], last: list) -> tuple[Any, list]:
         """The run picker with each run's state as it is now; untouched while no label changed."""

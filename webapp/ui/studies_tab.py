@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 import gradio as gr
+import pandas as pd
 
 from arena.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
+from webapp.sessions.study import preview_token, systems_problem, systems_status
 from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
@@ -31,9 +33,45 @@ def _choices(services: Services) -> list[tuple[str, str]]:
     return [(f"{sid} (version {version})", sid) for sid, version in services.store.study_ids()]
 
 
-def _link_help(study_id: str) -> str:
-    return (f"Participant link: `/?study={study_id}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
-            f"&SESSION_ID={{{{%SESSION_ID%}}}}` (other platforms: `/?study={study_id}&worker_id=...`).")
+PROLIFIC_QUERY = "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def site_of(request: Optional[gr.Request]) -> str:
+    """The address the researcher reached this page at (scheme and host, as a proxy in front passes
+    them), which is the address workers reach the study page at."""
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("x-forwarded-host") or headers.get("host") or "localhost"
+    scheme = headers.get("x-forwarded-proto") or "http"
+    return f"{scheme.split(',')[0].strip()}://{host.split(',')[0].strip()}"
+
+
+def participant_link(site: str, study_id: str) -> str:
+    """The link to give the platform: the study page with the study id and Prolific's placeholders."""
+    return f"{site}/study/?study={study_id}{PROLIFIC_QUERY}"
+
+
+def preview_link(site: str, study_id: str, token: str) -> str:
+    return f"{site}/study/?study={study_id}&preview={token}"
+
+
+def _link_help(site: str, study_id: str, token: str) -> str:
+    preview = preview_link(site, study_id, token)
+    return (f"Other platforms: `{site}/study/?study={study_id}&worker_id=...`. "
+            f"[Preview the study]({preview}) (the whole flow as a worker sees it; it takes no place and counts "
+            "nowhere; keep this link to yourselves).")
+
+
+CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
+                    "deleted: download the payment sheet first.') ? sid : null]")
+def shown_table(table: Optional[pd.DataFrame]) -> Any:
+    """A table, hidden while it has no rows (an empty one would show placeholder headers)."""
+    if table is None or table.empty:
+        return gr.update(value=None, visible=False)
+    return gr.update(value=table, visible=True)
+
+
+STATE_WORDS = {"open": "open", "paused": "paused (no new worker or task)",
+               "closed": "closed (platform ids deleted)"}
 
 
 def build(services: Services) -> None:
@@ -45,13 +83,21 @@ def build(services: Services) -> None:
         refresh = gr.Button("Refresh", elem_id="studies-refresh", scale=1)
     editor = gr.Code(EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.exists() else "", language="yaml",
                      label="Study file (YAML)", interactive=True, elem_id="studies-editor")
+    systems_line = gr.Markdown(systems_status(services), elem_id="studies-systems")
     save = gr.Button("Save as a new version", variant="primary", elem_id="studies-save")
     saved = gr.Markdown("", elem_id="studies-saved")
     overview = gr.Markdown("", elem_id="studies-overview")
-    quotas = gr.Dataframe(label="Quota cells", interactive=False, elem_id="studies-quotas")
-    people = gr.Dataframe(label="Participants", interactive=False, elem_id="studies-participants")
+    link = gr.Textbox(label="Participant link (paste it into the platform)", interactive=False,
+                      buttons=["copy"], elem_id="studies-link")
+    with gr.Row():
+        pause = gr.Button("Pause", elem_id="studies-pause", min_width=100)
+        resume = gr.Button("Resume", elem_id="studies-resume", min_width=100)
+        close = gr.Button("Close the study", variant="stop", elem_id="studies-close", min_width=100)
+    state_line = gr.Markdown("", elem_id="studies-state")
+    quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
+    people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
-                         elem_id="studies-board")
+                         visible=False, elem_id="studies-board")
     with gr.Row():
         pay = gr.Button("Payment sheet (CSV)", elem_id="studies-pay")
         export = gr.Button("Export the study", elem_id="studies-export")
@@ -63,23 +109,50 @@ def build(services: Services) -> None:
         match = gr.Button("Match", elem_id="studies-match", scale=1)
     matched = gr.Dataframe(label="Matched workers", interactive=False, elem_id="studies-matched")
 
-    def show(study_id: Optional[str]) -> tuple[Any, ...]:
+    def show(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
         if not study_id:
-            return "", "", None, None, None
+            return "", "", "", shown_table(None), shown_table(None), shown_table(None)
         version, study, text = results.newest_study(services, study_id)
         counts = results.summary(services, study_id)
-        head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}): "
+        site = site_of(request)
+        head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}, "
+                f"{STATE_WORDS[services.store.study_state(study_id)]}): "
                 f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
-                f"{counts['flagged']} flagged.\n\n"
-                + _link_help(study_id))
-        return (text, head, results.quota_table(services, study), results.participants_table(services, study_id),
-                display_table(results.study_leaderboard(services, study_id)))
+                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id, preview_token(services, study_id)))
+        table = results.study_leaderboard(services, study_id)
+        if table.empty:
+            head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"
+        else:
+            head += (f"\n\nThe leaderboard counts {plural(int(table['conversations'].sum()), 'conversation')}; "
+                     f"a rating shows after {plural(services.settings.leaderboard_min_votes, 'battle')}, as on "
+                     "the public board.")
+        return (text, head, participant_link(site, study_id), shown_table(results.quota_table(services, study)),
+                shown_table(results.participants_table(services, study_id)), shown_table(display_table(table)))
+
+    def set_state(state: str):
+        def run(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
+            if not study_id:
+                return (f"{NOTICE_MARK} Nothing changed: choose a study (and confirm) first.", *show(None))
+            if services.store.study_state(study_id) == "closed":
+                return (f"{NOTICE_MARK} {study_id} is closed; a closed study stays closed.", *show(study_id, request))
+            if state == "closed":
+                gone = results.close_study(services, study_id)
+                line = (f"Closed **{escape_text(study_id)}**: no new worker or task, and the platform ids of "
+                        f"{plural(gone, 'worker')} deleted.")
+            else:
+                services.store.set_study_state(study_id, state)
+                line = f"**{escape_text(study_id)}** is {STATE_WORDS[state]}."
+            return (line, *show(study_id, request))
+        return run
 
     def on_save(text: str, request: gr.Request) -> tuple[Any, ...]:
         try:
             study = parse_study(text or "")
         except StudyError as exc:
             return f"{NOTICE_MARK} {escape_text(str(exc))}", gr.update()
+        problem = systems_problem(services, study)
+        if problem is not None:  # a worker would pass consent, then meet a system that cannot answer
+            return f"{NOTICE_MARK} {escape_text(problem)}", gr.update()
         version = services.store.save_study(study, text, actor_of(request))
         return (f"Saved **{escape_text(study.id)}** as version {version}.",
                 gr.update(choices=_choices(services), value=study.id))
@@ -99,10 +172,16 @@ def build(services: Services) -> None:
     def on_match(study_id: Optional[str], ids: str) -> Any:
         return results.lookup_workers(services, study_id, ids or "") if study_id else None
 
-    shown = [editor, overview, quotas, people, board]
+    shown = [editor, overview, link, quotas, people, board]
     picked.change(show, [picked], shown, api_name="study_show")
-    refresh.click(lambda sid: (gr.update(choices=_choices(services)), *show(sid)), [picked], [picked, *shown],
-                  api_visibility="private")
+    for button, state in ((pause, "paused"), (resume, "open")):
+        button.click(set_state(state), [picked], [state_line, *shown], api_name=f"study_{button.elem_id[8:]}")
+    # Closing deletes the platform ids the payment sheet needs: the browser asks first.
+    close.click(set_state("closed"), [picked], [state_line, *shown], api_name="study_close", js=CONFIRM_CLOSE_JS)
+    def on_refresh(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
+        return (gr.update(choices=_choices(services)), *show(study_id, request))
+
+    refresh.click(on_refresh, [picked], [picked, *shown], api_visibility="private")
     save.click(on_save, [editor], [saved, picked], api_name="study_save")
     pay.click(on_pay, [picked], [files], api_name="study_payments")
     export.click(on_export, [picked, include_flagged], [files], api_name="study_export")

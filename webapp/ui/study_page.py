@@ -35,6 +35,20 @@ FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short 
 FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
               f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
+# A random token kept in the browser's local storage: a worker id without a platform session id is bound to
+# the first browser that used it (`flow.enter`), so a second browser cannot read or finish their task.
+BROWSER_TOKEN_JS = """(token) => {
+  const key = "crs-arena-study-browser";
+  let value = null;
+  try { value = window.localStorage.getItem(key); } catch (e) { value = null; }
+  if (!value) {
+    const bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    value = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    try { window.localStorage.setItem(key, value); } catch (e) { /* private mode: this visit only */ }
+  }
+  return [value];
+}"""
 
 
 class Pane(NamedTuple):
@@ -50,7 +64,15 @@ class Pane(NamedTuple):
     verdict: Any
 
 
-def _done_markdown(study: Study) -> str:
+PREVIEW_NOTE = ("**Preview:** you walk the study as a worker would; this takes no place, and nothing you do "
+                "counts in its results or exports.")
+
+
+def _done_markdown(study: Study, preview: bool = False) -> str:
+    if preview:
+        return ("## End of the preview\n\nA worker would now see the completion code"
+                + (f" **`{study.completion_code}`**" if study.completion_code else "")
+                + (" and be sent back to the platform." if study.redirect_url else "."))
     parts = ["## Thank you!", "You have completed this study."]
     if study.completion_code:
         parts.append(f"Your completion code is: **`{study.completion_code}`**")
@@ -70,6 +92,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
         # For clients without a browser (and tests): the link's parameters as values.
         link_study = gr.Textbox(visible=False)
         link_worker = gr.Textbox(visible=False)
+        link_browser = gr.Textbox(visible=False)  # this browser's token (BROWSER_TOKEN_JS), binds a worker id
         with gr.Column(visible=False, elem_id="study-consent") as consent_box:
             consent_md = gr.Markdown()
             agree = gr.Button("I agree and want to take part", variant="primary", elem_id="study-agree")
@@ -92,8 +115,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                         line = gr.Markdown("", elem_id=f"study-status-{s}", elem_classes=["status-line"])
                         with gr.Row():
                             good = gr.Button("Satisfied", min_width=120, elem_id=f"study-satisfied-{s}")
-                            bad = gr.Button("Frustrated", variant="stop", min_width=120,
-                                            elem_id=f"study-frustrated-{s}")
+                            # Equal weight: the look of a button must not suggest an answer.
+                            bad = gr.Button("Frustrated", min_width=120, elem_id=f"study-frustrated-{s}")
                         verdict = gr.Markdown(elem_id=f"study-verdict-{s}")
                     panes[side] = Pane(column, chat, items, msg, send, line, good, bad, verdict)
             choice = gr.Radio([(v, k) for k, v in flow.VOTE_CHOICES.items()], label="Which system was better?",
@@ -113,7 +136,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
             gold_submit = gr.Button("Submit", variant="primary", elem_id="study-gold-submit")
             gold_line = gr.Markdown("", elem_id="study-gold-status", elem_classes=["status-line"])
         with gr.Column(visible=False, elem_id="study-full") as full_box:
-            gr.Markdown("Every place in this study is taken right now. Please try again in a few minutes.")
+            full_md = gr.Markdown(elem_id="study-full-notice")
             retry = gr.Button("Try again", elem_id="study-retry")
         done_md = gr.Markdown(visible=False, elem_id="study-done")
         # The address a finished worker is forwarded to (`Study.completion_url`, an http(s) address checked
@@ -124,7 +147,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                                                               pane.line, pane.verdict)]
         view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *pane_parts, choice, attention, aspects_box, *radios, submit_line, gold_box, gold_md, gold_answer,
-                gold_line, full_box, done_md, forward]
+                gold_line, full_box, full_md, retry, done_md, forward]
         lines = [status, submit_line, gold_line, *[pane.line for pane in panes.values()]]
 
         def draw(study: Optional[Study], p: Optional[Participant], message: str = "", reset: bool = False,
@@ -134,6 +157,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
             step = p.data.get("step") if p is not None else None
             if p is not None and flow.completed(p):
                 step = "done"
+            preview = p is not None and flow.is_preview(p)
+            if preview and where is status and not message:
+                message = PREVIEW_NOTE
             out: dict[Any, Any] = {
                 ident: (p.study_id, p.pseudonym) if p is not None else None,
                 title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
@@ -147,9 +173,11 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 aspects_box: gr.update(visible=bool(step == "task" and study and study.aspects)),
                 **{r: gr.update(value=None) if reset else gr.update() for r in radios},
                 gold_box: gr.update(visible=step == "gold"), gold_md: "", gold_answer: gr.update(),
-                full_box: gr.update(visible=step == "full"),
-                done_md: gr.update(visible=step == "done", value=_done_markdown(study) if step == "done" else ""),
-                forward: (study.completion_url() or "") if step == "done" and study else "",
+                full_box: gr.update(visible=step == "full"), full_md: "", retry: gr.update(visible=False),
+                done_md: gr.update(visible=step == "done", value=_done_markdown(study, preview)
+                                   if step == "done" else ""),
+                # A preview ends here: it never goes on to the platform.
+                forward: (study.completion_url() or "") if step == "done" and study and not preview else "",
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
             for side in ("A", "B"):
@@ -160,8 +188,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                                            if study and study.mode == "battle" else "The system")
                 out[pane.items] = items_markdown(latest_items(d))
                 out[pane.send] = gr.update(interactive=d is not None and d.feedback is None and not d.ended)
-                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}**"
-                                     if d is not None and d.feedback else "")
+                out[pane.verdict] = (f"Your verdict: **{d.feedback.sentiment}** (you may change it until you "
+                                     "submit the task)" if d is not None and d.feedback else "")
             if step == "task":
                 number = len(p.data.get("task_seconds", [])) + 1
                 who = "each system" if study.mode == "battle" else "the system"
@@ -173,6 +201,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 if check is not None and check.kind == "instructed" and check.after_task == number:
                     out[attention] = gr.update(visible=True, choices=check.options, label=check.question,
                                                **({"value": None} if reset else {}))
+            if step == "full" and study is not None:
+                why, may_retry = flow.full_notice(services, study, p)
+                out[full_md], out[retry] = why, gr.update(visible=may_retry)
             if step == "gold":
                 check = study.attention_check
                 out[gold_md] = check.text
@@ -225,26 +256,28 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 yield draw(study, p) + [gr.update(value="", interactive=True)]
             return run, outputs
 
-        def enter(params: dict[str, Any], request: Any = None) -> list[Any]:
+        def enter(params: dict[str, Any], request: Any, browser: Optional[str]) -> list[Any]:
             try:
-                study, p = flow.enter(services, params, request)
+                study, p = flow.enter(services, params, request, browser=browser)
             except Refusal as exc:
                 return draw(None, None, notice(exc))
             message = ("You have already completed this study; it can be completed only once."
                        if flow.completed(p) else "")
             return draw(study, p, message)
 
-        def enter_from_link(request: gr.Request) -> list[Any]:
-            return enter(dict(request.query_params) if request is not None else {}, request)
+        def enter_from_link(browser: str, request: gr.Request) -> list[Any]:
+            return enter(dict(request.query_params) if request is not None else {}, request, browser)
 
-        def enter_from_values(study_id: str, worker: str, request: gr.Request) -> list[Any]:
-            return enter({"study": study_id, "worker_id": worker}, request)
+        def enter_from_values(study_id: str, worker: str, browser: str, request: gr.Request) -> list[Any]:
+            return enter({"study": study_id, "worker_id": worker}, request, browser)
 
         def forwarding(event: Any) -> None:
             event.then(None, [forward], None, js=FORWARD_JS, api_visibility="private")
 
-        forwarding(demo.load(enter_from_link, None, view, api_visibility="private", show_progress="hidden"))
-        gr.Button(visible=False).click(enter_from_values, [link_study, link_worker], view, api_name="study_enter")
+        forwarding(demo.load(enter_from_link, [link_browser], view, js=BROWSER_TOKEN_JS, api_visibility="private",
+                             show_progress="hidden"))
+        gr.Button(visible=False).click(enter_from_values, [link_study, link_worker, link_browser], view,
+                                       api_name="study_enter")
         # Every event redraws the page, but only the line next to the control shows progress: Gradio's
         # overlay on every output would cover the whole page at each step.
         def near(line: Any) -> dict[str, Any]:
