@@ -6,8 +6,9 @@ transaction); the modules each add one part of it:
 - `engine`: `Store` itself (connections, migrations on open, dialogues and their scores, runs, settings),
   the locations it accepts and its errors
 - `dialogue_versions`: a conversation under way read with its version and written by compare-and-set
+- `run_leases`: which process runs an evaluation run (a lease it renews) and a cancel any process asks
 - `votes`: battles and their votes (one per battle, origins, flags) and the pairing claims
-- `scoring_queue`: the durable scoring queue (enqueue, claim, finish, requeue)
+- `scoring_queue`: the durable scoring queue (enqueue, claim under a lease, finish, requeue)
 - `moderation`: hidden and deleted dialogues and the moderation log
 - `studies`: study files, participants and quota cells
 - `bulk`: whole tables at once, for the Hub mirror's push and restore

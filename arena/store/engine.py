@@ -39,6 +39,7 @@ from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
 from arena.store.bulk import BulkRows
 from arena.store.dialogue_versions import DialogueVersions
+from arena.store.run_leases import RunLeases
 from arena.store.moderation import Moderation
 from arena.store.scoring_queue import ScoringQueue
 from arena.store.statements import insert_for, insert_for_dialect, now_key, upsert, utc_key
@@ -208,7 +209,7 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store(Votes, ScoringQueue, DialogueVersions, Moderation, Studies, BulkRows):
+class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store
