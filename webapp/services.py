@@ -31,6 +31,7 @@ from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
 
 if TYPE_CHECKING:  # the session and protection modules import this one
+    from webapp.protection.identity import SessionIdentities
     from webapp.protection.label_limits import LabelGuard
     from webapp.protection.vote_limits import VoteLimiter
     from webapp.runs.evaluation import RunManager
@@ -101,8 +102,16 @@ class Services:
     @property
     def label_guard(self) -> "LabelGuard":
         """Limits on how fast a person labels dialogues, and the flag on labels that look careless."""
-        from webapp.protection.label_limits import LabelGuard
+        from webapp.protection.identity import SessionIdentities
+    from webapp.protection.label_limits import LabelGuard
         return self._once("label_guard", lambda: LabelGuard(self.settings))
+
+    @property
+    def identities(self) -> "SessionIdentities":
+        """Who a browser session is (derived with the database's secret, so every process agrees)."""
+        from webapp.protection.identity import IDENTITY_SECRET_KEY, SessionIdentities
+        return self._once("identities",
+                          lambda: SessionIdentities(self.store.get_or_create_secret(IDENTITY_SECRET_KEY)))
 
     @property
     def origin_salt(self) -> str:
@@ -129,9 +138,13 @@ class Services:
             max_message_chars=self.settings.max_message_chars,
         )
 
-    def dialogue_finished(self, dialogue: Dialogue) -> None:
-        """Persist an ended dialogue and queue its automatic scoring (in the store, so it survives a crash)."""
-        self.store.save_dialogue(dialogue)
+    def dialogue_finished(self, dialogue: Dialogue, version: Optional[int] = None) -> None:
+        """Persist an ended dialogue (over the stored `version` when given: `Store.save_dialogue_checked`)
+        and queue its automatic scoring (in the store, so it survives a crash)."""
+        if version is None:
+            self.store.save_dialogue(dialogue)
+        else:
+            self.store.save_dialogue_checked(dialogue, version)
         try:
             if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)

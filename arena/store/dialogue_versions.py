@@ -58,9 +58,10 @@ class DialogueVersions:
             dialogue.scores = self._scores_for(conn, [dialogue_id]).get(dialogue_id, {})
             return VersionedDialogue(dialogue, int(row.version))
 
-    def save_dialogue_checked(self, dialogue: Dialogue, expected_version: int) -> int:
+    def save_dialogue_checked(self, dialogue: Dialogue, expected_version: int, *, finished: bool = False) -> int:
         """Write `dialogue` only if its row is still at `expected_version` (0: not stored yet), not
-        labelled and not part of a voted battle; returns the new version. Raises `DialogueChanged`."""
+        labelled and not part of a voted battle (with `finished`, a labelled or voted one may be written:
+        aspect ratings given after the label); returns the new version. Raises `DialogueChanged`."""
         with self.write() as conn:
             if expected_version == 0:
                 # A first write inserts or fails: two processes starting the same row cannot both win.
@@ -77,9 +78,9 @@ class DialogueVersions:
             if int(row.version) != expected_version:
                 raise DialogueChanged(dialogue.dialogue_id,
                                       f"is at version {row.version}, not {expected_version}")
-            if row.sentiment is not None:
+            if not finished and row.sentiment is not None:
                 raise DialogueChanged(dialogue.dialogue_id, "is labelled already")
-            if conn.execute(_VOTED, {"id": dialogue.dialogue_id}).scalar():
+            if not finished and conn.execute(_VOTED, {"id": dialogue.dialogue_id}).scalar():
                 raise DialogueChanged(dialogue.dialogue_id, "belongs to a voted battle")
             self._put_dialogue(conn, dialogue)
             return expected_version + 1
