@@ -32,6 +32,7 @@ from webapp.runs.scorer import BackgroundScorer
 
 if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.protection.identity import SessionIdentities
+    from webapp.protection.identity import SessionIdentities
     from webapp.protection.label_limits import LabelGuard
     from webapp.protection.vote_limits import VoteLimiter
     from webapp.runs.evaluation import RunManager
@@ -102,8 +103,7 @@ class Services:
     @property
     def label_guard(self) -> "LabelGuard":
         """Limits on how fast a person labels dialogues, and the flag on labels that look careless."""
-        from webapp.protection.identity import SessionIdentities
-    from webapp.protection.label_limits import LabelGuard
+        from webapp.protection.label_limits import LabelGuard
         return self._once("label_guard", lambda: LabelGuard(self.settings))
 
     @property

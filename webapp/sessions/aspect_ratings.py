@@ -26,7 +26,7 @@ SKIPPED = "Skipped; thank you all the same."
 def _store_rating(services: Any, dialogue: Dialogue, apply: Callable[[Dialogue], None]) -> None:
     """Apply a rating to the page's copy and to the stored one, and store it over the stored version."""
     stored = read_current(services, dialogue)
-    if stored is None or not same_conversation(dialogue, stored):
+    if stored is None or not same_conversation(dialogue, stored, label=False):
         raise ChangedElsewhere()
     with refused_when_full(dialogue):
         apply(dialogue)

@@ -87,8 +87,6 @@ def send_message(
             current = stored.dialogue if stored is not None else None
             step.remember(current)
             return current, CHANGED_ELSEWHERE
-        if stored is not None:
-            dialogue = stored.dialogue  # the stored copy carries what other processes stored (message ids)
         if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
         remember_sent(dialogue, message_id)  # stored with the turn
@@ -129,7 +127,6 @@ def give_feedback(
         if stored is None or not same_conversation(dialogue, stored):
             step.remember(stored.dialogue if stored is not None else None)
             return (stored.dialogue if stored is not None else None), CHANGED_ELSEWHERE
-        dialogue = stored.dialogue
         # Unsaved (a full store, or changed elsewhere meanwhile), the conversation stays open to be rated again.
         try:
             store_label(services, dialogue, sentiment, comment, request=request, version=stored.version)

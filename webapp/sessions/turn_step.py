@@ -90,14 +90,15 @@ def read_current(services: Any, dialogue: Dialogue) -> Optional[VersionedDialogu
     return services.store.current_dialogue(dialogue.dialogue_id)
 
 
-def same_conversation(page: Dialogue, stored: Optional[VersionedDialogue]) -> bool:
-    """Whether the page's copy is the conversation as stored: the same turns, label and ending. A copy
-    never stored is current only while it holds nothing (a conversation just started)."""
+def same_conversation(page: Dialogue, stored: Optional[VersionedDialogue], *, label: bool = True) -> bool:
+    """Whether the page's copy is the conversation as stored: the same turns and (with `label`) the same
+    label and ending. A copy never stored is current only while it holds nothing (just started)."""
     if stored is None:
         return not page.utterances and page.feedback is None
     s = stored.dialogue
-    return (len(s.utterances) == len(page.utterances) and (s.feedback is None) == (page.feedback is None)
-            and s.end_reason == page.end_reason)
+    if len(s.utterances) != len(page.utterances):
+        return False
+    return not label or ((s.feedback is None) == (page.feedback is None) and s.end_reason == page.end_reason)
 
 
 def save_checked(services: Any, dialogue: Dialogue, version: Optional[int]) -> None:
