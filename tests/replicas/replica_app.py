@@ -30,7 +30,7 @@ from evaluators.acts.llm import LLMActAnnotator
 from tests.acts.test_acts_scoring import keyword_llm
 from webapp.runs.scorer import BackgroundScorer
 from webapp.services import Services
-from webapp.sessions import battle, chat, participants
+from webapp.sessions import battle, chat, participants, study
 from webapp.sessions.refusal import Refusal
 
 from battle_support import FakeCatalogCRS, fake_spec
@@ -118,6 +118,15 @@ class Replica:
             return {"battle": None}
         return {"battle": session.battle_id, "sides": {s: texts(d) for s, d in session.dialogues.items()},
                 "rated": {s: session.rated(s) for s in session.dialogues}}
+
+    # -- Study ------------------------------------------------------------------------------
+    def study_start(self, study_id: str, worker: str) -> dict:
+        """A worker opens the study link, consents and presses Start."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": worker})
+        study.consent(self.services, found, p)
+        study.begin(self.services, found, p)
+        p = self.services.store.get_participant(p.study_id, p.pseudonym)
+        return {"step": p.data.get("step"), "claim": (p.data.get("task") or {}).get("claim")}
 
     # -- the process ------------------------------------------------------------------------
     def owner(self) -> dict:

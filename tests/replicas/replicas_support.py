@@ -35,8 +35,15 @@ class ReplicaProcess:
         return line
 
     def call(self, op: str, **args: Any) -> dict:
+        self.send(op, **args)
+        return self.receive()
+
+    def send(self, op: str, **args: Any) -> None:
+        """Send a command without waiting (`receive` reads its answer): to run replicas at once."""
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
         self.proc.stdin.flush()
+
+    def receive(self) -> dict:
         answer = json.loads(self._line())
         assert "error" not in answer, f"{self.name}: {answer.get('trace') or answer['error']}"
         return answer

@@ -100,3 +100,24 @@ def test_a_battle_finished_on_the_other_replica_keeps_its_labels_and_vote(db, re
     assert [v.vote_id for v in votes] == [vote_id]
     assert sides["A"].feedback.sentiment == "satisfied" and sides["B"].feedback.sentiment == "frustrated"
     assert [u.text for u in sides["A"].utterances][::2] == ["a1 on r1", "a2 on r2", "a3 on r1"]
+
+
+def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, replicas):
+    from arena.study import parse_study
+    from tests.study.study_support import study_yaml
+
+    with Store(db) as store:
+        text = study_yaml(systems=["alpha", "bravo"], quota_per_cell=5)
+        store.save_study(parse_study(text), text, "ada")
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    for n in range(4):  # each worker's Start reaches both replicas at the same moment
+        r1.send("study_start", study_id="pilot", worker=f"w{n}")
+        r2.send("study_start", study_id="pilot", worker=f"w{n}")
+        first, second = r1.receive(), r2.receive()
+        assert first["step"] == second["step"] == "task" and first["claim"] == second["claim"]
+    with Store(db) as store, store.read() as conn:
+        import sqlalchemy as sa
+        from arena.store import schema as t
+
+        held = conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
+    assert held == 4  # one place per worker, none orphaned
