@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 JOB_STATES = ("queued", "running", "done", "failed")
 MAX_SCORING_ATTEMPTS = 3
 # How long a claim holds without renewal: a killed owner's jobs are retaken after at most this long.
-SCORING_LEASE_S = float(os.environ.get("ARENA_SCORING_LEASE_S", "60"))
+# (The app sets `Store.lease_s` from ARENA_SCORING_LEASE_S, `Settings.scoring_lease_s`.)
+SCORING_LEASE_S = 60.0
 
 
 def lease_key(seconds: float) -> str:

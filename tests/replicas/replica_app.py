@@ -39,7 +39,7 @@ SYSTEMS = ["alpha", "bravo"]
 
 
 def build(db: str, scorer_delay: Optional[float], workers: int) -> Services:
-    settings = Settings(db_path=db, llm_provider="fake", max_turns=8, min_user_turns=1, min_battle_s=0.0,
+    settings = Settings.from_env(db_path=db, llm_provider="fake", max_turns=8, min_user_turns=1, min_battle_s=0.0,
                         burst_votes=10_000, burst_labels=10_000, max_rated_per_user=10_000,
                         max_rated_per_ip=10_000)
     store = Store(db)
@@ -50,7 +50,7 @@ def build(db: str, scorer_delay: Optional[float], workers: int) -> Services:
             return keyword_llm(request)
 
         judge = LLMClient(FakeProvider(slow_judge), retry=RetryPolicy(max_retries=0, base_delay_s=0.01))
-        scorer = BackgroundScorer(store, ["rdl", "sr"], judge, workers=workers, poll_s=0.2,
+        scorer = BackgroundScorer(store, ["rdl", "sr"], judge, settings=settings, workers=workers, poll_s=0.2,
                                   annotator=LLMActAnnotator(judge, use_catalog=False))
         scorer.resume()  # what the app does on start
     return Services(settings=settings, store=store,
