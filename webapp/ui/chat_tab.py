@@ -26,7 +26,7 @@ from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
-from webapp.sessions.turn_step import limit_status
+from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
 
@@ -159,6 +159,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                                session_key=user_of(services, participant_id, request), request=request)
             except Refusal as exc:  # the comment stays in its box
                 return (*skips(3), notice(exc), *skips(len(outputs) - 4 + 2 + len(panel.outputs)))
+            if text == CHANGED_ELSEWHERE:  # the conversation as stored; nothing was rated
+                return (*view(dialogue, text), gr.skip(), NOT_FINISHED, *panel.hide())
             return (*view(dialogue, text), "", PENDING, *panel.show())
 
         return handler
