@@ -13,7 +13,7 @@ a participant's step (scores, runs, imports, moderation) keep using `save_dialog
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Any, Iterable, NamedTuple, Optional
 
 import sqlalchemy as sa
 
@@ -84,3 +84,15 @@ class DialogueVersions:
                 raise DialogueChanged(dialogue.dialogue_id, "belongs to a voted battle")
             self._put_dialogue(conn, dialogue)
             return expected_version + 1
+
+    @staticmethod
+    def _check_versions(conn: Any, expected: Iterable[tuple[str, int]]) -> None:
+        """Inside a write: each dialogue still stored at its expected version (rows locked in id order),
+        else `DialogueChanged`."""
+        for dialogue_id, version in sorted(expected):
+            row = conn.execute(_VERSION_LOCKED, {"id": dialogue_id}).first()
+            if row is None:
+                raise DialogueChanged(dialogue_id, "was deleted")
+            if int(row.version) != version:
+                raise DialogueChanged(dialogue_id, f"is at version {row.version}, not {version}")
+

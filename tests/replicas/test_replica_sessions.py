@@ -121,3 +121,24 @@ def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, r
 
         held = conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
     assert held == 4  # one place per worker, none orphaned
+
+
+def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):
+    """The vote's transaction checks both sides' versions: a deletion between the step's read and the
+    vote stores nothing (no vote, no dialogue brought back)."""
+    from arena.dialogue import Dialogue, UserInfo, UserKind, Vote
+    from arena.store import DialogueChanged
+
+    with Store(db) as store:
+        a, b = (Dialogue(crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id="p-x"),
+                         metadata={"source": "battle", "battle_id": "bt-1", "side": side})
+                for crs, side in (("alpha", "A"), ("bravo", "B")))
+        store.save_dialogues([a, b])
+        versions = (store.current_dialogue(a.dialogue_id).version, store.current_dialogue(b.dialogue_id).version)
+        store.delete_dialogues([a.dialogue_id], actor="participant", reason="test")  # on another replica
+        cast = Vote(battle_id="bt-1", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="alpha",
+                    crs_b="bravo", choice="A", user_id="p-x", user_kind=UserKind.HUMAN)
+        with pytest.raises(DialogueChanged):
+            store.save_battle_once(a, b, cast, user_key="u", ip_key="i", started_at=None, burst_votes=10,
+                                   burst_window_s=60, min_battle_s=0, versions=versions)
+        assert store.list_votes() == [] and store.get_dialogue(a.dialogue_id) is None

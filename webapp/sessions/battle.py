@@ -225,6 +225,9 @@ def vote(
             admission = services.vote_limiter.admit("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
             raise refuse(str(exc)) from None
+        # Both sides as stored now (a page behind the store is refused, the session then holding the battle
+        # as stored); the vote is written only over these versions.
+        versions = (_side_as_stored(services, session, "A"), _side_as_stored(services, session, "B"))
         a, b = session.dialogues["A"], session.dialogues["B"]
         cast = Vote(
             battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
@@ -238,7 +241,7 @@ def vote(
             session.flagged = services.store.save_battle_once(
                 a, b, cast, user_key=session.user_key, ip_key=session.ip_key, started_at=session.started_at,
                 burst_votes=settings.burst_votes, burst_window_s=settings.burst_window_s,
-                min_battle_s=settings.min_battle_s, claim_id=session.ticket,
+                min_battle_s=settings.min_battle_s, claim_id=session.ticket, versions=versions,
             )
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
