@@ -7,7 +7,9 @@ fake systems.
 Besides the settings, store, LLM, systems and scorer, a `Services` holds the
 per-process state of the participant sessions and their protection (the turn
 guard, the battle book, the pair scheduler, the vote and label limiters, the
-origin salt) and the evaluation run manager. Each is a typed attribute made on
+origin salt, the session identities) and the evaluation run manager. None of it
+is the only copy of anything: every session step is checked against the store
+(webapp.sessions.turn_step), so several processes may share one database. Each is a typed attribute made on
 first use, once per `Services`: several need the store, some start threads,
 and a test that never opens a battle should not build a scheduler.
 """
