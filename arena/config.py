@@ -139,6 +139,8 @@ class Settings(BaseSettings):
     pseudonym_salt: Optional[SecretStr] = None  # None: the database's own random salt
     rating_form: Optional[Path] = None  # aspect rating form (YAML); None: assets/ratings/aspects_v1.yaml
     scorer_workers: int = Field(2, ge=1)
+    # how long a scoring job's claim holds unrenewed: a killed replica's jobs are retaken after this
+    scoring_lease_s: float = Field(60.0, gt=0)
     show_scores: bool = True  # participants see their finished conversation's scores, in plain words
     # -- public deployment ---------------------------------------------------------------
     # Researcher app (python app.py --admin): who may log in. Passwords never appear in repr().

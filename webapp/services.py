@@ -7,7 +7,9 @@ fake systems.
 Besides the settings, store, LLM, systems and scorer, a `Services` holds the
 per-process state of the participant sessions and their protection (the turn
 guard, the battle book, the pair scheduler, the vote and label limiters, the
-origin salt) and the evaluation run manager. Each is a typed attribute made on
+origin salt, the session identities) and the evaluation run manager. None of it
+is the only copy of anything: every session step is checked against the store
+(webapp.sessions.turn_step), so several processes may share one database. Each is a typed attribute made on
 first use, once per `Services`: several need the store, some start threads,
 and a test that never opens a battle should not build a scheduler.
 """
@@ -31,6 +33,8 @@ from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
 
 if TYPE_CHECKING:  # the session and protection modules import this one
+    from webapp.protection.identity import SessionIdentities
+    from webapp.protection.identity import SessionIdentities
     from webapp.protection.label_limits import LabelGuard
     from webapp.protection.vote_limits import VoteLimiter
     from webapp.runs.evaluation import RunManager
@@ -105,6 +109,13 @@ class Services:
         return self._once("label_guard", lambda: LabelGuard(self.settings, self.store))
 
     @property
+    def identities(self) -> "SessionIdentities":
+        """Who a browser session is (derived with the database's secret, so every process agrees)."""
+        from webapp.protection.identity import IDENTITY_SECRET_KEY, SessionIdentities
+        return self._once("identities",
+                          lambda: SessionIdentities(self.store.get_or_create_secret(IDENTITY_SECRET_KEY)))
+
+    @property
     def origin_salt(self) -> str:
         """The database's own secret that salts hashed user and network keys."""
         return self._once("origin_salt", lambda: self.store.get_or_create_secret("origin_salt"))
@@ -129,9 +140,13 @@ class Services:
             max_message_chars=self.settings.max_message_chars,
         )
 
-    def dialogue_finished(self, dialogue: Dialogue) -> None:
-        """Persist an ended dialogue and queue its automatic scoring (in the store, so it survives a crash)."""
-        self.store.save_dialogue(dialogue)
+    def dialogue_finished(self, dialogue: Dialogue, version: Optional[int] = None) -> None:
+        """Persist an ended dialogue (over the stored `version` when given: `Store.save_dialogue_checked`)
+        and queue its automatic scoring (in the store, so it survives a crash)."""
+        if version is None:
+            self.store.save_dialogue(dialogue)
+        else:
+            self.store.save_dialogue_checked(dialogue, version)
         try:
             if self.scorer is not None:
                 self.scorer.submit(dialogue.dialogue_id)

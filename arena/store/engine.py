@@ -39,9 +39,11 @@ from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
 from arena.store.bulk import BulkRows
 from arena.store.limits import LimitCounters
+from arena.store.dialogue_versions import DialogueVersions
+from arena.store.run_leases import RunLeases
 from arena.store.moderation import Moderation
 from arena.store.scoring_queue import ScoringQueue
-from arena.store.statements import insert_for, now_key, upsert, utc_key
+from arena.store.statements import insert_for, insert_for_dialect, now_key, upsert, utc_key
 from arena.store.studies import Studies
 from arena.store.votes import Votes
 
@@ -186,6 +188,16 @@ _SCORES_OF = (sa.select(t.scores).where(t.scores.c.dialogue_id.in_(sa.bindparam(
               .order_by(t.scores.c.metric))
 
 
+@lru_cache(maxsize=2)
+def _dialogue_upsert(dialect: str) -> Any:
+    """Insert a dialogue at version 1, or replace it and bump its version (built once per dialect)."""
+    stmt = insert_for_dialect(dialect, t.dialogues)
+    columns = [c.name for c in t.dialogues.columns if c.name not in ("dialogue_id", "version")]
+    return stmt.on_conflict_do_update(index_elements=["dialogue_id"],
+                                      set_={**{c: stmt.excluded[c] for c in columns},
+                                            "version": t.dialogues.c.version + 1})
+
+
 def _redact_errors(d: Dialogue) -> None:
     """Credentials out of everything a dialogue stores as an error (an endpoint may echo its headers)."""
     for u in d.utterances:
@@ -198,7 +210,7 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, LimitCounters):
+class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store
@@ -284,6 +296,7 @@ class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, LimitCounters):
 
     def close(self) -> None:
         """Close every pooled connection this Store opened (in any thread)."""
+        self.stop_renewing_leases()
         with self._engine_lock:
             engine, self._engine = self._engine, None
         if engine is not None:
@@ -367,15 +380,21 @@ class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, LimitCounters):
             for d in dialogues:
                 self._put_dialogue(conn, d)
 
-    def _put_dialogue(self, conn: Connection, d: Dialogue) -> None:
+    @staticmethod
+    def _dialogue_row(d: Dialogue) -> dict[str, Any]:
+        """The `dialogues` row of `d` (errors redacted first), without its version."""
         _redact_errors(d)
-        upsert(conn, t.dialogues, {
+        return {
             "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value,
             "user_id": d.user.id, "ended": int(d.ended),
             "sentiment": d.feedback.sentiment if d.feedback else None, "num_turns": d.num_turns,
             "created_at": utc_key(d.created_at), "updated_at": now_key(),
             "data": d.model_dump_json(exclude={"scores"}),
-        }, ["dialogue_id"])
+        }
+
+    def _put_dialogue(self, conn: Connection, d: Dialogue) -> None:
+        # Every write bumps the row's version (arena.store.dialogue_versions).
+        conn.execute(_dialogue_upsert(conn.dialect.name), {**self._dialogue_row(d), "version": 1})
         self._put_scores(conn, d.dialogue_id, d.scores)
 
     def save_scores(self, dialogue_id: str, scores: dict[str, Score], *,
@@ -398,7 +417,8 @@ class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, LimitCounters):
                 stored = Dialogue.model_validate_json(found[0])
                 if copy_acts(acts_from, stored):
                     conn.execute(sa.update(t.dialogues).where(t.dialogues.c.dialogue_id == dialogue_id).values(
-                        data=stored.model_dump_json(exclude={"scores"}), updated_at=now_key()))
+                        data=stored.model_dump_json(exclude={"scores"}), updated_at=now_key(),
+                        version=t.dialogues.c.version + 1))
             self._put_scores(conn, dialogue_id, scores)
 
     @staticmethod

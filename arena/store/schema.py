@@ -34,6 +34,8 @@ dialogues = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
+    # Bumped by every write; a participant's step writes only over the version it read (revision 0006).
+    sa.Column("version", sa.Integer, nullable=False, server_default="1"),
     sa.Index("dialogues_crs", "crs_id", "created_at"),
     sa.Index("dialogues_kind", "user_kind", "created_at"),
     sa.Index("dialogues_created", "created_at"),
@@ -75,6 +77,10 @@ runs = sa.Table(
     sa.Column("run_id", sa.Text, primary_key=True, nullable=True),
     sa.Column("state", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Text, nullable=False),
+    # The process running the run and until when its lease holds; a cancel asked by any process (0006).
+    sa.Column("owner", sa.Text),
+    sa.Column("lease_until", sa.Text),
+    sa.Column("cancel_requested", sa.Integer, nullable=False, server_default="0"),
 )
 
 # Battles handed out but not yet stored, shared by every app process so that
@@ -101,6 +107,9 @@ scoring_jobs = sa.Table(
     sa.Column("error", sa.Text),
     sa.Column("queued_at", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Text, nullable=False),
+    # The process scoring a running job and until when its lease holds (revision 0006).
+    sa.Column("owner", sa.Text),
+    sa.Column("lease_until", sa.Text),
     sa.Index("scoring_jobs_state", "state", "queued_at"),
 )
 

@@ -33,7 +33,12 @@ def now_key() -> str:
 
 def insert_for(conn: Connection, table: sa.Table) -> Any:
     """An INSERT of the connection's dialect, which has `on_conflict_do_nothing` / `_do_update`."""
-    return (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(table)
+    return insert_for_dialect(conn.dialect.name, table)
+
+
+def insert_for_dialect(dialect: str, table: sa.Table) -> Any:
+    """`insert_for` by the dialect's name."""
+    return (pg_insert if dialect == "postgresql" else sqlite_insert)(table)
 
 
 @lru_cache(maxsize=64)

@@ -177,6 +177,13 @@ class Studies:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
             counts = _counts(conn, study.id, utc_key(now))
+            # A worker holds one task at a time: a second start of the same worker (a double click, or
+            # the same link opened on two app processes at once) gets the place it holds already.
+            c = t.study_claims.c
+            held = conn.execute(sa.select(c.cell, c.claim_id).where(
+                c.study_id == study.id, c.pseudonym == pseudonym, c.state == "reserved")).first()
+            if held is not None:
+                return held.cell, held.claim_id
             # Fill as a share of the quota, so unequal quotas fill at one pace.
             room = [(counts.get(cell, 0) / study.quota(cell), cell) for cell in study.cells()
                     if cell not in skip and counts.get(cell, 0) < study.quota(cell)]

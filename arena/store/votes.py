@@ -53,8 +53,13 @@ class Votes:
     def save_battle_once(self, dialogue_a: Dialogue, dialogue_b: Dialogue, vote: Vote, *,
                          user_key: str, ip_key: str, started_at: Optional[datetime],
                          burst_votes: int, burst_window_s: float, min_battle_s: float,
-                         claim_id: Optional[str] = None) -> Optional[str]:
+                         claim_id: Optional[str] = None,
+                         versions: Optional[tuple[int, int]] = None) -> Optional[str]:
         """Store a battle's dialogues, its vote and where it came from, in one transaction.
+
+        With `versions` (each side's stored version, read by the step) the vote is stored only while both
+        rows are still at them: a side written or deleted by another app process meanwhile raises
+        `DialogueChanged` (arena.store.dialogue_versions), and nothing is stored.
 
         A second vote for the same battle raises BattleAlreadyVoted. Returns why the
         vote was flagged, or None: more than `burst_votes` votes from one IP or one
@@ -73,6 +78,9 @@ class Votes:
             taken = conn.execute(sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == vote.battle_id)).first()
             if taken is not None:
                 raise BattleAlreadyVoted(f"battle {vote.battle_id} already has a vote")
+            if versions is not None:
+                self._check_versions(conn, ((dialogue_a.dialogue_id, versions[0]),
+                                            (dialogue_b.dialogue_id, versions[1])))
             self._put_battle(conn, dialogue_a, dialogue_b, vote, claim_id)
             conn.execute(sa.insert(t.vote_origins).values(
                 vote_id=vote.vote_id, battle_id=vote.battle_id, user_key=user_key, ip_key=ip_key,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from arena.config import Settings
@@ -31,10 +33,15 @@ def test_a_job_left_running_by_a_crash_is_resumed(tmp_path):
     store = Store(tmp_path / "arena.sqlite3")
     store.save_dialogue(finished("d-crash"))
     store.enqueue_scoring(["d-crash"])
-    assert store.claim_scoring_job()[0] == "d-crash"  # the process that took it dies here
+    crashed = Store(tmp_path / "arena.sqlite3")  # another process, with a short lease
+    crashed.lease_s = 0.3
+    assert crashed.claim_scoring_job()[0] == "d-crash"
+    crashed.close()  # it dies here: nothing renews its lease
+    assert store.requeue_interrupted() == 0  # a live lease is never taken back
+    time.sleep(0.4)
     scorer = BackgroundScorer(store, ["rdl", "sr"], annotator=annotator(), poll_s=0.1)
-    try:
-        assert scorer.resume() == 1
+    try:  # its workers take the expired claim over (or the start puts it back in the queue)
+        scorer.resume()
         _wait_drained(store)
     finally:
         scorer.shutdown()

@@ -32,7 +32,7 @@ def request(session="s1", host="10.0.0.1"):
 
 
 def chat_and_rate(services, req, sentiment="satisfied", turns=2):
-    user = session_user_id(req)
+    user = session_user_id(services, req)
     dialogue, _ = chat.start_conversation(services, "alpha", user)
     for i in range(turns):
         chat.send_message(services, dialogue, f"a comedy please {i}", session_key=user)
@@ -47,16 +47,20 @@ def satisfaction(services):
     return int(row["satisfied"]), int(row["rated"])
 
 
-def test_identity_is_issued_by_the_server_not_taken_from_the_client():
-    ids = SessionIdentities(capacity=2)
+def test_identity_is_issued_by_the_server_not_taken_from_the_client(tmp_path):
+    ids = SessionIdentities("secret-of-one-database")
     first = ids.identity("client-chosen")
     assert first and first != "client-chosen" and "client-chosen" not in first
     assert ids.identity("client-chosen") == first  # stable for the session
     assert ids.identity("other") != first
-    ids.identity("third")  # over capacity: the oldest is forgotten
-    assert ids.identity("client-chosen") != first
-    assert server_session_id(None) is None
-    assert session_user_id(request("victim")) != "session-victim"
+    # Every process on the same database names the session alike; another database does not.
+    assert SessionIdentities("secret-of-one-database").identity("client-chosen") == first
+    assert SessionIdentities("another-database").identity("client-chosen") != first
+    assert server_session_id(None, ids) is None
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")])
+    assert session_user_id(services, request("victim")) != "session-victim"
+    replica = make_services(tmp_path, [FakeCatalogCRS("alpha")])  # a second process on the same store
+    assert session_user_id(replica, request("victim")) == session_user_id(services, request("victim"))
 
 
 def test_chat_labels_are_limited_per_session_and_flagged_in_bursts(tmp_path):

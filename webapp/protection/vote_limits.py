@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from arena.store import Admitted, Cap, CapReached, Store, StoreError
-from webapp.protection.identity import server_session_id
+from webapp.protection.identity import SessionIdentities, server_session_id
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,13 @@ def origin_key(kind: str, value: Optional[str], salt: str = "") -> str:
     return f"{kind}:{digest[:16]}"
 
 
-def request_origin(request: Any) -> tuple[Optional[str], Optional[str]]:
+def request_origin(request: Any, identities: SessionIdentities) -> tuple[Optional[str], Optional[str]]:
     """(server-issued session identity, IP address) of a Gradio request; None where unknown.
 
     Never the client's own `session_hash` (see `webapp.protection.identity`)."""
     if request is None:
         return None, None
-    session = server_session_id(request)
+    session = server_session_id(request, identities)
     client = getattr(request, "client", None)
     host = getattr(client, "host", None) if client is not None else None
     return session, host
@@ -135,5 +135,5 @@ def origin_keys_of(services: Any, request: Any, user: Optional[str] = None) -> t
     """Hashed (user, IP) keys of a request, salted with the database's own secret. The user is `user`
     when given (a participant known across reloads), else the request's server-issued session."""
     salt = services.origin_salt
-    session, host = request_origin(request)
+    session, host = request_origin(request, services.identities)
     return origin_key("user", user or session, salt), origin_key("ip", host, salt)

@@ -193,7 +193,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     store = Store(Settings.from_env(db_path=args.db or None).db_path)
     for run_id, state in store.list_runs():
-        state = mark_stale(state)
+        held = store.run_lease(run_id)
+        state = mark_stale(state, held[1] if held else None)
         config = state.get("config", {})
         print(f"{run_id}  {state.get('status'):<11} {state.get('done')}/{state.get('total')}  "
               f"{config.get('simulator')}  {','.join(config.get('systems', []))}  {state.get('created_at')}")

@@ -7,6 +7,10 @@ Every dialogue is stored, including those that failed: a failure is
 recorded on the dialogue (`metadata["errors"]`, utterance errors), never
 dropped. The run's status lives in the store (`save_run`), so a reloaded
 page, or another process, sees the same progress; runs can be cancelled.
+A run is held under a lease in the store (`arena.store.run_leases`) that its
+process renews every `LEASE_TICK_S`: a cancel asked on any app process
+reaches the owner at its next renewal, and a run whose lease expired (its
+process died) shows as interrupted and may be resumed by exactly one process.
 Dialogues under way are listed in the status (`active`: system, index,
 turns so far, when they started and last took a turn), so a long dialogue
 shows signs of life before it finishes (threads engine; a Ray task reports
@@ -36,6 +40,7 @@ from arena.llm import LLMClient
 from arena.runner import DialogueRunner
 from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
+from arena.store.statements import now_key
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
@@ -44,6 +49,7 @@ from webapp.runs.scorer import BackgroundScorer
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 10.0
+LEASE_TICK_S = 1.0  # how often the owner renews its lease and looks for a cancel asked elsewhere
 SAVE_EVERY_S = 1.0  # progress is written at most this often (status changes always)
 STALE_AFTER_S = 120.0  # a running run not heard from for this long was interrupted
 FINAL_STATES = ("finished", "cancelled", "failed", "interrupted")
@@ -222,7 +228,11 @@ class RunManager:
         state = self.store.get_run(run_id) if run_id else None
         if state is None:
             raise ValueError(f"no run {run_id!r} to resume")
-        if self.is_active(run_id) or mark_stale(state)["status"] in ("queued", "running", "cancelling"):
+        held = self.store.run_lease(run_id)
+        if self.is_active(run_id) or mark_stale(state, held[1] if held else None)["status"] in (
+                "queued", "running", "cancelling"):
+            raise ValueError(f"run {run_id} is still running")
+        if not self.store.claim_run(run_id):  # another process resumed it first
             raise ValueError(f"run {run_id} is still running")
         config = self.check(RunConfig.from_dict(state["config"]))
         ids = [run_dialogue_id(run_id, system, i) for system, i in _jobs(config)]
@@ -230,10 +240,13 @@ class RunManager:
         return config, {i: d for i in sorted(done) if (d := self.store.get_dialogue(i)) is not None}
 
     def cancel(self, run_id: str) -> bool:
-        """Ask a run of this process to stop; running dialogues end at their next turn."""
+        """Ask a run to stop, in this process or another; running dialogues end at their next turn.
+        False when the run is not going on anywhere (or is being cancelled already here)."""
         with self._lock:
             event = self._cancel.get(run_id) if run_id in self._states else None
-        if event is None or event.is_set():
+        if event is None:  # another process's run: its owner reads the request at its next renewal
+            return self.store.request_run_cancel(run_id)
+        if event.is_set():
             return False
         event.set()
         self._update(run_id, status="cancelling")
@@ -259,12 +272,24 @@ class RunManager:
             if live is not None:
                 return _copy(live)
         state = self.store.get_run(run_id)
-        return mark_stale(state) if state is not None else None
+        return self._stored_status(run_id, state) if state is not None else None
+
+    def _stored_status(self, run_id: str, state: dict[str, Any]) -> dict[str, Any]:
+        """A run of another process (or of none) as the store has it, with the cancel asked of it."""
+        held = self.store.run_lease(run_id)
+        lease, asked = (held[1], held[2]) if held is not None else (None, False)
+        state = mark_stale(state, lease)
+        if asked and state.get("status") in ("queued", "running"):
+            state["status"] = "cancelling"
+        return state
 
     def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
         out = []
         for run_id, state in self.store.list_runs()[:limit]:
-            out.append(self.status(run_id) or mark_stale(state))
+            with self._lock:
+                live = self._states.get(run_id)
+                live = _copy(live) if live is not None else None
+            out.append(live or self._stored_status(run_id, state))
         return out
 
     # -- internals ---------------------------------------------------------------------
@@ -284,6 +309,7 @@ class RunManager:
             self._cancel[run_id] = threading.Event()
             self._saved_at[run_id] = time.time()
         self.store.save_run(run_id, _copy(state))
+        self.store.claim_run(run_id)
 
     def _model_label(self, config: RunConfig) -> str:
         if config.simulator == "abus" and config.options.get("nlg") == "template":
@@ -342,6 +368,10 @@ class RunManager:
                 self._states.pop(run_id, None)
                 self._saved_at.pop(run_id, None)
                 self._cancel.pop(run_id, None)
+            try:
+                self.store.release_run(run_id)
+            except Exception:  # the lease then simply expires
+                log.exception("could not release the lease of run %s", run_id)
 
     def _on_threads(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
                     cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
@@ -378,11 +408,24 @@ class RunManager:
         return dialogue
 
     def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
-        while not stop.wait(HEARTBEAT_S):
+        """Renew the run's lease, take up a cancel asked by any process, and save progress now and then."""
+        beat = time.monotonic()
+        while not stop.wait(LEASE_TICK_S):
             with self._lock:
                 if run_id not in self._states:
                     return
-            self._update(run_id)
+                cancelled = self._cancel.get(run_id)
+            try:
+                asked = self.store.renew_run_lease(run_id)
+            except Exception as exc:  # the store is away for a moment: the lease holds for a while
+                log.warning("could not renew the lease of run %s: %s", run_id, exc)
+                asked = False
+            if asked and cancelled is not None and not cancelled.is_set():
+                log.info("run %s: cancelled from another process", run_id)
+                self.cancel(run_id)
+            if time.monotonic() - beat >= HEARTBEAT_S:
+                beat = time.monotonic()
+                self._update(run_id)
 
     def _job(self, run_id: str, config: RunConfig, system: str, index: int,
              cancelled: threading.Event) -> Optional[Dialogue]:
@@ -503,11 +546,16 @@ def _copy(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def mark_stale(state: dict[str, Any]) -> dict[str, Any]:
-    """A run the store says is running but whose process stopped updating it was interrupted."""
+def mark_stale(state: dict[str, Any], lease: Optional[str] = None) -> dict[str, Any]:
+    """A run the store says is running but whose process stopped renewing its `lease` (the time key it
+    held until; for a run stored without one, whose process stopped updating it) was interrupted."""
     state = dict(state)
     if state.get("status") in ("queued", "running", "cancelling"):
-        if time.time() - float(state.get("heartbeat") or 0) > STALE_AFTER_S:
+        if lease is not None:
+            expired = lease < now_key()
+        else:
+            expired = time.time() - float(state.get("heartbeat") or 0) > STALE_AFTER_S
+        if expired:
             state["status"] = "interrupted"
             state["active"] = {}  # nobody is running them any more
     return state

@@ -39,6 +39,8 @@ class BackgroundScorer:
                  annotator: Optional[ActAnnotator] = None, settings: Optional[Settings] = None, workers: int = 1,
                  poll_s: float = POLL_SECONDS):
         self.store = store
+        if settings is not None:  # how long this process's claims hold unrenewed (arena.store.scoring_queue)
+            store.lease_s = settings.scoring_lease_s
         self.metrics = list(metrics or ["acts", "rdl", "srrr", "sr"])
         parse_metrics(",".join(self.metrics))
         self.client = client

@@ -6,18 +6,32 @@ Battle) or with a study's task; every question may be left open. Reply-level
 aspects (relevance) rate one system message. Ratings are a field of the
 Dialogue (or of the rated utterance), so they are stored with it in one write.
 The panel and the feedback menu that ask for them are `webapp.ui.parts.aspect_form`.
+A rating is written onto the stored copy, over its version, and only while the
+page's copy is that conversation: a conversation deleted elsewhere is not
+brought back by a late rating (`webapp.sessions.turn_step.CHANGED_ELSEWHERE`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from arena.aspects import AspectForm, load_form
 from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.sessions.turn_step import refused_when_full
+from webapp.sessions.turn_step import ChangedElsewhere, read_current, refused_when_full, same_conversation
 
 SKIPPED = "Skipped; thank you all the same."
+
+
+def _store_rating(services: Any, dialogue: Dialogue, apply: Callable[[Dialogue], None]) -> None:
+    """Apply a rating to the page's copy and to the stored one, and store it over the stored version."""
+    stored = read_current(services, dialogue)
+    if stored is None or not same_conversation(dialogue, stored, label=False):
+        raise ChangedElsewhere()
+    with refused_when_full(dialogue):
+        apply(dialogue)
+        apply(stored.dialogue)
+        services.store.save_dialogue_checked(stored.dialogue, stored.version, finished=True)
 
 
 def form_for(services: Any) -> AspectForm:
@@ -53,10 +67,9 @@ def rate_reply(services: Any, dialogue: Optional[Dialogue], index: Any, choice: 
     aspect, value = option
     earlier = next((r for r in utterance.ratings if r.rater_id == rater_id and r.source == "arena"), None)
     values = {**(earlier.values if earlier else {}), aspect: float(value)}
-    with refused_when_full(dialogue):
-        replace_rating(utterance.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
-                                                 form_version=form.version, source="arena"))
-        services.store.save_dialogue(dialogue)
+    rating = Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN, form_version=form.version,
+                    source="arena")
+    _store_rating(services, dialogue, lambda d: replace_rating(d.utterances[position].ratings, rating))
     return f"Saved: {str(choice).split(':')[0]} for that reply."
 
 
@@ -81,8 +94,7 @@ def rate_dialogue(services: Any, dialogue: Optional[Dialogue], answers: Sequence
         raise refuse(str(exc)) from None
     if not values:
         return SKIPPED
-    with refused_when_full(dialogue):
-        replace_rating(dialogue.ratings, Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN,
-                                                form_version=form.version, source="arena"))
-        services.store.save_dialogue(dialogue)
+    rating = Rating(values=values, rater_id=rater_id, rater_kind=UserKind.HUMAN, form_version=form.version,
+                    source="arena")
+    _store_rating(services, dialogue, lambda d: replace_rating(d.ratings, rating))
     return f"Thank you: {len(values)} of {len(form.dialogue)} aspects rated and saved."

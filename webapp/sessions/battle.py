@@ -9,6 +9,13 @@ its locks, instead of a copy. Both dialogues are stored when the battle
 starts; after a restart of the app a participant's unvoted battle is rebuilt
 from the store (`webapp.sessions.participants.open_battle`).
 
+The book is only this process's copy: another replica may have served the
+participant's last step. So `current` checks the book against the store on
+every step (the battle still open, and each side as stored), a turn or a
+label is written over the side's stored version, and a page that is behind
+gets `CHANGED_ELSEWHERE` with the battle as stored. A battle voted or deleted
+elsewhere is never written again.
+
 Every refusal raises `Refusal` (webapp.sessions.refusal) with words for the
 participant; the tab shows them in the pane's status line.
 """
@@ -26,7 +33,8 @@ from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.sessions.turn_step import checked_message, refused_when_full, store_label, stored_turn
+from webapp.sessions.turn_step import (ChangedElsewhere, checked_message, read_current, refused_when_full,
+                                       same_conversation, store_label, stored_turn)
 from arena.text_safety import escape_text
 from webapp.sessions.turn_step import limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of
@@ -45,20 +53,58 @@ def origin_keys(services: Services, request: Any, user_id: Optional[str] = None)
 
 
 def current(services: Services, user_id: str, request: Any = None) -> Optional[BattleSession]:
-    """The participant's battle under way: the one in memory, else their unvoted battle in the store."""
+    """The participant's battle under way, as the store has it: the one in this process's book brought up
+    to date, else their unvoted battle rebuilt from the store. A battle voted here stays (its reveal)."""
     book = services.battle_book
     session = book.get(user_id)
-    if session is not None or not participants.is_participant(user_id):
+    if session is not None and session.vote is not None:
+        return session
+    if not _stored_user(user_id):
         return session
     found = participants.open_battle(services.store, user_id)
-    if found is None:
+    if found is None:  # voted or deleted elsewhere (or never started): nothing under way
+        if session is not None:
+            book.forget(user_id)
         return None
     battle_id, dialogues = found
+    if session is not None and session.battle_id == battle_id:
+        _catch_up(session, dialogues)
+        return session
     user_key, ip_key = origin_keys(services, request, user_id)
     # The pairing claim of the first process expires on its own; this one has none to release.
     rebuilt = BattleSession(battle_id=battle_id, ticket=None, dialogues=dialogues, user_key=user_key,
                             ip_key=ip_key, started_at=min(d.created_at for d in dialogues.values()))
-    return book.get(user_id) or book.put(user_id, rebuilt)
+    return book.put(user_id, rebuilt)
+
+
+def _catch_up(session: BattleSession, stored: dict[str, Dialogue]) -> None:
+    """Take each side as stored, unless this process is writing a reply into it right now."""
+    for side in SIDES:
+        if session.busy[side].locked():
+            continue
+        with session.lock:
+            session.dialogues[side] = stored[side]
+
+
+def _stored_user(user_id: Optional[str]) -> bool:
+    """Whether the store can be asked for this user's battles (a participant, or a server-named session)."""
+    return participants.is_participant(user_id) or str(user_id or "").startswith("session-")
+
+
+def _side_as_stored(services: Services, session: BattleSession, side: str) -> int:
+    """The side's stored version, after checking the session's copy is that conversation; raises
+    `ChangedElsewhere` (the session then holds the stored copy) when it is not."""
+    stored = read_current(services, session.dialogues[side])
+    if stored is None or store_voted(services, session):
+        raise ChangedElsewhere()
+    if not same_conversation(session.dialogues[side], stored):
+        session.dialogues[side] = stored.dialogue
+        raise ChangedElsewhere()
+    return stored.version
+
+
+def store_voted(services: Services, session: BattleSession) -> bool:
+    return services.store.battle_voted(session.battle_id)
 
 
 def start_battle(services: Services, user_id: str, previous: Optional[BattleSession] = None,
@@ -131,7 +177,9 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     if not session.busy[side].acquire(blocking=False):
         raise refuse(f"System {side} is still answering your previous message.")
     try:
-        reply = stored_turn(services, dialogue, text,
+        version = _side_as_stored(services, session, side)
+        dialogue = session.dialogues[side]
+        reply = stored_turn(services, dialogue, text, version=version,
                             unavailable=f"System {side} is unavailable right now; please start a new battle.")
     finally:
         session.busy[side].release()
@@ -154,9 +202,11 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
         with session.lock:
             if session.rated(side):
                 raise refuse(f"You already rated System {side} ({dialogue.feedback.sentiment}).")
+            version = _side_as_stored(services, session, side)
+            dialogue = session.dialogues[side]
             # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is
-            # in. Unsaved (a full store), the pane stays open to be rated again.
-            store_label(services, dialogue, sentiment, keys=(session.user_key, session.ip_key))
+            # in. Unsaved (a full store, or changed elsewhere), the pane stays open to be rated again.
+            store_label(services, dialogue, sentiment, keys=(session.user_key, session.ip_key), version=version)
     with session.lock:
         return session.both_rated()
 
@@ -175,6 +225,9 @@ def vote(
             admission = services.vote_limiter.admit("vote", session.user_key, session.ip_key)
         except LimitReached as exc:
             raise refuse(str(exc)) from None
+        # Both sides as stored now (a page behind the store is refused, the session then holding the battle
+        # as stored); the vote is written only over these versions.
+        versions = (_side_as_stored(services, session, "A"), _side_as_stored(services, session, "B"))
         a, b = session.dialogues["A"], session.dialogues["B"]
         cast = Vote(
             battle_id=session.battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id,
@@ -188,7 +241,7 @@ def vote(
             session.flagged = services.store.save_battle_once(
                 a, b, cast, user_key=session.user_key, ip_key=session.ip_key, started_at=session.started_at,
                 burst_votes=settings.burst_votes, burst_window_s=settings.burst_window_s,
-                min_battle_s=settings.min_battle_s, claim_id=session.ticket,
+                min_battle_s=settings.min_battle_s, claim_id=session.ticket, versions=versions,
             )
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).

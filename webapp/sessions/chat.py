@@ -6,6 +6,12 @@ sent twice (Enter, then Send) or with a client id the dialogue already holds
 (`webapp.sessions.idempotent_sends`) stores nothing; the turn itself and the
 verdict are the steps every session shares (`webapp.sessions.turn_step`).
 Refusals raise `Refusal` with words for the participant.
+
+Any app process may serve any step: each step reads the conversation as
+stored (with its version) and writes over that version, so a page that is
+behind (a turn taken on another replica, the conversation deleted or rated
+there) is answered with `CHANGED_ELSEWHERE` and the stored conversation
+(None when it was deleted), never written over it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from webapp.services import Services
 from webapp.sessions import participants
 from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.sessions.turn_guard import repeats_last_message
-from webapp.sessions.turn_step import checked_message, store_label, stored_turn
+from webapp.sessions.turn_step import (CHANGED_ELSEWHERE, ChangedElsewhere, checked_message, read_current,
+                                       same_conversation, store_label, stored_turn)
 from webapp.sessions.refusal import Refusal, refuse
 from arena.text_safety import escape_text
 from webapp.sessions.turn_step import limit_status
@@ -75,11 +82,20 @@ def send_message(
             dialogue = step.latest or dialogue
         if dialogue is None:
             raise refuse("Start a conversation first.")
+        stored = read_current(services, dialogue)
+        if not same_conversation(dialogue, stored):
+            current = stored.dialogue if stored is not None else None
+            step.remember(current)
+            return current, CHANGED_ELSEWHERE
         if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
         remember_sent(dialogue, message_id)  # stored with the turn
         try:
-            status = _run_turn(services, dialogue, text)
+            status = _run_turn(services, dialogue, text, stored.version if stored is not None else 0)
+        except ChangedElsewhere:
+            current = read_current(services, dialogue)
+            step.remember(current.dialogue if current is not None else None)
+            return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
         except Refusal:
             forget_sent(dialogue, message_id)
             raise
@@ -87,8 +103,8 @@ def send_message(
     return dialogue, status
 
 
-def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
-    reply = stored_turn(services, dialogue, text,
+def _run_turn(services: Services, dialogue: Dialogue, text: str, version: int) -> str:
+    reply = stored_turn(services, dialogue, text, version=version,
                         unavailable="That system is not available right now; please choose another.")
     return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
 
@@ -96,29 +112,50 @@ def _run_turn(services: Services, dialogue: Dialogue, text: str) -> str:
 def give_feedback(
     services: Services, dialogue: Optional[Dialogue], sentiment: str, comment: str,
     session_key: Optional[str] = None, request: Any = None,
-) -> tuple[Dialogue, str]:
+) -> tuple[Optional[Dialogue], str]:
+    """Store the participant's verdict; returns the dialogue and a status line (the stored conversation
+    and `CHANGED_ELSEWHERE` when the page was behind). Raises `Refusal` for refusals."""
     if dialogue is None or not dialogue.utterances:
         raise refuse("Chat with the system before giving feedback.")
     # Waits for a reply still being written, so the feedback is stored after it.
     with services.turn_guard.step(session_key or dialogue.dialogue_id) as step:
-        if dialogue.feedback is not None:
-            raise refuse(f"You already rated this conversation ({dialogue.feedback.sentiment}). "
+        stored = read_current(services, dialogue)
+        if stored is not None and stored.dialogue.feedback is not None:
+            step.remember(stored.dialogue)
+            raise refuse(f"You already rated this conversation ({stored.dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
-        # Unsaved (a full store), the conversation stays open to be rated again.
-        store_label(services, dialogue, sentiment, comment, request=request)
+        if stored is None or not same_conversation(dialogue, stored):
+            step.remember(stored.dialogue if stored is not None else None)
+            return (stored.dialogue if stored is not None else None), CHANGED_ELSEWHERE
+        # Unsaved (a full store, or changed elsewhere meanwhile), the conversation stays open to be rated again.
+        try:
+            store_label(services, dialogue, sentiment, comment, request=request, version=stored.version)
+        except ChangedElsewhere:
+            current = read_current(services, dialogue)
+            step.remember(current.dialogue if current is not None else None)
+            return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
         step.remember(dialogue)
     return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
 
 
 def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
-    """The participant's conversation under way: the one in memory, else the one in the store."""
+    """The participant's conversation under way, as stored (any process may have taken its last turn); a
+    conversation just started in this process and not stored yet while nothing newer is stored."""
     with services.turn_guard.step(user_id) as step:
         latest = step.latest
-        if latest is not None and latest.feedback is None and latest.end_reason in (None, "max_turns"):
+        stored = participants.open_chat(services.store, user_id) if _stored_user(user_id) else None
+        fresh = (latest is not None and not latest.utterances and latest.feedback is None
+                 and (stored is None or stored.created_at <= latest.created_at))
+        if fresh:
             return latest
-        if not participants.is_participant(user_id):
-            return None
-        stored = participants.open_chat(services.store, user_id)
-        if stored is not None:
-            step.remember(stored)
+        if stored is None and not _stored_user(user_id) and latest is not None and latest.feedback is None \
+                and latest.end_reason in (None, "max_turns"):
+            return latest  # no id to look the conversation up by (no participant, no session)
+        step.remember(stored)
         return stored
+
+
+def _stored_user(user_id: Optional[str]) -> bool:
+    """Whether the store can be asked for this user's conversations: a participant, or a browser session
+    named by the server (the same name in every process)."""
+    return participants.is_participant(user_id) or str(user_id or "").startswith("session-")

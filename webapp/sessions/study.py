@@ -43,7 +43,8 @@ from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
 from webapp.sessions.refusal import refuse
-from webapp.sessions.turn_step import checked_message, store_label, stored_turn
+from webapp.sessions.turn_step import (ChangedElsewhere, checked_message, read_current, same_conversation,
+                                       store_label, stored_turn)
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
 MAX_WORKER_ID_CHARS = 128
@@ -410,7 +411,7 @@ def send(services: Services, study: Study, p: Participant, side: str, text: str)
         raise refuse(SWAPPED)
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
-        reply = stored_turn(services, d, text,
+        reply = stored_turn(services, d, text, version=_version(services, d),
                             unavailable="The system is unavailable right now; please try again in a moment.")
         _keep_place(services, study, p)
         if reply.error and not d.ended:
@@ -431,8 +432,17 @@ def rate(services: Services, study: Study, p: Participant, side: str, sentiment:
             raise refuse(f"Please send at least {study.min_user_turns} messages before giving your verdict "
                          f"({turns} so far).")
         # A study's labels are bounded by its tasks and checks, not by the public label limits.
-        store_label(services, d, sentiment, limited=False)
+        store_label(services, d, sentiment, limited=False, version=_version(services, d))
         _keep_place(services, study, p)
+
+
+def _version(services: Services, d: Dialogue) -> int:
+    """The stored version of the task's conversation just read (another app process may write it too:
+    the step then writes only over this version)."""
+    stored = read_current(services, d)
+    if stored is None or not same_conversation(d, stored):
+        raise ChangedElsewhere()
+    return stored.version
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],

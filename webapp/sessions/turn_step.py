@@ -5,9 +5,19 @@
 - `store_label`: the participant's verdict on a conversation: the label limits
   (`webapp.protection.label_limits`), the label, the store, then the limits count it
 - `limit_status`: the status line after a turn, announcing the message limit before it applies
-- `refused_when_full`: what any of them (or a vote) does when the store is full
+- `refused_when_full`: what any of them (or a vote) does when the store is full, or when the
+  conversation changed elsewhere
+- `read_current` / `same_conversation`: the stored copy of a conversation and its version, read at the
+  start of a step, and whether the page's copy is still that conversation
 
 A full disk is answered in words, with nothing half-written.
+
+Several app processes may serve one participant (a load balancer without
+stickiness, a restart), so no step trusts the copy of a conversation the page
+or this process holds: it reads the stored copy and its version first and
+writes only over that version (`arena.store.dialogue_versions`). A page whose
+copy is behind (a turn taken, a label given, a vote cast or the conversation
+deleted elsewhere) gets `CHANGED_ELSEWHERE` and the conversation as stored.
 
 When the store cannot take a write (`arena.store.engine.StoreFull`: no space left, or
 the database's size cap reached) its transaction is already rolled back; a file
@@ -28,15 +38,25 @@ from typing import Any, Iterator, Optional
 from arena.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, Utterance
 from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
-from arena.store import StoreFull, is_disk_full
+from arena.store import DialogueChanged, StoreFull, VersionedDialogue, is_disk_full
 from webapp.protection.label_limits import admit_label
 from webapp.protection.vote_limits import LimitReached
-from webapp.sessions.refusal import refuse
+from webapp.sessions.refusal import Refusal, refuse
 
 log = logging.getLogger(__name__)
 
 STORAGE_FULL = ("The arena cannot save anything right now (its storage is full), so this was not saved. "
                 "Please try again in a little while.")
+
+
+CHANGED_ELSEWHERE = "This conversation changed elsewhere; reloading."
+
+
+class ChangedElsewhere(Refusal):
+    """The page's copy of a conversation is behind the store; the page should show the stored one."""
+
+    def __init__(self) -> None:
+        super().__init__(CHANGED_ELSEWHERE)
 
 
 def _restore(dialogue: Dialogue, before: Dialogue) -> None:
@@ -46,10 +66,16 @@ def _restore(dialogue: Dialogue, before: Dialogue) -> None:
 
 @contextmanager
 def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
-    """Run a step that stores `dialogues`; if the store is full, put them back as they were and refuse."""
+    """Run a step that stores `dialogues`; if the store is full, or a checked write finds a conversation
+    changed elsewhere, put them back as they were and refuse."""
     kept = [(d, d.model_copy(deep=True)) for d in dialogues if d is not None]
     try:
         yield
+    except DialogueChanged as exc:
+        log.info("a participant's page was behind the store: %s", exc)
+        for dialogue, before in kept:
+            _restore(dialogue, before)
+        raise ChangedElsewhere() from None
     except (StoreFull, OSError) as exc:
         if not isinstance(exc, StoreFull) and not is_disk_full(exc):
             raise
@@ -59,9 +85,36 @@ def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
         raise refuse(STORAGE_FULL) from None
 
 
-def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: str) -> Utterance:
-    """The system's answer to `text`, stored with it; or one line refusing the step (the system is
-    `unavailable`, the message is refused, the conversation is over, the disk is full), nothing kept."""
+def read_current(services: Any, dialogue: Dialogue) -> Optional[VersionedDialogue]:
+    """The stored copy of `dialogue` and its version (None: never stored, or deleted)."""
+    return services.store.current_dialogue(dialogue.dialogue_id)
+
+
+def same_conversation(page: Dialogue, stored: Optional[VersionedDialogue], *, label: bool = True) -> bool:
+    """Whether the page's copy is the conversation as stored: the same turns and (with `label`) the same
+    label and ending. A copy never stored is current only while it holds nothing (just started)."""
+    if stored is None:
+        return not page.utterances and page.feedback is None
+    s = stored.dialogue
+    if len(s.utterances) != len(page.utterances):
+        return False
+    return not label or ((s.feedback is None) == (page.feedback is None) and s.end_reason == page.end_reason)
+
+
+def save_checked(services: Any, dialogue: Dialogue, version: Optional[int]) -> None:
+    """Store `dialogue` over `version` (compare-and-set); with None, unconditionally (a study's own
+    bookkeeping, a test). Raises `DialogueChanged`."""
+    if version is None:
+        services.store.save_dialogue(dialogue)
+    else:
+        services.store.save_dialogue_checked(dialogue, version)
+
+
+def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: str,
+                version: Optional[int] = None) -> Utterance:
+    """The system's answer to `text`, stored with it over the stored `version` (see `save_checked`); or one
+    line refusing the step (the system is `unavailable`, the message is refused, the conversation is over
+    or changed elsewhere, the disk is full), nothing kept."""
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable:
@@ -71,7 +124,7 @@ def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: st
             reply = runner.user_turn(dialogue, text)
         except (MessageRejected, DialogueEnded) as exc:
             raise refuse(str(exc)) from None
-        services.store.save_dialogue(dialogue)
+        save_checked(services, dialogue, version)
     return reply
 
 
@@ -84,13 +137,15 @@ def checked_message(services: Any, text: str) -> str:
 
 
 def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str = "", *,
-                request: Any = None, keys: Optional[tuple[str, str]] = None, limited: bool = True) -> None:
+                request: Any = None, keys: Optional[tuple[str, str]] = None, limited: bool = True,
+                version: Optional[int] = None) -> None:
     """End `dialogue` with the participant's verdict and store it (queued for scoring).
 
     With `limited` (the public Chat and Battle) the label passes the label limits first, for the
     request's origin or the known (user, IP) `keys`, counted atomically in the store and given back
     when the label could not be stored: a label the store refused (full) and sent again counts once.
-    A full store refuses in words and leaves the dialogue open, as it was."""
+    A full store refuses in words and leaves the dialogue open, as it was; so does a conversation changed
+    elsewhere since `version`."""
     with refused_when_full(dialogue):
         admission = None
         if limited:
@@ -100,7 +155,7 @@ def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str 
                 raise refuse(str(exc)) from None
         try:
             finish_dialogue(dialogue, sentiment, comment[: services.settings.max_message_chars])
-            services.dialogue_finished(dialogue)
+            services.dialogue_finished(dialogue, version=version)
         except BaseException:
             if admission is not None:  # not stored: the label gives its place back
                 admission.take_back()

@@ -192,7 +192,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         page_outputs += panes[side]["panel"].outputs
 
     def on_new(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
-        user = user_of(participant_id, request)
+        user = user_of(services, participant_id, request)
         try:
             session = start_battle(services, user, current(services, user, request), request)
         except Refusal as exc:  # the battle under way, if any, stays as it is
@@ -201,7 +201,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """Once the page knows its participant: their battle under way, if any, and "New battle" enabled."""
-        session = current(services, user_of(participant_id, request), request)
+        session = current(services, user_of(services, participant_id, request), request)
         if session is None or session.vote is not None:  # a finished battle is not shown again
             return (gr.Button(interactive=True), *_skips(len(page_outputs) - 1))
         # A reply still being written (its message sent just before the reload) is shown with its message:
@@ -213,7 +213,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """After the participant's data changed (deleted): the page as their battle now stands."""
-        session = current(services, user_of(participant_id, request), request)
+        session = current(services, user_of(services, participant_id, request), request)
         return whole_page(session if session is not None and session.vote is None else None)
 
     new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
@@ -225,7 +225,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
         def on_send(text: str, participant_id: Optional[str], request: gr.Request,
                     side: str = side) -> Iterator[tuple[Any, ...]]:
-            session = current(services, user_of(participant_id, request), request)
+            session = current(services, user_of(services, participant_id, request), request)
             try:
                 check_send(services, session, side, text)
             except Refusal as exc:  # the message stays in its box, to be fixed and sent again
@@ -250,7 +250,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
             def on_rate(participant_id: Optional[str], request: gr.Request, side: str = side,
                         sentiment: str = sentiment) -> tuple[Any, ...]:
-                session = current(services, user_of(participant_id, request), request)
+                session = current(services, user_of(services, participant_id, request), request)
                 rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs)
                 try:
                     both = rate(services, session, side, sentiment)
@@ -272,7 +272,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         def on_aspects(participant_id: Optional[str], request: gr.Request, *answers: Any,
                        side: str = side) -> tuple[Any, ...]:
             panel = panes[side]["panel"]
-            session = current(services, user_of(participant_id, request), request)
+            session = current(services, user_of(services, participant_id, request), request)
             try:
                 if session is None:
                     raise aspect_ratings.no_conversation()
@@ -284,7 +284,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
         def on_reply_rating(participant_id: Optional[str], data: gr.LikeData, request: gr.Request,
                             side: str = side) -> str:
-            session = current(services, user_of(participant_id, request), request)
+            session = current(services, user_of(services, participant_id, request), request)
             if session is None:
                 return ""
             dialogue = session.dialogues[side]
@@ -311,7 +311,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
         def on_vote(comment_text: str, participant_id: Optional[str], request: gr.Request,
                     choice: str = choice) -> tuple[Any, ...]:
-            user = user_of(participant_id, request)
+            user = user_of(services, participant_id, request)
             session = current(services, user, request)
             try:
                 cast = vote(services, session, choice, comment_text, user)

@@ -26,7 +26,7 @@ from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
-from webapp.sessions.turn_step import limit_status
+from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
 
@@ -98,7 +98,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     new_outputs = outputs + [comment, scores_box, core_plot, *panel.outputs]
 
     def on_new(crs_name: str, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
-        user = user_of(participant_id, request)
+        user = user_of(services, participant_id, request)
         try:
             dialogue, text = start_conversation(services, crs_name, user)
         except Refusal as exc:
@@ -109,7 +109,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """Once the page knows its participant: their conversation under way, if any, and the controls."""
-        dialogue = resumable(services, user_of(participant_id, request))
+        dialogue = resumable(services, user_of(services, participant_id, request))
         if dialogue is None:  # a fresh page: only what was waiting for the participant is enabled
             return (gr.Dropdown(interactive=True), gr.Button(interactive=True), gr.skip(), gr.skip(), gr.skip(),
                     gr.skip(), *view(None, gr.skip(), message_value=None)[4:], *skips(len(new_outputs) - 8))
@@ -123,13 +123,13 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """After the participant's data changed (deleted): the tab as their conversation now stands."""
-        dialogue = resumable(services, user_of(participant_id, request))
+        dialogue = resumable(services, user_of(services, participant_id, request))
         return (gr.skip(), gr.skip(), *view(dialogue, ""), "", NOT_FINISHED, gr.Plot(value=None, visible=False),
                 *panel.hide())
 
     def on_send(text: str, dialogue: Optional[Dialogue], crs_name: str, message_id: Optional[str],
                 participant_id: Optional[str], request: gr.Request) -> Iterator[tuple[Any, ...]]:
-        user = user_of(participant_id, request)
+        user = user_of(services, participant_id, request)
         started = ""
         try:
             if dialogue is None:
@@ -156,9 +156,11 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                     request: gr.Request) -> tuple[Any, ...]:
             try:
                 dialogue, text = give_feedback(services, dialogue, sentiment, comment_text or "",
-                                               session_key=user_of(participant_id, request), request=request)
+                                               session_key=user_of(services, participant_id, request), request=request)
             except Refusal as exc:  # the comment stays in its box
                 return (*skips(3), notice(exc), *skips(len(outputs) - 4 + 2 + len(panel.outputs)))
+            if text == CHANGED_ELSEWHERE:  # the conversation as stored; nothing was rated
+                return (*view(dialogue, text), gr.skip(), NOT_FINISHED, *panel.hide())
             return (*view(dialogue, text), "", PENDING, *panel.show())
 
         return handler

@@ -27,15 +27,15 @@ STORAGE_KEY = "crs-arena-participant"
 BROWSER_SECRET_KEY = "browser_state_secret"
 
 
-def session_user_id(request: Optional[gr.Request]) -> str:
+def session_user_id(services: Services, request: Optional[gr.Request]) -> str:
     """The browser session's id as the server issued it (never the client's own session hash)."""
-    session = server_session_id(request)
+    session = server_session_id(request, services.identities)
     return f"session-{session}" if session else "anonymous"
 
 
-def user_of(participant: Optional[str], request: Optional[gr.Request]) -> str:
+def user_of(services: Services, participant: Optional[str], request: Optional[gr.Request]) -> str:
     """The id to store with what this request does: the participant's, else the browser session's."""
-    return participant if participants.is_participant(participant) else session_user_id(request)
+    return participant if participants.is_participant(participant) else session_user_id(services, request)
 
 
 @dataclass

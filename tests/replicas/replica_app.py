@@ -1,0 +1,158 @@
+"""One app replica in its own process, for the replica tests: the app's services on a shared database,
+driven step by step through the same session functions the Chat and Battle tabs call.
+
+    python replica_app.py DB_URL NAME [--scorer-delay S] [--workers N]
+
+Reads one JSON command a line on stdin and answers one JSON line on stdout.
+The replica keeps what a browser page would keep on the server (the page's
+conversation, per user) in its own memory, exactly as the app's per-process
+state does; what the tests check is that nothing of that memory decides what
+is stored. With `--scorer-delay` the replica runs the app's background scorer
+(the store's queue, leases and all) with an act annotator whose every LLM call
+takes that long, so jobs are still running when a test kills the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from typing import Any, Optional
+
+from arena.config import Settings
+from arena.dialogue import Dialogue
+from arena.llm import FakeProvider, LLMClient, RetryPolicy
+from arena.store import Store
+from crs.registry import CRSRegistry
+from evaluators.acts.llm import LLMActAnnotator
+from tests.acts.test_acts_scoring import keyword_llm
+from webapp.runs.scorer import BackgroundScorer
+from webapp.services import Services
+from webapp.sessions import battle, chat, participants, study
+from webapp.sessions.refusal import Refusal
+
+from battle_support import FakeCatalogCRS, fake_spec
+
+SYSTEMS = ["alpha", "bravo"]
+
+
+def build(db: str, scorer_delay: Optional[float], workers: int) -> Services:
+    settings = Settings.from_env(db_path=db, llm_provider="fake", max_turns=8, min_user_turns=1, min_battle_s=0.0,
+                        burst_votes=10_000, burst_labels=10_000, max_rated_per_user=10_000,
+                        max_rated_per_ip=10_000)
+    store = Store(db)
+    scorer = None
+    if scorer_delay is not None:
+        def slow_judge(request: Any) -> str:
+            time.sleep(scorer_delay)
+            return keyword_llm(request)
+
+        judge = LLMClient(FakeProvider(slow_judge), retry=RetryPolicy(max_retries=0, base_delay_s=0.01))
+        scorer = BackgroundScorer(store, ["rdl", "sr"], judge, settings=settings, workers=workers, poll_s=0.2,
+                                  annotator=LLMActAnnotator(judge, use_catalog=False))
+        scorer.resume()  # what the app does on start
+    return Services(settings=settings, store=store,
+                    llm=LLMClient(FakeProvider(default="ok"), retry=RetryPolicy(base_delay_s=0.01)),
+                    registry=CRSRegistry([fake_spec(FakeCatalogCRS(s)) for s in SYSTEMS]), scorer=scorer)
+
+
+def texts(dialogue: Optional[Dialogue]) -> Optional[list[str]]:
+    return None if dialogue is None else [u.text for u in dialogue.utterances]
+
+
+class Replica:
+    def __init__(self, services: Services):
+        self.services = services
+        self.pages: dict[str, Optional[Dialogue]] = {}  # user -> the Chat page's conversation
+
+    # -- Chat ------------------------------------------------------------------------------
+    def chat_open(self, user: str) -> dict:
+        """A page (re)loaded: the conversation under way, as `resumable` finds it."""
+        self.pages[user] = chat.resumable(self.services, user)
+        return {"turns": texts(self.pages[user])}
+
+    def chat_send(self, user: str, text: str, message_id: Optional[str] = None) -> dict:
+        page = self.pages.get(user)
+        if page is None:
+            page = chat.resumable(self.services, user)
+        if page is None:
+            page, _ = chat.start_conversation(self.services, "alpha", user)
+        dialogue, status = chat.send_message(self.services, page, text, session_key=user, message_id=message_id)
+        self.pages[user] = dialogue
+        return {"status": status, "turns": texts(dialogue), "id": dialogue.dialogue_id if dialogue else None}
+
+    def chat_rate(self, user: str, sentiment: str) -> dict:
+        dialogue, status = chat.give_feedback(self.services, self.pages.get(user), sentiment, "", session_key=user)
+        self.pages[user] = dialogue
+        return {"status": status, "turns": texts(dialogue)}
+
+    def delete_own(self, user: str) -> dict:
+        """The "Your data" panel's deletion (and what it forgets in this process)."""
+        counts = participants.delete_own(self.services.store, user)
+        self.services.battle_book.forget(user)
+        self.services.turn_guard.forget(user)
+        return {"deleted": counts}
+
+    # -- Battle ----------------------------------------------------------------------------
+    def battle_start(self, user: str) -> dict:
+        session = battle.start_battle(self.services, user, battle.current(self.services, user))
+        return {"battle": session.battle_id}
+
+    def battle_send(self, user: str, side: str, text: str) -> dict:
+        session = battle.current(self.services, user)
+        return {"status": battle.send(self.services, session, side, text)}
+
+    def battle_rate(self, user: str, side: str, sentiment: str) -> dict:
+        session = battle.current(self.services, user)
+        return {"both": battle.rate(self.services, session, side, sentiment)}
+
+    def battle_vote(self, user: str, choice: str) -> dict:
+        session = battle.current(self.services, user)
+        return {"vote": battle.vote(self.services, session, choice, "", user).vote_id}
+
+    def battle_view(self, user: str) -> dict:
+        session = battle.current(self.services, user)
+        if session is None:
+            return {"battle": None}
+        return {"battle": session.battle_id, "sides": {s: texts(d) for s, d in session.dialogues.items()},
+                "rated": {s: session.rated(s) for s in session.dialogues}}
+
+    # -- Study ------------------------------------------------------------------------------
+    def study_start(self, study_id: str, worker: str) -> dict:
+        """A worker opens the study link, consents and presses Start."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": worker})
+        study.consent(self.services, found, p)
+        study.begin(self.services, found, p)
+        p = self.services.store.get_participant(p.study_id, p.pseudonym)
+        return {"step": p.data.get("step"), "claim": (p.data.get("task") or {}).get("claim")}
+
+    # -- the process ------------------------------------------------------------------------
+    def owner(self) -> dict:
+        return {"owner": self.services.store.owner_id}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("db")
+    parser.add_argument("name")
+    parser.add_argument("--scorer-delay", type=float, default=None)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    replica = Replica(build(args.db, args.scorer_delay, args.workers))
+    print(json.dumps({"ready": args.name, "owner": replica.services.store.owner_id}), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        op = command.pop("op")
+        try:
+            answer = getattr(replica, op)(**command)
+        except Refusal as exc:
+            answer = {"refused": exc.text}
+        except Exception as exc:  # reported to the test, which fails with it
+            answer = {"error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()}
+        print(json.dumps(answer), flush=True)
+
+
+if __name__ == "__main__":
+    main()

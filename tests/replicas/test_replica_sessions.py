@@ -1,0 +1,144 @@
+"""Two app processes on one PostgreSQL database, a participant moving between them (a load balancer without
+stickiness, a restart): nothing either process holds in memory decides what is stored."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.store import Store
+from webapp.sessions import participants
+from webapp.sessions.turn_step import CHANGED_ELSEWHERE
+
+pytestmark = pytest.mark.slow  # two app processes and a PostgreSQL cluster
+
+
+@pytest.fixture
+def db(postgres_server):
+    url = postgres_server.create_database("replicas")
+    Store(url).close()  # the schema in place before both start
+    return url
+
+
+def participant(db: str, token: str) -> str:
+    with Store(db) as store:
+        return participants.participant_id(store, token * 40)
+
+
+def stored_chats(db: str, user: str) -> list[list[str]]:
+    with Store(db) as store:
+        return [[u.text for u in d.utterances] for d in store.list_dialogues(user_id=user)]
+
+
+def test_chat_moved_between_replicas_loses_no_turn_and_never_brings_a_deletion_back(db, replicas):
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    user = participant(db, "a")
+    r1.call("chat_send", user=user, text="t1 a comedy please")
+    r1.call("chat_send", user=user, text="t2 something older")
+    # The next request reaches the other replica: it continues the stored conversation.
+    assert r2.call("chat_send", user=user, text="t3 with a dog")["turns"][::2] == [
+        "t1 a comedy please", "t2 something older", "t3 with a dog"]
+    # Back on the first replica, whose page is two turns behind: one line and the conversation as stored.
+    stale = r1.call("chat_send", user=user, text="t4 thanks")
+    assert stale["status"] == CHANGED_ELSEWHERE and len(stale["turns"]) == 6
+    assert r1.call("chat_send", user=user, text="t4 thanks")["status"] != CHANGED_ELSEWHERE
+    (turns,) = stored_chats(db, user)
+    assert turns[::2] == ["t1 a comedy please", "t2 something older", "t3 with a dog", "t4 thanks"]
+
+    # Deleted through "Your data" on r2; r1's page still holds the conversation.
+    assert r2.call("delete_own", user=user)["deleted"]["dialogues"] == 1
+    assert stored_chats(db, user) == []
+    stale = r1.call("chat_send", user=user, text="t5 one more")
+    assert stale == {"status": CHANGED_ELSEWHERE, "turns": None, "id": None}
+    assert stored_chats(db, user) == []  # nothing of the deleted conversation came back
+    assert r1.call("chat_open", user=user) == {"turns": None}  # a reload on r1 shows nothing either
+    fresh = r1.call("chat_send", user=user, text="t6 a new start")
+    assert stored_chats(db, user) == [["t6 a new start", fresh["turns"][1]]]
+
+
+def test_a_message_id_sent_to_both_replicas_is_stored_once(db, replicas):
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    user = participant(db, "b")
+    r1.call("chat_send", user=user, text="hello", message_id="m-1")
+    again = r2.call("chat_send", user=user, text="hello", message_id="m-1")
+    assert again["status"] == "" and again["turns"][::2] == ["hello"]
+    assert stored_chats(db, user)[0][::2] == ["hello"]
+
+
+def test_a_labelled_conversation_is_not_rewritten_by_a_stale_page(db, replicas):
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    user = participant(db, "c")
+    r1.call("chat_send", user=user, text="a thriller")
+    r2.call("chat_open", user=user)
+    assert r2.call("chat_rate", user=user, sentiment="satisfied")["status"].startswith("Thank you")
+    assert r1.call("chat_rate", user=user, sentiment="frustrated") == {
+        "refused": "You already rated this conversation (satisfied). Press “New conversation” to start another."}
+    with Store(db) as store:
+        (stored,) = store.list_dialogues(user_id=user)
+    assert stored.feedback.sentiment == "satisfied" and len(stored.utterances) == 2
+
+
+def test_a_battle_finished_on_the_other_replica_keeps_its_labels_and_vote(db, replicas):
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    user = participant(db, "d")
+    battle_id = r1.call("battle_start", user=user)["battle"]
+    r1.call("battle_send", user=user, side="A", text="a1 on r1")
+    r2.call("battle_send", user=user, side="A", text="a2 on r2")  # r2 rebuilds the battle from the store
+    r1.call("battle_send", user=user, side="A", text="a3 on r1")  # r1 catches up first: no turn lost
+    r1.call("battle_send", user=user, side="B", text="b1 on r1")
+    view = r2.call("battle_view", user=user)
+    assert view["battle"] == battle_id and view["sides"]["A"][::2] == ["a1 on r1", "a2 on r2", "a3 on r1"]
+    r2.call("battle_rate", user=user, side="A", sentiment="satisfied")
+    r2.call("battle_rate", user=user, side="B", sentiment="frustrated")
+    vote_id = r2.call("battle_vote", user=user, choice="A")["vote"]
+    # r1 no longer offers the battle, and a message there stores nothing.
+    assert r1.call("battle_view", user=user) == {"battle": None}
+    assert "refused" in r1.call("battle_send", user=user, side="A", text="late")
+    assert "refused" in r1.call("battle_vote", user=user, choice="B")
+    with Store(db) as store:
+        sides = {d.metadata["side"]: d for d in store.list_dialogues(user_id=user)}
+        votes = store.list_votes()
+    assert [v.vote_id for v in votes] == [vote_id]
+    assert sides["A"].feedback.sentiment == "satisfied" and sides["B"].feedback.sentiment == "frustrated"
+    assert [u.text for u in sides["A"].utterances][::2] == ["a1 on r1", "a2 on r2", "a3 on r1"]
+
+
+def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, replicas):
+    from arena.study import parse_study
+    from tests.study.study_support import study_yaml
+
+    with Store(db) as store:
+        text = study_yaml(systems=["alpha", "bravo"], quota_per_cell=5)
+        store.save_study(parse_study(text), text, "ada")
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    for n in range(4):  # each worker's Start reaches both replicas at the same moment
+        r1.send("study_start", study_id="pilot", worker=f"w{n}")
+        r2.send("study_start", study_id="pilot", worker=f"w{n}")
+        first, second = r1.receive(), r2.receive()
+        assert first["step"] == second["step"] == "task" and first["claim"] == second["claim"]
+    with Store(db) as store, store.read() as conn:
+        import sqlalchemy as sa
+        from arena.store import schema as t
+
+        held = conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
+    assert held == 4  # one place per worker, none orphaned
+
+
+def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):
+    """The vote's transaction checks both sides' versions: a deletion between the step's read and the
+    vote stores nothing (no vote, no dialogue brought back)."""
+    from arena.dialogue import Dialogue, UserInfo, UserKind, Vote
+    from arena.store import DialogueChanged
+
+    with Store(db) as store:
+        a, b = (Dialogue(crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id="p-x"),
+                         metadata={"source": "battle", "battle_id": "bt-1", "side": side})
+                for crs, side in (("alpha", "A"), ("bravo", "B")))
+        store.save_dialogues([a, b])
+        versions = (store.current_dialogue(a.dialogue_id).version, store.current_dialogue(b.dialogue_id).version)
+        store.delete_dialogues([a.dialogue_id], actor="participant", reason="test")  # on another replica
+        cast = Vote(battle_id="bt-1", dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a="alpha",
+                    crs_b="bravo", choice="A", user_id="p-x", user_kind=UserKind.HUMAN)
+        with pytest.raises(DialogueChanged):
+            store.save_battle_once(a, b, cast, user_key="u", ip_key="i", started_at=None, burst_votes=10,
+                                   burst_window_s=60, min_battle_s=0, versions=versions)
+        assert store.list_votes() == [] and store.get_dialogue(a.dialogue_id) is None
