@@ -22,20 +22,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from arena.counting import Participants, counted
+from arena.counting import Participants
 from arena.dialogue import Dialogue, Vote
 from arena.study import OPEN_CROWD
-from webapp.leaderboard.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
-from webapp.leaderboard.battle_ratings import (
-    Battle,
-    battle_from_vote,
-    bootstrap_intervals,
-    bradley_terry,
-    degenerate_intervals,
-    elo_ratings,
-    wilson_interval,
-    win_tie_loss,
-)
 
 SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 
@@ -59,24 +48,6 @@ class LeaderboardOptions:
     @classmethod
     def from_settings(cls, settings: Any) -> "LeaderboardOptions":
         return cls(min_votes=settings.leaderboard_min_votes)
-
-
-def _dialogue_stats(dialogues: Sequence[Dialogue]) -> dict[str, dict[str, Any]]:
-    stats: dict[str, dict[str, Any]] = {}
-    for d in dialogues:
-        if d.num_turns == 0:  # opened but never used
-            continue
-        row = stats.setdefault(d.crs_id, {"conversations": 0, "rated": 0, "satisfied": 0,
-                                          **{col: [] for col in SCORE_COLUMNS.values()}})
-        row["conversations"] += 1
-        if d.feedback is not None:
-            row["rated"] += 1
-            row["satisfied"] += d.feedback.sentiment == "satisfied"
-        for metric, col in SCORE_COLUMNS.items():
-            score = d.scores.get(metric)
-            if score is not None and score.value is not None:
-                row[col].append(score.value)
-    return stats
 
 
 def compute_leaderboard(
@@ -105,74 +76,13 @@ def rank_systems(
     systems: Iterable[str] = (),
     options: Optional[LeaderboardOptions] = None,
 ) -> pd.DataFrame:
-    """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience)."""
-    options = options or LeaderboardOptions()
-    dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
-    stats = _dialogue_stats(dialogues)
-    battles: list[Battle] = [battle_from_vote(v) for v in votes]
-    names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))
+    """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience): their compact
+    rows (`webapp.leaderboard.board_data`) ranked by `webapp.leaderboard.ranking.rank_board`, the same code
+    the background boards run."""
+    from webapp.leaderboard.board_data import BoardData
+    from webapp.leaderboard.ranking import rank_board
 
-    counts = win_tie_loss(battles)
-    played = sorted({n for b in battles for n in (b.a, b.b)})
-    elo = elo_ratings(battles, systems=played)
-    # Estimate and resamples rate the same systems (those that played), so each interval holds its estimate.
-    bt = bradley_terry(battles, systems=played, prior_games=options.bt_prior_games) if battles else {}
-    intervals = {}
-    if battles and not degenerate_intervals(battles):
-        intervals = bootstrap_intervals(
-            battles, bradley_terry, rounds=options.bootstrap_rounds, confidence=options.confidence,
-            seed=options.seed, systems=played, prior_games=options.bt_prior_games,
-        )
-    rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
-    ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
-    # Style control: the same battles with reply length and items shown as covariates (webapp.leaderboard.style_control).
-    rows_of_style = style_rows([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
-    style, coefficients = fit_style_rows(rows_of_style)
-    style_intervals = style_controlled_intervals(rows_of_style, rounds=options.style_rounds,
-                                                 confidence=options.confidence, seed=options.seed)
-    style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
-    rows = []
-    for name in names:
-        s = stats.get(name, {"conversations": 0, "rated": 0, "satisfied": 0, "mean_rdl": [],
-                             "mean_core_overall": []})
-        c = counts.get(name, {"battles": 0, "wins": 0, "ties": 0, "both_bad": 0, "losses": 0})
-        wilson = wilson_interval(s["satisfied"], s["rated"], options.confidence)
-        shown = name in ranks
-        low_high = intervals.get(name) if shown else None
-        rank = ranks.get(name, (None, None, None))
-        rows.append({
-            "system": name,
-            "conversations": s["conversations"],
-            "rated": s["rated"],
-            "satisfied": s["satisfied"],
-            "satisfaction": s["satisfied"] / s["rated"] if s["rated"] else None,
-            "satisfaction_low": wilson[0] if wilson else None,
-            "satisfaction_high": wilson[1] if wilson else None,
-            **c,
-            "elo": elo[name] if shown else None,
-            "bt": bt.get(name) if shown else None,
-            "bt_low": low_high[0] if low_high else None,
-            "bt_high": low_high[1] if low_high else None,
-            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
-            "bt_style": style.get(name) if shown else None,
-            "bt_style_low": style_intervals[name][0] if shown and name in style_intervals else None,
-            "bt_style_high": style_intervals[name][1] if shown and name in style_intervals else None,
-            "rank_change_style": style_moves.get(name) if shown else None,
-            "mean_rdl": _mean(s["mean_rdl"]),
-            "rdl_scored": len(s["mean_rdl"]),
-            "mean_core_overall": _mean(s["mean_core_overall"]),
-            "core_overall_scored": len(s["mean_core_overall"]),
-        })
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    if not table.empty:
-        table = table.sort_values(
-            ["bt", "satisfaction", "conversations", "system"],
-            ascending=[False, False, False, True], na_position="last", kind="stable",
-        ).reset_index(drop=True)
-    table.attrs["min_votes"] = options.min_votes
-    table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
-    table.attrs["style_coefficients"] = coefficients
-    return table
+    return rank_board(BoardData.from_objects(dialogues, votes), systems=systems, options=options)
 
 
 def rank_ranges(
@@ -195,10 +105,6 @@ def rank_ranges(
         below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
         out[name] = (position, 1 + above, len(ratings) - below)
     return out
-
-
-def _mean(values: list[float]) -> Optional[float]:
-    return sum(values) / len(values) if values else None
 
 
 # -- presentation ----------------------------------------------------------------

@@ -1,0 +1,179 @@
+"""The one Bradley-Terry model behind every board: plain and style-controlled ratings and their intervals.
+
+FastChat's formulation: logistic regression on the battle design matrix (one
+column per system, +1 for side A and -1 for side B, plus optional style
+covariates), a tie counting as half a win for each side (target 0.5), no
+intercept. One regularisation serves both boards: `prior_games` virtual tied
+battles between every two rated systems, which keep a system that won (or
+lost) everything finite and pull systems with little data together. With the
+style columns at zero the style-controlled fit *is* the plain fit, so "rank
+change from style" compares like with like.
+
+Rows are aggregated where the statistics allow: the plain board fits one row
+per (pair, outcome) with its count as weight, so its cost does not grow with
+the votes; the style board needs one row per battle (its covariates are
+continuous). A bootstrap round is a multinomial count per row (for aggregated
+rows, with probabilities proportional to their counts: the same distribution
+as resampling battles), and all rounds are fitted together by Newton's method,
+the Hessian assembled from per-pair sums so that no (rounds x battles x
+parameters) array is ever built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy import sparse
+
+ELO_INITIAL = 1000.0
+ELO_SCALE = 400.0
+PRIOR_GAMES = 1.0  # virtual tied battles between every two systems: the model's one regularisation
+MAX_STEP = 2.0  # the largest Newton step in any coefficient while far from the optimum (log-odds)
+# Keeps the style block of the Hessian invertible when a style column is constant (every difference zero);
+# far too small to move any fitted coefficient.
+NUMERICAL_FLOOR = 1e-9
+ROUND_CHUNK = 32  # bootstrap rounds fitted at once (bounds memory at rounds x battles)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows of one fit: side-A and side-B system indices, A's score, style covariates (rows x k, k may be 0)
+    and how often each row counts."""
+
+    a: np.ndarray
+    b: np.ndarray
+    y: np.ndarray
+    style: np.ndarray
+    count: np.ndarray
+    n_systems: int
+
+    @property
+    def width(self) -> int:
+        return self.n_systems + self.style.shape[1]
+
+
+def aggregate(a: np.ndarray, b: np.ndarray, y: np.ndarray, n_systems: int) -> Rows:
+    """Plain rows: one per distinct (A, B, score), weighted by how often it occurred."""
+    if len(a) == 0:
+        return Rows(a, b, y, np.zeros((0, 0)), np.zeros(0), n_systems)
+    key = np.stack([a, b, np.round(y * 2).astype(int)], axis=1)
+    unique, counts = np.unique(key, axis=0, return_counts=True)
+    return Rows(unique[:, 0], unique[:, 1], unique[:, 2] / 2.0, np.zeros((len(unique), 0)),
+                counts.astype(float), n_systems)
+
+
+def _prior_terms(beta: np.ndarray, prior_games: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gradient and Hessian (rounds x m, rounds x m x m) of the virtual ties between every two systems."""
+    m = beta.shape[1]
+    diff = beta[:, :, None] - beta[:, None, :]
+    p = 1.0 / (1.0 + np.exp(-diff))
+    off = np.ones((m, m)) - np.eye(m)
+    # Each unordered pair is one virtual tie of weight `prior_games` (row i holds all of i's pairs).
+    grad = prior_games * ((p - 0.5) * off).sum(axis=2)
+    w = prior_games * p * (1 - p) * off
+    hess = -w
+    idx = np.arange(m)
+    hess[:, idx, idx] = w.sum(axis=2)
+    return grad, hess
+
+
+def _newton(rows: Rows, weights: np.ndarray, prior_games: float, start: Optional[np.ndarray] = None,
+            tol: float = 1e-9, max_iter: int = 100) -> np.ndarray:
+    """Coefficients (rounds x width) minimising, per row of `weights`, the weighted logistic loss plus the
+    virtual ties."""
+    m, k, n = rows.n_systems, rows.style.shape[1], len(rows.y)
+    rounds = weights.shape[0]
+    width = m + k
+    theta = np.zeros((rounds, width)) if start is None else np.array(np.broadcast_to(start, (rounds, width)))
+    # D: rows x systems, +1 for A and -1 for B; G: rows x unordered pairs (for the Hessian's pair sums).
+    d = sparse.csr_matrix((np.r_[np.ones(n), -np.ones(n)], (np.r_[np.arange(n), np.arange(n)], np.r_[rows.a, rows.b])),
+                          shape=(n, m))
+    low, high = np.minimum(rows.a, rows.b), np.maximum(rows.a, rows.b)
+    pair_key = low * m + high
+    pairs, pair_of_row = np.unique(pair_key, return_inverse=True)
+    g = sparse.csr_matrix((np.ones(n), (np.arange(n), pair_of_row)), shape=(n, len(pairs)))
+    pi, pj = pairs // m, pairs % m
+    style = rows.style
+    cross = [(i, j) for i in range(k) for j in range(i, k)]
+    style_products = np.stack([style[:, i] * style[:, j] for i, j in cross], axis=1) if k else np.zeros((n, 0))
+    idx = np.arange(m)
+    for _ in range(max_iter):
+        z = theta[:, rows.a] - theta[:, rows.b]
+        if k:
+            z = z + theta[:, m:] @ style.T
+        p = 1.0 / (1.0 + np.exp(-z))
+        e = weights * (p - rows.y)
+        s = weights * p * (1 - p)
+        grad = np.zeros((rounds, width))
+        grad[:, :m] = (d.T @ e.T).T
+        hess = np.zeros((rounds, width, width))
+        pair_sums = (g.T @ s.T).T  # rounds x pairs
+        hess[:, pi, pj] -= pair_sums
+        hess[:, pj, pi] -= pair_sums
+        np.add.at(hess, (slice(None), pi, pi), pair_sums)
+        np.add.at(hess, (slice(None), pj, pj), pair_sums)
+        if k:
+            grad[:, m:] = e @ style
+            for f in range(k):
+                block = (d.T @ (s * style[:, f]).T).T  # rounds x m
+                hess[:, :m, m + f] = block
+                hess[:, m + f, :m] = block
+            products = s @ style_products
+            for c, (i, j) in enumerate(cross):
+                hess[:, m + i, m + j] = products[:, c]
+                hess[:, m + j, m + i] = products[:, c]
+            hess[:, m + np.arange(k), m + np.arange(k)] += NUMERICAL_FLOOR
+        prior_grad, prior_hess = _prior_terms(theta[:, :m], prior_games)
+        grad[:, :m] += prior_grad
+        hess[:, :m, :m] += prior_hess
+        # The strengths are fixed only up to a common shift: pin their sum at zero (a Lagrange row).
+        hess[:, idx[:, None], idx[None, :]] += 1.0 / max(m, 1)
+        grad[:, :m] += theta[:, :m].sum(axis=1, keepdims=True) / max(m, 1)
+        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step *= np.minimum(1.0, MAX_STEP / np.maximum(np.abs(step).max(axis=1, keepdims=True), 1e-300))
+        theta -= step
+        if np.abs(step).max() < tol:
+            break
+    return theta
+
+
+def fit(rows: Rows, prior_games: float = PRIOR_GAMES) -> np.ndarray:
+    """The coefficients of the data itself: strengths (natural log-odds, mean zero), then style."""
+    return _newton(rows, rows.count[None, :], prior_games)[0]
+
+
+def bootstrap(rows: Rows, estimate: np.ndarray, rounds: int, seed: int,
+              prior_games: float = PRIOR_GAMES) -> np.ndarray:
+    """Coefficients (rounds x width) over battle sets resampled with replacement, fitted from the estimate."""
+    total = int(round(rows.count.sum()))
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(total, rows.count / rows.count.sum(), size=rounds).astype(float)
+    return np.concatenate([_newton(rows, counts[i:i + ROUND_CHUNK], prior_games, start=estimate)
+                           for i in range(0, rounds, ROUND_CHUNK)], axis=0)
+
+
+def to_elo(strengths: np.ndarray) -> np.ndarray:
+    """Natural log-odds strengths (mean zero) on the Elo scale: 400 points = ten-fold odds, mean 1000."""
+    centred = strengths - strengths.mean(axis=-1, keepdims=True)
+    return ELO_INITIAL + ELO_SCALE * centred / math.log(10)
+
+
+def standardise(style: np.ndarray) -> np.ndarray:
+    """Each style column centred and scaled over the battles fitted (as FastChat's style control does)."""
+    if style.size == 0:
+        return style
+    spread = style.std(axis=0)
+    return (style - style.mean(axis=0)) / np.where(spread > 1e-12, spread, 1.0)
+
+
+def degenerate(a: Sequence[int], b: Sequence[int], y: Sequence[float]) -> bool:
+    """True when resampling cannot vary the data: every battle the same pair with the same outcome."""
+    a, b, y = np.asarray(a), np.asarray(b), np.asarray(y, dtype=float)
+    if len(a) <= 1:
+        return True
+    flip = a > b
+    kinds = np.stack([np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1 - y, y)], axis=1)
+    return len(np.unique(kinds, axis=0)) <= 1
