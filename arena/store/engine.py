@@ -37,6 +37,7 @@ from arena.config import db_location
 from arena.dialogue import Dialogue, Score, UserKind, copy_acts
 from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
+from arena.store.board_rows import BoardRowsStore
 from arena.store.bulk import BulkRows
 from arena.store.moderation import Moderation
 from arena.store.scoring_queue import ScoringQueue
@@ -197,7 +198,7 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows):
+class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows, BoardRowsStore):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store
@@ -375,6 +376,7 @@ class Store(Votes, ScoringQueue, Moderation, Studies, BulkRows):
             "created_at": utc_key(d.created_at), "updated_at": now_key(),
             "data": d.model_dump_json(exclude={"scores"}),
         }, ["dialogue_id"])
+        self._put_board_row(conn, d)
         self._put_scores(conn, d.dialogue_id, d.scores)
 
     def save_scores(self, dialogue_id: str, scores: dict[str, Score], *,
