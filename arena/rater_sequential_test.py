@@ -77,3 +77,35 @@ def flagged_by_evidence(evidence: dict[str, float], alpha: float = ALPHA) -> set
         return set()
     threshold = math.log10(len(evidence) / alpha)
     return {rater for rater, value in evidence.items() if value >= threshold}
+
+
+def label_evidence_arrays(raters: Any, systems: Any, satisfied: Any, when: Any) -> dict[str, float]:
+    """`label_evidence` of labels given as columns, by array operations (the board job's many labels)."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"rater": np.asarray(raters, dtype=object), "system": np.asarray(systems, dtype=object),
+                          "sat": np.asarray(satisfied, dtype=bool).astype(int), "when": np.asarray(when, dtype=object)})
+    if frame.empty:
+        return {}
+    totals = frame.groupby("system")["sat"].agg(["sum", "count"])
+    own = frame.groupby(["rater", "system"])["sat"].agg(["sum", "count"])
+    frame = frame[~frame["rater"].isin(list(POOLED_IDS))]
+    if frame.empty:
+        return {}
+    frame = frame.sort_values(["rater", "when"], kind="stable")
+    sat_all = totals["sum"].reindex(frame["system"]).to_numpy()
+    n_all = totals["count"].reindex(frame["system"]).to_numpy()
+    keys = pd.MultiIndex.from_arrays([frame["rater"], frame["system"]])
+    sat_own, n_own = own["sum"].reindex(keys).to_numpy(), own["count"].reindex(keys).to_numpy()
+    p_null = (sat_all - sat_own + 1) / (n_all - n_own + 2)
+    by_rater = frame.groupby("rater", sort=False)
+    step = by_rater.cumcount().to_numpy()
+    sat = frame["sat"].to_numpy()
+    seen = by_rater["sat"].cumsum().to_numpy() - sat  # satisfied labels before this one
+    q_alt = (seen + 1) / (step + 2)
+    ratio = np.where(sat == 1, q_alt / p_null, (1 - q_alt) / (1 - p_null))
+    frame = frame.assign(log_e=np.log10(ratio))
+    frame["log_e"] = frame.groupby("rater", sort=False)["log_e"].cumsum()
+    best = frame.groupby("rater", sort=False)["log_e"].max().clip(lower=0.0)
+    return {str(rater): float(value) for rater, value in best.items()}

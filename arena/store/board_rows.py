@@ -66,9 +66,16 @@ class BoardRows:
     flags: dict[str, str]
 
 
-def _score(metric: str) -> Any:
-    return (sa.select(t.scores.c.value).where(t.scores.c.dialogue_id == t.board_dialogues.c.dialogue_id,
-                                              t.scores.c.metric == metric).scalar_subquery())
+def _fetch_all(conn: Connection, query: Any) -> list[tuple]:
+    """All rows of `query` through the driver's own cursor: SQLAlchemy's row objects would cost more than
+    the query itself for a few hundred thousand small rows. Runs in `conn`'s transaction (its snapshot)."""
+    sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.execute(sql)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
 
 
 class BoardRowsStore:
@@ -96,12 +103,17 @@ class BoardRowsStore:
         """The compact rows of every dialogue and vote, hidden dialogues and flags, from one snapshot."""
         self._fill_missing_board_rows()
         b, v = t.board_dialogues.c, t.votes.c
-        dialogue_query = sa.select(*[getattr(b, f) for f in DIALOGUE_FIELDS[:-2]],
-                                   _score(BOARD_SCORES[0]), _score(BOARD_SCORES[1]))
+        rdl, core = t.scores.alias("rdl"), t.scores.alias("core")
+        dialogue_query = (
+            sa.select(*[getattr(b, f) for f in DIALOGUE_FIELDS[:-2]], rdl.c.value, core.c.value)
+            .select_from(t.board_dialogues
+                         .outerjoin(rdl, sa.and_(rdl.c.dialogue_id == b.dialogue_id, rdl.c.metric == BOARD_SCORES[0]))
+                         .outerjoin(core, sa.and_(core.c.dialogue_id == b.dialogue_id,
+                                                  core.c.metric == BOARD_SCORES[1]))))
         vote_query = sa.select(*[getattr(v, f) for f in VOTE_FIELDS]).order_by(v.created_at, v.vote_id)
         with self.read() as conn:
-            dialogues = [tuple(r) for r in conn.execute(dialogue_query)]
-            votes = [tuple(r) for r in conn.execute(vote_query)]
+            dialogues = _fetch_all(conn, dialogue_query)
+            votes = _fetch_all(conn, vote_query)
             hidden = frozenset(conn.execute(sa.select(t.hidden_dialogues.c.dialogue_id)).scalars())
             flags = {r[0]: r[1] for r in conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason))}
         return BoardRows(dialogues, votes, hidden, flags)

@@ -18,84 +18,125 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from arena.rater_sequential_test import POOLED_IDS, flagged_by_evidence, label_evidence
+from arena.rater_sequential_test import POOLED_IDS, flagged_by_evidence, label_evidence_arrays
 from arena.store.board_rows import DIALOGUE_FIELDS, VOTE_FIELDS, BoardRows
 from arena.study import OPEN_CROWD
 from webapp.leaderboard.board_data import DIALOGUE_COLUMNS, VOTE_COLUMNS, BoardData
 from webapp.leaderboard.categories import ALL, CATEGORIES
 
 
-@dataclass(frozen=True)
-class StoreFrames:
-    """The compact rows as frames, with what visibility needs computed once for every board."""
+def _objects(values: Any) -> np.ndarray:
+    return np.asarray(values, dtype=object)
 
-    dialogues: pd.DataFrame  # DIALOGUE_FIELDS, plus `visible` and `label_counts`
-    votes: pd.DataFrame  # VOTE_FIELDS in cast order, plus `visible` and `flagged`
+
+@dataclass
+class StoreFrames:
+    """The compact rows as columns (numpy arrays), with what visibility needs computed once for every board.
+
+    Dialogue ids are turned into row positions once, so a selection is boolean masks and integer lookups."""
+
+    d: dict[str, np.ndarray]  # DIALOGUE_FIELDS, plus `visible` and `label_counts`
+    v: dict[str, np.ndarray]  # VOTE_FIELDS in cast order, plus `visible`, `flagged`, `pos_a`, `pos_b`
     # Reads the dialogues whole (id -> Dialogue), for a category whose test needs their text (no `keep_rows`).
     load_dialogues: Optional[Callable[[], dict[str, Any]]] = None
     _whole: dict[str, Any] = field(default_factory=dict)
+    _honest: dict[tuple, np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def of(cls, rows: BoardRows, load_dialogues: Optional[Callable[[], dict[str, Any]]] = None) -> "StoreFrames":
-        d = pd.DataFrame.from_records(rows.dialogues, columns=list(DIALOGUE_FIELDS))
-        v = pd.DataFrame.from_records(rows.votes, columns=list(VOTE_FIELDS))
-        d["crowd"] = d["crowd"].fillna(OPEN_CROWD)
-        v["study"] = v["study"].fillna(OPEN_CROWD)
-        v["user_id"] = v["user_id"].fillna("anonymous")
+        d = {f: _objects([r[i] for r in rows.dialogues]) for i, f in enumerate(DIALOGUE_FIELDS)}
+        v = {f: _objects([r[i] for r in rows.votes]) for i, f in enumerate(VOTE_FIELDS)}
+        d["crowd"] = np.where(pd.isna(d["crowd"]), OPEN_CROWD, d["crowd"])
+        v["study"] = np.where(pd.isna(v["study"]), OPEN_CROWD, v["study"])
+        v["user_id"] = np.where(pd.isna(v["user_id"]), "anonymous", v["user_id"])
         for column in ("rdl", "core", "reply_length", "items_shown"):
-            d[column] = d[column].astype(float)
-        hidden = pd.Index(list(rows.hidden), dtype=object)
-        voted = pd.Index(pd.unique(np.r_[v["dialogue_a"].to_numpy(), v["dialogue_b"].to_numpy()]), dtype=object)
-        d["visible"] = ~d["dialogue_id"].isin(hidden) & (~d["in_battle"].astype(bool) | d["dialogue_id"].isin(voted))
-        v["flagged"] = v["vote_id"].isin(pd.Index(list(rows.flags), dtype=object))
-        v["visible"] = ~(v["dialogue_a"].isin(hidden) | v["dialogue_b"].isin(hidden))
-        flagged_votes = v[v["flagged"]]
-        in_flagged_battle = pd.Index(np.r_[flagged_votes["dialogue_a"].to_numpy(), flagged_votes["dialogue_b"].to_numpy()],
-                                     dtype=object)
-        d["label_counts"] = (d["sentiment"].notna() & ~d["label_flagged"].astype(bool)
-                             & ~d["dialogue_id"].isin(in_flagged_battle))
+            d[column] = pd.to_numeric(pd.Series(d[column], dtype=object), errors="coerce").to_numpy(dtype=float)
+        for column in ("in_battle", "failed", "label_flagged", "num_turns"):
+            d[column] = d[column].astype(int)
+        ids = pd.Index(d["dialogue_id"], dtype=object)
+        v["pos_a"], v["pos_b"] = ids.get_indexer(v["dialogue_a"]), ids.get_indexer(v["dialogue_b"])
+        n = len(ids)
+        hidden = np.zeros(n + 1, dtype=bool)  # the last slot answers for ids with no row (-1)
+        hidden[ids.get_indexer(list(rows.hidden))] = True
+        hidden[-1] = False
+        voted = np.zeros(n + 1, dtype=bool)
+        voted[v["pos_a"]] = voted[v["pos_b"]] = True
+        d["visible"] = ~hidden[:n] & (~d["in_battle"].astype(bool) | voted[:n])
+        v["flagged"] = np.isin(v["vote_id"], _objects(list(rows.flags))) if rows.flags else np.zeros(len(v["vote_id"]), bool)
+        hidden_ids = set(rows.hidden)
+        v["visible"] = ~(hidden[v["pos_a"]] | hidden[v["pos_b"]])
+        if hidden_ids:  # a vote whose dialogue has no row (deleted) but whose id is hidden
+            v["visible"] &= ~np.array([x in hidden_ids or y in hidden_ids
+                                       for x, y in zip(v["dialogue_a"], v["dialogue_b"])], dtype=bool)
+        in_flagged = np.zeros(n + 1, dtype=bool)
+        in_flagged[v["pos_a"][v["flagged"]]] = in_flagged[v["pos_b"][v["flagged"]]] = True
+        d["label_counts"] = ~pd.isna(d["sentiment"]) & ~d["label_flagged"].astype(bool) & ~in_flagged[:n]
         return cls(d, v, load_dialogues)
 
     def select(self, *, crowd: Optional[str] = OPEN_CROWD, user_kind: Optional[str] = None,
                left_out_users: frozenset[str] = frozenset(), category: str = ALL) -> tuple[BoardData, int]:
         """(the board's rows, flagged votes left out of it)."""
+        dialogue_mask, vote_mask = self.masks(crowd=crowd, user_kind=user_kind, left_out_users=left_out_users,
+                                              category=category)
+        return self.board_data(dialogue_mask, vote_mask, self.rated(crowd, user_kind, left_out_users))
+
+    def masks(self, *, crowd: Optional[str] = OPEN_CROWD, user_kind: Optional[str] = None,
+              left_out_users: frozenset[str] = frozenset(), category: str = ALL) -> tuple[np.ndarray, np.ndarray]:
+        """(dialogues on the board, votes on the board, flagged ones included) as boolean masks."""
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
-        keep_rows = CATEGORIES[category].keep_rows or self._whole_dialogue_test(category)
-        d, v = self.dialogues, self.votes
-        whose_d = d["visible"].to_numpy().copy()
-        whose_v = v["visible"].to_numpy().copy()
-        if crowd is not None:
-            whose_d &= (d["crowd"] == crowd).to_numpy()
-            whose_v &= (v["study"] == crowd).to_numpy()
-        if user_kind is not None:
-            whose_d &= (d["user_kind"] == user_kind).to_numpy()
-            whose_v &= (v["user_kind"] == user_kind).to_numpy()
-        if left_out_users:
-            out = pd.Index(list(left_out_users), dtype=object)
-            whose_d &= ~d["user_id"].isin(out).to_numpy()
-            whose_v &= ~v["user_id"].isin(out).to_numpy()
-        dialogues = d[whose_d]
-        rated = dialogues["label_counts"].to_numpy() & _honest_raters(dialogues)
+        d, v = self.d, self.v
+        whose_d, whose_v = self._whose(crowd, user_kind, left_out_users)
         if category != ALL:
-            in_category = keep_rows(dialogues).to_numpy(dtype=bool)
-            dialogues, rated = dialogues[in_category], rated[in_category]
-            ids = pd.Index(dialogues["dialogue_id"])
-            whose_v &= (v["dialogue_a"].isin(ids) & v["dialogue_b"].isin(ids)).to_numpy()
-        votes = v[whose_v]
-        counted = votes[~votes["flagged"].to_numpy()]
+            keep_rows = CATEGORIES[category].keep_rows or self._whole_dialogue_test(category)
+            frame = pd.DataFrame({"dialogue_id": d["dialogue_id"], "crs_id": d["crs_id"], "num_turns": d["num_turns"]})
+            whose_d = whose_d & np.asarray(keep_rows(frame), dtype=bool)
+            on_board = np.append(whose_d, False)
+            whose_v = whose_v & on_board[v["pos_a"]] & on_board[v["pos_b"]]
+        return whose_d, whose_v
+
+    def _whose(self, crowd: Optional[str], user_kind: Optional[str],
+               left_out_users: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
+        d, v = self.d, self.v
+        whose_d, whose_v = d["visible"].copy(), v["visible"].copy()
+        if crowd is not None:
+            whose_d &= d["crowd"] == crowd
+            whose_v &= v["study"] == crowd
+        if user_kind is not None:
+            whose_d &= d["user_kind"] == user_kind
+            whose_v &= v["user_kind"] == user_kind
+        if left_out_users:
+            out = _objects(list(left_out_users))
+            whose_d &= ~np.isin(d["user_id"], out)
+            whose_v &= ~np.isin(v["user_id"], out)
+        return whose_d, whose_v
+
+    def rated(self, crowd: Optional[str], user_kind: Optional[str], left_out_users: frozenset[str]) -> np.ndarray:
+        """Per dialogue: its label counts (not flagged, not in a flagged battle, not from a rater the
+        sequential test flags among this crowd's people). Only people's labels are tested, so every audience
+        but "simulator" tests the same labels: computed once per crowd."""
+        key = (crowd, user_kind == "simulator", left_out_users)
+        if key not in self._honest:
+            whose_d, _ = self._whose(crowd, user_kind, left_out_users)
+            self._honest[key] = self.d["label_counts"] & _honest_raters(self.d, whose_d)
+        return self._honest[key]
+
+    def board_data(self, dialogue_mask: np.ndarray, vote_mask: np.ndarray, rated: np.ndarray) -> tuple[BoardData, int]:
+        d, v = self.d, self.v
+        rated = rated[dialogue_mask]
         board = pd.DataFrame({
-            "dialogue_id": dialogues["dialogue_id"].to_numpy(), "crs_id": dialogues["crs_id"].to_numpy(),
-            "num_turns": dialogues["num_turns"].to_numpy(), "rated": rated,
-            "satisfied": rated & (dialogues["sentiment"] == "satisfied").to_numpy(),
-            "rdl": dialogues["rdl"].to_numpy(), "core": dialogues["core"].to_numpy(),
-            "reply_length": dialogues["reply_length"].to_numpy(), "items_shown": dialogues["items_shown"].to_numpy(),
-            "failed": dialogues["failed"].astype(bool).to_numpy(),
+            "dialogue_id": d["dialogue_id"][dialogue_mask], "crs_id": d["crs_id"][dialogue_mask],
+            "num_turns": d["num_turns"][dialogue_mask], "rated": rated,
+            "satisfied": rated & (d["sentiment"][dialogue_mask] == "satisfied"),
+            "rdl": d["rdl"][dialogue_mask], "core": d["core"][dialogue_mask],
+            "reply_length": d["reply_length"][dialogue_mask], "items_shown": d["items_shown"][dialogue_mask],
+            "failed": d["failed"][dialogue_mask].astype(bool),
         }, columns=DIALOGUE_COLUMNS)
-        return BoardData(board, counted[VOTE_COLUMNS].reset_index(drop=True)), len(votes) - len(counted)
+        counted = vote_mask & ~v["flagged"]
+        votes = pd.DataFrame({c: v[c][counted] for c in VOTE_COLUMNS}, columns=VOTE_COLUMNS)
+        return BoardData(board, votes), int(vote_mask.sum() - counted.sum())
 
-
-    def _whole_dialogue_test(self, category: str) -> Callable[[pd.DataFrame], pd.Series]:
+    def _whole_dialogue_test(self, category: str) -> Callable[[pd.DataFrame], Any]:
         """A category tested on whole dialogues: read once per set of frames, when first needed."""
         if self.load_dialogues is None:
             raise ValueError(f"category {category!r} tests whole dialogues and these rows come without them")
@@ -103,18 +144,19 @@ class StoreFrames:
             self._whole.update(self.load_dialogues())
         keep = CATEGORIES[category].keep
         whole = self._whole
-        return lambda rows: pd.Series([i in whole and keep(whole[i]) for i in rows["dialogue_id"]], dtype=bool)
+        return lambda rows: np.array([i in whole and keep(whole[i]) for i in rows["dialogue_id"]], dtype=bool)
 
 
-def _honest_raters(dialogues: pd.DataFrame) -> np.ndarray:
-    """False for the labels of raters the sequential test flags (`arena.rater_sequential_test`), among the
-    people's counted labels of these dialogues."""
-    labelled = dialogues[dialogues["label_counts"].to_numpy() & (dialogues["user_kind"] == "human").to_numpy()]
-    if labelled.empty:
-        return np.ones(len(dialogues), dtype=bool)
-    evidence = label_evidence(zip(labelled["user_id"], labelled["crs_id"], labelled["sentiment"] == "satisfied",
-                                  labelled["label_at"].fillna("")))
+def _honest_raters(d: dict[str, np.ndarray], whose: np.ndarray) -> np.ndarray:
+    """False for the dialogues of raters the sequential test flags (`arena.rater_sequential_test`), testing
+    the people's counted labels among the dialogues `whose` selects."""
+    labelled = whose & d["label_counts"] & (d["user_kind"] == "human")
+    if not labelled.any():
+        return np.ones(len(whose), dtype=bool)
+    evidence = label_evidence_arrays(d["user_id"][labelled], d["crs_id"][labelled],
+                                     d["sentiment"][labelled] == "satisfied",
+                                     np.where(pd.isna(d["label_at"][labelled]), "", d["label_at"][labelled]))
     flagged = flagged_by_evidence(evidence) - POOLED_IDS
     if not flagged:
-        return np.ones(len(dialogues), dtype=bool)
-    return ~dialogues["user_id"].isin(pd.Index(list(flagged), dtype=object)).to_numpy()
+        return np.ones(len(whose), dtype=bool)
+    return ~np.isin(d["user_id"], _objects(list(flagged)))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+import numpy as np
 import pandas as pd
 
 from arena.corpus.records import PSEUDONYM_PREFIX
@@ -76,15 +77,24 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
     version = store.board_version()
     frames = StoreFrames.of(store.board_rows(),
                             lambda: {d.dialogue_id: d for d in store.list_dialogues()})
-    boards = {}
+    boards: dict[tuple[Optional[str], str], pd.DataFrame] = {}
+    # Two boards that select the same rows are one computation (everyone's = people's while no simulator played).
+    computed: dict[tuple[bytes, bytes, bytes], pd.DataFrame] = {}
     for kind in AUDIENCES:
         for category in CATEGORIES:
-            data, flagged = frames.select(crowd=OPEN_CROWD, user_kind=kind, category=category)
-            table = rank_board(data, options=options)
-            table.attrs.update(votes_counted=len(data.votes), votes_flagged=flagged, category=category)
+            dialogue_mask, vote_mask = frames.masks(crowd=OPEN_CROWD, user_kind=kind, category=category)
+            rated = frames.rated(OPEN_CROWD, kind, frozenset())
+            key = (np.packbits(dialogue_mask).tobytes(), np.packbits(vote_mask).tobytes(),
+                   np.packbits(rated & dialogue_mask).tobytes())
+            if key not in computed:
+                data, flagged = frames.board_data(dialogue_mask, vote_mask, rated)
+                computed[key] = rank_board(data, options=options)
+                computed[key].attrs.update(votes_counted=len(data.votes), votes_flagged=flagged)
+            table = computed[key].copy()
+            table.attrs = {**computed[key].attrs, "category": category}
             boards[(kind, category)] = table
     studies = {}
-    for study_id in sorted(set(frames.dialogues["crowd"]) | set(frames.votes["study"])):
+    for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])):
         if study_id == OPEN_CROWD:
             continue
         data, flagged = frames.select(crowd=study_id, user_kind="human",
@@ -105,7 +115,7 @@ def _extras(store: Any, frames: StoreFrames, extra: Extra) -> dict[tuple[Optiona
     for kind in AUDIENCES:
         for category in CATEGORIES:
             data, _ = frames.select(crowd=OPEN_CROWD, user_kind=kind, category=category)
-            rated = dict(zip(data.dialogues["dialogue_id"], data.dialogues["rated"]))
+            rated = dict(zip(data.dialogues["dialogue_id"], data.dialogues["rated"]))  # noqa: B035
             dialogues = [d if rated[i] or d.feedback is None else d.model_copy(update={"feedback": None})
                          for i in data.dialogues["dialogue_id"] if (d := by_id.get(i)) is not None]
             try:
