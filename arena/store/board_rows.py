@@ -24,6 +24,9 @@ from arena.store import schema as t
 from arena.store.statements import upsert, utc_key
 from arena.study import STUDY_KEY
 
+# Metadata key of a dialogue whose satisfaction label is flagged; its value says why (`arena.counting`
+# re-exports it: the store writes it into the compact rows, so it is defined below the store).
+LABEL_FLAG = "label_flag"
 BOARD_SCORES = ("rdl", "core.overall")  # the automatic scores a board averages
 DIALOGUE_FIELDS = ("dialogue_id", "crs_id", "user_kind", "user_id", "crowd", "in_battle", "failed", "num_turns",
                    "sentiment", "label_flagged", "label_at", "reply_length", "items_shown", "rdl", "core")
@@ -40,8 +43,6 @@ def dialogue_style(d: Dialogue) -> tuple[float, float]:
 
 def board_row(d: Dialogue) -> dict[str, Any]:
     """The dialogue's `board_dialogues` row."""
-    from arena.counting import LABEL_FLAG  # arena.counting reads the store: imported when first needed
-
     length, items = dialogue_style(d)
     return {
         "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value, "user_id": d.user.id,

@@ -152,8 +152,8 @@ def bootstrap(rows: Rows, estimate: np.ndarray, rounds: int, seed: int,
     total = int(round(rows.count.sum()))
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(total, rows.count / rows.count.sum(), size=rounds).astype(float)
-    # A resample's ratings need no more than 1e-7 log-odds (2e-5 rating points) of precision.
-    return np.concatenate([_newton(rows, counts[i:i + ROUND_CHUNK], prior_games, start=estimate, tol=1e-7)
+    # A resample's ratings need no more than 1e-6 log-odds (2e-4 rating points) of precision.
+    return np.concatenate([_newton(rows, counts[i:i + ROUND_CHUNK], prior_games, start=estimate, tol=1e-6)
                            for i in range(0, rounds, ROUND_CHUNK)], axis=0)
 
 

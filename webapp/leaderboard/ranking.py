@@ -10,7 +10,8 @@ a win each) in the one model of `webapp.leaderboard.bt_model`.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,56 @@ from webapp.leaderboard.board_data import BoardData
 from webapp.leaderboard.style_control import (
     fit_style_arrays, rank_change, style_interval_arrays, style_model_rows,
 )
-from webapp.leaderboard.table import COLUMNS, LeaderboardOptions, rank_ranges
+
+SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
+
+COLUMNS = [
+    "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
+    "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
+    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
+    "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
+]
+
+
+@dataclass(frozen=True)
+class LeaderboardOptions:
+    bootstrap_rounds: int = 200
+    confidence: float = 0.95
+    seed: int = 0
+    bt_prior_games: float = 1.0
+    min_votes: int = 0  # battles a system needs before its ratings and rank show
+    style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LeaderboardOptions":
+        return cls(min_votes=settings.leaderboard_min_votes)
+
 
 COUNT_KEYS = ("battles", "wins", "ties", "both_bad", "losses")
+
+
+def rank_ranges(
+    ratings: dict[str, float], intervals: dict[str, Optional[tuple[float, float]]]
+) -> dict[str, tuple[int, int, int]]:
+    """name -> (rank by rating, best rank, worst rank) as LMArena reads them from intervals.
+
+    Best rank = 1 + systems whose lower bound is above this one's upper bound;
+    worst rank = systems whose upper bound is not below this one's lower bound
+    (itself included). A system without an interval (too little varied data)
+    could be anywhere: its interval counts as unbounded.
+    """
+    unbounded = (-math.inf, math.inf)
+    bounds = {n: intervals.get(n) or unbounded for n in ratings}
+    order = sorted(ratings, key=lambda n: (-ratings[n], n))
+    out = {}
+    for position, name in enumerate(order, start=1):
+        low, high = bounds[name]
+        above = sum(1 for other in ratings if other != name and bounds[other][0] > high)
+        below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
+        out[name] = (position, 1 + above, len(ratings) - below)
+    return out
+
+
 
 
 def _elo(a: np.ndarray, b: np.ndarray, y: np.ndarray, n: int) -> np.ndarray:

@@ -15,9 +15,7 @@ of systems whose interval does not lie wholly below its own.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 import pandas as pd
@@ -25,30 +23,9 @@ import pandas as pd
 from arena.counting import Participants
 from arena.dialogue import Dialogue, Vote
 from arena.study import OPEN_CROWD
-
-SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
-
-COLUMNS = [
-    "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
-    "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
-    "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
-]
-
-
-@dataclass(frozen=True)
-class LeaderboardOptions:
-    bootstrap_rounds: int = 200
-    confidence: float = 0.95
-    seed: int = 0
-    bt_prior_games: float = 1.0
-    min_votes: int = 0  # battles a system needs before its ratings and rank show
-    style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> "LeaderboardOptions":
-        return cls(min_votes=settings.leaderboard_min_votes)
-
+from webapp.leaderboard.board_data import BoardData
+# The board's columns, options and rank ranges live with the ranking; imported here, where callers look.
+from webapp.leaderboard.ranking import COLUMNS, SCORE_COLUMNS, LeaderboardOptions, rank_board, rank_ranges  # noqa: F401
 
 def compute_leaderboard(
     dialogues: Iterable[Dialogue],
@@ -79,32 +56,7 @@ def rank_systems(
     """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience): their compact
     rows (`webapp.leaderboard.board_data`) ranked by `webapp.leaderboard.ranking.rank_board`, the same code
     the background boards run."""
-    from webapp.leaderboard.board_data import BoardData
-    from webapp.leaderboard.ranking import rank_board
-
     return rank_board(BoardData.from_objects(dialogues, votes), systems=systems, options=options)
-
-
-def rank_ranges(
-    ratings: dict[str, float], intervals: dict[str, Optional[tuple[float, float]]]
-) -> dict[str, tuple[int, int, int]]:
-    """name -> (rank by rating, best rank, worst rank) as LMArena reads them from intervals.
-
-    Best rank = 1 + systems whose lower bound is above this one's upper bound;
-    worst rank = systems whose upper bound is not below this one's lower bound
-    (itself included). A system without an interval (too little varied data)
-    could be anywhere: its interval counts as unbounded.
-    """
-    unbounded = (-math.inf, math.inf)
-    bounds = {n: intervals.get(n) or unbounded for n in ratings}
-    order = sorted(ratings, key=lambda n: (-ratings[n], n))
-    out = {}
-    for position, name in enumerate(order, start=1):
-        low, high = bounds[name]
-        above = sum(1 for other in ratings if other != name and bounds[other][0] > high)
-        below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
-        out[name] = (position, 1 + above, len(ratings) - below)
-    return out
 
 
 # -- presentation ----------------------------------------------------------------
