@@ -96,6 +96,7 @@ def _newton(rows: Rows, weights: np.ndarray, prior_games: float, start: Optional
     x[np.arange(n), rows.a] += 1.0
     x[np.arange(n), rows.b] -= 1.0
     x[:, m:] = rows.style
+    x_rows = np.ascontiguousarray(x.T)  # the predictor's product reads it row by row
     low, high = np.minimum(rows.a, rows.b), np.maximum(rows.a, rows.b)
     pairs, pair_of_row = np.unique(low * m + high, return_inverse=True)
     pi, pj = pairs // m, pairs % m
@@ -108,9 +109,16 @@ def _newton(rows: Rows, weights: np.ndarray, prior_games: float, start: Optional
     n_pairs, n_cross = len(pairs), len(cross)
     idx = np.arange(m)
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-(theta @ x.T)))
-        e = weights * (p - rows.y)
-        s = weights * p * (1 - p)
+        p = theta @ x_rows  # in place from here: these arrays are rounds x battles
+        np.negative(p, out=p)
+        np.exp(p, out=p)
+        p += 1.0
+        np.reciprocal(p, out=p)
+        e = p - rows.y
+        e *= weights
+        s = 1.0 - p
+        s *= p
+        s *= weights
         grad = e @ x
         sums = s @ hessian_columns
         hess = np.zeros((rounds, width, width))

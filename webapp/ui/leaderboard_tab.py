@@ -171,6 +171,7 @@ def build(services: Services, participant: Any = None) -> None:
     cache.start()  # the first visitor finds the boards computed, or being computed, off the request path
     titles = {name: services.registry.title(name) for name in services.registry.names}
     every_s = services.settings.leaderboard_snapshot_every_s
+    drawings: dict[tuple, tuple] = {}
 
     def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
         kind_value, category = checked_choice(kind_value, category)
@@ -181,14 +182,21 @@ def build(services: Services, participant: Any = None) -> None:
         title = f"Users: {label.lower()}"
         if category != ALL:
             title += f"\n{leaderboard_categories.label_of(category)}"
-        figure = leaderboard_figure(table, title=title, titles=titles) if shown else None
         meta_shown = meta is not None and not meta.empty
         records = cache.records.get((kind, category)) or []
         summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
-        return (summary_line, gr.Column(visible=shown), display_table(table, titles), figure,
+        # The table, plot and heat map of one published result are drawn once, not per visitor.
+        key = (kind, category)
+        drawn = drawings.get(key)
+        if drawn is None or drawn[4] is not read:
+            drawn = (display_table(table, titles),
+                     leaderboard_figure(table, title=title, titles=titles) if shown else None,
+                     meta_view.correlation_table(records),
+                     meta_view.correlation_heatmap(records) if records else None, read)
+            drawings[key] = drawn
+        return (summary_line, gr.Column(visible=shown), drawn[0], drawn[1],
                 meta if meta_shown else pd.DataFrame(),
-                gr.Accordion(visible=meta_shown), meta_view.correlation_table(records),
-                meta_view.correlation_heatmap(records) if records else None, gr.Accordion(visible=bool(records)))
+                gr.Accordion(visible=meta_shown), drawn[2], drawn[3], gr.Accordion(visible=bool(records)))
 
     with gr.Row():
         kind = gr.Radio(
