@@ -20,7 +20,7 @@ from arena.study import OPEN_CROWD
 from webapp.leaderboard import snapshot as snapshot_module
 from webapp.leaderboard.categories import CATEGORIES, select
 from webapp.leaderboard.snapshot import AUDIENCES, BoardJob, compute_boards
-from webapp.leaderboard.table import LeaderboardOptions, rank_systems
+from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard, rank_systems
 
 SYSTEMS = ["kbrd_redial", "unicrs_redial", "barcor_opendialkg", "chatgpt_opendialkg"]
 OPTIONS = LeaderboardOptions(bootstrap_rounds=30, style_rounds=20, min_votes=2)
@@ -94,6 +94,16 @@ def test_job_boards_from_compact_rows_equal_boards_from_whole_dialogues(db_locat
             assert np.allclose(got, want, equal_nan=True, atol=1e-6), (kind, category, column, got, want)
         assert table.attrs["category"] == category
     assert published.boards[("human", "all")]["battles"].sum() > 0
+    # A study's board: its crowd's people only, no minimum (as `study_results.study_leaderboard` computed it).
+    votes = store.list_votes()
+    seen = visibility(store, votes)
+    expected = compute_leaderboard(seen.counted_labels(seen.dialogues(store.list_dialogues(user_kind="human"))),
+                                   seen.votes(store.list_votes(user_kind="human")), user_kind="human", crowd="pilot",
+                                   options=LeaderboardOptions(min_votes=0, bootstrap_rounds=200, style_rounds=100))
+    study = published.studies["pilot"]
+    assert study["system"].tolist() == expected["system"].tolist()
+    for column in ("battles", "wins", "rated", "satisfied", "bt", "bt_low", "bt_style", "bt_style_high"):
+        assert np.allclose(study[column].astype(float), expected[column].astype(float), equal_nan=True, atol=1e-6)
 
 
 def test_style_controlled_board_is_the_plain_board_when_style_does_not_differ():

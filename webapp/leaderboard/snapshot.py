@@ -70,6 +70,16 @@ def flagged_study_users(store: Any, study_id: str) -> frozenset[str]:
     return frozenset(PSEUDONYM_PREFIX + p.pseudonym for p in store.list_participants(study_id) if p.flags)
 
 
+def study_board(store: Any, study_id: str, frames: Optional[StoreFrames] = None) -> pd.DataFrame:
+    """A study's own board from the compact rows: its crowd's people, its flagged workers left out, no minimum
+    vote count (the researchers' view; `frames`: rows already read, else read now)."""
+    frames = frames or StoreFrames.of(store.board_rows())
+    data, flagged = frames.select(crowd=study_id, user_kind="human", left_out_users=flagged_study_users(store, study_id))
+    table = rank_board(data, options=LeaderboardOptions(min_votes=0))
+    table.attrs.update(votes_counted=len(data.votes), votes_flagged=flagged)
+    return table
+
+
 def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
                    extra: Optional[Extra] = None) -> Published:
     """Every board of the store: each audience and category of the open arena, each study's board."""
@@ -93,14 +103,8 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
             table = computed[key].copy()
             table.attrs = {**computed[key].attrs, "category": category}
             boards[(kind, category)] = table
-    studies = {}
-    for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])):
-        if study_id == OPEN_CROWD:
-            continue
-        data, flagged = frames.select(crowd=study_id, user_kind="human",
-                                      left_out_users=flagged_study_users(store, study_id))
-        studies[study_id] = rank_board(data, options=LeaderboardOptions(min_votes=0))
-        studies[study_id].attrs.update(votes_counted=len(data.votes), votes_flagged=flagged)
+    studies = {study_id: study_board(store, study_id, frames)
+               for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])) if study_id != OPEN_CROWD}
     published = Published(now, version, boards, studies, 0.0, began)
     if extra is not None:
         published.extras = _extras(store, frames, extra)
