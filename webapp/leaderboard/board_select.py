@@ -29,6 +29,11 @@ def _objects(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=object)
 
 
+def _columns(rows: list[tuple], fields: tuple[str, ...]) -> dict[str, np.ndarray]:
+    columns = list(zip(*rows)) if rows else [()] * len(fields)
+    return {f: _objects(column) for f, column in zip(fields, columns)}
+
+
 @dataclass
 class StoreFrames:
     """The compact rows as columns (numpy arrays), with what visibility needs computed once for every board.
@@ -44,8 +49,8 @@ class StoreFrames:
 
     @classmethod
     def of(cls, rows: BoardRows, load_dialogues: Optional[Callable[[], dict[str, Any]]] = None) -> "StoreFrames":
-        d = {f: _objects([r[i] for r in rows.dialogues]) for i, f in enumerate(DIALOGUE_FIELDS)}
-        v = {f: _objects([r[i] for r in rows.votes]) for i, f in enumerate(VOTE_FIELDS)}
+        d = _columns(rows.dialogues, DIALOGUE_FIELDS)
+        v = _columns(rows.votes, VOTE_FIELDS)
         d["crowd"] = np.where(pd.isna(d["crowd"]), OPEN_CROWD, d["crowd"])
         v["study"] = np.where(pd.isna(v["study"]), OPEN_CROWD, v["study"])
         v["user_id"] = np.where(pd.isna(v["user_id"]), "anonymous", v["user_id"])
@@ -89,7 +94,8 @@ class StoreFrames:
         whose_d, whose_v = self._whose(crowd, user_kind, left_out_users)
         if category != ALL:
             keep_rows = CATEGORIES[category].keep_rows or self._whole_dialogue_test(category)
-            frame = pd.DataFrame({"dialogue_id": d["dialogue_id"], "crs_id": d["crs_id"], "num_turns": d["num_turns"]})
+            frame = pd.DataFrame({"dialogue_id": pd.Series(d["dialogue_id"], dtype=object),
+                                  "crs_id": pd.Series(d["crs_id"], dtype=object), "num_turns": d["num_turns"]})
             whose_d = whose_d & np.asarray(keep_rows(frame), dtype=bool)
             on_board = np.append(whose_d, False)
             whose_v = whose_v & on_board[v["pos_a"]] & on_board[v["pos_b"]]
@@ -124,8 +130,9 @@ class StoreFrames:
     def board_data(self, dialogue_mask: np.ndarray, vote_mask: np.ndarray, rated: np.ndarray) -> tuple[BoardData, int]:
         d, v = self.d, self.v
         rated = rated[dialogue_mask]
-        board = pd.DataFrame({
-            "dialogue_id": d["dialogue_id"][dialogue_mask], "crs_id": d["crs_id"][dialogue_mask],
+        board = pd.DataFrame({  # text stays object dtype: pandas' string arrays are slow to look up one by one
+            "dialogue_id": pd.Series(d["dialogue_id"][dialogue_mask], dtype=object),
+            "crs_id": pd.Series(d["crs_id"][dialogue_mask], dtype=object),
             "num_turns": d["num_turns"][dialogue_mask], "rated": rated,
             "satisfied": rated & (d["sentiment"][dialogue_mask] == "satisfied"),
             "rdl": d["rdl"][dialogue_mask], "core": d["core"][dialogue_mask],
@@ -133,7 +140,7 @@ class StoreFrames:
             "failed": d["failed"][dialogue_mask].astype(bool),
         }, columns=DIALOGUE_COLUMNS)
         counted = vote_mask & ~v["flagged"]
-        votes = pd.DataFrame({c: v[c][counted] for c in VOTE_COLUMNS}, columns=VOTE_COLUMNS)
+        votes = pd.DataFrame({c: pd.Series(v[c][counted], dtype=object) for c in VOTE_COLUMNS}, columns=VOTE_COLUMNS)
         return BoardData(board, votes), int(vote_mask.sum() - counted.sum())
 
     def _whole_dialogue_test(self, category: str) -> Callable[[pd.DataFrame], Any]:

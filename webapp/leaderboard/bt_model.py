@@ -79,8 +79,36 @@ def _prior_terms(beta: np.ndarray, prior_games: float) -> tuple[np.ndarray, np.n
     return grad, hess
 
 
+@dataclass(frozen=True)
+class _Design:
+    """What every Newton iteration of one set of rows reuses, built once per fit or bootstrap."""
+
+    x: np.ndarray  # rows x width: +1 for A, -1 for B, then the style differences
+    x_rows: np.ndarray  # its transpose, contiguous
+    hessian_columns: np.ndarray  # rows x (pairs + style products + style x systems)
+    pi: np.ndarray
+    pj: np.ndarray
+    cross: list[tuple[int, int]]
+
+
+def _design(rows: Rows) -> _Design:
+    m, k, n = rows.n_systems, rows.style.shape[1], len(rows.y)
+    x = np.zeros((n, m + k))
+    x[np.arange(n), rows.a] += 1.0
+    x[np.arange(n), rows.b] -= 1.0
+    x[:, m:] = rows.style
+    low, high = np.minimum(rows.a, rows.b), np.maximum(rows.a, rows.b)
+    pairs, pair_of_row = np.unique(low * m + high, return_inverse=True)
+    cross = [(i, j) for i in range(k) for j in range(i, k)]
+    # Columns whose s-weighted sums are the Hessian's entries: pairs, style x style, style x systems.
+    columns = [np.eye(len(pairs))[pair_of_row]] if n else [np.zeros((0, len(pairs)))]
+    columns += [np.stack([rows.style[:, i] * rows.style[:, j] for i, j in cross], axis=1)] if k else []
+    columns += [x[:, :m] * rows.style[:, [f]] for f in range(k)]
+    return _Design(x, np.ascontiguousarray(x.T), np.concatenate(columns, axis=1), pairs // m, pairs % m, cross)
+
+
 def _newton(rows: Rows, weights: np.ndarray, prior_games: float, start: Optional[np.ndarray] = None,
-            tol: float = 1e-9, max_iter: int = 100) -> np.ndarray:
+            tol: float = 1e-9, max_iter: int = 100, design: Optional[_Design] = None) -> np.ndarray:
     """Coefficients (rounds x width) minimising, per row of `weights`, the weighted logistic loss plus the
     virtual ties.
 
@@ -88,25 +116,14 @@ def _newton(rows: Rows, weights: np.ndarray, prior_games: float, start: Optional
     linear predictor X theta, the gradient e X, and every Hessian entry as s times a fixed column
     (per-pair sums for the strengths block, style products and style-weighted system columns).
     """
-    m, k, n = rows.n_systems, rows.style.shape[1], len(rows.y)
+    m, k = rows.n_systems, rows.style.shape[1]
     rounds = weights.shape[0]
     width = m + k
     theta = np.zeros((rounds, width)) if start is None else np.array(np.broadcast_to(start, (rounds, width)))
-    x = np.zeros((n, width))  # the design matrix: +1 for A, -1 for B, then the style differences
-    x[np.arange(n), rows.a] += 1.0
-    x[np.arange(n), rows.b] -= 1.0
-    x[:, m:] = rows.style
-    x_rows = np.ascontiguousarray(x.T)  # the predictor's product reads it row by row
-    low, high = np.minimum(rows.a, rows.b), np.maximum(rows.a, rows.b)
-    pairs, pair_of_row = np.unique(low * m + high, return_inverse=True)
-    pi, pj = pairs // m, pairs % m
-    cross = [(i, j) for i in range(k) for j in range(i, k)]
-    # Columns whose s-weighted sums are the Hessian's entries: pairs, style x style, style x systems.
-    columns = [np.eye(len(pairs))[pair_of_row]] if n else [np.zeros((0, len(pairs)))]
-    columns += [np.stack([rows.style[:, i] * rows.style[:, j] for i, j in cross], axis=1)] if k else []
-    columns += [x[:, :m] * rows.style[:, [f]] for f in range(k)]
-    hessian_columns = np.concatenate(columns, axis=1)
-    n_pairs, n_cross = len(pairs), len(cross)
+    design = design or _design(rows)
+    x, x_rows, hessian_columns, pi, pj, cross = (design.x, design.x_rows, design.hessian_columns, design.pi,
+                                                 design.pj, design.cross)
+    n_pairs, n_cross = len(pi), len(cross)
     idx = np.arange(m)
     for _ in range(max_iter):
         p = theta @ x_rows  # in place from here: these arrays are rounds x battles
@@ -159,9 +176,16 @@ def bootstrap(rows: Rows, estimate: np.ndarray, rounds: int, seed: int,
     """Coefficients (rounds x width) over battle sets resampled with replacement, fitted from the estimate."""
     total = int(round(rows.count.sum()))
     rng = np.random.default_rng(seed)
-    counts = rng.multinomial(total, rows.count / rows.count.sum(), size=rounds).astype(float)
+    n = len(rows.y)
+    if np.all(rows.count == 1.0):  # one row per battle: draw battles, count each one's draws per round
+        drawn = rng.integers(0, n, size=(rounds, n)) + (np.arange(rounds) * n)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=rounds * n).reshape(rounds, n).astype(float)
+    else:  # aggregated rows: a multinomial over them, in proportion to their counts
+        counts = rng.multinomial(total, rows.count / rows.count.sum(), size=rounds).astype(float)
+    design = _design(rows)
     # A resample's ratings need no more than 1e-6 log-odds (2e-4 rating points) of precision.
-    return np.concatenate([_newton(rows, counts[i:i + ROUND_CHUNK], prior_games, start=estimate, tol=1e-6)
+    return np.concatenate([_newton(rows, counts[i:i + ROUND_CHUNK], prior_games, start=estimate, tol=1e-6,
+                                   design=design)
                            for i in range(0, rounds, ROUND_CHUNK)], axis=0)
 
 

@@ -122,14 +122,19 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
         dialogues = dialogues[~dialogues["failed"].astype(bool)]
         votes = votes[~(votes["dialogue_a"].isin(failed) | votes["dialogue_b"].isin(failed))]
     stats = _dialogue_stats(dialogues)
-    played = sorted(set(votes["crs_a"]) | set(votes["crs_b"]))
+    crs_a, crs_b = votes["crs_a"].to_numpy(dtype=object), votes["crs_b"].to_numpy(dtype=object)
+    played = sorted(set(pd.unique(crs_a)) | set(pd.unique(crs_b)))
     names = sorted(set(stats.index) | set(played) | set(systems))
     index = {n: i for i, n in enumerate(played)}
-    a = votes["crs_a"].map(index).to_numpy(dtype=int)
-    b = votes["crs_b"].map(index).to_numpy(dtype=int)
-    y = votes["choice"].map(CHOICE_SCORE).to_numpy(dtype=float)
+    a = pd.Index(played, dtype=object).get_indexer(crs_a)
+    b = pd.Index(played, dtype=object).get_indexer(crs_b)
+    choices = votes["choice"].to_numpy(dtype=object)
+    choice_index = pd.Index(list(CHOICE_SCORE), dtype=object).get_indexer(choices)
+    if (choice_index < 0).any():
+        raise ValueError(f"unknown vote choice {choices[choice_index < 0][0]!r}")
+    y = np.array(list(CHOICE_SCORE.values()))[choice_index]
     m = len(played)
-    counts = _counts(a, b, y, (votes["choice"] == "both_bad").to_numpy(), m)
+    counts = _counts(a, b, y, choices == "both_bad", m)
     elo = _elo(a, b, y, m)
     bt: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
