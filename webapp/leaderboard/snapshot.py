@@ -142,6 +142,7 @@ class BoardJob:
         self._stopped = False
         self._last_end = 0.0
         self._last_seconds = 0.0
+        self._last_check = 0.0
         self.failures = 0
         self.last_error: Optional[BaseException] = None
 
@@ -199,9 +200,15 @@ class BoardJob:
             return True
         if not self.live:
             return self.clock() - published.taken_at >= self.every_s
-        if time.monotonic() - self._last_end < max(LIVE_PAUSE_S, 2 * self._last_seconds):
+        now = time.monotonic()
+        if now - self._last_end < max(LIVE_PAUSE_S, 2 * self._last_seconds):
             return False
-        return self._wanted or self.store.board_version() != published.version
+        if self._wanted:
+            return True
+        if now - self._last_check < LIVE_PAUSE_S:  # the store is asked whether it changed once a second
+            return False
+        self._last_check = now
+        return self.store.board_version() != published.version
 
     def _run(self) -> None:
         while True:
