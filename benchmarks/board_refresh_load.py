@@ -2,11 +2,11 @@
 
 A store with `--votes` battles (as `board_growth.py` makes them) and the live background board job
 (`webapp.leaderboard.snapshot`) run in this process, as in the app. One person chats with a fast fake system
-(`webapp.sessions.chat.send_message`, the store write included) for `--turns` turns, first with nobody on
+answering in `--delay` seconds (`webapp.sessions.chat.send_message`, the store write included) for `--turns` turns, first with nobody on
 the leaderboard, then while `--clients` threads each ask for a fresh board, its table and its plot, in a loop
 (the Leaderboard tab's `render` work: the table and plot are drawn once per published result). Prints chat turn p50 / p95 both ways and their ratio.
 
-    HF_HUB_OFFLINE=1 python benchmarks/board_refresh_load.py [--votes 10000] [--clients 16] [--turns 60]
+    HF_HUB_OFFLINE=1 python benchmarks/board_refresh_load.py [--votes 10000] [--clients 16] [--turns 60] [--delay 0.05]
 """
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ def main() -> None:
     parser.add_argument("--votes", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--turns", type=int, default=60)
+    parser.add_argument("--delay", type=float, default=0.05, help="the fake system's answer time (s)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        services = make_services(Path(tmp), [FakeCatalogCRS("kbrd_redial"), FakeCatalogCRS("unicrs_redial")])
+        services = make_services(Path(tmp), [FakeCatalogCRS("kbrd_redial", args.delay),
+                                               FakeCatalogCRS("unicrs_redial", args.delay)])
         fill(services.store, 0, args.votes)
         cache = LeaderboardCache(services)
         first = time.perf_counter()

@@ -20,6 +20,7 @@ watch the effect of their own votes; one that moves once an hour does not.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from webapp.leaderboard.table import LeaderboardOptions
 log = logging.getLogger(__name__)
 
 LIVE_PAUSE_S = 1.0  # a live job waits at least this long (or twice its last run) between runs
+JOB_NICENESS = 19  # the job thread's scheduling priority (Linux niceness: 19 is the lowest)
 POLL_S = 0.25  # how often an idle job looks at the clock and the store
 WAIT_S = 300.0  # the longest a page waits for a board that is being computed
 AUDIENCES: tuple[Optional[str], ...] = (*USER_KINDS, None)  # None: everyone
@@ -211,6 +213,10 @@ class BoardJob:
         return self.store.board_version() != published.version
 
     def _run(self) -> None:
+        try:  # the job yields the cores to people's turns: lowest priority for this thread alone (Linux)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), JOB_NICENESS)
+        except (AttributeError, OSError):  # no per-thread priority here: the pacing alone bounds the job
+            pass
         while True:
             with self._changed:
                 if self._stopped:
