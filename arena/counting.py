@@ -36,11 +36,12 @@ from typing import Iterable, Optional
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from arena.store import Store
+# LABEL_FLAG: metadata key of a dialogue whose satisfaction label is flagged, its value saying why (defined
+# with the store's compact rows, which record it; imported here, where the rules are).
+from arena.store.board_rows import LABEL_FLAG  # noqa: F401
 from arena.rater_sequential_test import flagged_raters
 from arena.study import crowd_of_dialogue, crowd_of_vote
 
-# Metadata key of a dialogue whose satisfaction label is flagged; its value says why.
-LABEL_FLAG = "label_flag"
 # The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
 VOID_FLAG = "void: a system failed a turn"
 USER_KINDS = tuple(kind.value for kind in UserKind)  # the audiences: ("human", "simulator")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Iterable
+from typing import Any, Iterable
 
 from arena.dialogue import Dialogue, UserKind
 
@@ -30,29 +30,34 @@ POOLED_IDS = frozenset({"", "anonymous"})
 
 def rater_evidence(dialogues: Iterable[Dialogue]) -> dict[str, float]:
     """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1)."""
-    labelled = [d for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN]
+    return label_evidence((d.user.id, d.crs_id, d.feedback.sentiment == "satisfied", d.feedback.timestamp)
+                          for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN)
+
+
+def label_evidence(labels: Iterable[tuple[str, str, bool, Any]]) -> dict[str, float]:
+    """`rater_evidence` of people's labels given as (rater id, system, satisfied, when; times comparable)."""
+    labelled = list(labels)
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # system -> [satisfied, rated]
     per_rater: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for d in labelled:
-        sat = int(d.feedback.sentiment == "satisfied")
-        totals[d.crs_id][0] += sat
-        totals[d.crs_id][1] += 1
-        per_rater[(d.user.id, d.crs_id)][0] += sat
-        per_rater[(d.user.id, d.crs_id)][1] += 1
-    by_rater: dict[str, list[Dialogue]] = defaultdict(list)
-    for d in labelled:
-        if d.user.id not in POOLED_IDS:
-            by_rater[d.user.id].append(d)
+    for rater, system, satisfied, _ in labelled:
+        sat = int(satisfied)
+        totals[system][0] += sat
+        totals[system][1] += 1
+        per_rater[(rater, system)][0] += sat
+        per_rater[(rater, system)][1] += 1
+    by_rater: dict[str, list[tuple[str, str, bool, Any]]] = defaultdict(list)
+    for label in labelled:
+        if label[0] not in POOLED_IDS:
+            by_rater[label[0]].append(label)
     evidence = {}
     for rater, rated in by_rater.items():
-        rated.sort(key=lambda d: d.feedback.timestamp)
+        rated.sort(key=lambda label: label[3])
         log_e, best, seen_sat = 0.0, 0.0, 0
-        for t, d in enumerate(rated):
-            sat_all, n_all = totals[d.crs_id]
-            sat_own, n_own = per_rater[(rater, d.crs_id)]
+        for step, (_, system, satisfied, _) in enumerate(rated):
+            sat_all, n_all = totals[system]
+            sat_own, n_own = per_rater[(rater, system)]
             p_null = (sat_all - sat_own + 1) / (n_all - n_own + 2)  # other raters, smoothed
-            q_alt = (seen_sat + 1) / (t + 2)
-            satisfied = d.feedback.sentiment == "satisfied"
+            q_alt = (seen_sat + 1) / (step + 2)
             ratio = q_alt / p_null if satisfied else (1 - q_alt) / (1 - p_null)
             log_e += math.log10(ratio)
             best = max(best, log_e)
@@ -63,8 +68,44 @@ def rater_evidence(dialogues: Iterable[Dialogue]) -> dict[str, float]:
 
 def flagged_raters(dialogues: Iterable[Dialogue], alpha: float = ALPHA) -> set[str]:
     """Raters whose labels reached 1 / (alpha / raters): improbable under honest labelling."""
-    evidence = rater_evidence(dialogues)
+    return flagged_by_evidence(rater_evidence(dialogues), alpha)
+
+
+def flagged_by_evidence(evidence: dict[str, float], alpha: float = ALPHA) -> set[str]:
+    """The raters of `evidence` (from `rater_evidence` or `label_evidence`) past the Bonferroni threshold."""
     if not evidence:
         return set()
     threshold = math.log10(len(evidence) / alpha)
     return {rater for rater, value in evidence.items() if value >= threshold}
+
+
+def label_evidence_arrays(raters: Any, systems: Any, satisfied: Any, when: Any) -> dict[str, float]:
+    """`label_evidence` of labels given as columns, by array operations (the board job's many labels)."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"rater": np.asarray(raters, dtype=object), "system": np.asarray(systems, dtype=object),
+                          "sat": np.asarray(satisfied, dtype=bool).astype(int), "when": np.asarray(when, dtype=object)})
+    if frame.empty:
+        return {}
+    totals = frame.groupby("system")["sat"].agg(["sum", "count"])
+    own = frame.groupby(["rater", "system"])["sat"].agg(["sum", "count"])
+    frame = frame[~frame["rater"].isin(list(POOLED_IDS))]
+    if frame.empty:
+        return {}
+    frame = frame.sort_values(["rater", "when"], kind="stable")
+    sat_all = totals["sum"].reindex(frame["system"]).to_numpy()
+    n_all = totals["count"].reindex(frame["system"]).to_numpy()
+    keys = pd.MultiIndex.from_arrays([frame["rater"], frame["system"]])
+    sat_own, n_own = own["sum"].reindex(keys).to_numpy(), own["count"].reindex(keys).to_numpy()
+    p_null = (sat_all - sat_own + 1) / (n_all - n_own + 2)
+    by_rater = frame.groupby("rater", sort=False)
+    step = by_rater.cumcount().to_numpy()
+    sat = frame["sat"].to_numpy()
+    seen = by_rater["sat"].cumsum().to_numpy() - sat  # satisfied labels before this one
+    q_alt = (seen + 1) / (step + 2)
+    ratio = np.where(sat == 1, q_alt / p_null, (1 - q_alt) / (1 - p_null))
+    frame = frame.assign(log_e=np.log10(ratio))
+    frame["log_e"] = frame.groupby("rater", sort=False)["log_e"].cumsum()
+    best = frame.groupby("rater", sort=False)["log_e"].max().clip(lower=0.0)
+    return {str(rater): float(value) for rater, value in best.items()}

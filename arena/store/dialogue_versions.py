@@ -70,6 +70,7 @@ class DialogueVersions:
                         index_elements=["dialogue_id"])).rowcount
                 if not inserted:
                     raise DialogueChanged(dialogue.dialogue_id, "was stored meanwhile by another step")
+                self._put_board_row(conn, dialogue)
                 self._put_scores(conn, dialogue.dialogue_id, dialogue.scores)
                 return 1
             row = conn.execute(_VERSION_LOCKED, {"id": dialogue.dialogue_id}).first()

@@ -37,6 +37,7 @@ from arena.config import db_location
 from arena.dialogue import Dialogue, Score, UserKind, copy_acts
 from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
+from arena.store.board_rows import BoardRowsStore
 from arena.store.bulk import BulkRows
 from arena.store.limits import LimitCounters
 from arena.store.dialogue_versions import DialogueVersions
@@ -210,7 +211,8 @@ def _redact_errors(d: Dialogue) -> None:
         d.metadata = redact_strings(d.metadata)
 
 
-class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters):
+class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters,
+            BoardRowsStore):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store
@@ -395,6 +397,7 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
     def _put_dialogue(self, conn: Connection, d: Dialogue) -> None:
         # Every write bumps the row's version (arena.store.dialogue_versions).
         conn.execute(_dialogue_upsert(conn.dialect.name), {**self._dialogue_row(d), "version": 1})
+        self._put_board_row(conn, d)
         self._put_scores(conn, d.dialogue_id, d.scores)
 
     def save_scores(self, dialogue_id: str, scores: dict[str, Score], *,

@@ -69,7 +69,27 @@ votes = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
     sa.Column("study", sa.Text),  # the crowdsourced study it was cast in; NULL: the open arena (revision 0004)
+    sa.Column("user_id", sa.Text),  # who voted, as in `data` (revision 0008)
     sa.Index("votes_created", "created_at"),
+)
+
+# What a leaderboard needs of a dialogue, one compact row each (revision 0008; arena/store/board_rows.py).
+board_dialogues = sa.Table(
+    "board_dialogues", metadata,
+    sa.Column("dialogue_id", sa.Text, sa.ForeignKey("dialogues.dialogue_id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("crs_id", sa.Text, nullable=False),
+    sa.Column("user_kind", sa.Text, nullable=False),
+    sa.Column("user_id", sa.Text, nullable=False),
+    sa.Column("crowd", sa.Text),  # the study's id; NULL: the open arena
+    sa.Column("in_battle", sa.Integer, nullable=False),
+    sa.Column("failed", sa.Integer, nullable=False),  # a system failed a turn
+    sa.Column("num_turns", sa.Integer, nullable=False),  # user turns
+    sa.Column("sentiment", sa.Text),
+    sa.Column("label_flagged", sa.Integer, nullable=False),
+    sa.Column("label_at", sa.Text),  # when the label was given (the rater test orders labels by it)
+    sa.Column("reply_length", FLOAT8, nullable=False),  # mean characters per system reply
+    sa.Column("items_shown", FLOAT8, nullable=False),  # mean items shown per system reply
 )
 
 runs = sa.Table(

@@ -116,7 +116,7 @@ class Votes:
             "vote_id": vote.vote_id, "battle_id": vote.battle_id, "dialogue_a": vote.dialogue_a,
             "dialogue_b": vote.dialogue_b, "crs_a": vote.crs_a, "crs_b": vote.crs_b, "choice": vote.choice,
             "user_kind": vote.user_kind.value, "created_at": utc_key(vote.timestamp),
-            "data": vote.model_dump_json(), "study": vote.study,
+            "data": vote.model_dump_json(), "study": vote.study, "user_id": vote.user_id,
         }, ["vote_id"])
 
     def list_votes(self, user_kind: Optional[Union[str, UserKind]] = None) -> list[Vote]:

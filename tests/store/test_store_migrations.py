@@ -112,6 +112,10 @@ def test_sqlite_file_of_the_old_schema_upgrades_in_place_without_loss(tmp_path):
         assert store.get_run("run-1") == {"status": "finished", "done": 3}
         assert store.get_or_create_secret("pseudonym_salt") == "salt-from-before"
         assert store.integrity_check() == "ok"
+        # Revision 0008: each vote's user id from its JSON; each dialogue's compact row at the first board read.
+        rows = store.board_rows()
+        assert [r[7] for r in rows.votes] == [vote.user_id]
+        assert sorted(r[0] for r in rows.dialogues) == sorted(d.dialogue_id for d in dialogues)
         store.save_scores(dialogues[2].dialogue_id, {"sr": Score(value=1.0, scorer="sr", version="1")})
     tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "schema_version" not in tables and {"alembic_version", "battle_claims"} <= tables

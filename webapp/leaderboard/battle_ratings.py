@@ -6,12 +6,14 @@ tie, as in the CRS Arena study). Three views are offered:
 
 * `elo_ratings`: sequential Elo in time order (start 1000, K = 16), the
   rating reported by the CRS Arena study; it depends on battle order.
-* `bradley_terry`: the maximum-likelihood Bradley-Terry strengths, order
-  free, on the Elo scale (400 points = ten-fold odds), mean 1000.
-* `bootstrap_intervals`: percentile intervals for any rating function by
-  resampling battles with replacement, rating the same systems as the
-  estimate so each interval holds its estimate (ties count half, as in
-  FastChat); the resampling and the interval are `evaluators.bootstrap`'s.
+* `bradley_terry`: the Bradley-Terry strengths of the board's one model
+  (`webapp.leaderboard.bt_model`: FastChat's logistic regression, ties half
+  a win, virtual ties as its one regularisation), order free, on the Elo
+  scale (400 points = ten-fold odds), mean 1000.
+* `bootstrap_intervals`: percentile intervals of those ratings by resampling
+  battles with replacement (all rounds fitted together), rating the same
+  systems as the estimate so each interval holds its estimate; the interval
+  is `evaluators.bootstrap`'s.
 
 `wilson_interval` gives the confidence interval of a satisfaction rate.
 """
@@ -22,15 +24,16 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import NormalDist
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from evaluators.bootstrap import percentile_interval, resample_indices
+from evaluators.bootstrap import percentile_interval
+from webapp.leaderboard import bt_model
 
-ELO_INITIAL = 1000.0
+ELO_INITIAL = bt_model.ELO_INITIAL
 ELO_K = 16.0
-ELO_SCALE = 400.0
+ELO_SCALE = bt_model.ELO_SCALE
 
 # Score of system A for each vote choice.
 CHOICE_SCORE: Mapping[str, float] = {"A": 1.0, "B": 0.0, "tie": 0.5, "both_bad": 0.5}
@@ -103,131 +106,84 @@ def elo_ratings(
     return ratings
 
 
-# -- Bradley-Terry --------------------------------------------------------------
+# -- Bradley-Terry (webapp.leaderboard.bt_model) ------------------------------------
 
 
-def _win_matrix(battles: Sequence[Battle], index: Mapping[str, int]) -> np.ndarray:
-    """wins[i, j] = points i scored against j (ties give each side one half)."""
-    n = len(index)
-    wins = np.zeros((n, n))
-    if not battles:
-        return wins
-    ia = np.fromiter((index[b.a] for b in battles), dtype=int, count=len(battles))
-    ib = np.fromiter((index[b.b] for b in battles), dtype=int, count=len(battles))
-    sa = np.fromiter((b.score_a for b in battles), dtype=float, count=len(battles))
-    np.add.at(wins, (ia, ib), sa)
-    np.add.at(wins, (ib, ia), 1.0 - sa)
-    return wins
-
-
-def bradley_terry_from_matrix(
-    wins: np.ndarray, *, prior_games: float = 1.0, tol: float = 1e-9, max_iter: int = 10_000
-) -> np.ndarray:
-    """Log10 strengths (mean 0) by the minorise-maximise iteration.
-
-    `prior_games` adds that many virtual tied games between every two
-    systems. It keeps strengths finite when a system won (or lost) all its
-    battles and pulls systems with little data towards each other; 0 gives
-    the plain maximum-likelihood estimate, which is finite only when every
-    system both won and lost points within one connected comparison graph.
-    """
-    n = wins.shape[0]
-    if n == 0:
-        return np.zeros(0)
-    wins = wins + (prior_games / 2.0) * (1.0 - np.eye(n))
-    games = wins + wins.T
-    points = wins.sum(axis=1)
-    strength = np.ones(n)
-    for _ in range(max_iter):
-        denom = (games / (strength[:, None] + strength[None, :])).sum(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            updated = np.where(denom > 0, points / denom, 1.0)
-        # The likelihood fixes strengths only up to a common factor: pin the
-        # geometric mean of the positive ones at 1.
-        positive = updated[updated > 0]
-        if positive.size:
-            updated = updated / math.exp(np.log(positive).mean())
-        done = np.max(np.abs(updated - strength) / np.maximum(strength, 1e-300)) < tol
-        strength = updated
-        if done:
-            break
-    with np.errstate(divide="ignore"):
-        logs = np.log10(strength)
-    finite = logs[np.isfinite(logs)]
-    return logs - (finite.mean() if finite.size else 0.0)
+def _rows(battles: Sequence[Battle], names: Sequence[str]) -> bt_model.Rows:
+    index = {name: i for i, name in enumerate(names)}
+    a = np.fromiter((index[b.a] for b in battles), dtype=int, count=len(battles))
+    b_ = np.fromiter((index[b.b] for b in battles), dtype=int, count=len(battles))
+    y = np.fromiter((b.score_a for b in battles), dtype=float, count=len(battles))
+    return bt_model.aggregate(a, b_, y, len(names))
 
 
 def bradley_terry(
     battles: Iterable[Battle],
     *,
-    prior_games: float = 1.0,
+    prior_games: float = bt_model.PRIOR_GAMES,
     center: float = ELO_INITIAL,
     scale: float = ELO_SCALE,
     systems: Iterable[str] = (),
 ) -> dict[str, float]:
-    """Bradley-Terry ratings on the Elo scale: a difference of `scale` means ten-fold odds."""
+    """Bradley-Terry ratings on the Elo scale (a difference of `scale` means ten-fold odds), mean `center`:
+    the one model of `webapp.leaderboard.bt_model`, with `prior_games` virtual ties per pair of systems."""
     battles = list(battles)
     names = sorted(set(systems_in(battles)) | set(systems))
-    index = {name: i for i, name in enumerate(names)}
-    logs = bradley_terry_from_matrix(_win_matrix(battles, index), prior_games=prior_games)
-    return {name: float(center + scale * logs[i]) for name, i in index.items()}
+    if not names:
+        return {}
+    strengths = bt_model.fit(_rows(battles, names), prior_games)[:len(names)]
+    logs = (strengths - strengths.mean()) / math.log(10)
+    return {name: float(center + scale * logs[i]) for i, name in enumerate(names)}
 
 
 # -- bootstrap ------------------------------------------------------------------
 
-RatingFn = Callable[..., Mapping[str, float]]
-
 
 def bootstrap_samples(
     battles: Iterable[Battle],
-    rating_fn: RatingFn = bradley_terry,
     *,
     rounds: int = 200,
     seed: int = 0,
     systems: Iterable[str] = (),
-    **rating_kwargs: Any,
+    prior_games: float = bt_model.PRIOR_GAMES,
 ) -> dict[str, np.ndarray]:
-    """`rating_fn` over `rounds` battle sets resampled with replacement: name -> one rating per round.
+    """Bradley-Terry ratings over `rounds` battle sets resampled with replacement: name -> one per round.
 
     Every resample rates the same systems as the estimate (those of the full
     set plus `systems`). Rating a different set would shift the mean-centred
     scale and put the intervals beside their estimate: an estimate centred
     over four systems with intervals centred over the two that played showed
-    "1095-1095" beside 1073.
+    "1095-1095" beside 1073. All rounds are fitted at once (`bt_model.bootstrap`).
     """
     battles = list(battles)
     names = sorted(set(systems_in(battles)) | set(systems))
     if not battles or rounds <= 0:
         return {}
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for row in resample_indices(len(battles), rounds, seed):
-        resample = [battles[i] for i in row]
-        ratings = rating_fn(resample, systems=names, **rating_kwargs)
-        for name in names:
-            samples[name].append(ratings[name])
-    return {name: np.asarray(values) for name, values in samples.items()}
+    rows = _rows(battles, names)
+    estimate = bt_model.fit(rows, prior_games)
+    ratings = bt_model.to_elo(bt_model.bootstrap(rows, estimate, rounds, seed, prior_games)[:, :len(names)])
+    return {name: ratings[:, i] for i, name in enumerate(names)}
 
 
 def bootstrap_intervals(
     battles: Iterable[Battle],
-    rating_fn: RatingFn = bradley_terry,
     *,
     rounds: int = 200,
     confidence: float = 0.95,
     seed: int = 0,
     systems: Iterable[str] = (),
-    **rating_kwargs: Any,
+    prior_games: float = bt_model.PRIOR_GAMES,
 ) -> dict[str, tuple[float, float]]:
-    """Percentile intervals of `rating_fn` over battle sets resampled with replacement.
+    """Percentile intervals of the Bradley-Terry ratings over battle sets resampled with replacement.
 
-    Each interval holds the estimate `rating_fn` gives on the full set for the
-    same systems (see `bootstrap_samples`, `percentile_interval`).
+    Each interval holds the estimate on the full set for the same systems (see `bootstrap_samples`,
+    `percentile_interval`).
     """
     battles = list(battles)
-    samples = bootstrap_samples(battles, rating_fn, rounds=rounds, seed=seed, systems=systems, **rating_kwargs)
+    samples = bootstrap_samples(battles, rounds=rounds, seed=seed, systems=systems, prior_games=prior_games)
     if not samples:
         return {}
-    estimate = rating_fn(battles, systems=sorted(samples), **rating_kwargs)
+    estimate = bradley_terry(battles, systems=sorted(samples), prior_games=prior_games)
     return {name: percentile_interval(values, confidence, estimate[name]) for name, values in samples.items()}
 
 

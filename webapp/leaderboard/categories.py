@@ -19,7 +19,7 @@ open arena only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from arena.dialogue import Dialogue, Vote
 
@@ -34,6 +34,9 @@ class Category:
     label: str  # what people read
     keep: Callable[[Dialogue], bool]  # whether a dialogue belongs to the slice
     group: str = ""  # the picker groups categories by this ("Dataset", "Dialogue length", ...)
+    # The same test on a board's compact rows (a DataFrame with `crs_id` and `num_turns`, the user turns):
+    # a boolean Series. The background boards use it (webapp.leaderboard.board_select).
+    keep_rows: Optional[Callable[[Any], Any]] = None
 
 
 CATEGORIES: dict[str, Category] = {}
@@ -56,14 +59,24 @@ def _user_turns(d: Dialogue) -> int:
     return len(d.user_turns())
 
 
-register(Category(ALL, "Everything", lambda d: True))
-register(Category("redial", "Systems trained on ReDial", lambda d: dataset_of(d.crs_id) == "redial", "Dataset"))
+def _dataset_rows(name: str) -> Callable[[Any], Any]:
+    def keep(rows: Any) -> Any:
+        systems = rows["crs_id"]
+        return systems.isin([s for s in set(systems) if dataset_of(s) == name])  # a few systems, many rows
+    return keep
+
+
+register(Category(ALL, "Everything", lambda d: True, keep_rows=lambda rows: rows["crs_id"].notna()))
+register(Category("redial", "Systems trained on ReDial", lambda d: dataset_of(d.crs_id) == "redial", "Dataset",
+                  _dataset_rows("redial")))
 register(Category("opendialkg", "Systems trained on OpenDialKG", lambda d: dataset_of(d.crs_id) == "opendialkg",
-                  "Dataset"))
+                  "Dataset", _dataset_rows("opendialkg")))
 register(Category("short", f"Conversations of at most {SHORT_USER_TURNS} user turns",
-                  lambda d: _user_turns(d) <= SHORT_USER_TURNS, "Dialogue length"))
+                  lambda d: _user_turns(d) <= SHORT_USER_TURNS, "Dialogue length",
+                  lambda rows: rows["num_turns"] <= SHORT_USER_TURNS))
 register(Category("long", f"Conversations of more than {SHORT_USER_TURNS} user turns",
-                  lambda d: _user_turns(d) > SHORT_USER_TURNS, "Dialogue length"))
+                  lambda d: _user_turns(d) > SHORT_USER_TURNS, "Dialogue length",
+                  lambda rows: rows["num_turns"] > SHORT_USER_TURNS))
 
 
 def choices() -> list[tuple[str, str]]:

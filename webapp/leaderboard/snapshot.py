@@ -1,107 +1,261 @@
-"""The data a public leaderboard is computed from: read live, or published from a snapshot at intervals.
+"""The published boards: every board computed by one background job, pages serving the latest result.
 
-With `ARENA_LEADERBOARD_SNAPSHOT_EVERY` at 0 the board is live: the store is
-read again when the last read is a few seconds old (so opening the page, which
-fills table and plot, costs one read) or when someone presses Refresh. With a
-positive interval the store is read at most once per interval, whatever anyone
-presses: every board shown (each audience and category) is computed from that
-one read, and the page states its time. A public board that moves with every
-vote lets a visitor watch the effect of their own votes; one that moves once
-an hour does not, and costs one computation an hour.
+One job (`BoardJob`, a daemon thread) reads the store's compact rows
+(`arena.store.board_rows`) and computes every board from them: each audience
+(people, simulators, everyone) and category of the open arena, and each
+study's own board. Pages read the latest result and state its time; a
+request never computes a board, so sixteen visitors pressing Refresh cost
+what one does.
 
-Boards are computed lazily, one per (audience, category) asked for, and kept
-with the read they came from.
+With `ARENA_LEADERBOARD_SNAPSHOT_EVERY` at 0 the board is live: the job
+recomputes whenever the store has changed, but never sooner than
+`LIVE_PAUSE_S` (or twice its last run) after its previous run ended, so it
+uses at most a third of a core however busy the arena is; Refresh waits for
+the job's next result if the store has changed since the one shown. With a
+positive interval the job recomputes at most once per interval, whatever
+anyone presses: a public board that moves with every vote lets a visitor
+watch the effect of their own votes; one that moves once an hour does not.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+import numpy as np
 import pandas as pd
 
-from arena.dialogue import Dialogue, Vote
+from arena.corpus.records import PSEUDONYM_PREFIX
+from arena.counting import USER_KINDS
 from arena.study import OPEN_CROWD
-from arena.counting import Participants, Visibility, visibility
-from webapp.leaderboard.table import LeaderboardOptions, rank_systems
-from webapp.leaderboard.categories import ALL, select
+from webapp.leaderboard.board_select import StoreFrames
+from webapp.leaderboard.categories import ALL, CATEGORIES
+from webapp.leaderboard.ranking import rank_board
+from webapp.leaderboard.table import LeaderboardOptions
 
-LIVE_CACHE_SECONDS = 5.0  # a live board is read again after this long (or on Refresh)
+log = logging.getLogger(__name__)
+
+LIVE_PAUSE_S = 1.0  # a live job waits at least this long (or twice its last run) between runs
+JOB_NICENESS = 19  # the job thread's scheduling priority (Linux niceness: 19 is the lowest)
+POLL_S = 0.25  # how often an idle job looks at the clock and the store
+WAIT_S = 300.0  # the longest a page waits for a board that is being computed
+AUDIENCES: tuple[Optional[str], ...] = (*USER_KINDS, None)  # None: everyone
+
+# (audience, category, the board's dialogues as objects) -> what a page shows beside the board
+Extra = Callable[[Optional[str], str, list], Any]
 
 
 @dataclass
-class StoreRead:
-    """Everything the boards need, read from the store at one moment."""
+class Published:
+    """Every board, computed from one read of the store."""
 
-    taken_at: float  # seconds since the epoch
-    dialogues: list[Dialogue]
-    votes: list[Vote]
-    seen: Visibility
-    boards: dict[tuple[Optional[str], str], tuple[pd.DataFrame, Any]] = field(default_factory=dict)
+    taken_at: float  # seconds since the epoch, by the job's clock
+    version: tuple  # `Store.board_version()` at the read
+    boards: dict[tuple[Optional[str], str], pd.DataFrame]
+    studies: dict[str, pd.DataFrame]
+    seconds: float  # how long the computation took
+    started: float = 0.0  # time.monotonic() when the job began it
+    extras: dict[tuple[Optional[str], str], Any] = field(default_factory=dict)
 
     @property
     def taken_at_utc(self) -> datetime:
         return datetime.fromtimestamp(self.taken_at, tz=timezone.utc)
 
-    def slice(self, kind: Optional[str], category: str) -> tuple[list[Dialogue], list[Vote], int]:
-        """(dialogues with their countable labels, counted votes, flagged votes left out) of one board.
 
-        The public boards are the open arena's: a study's dialogues and votes count only in its own results
-        (`webapp.leaderboard.study_results`), so neither the vote figures nor the correlations see them."""
-        open_dialogues, kind_votes = Participants(crowd=OPEN_CROWD, user_kind=kind).select(self.dialogues, self.votes)
-        # Hidden dialogues and battles still under way are left out; so are flagged votes. Flagged labels
-        # (and those of flagged battles and raters) leave satisfaction (arena.counting).
-        dialogues = self.seen.counted_labels(self.seen.dialogues(open_dialogues))
-        dialogues, votes = select(category, dialogues, self.seen.votes(kind_votes))
-        _, with_flagged = select(category, dialogues, self.seen.votes(kind_votes, include_flagged=True))
-        return dialogues, votes, len(with_flagged) - len(votes)
+def flagged_study_users(store: Any, study_id: str) -> frozenset[str]:
+    """Stored user ids of a study's flagged workers (left out of its board)."""
+    return frozenset(PSEUDONYM_PREFIX + p.pseudonym for p in store.list_participants(study_id) if p.flags)
 
 
-def read_store(store: Any, now: float) -> StoreRead:
-    votes = store.list_votes()
-    return StoreRead(taken_at=now, dialogues=store.list_dialogues(), votes=votes, seen=visibility(store, votes))
+def study_board(store: Any, study_id: str, frames: Optional[StoreFrames] = None) -> pd.DataFrame:
+    """A study's own board from the compact rows: its crowd's people, its flagged workers left out, no minimum
+    vote count (the researchers' view; `frames`: rows already read, else read now)."""
+    frames = frames or StoreFrames.of(store.board_rows())
+    data, flagged = frames.select(crowd=study_id, user_kind="human", left_out_users=flagged_study_users(store, study_id))
+    table = rank_board(data, options=LeaderboardOptions(min_votes=0))
+    table.attrs.update(votes_counted=len(data.votes), votes_flagged=flagged)
+    return table
 
 
-class LeaderboardSnapshots:
-    """The current store read and the boards computed from it, renewed per `every_s` (0: live)."""
+def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
+                   extra: Optional[Extra] = None) -> Published:
+    """Every board of the store: each audience and category of the open arena, each study's board."""
+    started, began = time.perf_counter(), time.monotonic()
+    version = store.board_version()
+    frames = StoreFrames.of(store.board_rows(),
+                            lambda: {d.dialogue_id: d for d in store.list_dialogues()})
+    boards: dict[tuple[Optional[str], str], pd.DataFrame] = {}
+    # Two boards that select the same rows are one computation (everyone's = people's while no simulator played).
+    computed: dict[tuple[bytes, bytes, bytes], pd.DataFrame] = {}
+    for kind in AUDIENCES:
+        for category in CATEGORIES:
+            dialogue_mask, vote_mask = frames.masks(crowd=OPEN_CROWD, user_kind=kind, category=category)
+            rated = frames.rated(OPEN_CROWD, kind, frozenset())
+            key = (np.packbits(dialogue_mask).tobytes(), np.packbits(vote_mask).tobytes(),
+                   np.packbits(rated & dialogue_mask).tobytes())
+            if key not in computed:
+                data, flagged = frames.board_data(dialogue_mask, vote_mask, rated)
+                computed[key] = rank_board(data, options=options)
+                computed[key].attrs.update(votes_counted=len(data.votes), votes_flagged=flagged)
+            table = computed[key].copy()
+            table.attrs = {**computed[key].attrs, "category": category}
+            boards[(kind, category)] = table
+    studies = {study_id: study_board(store, study_id, frames)
+               for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])) if study_id != OPEN_CROWD}
+    published = Published(now, version, boards, studies, 0.0, began)
+    if extra is not None:
+        published.extras = _extras(store, frames, extra)
+    published.seconds = time.perf_counter() - started
+    return published
+
+
+def _extras(store: Any, frames: StoreFrames, extra: Extra) -> dict[tuple[Optional[str], str], Any]:
+    """What `extra` makes of each open-arena board's dialogues (their whole text: read once per run)."""
+    by_id = {d.dialogue_id: d for d in store.list_dialogues()}
+    out = {}
+    for kind in AUDIENCES:
+        for category in CATEGORIES:
+            data, _ = frames.select(crowd=OPEN_CROWD, user_kind=kind, category=category)
+            rated = dict(zip(data.dialogues["dialogue_id"], data.dialogues["rated"]))  # noqa: B035
+            dialogues = [d if rated[i] or d.feedback is None else d.model_copy(update={"feedback": None})
+                         for i in data.dialogues["dialogue_id"] if (d := by_id.get(i)) is not None]
+            try:
+                out[(kind, category)] = extra(kind, category, dialogues)
+            except Exception:  # a board must publish even if what is shown beside it cannot be made
+                log.exception("leaderboard extra failed for %s / %s", kind, category)
+    return out
+
+
+class BoardJob:
+    """The background job that keeps `latest()` current (started by the first call, or by `start`)."""
 
     def __init__(self, store: Any, options: LeaderboardOptions, *, every_s: float = 0.0,
-                 clock: Callable[[], float] = time.time):
-        self.store = store
-        self.options = options
-        self.every_s = every_s
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._read: Optional[StoreRead] = None
+                 clock: Callable[[], float] = time.time, extra: Optional[Extra] = None):
+        self.store, self.options, self.every_s, self.clock, self.extra = store, options, every_s, clock, extra
+        self._changed = threading.Condition()
+        self._published: Optional[Published] = None
+        self._wanted = False  # a page waits for a newer result
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
+        self._last_end = 0.0
+        self._last_seconds = 0.0
+        self._last_check = 0.0
+        self.failures = 0
+        self.last_error: Optional[BaseException] = None
 
     @property
     def live(self) -> bool:
         return self.every_s <= 0
 
-    def current(self, fresh: bool = False) -> StoreRead:
-        """The read boards come from; a new one when the last is too old (or, live, when `fresh`)."""
-        with self._lock:  # one read at a time; others wait and reuse it
-            now = self.clock()
-            read = self._read
-            max_age = LIVE_CACHE_SECONDS if self.live else self.every_s
-            if read is None or now - read.taken_at >= max_age or (fresh and self.live):
-                read = self._read = read_store(self.store, now)
-            return read
+    def start(self) -> "BoardJob":
+        with self._changed:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="leaderboard-job", daemon=True)
+                self._thread.start()
+        return self
 
-    def board(self, kind: Optional[str], category: str = ALL, fresh: bool = False,
-              extra: Optional[Callable[[list[Dialogue]], Any]] = None) -> tuple[pd.DataFrame, Any, StoreRead]:
-        """(table, what `extra` makes of the board's dialogues, the read they come from)."""
-        read = self.current(fresh)
-        with self._lock:
-            cached = read.boards.get((kind, category))
-            if cached is None:
-                dialogues, votes, flagged = read.slice(kind, category)
-                table = rank_systems(dialogues, votes, options=self.options)
-                table.attrs["votes_counted"] = len(votes)
-                table.attrs["votes_flagged"] = flagged
-                table.attrs["category"] = category
-                cached = read.boards[(kind, category)] = (table, extra(dialogues) if extra else None)
-        return cached[0], cached[1], read
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=WAIT_S)
+
+    def latest(self, fresh: bool = False) -> Published:
+        """The newest result; waits for one when there is none yet, when (live) `fresh` and the store changed
+        since it, or when a snapshot is older than its interval. Never computes on the caller's thread."""
+        self.start()
+        published = self._published
+        if published is not None:
+            if self.live and not (fresh and self.store.board_version() != published.version):
+                return published
+            if not self.live and self.clock() - published.taken_at < self.every_s:
+                return published
+        asked = time.monotonic()
+        deadline = asked + WAIT_S
+
+        def newer() -> bool:  # begun after this request, so it holds what the store had at the request
+            return self._published is not None and self._published.started >= asked
+
+        with self._changed:
+            self._wanted = True
+            self._changed.notify_all()
+            failures = self.failures
+            while not newer() and not self._stopped and time.monotonic() < deadline:
+                if self.failures > failures:  # the run this request waited for failed
+                    if self._published is None:
+                        raise RuntimeError(f"the leaderboard could not be computed: {self.last_error}")
+                    break
+                self._changed.wait(timeout=POLL_S)
+            if self._published is None:
+                raise TimeoutError("the leaderboard is still being computed; try again shortly")
+            return self._published
+
+    def _due(self) -> bool:
+        published = self._published
+        if published is None:
+            return True
+        if not self.live:
+            return self.clock() - published.taken_at >= self.every_s
+        now = time.monotonic()
+        if now - self._last_end < max(LIVE_PAUSE_S, 2 * self._last_seconds):
+            return False
+        if self._wanted:
+            return True
+        if now - self._last_check < LIVE_PAUSE_S:  # the store is asked whether it changed once a second
+            return False
+        self._last_check = now
+        return self.store.board_version() != published.version
+
+    def _run(self) -> None:
+        try:  # the job yields the cores to people's turns: lowest priority for this thread alone (Linux)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), JOB_NICENESS)
+        except (AttributeError, OSError):  # no per-thread priority here: the pacing alone bounds the job
+            pass
+        while True:
+            with self._changed:
+                if self._stopped:
+                    return
+            try:
+                due = self._due()
+                if due:
+                    published = compute_boards(self.store, self.options, now=self.clock(), extra=self.extra)
+            except Exception as exc:  # keep serving the last boards; try again after the pause
+                self.last_error = exc
+                self.failures += 1
+                log.exception("leaderboard job failed")
+                due = False
+                self._last_end = time.monotonic()
+            with self._changed:
+                if due:
+                    self._published, self._wanted = published, False
+                    self._last_end, self._last_seconds = time.monotonic(), published.seconds
+                    self._changed.notify_all()
+                else:
+                    self._changed.wait(timeout=POLL_S)
+
+
+class LeaderboardSnapshots:
+    """The boards a page shows, from the background job (`BoardJob`)."""
+
+    def __init__(self, store: Any, options: LeaderboardOptions, *, every_s: float = 0.0,
+                 clock: Callable[[], float] = time.time, extra: Optional[Extra] = None):
+        self.every_s = every_s
+        self.job = BoardJob(store, options, every_s=every_s, clock=clock, extra=extra)
+
+    @property
+    def live(self) -> bool:
+        return self.job.live
+
+    def board(self, kind: Optional[str], category: str = ALL, fresh: bool = False) -> tuple[pd.DataFrame, Any,
+                                                                                             Published]:
+        """(table, what the extra made of the board, the result they come from)."""
+        if category not in CATEGORIES:
+            raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
+        published = self.job.latest(fresh)
+        return published.boards[(kind, category)], published.extras.get((kind, category)), published

@@ -9,30 +9,28 @@ system's rating says how it fares *at equal style*:
 
 where s is a dialogue's style: mean characters per system reply and mean
 items shown per reply (normalised differences, then standardised, as LMArena
-does for length and markdown). Ties count as half a win each, as in FastChat.
-The fit is logistic regression by Newton's method with a light ridge that
-keeps strengths finite when a system won or lost everything. Ratings are on
-the Elo scale (400 points = ten-fold odds), mean 1000. Their intervals are
-percentile bootstrap intervals of this same fit over resampled battles, each
-holding its estimate, as the uncontrolled board's are.
+does for length and markdown). It is the plain board's model
+(`webapp.leaderboard.bt_model`) with two more columns: the same logistic
+regression, ties half a win, the same virtual ties as its one regularisation,
+so with no style effect the two boards agree and the rank change from style
+carries nothing else. Ratings are on the Elo scale (400 points = ten-fold
+odds), mean 1000. Their intervals are percentile bootstrap intervals of this
+same fit over resampled battles, each holding its estimate, as the
+uncontrolled board's are.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from arena.dialogue import Dialogue, Vote
 from evaluators.bootstrap import percentile_interval
-from webapp.leaderboard.battle_ratings import (
-    CHOICE_SCORE, ELO_INITIAL, ELO_SCALE, Battle, degenerate_intervals,
-)
+from webapp.leaderboard import bt_model
+from webapp.leaderboard.battle_ratings import CHOICE_SCORE
 
 STYLE_FEATURES = ("reply_length", "items_shown")
-RIDGE = 1e-3
-MAX_STEP = 2.0  # the largest Newton step in any coefficient (units of log-odds)
 
 
 def dialogue_style(d: Dialogue) -> tuple[float, float]:
@@ -65,64 +63,50 @@ def style_rows(votes: Iterable[Vote], dialogues: Mapping[str, Dialogue] | Iterab
     return rows
 
 
-def _design(rows: Sequence[StyleRow], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(system columns: +1 for A, -1 for B; raw style differences; A's scores), one row per battle."""
+def _arrays(rows: Sequence[StyleRow], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     index = {n: i for i, n in enumerate(names)}
-    systems = np.zeros((len(rows), len(names)))
-    for k, (a, b, _, _) in enumerate(rows):
-        systems[k, index[a]] += 1.0
-        systems[k, index[b]] -= 1.0
+    a = np.array([index[r[0]] for r in rows], dtype=int)
+    b = np.array([index[r[1]] for r in rows], dtype=int)
+    y = np.array([r[2] for r in rows], dtype=float)
     style = np.array([r[3] for r in rows], dtype=float).reshape(len(rows), len(STYLE_FEATURES))
-    return systems, style, np.array([r[2] for r in rows], dtype=float)
+    return a, b, y, style
 
 
-def _fit(systems: np.ndarray, style: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The coefficients (system strengths, then style) for each row of `weights` (how often each battle
-    counts: ones for the data itself, multinomial counts for a bootstrap resample), fitted together.
-
-    Each fit standardises the style differences over its own (weighted) battles, then minimises the
-    ridge-penalised logistic loss by Newton's method; the problem is strictly convex, so the steps
-    (capped while far from the optimum) converge in a few iterations.
-    """
-    rounds = weights.shape[0]
-    total = weights.sum(axis=1, keepdims=True)
-    mean = weights @ style / total
-    spread = np.sqrt(np.maximum(weights @ style**2 / total - mean**2, 0.0))
-    spread = np.where(spread > 1e-12, spread, 1.0)
-    standard = (style[None, :, :] - mean[:, None, :]) / spread[:, None, :]
-    x = np.concatenate([np.broadcast_to(systems, (rounds, *systems.shape)), standard], axis=2)
-    width = x.shape[2]
-    beta = np.zeros((rounds, width))
-    ridge = 2 * RIDGE * np.eye(width)
-    for _ in range(100):
-        z = np.einsum("rnp,rp->rn", x, beta)
-        p = 1.0 / (1.0 + np.exp(-z))
-        grad = np.einsum("rn,rnp->rp", weights * (p - y), x) + 2 * RIDGE * beta
-        hessian = np.einsum("rnp,rnq->rpq", x * (weights * p * (1 - p))[:, :, None], x) + ridge
-        step = np.linalg.solve(hessian, grad[:, :, None])[:, :, 0]
-        step *= np.minimum(1.0, MAX_STEP / np.maximum(np.abs(step).max(axis=1, keepdims=True), 1e-300))
-        beta -= step
-        if np.abs(step).max() < 1e-10:
-            break
-    return beta
+def style_model_rows(a: np.ndarray, b: np.ndarray, y: np.ndarray, differences: np.ndarray,
+                     n_systems: int) -> bt_model.Rows:
+    """One row per battle: system indices, A's score and the standardised style differences."""
+    return bt_model.Rows(a, b, y, bt_model.standardise(differences), np.ones(len(a)), n_systems)
 
 
-def _ratings(beta: np.ndarray, n_sys: int) -> np.ndarray:
-    strengths = beta[..., :n_sys] - beta[..., :n_sys].mean(axis=-1, keepdims=True)
-    return ELO_INITIAL + ELO_SCALE * strengths / math.log(10)
+def fit_style_arrays(rows: bt_model.Rows, names: Sequence[str], prior_games: float = bt_model.PRIOR_GAMES,
+                     ) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+    """(ratings, style coefficients, the fitted coefficients) of `bt_model`'s fit with the style columns."""
+    theta = bt_model.fit(rows, prior_games)
+    ratings = bt_model.to_elo(theta[:len(names)])
+    return ({n: float(ratings[i]) for i, n in enumerate(names)},
+            {f: float(theta[len(names) + j]) for j, f in enumerate(STYLE_FEATURES)}, theta)
 
 
-def fit_style_rows(rows: Sequence[StyleRow], systems: Iterable[str] = ()) -> tuple[dict[str, float], dict[str, float]]:
+def style_interval_arrays(rows: bt_model.Rows, names: Sequence[str], theta: np.ndarray, estimate: Mapping[str, float],
+                          *, rounds: int, confidence: float, seed: int,
+                          prior_games: float = bt_model.PRIOR_GAMES) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap intervals of the style-controlled ratings, each holding its estimate."""
+    if rounds <= 0 or bt_model.degenerate(rows.a, rows.b, rows.y):
+        return {}
+    ratings = bt_model.to_elo(bt_model.bootstrap(rows, theta, rounds, seed, prior_games)[:, :len(names)])
+    return {n: percentile_interval(ratings[:, i], confidence, estimate[n]) for i, n in enumerate(names)}
+
+
+def fit_style_rows(rows: Sequence[StyleRow], systems: Iterable[str] = (),
+                   prior_games: float = bt_model.PRIOR_GAMES) -> tuple[dict[str, float], dict[str, float]]:
     """The style-controlled fit of `rows`, rating the systems in them plus `systems` (an absent one sits
-    at the mean: only the ridge moves it). Empty when there are no rows."""
+    at the mean: only the virtual ties move it). Empty when there are no rows."""
     if not rows:
         return {}, {}
     names = sorted({n for a, b, _, _ in rows for n in (a, b)} | set(systems))
-    design, style, y = _design(rows, names)
-    beta = _fit(design, style, y, np.ones((1, len(rows))))[0]
-    ratings = _ratings(beta, len(names))
-    return ({n: float(ratings[i]) for i, n in enumerate(names)},
-            {f: float(beta[len(names) + j]) for j, f in enumerate(STYLE_FEATURES)})
+    ratings, coefficients, _ = fit_style_arrays(style_model_rows(*_arrays(rows, names), len(names)), names,
+                                                prior_games)
+    return ratings, coefficients
 
 
 def style_controlled_ratings(
@@ -137,23 +121,20 @@ def style_controlled_ratings(
 
 def style_controlled_intervals(
     rows: Sequence[StyleRow], *, rounds: int = 100, confidence: float = 0.95, seed: int = 0,
+    prior_games: float = bt_model.PRIOR_GAMES,
 ) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals of the style-controlled ratings: the same estimator (`fit_style_rows`,
-    standardisation included) over battles resampled with replacement, rating the same systems as the
-    estimate, each interval widened if needed to hold its estimate (as `webapp.leaderboard.battle_ratings.bootstrap_intervals`).
+    """Percentile bootstrap intervals of the style-controlled ratings: the same fit over battles resampled
+    with replacement (the style columns standardised once, over the data, as FastChat does), rating the same
+    systems as the estimate, each interval widened if needed to hold its estimate (`percentile_interval`).
     Empty when resampling cannot vary the data (every battle the same pair and outcome) or there is none."""
     rows = list(rows)
-    if not rows or rounds <= 0 or degenerate_intervals(Battle(a, b, s) for a, b, s, _ in rows):
+    if not rows:
         return {}
-    estimate, _ = fit_style_rows(rows)
-    names = sorted(estimate)
-    design, style, y = _design(rows, names)
-    # A resample is a multinomial count per battle; all rounds are fitted at once (`_fit`).
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(len(rows), np.full(len(rows), 1.0 / len(rows)), size=rounds).astype(float)
-    ratings = _ratings(_fit(design, style, y, counts), len(names))
-    samples = {n: ratings[:, i] for i, n in enumerate(names)}
-    return {n: percentile_interval(samples[n], confidence, estimate[n]) for n in names}
+    names = sorted({n for a, b, _, _ in rows for n in (a, b)})
+    model_rows = style_model_rows(*_arrays(rows, names), len(names))
+    estimate, _, theta = fit_style_arrays(model_rows, names, prior_games)
+    return style_interval_arrays(model_rows, names, theta, estimate, rounds=rounds, confidence=confidence,
+                                 seed=seed, prior_games=prior_games)
 
 
 def rank_change(ranks: Mapping[str, int], style_ratings: Mapping[str, float]) -> dict[str, Optional[int]]:

@@ -15,69 +15,17 @@ of systems whose interval does not lie wholly below its own.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
 import pandas as pd
 
-from arena.counting import Participants, counted
+from arena.counting import Participants
 from arena.dialogue import Dialogue, Vote
 from arena.study import OPEN_CROWD
-from webapp.leaderboard.style_control import fit_style_rows, rank_change, style_controlled_intervals, style_rows
-from webapp.leaderboard.battle_ratings import (
-    Battle,
-    battle_from_vote,
-    bootstrap_intervals,
-    bradley_terry,
-    degenerate_intervals,
-    elo_ratings,
-    wilson_interval,
-    win_tie_loss,
-)
-
-SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
-
-COLUMNS = [
-    "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
-    "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
-    "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
-]
-
-
-@dataclass(frozen=True)
-class LeaderboardOptions:
-    bootstrap_rounds: int = 200
-    confidence: float = 0.95
-    seed: int = 0
-    bt_prior_games: float = 1.0
-    min_votes: int = 0  # battles a system needs before its ratings and rank show
-    style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> "LeaderboardOptions":
-        return cls(min_votes=settings.leaderboard_min_votes)
-
-
-def _dialogue_stats(dialogues: Sequence[Dialogue]) -> dict[str, dict[str, Any]]:
-    stats: dict[str, dict[str, Any]] = {}
-    for d in dialogues:
-        if d.num_turns == 0:  # opened but never used
-            continue
-        row = stats.setdefault(d.crs_id, {"conversations": 0, "rated": 0, "satisfied": 0,
-                                          **{col: [] for col in SCORE_COLUMNS.values()}})
-        row["conversations"] += 1
-        if d.feedback is not None:
-            row["rated"] += 1
-            row["satisfied"] += d.feedback.sentiment == "satisfied"
-        for metric, col in SCORE_COLUMNS.items():
-            score = d.scores.get(metric)
-            if score is not None and score.value is not None:
-                row[col].append(score.value)
-    return stats
-
+from webapp.leaderboard.board_data import BoardData
+# The board's columns, options and rank ranges live with the ranking; imported here, where callers look.
+from webapp.leaderboard.ranking import COLUMNS, SCORE_COLUMNS, LeaderboardOptions, rank_board, rank_ranges  # noqa: F401
 
 def compute_leaderboard(
     dialogues: Iterable[Dialogue],
@@ -105,100 +53,10 @@ def rank_systems(
     systems: Iterable[str] = (),
     options: Optional[LeaderboardOptions] = None,
 ) -> pd.DataFrame:
-    """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience)."""
-    options = options or LeaderboardOptions()
-    dialogues, votes = counted(dialogues, votes)  # a system's failure voids its dialogue and battle
-    stats = _dialogue_stats(dialogues)
-    battles: list[Battle] = [battle_from_vote(v) for v in votes]
-    names = sorted(set(stats) | {n for b in battles for n in (b.a, b.b)} | set(systems))
-
-    counts = win_tie_loss(battles)
-    played = sorted({n for b in battles for n in (b.a, b.b)})
-    elo = elo_ratings(battles, systems=played)
-    # Estimate and resamples rate the same systems (those that played), so each interval holds its estimate.
-    bt = bradley_terry(battles, systems=played, prior_games=options.bt_prior_games) if battles else {}
-    intervals = {}
-    if battles and not degenerate_intervals(battles):
-        intervals = bootstrap_intervals(
-            battles, bradley_terry, rounds=options.bootstrap_rounds, confidence=options.confidence,
-            seed=options.seed, systems=played, prior_games=options.bt_prior_games,
-        )
-    rated = [n for n in played if counts[n]["battles"] >= max(1, options.min_votes)]
-    ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
-    # Style control: the same battles with reply length and items shown as covariates (webapp.leaderboard.style_control).
-    rows_of_style = style_rows([v for v in votes if v.crs_a in ranks and v.crs_b in ranks], dialogues)
-    style, coefficients = fit_style_rows(rows_of_style)
-    style_intervals = style_controlled_intervals(rows_of_style, rounds=options.style_rounds,
-                                                 confidence=options.confidence, seed=options.seed)
-    style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
-    rows = []
-    for name in names:
-        s = stats.get(name, {"conversations": 0, "rated": 0, "satisfied": 0, "mean_rdl": [],
-                             "mean_core_overall": []})
-        c = counts.get(name, {"battles": 0, "wins": 0, "ties": 0, "both_bad": 0, "losses": 0})
-        wilson = wilson_interval(s["satisfied"], s["rated"], options.confidence)
-        shown = name in ranks
-        low_high = intervals.get(name) if shown else None
-        rank = ranks.get(name, (None, None, None))
-        rows.append({
-            "system": name,
-            "conversations": s["conversations"],
-            "rated": s["rated"],
-            "satisfied": s["satisfied"],
-            "satisfaction": s["satisfied"] / s["rated"] if s["rated"] else None,
-            "satisfaction_low": wilson[0] if wilson else None,
-            "satisfaction_high": wilson[1] if wilson else None,
-            **c,
-            "elo": elo[name] if shown else None,
-            "bt": bt.get(name) if shown else None,
-            "bt_low": low_high[0] if low_high else None,
-            "bt_high": low_high[1] if low_high else None,
-            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
-            "bt_style": style.get(name) if shown else None,
-            "bt_style_low": style_intervals[name][0] if shown and name in style_intervals else None,
-            "bt_style_high": style_intervals[name][1] if shown and name in style_intervals else None,
-            "rank_change_style": style_moves.get(name) if shown else None,
-            "mean_rdl": _mean(s["mean_rdl"]),
-            "rdl_scored": len(s["mean_rdl"]),
-            "mean_core_overall": _mean(s["mean_core_overall"]),
-            "core_overall_scored": len(s["mean_core_overall"]),
-        })
-    table = pd.DataFrame(rows, columns=COLUMNS)
-    if not table.empty:
-        table = table.sort_values(
-            ["bt", "satisfaction", "conversations", "system"],
-            ascending=[False, False, False, True], na_position="last", kind="stable",
-        ).reset_index(drop=True)
-    table.attrs["min_votes"] = options.min_votes
-    table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
-    table.attrs["style_coefficients"] = coefficients
-    return table
-
-
-def rank_ranges(
-    ratings: dict[str, float], intervals: dict[str, Optional[tuple[float, float]]]
-) -> dict[str, tuple[int, int, int]]:
-    """name -> (rank by rating, best rank, worst rank) as LMArena reads them from intervals.
-
-    Best rank = 1 + systems whose lower bound is above this one's upper bound;
-    worst rank = systems whose upper bound is not below this one's lower bound
-    (itself included). A system without an interval (too little varied data)
-    could be anywhere: its interval counts as unbounded.
-    """
-    unbounded = (-math.inf, math.inf)
-    bounds = {n: intervals.get(n) or unbounded for n in ratings}
-    order = sorted(ratings, key=lambda n: (-ratings[n], n))
-    out = {}
-    for position, name in enumerate(order, start=1):
-        low, high = bounds[name]
-        above = sum(1 for other in ratings if other != name and bounds[other][0] > high)
-        below = sum(1 for other in ratings if other != name and bounds[other][1] < low)
-        out[name] = (position, 1 + above, len(ratings) - below)
-    return out
-
-
-def _mean(values: list[float]) -> Optional[float]:
-    return sum(values) / len(values) if values else None
+    """`compute_leaderboard` of dialogues and votes already selected (one crowd and audience): their compact
+    rows (`webapp.leaderboard.board_data`) ranked by `webapp.leaderboard.ranking.rank_board`, the same code
+    the background boards run."""
+    return rank_board(BoardData.from_objects(dialogues, votes), systems=systems, options=options)
 
 
 # -- presentation ----------------------------------------------------------------

@@ -3,9 +3,9 @@
 People and simulators are never pooled: a filter picks whose dialogues and
 votes are counted, and a category picker the slice (dataset, dialogue length,
 ...; `webapp.leaderboard.categories`). The table and the plot come from one
-computation per board, made from the live store or from its last snapshot
-(`webapp.leaderboard.snapshot`, ARENA_LEADERBOARD_SNAPSHOT_EVERY); the page
-says which and when.
+computation per board, made by a background job from the store's compact
+rows (`webapp.leaderboard.snapshot`, live or every ARENA_LEADERBOARD_SNAPSHOT_EVERY
+seconds); the page says which and when, and a request never computes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pandas as pd
 from webapp.leaderboard import categories as leaderboard_categories
 from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderboard_figure
 from webapp.leaderboard.categories import ALL
-from webapp.leaderboard.snapshot import LeaderboardSnapshots, StoreRead
+from webapp.leaderboard.snapshot import LeaderboardSnapshots, Published
 from webapp.services import Services
 from webapp.ui.parts import meta_view
 from webapp.sessions.aspect_ratings import form_for
@@ -49,31 +49,36 @@ def _kind(value: Optional[str]) -> Optional[str]:
 
 
 class LeaderboardCache:
-    """Boards per audience and category, from the live store or its last snapshot (webapp.leaderboard.snapshot)."""
+    """Boards per audience and category, from the background job (webapp.leaderboard.snapshot)."""
 
     def __init__(self, services: Services, clock: Callable[[], float] = time.time):
         self.services = services
         settings = services.settings
-        self.snapshots = LeaderboardSnapshots(services.store, LeaderboardOptions.from_settings(settings),
-                                              every_s=settings.leaderboard_snapshot_every_s, clock=clock)
         self.records: dict[tuple[Optional[str], str], Optional[list]] = {}  # metric-vs-human correlations
         self.correlations = meta_view.CorrelationMemo()
+        self.snapshots = LeaderboardSnapshots(services.store, LeaderboardOptions.from_settings(settings),
+                                              every_s=settings.leaderboard_snapshot_every_s, clock=clock,
+                                              extra=self._extra)
+
+    def _extra(self, kind: Optional[str], category: str, dialogues: list) -> Any:
+        """Made by the job beside each board: the metric-vs-satisfaction table and the correlations."""
+        self.records[(kind, category)] = self.correlations.get((kind, category), dialogues, form_for(self.services))
+        return metric_meta_table(dialogues)
+
+    def start(self) -> None:
+        """Start computing the boards now, before anyone asks (the app does at start)."""
+        self.snapshots.job.start()
 
     def get(self, kind: Optional[str], fresh: bool = False, category: str = ALL) -> tuple[pd.DataFrame, Any]:
         table, meta, _ = self.board(kind, fresh, category)
         return table, meta
 
     def board(self, kind: Optional[str], fresh: bool = False,
-              category: str = ALL) -> tuple[pd.DataFrame, Any, StoreRead]:
-        def extra(dialogues: list) -> Any:
-            self.records[(kind, category)] = self.correlations.get((kind, category), dialogues,
-                                                                   form_for(self.services))
-            return metric_meta_table(dialogues)
-
-        return self.snapshots.board(kind, category, fresh, extra)
+              category: str = ALL) -> tuple[pd.DataFrame, Any, Published]:
+        return self.snapshots.board(kind, category, fresh)
 
 
-def published_note(read: StoreRead, every_s: float) -> str:
+def published_note(read: Published, every_s: float) -> str:
     """When the board shown was computed, and how often it is."""
     when = read.taken_at_utc.strftime("%Y-%m-%d %H:%M UTC")
     if every_s <= 0:
@@ -163,8 +168,10 @@ def checked_choice(kind_value: Any, category: Any) -> tuple[str, str]:
 
 def build(services: Services, participant: Any = None) -> None:
     cache = LeaderboardCache(services)
+    cache.start()  # the first visitor finds the boards computed, or being computed, off the request path
     titles = {name: services.registry.title(name) for name in services.registry.names}
     every_s = services.settings.leaderboard_snapshot_every_s
+    drawings: dict[tuple, tuple] = {}
 
     def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
         kind_value, category = checked_choice(kind_value, category)
@@ -175,14 +182,21 @@ def build(services: Services, participant: Any = None) -> None:
         title = f"Users: {label.lower()}"
         if category != ALL:
             title += f"\n{leaderboard_categories.label_of(category)}"
-        figure = leaderboard_figure(table, title=title, titles=titles) if shown else None
         meta_shown = meta is not None and not meta.empty
         records = cache.records.get((kind, category)) or []
         summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
-        return (summary_line, gr.Column(visible=shown), display_table(table, titles), figure,
+        # The table, plot and heat map of one published result are drawn once, not per visitor.
+        key = (kind, category)
+        drawn = drawings.get(key)
+        if drawn is None or drawn[4] is not read:
+            drawn = (display_table(table, titles),
+                     leaderboard_figure(table, title=title, titles=titles) if shown else None,
+                     meta_view.correlation_table(records),
+                     meta_view.correlation_heatmap(records) if records else None, read)
+            drawings[key] = drawn
+        return (summary_line, gr.Column(visible=shown), drawn[0], drawn[1],
                 meta if meta_shown else pd.DataFrame(),
-                gr.Accordion(visible=meta_shown), meta_view.correlation_table(records),
-                meta_view.correlation_heatmap(records) if records else None, gr.Accordion(visible=bool(records)))
+                gr.Accordion(visible=meta_shown), drawn[2], drawn[3], gr.Accordion(visible=bool(records)))
 
     with gr.Row():
         kind = gr.Radio(

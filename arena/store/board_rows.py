@@ -1,0 +1,137 @@
+"""The compact rows leaderboards are computed from (table `board_dialogues`, the `votes` columns).
+
+Every save of a dialogue writes its row in the same transaction
+(`Store._put_dialogue`): its system, audience, user, crowd, whether it was a
+battle's, whether a system failed a turn, its user turns, its label (with
+whether the label was flagged and when it was given) and its style (mean
+characters and items per system reply). A board then reads a few numbers per
+dialogue and vote instead of parsing every dialogue whole. Dialogues stored
+before these rows existed get theirs at the next read (`board_rows`).
+
+`BoardRowsStore` is a part of `arena.store.Store`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from arena.dialogue import Dialogue
+from arena.store import schema as t
+from arena.store.statements import upsert, utc_key
+from arena.study import STUDY_KEY
+
+# Metadata key of a dialogue whose satisfaction label is flagged; its value says why (`arena.counting`
+# re-exports it: the store writes it into the compact rows, so it is defined below the store).
+LABEL_FLAG = "label_flag"
+BOARD_SCORES = ("rdl", "core.overall")  # the automatic scores a board averages
+DIALOGUE_FIELDS = ("dialogue_id", "crs_id", "user_kind", "user_id", "crowd", "in_battle", "failed", "num_turns",
+                   "sentiment", "label_flagged", "label_at", "reply_length", "items_shown", "rdl", "core")
+VOTE_FIELDS = ("vote_id", "crs_a", "crs_b", "choice", "dialogue_a", "dialogue_b", "user_kind", "user_id", "study")
+
+
+def dialogue_style(d: Dialogue) -> tuple[float, float]:
+    """(mean characters per system reply, mean items shown per system reply)."""
+    replies = d.agent_turns()
+    if not replies:
+        return 0.0, 0.0
+    return (sum(len(u.text) for u in replies) / len(replies), sum(len(u.items) for u in replies) / len(replies))
+
+
+def board_row(d: Dialogue) -> dict[str, Any]:
+    """The dialogue's `board_dialogues` row."""
+    length, items = dialogue_style(d)
+    return {
+        "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value, "user_id": d.user.id,
+        "crowd": (d.metadata or {}).get(STUDY_KEY) or None,
+        "in_battle": int(d.metadata.get("source") == "battle" or "battle_id" in d.metadata),
+        "failed": int(d.system_failed()), "num_turns": d.num_turns,
+        "sentiment": d.feedback.sentiment if d.feedback else None,
+        "label_flagged": int(bool(d.metadata.get(LABEL_FLAG))),
+        "label_at": utc_key(d.feedback.timestamp) if d.feedback else None,
+        "reply_length": float(length), "items_shown": float(items),
+    }
+
+
+@dataclass(frozen=True)
+class BoardRows:
+    """Everything the boards need, read in one snapshot: tuples in the order of `DIALOGUE_FIELDS` and
+    `VOTE_FIELDS` (votes in the order they were cast), hidden dialogue ids, flagged votes (id -> reason)."""
+
+    dialogues: list[tuple]
+    votes: list[tuple]
+    hidden: frozenset[str]
+    flags: dict[str, str]
+
+
+def _fetch_all(conn: Connection, query: Any) -> list[tuple]:
+    """All rows of `query` through the driver's own cursor: SQLAlchemy's row objects would cost more than
+    the query itself for a few hundred thousand small rows. Runs in `conn`'s transaction (its snapshot)."""
+    sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.execute(sql)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
+class BoardRowsStore:
+    """The compact rows of `arena.store.Store` (`board_rows`, `board_version`)."""
+
+    @staticmethod
+    def _put_board_row(conn: Connection, d: Dialogue) -> None:
+        upsert(conn, t.board_dialogues, board_row(d), ["dialogue_id"])
+
+    def _fill_missing_board_rows(self) -> int:
+        """Write the rows of dialogues stored without one (before revision 0008); how many."""
+        missing = (sa.select(t.dialogues.c.data)
+                   .where(~sa.exists().where(t.board_dialogues.c.dialogue_id == t.dialogues.c.dialogue_id)))
+        with self.read() as conn:
+            first = conn.execute(missing.limit(1)).first()
+        if first is None:
+            return 0
+        with self.write() as conn:
+            data = conn.execute(missing).scalars().all()
+            for text in data:
+                self._put_board_row(conn, Dialogue.model_validate_json(text))
+        return len(data)
+
+    def board_rows(self) -> BoardRows:
+        """The compact rows of every dialogue and vote, hidden dialogues and flags, from one snapshot."""
+        self._fill_missing_board_rows()
+        b, v = t.board_dialogues.c, t.votes.c
+        rdl, core = t.scores.alias("rdl"), t.scores.alias("core")
+        dialogue_query = (
+            sa.select(*[getattr(b, f) for f in DIALOGUE_FIELDS[:-2]], rdl.c.value, core.c.value)
+            .select_from(t.board_dialogues
+                         .outerjoin(rdl, sa.and_(rdl.c.dialogue_id == b.dialogue_id, rdl.c.metric == BOARD_SCORES[0]))
+                         .outerjoin(core, sa.and_(core.c.dialogue_id == b.dialogue_id,
+                                                  core.c.metric == BOARD_SCORES[1]))))
+        vote_query = sa.select(*[getattr(v, f) for f in VOTE_FIELDS]).order_by(v.created_at, v.vote_id)
+        with self.read() as conn:
+            dialogues = _fetch_all(conn, dialogue_query)
+            votes = _fetch_all(conn, vote_query)
+            hidden = frozenset(conn.execute(sa.select(t.hidden_dialogues.c.dialogue_id)).scalars())
+            flags = {r[0]: r[1] for r in conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason))}
+        return BoardRows(dialogues, votes, hidden, flags)
+
+    def board_version(self) -> tuple:
+        """Changes whenever anything a board counts may have changed (a few aggregate reads, no scan of
+        documents): dialogues saved, votes cast, scores, flags, hidden dialogues."""
+        def scalar(*columns: Any, table: sa.Table) -> Any:
+            return sa.select(*columns).select_from(table).scalar_subquery()
+
+        count = sa.func.count
+        with self.read() as conn:
+            return tuple(conn.execute(sa.select(
+                scalar(count(), table=t.dialogues), scalar(sa.func.max(t.dialogues.c.updated_at), table=t.dialogues),
+                scalar(count(), table=t.votes),
+                scalar(count(), table=t.scores), scalar(sa.func.max(t.scores.c.scored_at), table=t.scores),
+                scalar(count(), table=t.vote_flags), scalar(sa.func.max(t.vote_flags.c.flagged_at), table=t.vote_flags),
+                scalar(count(), table=t.hidden_dialogues),
+                scalar(sa.func.max(t.hidden_dialogues.c.hidden_at), table=t.hidden_dialogues),
+            )).one())

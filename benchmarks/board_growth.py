@@ -1,0 +1,143 @@
+"""How the leaderboard refresh grows with the data: every board (3 audiences x 5 categories, style control and
+intervals included) computed from the store's compact rows at 1k, 10k and 100k votes (twice as many battle
+dialogues of 8 utterances), on SQLite and on PostgreSQL, with the memory it takes.
+
+    python benchmarks/board_growth.py [--votes 1000 10000 100000] [--stores sqlite postgresql]
+
+Each line: the store, the votes, the seconds to read the compact rows, to compute every board, the whole
+refresh (best of `--repeat`) with the CPU seconds it used (this process; on a machine others share, the wall
+time also counts their load, printed beside it), and the peak memory the refresh allocated (tracemalloc, a
+separate run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+# One BLAS thread: the products are thin, and on a shared machine a second thread only waits for a core.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from arena.dialogue import Dialogue, Feedback, RecommendedItem, Score, UserInfo, UserKind, Vote  # noqa: E402
+from arena.store import Store  # noqa: E402
+from webapp.leaderboard.board_select import StoreFrames  # noqa: E402
+from webapp.leaderboard.snapshot import compute_boards  # noqa: E402
+from webapp.leaderboard.table import LeaderboardOptions  # noqa: E402
+
+SYSTEMS = ["kbrd_redial", "barcor_redial", "unicrs_redial", "chatgpt_redial",
+           "kbrd_opendialkg", "barcor_opendialkg", "unicrs_opendialkg", "chatgpt_opendialkg"]
+STRENGTH = {name: i * 0.15 for i, name in enumerate(SYSTEMS)}
+BATCH = 2000
+
+
+def battle(rng: random.Random, k: int) -> tuple[Dialogue, Dialogue, Vote]:
+    a, b = rng.sample(SYSTEMS, 2)
+    user = UserInfo(kind=UserKind.HUMAN, id=f"user-{rng.randrange(5000)}")
+    pair = []
+    turns = rng.choice([2, 4, 6]) // 2 + 1  # 8 utterances on average across the mix
+    for crs in (a, b):
+        d = Dialogue(crs_id=crs, user=user, metadata={"source": "battle", "battle_id": f"b{k}"})
+        for t in range(turns):
+            d.add_user(f"a thriller from the nineties, please ({t})")
+            d.add_agent("How about Heat (1995)? " * rng.randint(1, 4),
+                        items=[RecommendedItem(item_id="1", title="Heat (1995)")] * rng.randint(0, 2))
+        if rng.random() < 0.5:
+            d.feedback = Feedback(sentiment=rng.choice(["satisfied", "frustrated"]))
+        if rng.random() < 0.3:
+            d.set_score("rdl", Score(value=rng.random(), scorer="rdl", version="1"))
+        pair.append(d)
+    diff = STRENGTH[a] - STRENGTH[b]
+    r = rng.random()
+    choice = "tie" if r < 0.1 else ("both_bad" if r < 0.15 else ("A" if rng.random() < 1 / (1 + 10 ** -diff) else "B"))
+    vote = Vote(battle_id=f"b{k}", dialogue_a=pair[0].dialogue_id, dialogue_b=pair[1].dialogue_id, crs_a=a, crs_b=b,
+                choice=choice, user_id=user.id)
+    return pair[0], pair[1], vote
+
+
+def fill(store: Store, start: int, stop: int, seed: int = 0) -> None:
+    """Battles `start` .. `stop` (each two dialogues and a vote), written in batches of `BATCH`."""
+    rng = random.Random(seed * 1_000_003 + start)
+    for first in range(start, stop, BATCH):
+        made = [battle(rng, k) for k in range(first, min(stop, first + BATCH))]
+        store.restore_rows(dialogues=[d for a, b, _ in made for d in (a, b)],
+                           scores={d.dialogue_id: d.scores for a, b, _ in made for d in (a, b) if d.scores},
+                           votes=[(v, None) for _, _, v in made], hidden=[], moderation=[], tables={})
+
+
+def refresh_times(store: Store, repeat: int) -> tuple[float, float, float, float, float, int]:
+    """(read s, compute s, whole refresh s and its CPU s (best of `repeat`), peak MiB, boards)."""
+    options = LeaderboardOptions()
+    best = read_s = cpu = float("inf")
+    boards = 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        StoreFrames.of(store.board_rows())
+        read_s = min(read_s, time.perf_counter() - t)
+        t, c = time.perf_counter(), time.process_time()
+        published = compute_boards(store, options)
+        best, cpu = min(best, time.perf_counter() - t), min(cpu, time.process_time() - c)
+        boards = len(published.boards) + len(published.studies)
+    tracemalloc.start()
+    compute_boards(store, options)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return read_s, best - read_s, best, cpu, peak, boards
+
+
+def run(location: str, label: str, sizes: list[int], repeat: int) -> list[tuple]:
+    store = Store(location)
+    done, out = 0, []
+    for votes in sizes:
+        t = time.perf_counter()
+        fill(store, done, votes)
+        done = votes
+        filled = time.perf_counter() - t
+        read_s, compute_s, total, cpu, peak, boards = refresh_times(store, repeat)
+        out.append((label, votes, read_s, compute_s, total, peak))
+        print(f"{label:<10} {votes:>7} votes {2 * votes:>7} dialogues  read {read_s:6.2f} s  compute {compute_s:6.2f} s"
+              f"  refresh {total:6.2f} s (CPU {cpu:6.2f} s)  peak {peak:7.1f} MiB  ({boards} boards; "
+              f"filled in {filled:.0f} s; load {os.getloadavg()[0]:.1f})", flush=True)
+    store.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--votes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--stores", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    sizes = sorted(args.votes)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if "sqlite" in args.stores:
+            results += run(str(Path(tmp) / "growth.sqlite3"), "sqlite", sizes, args.repeat)
+        if "postgresql" in args.stores:
+            from tests.support.postgres import MISSING, PostgresServer, find_bin_dir
+
+            bin_dir = find_bin_dir()
+            if bin_dir is None:
+                print(f"postgresql: skipped ({MISSING})")
+            else:
+                server = PostgresServer(bin_dir).start()
+                try:
+                    results += run(server.create_database("growth"), "postgresql", sizes, args.repeat)
+                finally:
+                    server.stop()
+    for store in args.stores:
+        rows = {votes: total for label, votes, _, _, total, _ in results if label == store}
+        if 10_000 in rows and 100_000 in rows:
+            print(f"{store}: growth 10k -> 100k votes = {rows[100_000] / rows[10_000]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
