@@ -169,6 +169,51 @@ def restore(store: Store, rows: dict[str, dict[str, dict[str, Any]]]) -> dict[st
             "hidden": len(hidden), "moderation": len(log), **{kind: len(found) for kind, found in study_rows.items()}}
 
 
+# -- erasure: purging a deleted dialogue's text from the shards already pushed ----------------
+
+
+def erased(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, set[str]]:
+    """The keys whose records must leave every shard, per kind: those with a final tombstone
+    (`FINAL_DELETIONS`) in any of `shards` (kind, name, content), and what belongs to a deleted
+    dialogue under other kinds (its ratings, scores, hidden mark, the votes that compared it)."""
+    gone: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for kind, _name, content in shards:
+        for raw in content.decode("utf-8").splitlines():
+            if raw.strip():
+                line = json.loads(raw)
+                lines.append((kind, line))
+                if line.get("deleted") and kind in FINAL_DELETIONS:
+                    gone[kind].add(line["key"])
+    dialogues = gone["dialogues"]
+    gone["ratings"] |= dialogues
+    gone["hidden"] |= dialogues
+    for kind, line in lines:
+        record = line.get("record")
+        if record is None:
+            continue
+        if kind == "scores" and record.get("dialogue_id") in dialogues:
+            gone["scores"].add(line["key"])
+        elif kind == "votes" and {record["vote"].get("dialogue_a"), record["vote"].get("dialogue_b")} & dialogues:
+            gone["votes"].add(line["key"])
+    return gone
+
+
+def purged(kind: str, content: bytes, gone: dict[str, set[str]]) -> Optional[bytes]:
+    """`content` (a shard of `kind`) without the records of erased keys (their tombstones stay, so a
+    restore still knows they were deleted); None when nothing in it had to go."""
+    keep, dropped = [], 0
+    for raw in content.decode("utf-8").splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        if not line.get("deleted") and line["key"] in gone.get(kind, ()):
+            dropped += 1
+        else:
+            keep.append(line)
+    return dumps(keep) if dropped else None
+
+
 def iter_kinds(shards: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     for kind in KINDS:
         if shards.get(kind):
