@@ -48,7 +48,7 @@ def identity_markdown(services: Services, user_id: Optional[str]) -> str:
 def counts_markdown(services: Services, user_id: Optional[str]) -> str:
     if not participants.is_participant(user_id):
         return ""
-    own = participants.summary(services.store, user_id)
+    own = participants.summary(services.store, user_id, _salt(services))
     if not own.total:
         return "You have no stored conversations yet."
     text = (f"Stored: {plural(own.chats, 'chat conversation')} and "
@@ -102,10 +102,10 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         try:
             if not participants.is_participant(participant_id):
                 raise refuse("Open this page in a browser to delete your dialogues.")
-            own = participants.summary(services.store, participant_id)
+            own = participants.summary(services.store, participant_id, _salt(services))
             try:
                 with refused_when_full():
-                    counts_deleted = participants.delete_own(services.store, participant_id)
+                    counts_deleted = participants.delete_own(services.store, participant_id, _salt(services))
             except ModerationError:
                 raise refuse("You have no stored conversations to delete.") from None
         except Refusal as exc:
