@@ -20,7 +20,8 @@ another replica pushed an older copy of it later.
 
 Crowdsourced studies travel too (`STUDY_TABLES`): every version of a study
 file, each worker's row (a salted pseudonym already, with their progress,
-flags and completion) and the quota claims, so a restarted Space resumes a
+flags and completion; the platform's STUDY_ID and SESSION_ID pseudonymised
+like user ids) and the quota claims, so a restarted Space resumes a
 study where it was; a claim released or expired leaves a tombstone.
 """
 
@@ -64,6 +65,17 @@ def _vote_record(v: Vote, flag: Optional[str], pseudonym: Callable[[str], str]) 
     return {"vote": data, "flag": flag}
 
 
+def _study_participant_record(row: dict[str, Any], pseudonym: Callable[[str], str]) -> dict[str, Any]:
+    """A worker's row with the platform's own ids (STUDY_ID, SESSION_ID: `data.platform`) pseudonymised as
+    user ids are: researchers see them in the live store, the published dataset never does."""
+    data = json.loads(row["data"])
+    platform = data.get("platform")
+    if not platform:
+        return row
+    data["platform"] = {key: mirror_id(str(value), pseudonym) for key, value in platform.items()}
+    return {**row, "data": json.dumps(data)}  # as the store writes it
+
+
 def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every row the mirror carries, by kind and key, read in one transaction."""
     out: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
@@ -95,7 +107,7 @@ def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, 
     for row in tables["study_files"]:
         out["study_files"][f"{row['study_id']}/{row['version']}"] = row
     for row in tables["study_participants"]:
-        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = row
+        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = _study_participant_record(row, pseudonym)
     for row in tables["study_claims"]:
         out["study_claims"][row["claim_id"]] = row
     return out
