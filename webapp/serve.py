@@ -29,6 +29,7 @@ from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
 from webapp.ui.parts.style import APP_CSS
 from webapp.warm_start import warm_up
+from webapp.protection.body_limits import body_limit
 from webapp.protection.upload_limits import launch_options, upload_limit
 
 TITLE = "CRS Arena"
@@ -116,7 +117,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         admin_auth=admin_auth, limiter=limiter or LoginLimiter.from_settings(services.settings),
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
-                        study=build_study_demo(services) if public else None)
+                        study=build_study_demo(services) if public else None,
+                        max_body_bytes=body_limit(services.settings))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

@@ -120,7 +120,7 @@ def summary(store: Store, user_id: str, salt: Optional[str] = None) -> OwnData:
 
 
 def export_own(store: Store, user_id: str, folder: Optional[Path] = None,
-               salt: Optional[str] = None) -> tuple[Path, int]:
+               salt: Optional[str] = None, name: str = "my-dialogues.jsonl") -> tuple[Path, int]:
     """The participant's dialogues as JSONL in the corpus layout; (file, how many).
 
     A battle whose vote is not in yet is left out: its records name the systems,
@@ -136,7 +136,7 @@ def export_own(store: Store, user_id: str, folder: Optional[Path] = None,
     records = [export_record(d, pseudonym, votes.get(d.dialogue_id)) for d in own_dialogues(store, user_id, salt)
                if d.utterances and not _battle_under_way(store, d, voted)]
     folder = Path(folder or tempfile.mkdtemp(prefix="crs-arena-own-"))
-    path = folder / "my-dialogues.jsonl"
+    path = folder / name
     with atomic_open(path) as fh:  # a full disk leaves no half file
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -15,6 +15,7 @@ import gradio as gr
 
 from webapp.sessions import participants
 from webapp.protection.moderation import ModerationError
+from webapp.protection.private_files import LINKS
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.parts.participant import ParticipantSlot
@@ -85,8 +86,10 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return notice(refuse("Open this page in a browser to download your dialogues.")), gr.skip()
         try:
             with refused_when_full():
+                # The file's name carries a token: its link works for a while, and not after a deletion.
                 path, count = participants.export_own(services.store, participant_id, folders.new(),
-                                                      _salt(services))
+                                                      _salt(services), name=LINKS.name_for(participant_id))
+            LINKS.written(path)
         except Refusal as exc:
             return notice(exc), gr.skip()
         if not count:
@@ -110,6 +113,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 raise refuse("You have no stored conversations to delete.") from None
         except Refusal as exc:
             return gr.Column(visible=False), notice(exc), gr.skip(), gr.skip()
+        LINKS.revoke(participant_id)  # a download prepared before no longer works
         # Conversations under way in this process are forgotten, so no later turn stores them again.
         services.battle_book.forget(participant_id)
         services.turn_guard.forget(participant_id)
