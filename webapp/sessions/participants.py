@@ -57,7 +57,8 @@ def identity_secret(store: Store, key: str, salt: Optional[str] = None) -> str:
     (it comes back with the same value after the disk is lost), else drawn once into the database."""
     if salt:
         return hmac.new(salt.encode("utf-8"), f"crs-arena {key}".encode("utf-8"), hashlib.sha256).hexdigest()
-    return store.get_or_create_secret(key)
+    # Read first: a page load then writes nothing, so a locked or full database still lets visitors in.
+    return store.get_meta(key) or store.get_or_create_secret(key)
 
 
 def participant_id(store: Store, token: str, salt: Optional[str] = None) -> str:
