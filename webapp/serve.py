@@ -118,7 +118,9 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
                         study=build_study_demo(services) if public else None,
-                        max_body_bytes=body_limit(services.settings))
+                        max_body_bytes=body_limit(services.settings),
+                        # never shorter than a slow turn: a session waiting for its reply is not idle
+                        session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

@@ -38,6 +38,12 @@ class SessionIdentities:
             return issued
 
 
+    def forget(self, session_hash: str) -> None:
+        """The session ended (idle past `ARENA_SESSION_IDLE`): a later request under its hash is a new session."""
+        with self._lock:
+            self._ids.pop(session_hash, None)
+
+
 # One per process, like Gradio's own session table: a session is served by one process (sticky sessions).
 IDENTITIES = SessionIdentities()
 
