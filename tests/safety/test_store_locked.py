@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
+sys.path.insert(0, str(Path(__file__).parent))
 
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
@@ -94,3 +95,18 @@ def test_a_lock_released_within_the_timeout_is_waited_for(services):
     threading.Timer(BUSY_S / 4, lock.release).start()
     services.store.set_meta("probe", "1")  # waits for the lock, then writes
     assert services.store.get_meta("probe") == "1"
+
+
+def test_a_full_store_still_lets_new_visitors_in(services):
+    """The page load identifies a visitor by reading the participant keys; nothing is written."""
+    from test_disk_full import Cap
+
+    participants.participant_id(services.store, participants.new_token())  # the first visitor made the key
+    cap = Cap(services.store)
+    try:
+        with services.store.sql_engine().connect() as conn:  # the cap holds: a big write is refused
+            with pytest.raises(Exception, match="full"):
+                conn.exec_driver_sql("CREATE TABLE filler AS SELECT zeroblob(1000000) AS b")
+        assert participants.participant_id(services.store, participants.new_token()).startswith("p-")
+    finally:
+        cap.lift()
