@@ -8,7 +8,8 @@ leave. The server's resident memory
 baseline), right after the N sessions, and after an idle spell long enough for
 idle sessions to be forgotten (ARENA_SESSION_IDLE, set short here). With
 `--keep-sessions` the server never forgets a session (Gradio's own behaviour), for
-comparison. Prints a Markdown table.
+comparison; `--allocators` runs the server with Python's own small-object allocator
+and/or with PYTHONMALLOC=malloc. Prints a Markdown table.
 
     HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/soak_sessions.py --sessions 1000
 """
@@ -97,10 +98,12 @@ def sessions(url: str, n: int, workers: int = 8) -> float:
         return time.monotonic() - started
 
 
-def run(n: int, idle_s: float, keep: bool) -> dict[str, float]:
+def run(n: int, idle_s: float, keep: bool, system_malloc: bool = False) -> dict[str, float]:
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="arena-soak-") as folder:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+        if system_malloc:
+            env["PYTHONMALLOC"] = "malloc"
         server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), "--folder", folder,
                                    "--idle-s", str(10 ** 7 if keep else idle_s)],
                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -129,15 +132,18 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--idle-s", type=float, default=IDLE_S)
     parser.add_argument("--keep-sessions", action="store_true", help="also run a server that never forgets")
+    parser.add_argument("--allocators", nargs="+", choices=["python", "malloc"], default=["malloc", "python"],
+                        help="the server's small-object allocator: Python's own, or PYTHONMALLOC=malloc")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.folder, args.idle_s)
         return 0
-    rows = [("forgets idle sessions", run(args.sessions, args.idle_s, keep=False))]
+    rows = [(f"forgets idle sessions, {'PYTHONMALLOC=malloc' if a == 'malloc' else 'Python allocator'}",
+             run(args.sessions, args.idle_s, keep=False, system_malloc=a == "malloc")) for a in args.allocators]
     if args.keep_sessions:
-        rows.append(("keeps every session", run(args.sessions, args.idle_s, keep=True)))
+        rows.append(("keeps every session, Python allocator", run(args.sessions, args.idle_s, keep=True)))
     print(f"| server | sessions | took s | RSS start MB | after sessions MB | after {args.idle_s * 1.5 + 10:.0f} s idle MB "
           "| after idle vs start |")
     print("|---|---|---|---|---|---|---|")

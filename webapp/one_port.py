@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager, contextmanager
-from typing import AsyncIterator, Callable, Iterator, Optional
+from typing import AsyncIterator, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
@@ -41,7 +41,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  admin_auth: Optional[Callable[[str, str], bool]] = None, limiter: Optional[LoginLimiter] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
-                 max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None) -> FastAPI:
+                 max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
+                 idle_sweeps: Sequence[Callable[[float], object]] = ()) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
     CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
@@ -53,7 +54,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     reaper = IdleSessionReaper([public, study, admin], session_idle_s,
-                               forget=[IDENTITIES.forget]) if session_idle_s else None
+                               forget=[IDENTITIES.forget], sweeps=idle_sweeps) if session_idle_s else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -120,7 +120,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         study=build_study_demo(services) if public else None,
                         max_body_bytes=body_limit(services.settings),
                         # never shorter than a slow turn: a session waiting for its reply is not idle
-                        session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s))
+                        session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
+                        idle_sweeps=[services.turn_guard.forget_idle])
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

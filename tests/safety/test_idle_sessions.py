@@ -43,8 +43,13 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
         assert "s-one" in queue.pending_messages_per_session and "s-one" in IDENTITIES._ids
         time.sleep(0.3)
         call(client, config, "chat_start", ["beta"], "s-fresh")  # used just now: kept
-        reaper = IdleSessionReaper([public], idle_s=0.25, forget=[IDENTITIES.forget])
+        guarded = len(services.turn_guard._entries)
+        assert guarded >= 3  # open conversations are remembered by the turn guard
+        reaper = IdleSessionReaper([public], idle_s=0.25, forget=[IDENTITIES.forget],
+                                   sweeps=[services.turn_guard.forget_idle])
         assert reaper.sweep() == 3
+        assert len(services.turn_guard._entries) <= guarded - 3
+        assert not [e for e in queue.event_analytics.values() if e.get("session_hash") == "s-one"]
         assert set(holder.session_data) == {"s-fresh"}
         assert "s-one" not in queue.pending_messages_per_session and "s-one" not in queue.pending_event_ids_session
         assert "s-one" not in IDENTITIES._ids and "s-fresh" in IDENTITIES._ids

@@ -6,7 +6,13 @@ values of its `gr.State`s (`StateHolder.session_data`), and drops one only when
 228 MB that an idle minute did not give back. `IdleSessionReaper` removes, every
 `every_s`, each session untouched for `idle_s` (ARENA_SESSION_IDLE, an hour by
 default) from every app served, running its States' delete callbacks as Gradio
-does, then lets the allocator hand the freed memory back to the system.
+does, with Gradio's queue entries and analytics of the session, the server-issued
+identity (`webapp.protection.identity`) and the turn guard's entry
+(`webapp.sessions.turn_guard`), then lets the allocator hand the freed memory
+back to the system (`malloc_trim`). How much comes back depends on the
+allocator: Python's own small-object allocator keeps a block of memory while
+any object in it lives, so a long-running server returns far more with
+`PYTHONMALLOC=malloc` (see BENCHMARKS.md, Security and memory).
 
 Nothing a participant stored is lost: conversations live in the store, and a
 browser that comes back after its session was forgotten reloads the page, is
@@ -40,9 +46,10 @@ def _malloc_trim() -> None:
 
 class IdleSessionReaper:
     def __init__(self, blocks: Iterable[Any], idle_s: float, every_s: Optional[float] = None,
-                 forget: Iterable[Callable[[str], None]] = ()):
+                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = ()):
         self.blocks = [b for b in blocks if b is not None]
         self.forget = list(forget)  # also told each forgotten session hash (the server's own session maps)
+        self.sweeps = list(sweeps)  # also run on each sweep with `idle_s` (maps keyed otherwise: the turn guard)
         self.idle_s = float(idle_s)
         self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, self.idle_s / 4)))
         self.evicted = 0
@@ -70,6 +77,8 @@ class IdleSessionReaper:
                     for hook in self.forget:
                         hook(sid)
                 gone += len(idle)
+        for sweep in self.sweeps:
+            sweep(self.idle_s)
         if gone:
             gc.collect()
             _malloc_trim()
@@ -86,6 +95,9 @@ class IdleSessionReaper:
             return
         queue.pending_event_ids_session.pop(session_hash, None)
         queue.pending_messages_per_session.pop(session_hash, None)
+        # Gradio's own analytics keep each event with its session hash; the session's go with it.
+        for event_id in [e for e, data in queue.event_analytics.items() if data.get("session_hash") == session_hash]:
+            queue.event_analytics.pop(event_id, None)
 
     def start(self) -> "IdleSessionReaper":
         self._thread = threading.Thread(target=self._loop, name="idle-sessions", daemon=True)
