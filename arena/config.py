@@ -121,6 +121,8 @@ class Settings(BaseSettings):
     max_message_chars: int = Field(2000, ge=1)
     max_turns: int = Field(20, ge=1)
     turn_timeout_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_TURN_TIMEOUT"))
+    # A browser session idle this long is forgotten by the server (webapp.sessions.idle_sessions).
+    session_idle_s: float = Field(3600.0, ge=30, validation_alias=_env("ARENA_SESSION_IDLE"))
     # -- neural systems ------------------------------------------------------------
     models_dir: Optional[Path] = None  # None: <cache_dir>/models
     checkpoint_source: Optional[str] = None

@@ -17,14 +17,17 @@ the right, so an address a client wrote into the header itself is never taken
 from __future__ import annotations
 
 import logging
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 
+from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
+from webapp.protection.private_files import PrivateFileMiddleware
+from webapp.sessions.idle_sessions import IdleSessionReaper
 
 log = logging.getLogger(__name__)
 
@@ -43,15 +46,34 @@ STUDY_REDIRECT = (
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
                  admin_auth: Optional[Callable[[str, str], Any]] = None, limiter: Optional[LoginLimiter] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
-                 admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None) -> FastAPI:
+                 admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
+                 max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
+                 idle_sweeps: Sequence[Callable[[float], object]] = ()) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
     CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
     (`webapp.protection.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
-    at `/study` beside the public app (it takes no uploads)."""
+    at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
+    refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
+    the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
+    browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    reaper = IdleSessionReaper([public, study, admin], session_idle_s,
+                               sweeps=idle_sweeps) if session_idle_s else None
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if reaper is not None:
+            reaper.start()
+        try:
+            yield
+        finally:
+            if reaper is not None:
+                reaper.stop()
+
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.idle_sessions = reaper
     # ssr_mode=False: server-side rendering would start a Node server per mounted app (and a Space may set
     # GRADIO_SSR_MODE); the pages render in the browser as they do with `launch()` here.
     if admin is not None:
@@ -73,6 +95,11 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         public.queue(default_concurrency_limit=CONCURRENCY)
         gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes,
                             head=STUDY_REDIRECT if study is not None else None)
+        app.add_middleware(PrivateFileMiddleware, public_blocks=[public, study],
+                           private_prefixes=[admin_path] if admin is not None else [])
+    admin_root = (admin_path if public is not None else "").rstrip("/")
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
+                       exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app
 
 

@@ -29,6 +29,7 @@ from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
 from webapp.ui.parts.style import APP_CSS
 from webapp.warm_start import warm_up
+from webapp.protection.body_limits import body_limit
 from webapp.protection.upload_limits import launch_options, upload_limit
 
 TITLE = "CRS Arena"
@@ -119,7 +120,11 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         admin_auth=admin_auth, limiter=limiter,
                         css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
-                        study=build_study_demo(services) if public else None)
+                        study=build_study_demo(services) if public else None,
+                        max_body_bytes=body_limit(services.settings),
+                        # never shorter than a slow turn: a session waiting for its reply is not idle
+                        session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
+                        idle_sweeps=[services.turn_guard.forget_idle])
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

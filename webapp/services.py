@@ -34,7 +34,6 @@ from webapp.runs.scorer import BackgroundScorer
 
 if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.protection.identity import SessionIdentities
-    from webapp.protection.identity import SessionIdentities
     from webapp.protection.label_limits import LabelGuard
     from webapp.protection.vote_limits import VoteLimiter
     from webapp.runs.evaluation import RunManager

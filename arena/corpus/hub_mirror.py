@@ -50,6 +50,7 @@ REPO_TYPE = "dataset"
 SHARDS_DIR = "shards"
 SALT_FILE = "salt.json"
 STATE_META_KEY = "hub_mirror_pushed"  # the digests of what this store pushed (shards.Digests as JSON)
+SQUASH_META_KEY = "hub_mirror_squash_due"  # set while a purge is committed but the history not yet squashed
 MODERATION_CHECK_S = 5.0  # how often the push thread looks for new moderation (deletions) to push at once
 _ONLINE = threading.RLock()
 
@@ -101,6 +102,7 @@ class HubMirror:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self.pushes = 0
+        self.squashes = 0
 
     @classmethod
     def from_settings(cls, settings: Any, store: Optional[Store] = None) -> Optional["HubMirror"]:
@@ -169,31 +171,79 @@ class HubMirror:
         self.store.set_meta(STATE_META_KEY, json.dumps(digests, separators=(",", ":")))
 
     def push(self) -> int:
-        """Commit the rows changed since the last push as new shards; returns how many lines were pushed."""
+        """Commit the rows changed since the last push as new shards; returns how many lines were pushed.
+
+        A push that carries a deletion (a tombstone of a dialogue or a vote) also erases: in the same
+        commit it rewrites every earlier shard that holds a record of a deleted key, then squashes the
+        dataset's history, so the text is gone from the current files and from every revision."""
         from huggingface_hub import CommitOperationAdd
 
         with self._push_lock:
             current = self._current()
             lines = shards.changes(current, self._load_state())
             if not lines:
+                if self.store.get_meta(SQUASH_META_KEY):
+                    self._squash()  # a purge whose squash failed last time
                 return 0
             self._seq += 1
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
             name = f"{stamp}-{self.replica}-{self.run_tag}-{self._seq:05d}.jsonl"
-            operations = [CommitOperationAdd(f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows))
-                          for kind, rows in shards.iter_kinds(lines)]
+            new = [(kind, f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows)) for kind, rows in shards.iter_kinds(lines)]
+            operations = [CommitOperationAdd(path, content) for _kind, path, content in new]
             if not self._salt_pushed:
                 fingerprint = json.dumps({"fingerprint": salt_fingerprint(self.salt or "")}).encode()
                 operations.append(CommitOperationAdd(SALT_FILE, fingerprint))
             n = sum(len(rows) for rows in lines.values())
+            erasing = any(line.get("deleted") for kind in shards.FINAL_DELETIONS for line in lines.get(kind, ()))
             with hub_online():
+                parent = None
+                if erasing:
+                    parent, purge = self._purge_operations(new)
+                    operations += purge
+                # With a parent the commit is refused (412) if another replica committed since the shards
+                # were read, so no shard it added escapes the purge; the next try reads them again.
                 self.api.create_commit(self.repo_id, repo_type=REPO_TYPE, operations=operations,
-                                       commit_message=f"{self.replica}: {n} change(s)")
+                                       commit_message=f"{self.replica}: {n} change(s)", parent_commit=parent)
             self._salt_pushed = True
             self._save_state(shards.digests_of(current))
             self.pushes += 1
             log.info("pushed %d change(s) to the Hub dataset %s", n, self.repo_id)
+            if erasing:
+                self.store.set_meta(SQUASH_META_KEY, "1")
+                self._squash()
             return n
+
+    def _purge_operations(self, new: list[tuple[str, str, bytes]]) -> tuple[str, list[Any]]:
+        """(the head commit read, the operations rewriting or deleting every shard at that head that holds
+        a record of a deleted key, counting the tombstones in `new` too)."""
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
+
+        head = self.api.repo_info(self.repo_id, repo_type=REPO_TYPE).sha
+        with tempfile.TemporaryDirectory(prefix="arena-hub-purge-") as scratch:
+            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, revision=head, token=self.token,
+                                            allow_patterns=[SHARDS_DIR + "/**"], local_dir=scratch,
+                                            endpoint=self.endpoint))
+            found = [(path.parent.name, path.relative_to(folder).as_posix(), path.read_bytes())
+                     for path in sorted((folder / SHARDS_DIR).glob("*/*.jsonl"))] if (folder / SHARDS_DIR).is_dir() else []
+        gone = shards.erased(found + new)
+        operations: list[Any] = []
+        for kind, path, content in found:
+            rewritten = shards.purged(kind, content, gone)
+            if rewritten is None:
+                continue
+            operations.append(CommitOperationAdd(path, rewritten) if rewritten else CommitOperationDelete(path))
+        log.info("erasing %d deleted row(s) from %d shard(s) of the Hub dataset %s",
+                 sum(map(len, gone.values())), len(operations), self.repo_id)
+        return head, operations
+
+    def _squash(self) -> None:
+        """Replace the dataset's history with one commit of its current files (the purged text leaves
+        every earlier revision)."""
+        with hub_online():
+            self.api.super_squash_history(self.repo_id, repo_type=REPO_TYPE,
+                                          commit_message=f"{self.replica}: erase deleted rows from the history")
+        self.store.set_meta(SQUASH_META_KEY, "")
+        self.squashes += 1
 
     def start(self) -> "HubMirror":
         """Push every `every_s` seconds on a background thread until `stop`."""

@@ -20,7 +20,8 @@ another replica pushed an older copy of it later.
 
 Crowdsourced studies travel too (`STUDY_TABLES`): every version of a study
 file, each worker's row (a salted pseudonym already, with their progress,
-flags and completion) and the quota claims, so a restarted Space resumes a
+flags and completion; the platform's STUDY_ID and SESSION_ID pseudonymised
+like user ids) and the quota claims, so a restarted Space resumes a
 study where it was; a claim released or expired leaves a tombstone.
 """
 
@@ -64,6 +65,17 @@ def _vote_record(v: Vote, flag: Optional[str], pseudonym: Callable[[str], str]) 
     return {"vote": data, "flag": flag}
 
 
+def _study_participant_record(row: dict[str, Any], pseudonym: Callable[[str], str]) -> dict[str, Any]:
+    """A worker's row with the platform's own ids (STUDY_ID, SESSION_ID: `data.platform`) pseudonymised as
+    user ids are: researchers see them in the live store, the published dataset never does."""
+    data = json.loads(row["data"])
+    platform = data.get("platform")
+    if not platform:
+        return row
+    data["platform"] = {key: mirror_id(str(value), pseudonym) for key, value in platform.items()}
+    return {**row, "data": json.dumps(data)}  # as the store writes it
+
+
 def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every row the mirror carries, by kind and key, read in one transaction."""
     out: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
@@ -95,7 +107,7 @@ def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, 
     for row in tables["study_files"]:
         out["study_files"][f"{row['study_id']}/{row['version']}"] = row
     for row in tables["study_participants"]:
-        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = row
+        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = _study_participant_record(row, pseudonym)
     for row in tables["study_claims"]:
         out["study_claims"][row["claim_id"]] = row
     return out
@@ -167,6 +179,51 @@ def restore(store: Store, rows: dict[str, dict[str, dict[str, Any]]]) -> dict[st
                        tables=study_rows)
     return {"dialogues": len(dialogues), "votes": len(votes), "scores": sum(map(len, scores.values())),
             "hidden": len(hidden), "moderation": len(log), **{kind: len(found) for kind, found in study_rows.items()}}
+
+
+# -- erasure: purging a deleted dialogue's text from the shards already pushed ----------------
+
+
+def erased(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, set[str]]:
+    """The keys whose records must leave every shard, per kind: those with a final tombstone
+    (`FINAL_DELETIONS`) in any of `shards` (kind, name, content), and what belongs to a deleted
+    dialogue under other kinds (its ratings, scores, hidden mark, the votes that compared it)."""
+    gone: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    lines: list[tuple[str, dict[str, Any]]] = []
+    for kind, _name, content in shards:
+        for raw in content.decode("utf-8").splitlines():
+            if raw.strip():
+                line = json.loads(raw)
+                lines.append((kind, line))
+                if line.get("deleted") and kind in FINAL_DELETIONS:
+                    gone[kind].add(line["key"])
+    dialogues = gone["dialogues"]
+    gone["ratings"] |= dialogues
+    gone["hidden"] |= dialogues
+    for kind, line in lines:
+        record = line.get("record")
+        if record is None:
+            continue
+        if kind == "scores" and record.get("dialogue_id") in dialogues:
+            gone["scores"].add(line["key"])
+        elif kind == "votes" and {record["vote"].get("dialogue_a"), record["vote"].get("dialogue_b")} & dialogues:
+            gone["votes"].add(line["key"])
+    return gone
+
+
+def purged(kind: str, content: bytes, gone: dict[str, set[str]]) -> Optional[bytes]:
+    """`content` (a shard of `kind`) without the records of erased keys (their tombstones stay, so a
+    restore still knows they were deleted); None when nothing in it had to go."""
+    keep, dropped = [], 0
+    for raw in content.decode("utf-8").splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        if not line.get("deleted") and line["key"] in gone.get(kind, ()):
+            dropped += 1
+        else:
+            keep.append(line)
+    return dumps(keep) if dropped else None
 
 
 def iter_kinds(shards: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:

@@ -10,9 +10,13 @@ or pass `endpoint=` to `HfApi`. Endpoints, as the library calls them:
 * `POST /api/{type}s/{repo}/preupload/{rev}`              create_commit: every file "regular" (inline)
 * `POST /api/{type}s/{repo}/commit/{rev}`                 create_commit: NDJSON header + files + deletions
 * `HEAD|GET /{type}s/{repo}/resolve/{rev}/{path}`         hf_hub_download
+* `GET  /api/{type}s/{repo}/commits/{rev}`                list_repo_commits (newest first)
+* `POST /api/{type}s/{repo}/super-squash/{rev}`           super_squash_history
 
 Each commit is an immutable snapshot (path -> bytes) with a 40-hex id; commits are applied one at a time
-under a lock, as on the Hub, and a `parentCommit` other than the head is refused (412).
+under a lock, as on the Hub, and a `parentCommit` other than the head is refused (412). Every revision
+stays readable by its id, as in a git repository, until a super-squash replaces the whole history with one
+commit holding the head's files: the earlier ids then answer 404 (RevisionNotFound), as on the Hub.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ class Repo:
     repo_type: str
     private: bool
     commits: list[tuple[str, dict[str, bytes]]] = field(default_factory=list)  # (sha, files), oldest first
+    titles: dict[str, str] = field(default_factory=dict)  # sha -> commit title
+    squashes: int = 0
 
     def snapshot(self, revision: str) -> Optional[tuple[str, dict[str, bytes]]]:
         if revision == "main":
@@ -83,6 +89,11 @@ class HubServer:
         with self.lock:
             return len(self.repos[(repo_type, repo_id)].commits) - 1  # the first is the empty initial commit
 
+    def history(self, repo_id: str, repo_type: str = "dataset") -> list[tuple[str, dict[str, bytes]]]:
+        """Every revision still reachable, oldest first: (sha, path -> bytes)."""
+        with self.lock:
+            return [(sha, dict(files)) for sha, files in self.repos[(repo_type, repo_id)].commits]
+
 
 _REPO = r"(?P<type>model|dataset|space)s/(?P<repo>[^/]+/[^/]+)"
 ROUTES = [
@@ -92,6 +103,8 @@ ROUTES = [
     ("GET", re.compile(rf"^/api/{_REPO}/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?$"), "tree"),
     ("POST", re.compile(rf"^/api/{_REPO}/preupload/(?P<rev>[^/]+)$"), "preupload"),
     ("POST", re.compile(rf"^/api/{_REPO}/commit/(?P<rev>[^/]+)$"), "commit"),
+    ("GET", re.compile(rf"^/api/{_REPO}/commits/(?P<rev>[^/]+)$"), "commits"),
+    ("POST", re.compile(rf"^/api/{_REPO}/super-squash/(?P<rev>[^/]+)$"), "squash"),
     ("HEAD", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
     ("GET", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
 ]
@@ -247,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
             sha = hashlib.sha1(f"{head_sha}{len(repo.commits)}{header.get('summary')}".encode()).hexdigest()
             repo.commits.append((sha, files))
+            repo.titles[sha] = str(header.get("summary") or "")
         prefix = "" if groups["type"] == "model" else f"{groups['type']}s/"
         self._json(200, {"commitUrl": f"{self.hub.url}/{prefix}{groups['repo']}/commit/{sha}", "commitOid": sha})
 
@@ -261,3 +275,31 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, data, {"X-Repo-Commit": sha, "ETag": f'"{_git_blob_id(data)}"'}, head=head,
                    content_type="application/octet-stream")
+
+    def _commits(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
+        revision = self._revision(groups, groups["rev"])
+        if revision is None:
+            return
+        repo, (sha, _files) = revision
+        with self.hub.lock:
+            shas = [c[0] for c in repo.commits]
+        upto = shas[: shas.index(sha) + 1]
+        self._json(200, [{"id": s, "authors": [], "date": "2026-01-01T00:00:00.000Z",
+                          "title": repo.titles.get(s, ""), "message": ""} for s in reversed(upto)])
+
+    def _squash(self, groups: dict[str, str], body: bytes, query: dict, head: bool) -> None:
+        """One commit with the head's files replaces the whole history; the earlier revisions are gone."""
+        message = json.loads(body or b"{}").get("message") or "Super-squash"
+        with self.hub.lock:
+            repo = self._repo(groups)
+            if repo is None:
+                return
+            if groups["rev"] != "main":
+                self._json(400, {"error": "Only the main branch can be squashed here"})
+                return
+            head_sha, files = repo.commits[-1]
+            sha = hashlib.sha1(f"squash {head_sha} {repo.squashes}".encode()).hexdigest()
+            repo.commits = [(sha, dict(files))]
+            repo.titles = {sha: message}
+            repo.squashes += 1
+        self._json(200, {"commitId": sha})

@@ -10,6 +10,14 @@ malformed one) gets a fresh token.
 The "Your data" panel lists, downloads and deletes the dialogues stored under
 that id and nothing else; a deletion is one logged moderation transaction
 (`webapp.protection.moderation.delete_user`), like a deletion request handled by researchers.
+
+Identity survives a restore from the Hub mirror (`arena.corpus.hub_mirror`): with the
+secret ARENA_PSEUDONYM_SALT set (the mirror requires it), the two secrets a returning
+browser depends on, the key of the token's hash and the key its localStorage value is
+encrypted with, are derived from that salt instead of drawn into the database, so an
+empty disk derives them again. A restored dialogue carries the corpus pseudonym of its
+participant (`pseudonym:...`, as every shard does), which the same salt computes from
+the participant id, so "Your data" finds, downloads and deletes those too.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.corpus.records import export_record, pseudonymiser, resolve_salt
+from arena.corpus.records import PSEUDONYM_PREFIX, export_record, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue
 from arena.files import atomic_open
 from arena.store import Store
@@ -44,12 +52,27 @@ def valid_token(token: Any) -> bool:
     return isinstance(token, str) and bool(_TOKEN.match(token))
 
 
-def participant_id(store: Store, token: str) -> str:
+def identity_secret(store: Store, key: str, salt: Optional[str] = None) -> str:
+    """The secret `key` a returning browser depends on: derived from the pseudonym salt when one is set
+    (it comes back with the same value after the disk is lost), else drawn once into the database."""
+    if salt:
+        return hmac.new(salt.encode("utf-8"), f"crs-arena {key}".encode("utf-8"), hashlib.sha256).hexdigest()
+    # Read first: a page load then writes nothing, so a locked or full database still lets visitors in.
+    return store.get_meta(key) or store.get_or_create_secret(key)
+
+
+def participant_id(store: Store, token: str, salt: Optional[str] = None) -> str:
     """The stored id of the participant holding `token` (a keyed hash; the token itself is never stored)."""
     if not valid_token(token):
         raise ValueError("not a participant token")
-    secret = store.get_or_create_secret(TOKEN_SECRET_KEY).encode("utf-8")
+    secret = identity_secret(store, TOKEN_SECRET_KEY, salt).encode("utf-8")
     return PREFIX + hmac.new(secret, token.encode("utf-8"), hashlib.sha256).hexdigest()[:24]
+
+
+def stored_ids(user_id: str, salt: Optional[str] = None) -> list[str]:
+    """The ids this participant's dialogues may be stored under: their own, and (given the salt) the corpus
+    pseudonym a restore from the Hub mirror wrote in its place."""
+    return [user_id, PSEUDONYM_PREFIX + pseudonymiser(salt)(user_id)] if salt else [user_id]
 
 
 def is_participant(user_id: Optional[str]) -> bool:
@@ -75,8 +98,9 @@ class OwnData:
         return self.chats + self.battles
 
 
-def own_dialogues(store: Store, user_id: str) -> list[Dialogue]:
-    return store.list_dialogues(user_id=user_id)
+def own_dialogues(store: Store, user_id: str, salt: Optional[str] = None) -> list[Dialogue]:
+    found = [d for uid in stored_ids(user_id, salt) for d in store.list_dialogues(user_id=uid)]
+    return sorted(found, key=lambda d: (d.created_at, d.dialogue_id))
 
 
 def _battle_under_way(store: Store, dialogue: Dialogue, voted: dict[str, bool]) -> bool:
@@ -88,8 +112,8 @@ def _battle_under_way(store: Store, dialogue: Dialogue, voted: dict[str, bool]) 
     return not voted[battle_id]
 
 
-def summary(store: Store, user_id: str) -> OwnData:
-    dialogues = [d for d in own_dialogues(store, user_id) if d.utterances]
+def summary(store: Store, user_id: str, salt: Optional[str] = None) -> OwnData:
+    dialogues = [d for d in own_dialogues(store, user_id, salt) if d.utterances]
     voted: dict[str, bool] = {}
     battles = [d for d in dialogues if d.metadata.get("battle_id")]
     under_way = sum(_battle_under_way(store, d, voted) for d in battles)
@@ -97,33 +121,42 @@ def summary(store: Store, user_id: str) -> OwnData:
 
 
 def export_own(store: Store, user_id: str, folder: Optional[Path] = None,
-               salt: Optional[str] = None) -> tuple[Path, int]:
+               salt: Optional[str] = None, name: str = "my-dialogues.jsonl") -> tuple[Path, int]:
     """The participant's dialogues as JSONL in the corpus layout; (file, how many).
 
     A battle whose vote is not in yet is left out: its records name the systems,
     which the participant learns only by voting.
     """
     pseudonym = pseudonymiser(resolve_salt(store, salt))
+    ids = stored_ids(user_id, salt)
     votes = {}
     for vote in store.list_votes():
-        if vote.user_id == user_id:
+        if vote.user_id in ids:
             votes[vote.dialogue_a] = votes[vote.dialogue_b] = vote
     voted: dict[str, bool] = {}
-    records = [export_record(d, pseudonym, votes.get(d.dialogue_id)) for d in own_dialogues(store, user_id)
+    records = [export_record(d, pseudonym, votes.get(d.dialogue_id)) for d in own_dialogues(store, user_id, salt)
                if d.utterances and not _battle_under_way(store, d, voted)]
     folder = Path(folder or tempfile.mkdtemp(prefix="crs-arena-own-"))
-    path = folder / "my-dialogues.jsonl"
+    path = folder / name
     with atomic_open(path) as fh:  # a full disk leaves no half file
         for record in records:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path, len(records)
 
 
-def delete_own(store: Store, user_id: str) -> dict[str, Any]:
-    """Delete every dialogue of this participant (battle votes included), logged as moderation."""
+def delete_own(store: Store, user_id: str, salt: Optional[str] = None) -> dict[str, Any]:
+    """Delete every dialogue of this participant (battle votes included), logged as moderation; those a
+    restore stored under their corpus pseudonym too."""
     if not is_participant(user_id):
         raise moderation.ModerationError("Only a participant's own dialogues can be deleted here.")
-    return moderation.delete_user(store, user_id, actor="participant", reason=DELETION_REASON, exact=True)
+    stored = store.stored_user_ids()
+    totals: dict[str, Any] = {}
+    for uid in [uid for uid in stored_ids(user_id, salt) if uid in stored]:
+        counts = moderation.delete_user(store, uid, actor="participant", reason=DELETION_REASON, exact=True)
+        totals = {key: totals.get(key, 0) + value for key, value in counts.items()}
+    if not totals:
+        raise moderation.ModerationError("No stored dialogues belong to that user id or pseudonym.")
+    return totals
 
 
 # -- what a reload resumes -----------------------------------------------------------------

@@ -14,6 +14,7 @@ client that names its messages gets exact idempotency (`webapp.sessions.idempote
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
@@ -32,6 +33,7 @@ class _Entry:
     in_flight: Optional[str] = None
     users: int = 0
     latest: Optional[Dialogue] = None  # the conversation this session is having
+    used_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -61,6 +63,7 @@ class TurnGuard:
         with self._lock:
             entry = self._entries.setdefault(key, _Entry())
             entry.users += 1
+            entry.used_at = time.monotonic()
             duplicate = wanted is not None and entry.in_flight == wanted
         try:
             with entry.lock:
@@ -83,6 +86,16 @@ class TurnGuard:
                     if idle is None:
                         break
                     del self._entries[idle]
+
+    def forget_idle(self, idle_s: float) -> int:
+        """Forget the sessions with no step for `idle_s` (`webapp.sessions.idle_sessions`); returns how many.
+        Their conversations are in the store; a returning browser resumes from there."""
+        cutoff = time.monotonic() - idle_s
+        with self._lock:
+            idle = [k for k, e in self._entries.items() if e.users == 0 and e.used_at < cutoff]
+            for key in idle:
+                del self._entries[key]
+        return len(idle)
 
     def forget(self, key: str) -> None:
         """Forget the session's conversation (the participant deleted their dialogues)."""

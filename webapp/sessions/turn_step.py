@@ -5,12 +5,13 @@
 - `store_label`: the participant's verdict on a conversation: the label limits
   (`webapp.protection.label_limits`), the label, the store, then the limits count it
 - `limit_status`: the status line after a turn, announcing the message limit before it applies
-- `refused_when_full`: what any of them (or a vote) does when the store is full, or when the
-  conversation changed elsewhere
+- `refused_when_full`: what any of them (or a vote) does when the store is full or locked, or
+  when the conversation changed elsewhere
 - `read_current` / `same_conversation`: the stored copy of a conversation and its version, read at the
   start of a step, and whether the page's copy is still that conversation
 
-A full disk is answered in words, with nothing half-written.
+A full disk, or a database locked past its busy timeout (another process holding
+its write lock), is answered in words, with nothing half-written.
 
 Several app processes may serve one participant (a load balancer without
 stickiness, a restart), so no step trusts the copy of a conversation the page
@@ -26,7 +27,10 @@ is written to a temporary name and renamed (`arena.files`). What
 the participant did is then undone in memory too (a turn, a rating, a verdict),
 so the page shows what the store holds and the same action can simply be tried
 again later: the participant sees one line by the control they used (a
-`Refusal`, like any other), the operator one error line in the log.
+`Refusal`, like any other), the operator one error line in the log. A locked
+database is handled the same way (`is_store_busy`): its transaction is rolled
+back by the driver, the participant's message stays in its box, and sending it
+again stores it once. Neither line names a table, a statement or a path.
 """
 
 from __future__ import annotations
@@ -47,6 +51,22 @@ log = logging.getLogger(__name__)
 
 STORAGE_FULL = ("The arena cannot save anything right now (its storage is full), so this was not saved. "
                 "Please try again in a little while.")
+STORE_BUSY = ("The arena is busy and could not save this just now, so it was not saved. "
+              "Please send it again in a moment.")
+# PostgreSQL: lock_not_available, query_canceled (a statement or lock timeout), deadlock_detected
+_BUSY_PGCODES = ("55P03", "57014", "40P01")
+
+
+def is_store_busy(exc: BaseException) -> bool:
+    """Whether `exc` (a driver error wrapped by SQLAlchemy or not) says the database stayed locked past its
+    busy timeout."""
+    cause = getattr(exc, "orig", None) or exc
+    if getattr(cause, "pgcode", None) in _BUSY_PGCODES:
+        return True
+    import sqlite3
+
+    text = str(cause).lower()
+    return isinstance(cause, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 CHANGED_ELSEWHERE = "This conversation changed elsewhere; reloading."
@@ -66,8 +86,8 @@ def _restore(dialogue: Dialogue, before: Dialogue) -> None:
 
 @contextmanager
 def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
-    """Run a step that stores `dialogues`; if the store is full, or a checked write finds a conversation
-    changed elsewhere, put them back as they were and refuse."""
+    """Run a step that stores `dialogues`; if the store is full or locked, or a checked write finds a
+    conversation changed elsewhere, put them back as they were and refuse in one line."""
     kept = [(d, d.model_copy(deep=True)) for d in dialogues if d is not None]
     try:
         yield
@@ -76,13 +96,14 @@ def refused_when_full(*dialogues: Optional[Dialogue]) -> Iterator[None]:
         for dialogue, before in kept:
             _restore(dialogue, before)
         raise ChangedElsewhere() from None
-    except (StoreFull, OSError) as exc:
-        if not isinstance(exc, StoreFull) and not is_disk_full(exc):
+    except Exception as exc:
+        full = isinstance(exc, StoreFull) or (isinstance(exc, OSError) and is_disk_full(exc))
+        if not full and not is_store_busy(exc):
             raise
-        log.error("a participant's write was refused: %s", exc)
+        log.error("a participant's write was refused: %s", str(exc).splitlines()[0] if str(exc) else exc)
         for dialogue, before in kept:
             _restore(dialogue, before)
-        raise refuse(STORAGE_FULL) from None
+        raise refuse(STORAGE_FULL if full else STORE_BUSY) from None
 
 
 def read_current(services: Any, dialogue: Dialogue) -> Optional[VersionedDialogue]:

@@ -22,6 +22,7 @@ from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
+from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import (
@@ -165,9 +166,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
                 **{line: message if line is where else "" for line in lines},
                 consent_box: gr.update(visible=step == "consent"),
-                consent_md: study.consent if study else "",
+                consent_md: study_markdown(study.consent) if study else "",
                 instr_box: gr.update(visible=step == "instructions"),
-                instr_md: study.instructions if study else "",
+                instr_md: study_markdown(study.instructions) if study else "",
                 task_box: gr.update(visible=step == "task"),
                 task_head: "", choice: gr.update(visible=False), attention: gr.update(visible=False),
                 aspects_box: gr.update(visible=bool(step == "task" and study and study.aspects)),

@@ -15,6 +15,7 @@ import gradio as gr
 
 from webapp.sessions import participants
 from webapp.protection.moderation import ModerationError
+from webapp.protection.private_files import LINKS
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.parts.participant import ParticipantSlot
@@ -48,7 +49,7 @@ def identity_markdown(services: Services, user_id: Optional[str]) -> str:
 def counts_markdown(services: Services, user_id: Optional[str]) -> str:
     if not participants.is_participant(user_id):
         return ""
-    own = participants.summary(services.store, user_id)
+    own = participants.summary(services.store, user_id, _salt(services))
     if not own.total:
         return "You have no stored conversations yet."
     text = (f"Stored: {plural(own.chats, 'chat conversation')} and "
@@ -85,8 +86,10 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return notice(refuse("Open this page in a browser to download your dialogues.")), gr.skip()
         try:
             with refused_when_full():
+                # The file's name carries a token: its link works for a while, and not after a deletion.
                 path, count = participants.export_own(services.store, participant_id, folders.new(),
-                                                      _salt(services))
+                                                      _salt(services), name=LINKS.name_for(participant_id))
+            LINKS.written(path)
         except Refusal as exc:
             return notice(exc), gr.skip()
         if not count:
@@ -102,14 +105,15 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         try:
             if not participants.is_participant(participant_id):
                 raise refuse("Open this page in a browser to delete your dialogues.")
-            own = participants.summary(services.store, participant_id)
+            own = participants.summary(services.store, participant_id, _salt(services))
             try:
                 with refused_when_full():
-                    counts_deleted = participants.delete_own(services.store, participant_id)
+                    counts_deleted = participants.delete_own(services.store, participant_id, _salt(services))
             except ModerationError:
                 raise refuse("You have no stored conversations to delete.") from None
         except Refusal as exc:
             return gr.Column(visible=False), notice(exc), gr.skip(), gr.skip()
+        LINKS.revoke(participant_id)  # a download prepared before no longer works
         # Conversations under way in this process are forgotten, so no later turn stores them again.
         services.battle_book.forget(participant_id)
         services.turn_guard.forget(participant_id)

@@ -27,6 +27,11 @@ STORAGE_KEY = "crs-arena-participant"
 BROWSER_SECRET_KEY = "browser_state_secret"
 
 
+def _salt(services: Services) -> Optional[str]:
+    salt = services.settings.pseudonym_salt
+    return salt.get_secret_value() if salt else None
+
+
 def session_user_id(services: Services, request: Optional[gr.Request]) -> str:
     """The browser session's id as the server issued it (never the client's own session hash)."""
     session = server_session_id(request, services.identities)
@@ -62,7 +67,7 @@ class ParticipantSlot:
         def identify(token: Any) -> tuple[str, str]:
             if not participants.valid_token(token):
                 token = participants.new_token()
-            return token, participants.participant_id(services.store, token)
+            return token, participants.participant_id(services.store, token, _salt(services))
 
         loaded = demo.load(identify, [self.token], [self.token, self.user], api_visibility="private",
                            show_progress="hidden")
@@ -77,7 +82,8 @@ def participant_slot(services: Services) -> ParticipantSlot:
     """Build the page's participant components (inside the Blocks, before the tabs)."""
     # The browser encrypts the stored value with this key, which the page itself receives (so it guards
     # nothing against a visitor; the token's randomness does). Kept in the database, it stays the same
-    # across restarts and replicas, so a returning browser can still read its token.
-    secret = services.store.get_or_create_secret(BROWSER_SECRET_KEY)
+    # across restarts and replicas (derived from the pseudonym salt when set, so across a restore onto an
+    # empty disk too), so a returning browser can still read its token.
+    secret = participants.identity_secret(services.store, BROWSER_SECRET_KEY, _salt(services))
     token = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=secret)
     return ParticipantSlot(token=token, user=gr.State(None))

@@ -1,0 +1,65 @@
+"""Idle browser sessions are forgotten: Gradio's per-session state and queue entries go (the server-issued
+identity is derived, not kept), the store keeps what was stored, and the same browser carries on afterwards."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from battle_support import FakeCatalogCRS, make_services  # noqa: E402
+from soak_sessions import call  # noqa: E402
+
+from tests.support.asgi_server import running  # noqa: E402
+from webapp.serve import build_app  # noqa: E402
+from webapp.sessions.idle_sessions import IdleSessionReaper  # noqa: E402
+
+
+@pytest.fixture
+def services(tmp_path):
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=5)
+    yield svc
+    svc.store.close()
+
+
+def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
+    import httpx
+
+    app = build_app(services)
+    public = next(r.app for r in app.routes if getattr(r, "path", None) == "").get_blocks()
+    with running(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        config = client.get("/config").json()
+        for session in ("s-one", "s-two", "s-three"):
+            call(client, config, "chat_start", ["alpha"], session)
+            call(client, config, "chat_send", ["a comedy please"], session)
+        holder, queue = public.state_holder, public._queue
+        assert {"s-one", "s-two", "s-three"} <= set(holder.session_data)
+        assert "s-one" in queue.pending_messages_per_session
+        time.sleep(0.3)
+        call(client, config, "chat_start", ["beta"], "s-fresh")  # used just now: kept
+        guarded = len(services.turn_guard._entries)
+        assert guarded >= 3  # open conversations are remembered by the turn guard
+        reaper = IdleSessionReaper([public], idle_s=0.25, sweeps=[services.turn_guard.forget_idle])
+        assert reaper.sweep() == 3
+        assert len(services.turn_guard._entries) <= guarded - 3
+        assert not [e for e in queue.event_analytics.values() if e.get("session_hash") == "s-one"]
+        assert set(holder.session_data) == {"s-fresh"}
+        assert "s-one" not in queue.pending_messages_per_session and "s-one" not in queue.pending_event_ids_session
+        assert len(services.store.list_dialogues()) == 3  # stored conversations stay
+        # The forgotten browser carries on: a new session state, a conversation started afresh.
+        call(client, config, "chat_start", ["alpha"], "s-one")
+        call(client, config, "chat_send", ["and a thriller"], "s-one")
+        assert len(services.store.list_dialogues()) == 4
+
+
+def test_the_idle_limit_is_never_shorter_than_a_slow_turn(tmp_path):
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha")], session_idle_s=60, turn_timeout_s=120)
+    try:
+        assert build_app(svc).state.idle_sessions.idle_s == 240
+    finally:
+        svc.store.close()

@@ -1,0 +1,115 @@
+"""Forgetting browser sessions that went idle, so memory follows the visitors present, not all who came.
+
+Gradio keeps, per browser session, a copy of the page's configuration and the
+values of its `gr.State`s (`StateHolder.session_data`), and drops one only when
+10,000 newer sessions have arrived: a probe's 1,000 one-turn sessions added
+228 MB that an idle minute did not give back. `IdleSessionReaper` removes, every
+`every_s`, each session untouched for `idle_s` (ARENA_SESSION_IDLE, an hour by
+default) from every app served, running its States' delete callbacks as Gradio
+does, with Gradio's queue entries and analytics of the session, the server-issued
+identity (`webapp.protection.identity`) and the turn guard's entry
+(`webapp.sessions.turn_guard`), then lets the allocator hand the freed memory
+back to the system (`malloc_trim`). How much comes back depends on the
+allocator: Python's own small-object allocator keeps a block of memory while
+any object in it lives, so a long-running server returns far more with
+`PYTHONMALLOC=malloc` (see BENCHMARKS.md, Security and memory).
+
+Nothing a participant stored is lost: conversations live in the store, and a
+browser that comes back after its session was forgotten reloads the page, is
+identified by its token again (`webapp.ui.parts.participant`) and resumes an
+open conversation from the store (`webapp.sessions.participants`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import datetime
+import gc
+import logging
+import threading
+from typing import Any, Callable, Iterable, Optional
+
+log = logging.getLogger(__name__)
+
+
+def _malloc_trim() -> None:
+    """Return freed heap pages to the system (glibc); nothing elsewhere."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        trim = None
+    if trim is not None:
+        trim(0)
+
+
+class IdleSessionReaper:
+    def __init__(self, blocks: Iterable[Any], idle_s: float, every_s: Optional[float] = None,
+                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = ()):
+        self.blocks = [b for b in blocks if b is not None]
+        self.forget = list(forget)  # also told each forgotten session hash (the server's own session maps)
+        self.sweeps = list(sweeps)  # also run on each sweep with `idle_s` (maps keyed otherwise: the turn guard)
+        self.idle_s = float(idle_s)
+        self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, self.idle_s / 4)))
+        self.evicted = 0
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def sweep(self) -> int:
+        """Forget every session idle for `idle_s`; returns how many were forgotten."""
+        cutoff = datetime.datetime.now() - datetime.timedelta(seconds=self.idle_s)
+        gone = 0
+        for blocks in self.blocks:
+            holder = getattr(blocks, "state_holder", None)
+            if holder is None:  # not served yet
+                continue
+            with holder.lock:
+                idle = [sid for sid, used in holder.time_last_used.items() if used < cutoff]
+                for sid in idle:
+                    try:
+                        holder.delete_state(sid)  # the States' delete callbacks, as Gradio runs them
+                    except Exception as exc:  # a callback's failure must not keep the session
+                        log.warning("a session's state callback failed while it was forgotten: %s", exc)
+                    holder.session_data.pop(sid, None)
+                    holder.time_last_used.pop(sid, None)
+                    self._forget_queue_entries(blocks, sid)
+                    for hook in self.forget:
+                        hook(sid)
+                gone += len(idle)
+        for sweep in self.sweeps:
+            sweep(self.idle_s)
+        if gone:
+            gc.collect()
+            _malloc_trim()
+            self.evicted += gone
+            log.info("forgot %d browser session(s) idle for %.0f s or more", gone, self.idle_s)
+        return gone
+
+    @staticmethod
+    def _forget_queue_entries(blocks: Any, session_hash: str) -> None:
+        """Gradio's queue keeps a message queue and an event-id set per session it ever served; both go
+        with the session, unless an event of it is still pending."""
+        queue = getattr(blocks, "_queue", None)
+        if queue is None or queue.pending_event_ids_session.get(session_hash):
+            return
+        queue.pending_event_ids_session.pop(session_hash, None)
+        queue.pending_messages_per_session.pop(session_hash, None)
+        # Gradio's own analytics keep each event with its session hash; the session's go with it.
+        for event_id in [e for e, data in queue.event_analytics.items() if data.get("session_hash") == session_hash]:
+            queue.event_analytics.pop(event_id, None)
+
+    def start(self) -> "IdleSessionReaper":
+        self._thread = threading.Thread(target=self._loop, name="idle-sessions", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.sweep()
+            except Exception as exc:  # keep serving; try again next time
+                log.warning("could not forget idle sessions: %s", exc)
+
+    def stop(self) -> None:
+        self._stop.set()
