@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id
 from arena.store import StoreError
-from arena.store import BattleAlreadyVoted
+from arena.store import BattleAlreadyVoted, DialogueChanged
 from webapp.sessions import participants
 from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
@@ -238,11 +238,23 @@ def vote(
         settings = services.settings
 
         def save() -> None:
-            session.flagged = services.store.save_battle_once(
-                a, b, cast, user_key=session.user_key, ip_key=session.ip_key, started_at=session.started_at,
-                burst_votes=settings.burst_votes, burst_window_s=settings.burst_window_s,
-                min_battle_s=settings.min_battle_s, claim_id=session.ticket, versions=versions,
-            )
+            nonlocal versions
+            for attempt in range(3):
+                try:
+                    session.flagged = services.store.save_battle_once(
+                        a, b, cast, user_key=session.user_key, ip_key=session.ip_key,
+                        started_at=session.started_at, burst_votes=settings.burst_votes,
+                        burst_window_s=settings.burst_window_s, min_battle_s=settings.min_battle_s,
+                        claim_id=session.ticket, versions=versions,
+                    )
+                    return
+                except DialogueChanged:
+                    # The background scorer stores a side's dialogue acts between this step's read and its
+                    # write: the conversation is the same, only its version moved. Read again (a side that
+                    # really changed, or was deleted or voted, is refused there) and write once more.
+                    if attempt == 2:
+                        raise
+                    versions = (_side_as_stored(services, session, "A"), _side_as_stored(services, session, "B"))
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         # One transaction: the vote and both dialogues, or nothing; only a stored vote keeps its place
