@@ -230,10 +230,16 @@ def build(services: Services, participant: Any = None) -> None:
 
     outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
     inputs = [kind, category]
-    refresh.click(lambda k, c: render(k, c, fresh=True), inputs, outputs, api_name="leaderboard", preprocess=False)
-    kind.change(render, inputs, outputs, api_name=False, preprocess=False)
-    category.change(render, inputs, outputs, api_name=False, preprocess=False)
+    # Every draw asks for the current board: a live board (no snapshot interval) then waits for the job's
+    # next result when the store changed since the last one (a vote just cast shows on opening the tab);
+    # a snapshot is served until its interval ends. Nothing is computed on the request's thread.
+    def current(k: str, c: Optional[str]) -> tuple[Any, ...]:
+        return render(k, c, fresh=True)
+
+    refresh.click(current, inputs, outputs, api_name="leaderboard", preprocess=False)
+    kind.change(current, inputs, outputs, api_name=False, preprocess=False)
+    category.change(current, inputs, outputs, api_name=False, preprocess=False)
     # Fill the tab whenever it is opened (the tab itself is the enclosing block).
     parent = gr.context.Context.block
     if isinstance(parent, gr.Tab):
-        parent.select(render, inputs, outputs, api_name=False, preprocess=False)
+        parent.select(current, inputs, outputs, api_name=False, preprocess=False)
