@@ -25,6 +25,7 @@ from typing import Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.titles.phrases import normalize
+from offline_conversations import same_series  # the same sequel rule as the earlier benchmark
 
 GENRE_NAMES = {  # a constraint's genre word -> the words a catalog genre name holds for it
     "sci-fi": ("sci fi", "science fiction"), "science fiction": ("sci fi", "science fiction"),
@@ -106,16 +107,6 @@ def fits(item: CatalogItem, constraints: dict) -> bool:
     if c.get("topic") and not any(w in text for w in c["topic"]):
         return False
     return not any(w in text for w in c.get("not_words", ()))
-
-
-def same_series(a: CatalogItem, b: CatalogItem) -> bool:
-    """b is a, a sequel of a or another title starting like a ("Batman" / "Batman Returns")."""
-    if a.item_id == b.item_id:
-        return True
-    base = re.sub(r"\s+(\d+|ii|iii|iv|v)$", "", normalize(re.split(r":| - ", a.title)[0]))
-    base = re.sub(r"^(the|a|an) ", "", base)
-    other = re.sub(r"^(the|a|an) ", "", normalize(b.title))
-    return len(base) >= 4 and (other == base or other.startswith(base + " "))
 
 
 def fact_values(item: CatalogItem, aspect: str) -> list[str]:
