@@ -171,3 +171,38 @@ def test_dialogues_stored_before_the_compact_rows_get_theirs_at_the_next_read(tm
     rows = store.board_rows()
     assert len(rows.dialogues) == store.count_dialogues()
     assert pd.Series([r[0] for r in rows.dialogues]).is_unique
+
+
+def test_a_request_made_while_a_run_is_under_way_is_answered_by_that_run_or_the_next(tmp_path, monkeypatch):
+    """A page asking for the current board while the job is computing one (begun after the store's last
+    change) gets that result when it is published, not after the longest wait: the run in progress holds
+    what the store has. Found as a Leaderboard tab that waited past a vote until the scorer wrote again."""
+    store = Store(tmp_path / "s.sqlite3")
+    _fill(store, n=10)
+    real = snapshot_module.compute_boards
+    running, release = threading.Event(), threading.Event()
+
+    def slow(*args, **kwargs):
+        result = real(*args, **kwargs)
+        running.set()
+        release.wait(timeout=20)
+        return result
+
+    job = BoardJob(store, OPTIONS)
+    try:
+        first = job.latest()
+        monkeypatch.setattr(snapshot_module, "compute_boards", slow)
+        monkeypatch.setattr(snapshot_module, "WAIT_S", 20.0)
+        _fill(store, n=2, seed=11)  # the job notices the change and starts a run (held before it publishes)
+        assert running.wait(timeout=20)
+        answers = []
+        asker = threading.Thread(target=lambda: answers.append(job.latest(fresh=True)))
+        asker.start()
+        release.set()  # the run begun before the request publishes; the store has not changed since
+        asker.join(timeout=10)
+        assert not asker.is_alive(), "the request waited past the run that holds the store's state"
+        (answer,) = answers
+        assert answer is not first and answer.version == store.board_version()
+    finally:
+        release.set()
+        job.stop()

@@ -139,7 +139,7 @@ class BoardJob:
         self.store, self.options, self.every_s, self.clock, self.extra = store, options, every_s, clock, extra
         self._changed = threading.Condition()
         self._published: Optional[Published] = None
-        self._wanted = False  # a page waits for a newer result
+        self._wanted_since: Optional[float] = None  # a page waits for a result begun after this (monotonic)
         self._thread: Optional[threading.Thread] = None
         self._stopped = False
         self._last_end = 0.0
@@ -178,15 +178,28 @@ class BoardJob:
                 return published
         asked = time.monotonic()
         deadline = asked + WAIT_S
+        seen: Optional[Published] = None
 
-        def newer() -> bool:  # begun after this request, so it holds what the store had at the request
-            return self._published is not None and self._published.started >= asked
+        def current() -> bool:
+            """A result begun after this request holds what the store had at the request; so does one whose
+            store version is still the store's (begun just before the request, after the last change)."""
+            nonlocal seen
+            published = self._published
+            if published is None:
+                return False
+            if published.started >= asked:
+                return True
+            if published is not seen:  # asked once per new result, not per poll
+                seen = published
+                return published.version == self.store.board_version()
+            return False
 
         with self._changed:
-            self._wanted = True
+            if self._wanted_since is None:
+                self._wanted_since = asked
             self._changed.notify_all()
             failures = self.failures
-            while not newer() and not self._stopped and time.monotonic() < deadline:
+            while not current() and not self._stopped and time.monotonic() < deadline:
                 if self.failures > failures:  # the run this request waited for failed
                     if self._published is None:
                         raise RuntimeError(f"the leaderboard could not be computed: {self.last_error}")
@@ -205,7 +218,7 @@ class BoardJob:
         now = time.monotonic()
         if now - self._last_end < max(LIVE_PAUSE_S, 2 * self._last_seconds):
             return False
-        if self._wanted:
+        if self._wanted_since is not None:
             return True
         if now - self._last_check < LIVE_PAUSE_S:  # the store is asked whether it changed once a second
             return False
@@ -233,7 +246,11 @@ class BoardJob:
                 self._last_end = time.monotonic()
             with self._changed:
                 if due:
-                    self._published, self._wanted = published, False
+                    self._published = published
+                    # Only a run begun after the oldest waiting request answers it; one begun before (while
+                    # the page was being asked) leaves the request standing, so the next run starts at once.
+                    if self._wanted_since is not None and published.started >= self._wanted_since:
+                        self._wanted_since = None
                     self._last_end, self._last_seconds = time.monotonic(), published.seconds
                     self._changed.notify_all()
                 else:
