@@ -111,7 +111,7 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(4, ge=0, validation_alias=_env("ARENA_LLM_RETRIES"))
     llm_concurrency: int = Field(8, ge=1)
     llm_cache: bool = True
-    llm_local_backend: Literal["auto", "llama_cpp", "transformers"] = "auto"
+    llm_local_backend: Literal["auto", "ctranslate2", "llama_cpp", "transformers"] = "auto"
     llm_threads: Optional[int] = Field(None, ge=1)  # None: half the cores
     fake_reply: str = "This is a scripted reply."
     # -- systems ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.llm import LLMClient, LocalProvider  # noqa: E402
 from arena.llm.cache import ResponseCache  # noqa: E402
-from arena.llm.local import llama_cpp_available  # noqa: E402
+from arena.llm.local import ctranslate2_available, llama_cpp_available  # noqa: E402
 
 # Raw output, not tracked: the figures of record are in BENCHMARKS.md.
 RESULTS = Path(__file__).resolve().parent / "out" / "llm.md"
@@ -94,9 +94,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=128)
-    parser.add_argument("--backends", nargs="+", default=["llama_cpp", "transformers"])
+    parser.add_argument("--backends", nargs="+", default=["ctranslate2", "llama_cpp", "transformers"])
     parser.add_argument("--threads", nargs="+", type=int, default=sorted({1, os.cpu_count() or 1}),
-                        help="llama.cpp thread counts to compare")
+                        help="llama.cpp and CTranslate2 thread counts to compare")
     parser.add_argument("--write", action="store_true", help=f"write the table to {RESULTS}")
     args = parser.parse_args()
 
@@ -106,7 +106,10 @@ def main() -> None:
         if backend == "llama_cpp" and not llama_cpp_available():
             print("llama_cpp: skipped (llama-cpp-python not installed)")
             continue
-        for threads in args.threads if backend == "llama_cpp" else [None]:
+        if backend == "ctranslate2" and not ctranslate2_available():
+            print("ctranslate2: skipped (ctranslate2 not installed)")
+            continue
+        for threads in args.threads if backend in ("llama_cpp", "ctranslate2") else [None]:
             label = f"{backend} ({threads} thread{'s' if threads > 1 else ''})" if threads else backend
             r = bench_backend(backend, args.runs, args.max_tokens, threads)
             rows.append((label, r))

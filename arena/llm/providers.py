@@ -220,7 +220,8 @@ def make_provider(settings: Settings) -> Provider:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         return OpenAIProvider(settings.llm_base_url, default_model=settings.llm_model_name, api_key=key)
     if settings.llm_provider == "local":
-        return LocalProvider(backend=settings.llm_local_backend, n_threads=settings.llm_threads)
+        return LocalProvider(backend=settings.llm_local_backend, n_threads=settings.llm_threads,
+                             models_dir=settings.models_dir or settings.cache_dir / "models")
     if settings.llm_provider == "fake":
         return FakeProvider(default=settings.fake_reply)
     raise LLMError(f"unknown LLM provider {settings.llm_provider!r}")

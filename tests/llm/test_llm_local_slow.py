@@ -1,4 +1,4 @@
-"""The local provider with the real SmolLM2-135M-Instruct model (both engines)."""
+"""The local provider with the real SmolLM2-135M-Instruct model (every engine installed)."""
 
 import threading
 
@@ -6,14 +6,16 @@ import pytest
 
 from arena.config import Settings
 from arena.llm import LLMClient, LocalProvider, build_client
-from arena.llm.local import llama_cpp_available, load_engine
+from arena.llm.local import converted_ctranslate2, ctranslate2_available, llama_cpp_available, load_engine, smollm_path
 
 pytestmark = pytest.mark.slow
 
 needs_llama_cpp = pytest.mark.skipif(
     not llama_cpp_available(), reason="llama-cpp-python is not installed (pip install llama-cpp-python)"
 )
-BACKENDS = [pytest.param("llama_cpp", marks=needs_llama_cpp), "transformers"]
+needs_ctranslate2 = pytest.mark.skipif(not ctranslate2_available(), reason="ctranslate2 is not installed")
+BACKENDS = [pytest.param("ctranslate2", marks=needs_ctranslate2), pytest.param("llama_cpp", marks=needs_llama_cpp),
+            "transformers"]
 QUESTION = [
     {"role": "system", "content": "You are a helpful movie recommender. Answer in one sentence."},
     {"role": "user", "content": "Name one famous science fiction movie."},
@@ -83,9 +85,10 @@ def test_concurrent_calls_are_serialised(backend, monkeypatch):
     assert len(answers) == 4
 
 
-@needs_llama_cpp
-def test_long_history_is_trimmed_to_the_window():
-    provider = LocalProvider(backend="llama_cpp", n_ctx=512)
+@pytest.mark.parametrize("backend", [pytest.param("ctranslate2", marks=needs_ctranslate2),
+                                     pytest.param("llama_cpp", marks=needs_llama_cpp)])
+def test_long_history_is_trimmed_to_the_window(backend):
+    provider = LocalProvider(backend=backend, n_ctx=512)
     turns = []
     for i in range(40):
         turns.append({"role": "user", "content": f"Message {i}: I liked many old movies, tell me more. " * 3})
@@ -106,3 +109,13 @@ def test_offline_default_builds_the_local_client(monkeypatch, tmp_path):
     first = client.complete(QUESTION, max_tokens=8)
     again = client.complete(QUESTION, max_tokens=8)
     assert again.cached and again.text == first.text
+
+
+@needs_ctranslate2
+def test_the_ctranslate2_copy_is_made_once_and_never_left_half_written(tmp_path):
+    folder = converted_ctranslate2(smollm_path(), tmp_path)
+    assert (folder / "model.bin").exists() and folder.parent == tmp_path / "local"
+    made = (folder / "model.bin").stat().st_mtime_ns
+    assert converted_ctranslate2(smollm_path(), tmp_path) == folder  # kept: not converted again
+    assert (folder / "model.bin").stat().st_mtime_ns == made
+    assert [p.name for p in (tmp_path / "local").iterdir()] == [folder.name]  # no working folder left behind
