@@ -63,14 +63,14 @@ def ctranslate2_available() -> bool:
 
 
 def resolve_backend(backend: str) -> str:
-    """`auto`: llama.cpp where someone installed it (the `llamacpp` extra), else CTranslate2 (the default
-    install), else transformers."""
+    """`auto`: CTranslate2 (the default install; faster than llama.cpp on these CPUs, BENCHMARKS.md), else
+    llama.cpp (the `llamacpp` extra), else transformers."""
     if backend not in LOCAL_BACKENDS:
         raise LLMError(f"local backend must be one of {', '.join(LOCAL_BACKENDS)}, got {backend!r}")
     if backend == "auto":
-        if llama_cpp_available():
-            return "llama_cpp"
-        return "ctranslate2" if ctranslate2_available() else "transformers"
+        if ctranslate2_available():
+            return "ctranslate2"
+        return "llama_cpp" if llama_cpp_available() else "transformers"
     return backend
 
 
@@ -197,21 +197,27 @@ def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def converted_ctranslate2(path: Path, models_dir: Path) -> Path:
-    """The CTranslate2 (int8) copy of the GGUF file, made on first use and kept: `<models_dir>/local/<name>-ct2-int8`.
+def converted_ctranslate2(path: Path, models_dir: Optional[Path] = None) -> Path:
+    """The CTranslate2 (int8) copy of the GGUF file, made on first use and kept.
 
-    Made in a temporary folder beside it and renamed into place, so a process that dies half-way, or
-    two replicas converting at once, never leave a half-written model that another would load."""
+    Kept beside the GGUF file when its folder is writable (like Python's byte-code caches: one copy per
+    installed file, whatever cache folder a process is given), else in `<models_dir>/local/`. Made in a
+    temporary folder and renamed into place, so a process that dies half-way, or two replicas converting
+    at once, never leave a half-written model that another would load."""
     import shutil
     import tempfile
 
-    target = models_dir / "local" / f"{path.stem}-ct2-int8"
-    if (target / "model.bin").exists():
-        return target
+    name = f"{path.stem}-ct2-int8"
+    places = [path.parent / name] if os.access(path.parent, os.W_OK) else []
+    places.append((models_dir or default_models_dir()) / "local" / name)
+    for place in places:
+        if (place / "model.bin").exists():
+            return place
     import ctranslate2.converters
 
+    target = places[0]
     target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
     try:
         model, tokenizer = _load_gguf_as_float(path)
         model.save_pretrained(work / "float")
@@ -237,7 +243,7 @@ class _CTranslate2Engine:
         import ctranslate2
         from transformers import AutoTokenizer
 
-        folder = converted_ctranslate2(path, models_dir or default_models_dir())
+        folder = converted_ctranslate2(path, models_dir)
         self._tok = AutoTokenizer.from_pretrained(str(folder))
         self._generator = ctranslate2.Generator(str(folder), device="cpu", compute_type="int8",
                                                 intra_threads=n_threads)

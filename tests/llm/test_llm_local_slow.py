@@ -1,5 +1,6 @@
 """The local provider with the real SmolLM2-135M-Instruct model (every engine installed)."""
 
+import os
 import threading
 
 import pytest
@@ -113,9 +114,19 @@ def test_offline_default_builds_the_local_client(monkeypatch, tmp_path):
 
 @needs_ctranslate2
 def test_the_ctranslate2_copy_is_made_once_and_never_left_half_written(tmp_path):
-    folder = converted_ctranslate2(smollm_path(), tmp_path)
-    assert (folder / "model.bin").exists() and folder.parent == tmp_path / "local"
+    gguf = tmp_path / "package" / smollm_path().name  # a model file in a folder of its own
+    gguf.parent.mkdir()
+    gguf.symlink_to(smollm_path())
+    folder = converted_ctranslate2(gguf, tmp_path / "models")
+    assert (folder / "model.bin").exists() and folder.parent == gguf.parent  # beside the file it comes from
     made = (folder / "model.bin").stat().st_mtime_ns
-    assert converted_ctranslate2(smollm_path(), tmp_path) == folder  # kept: not converted again
+    assert converted_ctranslate2(gguf, tmp_path / "other") == folder  # kept: not converted again
     assert (folder / "model.bin").stat().st_mtime_ns == made
-    assert [p.name for p in (tmp_path / "local").iterdir()] == [folder.name]  # no working folder left behind
+    assert sorted(p.name for p in gguf.parent.iterdir()) == sorted([gguf.name, folder.name])  # no work left
+    gguf.parent.chmod(0o555)  # a read-only install: the copy goes to the models folder
+    try:
+        if not os.access(gguf.parent, os.W_OK):  # (root may write anyway)
+            elsewhere = converted_ctranslate2(gguf, tmp_path / "models")
+            assert elsewhere == folder or elsewhere.parent == tmp_path / "models" / "local"
+    finally:
+        gguf.parent.chmod(0o755)
