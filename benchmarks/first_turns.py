@@ -81,28 +81,32 @@ def wait_for(process: subprocess.Popen, url: str, started: float, *, accept: tup
         time.sleep(0.1)
 
 
-def first_turns(url: str, sessions: int, echo: bool) -> tuple[list[float], list[float]]:
-    """Each session's first-turn round trip, and the monotonic time each reply arrived."""
+def first_turns(url: str, sessions: int, echo: bool) -> tuple[list[float], list[float], float, int]:
+    """Each session's first-turn round trip, the monotonic time each reply arrived, when the messages
+    were sent (the clients connected and their battles started), and how many sessions saw the
+    "warming up" line before their reply."""
     from gradio_client import Client
 
     clients = [Client(url, verbose=False, httpx_kwargs={"timeout": 600}) for _ in range(sessions)]
     if not echo:
         with ThreadPoolExecutor(sessions) as pool:
             list(pool.map(lambda c: c.predict(api_name="/battle_start"), clients))
-    barrier = threading.Barrier(sessions)
+    sent: list[float] = []
+    warming = [False] * sessions
+    barrier = threading.Barrier(sessions, action=lambda: sent.append(time.monotonic()))
 
     def one(i: int) -> tuple[float, float]:
         barrier.wait()
         started = time.perf_counter()
-        if echo:
-            clients[i].predict(f"session {i}: a space movie please", api_name="/echo")
-        else:
-            clients[i].predict(f"session {i}: a space movie please", api_name="/battle_send_a")
-        return time.perf_counter() - started, time.monotonic()
+        job = clients[i].submit(f"session {i}: a space movie please", api_name="/echo" if echo else "/battle_send_a")
+        job.result()
+        took = time.perf_counter() - started
+        warming[i] = any("warming up" in str(update) for update in job.outputs())
+        return took, time.monotonic()
 
     with ThreadPoolExecutor(sessions) as pool:
         results = list(pool.map(one, range(sessions)))
-    return [r[0] for r in results], [r[1] for r in results]
+    return [r[0] for r in results], [r[1] for r in results], sent[0], sum(warming)
 
 
 def run(label: str, sessions: int, tmp: Path, llm_provider: str) -> dict[str, float]:
@@ -122,20 +126,26 @@ def run(label: str, sessions: int, tmp: Path, llm_provider: str) -> dict[str, fl
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         page_s, _ = wait_for(process, base + "/", started)
-        ready_s = page_s
-        if label != "echo":  # 404: a server from before /ready, ready when it answers at all
-            ready_s, status = wait_for(process, base + "/ready", started, accept=(200, 404))
-            ready_s = page_s if status == 404 else ready_s
-        if label == "warm":
-            arrive_s = ready_s
-        else:
-            arrive_s = page_s
-        times, arrivals = first_turns(base + "/", sessions, echo=label == "echo")
+        readiness: dict[str, float] = {"ready_s": page_s}
+        if label != "echo":  # polled beside the visitors; 404: a server from before /ready, ready when it answers
+
+            def poll_ready() -> None:
+                ready_s, status = wait_for(process, base + "/ready", started, accept=(200, 404))
+                readiness["ready_s"] = page_s if status == 404 else ready_s
+
+            poller = threading.Thread(target=poll_ready, daemon=True)
+            poller.start()
+            if label == "warm":  # these visitors arrive once every model has loaded
+                poller.join()
+        times, arrivals, sent, warmed = first_turns(base + "/", sessions, echo=label == "echo")
+        if label != "echo":
+            poller.join()
     finally:
         process.terminate()
         process.wait(timeout=60)
-    return {"page_s": page_s, "ready_s": ready_s, "arrive_s": arrive_s, "p50": percentile(times, 50),
-            "p95": percentile(times, 95), "max": max(times), "last_reply_s": max(arrivals) - started}
+    return {"page_s": page_s, "ready_s": readiness["ready_s"], "p50": percentile(times, 50),
+            "p95": percentile(times, 95), "max": max(times), "sent_s": sent - started,
+            "last_reply_s": max(arrivals) - started, "warming": warmed}
 
 
 def main() -> int:
@@ -148,13 +158,14 @@ def main() -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.1f} before; {args.sessions} sessions, first turn of pane A, "
           f"LLM {args.llm_provider}")
-    print("| app | start to first page s | start to ready s | first turn p50 s | p95 s | max s | start to last reply s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| app | start to first page s | start to ready s | start to messages sent s | first turn p50 s | p95 s "
+          "| max s | start to last reply s | sessions shown \"warming up\" |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for label in args.configs:
             r = run(label, args.sessions, Path(tmp), args.llm_provider)
-            print(f"| {label} | {r['page_s']:.1f} | {r['ready_s']:.1f} | {r['p50']:.2f} | {r['p95']:.2f} | "
-                  f"{r['max']:.2f} | {r['last_reply_s']:.1f} |", flush=True)
+            print(f"| {label} | {r['page_s']:.1f} | {r['ready_s']:.1f} | {r['sent_s']:.1f} | {r['p50']:.2f} | {r['p95']:.2f} | "
+                  f"{r['max']:.2f} | {r['last_reply_s']:.1f} | {r['warming']} |", flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.1f} after")
     return 0
