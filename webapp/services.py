@@ -31,7 +31,6 @@ from arena.store import Store
 from arena.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
-from webapp.warm_start import WarmUp
 
 if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.protection.identity import SessionIdentities
@@ -41,6 +40,7 @@ if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.sessions.battle_state import BattleBook
     from webapp.sessions.pairing import SharedPairScheduler
     from webapp.sessions.turn_guard import TurnGuard
+    from webapp.warm_start import WarmUp
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ class Services:
     scorer: Optional[BackgroundScorer] = None
     # The models loading in the background after the server started (None: no warm-up, models load on
     # first use); a turn for a system still loading waits for it (webapp.sessions.warming).
-    warming: Optional[WarmUp] = None
+    warming: Optional["WarmUp"] = None
     # The per-process parts below are made on first use (see `_once`); a test may set one beforehand.
     _parts: dict[str, object] = field(default_factory=dict, repr=False)
     _parts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
