@@ -23,10 +23,10 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
-if TYPE_CHECKING:  # services.py holds a WarmUp
-    from webapp.services import Services
+# `services` below is a `webapp.services.Services` (not imported: that module holds a WarmUp).
+Services = Any
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class Step:
     done: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
-def draw_chances(services: "Services", names: list[str]) -> dict[str, float]:
+def draw_chances(services: Services, names: list[str]) -> dict[str, float]:
     """Each system's chance of being in the next battle, by the pair scheduler's weights over the stored
     battle counts (equal chances when they cannot be read)."""
     from webapp.sessions.pairing import pair_probabilities
@@ -66,7 +66,7 @@ def draw_chances(services: "Services", names: list[str]) -> dict[str, float]:
     return chances
 
 
-def plan(services: "Services") -> list[Step]:
+def plan(services: Services) -> list[Step]:
     """The models to load, in the order a battle needs them (see the module doc)."""
     registry = services.registry
     drawable = registry.available()
@@ -120,7 +120,7 @@ class WarmUp:
             self.finished.set()
 
     @classmethod
-    def for_services(cls, services: "Services", *, report: Optional[Callable[[str], None]] = None) -> "WarmUp":
+    def for_services(cls, services: Services, *, report: Optional[Callable[[str], None]] = None) -> "WarmUp":
         return cls(plan(services), report=report)
 
     @property
@@ -210,13 +210,13 @@ class WarmUp:
                 "failed": by_state[FAILED], "seconds": round(time.monotonic() - self.started_at, 1)}
 
 
-def warm_up(services: "Services", *, report: Optional[Callable[[str], None]] = None) -> dict[str, float]:
+def warm_up(services: Services, *, report: Optional[Callable[[str], None]] = None) -> dict[str, float]:
     """Load every model now, in the calling thread; returns seconds per step that loaded (failures are
     logged and left out)."""
     return WarmUp.for_services(services, report=report).run()
 
 
-def readiness(services: "Services") -> dict[str, Any]:
+def readiness(services: Services) -> dict[str, Any]:
     """What `/ready` and `/health` report: with warm-up on, whether every model has loaded and which are
     still loading or waiting; with it off (`ARENA_WARM_START=0`, or the researcher app alone) the app is
     ready as soon as it serves, its models loading on first use."""
