@@ -214,7 +214,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
 
             def on_ready() -> None:
-                logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin)
+                loading = "" if services.warming is None else "; the models load in the background (GET /ready)"
+                logging.getLogger(__name__).info("CRS Arena ready at %s/%s%s", where, admin, loading)
                 if services.warming is not None:  # first the page, then the models, in the background
                     services.warming.start()
 
