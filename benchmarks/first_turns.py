@@ -109,11 +109,12 @@ def first_turns(url: str, sessions: int, echo: bool) -> tuple[list[float], list[
     return [r[0] for r in results], [r[1] for r in results], sent[0], sum(warming)
 
 
-def run(label: str, sessions: int, tmp: Path, llm_provider: str) -> dict[str, float]:
+def run(label: str, sessions: int, tmp: Path, llm_provider: str, app_dir: Path = ROOT) -> dict[str, float]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
-           "ARENA_LLM_PROVIDER": llm_provider, "ARENA_PORT": str(port), "ARENA_DB": str(tmp / f"{label}.sqlite3"),
+           "ARENA_LLM_PROVIDER": llm_provider, "ARENA_PORT": str(port),
+           "ARENA_DB": str(tmp / f"{label}-{time.monotonic_ns()}.sqlite3"),
            "ARENA_MAX_BATTLES_PER_IP": "1000", "ARENA_MAX_VOTES_PER_IP": "1000"}
     if label == "echo":
         script = tmp / "echo_app.py"
@@ -123,7 +124,7 @@ def run(label: str, sessions: int, tmp: Path, llm_provider: str) -> dict[str, fl
         env["ARENA_WARM_START"] = "0" if label == "cold" else "1"
         command = [sys.executable, "app.py"]
     started = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         page_s, _ = wait_for(process, base + "/", started)
         readiness: dict[str, float] = {"ready_s": page_s}
@@ -154,6 +155,10 @@ def main() -> int:
     parser.add_argument("--configs", nargs="+", choices=CONFIGS, default=list(CONFIGS))
     parser.add_argument("--llm-provider", default="fake", choices=("fake", "local", "openai"),
                         help="the app's LLM (fake: scripted, so the figures are model loading and the systems)")
+    parser.add_argument("--compare-dir", type=Path, default=None,
+                        help="another checkout of the app (e.g. `git archive` of an older commit): each app "
+                        "configuration also runs from there, alternating with this one, rows marked 'before'")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration (alternating)")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.1f} before; {args.sessions} sessions, first turn of pane A, "
@@ -162,10 +167,16 @@ def main() -> int:
           "| max s | start to last reply s | sessions shown \"warming up\" |")
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for label in args.configs:
-            r = run(label, args.sessions, Path(tmp), args.llm_provider)
-            print(f"| {label} | {r['page_s']:.1f} | {r['ready_s']:.1f} | {r['sent_s']:.1f} | {r['p50']:.2f} | {r['p95']:.2f} | "
-                  f"{r['max']:.2f} | {r['last_reply_s']:.1f} | {r['warming']} |", flush=True)
+        runs = [(label, None) for label in args.configs]
+        if args.compare_dir is not None:
+            runs = [(label, where) for label in args.configs
+                    for where in ((args.compare_dir, None) if label != "echo" else (None,))]
+        for _ in range(args.repeat):
+            for label, where in runs:
+                r = run(label, args.sessions, Path(tmp), args.llm_provider, where or ROOT)
+                name = f"{label}, before" if where is not None else label
+                print(f"| {name} | {r['page_s']:.1f} | {r['ready_s']:.1f} | {r['sent_s']:.1f} | {r['p50']:.2f} | {r['p95']:.2f} | "
+                      f"{r['max']:.2f} | {r['last_reply_s']:.1f} | {r['warming']} |", flush=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.1f} after")
     return 0
