@@ -162,7 +162,8 @@ class WarmUp:
                 took[step.label] = step.seconds
                 self._report(f"warm start {i}/{total}: {step.label} loaded in {step.seconds:.1f} s")
             step.done.set()
-        self._report(f"warm start done: {len(took)} of {total} models in {time.monotonic() - started_all:.1f} s")
+        took_all = time.monotonic() - started_all
+        self._report(f"warm start done: {len(took)} of {total} models in {took_all:.1f} s")
         self.finished.set()
         return took
 
@@ -174,7 +175,7 @@ class WarmUp:
         return own + [s for s in self._steps if s.label in own[0].needs]
 
     def pending(self, system: str) -> bool:
-        """Whether a turn of `system` would wait for this warm-up (it or a model it uses is not loaded yet)."""
+        """Whether a turn of `system` would wait for this warm-up (it, or a model it uses, is still to load)."""
         return any(not s.done.is_set() for s in self._for_system(system))
 
     def hurry(self, system: str) -> None:
@@ -206,8 +207,9 @@ class WarmUp:
                 if step.state != WAITING:
                     by_state[step.state].append(step.label)
             waiting = [step.label for step in self._queue]  # in the order they will load
-        return {"ready": self.ready, "loaded": by_state[LOADED], "loading": by_state[LOADING], "waiting": waiting,
-                "failed": by_state[FAILED], "seconds": round(time.monotonic() - self.started_at, 1)}
+        return {"ready": self.ready, "loaded": by_state[LOADED], "loading": by_state[LOADING],
+                "waiting": waiting, "failed": by_state[FAILED],
+                "since_start_s": round(time.monotonic() - self.started_at, 1)}
 
 
 def warm_up(services: Services, *, report: Optional[Callable[[str], None]] = None) -> dict[str, float]:

@@ -15,7 +15,8 @@ from typing import Any, Optional
 from webapp.sessions.refusal import refuse
 from arena.text_safety import escape_text
 
-WARMING_UP = "{title} is warming up (its model is still loading); the reply will follow as soon as it is ready."
+WARMING_UP = ("{title} is warming up (its model is still loading); "
+              "the reply will follow as soon as it is ready.")
 STILL_WARMING = ("{title} is still warming up after {seconds:g} s, so your message was not sent. "
                  "Please send it again in a minute.")
 
