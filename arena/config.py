@@ -199,8 +199,10 @@ class Settings(BaseSettings):
     # ARENA_HOST / ARENA_PORT win; else what a Space (or any Gradio host) sets.
     host: str = Field("127.0.0.1", validation_alias=AliasChoices("ARENA_HOST", "GRADIO_SERVER_NAME"))
     port: int = Field(7860, ge=1, le=65535, validation_alias=AliasChoices("ARENA_PORT", "GRADIO_SERVER_PORT"))
-    # Load the systems a battle can draw, the act model and the recommender before serving.
+    # Load the systems a battle can draw, the act model and the recommender in the background as soon as
+    # the app serves (webapp.warm_start); a turn for a system still loading waits this long for it.
     warm_start: bool = True
+    warm_wait_s: float = Field(180.0, gt=0, validation_alias=_env("ARENA_WARM_WAIT"))
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     # Where `from_env` read, for variables a file names rather than this class (the key of a
     # system in ARENA_SYSTEMS): "process" (os.environ, read when asked, so nothing is copied and

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
 from fastapi import FastAPI
-from fastapi.responses import RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
@@ -48,7 +48,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
                  max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
-                 idle_sweeps: Sequence[Callable[[float], object]] = ()) -> FastAPI:
+                 idle_sweeps: Sequence[Callable[[float], object]] = (),
+                 readiness: Optional[Callable[[], dict[str, Any]]] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
     CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
@@ -56,7 +57,9 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
     refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
     the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
-    browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`)."""
+    browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`).
+    `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
+    ready, 503 before) both return `readiness()` as JSON (`add_health_routes`)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     reaper = IdleSessionReaper([public, study, admin], session_idle_s,
@@ -74,6 +77,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
 
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.idle_sessions = reaper
+    add_health_routes(app, readiness or (lambda: {"ready": True}))  # before the mounts: "/" takes the rest
     # ssr_mode=False: server-side rendering would start a Node server per mounted app (and a Space may set
     # GRADIO_SSR_MODE); the pages render in the browser as they do with `launch()` here.
     if admin is not None:
@@ -101,6 +105,23 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
                        exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app
+
+
+def add_health_routes(app: FastAPI, readiness: Callable[[], dict[str, Any]]) -> None:
+    """`GET /health`: 200 with `{"status": "ok", **readiness()}` while the server answers (a Space's or a
+    load balancer's liveness check); `GET /ready`: the same body, 200 once `readiness()["ready"]` and 503
+    before (send visitors only to a ready replica). Both are cheap: they read the warm-up's state."""
+
+    def health() -> JSONResponse:
+        return JSONResponse({"status": "ok", **readiness()}, headers={"Cache-Control": "no-store"})
+
+    def ready() -> JSONResponse:
+        state = readiness()
+        return JSONResponse({"status": "ok", **state}, status_code=200 if state.get("ready") else 503,
+                            headers={"Cache-Control": "no-store"})
+
+    app.add_api_route("/health", health, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_api_route("/ready", ready, methods=["GET", "HEAD"], include_in_schema=False)
 
 
 # Where a Space's front proxy connects from: the container sees it on a private network.

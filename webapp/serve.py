@@ -28,7 +28,7 @@ from webapp.ui import (
 from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
 from webapp.ui.parts.style import APP_CSS
-from webapp.warm_start import warm_up
+from webapp.warm_start import WarmUp, readiness
 from webapp.protection.body_limits import body_limit
 from webapp.protection.upload_limits import launch_options, upload_limit
 
@@ -124,7 +124,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         max_body_bytes=body_limit(services.settings),
                         # never shorter than a slow turn: a session waiting for its reply is not idle
                         session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
-                        idle_sweeps=[services.turn_guard.forget_idle])
+                        idle_sweeps=[services.turn_guard.forget_idle],
+                        readiness=lambda: readiness(services))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -198,19 +199,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SettingsError as exc:  # a systems file (ARENA_SYSTEMS) that cannot be used
         raise SystemExit(f"error: {exc}") from None
     port = args.port or (settings.admin_port if args.admin else settings.port)
-    if settings.warm_start and not args.admin:
-        warm_up(services)
+    if settings.warm_start and not args.admin:  # the models load once the server answers (webapp.warm_start)
+        services.warming = WarmUp.for_services(services)
     if mirror is not None:
         mirror.start()
     try:
         if args.share:  # Gradio's share link serves one Blocks: the public pages only, study links refused
+            if services.warming is not None:  # launch() blocks: the loading starts beside it
+                services.warming.start()
             launch_shared(services, settings, port)
         else:
             app = build_app(services, public=not args.admin, admin_auth=auth)
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
-            serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings),
-                  on_ready=lambda: logging.getLogger(__name__).info("CRS Arena ready at %s/%s", where, admin))
+
+            def on_ready() -> None:
+                loading = "" if services.warming is None else "; the models load in the background (GET /ready)"
+                logging.getLogger(__name__).info("CRS Arena ready at %s/%s%s", where, admin, loading)
+                if services.warming is not None:  # first the page, then the models, in the background
+                    services.warming.start()
+
+            serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings), on_ready=on_ready)
     finally:
         if mirror is not None:
             mirror.stop()  # the last push

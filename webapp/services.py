@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.sessions.battle_state import BattleBook
     from webapp.sessions.pairing import SharedPairScheduler
     from webapp.sessions.turn_guard import TurnGuard
+    from webapp.warm_start import WarmUp
 
 T = TypeVar("T")
 
@@ -61,6 +62,9 @@ class Services:
     llm: LLMClient
     registry: CRSRegistry
     scorer: Optional[BackgroundScorer] = None
+    # The models loading in the background after the server started (None: no warm-up, models load on
+    # first use); a turn for a system still loading waits for it (webapp.sessions.warming).
+    warming: Optional["WarmUp"] = None
     # The per-process parts below are made on first use (see `_once`); a test may set one beforehand.
     _parts: dict[str, object] = field(default_factory=dict, repr=False)
     _parts_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

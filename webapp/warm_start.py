@@ -1,52 +1,228 @@
-"""Warm start: load every model the first visitors need before the app reports ready.
+"""Warm start: the first page answers at once, and the models load behind it in the order a battle needs them.
 
-Models load lazily on first use; with several people arriving at once the first
-turns waited for them (up to 24 s with 16 sessions). `warm_up` loads, one after
-the other with a progress line each: every system a battle can draw (ChatCRS
-loads the offline recommender and its catalog, CRB-CRS its retrieval index, the
-neural systems their checkpoints), the in-process LLM when that is the
-provider, and the act model of the background scorer. A model that fails to
-load is logged and left to fail, as before, on first use; warming never stops
-the app from starting.
+Loading every model before serving made the first page wait 20 to 30 s; loading them on first use made
+the first visitors wait as long, all at once. So the server starts answering first (`webapp.serve`
+starts a `WarmUp` once its port accepts connections) and one background thread loads, one model
+after the other with a progress line each:
+
+1. the two systems likeliest to meet in the next battle (the pair scheduler's chances, from the stored
+   battle counts), then the models their turns use (the in-process LLM when it is the provider, the act
+   model ChatCRS's dialogue policy reads the user with);
+2. the other systems a battle can draw, by their chance of being drawn;
+3. the act model for the background scorer, when no system needed it earlier.
+
+A visitor's turn for a system still loading does not load it a second time: the turn moves the system
+(and what its turns use) to the front of the queue and waits for it, bounded (`webapp.sessions.warming`
+says so in the pane). A model that fails to load is logged and left to fail, as before, on first use;
+warming never stops the app from serving. `status()` is what the `/ready` and `/health` endpoints report.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from typing import Callable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
-from webapp.services import Services
+# `services` below is a `webapp.services.Services` (not imported: that module holds a WarmUp).
+Services = Any
 
 log = logging.getLogger(__name__)
 
+WAITING, LOADING, LOADED, FAILED = "waiting", "loading", "loaded", "failed"
+ACT_MODEL = "act model"
 
-def _steps(services: Services) -> list[tuple[str, Callable[[], object]]]:
-    steps: list[tuple[str, Callable[[], object]]] = [
-        (f"system {name}", lambda name=name: services.registry.get(name)) for name in services.registry.available()
-    ]
+
+@dataclass
+class Step:
+    """One model to load: `system` names the CRS it is (None for a shared model); `needs` are the labels
+    of the shared models that system's turns use."""
+
+    label: str
+    load: Callable[[], object]
+    system: Optional[str] = None
+    needs: tuple[str, ...] = ()
+    state: str = WAITING
+    seconds: Optional[float] = None
+    error: str = ""
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+def draw_chances(services: Services, names: list[str]) -> dict[str, float]:
+    """Each system's chance of being in the next battle, by the pair scheduler's weights over the stored
+    battle counts (equal chances when they cannot be read)."""
+    from webapp.sessions.pairing import pair_probabilities
+
+    try:
+        counts = services.store.pair_counts(user_kind="human")
+    except Exception as exc:  # an unreadable store must not stop the warm-up: equal chances
+        log.warning("warm start: battle counts unreadable, loading in the registry's order: %s", exc)
+        counts = {}
+    chances = {name: 0.0 for name in names}
+    for (a, b), p in pair_probabilities(names, counts).items():
+        chances[a] += p
+        chances[b] += p
+    return chances
+
+
+def plan(services: Services) -> list[Step]:
+    """The models to load, in the order a battle needs them (see the module doc)."""
+    registry = services.registry
+    drawable = registry.available()
+    chances = draw_chances(services, drawable)
+    # sorted() is stable: equal chances keep the registry's order
+    systems = sorted(drawable, key=lambda name: -chances[name])
+    shared: dict[str, Step] = {}
     if services.settings.llm_provider == "local" and hasattr(services.llm.provider, "engine"):
-        steps.append((f"local LLM {services.settings.llm_model_name}", lambda: services.llm.provider.engine))
+        llm_label = f"local LLM {services.settings.llm_model_name}"
+        shared[llm_label] = Step(llm_label, lambda: services.llm.provider.engine)
+    # ChatCRS's dialogue policy reads the user with the act model (webapp.services.default_specs), the
+    # scorer annotates with it: one network, shared by the process.
+    act_users = [name for name in systems if registry.spec(name).family == "chatcrs"]
     scorer = services.scorer
     if scorer is not None and hasattr(scorer, "load_annotator"):
-        steps.append(("act model of the scorer", scorer.load_annotator))
-    return steps
+        shared[ACT_MODEL] = Step(ACT_MODEL, scorer.load_annotator)
+    elif act_users:
+        shared[ACT_MODEL] = Step(ACT_MODEL, _load_act_model)
+
+    def needs(name: str) -> tuple[str, ...]:
+        uses = [label for label in shared if label != ACT_MODEL]  # every built-in system replies with the LLM
+        if name in act_users and ACT_MODEL in shared:
+            uses.append(ACT_MODEL)
+        return tuple(uses)
+
+    steps = [Step(f"system {name}", lambda name=name: registry.get(name), system=name, needs=needs(name))
+             for name in systems]
+    first_pair, rest = steps[:2], steps[2:]
+    used_first = [step for label, step in shared.items() if any(label in s.needs for s in first_pair)]
+    return first_pair + used_first + rest + [step for step in shared.values() if step not in used_first]
+
+
+def _load_act_model() -> object:
+    from evaluators.acts.intent_readers import OfflineIntentReader
+
+    return OfflineIntentReader().annotator.model
+
+
+class WarmUp:
+    """The background loading of `steps`, in order, with its state for the readiness endpoints."""
+
+    def __init__(self, steps: list[Step], *, report: Optional[Callable[[str], None]] = None):
+        self._steps = list(steps)
+        self._queue = list(steps)
+        self._lock = threading.Lock()
+        self._report = report or log.info
+        self._thread: Optional[threading.Thread] = None
+        self.started_at = time.monotonic()
+        self.finished = threading.Event()
+        if not self._steps:
+            self.finished.set()
+
+    @classmethod
+    def for_services(cls, services: Services, *, report: Optional[Callable[[str], None]] = None) -> "WarmUp":
+        return cls(plan(services), report=report)
+
+    @property
+    def steps(self) -> list[Step]:
+        return list(self._steps)
+
+    def start(self) -> threading.Thread:
+        """Load in a background thread (once); returns the thread."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self.run, name="warm-up", daemon=True)
+                self._thread.start()
+            return self._thread
+
+    def _next(self) -> Optional[Step]:
+        with self._lock:
+            if not self._queue:
+                return None
+            step = self._queue.pop(0)
+            step.state = LOADING
+            return step
+
+    def run(self) -> dict[str, float]:
+        """Load every step in turn (in the calling thread); returns seconds per step that loaded."""
+        total = len(self._steps)
+        took: dict[str, float] = {}
+        started_all = time.monotonic()
+        i = 0
+        while (step := self._next()) is not None:
+            i += 1
+            started = time.monotonic()
+            try:
+                step.load()
+            except Exception as exc:  # it will fail (and say why) on first use instead
+                step.state, step.error = FAILED, " ".join(str(exc).split())[:300]
+                log.warning("warm start %d/%d: %s did not load: %s", i, total, step.label, exc)
+            else:
+                step.state, step.seconds = LOADED, time.monotonic() - started
+                took[step.label] = step.seconds
+                self._report(f"warm start {i}/{total}: {step.label} loaded in {step.seconds:.1f} s")
+            step.done.set()
+        took_all = time.monotonic() - started_all
+        self._report(f"warm start done: {len(took)} of {total} models in {took_all:.1f} s")
+        self.finished.set()
+        return took
+
+    def _for_system(self, system: str) -> list[Step]:
+        """The steps a turn of `system` waits for: its own, then the shared models it uses."""
+        own = [s for s in self._steps if s.system == system]
+        if not own:
+            return []
+        return own + [s for s in self._steps if s.label in own[0].needs]
+
+    def pending(self, system: str) -> bool:
+        """Whether a turn of `system` would wait for this warm-up (it, or a model it uses, is still to load)."""
+        return any(not s.done.is_set() for s in self._for_system(system))
+
+    def hurry(self, system: str) -> None:
+        """Move `system` and the models its turns use to the front of the queue: a visitor is waiting."""
+        wanted = self._for_system(system)
+        with self._lock:
+            ahead = [s for s in wanted if s in self._queue]
+            self._queue = ahead + [s for s in self._queue if s not in ahead]
+
+    def wait_for(self, system: str, timeout_s: float) -> bool:
+        """Wait (at most `timeout_s`) until `system` and what its turns use are loaded or failed; True when
+        they are. The warm-up loads them next, if it has not begun them."""
+        self.hurry(system)
+        deadline = time.monotonic() + timeout_s
+        for step in self._for_system(system):
+            if not step.done.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return True
+
+    @property
+    def ready(self) -> bool:
+        return self.finished.is_set()
+
+    def status(self) -> dict[str, Any]:
+        """Readiness as the endpoints report it: ready, and the models loaded, loading, waiting and failed."""
+        with self._lock:
+            by_state: dict[str, list[str]] = {LOADING: [], LOADED: [], FAILED: []}
+            for step in self._steps:
+                if step.state != WAITING:
+                    by_state[step.state].append(step.label)
+            waiting = [step.label for step in self._queue]  # in the order they will load
+        return {"ready": self.ready, "loaded": by_state[LOADED], "loading": by_state[LOADING],
+                "waiting": waiting, "failed": by_state[FAILED],
+                "since_start_s": round(time.monotonic() - self.started_at, 1)}
 
 
 def warm_up(services: Services, *, report: Optional[Callable[[str], None]] = None) -> dict[str, float]:
-    """Load every model; returns seconds per step that loaded (failures are logged and left out)."""
-    report = report or log.info
-    steps = _steps(services)
-    took: dict[str, float] = {}
-    started_all = time.monotonic()
-    for i, (label, load) in enumerate(steps, 1):
-        started = time.monotonic()
-        try:
-            load()
-        except Exception as exc:  # it will fail (and say why) on first use instead
-            log.warning("warm start %d/%d: %s did not load: %s", i, len(steps), label, exc)
-            continue
-        took[label] = time.monotonic() - started
-        report(f"warm start {i}/{len(steps)}: {label} loaded in {took[label]:.1f} s")
-    report(f"warm start done: {len(took)} of {len(steps)} models in {time.monotonic() - started_all:.1f} s")
-    return took
+    """Load every model now, in the calling thread; returns seconds per step that loaded (failures are
+    logged and left out)."""
+    return WarmUp.for_services(services, report=report).run()
+
+
+def readiness(services: Services) -> dict[str, Any]:
+    """What `/ready` and `/health` report: with warm-up on, whether every model has loaded and which are
+    still loading or waiting; with it off (`ARENA_WARM_START=0`, or the researcher app alone) the app is
+    ready as soon as it serves, its models loading on first use."""
+    warming = services.warming
+    if warming is None:
+        return {"ready": True, "warm_start": False}
+    return {**warming.status(), "warm_start": True}

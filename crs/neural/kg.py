@@ -12,10 +12,12 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from arena.config import ASSETS_DIR
+
+if TYPE_CHECKING:  # torch is imported where a graph is used: the app builds its specs without it
+    import torch
 
 KG_FILES = ("entity2id.json", "item_ids.json", "kg.json", "relation2id.json")
 
@@ -68,6 +70,8 @@ class KnowledgeGraph:
     @cached_property
     def edges(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(edge_index [2, E], edge_type [E]), both directions, deduplicated, sorted."""
+        import torch
+
         rows: list[tuple[int, int, int]] = []
         for entity in self.entity2id.values():
             for relation, tail in self.triples.get(str(entity), ()):
@@ -80,4 +84,6 @@ class KnowledgeGraph:
 
     @cached_property
     def item_tensor(self) -> torch.Tensor:
+        import torch
+
         return torch.tensor(self.item_ids, dtype=torch.long)

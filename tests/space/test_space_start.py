@@ -2,9 +2,10 @@
 
 `python app.py` runs from a copy of the repository's tracked files (made read-only; as root, where modes do
 not bind, the test checks instead that nothing in it changed), with the volume given as ARENA_DATA_DIR and the
-store mirrored to a local Hub server. It must warm its models, serve the public pages at `/` and the
-researcher pages at `/admin` behind the login on the one port the Space exposes, keep the database on the
-volume, and push what is new when the Space stops it (SIGTERM).
+store mirrored to a local Hub server. It must answer its first page before its models have loaded, load them
+behind it and say so at `/ready`, serve the public pages at `/` and the researcher pages at `/admin` behind
+the login on the one port the Space exposes, keep the database on the volume, and push what is new when the
+Space stops it (SIGTERM).
 """
 
 from __future__ import annotations
@@ -83,11 +84,17 @@ def test_a_space_like_start_serves_both_pages_on_one_port_and_keeps_the_corpus_o
                 assert process.poll() is None, "".join(lines[-30:])
                 assert time.monotonic() < deadline, "".join(lines[-30:])
                 time.sleep(0.2)
-            log = "".join(lines)
-            assert "warm start 1/" in log and "act model of the scorer loaded" in log
-            assert log.index("warm start done") < log.index("CRS Arena ready")
             url = f"http://127.0.0.1:{port}"
-            assert httpx.get(url + "/", timeout=30).status_code == 200
+            assert httpx.get(url + "/", timeout=30).status_code == 200  # served before the models load
+            assert httpx.get(url + "/health", timeout=30).json()["status"] == "ok"
+            while (ready := httpx.get(url + "/ready", timeout=30)).status_code != 200:
+                assert ready.status_code == 503 and not ready.json()["ready"], ready.text
+                assert time.monotonic() < deadline, "".join(lines[-30:])
+                time.sleep(0.2)
+            log = "".join(lines)
+            assert "warm start 1/" in log and "act model loaded" in log
+            assert log.index("CRS Arena ready") < log.index("warm start done")
+            assert ready.json()["ready"] and "act model" in ready.json()["loaded"]
             assert httpx.get(url + "/admin/config", timeout=30).status_code == 401
             login = httpx.post(url + "/admin/login", data={"username": "ada", "password": password}, timeout=30)
             assert login.status_code == 200

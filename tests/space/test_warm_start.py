@@ -1,4 +1,4 @@
-"""Warm start: every system a battle can draw and the scorer's act model load before the app is ready."""
+"""Warm start: every system a battle can draw and the scorer's act model load, one log line each."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_every_drawable_system_and_the_act_model_load_with_a_line_each(tmp_path,
         took = warm_up(services)
     assert loads == ["alpha", "beta"]  # "gone" cannot be drawn; "broken" failed
     assert services.scorer.loaded == 1
-    assert set(took) == {"system alpha", "system beta", "act model of the scorer"}
+    assert set(took) == {"system alpha", "system beta", "act model"}
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("warm start 1/4: system alpha loaded in") for m in messages)
     assert any("system broken did not load: checkpoint truncated" in m for m in messages)

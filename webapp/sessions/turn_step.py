@@ -46,6 +46,7 @@ from arena.store import DialogueChanged, StoreFull, VersionedDialogue, is_disk_f
 from webapp.protection.label_limits import admit_label
 from webapp.protection.vote_limits import LimitReached
 from webapp.sessions.refusal import Refusal, refuse
+from webapp.sessions.warming import wait_until_loaded
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,9 @@ def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: st
                 version: Optional[int] = None) -> Utterance:
     """The system's answer to `text`, stored with it over the stored `version` (see `save_checked`); or one
     line refusing the step (the system is `unavailable`, the message is refused, the conversation is over
-    or changed elsewhere, the disk is full), nothing kept."""
+    or changed elsewhere, the disk is full, the system still warming up past its wait), nothing kept.
+    A system whose model is still loading in the background is waited for (`webapp.sessions.warming`)."""
+    wait_until_loaded(services, dialogue.crs_id)
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable:

@@ -27,6 +27,7 @@ from webapp.sessions.battle import (
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
@@ -234,6 +235,9 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             dialogue = session.dialogues[side]
             yield (echo_messages(dialogue, text), gr.skip(), "", gr.Textbox(value="", interactive=False),
                    gr.Button(interactive=False), gr.Button(interactive=False), gr.Button(interactive=False))
+            warming = warming_line(services, dialogue.crs_id)  # the reply follows once the model has loaded
+            if warming:
+                yield (gr.skip(), gr.skip(), warming, *_skips(4))
             try:
                 status_text = send(services, session, side, text)
             except Refusal as exc:

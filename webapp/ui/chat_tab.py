@@ -22,6 +22,7 @@ from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
@@ -144,6 +145,9 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return
         yield (dialogue, echo_messages(dialogue, text), gr.skip(), started,
                *view(dialogue, "", busy=True)[4:])
+        warming = warming_line(services, dialogue.crs_id)  # the reply follows once the model has loaded
+        if warming:
+            yield (*skips(3), " ".join(part for part in (started, warming) if part), *skips(4))
         try:
             dialogue, status_text = send_message(services, dialogue, text, session_key=user, message_id=message_id)
         except Refusal as exc:

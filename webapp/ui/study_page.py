@@ -22,6 +22,7 @@ from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.warming import warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
 from webapp.sessions.aspect_ratings import form_for
@@ -247,6 +248,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
                     return
                 yield only({chat: echo_messages(d, text), line: "", msg: gr.update(value="", interactive=False),
                             send: gr.update(interactive=False)})
+                warming = warming_line(services, d.crs_id)  # the reply follows once the model has loaded
+                if warming:
+                    yield only({line: warming})
                 try:
                     flow.send(services, study, p, side, text)
                 except Refusal as exc:

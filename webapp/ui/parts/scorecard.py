@@ -7,14 +7,14 @@ text (reasons, debate statements) is escaped before display.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Union
-
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from typing import TYPE_CHECKING, Mapping, Optional, Union
 
 from arena.dialogue import Dialogue, Score
 from arena.text_safety import escape_text
 from evaluators.core.factors import FACTORS, OVERALL_METRIC, ROLES, metric_name
+
+if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn, not when the app starts
+    from matplotlib.figure import Figure
 
 _DIMENSION_COLOURS = {
     "Dialogue Actions": "#4C72B0",
@@ -38,6 +38,9 @@ def _core_scores(source: Union[Dialogue, Mapping[str, Score], None]) -> dict[str
 
 def factor_figure(scores: Mapping[str, Score], title: str = "CoRE factors") -> Figure:
     """Horizontal bars, 0-4, one per factor; unscored factors drawn as empty hatched bars."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
     fig = Figure(figsize=(7.0, 4.9), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     names, values, colours, hatches = [], [], [], []

@@ -1,0 +1,44 @@
+"""A turn for a system whose model is still loading: a "warming up" line in the pane, then the reply.
+
+The app answers its first page before its models have loaded (`webapp.warm_start`). A participant who
+sends a message to a system still loading is not refused and nothing is recorded as failed: the page
+shows `warming_line` while the turn waits (`wait_until_loaded`, called by `turn_step.stored_turn`) for
+the warm-up to load that system and the models its turns use, first in the queue. Only a wait past
+`ARENA_WARM_WAIT` seconds ends in one line asking to send the message again; the message stays in its
+box and nothing is stored, so the battle, chat or study task goes on as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from webapp.sessions.refusal import refuse
+from arena.text_safety import escape_text
+
+WARMING_UP = ("{title} is warming up (its model is still loading); "
+              "the reply will follow as soon as it is ready.")
+STILL_WARMING = ("{title} is still warming up after {seconds:g} s, so your message was not sent. "
+                 "Please send it again in a minute.")
+
+
+def _title(services: Any, crs_id: str) -> str:
+    return escape_text(services.registry.title(crs_id))
+
+
+def warming_line(services: Any, crs_id: Optional[str]) -> Optional[str]:
+    """The one-line notice for a turn of `crs_id` that will wait for its model; None when it is ready."""
+    warming = getattr(services, "warming", None)
+    if warming is None or crs_id is None or not warming.pending(crs_id):
+        return None
+    return WARMING_UP.format(title=_title(services, crs_id))
+
+
+def wait_until_loaded(services: Any, crs_id: str) -> None:
+    """Wait, bounded by `ARENA_WARM_WAIT`, until the warm-up has loaded `crs_id` and what its turns use
+    (at once when nothing is loading); one line refusing the turn when it takes longer."""
+    warming = getattr(services, "warming", None)
+    if warming is None or not warming.pending(crs_id):
+        return
+    limit = services.settings.warm_wait_s
+    if not warming.wait_for(crs_id, limit):
+        raise refuse(STILL_WARMING.format(title=_title(services, crs_id), seconds=limit))
