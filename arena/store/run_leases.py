@@ -82,9 +82,9 @@ class RunLeases:
         return None if row is None else (row.owner, row.lease_until, bool(row.cancel_requested))
 
     def _run_held_by(self, conn, run_id: str, owner: str) -> bool:
-        """Whether `owner` holds the run (its row locked until the transaction ends, on PostgreSQL)."""
+        """Whether `owner` holds the run under a live lease (its row locked until the transaction ends, on PostgreSQL)."""
         r = t.runs.c
-        query = sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner)
+        query = sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())
         if conn.dialect.name == "postgresql":
             query = query.with_for_update()  # a claim waits for this write, or this write sees the claim
         return conn.execute(query).first() is not None

@@ -351,19 +351,21 @@ class RunManager:
                     return
                 self._saved_at[run_id] = now
                 snapshot = _copy(state)
+                if run_id in self._lost:  # the run is another process's now (or will be): nothing more from here
+                    return
             if not self.store.save_owned_run(run_id, snapshot):
                 self._lose(run_id)
 
     def _lose(self, run_id: str) -> None:
-        """Another process took the run over (this one's lease ran out): stop its dialogues here; nothing more
-        of it is stored by this process."""
+        """Another process took the run over, or this one could not renew its lease in time (then whoever
+        resumes the run takes it over): stop its dialogues here; nothing more of it is stored by this process."""
         with self._lock:
             if run_id in self._lost or run_id not in self._states:
                 return
             self._lost.add(run_id)
             event = self._cancel.get(run_id)
-        log.warning("run %s: taken over by another process (this one's lease ran out); stopping here, "
-                    "storing nothing more", run_id)
+        log.warning("run %s: this process's lease ran out (the run is resumed by whichever process takes it "
+                    "over); stopping here, storing nothing more", run_id)
         if event is not None:
             event.set()
 
@@ -456,7 +458,7 @@ class RunManager:
     def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
         """Renew the run's lease, take up a cancel asked by any process, and save progress now and then."""
         beat = time.monotonic()
-        while not stop.wait(LEASE_TICK_S):
+        while not stop.wait(min(LEASE_TICK_S, self.lease_s / 3)):  # a lease survives two late renewals
             with self._lock:
                 if run_id not in self._states:
                     return
@@ -486,6 +488,10 @@ class RunManager:
         cancelled before it began, or another process took the run over)."""
         with calls_wanted_while(functools.partial(self._still_ours, run_id), f"run {run_id}"):
             dialogue = self._simulate(run_id, config, system, index, cancelled)
+        if dialogue is not None and not self._still_ours(run_id):
+            # This process could not renew its lease in time: whoever resumes the run redoes the dialogue.
+            self._lose(run_id)
+            return None
         if dialogue is None or not self._persist(dialogue, run_id, owner):
             return None
         return dialogue
