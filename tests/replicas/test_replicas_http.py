@@ -1,7 +1,8 @@
 """Two app servers (`python app.py`, each its own process and port) on one PostgreSQL database, driven over
 HTTP through the app's API as a participant's requests would reach them behind a load balancer without
 stickiness: a chat moved between them with a deletion in the middle, a battle started on one and finished on
-the other, and a vote cap that holds across both."""
+the other, and a vote cap that holds across both. The chat is also driven in a browser (Debian's Chromium),
+whose participant token moves with it to the other server, where "Your data" deletes the conversation."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from arena.store import Store
 from tests.replicas.app_servers import start_servers
+from webapp.ui.parts.participant import STORAGE_KEY
 
 pytestmark = pytest.mark.slow  # two app servers and a PostgreSQL cluster
 
@@ -72,6 +74,48 @@ def test_a_chat_moves_between_servers_and_a_deletion_in_the_middle_is_never_undo
     page2.predict(f"{tag} t6 and here", SYSTEM, "m6", api_name="/chat_send")
     stored = stored_with(db, tag)
     assert stored and not any(f"{tag} t{i}" in text for turns in stored for text in turns for i in (1, 2, 3))
+
+
+@pytest.mark.browser
+def test_in_a_browser_a_conversation_deleted_on_one_server_stays_deleted_on_the_other(servers, browser):
+    from tests.support.browser import assert_no_toasts, chat_send, expect
+
+    db, r1, r2 = servers
+    tag = session()
+    page1 = browser.page()
+    page1.goto(r1.url)
+    page1.get_by_role("tab", name="Chat").click()
+    chat_send(page1, f"{tag} t1 a comedy")
+    chat_send(page1, f"{tag} t2 something older")
+    # The same browser reaches the other server (behind one balancer both have one origin; here the
+    # participant's stored token is carried over to the other server's origin).
+    token = page1.evaluate(f"() => localStorage.getItem({STORAGE_KEY!r})")
+    assert token
+    page2 = browser.page(context=page1.context)
+    page2.goto(r2.url)
+    page2.evaluate(f"(token) => localStorage.setItem({STORAGE_KEY!r}, token)", token)
+    page2.reload()
+    page2.get_by_role("tab", name="Chat").click()
+    page2.locator("#chat-chatbot").get_by_text(f"{tag} t2 something older", exact=True).wait_for()  # resumed
+    chat_send(page2, f"{tag} t3 with a dog")
+    page2.get_by_role("tab", name="Your data").click()
+    page2.locator("#yourdata-delete").click()
+    page2.locator("#yourdata-confirm-yes").click()
+    page2.locator("#yourdata-status").get_by_text("Deleted 1 conversation").wait_for()
+    assert stored_with(db, tag) == []
+
+    # The first server's page still shows the conversation: its next message brings nothing back.
+    page1.locator("#chat-msg textarea").fill(f"{tag} t4 anything")
+    page1.locator("#chat-send").click()
+    page1.locator("#chat-status").get_by_text(CHANGED).wait_for()
+    expect(page1.locator("#chat-chatbot")).not_to_contain_text(f"{tag} t1", use_inner_text=True)
+    assert stored_with(db, tag) == []
+    page1.reload()
+    page1.get_by_role("tab", name="Chat").click()
+    chat_send(page1, f"{tag} t5 afresh")
+    stored = stored_with(db, tag)
+    assert [[text for text in turns if tag in text] for turns in stored] == [[f"{tag} t5 afresh"]]
+    assert_no_toasts(page1, "a message on a deleted conversation")
 
 
 def test_a_battle_started_on_one_server_is_rated_and_voted_on_the_other(servers):
