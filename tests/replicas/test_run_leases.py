@@ -116,3 +116,53 @@ def test_a_stalled_owner_stores_nothing_once_another_process_resumed_its_run(db_
     assert resumer.store.run_lease(run_id)[1] is None  # released by its new owner
     stalled.store.close()
     resumer.store.close()
+
+
+def test_an_owner_that_cannot_renew_in_time_gives_the_run_up_and_a_live_process_resumes_it(db_location):
+    view = catalog_view("redial")
+    owner = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.05)}, run_lease_s=1.0)
+    other = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.01)}, run_lease_s=1.0)
+    wake = threading.Event()
+    renew = owner.store.renew_run_lease
+
+    def unreachable(*args, **kwargs):  # the owner's renewals cannot reach the database for a while
+        assert wake.wait(60)
+        return renew(*args, **kwargs)
+
+    run_id = owner.start(RunConfig(systems=["slow"], simulator="llm_us", n_dialogues=20, max_turns=10,
+                                   concurrency=2))
+    deadline = time.monotonic() + 30
+    while len(versions(other.store, run_id)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    owner.store.renew_run_lease = unreachable
+    assert owner.wait(run_id, timeout=30)  # it gives the run up rather than go on without a lease
+    wake.set()
+    assert owner.store.run_lease(run_id)[1] is not None  # not released: the lease runs out by itself
+    deadline = time.monotonic() + 10
+    while not other.resume_interrupted():  # what each process's resumer does every few seconds
+        assert time.monotonic() < deadline, "the run was not resumed"
+        time.sleep(0.2)
+    assert other.wait(run_id, timeout=120)
+    stored = versions(other.store, run_id)
+    assert len(stored) == 20 and set(stored.values()) == {1}
+    assert other.status(run_id)["status"] == "finished"
+    owner.store.close()
+    other.store.close()
+
+
+def test_a_run_whose_process_died_while_cancelling_ends_cancelled_and_is_not_run_again(db_location):
+    view = catalog_view("redial")
+    died = Store(db_location)
+    died.save_run("run-c", {"run_id": "run-c", "status": "cancelling", "heartbeat": time.time(), "done": 1,
+                            "config": {"systems": ["slow"], "simulator": "llm_us", "n_dialogues": 5}})
+    assert died.claim_run("run-c", lease_s=0.3)
+    died.save_run("run-f", {"run_id": "run-f", "status": "finished", "heartbeat": time.time(), "done": 5})
+    assert died.claim_run("run-f", lease_s=0.3)  # died after its last word, before releasing its lease
+    time.sleep(0.5)
+    other = manager(db_location, {"slow": AttributeCRS(view)})
+    assert other.resume_interrupted() == []  # neither needs running
+    assert other.status("run-c")["status"] == "cancelled" and other.status("run-f")["status"] == "finished"
+    assert other.store.run_lease("run-c")[1] is None and other.store.run_lease("run-f")[1] is None
+    assert other.store.expired_runs() == []
+    died.close()
+    other.store.close()

@@ -411,9 +411,11 @@ class RunManager:
                 self._saved_at.pop(run_id, None)
                 self._cancel.pop(run_id, None)
                 self._leased_until.pop(run_id, None)
+                lost = run_id in self._lost
                 self._lost.discard(run_id)
             try:
-                self.store.release_run(run_id)
+                if not lost:  # a lost run is not released: its lease runs out and a live process resumes it
+                    self.store.release_run(run_id)
             except Exception:  # the lease then simply expires
                 log.exception("could not release the lease of run %s", run_id)
 
