@@ -49,6 +49,7 @@ MAX_SCORING_ATTEMPTS = 3
 # How long a claim holds without renewal: a killed owner's jobs are retaken after at most this long.
 # (The app sets `Store.lease_s` from ARENA_SCORING_LEASE_S, `Settings.scoring_lease_s`.)
 SCORING_LEASE_S = 60.0
+_OWNER_LOCK = threading.Lock()
 
 
 def lease_key(seconds: float) -> str:
@@ -96,7 +97,10 @@ class ScoringQueue:
         """Who this process's claims belong to (made once per process: a forked child is another owner)."""
         owner = getattr(self, "_owner", None)
         if owner is None or owner[0] != os.getpid():
-            owner = self._owner = (os.getpid(), new_owner_id())
+            with _OWNER_LOCK:  # worker threads asking first at once must not each make their own
+                owner = getattr(self, "_owner", None)
+                if owner is None or owner[0] != os.getpid():
+                    owner = self._owner = (os.getpid(), new_owner_id())
         return owner[1]
 
     @property

@@ -106,3 +106,24 @@ def test_a_result_is_stored_only_while_the_job_is_held(db_location):
     assert not a.store_scoring_result("d-2", scores)  # done: a second result is never stored
     a.close()
     b.close()
+
+
+def test_worker_threads_asking_at_once_share_one_owner(db_location):
+    """The scorer's worker threads claim as soon as they start: the first of them to ask must not make
+    an owner of its own, or its claims would not count as this process's (nor be renewed)."""
+    for _ in range(20):
+        store = Store(db_location)
+        start = threading.Barrier(8)
+        seen = []
+
+        def ask() -> None:
+            start.wait()
+            seen.append(store.owner_id)
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(set(seen)) == 1
+        store.close()
