@@ -99,7 +99,8 @@ class DialogueRunner:
     def _ask_crs(self, dialogue: Dialogue) -> Utterance:
         # The CRS sees a snapshot, so a late answer can never write into the dialogue.
         snapshot = dialogue.model_copy(deep=True)
-        # Run in the caller's context, so a check on the caller's LLM calls (arena.llm.call_guard) holds there too.
+        # Run in the caller's context, so a check on the caller's LLM calls (arena.llm.call_guard) holds
+        # there too.
         future = _pool().submit(contextvars.copy_context().run, self.crs.respond, snapshot)
         try:
             text, items = future.result(timeout=self.turn_timeout_s)

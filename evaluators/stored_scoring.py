@@ -108,11 +108,13 @@ class QueueScorer:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("scoring %s failed: %s", job.dialogue_id, error)
             # A missing dialogue will not come back; anything else is tried again while the store allows.
-            ours = self.store.finish_scoring_job(job.dialogue_id, error, retry=not isinstance(exc, MissingDialogue))
+            retry = not isinstance(exc, MissingDialogue)
+            ours = self.store.finish_scoring_job(job.dialogue_id, error, retry=retry)
             return JobOutcome(job.dialogue_id, error=error, lost=not ours)
         # Stored only if the job is still ours, in the transaction that marks it done: a result stored once.
         if not self.store.store_scoring_result(job.dialogue_id, scores, acts_from=dialogue):
-            return JobOutcome(job.dialogue_id, error="taken over by another process; result discarded", lost=True)
+            return JobOutcome(job.dialogue_id, error="taken over by another process; result discarded",
+                              lost=True)
         return JobOutcome(job.dialogue_id, scores=scores)
 
     def drain(self, workers: int = 2, progress: Optional[Callable[[int], None]] = None) -> dict[str, int]:

@@ -93,7 +93,8 @@ class DialogueVersions:
         created = 0
         with self.write() as conn:
             for dialogue in sorted(dialogues, key=lambda d: d.dialogue_id):
-                if conn.execute(insert_for(conn, t.dialogues).values(**self._dialogue_row(dialogue), version=1)
+                row = {**self._dialogue_row(dialogue), "version": 1}
+                if conn.execute(insert_for(conn, t.dialogues).values(**row)
                                 .on_conflict_do_nothing(index_elements=["dialogue_id"])).rowcount:
                     self._put_board_row(conn, dialogue)
                     self._put_scores(conn, dialogue.dialogue_id, dialogue.scores)

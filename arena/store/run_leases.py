@@ -82,7 +82,8 @@ class RunLeases:
         return None if row is None else (row.owner, row.lease_until, bool(row.cancel_requested))
 
     def _run_held_by(self, conn, run_id: str, owner: str) -> bool:
-        """Whether `owner` holds the run under a live lease (its row locked until the transaction ends, on PostgreSQL)."""
+        """Whether `owner` holds the run under a live lease (on PostgreSQL its row stays locked until the
+        transaction ends)."""
         r = t.runs.c
         query = sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())
         if conn.dialect.name == "postgresql":
@@ -115,5 +116,5 @@ class RunLeases:
         """Runs whose lease ran out unreleased: their process died (or stalled) while running them."""
         r = t.runs.c
         with self.read() as conn:
-            return list(conn.execute(sa.select(r.run_id).where(r.lease_until.is_not(None), r.lease_until < now_key())
-                                     .order_by(r.lease_until)).scalars())
+            expired = sa.and_(r.lease_until.is_not(None), r.lease_until < now_key())
+            return list(conn.execute(sa.select(r.run_id).where(expired).order_by(r.lease_until)).scalars())

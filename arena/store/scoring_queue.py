@@ -215,8 +215,8 @@ class ScoringQueue:
             if conn.dialect.name == "postgresql":
                 held = held.with_for_update()  # a claim waits for this write, or this write sees the claim
             if conn.execute(held).first() is None:
-                log.warning("scoring job %s is no longer this process's (lease lost); its result is discarded",
-                            dialogue_id)
+                log.warning("scoring job %s is no longer this process's (lease lost); its result is "
+                            "discarded", dialogue_id)
                 return False
             self._merge_scores(conn, dialogue_id, scores, acts_from)
             conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == dialogue_id).values(

@@ -42,14 +42,16 @@ class AppServer:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+                tail = self.log.read_text()[-3000:]
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}:\n{tail}")
             try:
                 if httpx.get(self.url, timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise RuntimeError(f"{self.name} did not serve within {START_TIMEOUT_S} s:\n{self.log.read_text()[-3000:]}")
+        tail = self.log.read_text()[-3000:]
+        raise RuntimeError(f"{self.name} did not serve within {START_TIMEOUT_S} s:\n{tail}")
 
     def client(self, session: str):
         from gradio_client import Client
@@ -68,7 +70,8 @@ class AppServer:
                 self.proc.wait(timeout=30)
 
 
-def start_servers(db: str, workdir: Path, env: Optional[dict[str, str]] = None) -> tuple[AppServer, AppServer]:
+def start_servers(db: str, workdir: Path,
+                  env: Optional[dict[str, str]] = None) -> tuple[AppServer, AppServer]:
     """Both servers started at once on the database (one migrates it, the other waits), ready to serve."""
     servers = (AppServer("r1", db, workdir, env or {}), AppServer("r2", db, workdir, env or {}))
     try:

@@ -50,7 +50,8 @@ def score_rows(store: Store, dialogue_id: str) -> int:
 def job(store: Store, dialogue_id: str) -> tuple:
     j = t.scoring_jobs.c
     with store.read() as conn:
-        row = conn.execute(sa.select(j.state, j.owner, j.attempts).where(j.dialogue_id == dialogue_id)).first()
+        row = conn.execute(sa.select(j.state, j.owner, j.attempts)
+                           .where(j.dialogue_id == dialogue_id)).first()
     return tuple(row)
 
 
@@ -80,7 +81,8 @@ def test_a_stalled_owners_late_result_is_discarded_and_its_llm_calls_stop(db_loc
     # The new owner's result is the one stored, once, and finishes the job.
     rescored = scorer(taker, keyword_llm)
     dialogue = taker.get_dialogue("d-1")
-    _, scores = score_stored(taker, "d-1", False, METRICS, client=rescored.client, annotator=rescored.annotator())
+    _, scores = score_stored(taker, "d-1", False, METRICS, client=rescored.client,
+                             annotator=rescored.annotator())
     assert taker.store_scoring_result("d-1", scores, acts_from=dialogue)
     assert not stalled.store_scoring_result("d-1", scores)  # never a second time from the old owner
     assert job(taker, "d-1") == ("done", taker.owner_id, 2)

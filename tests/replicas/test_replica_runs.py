@@ -23,7 +23,8 @@ N = 24
 def versions(store: Store, run_id: str) -> dict[str, int]:
     d = t.dialogues.c
     with store.read() as conn:
-        return dict(conn.execute(sa.select(d.dialogue_id, d.version).where(d.dialogue_id.like(f"{run_id}-%"))).all())
+        rows = conn.execute(sa.select(d.dialogue_id, d.version).where(d.dialogue_id.like(f"{run_id}-%")))
+        return dict(rows.all())
 
 
 def test_a_killed_replicas_run_is_resumed_by_the_live_one(postgres_server, replicas):
@@ -39,7 +40,8 @@ def test_a_killed_replicas_run_is_resumed_by_the_live_one(postgres_server, repli
     before = versions(store, run_id)
     assert 3 <= len(before) < N
 
-    wait_until(lambda: store.run_lease(run_id)[0] == r2.owner, LEASE_S + RESUME_S + 10, "r2 resuming r1's run")
+    wait_until(lambda: store.run_lease(run_id)[0] == r2.owner, LEASE_S + RESUME_S + 10,
+               "r2 resuming r1's run")
     resumed_after = time.monotonic() - killed_at
     wait_until(lambda: (store.get_run(run_id) or {}).get("status") == "finished", 120, "r2 finishing the run")
     print(f"run resumed {resumed_after:.1f} s after kill -9 (lease {LEASE_S} s, resume poll {RESUME_S} s)")

@@ -132,7 +132,8 @@ def test_a_battle_started_on_one_server_is_rated_and_voted_on_the_other(servers)
     page1.predict(f"{tag} one more", api_name="/battle_send_a")
     with Store(db) as store:
         sides = [d for d in store.list_dialogues() if any(tag in u.text for u in d.utterances)]
-        votes = [v for v in store.list_votes() if {v.dialogue_a, v.dialogue_b} == {d.dialogue_id for d in sides}]
+        ids = {d.dialogue_id for d in sides}
+        votes = [v for v in store.list_votes() if {v.dialogue_a, v.dialogue_b} == ids]
     assert len(sides) == 2 and all(d.num_turns == 1 for d in sides)
     by_side = {d.metadata.get("side"): d for d in sides}
     assert by_side["A"].feedback.sentiment == "satisfied" and by_side["B"].feedback.sentiment == "frustrated"

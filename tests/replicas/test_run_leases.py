@@ -18,7 +18,6 @@ from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_r
 from arena.config import Settings  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.store import schema as t  # noqa: E402
-from arena.store.statements import now_key  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import build_simulator, catalog_view  # noqa: E402
 from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
@@ -35,7 +34,8 @@ def versions(store: Store, run_id: str) -> dict[str, int]:
     """How many times each stored dialogue of the run was written (its version)."""
     d = t.dialogues.c
     with store.read() as conn:
-        return dict(conn.execute(sa.select(d.dialogue_id, d.version).where(d.dialogue_id.like(f"{run_id}-%"))).all())
+        rows = conn.execute(sa.select(d.dialogue_id, d.version).where(d.dialogue_id.like(f"{run_id}-%")))
+        return dict(rows.all())
 
 
 def test_a_run_is_cancelled_from_another_process(db_location):

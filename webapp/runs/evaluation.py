@@ -53,6 +53,7 @@ from arena.store.statements import now_key
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
+from webapp.runs.resuming import ResumesInterruptedRuns
 from webapp.runs.scorer import BackgroundScorer
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ def dialogue_summary(dialogue: Dialogue) -> dict[str, Any]:
     return row
 
 
-class RunManager:
+class RunManager(ResumesInterruptedRuns):
     def __init__(
         self,
         *,
@@ -308,7 +309,8 @@ class RunManager:
         return out
 
     # -- internals ---------------------------------------------------------------------
-    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue], resumed: bool = False) -> None:
+    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue],
+                resumed: bool = False) -> None:
         rows = [dialogue_summary(d) for d in stored.values()]
         state = {
             "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
@@ -351,14 +353,14 @@ class RunManager:
                     return
                 self._saved_at[run_id] = now
                 snapshot = _copy(state)
-                if run_id in self._lost:  # the run is another process's now (or will be): nothing more from here
+                if run_id in self._lost:  # another process's run now (or soon): nothing more from here
                     return
             if not self.store.save_owned_run(run_id, snapshot):
                 self._lose(run_id)
 
     def _lose(self, run_id: str) -> None:
         """Another process took the run over, or this one could not renew its lease in time (then whoever
-        resumes the run takes it over): stop its dialogues here; nothing more of it is stored by this process."""
+        resumes the run takes it over): stop its dialogues here; this process stores nothing more of it."""
         with self._lock:
             if run_id in self._lost or run_id not in self._states:
                 return
@@ -373,7 +375,8 @@ class RunManager:
         """Whether this process still holds the run, as far as its last renewal tells (no database read: it
         is asked before every LLM call of the run's dialogues)."""
         with self._lock:
-            return run_id not in self._lost and time.monotonic() < self._leased_until.get(run_id, float("inf"))
+            until = self._leased_until.get(run_id, float("inf"))
+            return run_id not in self._lost and time.monotonic() < until
 
     def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable],
                  skip: Optional[dict[str, Dialogue]] = None) -> None:
@@ -568,76 +571,6 @@ class RunManager:
             return False
         self._queue_scoring(dialogue)
         return True
-
-    # -- resuming the runs of processes that died ---------------------------------------------
-    def resume_interrupted(self) -> list[str]:
-        """Take over every run whose process stopped renewing its lease: a run that was being cancelled ends
-        as cancelled, any other goes on here from its stored dialogues. Exactly one process gets each run
-        (`Store.claim_run`). Returns the ids of the runs resumed here."""
-        resumed = []
-        for run_id in self.store.expired_runs():
-            if self.is_active(run_id) or run_id in self._not_resumable:
-                continue
-            state = self.store.get_run(run_id)
-            held = self.store.run_lease(run_id)
-            if state is None or held is None:
-                continue
-            status, cancel_asked = state.get("status"), held[2]
-            if status not in ("queued", "running", "cancelling"):  # its process died right after its last word
-                self._close_interrupted(run_id, state, cancelled=False)
-                continue
-            if status == "cancelling" or cancel_asked:
-                self._close_interrupted(run_id, state, cancelled=True)
-                continue
-            try:
-                self.start(None, run_id, resume=True)
-            except ValueError as exc:  # another process was first, or this one lacks a system of the run
-                if "still running" not in str(exc):
-                    self._not_resumable.add(run_id)
-                    log.warning("run %s was interrupted but cannot be resumed here: %s", run_id, exc)
-                continue
-            log.warning("run %s: its process stopped renewing its lease; resumed here", run_id)
-            resumed.append(run_id)
-        return resumed
-
-    def _close_interrupted(self, run_id: str, state: dict[str, Any], *, cancelled: bool) -> None:
-        """An expired run that needs no more work: a cancel was asked of it (it ends cancelled), or its
-        process died right after its last word (its lease is released)."""
-        if not self.store.claim_run(run_id, self.lease_s):
-            return
-        if cancelled:
-            state = dict(state, status="cancelled", finished_at=_now(), active={})
-            self.store.save_owned_run(run_id, state)
-            log.warning("run %s: its process died while it was being cancelled; marked cancelled", run_id)
-        self.store.release_run(run_id)
-
-    def keep_resuming(self, every_s: Optional[float] = None) -> None:
-        """Look for interrupted runs now and every `every_s` (`Settings.run_resume_s`) in a background thread,
-        until `stop_resuming`; an interrupted run is resumed within `run_lease_s + every_s`."""
-        every_s = float(every_s if every_s is not None else getattr(self.settings, "run_resume_s", 5.0))
-        stop = threading.Event()
-
-        def look() -> None:
-            while True:
-                try:
-                    self.resume_interrupted()
-                except Exception:  # the store is away: the next look tries again
-                    log.exception("could not look for interrupted runs")
-                if stop.wait(every_s):
-                    return
-
-        with self._lock:
-            if self._resumer is not None:
-                return
-            thread = threading.Thread(target=look, daemon=True, name="run-resumer")
-            self._resumer = (thread, stop)
-        thread.start()
-
-    def stop_resuming(self) -> None:
-        with self._lock:
-            resumer, self._resumer = self._resumer, None
-        if resumer is not None:
-            resumer[1].set()
 
     def _queue_scoring(self, dialogue: Dialogue) -> None:
         """Every finished dialogue enters the store's durable scoring queue: this process's scorer when it
