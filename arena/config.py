@@ -143,6 +143,10 @@ class Settings(BaseSettings):
     scorer_workers: int = Field(2, ge=1)
     # how long a scoring job's claim holds unrenewed: a killed replica's jobs are retaken after this
     scoring_lease_s: float = Field(60.0, gt=0)
+    # how long an evaluation run's claim holds unrenewed (its owner renews every second), and how often
+    # each app process looks for runs whose owner died, to resume them: a run is resumed within their sum
+    run_lease_s: float = Field(30.0, gt=0)
+    run_resume_s: float = Field(5.0, gt=0)
     show_scores: bool = True  # participants see their finished conversation's scores, in plain words
     # -- public deployment ---------------------------------------------------------------
     # Researcher app (python app.py --admin): who may log in. Passwords never appear in repr().

@@ -9,6 +9,7 @@ dialogue, never swallowed. The dialogue ends at `max_turns` user turns.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import functools
 import traceback
 from typing import Callable, Optional, Protocol
@@ -98,7 +99,9 @@ class DialogueRunner:
     def _ask_crs(self, dialogue: Dialogue) -> Utterance:
         # The CRS sees a snapshot, so a late answer can never write into the dialogue.
         snapshot = dialogue.model_copy(deep=True)
-        future = _pool().submit(self.crs.respond, snapshot)
+        # Run in the caller's context, so a check on the caller's LLM calls (arena.llm.call_guard) holds
+        # there too.
+        future = _pool().submit(contextvars.copy_context().run, self.crs.respond, snapshot)
         try:
             text, items = future.result(timeout=self.turn_timeout_s)
         except concurrent.futures.TimeoutError:

@@ -13,6 +13,7 @@ store the scores, mark the job done or failed. Two users:
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, Score
+from arena.llm.call_guard import calls_wanted_while
 from arena.store import Store
 from evaluators.scoring import REGISTRY, default_annotator, score_dialogue
 
@@ -35,14 +37,23 @@ def first_score_name(metrics: list[str]) -> str:
     return REGISTRY[metrics[0]].score_names[0]
 
 
-def score_and_store(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
-                    annotator: Any = None, settings: Any = None) -> tuple[Dialogue, dict[str, Score]]:
-    """Score one stored dialogue and save its scores with the acts they came from (a failed metric is
-    stored unscored, never 0); returns the scored dialogue and the scores of `metrics`."""
+def score_stored(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
+                 annotator: Any = None, settings: Any = None) -> tuple[Dialogue, dict[str, Score]]:
+    """Score one stored dialogue without saving anything (a failed metric is unscored, never 0); returns
+    the scored dialogue and the scores of `metrics`."""
     dialogue = store.get_dialogue(dialogue_id)
     if dialogue is None:
         raise MissingDialogue(f"no dialogue {dialogue_id!r} in the store")
     scores = score_dialogue(dialogue, metrics, client=client, annotator=annotator, force=force, settings=settings)
+    return dialogue, scores
+
+
+def score_and_store(store: Store, dialogue_id: str, force: bool, metrics: list[str], *, client: Any = None,
+                    annotator: Any = None, settings: Any = None) -> tuple[Dialogue, dict[str, Score]]:
+    """Score one stored dialogue and save its scores with the acts they came from; returns the scored
+    dialogue and the scores of `metrics`."""
+    dialogue, scores = score_stored(store, dialogue_id, force, metrics, client=client, annotator=annotator,
+                                    settings=settings)
     store.save_scores(dialogue_id, scores, acts_from=dialogue)
     return dialogue, scores
 
@@ -53,6 +64,7 @@ class JobOutcome:
     dialogue_id: str
     scores: Optional[dict[str, Score]] = None
     error: Optional[str] = None
+    lost: bool = False  # another process took the job over meanwhile: this result was thrown away
 
 
 class QueueScorer:
@@ -84,16 +96,25 @@ class QueueScorer:
         job = self.store.claim_scoring_job()
         if job is None:
             return None
+        # Each LLM call first checks that the job is still ours: once another process has taken it over
+        # (our lease ran out while we stalled), we stop paying for a result that would be thrown away.
+        still_ours = functools.partial(self.store.holds_scoring_job, job.dialogue_id)
         try:
-            scores = score_and_store(self.store, job.dialogue_id, job.force, self.metrics, client=self.client,
-                                     annotator=self.annotator(), settings=self.settings)[1]
+            with calls_wanted_while(still_ours, f"scoring job {job.dialogue_id}"):
+                dialogue, scores = score_stored(self.store, job.dialogue_id, job.force, self.metrics,
+                                                client=self.client, annotator=self.annotator(),
+                                                settings=self.settings)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
             log.warning("scoring %s failed: %s", job.dialogue_id, error)
             # A missing dialogue will not come back; anything else is tried again while the store allows.
-            self.store.finish_scoring_job(job.dialogue_id, error, retry=not isinstance(exc, MissingDialogue))
-            return JobOutcome(job.dialogue_id, error=error)
-        self.store.finish_scoring_job(job.dialogue_id)
+            retry = not isinstance(exc, MissingDialogue)
+            ours = self.store.finish_scoring_job(job.dialogue_id, error, retry=retry)
+            return JobOutcome(job.dialogue_id, error=error, lost=not ours)
+        # Stored only if the job is still ours, in the transaction that marks it done: a result stored once.
+        if not self.store.store_scoring_result(job.dialogue_id, scores, acts_from=dialogue):
+            return JobOutcome(job.dialogue_id, error="taken over by another process; result discarded",
+                              lost=True)
         return JobOutcome(job.dialogue_id, scores=scores)
 
     def drain(self, workers: int = 2, progress: Optional[Callable[[int], None]] = None) -> dict[str, int]:

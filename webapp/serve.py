@@ -198,6 +198,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         services = build_services(settings, run_scorer=not args.admin)
     except SettingsError as exc:  # a systems file (ARENA_SYSTEMS) that cannot be used
         raise SystemExit(f"error: {exc}") from None
+    # Every serving process takes over the evaluation runs of processes that died (within run_lease_s +
+    # run_resume_s), so a run goes on whichever replica was killed.
+    services.evaluation_runs.keep_resuming(settings.run_resume_s)
     port = args.port or (settings.admin_port if args.admin else settings.port)
     if settings.warm_start and not args.admin:  # the models load once the server answers (webapp.warm_start)
         services.warming = WarmUp.for_services(services)

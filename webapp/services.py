@@ -159,6 +159,10 @@ class Services:
             log.exception("could not queue scoring for %s", dialogue.dialogue_id)
 
     def close(self) -> None:
+        with self._parts_lock:
+            runs = self._parts.get("evaluation_runs")
+        if runs is not None:
+            runs.stop_resuming()
         if self.scorer is not None and hasattr(self.scorer, "shutdown"):
             self.scorer.shutdown()
 

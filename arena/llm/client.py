@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 from arena.config import Settings
 from arena.llm.redaction import install_log_redaction
 from arena.llm.cache import ResponseCache
+from arena.llm.call_guard import check_call_wanted
 from arena.llm.providers import make_provider
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message, Provider, TransientLLMError
 
@@ -146,6 +147,7 @@ class LLMClient:
         label = self.describe(request.model)
         attempt = 0
         while True:
+            check_call_wanted()  # the work this call is for may have gone to another process meanwhile
             self._count(provider_attempts=1)
             try:
                 return self.provider.complete(request, self.timeout_s)

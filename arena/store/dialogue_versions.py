@@ -86,6 +86,21 @@ class DialogueVersions:
             self._put_dialogue(conn, dialogue)
             return expected_version + 1
 
+    def create_dialogues_once(self, dialogues: Iterable[Dialogue]) -> int:
+        """Store new dialogues, in one transaction, leaving any already stored under the same id as it is
+        (a task handed out twice at once, by two processes, makes its conversations once); returns how
+        many were new."""
+        created = 0
+        with self.write() as conn:
+            for dialogue in sorted(dialogues, key=lambda d: d.dialogue_id):
+                row = {**self._dialogue_row(dialogue), "version": 1}
+                if conn.execute(insert_for(conn, t.dialogues).values(**row)
+                                .on_conflict_do_nothing(index_elements=["dialogue_id"])).rowcount:
+                    self._put_board_row(conn, dialogue)
+                    self._put_scores(conn, dialogue.dialogue_id, dialogue.scores)
+                    created += 1
+        return created
+
     @staticmethod
     def _check_versions(conn: Any, expected: Iterable[tuple[str, int]]) -> None:
         """Inside a write: each dialogue still stored at its expected version (rows locked in id order),

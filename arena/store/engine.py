@@ -412,17 +412,22 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         dialogue row is rewritten only when they changed.
         """
         with self.write() as conn:
-            found = conn.execute(_DIALOGUE_DATA if acts_from is None else _DIALOGUE_DATA_LOCKED,
-                                 {"id": dialogue_id}).first()
-            if found is None:
-                raise KeyError(f"no dialogue {dialogue_id!r} in {self!r}")
-            if acts_from is not None:
-                stored = Dialogue.model_validate_json(found[0])
-                if copy_acts(acts_from, stored):
-                    conn.execute(sa.update(t.dialogues).where(t.dialogues.c.dialogue_id == dialogue_id).values(
-                        data=stored.model_dump_json(exclude={"scores"}), updated_at=now_key(),
-                        version=t.dialogues.c.version + 1))
-            self._put_scores(conn, dialogue_id, scores)
+            self._merge_scores(conn, dialogue_id, scores, acts_from)
+
+    def _merge_scores(self, conn: Connection, dialogue_id: str, scores: dict[str, Score],
+                      acts_from: Optional[Dialogue]) -> None:
+        """`save_scores` within the caller's transaction."""
+        found = conn.execute(_DIALOGUE_DATA if acts_from is None else _DIALOGUE_DATA_LOCKED,
+                             {"id": dialogue_id}).first()
+        if found is None:
+            raise KeyError(f"no dialogue {dialogue_id!r} in {self!r}")
+        if acts_from is not None:
+            stored = Dialogue.model_validate_json(found[0])
+            if copy_acts(acts_from, stored):
+                conn.execute(sa.update(t.dialogues).where(t.dialogues.c.dialogue_id == dialogue_id).values(
+                    data=stored.model_dump_json(exclude={"scores"}), updated_at=now_key(),
+                    version=t.dialogues.c.version + 1))
+        self._put_scores(conn, dialogue_id, scores)
 
     @staticmethod
     def _put_scores(conn: Connection, dialogue_id: str, scores: dict[str, Score]) -> None:

@@ -6,20 +6,32 @@ until when its claim holds (`lease_until`). The owner renews the lease while
 the run goes on and reads back `cancel_requested`, which any process sets
 (`request_run_cancel`), so a run is cancelled from whichever replica the
 researcher's page reaches. A run whose lease expired was interrupted (its
-process died); `claim_run` lets exactly one process take it over (resume).
+process died); `claim_run` lets exactly one process take it over (resume), and
+`expired_runs` lists them for the processes that look for runs to resume.
+
+What a run stores is stored only under its lease: its state document
+(`save_owned_run`) and each of its dialogues (`save_run_dialogue`) are written
+in a transaction that first checks the run is still the writer's. An owner
+that stalled past its lease while another process resumed the run therefore
+stores nothing late: no dialogue twice, no state over the new owner's.
 
 `RunLeases` is a part of `arena.store.Store`.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Optional
 
 import sqlalchemy as sa
 
+from arena.dialogue import Dialogue
 from arena.store import schema as t
 from arena.store.scoring_queue import lease_key
 from arena.store.statements import now_key
+
+log = logging.getLogger(__name__)
 
 RUN_LEASE_S = 30.0
 
@@ -68,3 +80,41 @@ class RunLeases:
             row = conn.execute(sa.select(r.owner, r.lease_until, r.cancel_requested)
                                .where(r.run_id == run_id)).first()
         return None if row is None else (row.owner, row.lease_until, bool(row.cancel_requested))
+
+    def _run_held_by(self, conn, run_id: str, owner: str) -> bool:
+        """Whether `owner` holds the run under a live lease (on PostgreSQL its row stays locked until the
+        transaction ends)."""
+        r = t.runs.c
+        query = sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())
+        if conn.dialect.name == "postgresql":
+            query = query.with_for_update()  # a claim waits for this write, or this write sees the claim
+        return conn.execute(query).first() is not None
+
+    def save_run_dialogue(self, dialogue: Dialogue, run_id: str, owner: Optional[str] = None) -> bool:
+        """Store a dialogue of the run (as `save_dialogue`) only while `owner` (this process by default; a
+        Ray worker passes its run's owner) holds the run; returns False, storing nothing, otherwise."""
+        owner = owner or self.owner_id
+        with self.write() as conn:
+            if not self._run_held_by(conn, run_id, owner):
+                log.warning("run %s is no longer %s's (lease lost); dialogue %s discarded", run_id, owner,
+                            dialogue.dialogue_id)
+                return False
+            self._put_dialogue(conn, dialogue)
+        return True
+
+    def save_owned_run(self, run_id: str, state: dict) -> bool:
+        """Write the run's state document only while this process holds the run; returns whether it did."""
+        r = t.runs.c
+        with self.write() as conn:
+            if not self._run_held_by(conn, run_id, self.owner_id):
+                return False
+            conn.execute(sa.update(t.runs).where(r.run_id == run_id).values(
+                state=json.dumps(state, ensure_ascii=False, default=str), updated_at=now_key()))
+        return True
+
+    def expired_runs(self) -> list[str]:
+        """Runs whose lease ran out unreleased: their process died (or stalled) while running them."""
+        r = t.runs.c
+        with self.read() as conn:
+            expired = sa.and_(r.lease_until.is_not(None), r.lease_until < now_key())
+            return list(conn.execute(sa.select(r.run_id).where(expired).order_by(r.lease_until)).scalars())

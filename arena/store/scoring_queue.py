@@ -14,8 +14,13 @@ expired (its owner was killed, or lost the database) is claimed again by any
 process's next `claim_scoring_job`, so it is retaken within `lease_s` plus a
 worker's poll interval; a live lease is never taken, also not by a process
 that starts (`requeue_interrupted` takes back only expired leases). Only the
-owner can finish a job, so a result comes back once per claim. These are all
-the queue's rules; `evaluators.stored_scoring.QueueScorer` runs the jobs.
+owner can finish a job, so a result comes back once per claim; and a result
+is stored only together with finishing the job (`store_scoring_result`, one
+transaction that first checks the job is still this process's), so an owner
+that stalled past its lease and lost the job to another process has its late
+result thrown away, never stored over the new owner's. `holds_scoring_job` lets
+the owner stop calling (paid) LLMs once the job is gone. These are all the
+queue's rules; `evaluators.stored_scoring.QueueScorer` runs the jobs.
 
 `ScoringQueue` is a part of `arena.store.Store`: each method is one
 transaction on the store's own engine.
@@ -32,7 +37,7 @@ from typing import Iterable, NamedTuple, Optional
 
 import sqlalchemy as sa
 
-from arena.dialogue import utc_now
+from arena.dialogue import Dialogue, Score, utc_now
 from arena.llm.redaction import redact_optional
 from arena.store import schema as t
 from arena.store.statements import now_key, utc_key
@@ -44,6 +49,7 @@ MAX_SCORING_ATTEMPTS = 3
 # How long a claim holds without renewal: a killed owner's jobs are retaken after at most this long.
 # (The app sets `Store.lease_s` from ARENA_SCORING_LEASE_S, `Settings.scoring_lease_s`.)
 SCORING_LEASE_S = 60.0
+_OWNER_LOCK = threading.Lock()
 
 
 def lease_key(seconds: float) -> str:
@@ -91,7 +97,10 @@ class ScoringQueue:
         """Who this process's claims belong to (made once per process: a forked child is another owner)."""
         owner = getattr(self, "_owner", None)
         if owner is None or owner[0] != os.getpid():
-            owner = self._owner = (os.getpid(), new_owner_id())
+            with _OWNER_LOCK:  # worker threads asking first at once must not each make their own
+                owner = getattr(self, "_owner", None)
+                if owner is None or owner[0] != os.getpid():
+                    owner = self._owner = (os.getpid(), new_owner_id())
         return owner[1]
 
     @property
@@ -183,6 +192,36 @@ class ScoringQueue:
                        sa.or_(j.owner == self.owner_id, j.owner.is_(None)))
                 .values(state=state, error=redact_optional(error), force=0 if error is None else j.force,
                         updated_at=now_key(), lease_until=None)).rowcount)
+
+    def _held_job(self, dialogue_id: str) -> sa.Select:
+        """The job row, when this process still runs it (locked for the rest of the transaction)."""
+        j = t.scoring_jobs.c
+        return (sa.select(j.dialogue_id)
+                .where(j.dialogue_id == dialogue_id, j.state == "running", j.owner == self.owner_id))
+
+    def holds_scoring_job(self, dialogue_id: str) -> bool:
+        """Whether this process still runs the job (no other process took it over, nothing re-queued it)."""
+        with self.read() as conn:
+            return conn.execute(self._held_job(dialogue_id)).first() is not None
+
+    def store_scoring_result(self, dialogue_id: str, scores: dict[str, Score], *,
+                             acts_from: Optional[Dialogue] = None) -> bool:
+        """Save a job's scores (as `save_scores`) and mark it done, in one transaction, only while this
+        process still runs the job; returns False, storing nothing, when it does not any more (its lease
+        expired and another process took the job, or it was queued again)."""
+        j = t.scoring_jobs.c
+        with self.write() as conn:
+            held = self._held_job(dialogue_id)
+            if conn.dialect.name == "postgresql":
+                held = held.with_for_update()  # a claim waits for this write, or this write sees the claim
+            if conn.execute(held).first() is None:
+                log.warning("scoring job %s is no longer this process's (lease lost); its result is "
+                            "discarded", dialogue_id)
+                return False
+            self._merge_scores(conn, dialogue_id, scores, acts_from)
+            conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == dialogue_id).values(
+                state="done", error=None, force=0, updated_at=now_key(), lease_until=None))
+        return True
 
     def requeue_interrupted(self) -> int:
         """Jobs whose owner died (their lease expired) go back to the queue; a live lease stays put."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Role
+from arena.llm.call_guard import guarded_pool
 from arena.llm.json_output import json_object
 from evaluators.acts.base import ActAnnotator, AnnotationError
 from evaluators.acts.artifacts import ACTS_ASSETS
@@ -110,7 +110,7 @@ class LLMActAnnotator(ActAnnotator):
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:
         todo = [i for i, u in enumerate(dialogue.utterances) if overwrite or u.dialogue_acts is None]
-        with ThreadPoolExecutor(max_workers=self._parallel) as pool:
+        with guarded_pool(max_workers=self._parallel) as pool:
             results = list(pool.map(lambda i: self._annotate_one(dialogue, i), todo))
         for i, (intents, slots) in zip(todo, results):
             dialogue.utterances[i].dialogue_acts = make_acts(intents, slots)

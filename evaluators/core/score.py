@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from arena.config import Settings
 from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
+from arena.llm.call_guard import guarded_pool
 from evaluators.core import transcript
 from evaluators.core.calls import CallLedger
 from evaluators.core.config import CoreConfig
@@ -62,8 +62,8 @@ def score_core(
     ledger = CallLedger(retries_left=settings.judge_retries if settings is not None else DEFAULT_JUDGE_RETRIES)
     tasks = [(factor, model) for factor in FACTOR_KEYS for model in config.judges_for(factor, client.model)]
     workers = config.max_workers or getattr(settings, "llm_concurrency", None) or client.concurrency
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(tasks))),
-                            thread_name_prefix="core") as pool:
+    with guarded_pool(max_workers=max(1, min(workers, len(tasks))),
+                      thread_name_prefix="core") as pool:
         futures = [
             pool.submit(run_judge, client, assets, factor, dialogue, model, config, ledger)
             for factor, model in tasks

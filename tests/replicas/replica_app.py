@@ -1,7 +1,7 @@
 """One app replica in its own process, for the replica tests: the app's services on a shared database,
 driven step by step through the same session functions the Chat and Battle tabs call.
 
-    python replica_app.py DB_URL NAME [--scorer-delay S] [--workers N]
+    python replica_app.py DB_URL NAME [--scorer-delay S] [--workers N] [--runs]
 
 Reads one JSON command a line on stdin and answers one JSON line on stdout.
 The replica keeps what a browser page would keep on the server (the page's
@@ -10,6 +10,9 @@ state does; what the tests check is that nothing of that memory decides what
 is stored. With `--scorer-delay` the replica runs the app's background scorer
 (the store's queue, leases and all) with an act annotator whose every LLM call
 takes that long, so jobs are still running when a test kills the process.
+With `--runs` the replica holds an evaluation run manager (simulated seekers
+and a slow system, scripted LLM) that looks for interrupted runs to resume,
+as the app's serving processes do (`webapp.serve.main`).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from arena.store import Store
 from crs.registry import CRSRegistry
 from evaluators.acts.llm import LLMActAnnotator
 from tests.acts.test_acts_scoring import keyword_llm
+from webapp.runs.evaluation import RunConfig, RunManager
 from webapp.runs.scorer import BackgroundScorer
 from webapp.services import Services
 from webapp.sessions import battle, chat, participants, study
 from webapp.sessions.refusal import Refusal
 
 from battle_support import FakeCatalogCRS, fake_spec
+from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_responder, spec
 
 SYSTEMS = ["alpha", "bravo"]
 
@@ -62,9 +67,22 @@ def texts(dialogue: Optional[Dialogue]) -> Optional[list[str]]:
     return None if dialogue is None else [u.text for u in dialogue.utterances]
 
 
+def run_manager(services: Services) -> RunManager:
+    """Evaluation runs of one slow system with LLM-simulated seekers; it resumes other replicas' runs."""
+    from simulators import build_simulator, catalog_view
+
+    slow = SlowCRS(AttributeCRS(catalog_view("redial")), 0.05)
+    manager = RunManager(store=services.store, registry=CRSRegistry([spec("slow", slow)]),
+                         llm=fake_llm(simulator_responder()), settings=services.settings,
+                         simulator_factory=lambda kind, **kw: build_simulator(kind, nlu=question_nlu, **kw))
+    manager.keep_resuming(services.settings.run_resume_s)  # what every serving process does
+    return manager
+
+
 class Replica:
-    def __init__(self, services: Services):
+    def __init__(self, services: Services, runs: Optional[RunManager] = None):
         self.services = services
+        self.runs = runs
         self.pages: dict[str, Optional[Dialogue]] = {}  # user -> the Chat page's conversation
 
     # -- Chat ------------------------------------------------------------------------------
@@ -128,6 +146,12 @@ class Replica:
         p = self.services.store.get_participant(p.study_id, p.pseudonym)
         return {"step": p.data.get("step"), "claim": (p.data.get("task") or {}).get("claim")}
 
+    # -- Evaluate -----------------------------------------------------------------------------
+    def run_start(self, n_dialogues: int, concurrency: int = 2) -> dict:
+        run_id = self.runs.start(RunConfig(systems=["slow"], simulator="llm_us", n_dialogues=n_dialogues,
+                                           max_turns=10, concurrency=concurrency))
+        return {"run": run_id}
+
     # -- the process ------------------------------------------------------------------------
     def owner(self) -> dict:
         return {"owner": self.services.store.owner_id}
@@ -139,8 +163,10 @@ def main() -> None:
     parser.add_argument("name")
     parser.add_argument("--scorer-delay", type=float, default=None)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--runs", action="store_true")
     args = parser.parse_args()
-    replica = Replica(build(args.db, args.scorer_delay, args.workers))
+    services = build(args.db, args.scorer_delay, args.workers)
+    replica = Replica(services, run_manager(services) if args.runs else None)
     print(json.dumps({"ready": args.name, "owner": replica.services.store.owner_id}), flush=True)
     for line in sys.stdin:
         command = json.loads(line)

@@ -19,7 +19,8 @@ class ReplicaProcess:
 
     def __init__(self, db: str, name: str, *args: str, env: Optional[dict[str, str]] = None):
         self.name = name
-        path = os.pathsep.join([str(ROOT), str(HERE), str(ROOT / "tests" / "battle")])
+        path = os.pathsep.join([str(ROOT), str(HERE), str(ROOT / "tests" / "battle"),
+                                str(ROOT / "tests" / "sim")])
         self.proc = subprocess.Popen(
             [sys.executable, str(HERE / "replica_app.py"), db, name, *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,

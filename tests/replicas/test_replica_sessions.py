@@ -120,7 +120,13 @@ def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, r
         from arena.store import schema as t
 
         held = conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
+        stored = set(conn.execute(sa.select(t.dialogues.c.dialogue_id)).scalars())
     assert held == 4  # one place per worker, none orphaned
+    with Store(db) as store:
+        tasks = [p.data["task"] for p in store.list_participants("pilot")]
+    handed_out = {d for task in tasks for d in task["dialogues"].values()}
+    assert len(tasks) == 4 and len(handed_out) == 4 * len(tasks[0]["dialogues"])
+    assert stored == handed_out  # no empty task conversation left over from the second Start
 
 
 def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):

@@ -5,8 +5,11 @@ two stores in this process stand for two app processes."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
+
+import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 
@@ -14,15 +17,25 @@ from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_r
 
 from arena.config import Settings  # noqa: E402
 from arena.store import Store  # noqa: E402
+from arena.store import schema as t  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import build_simulator, catalog_view  # noqa: E402
 from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
 
 
-def manager(location: str, systems: dict) -> RunManager:
+def manager(location: str, systems: dict, llm=None, **settings) -> RunManager:
     return RunManager(store=Store(location), registry=CRSRegistry([spec(n, c) for n, c in systems.items()]),
-                      llm=fake_llm(simulator_responder()), settings=Settings(db_path=location, turn_timeout_s=10),
+                      llm=llm or fake_llm(simulator_responder()),
+                      settings=Settings(db_path=location, turn_timeout_s=10, **settings),
                       simulator_factory=lambda kind, **kw: build_simulator(kind, nlu=question_nlu, **kw))
+
+
+def versions(store: Store, run_id: str) -> dict[str, int]:
+    """How many times each stored dialogue of the run was written (its version)."""
+    d = t.dialogues.c
+    with store.read() as conn:
+        rows = conn.execute(sa.select(d.dialogue_id, d.version).where(d.dialogue_id.like(f"{run_id}-%")))
+        return dict(rows.all())
 
 
 def test_a_run_is_cancelled_from_another_process(db_location):
@@ -56,3 +69,100 @@ def test_an_expired_run_lease_is_taken_by_one_process_only(db_location):
     assert a.renew_run_lease("run-x") is None  # the old owner learns the run is not its own any more
     for store in (a, b, c):
         store.close()
+
+
+def test_a_stalled_owner_stores_nothing_once_another_process_resumed_its_run(db_location):
+    view = catalog_view("redial")
+    calls = []  # when the stalled owner called its LLM
+    responder = simulator_responder()
+
+    def counted(request):
+        calls.append(time.monotonic())
+        return responder(request)
+
+    stalled = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.05)}, llm=fake_llm(counted),
+                      run_lease_s=1.0)
+    resumer = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.01)}, run_lease_s=1.0)
+    wake = threading.Event()
+    renew = stalled.store.renew_run_lease
+
+    def stalled_renewal(*args, **kwargs):  # the owner's process stalls (its renewals hang) ...
+        assert wake.wait(60)
+        return renew(*args, **kwargs)
+
+    run_id = stalled.start(RunConfig(systems=["slow"], simulator="llm_us", n_dialogues=30, max_turns=10,
+                                     concurrency=2))
+    wait_for = time.monotonic() + 30
+    while len(versions(resumer.store, run_id)) < 2 and time.monotonic() < wait_for:
+        time.sleep(0.05)
+    stalled.store.renew_run_lease = stalled_renewal
+    time.sleep(1.2)  # ... past its lease; the lease is made to have run out whatever the lease length
+    with resumer.store.write() as conn:
+        conn.execute(sa.update(t.runs).where(t.runs.c.run_id == run_id).values(lease_until="2000-01-01"))
+    assert resumer.status(run_id)["status"] == "interrupted"
+    assert resumer.start(None, run_id, resume=True) == run_id  # another process resumes it
+    taken_over = time.monotonic()
+    before = versions(resumer.store, run_id)
+    wake.set()  # the owner wakes up and goes on
+    assert stalled.wait(run_id, timeout=60) and resumer.wait(run_id, timeout=120)
+
+    stored = versions(resumer.store, run_id)
+    assert len(stored) == 30  # every dialogue of the run is stored ...
+    assert set(stored.values()) == {1}  # ... once: none written again by the stalled owner, none redone
+    assert {i: stored[i] for i in before} == before
+    assert [c for c in calls if c > taken_over] == []  # no LLM call of the stalled owner after the takeover
+    state = resumer.status(run_id)
+    assert state["status"] == "finished" and state["done"] == 30 and state.get("resumed_at")
+    assert resumer.store.run_lease(run_id)[1] is None  # released by its new owner
+    stalled.store.close()
+    resumer.store.close()
+
+
+def test_an_owner_that_cannot_renew_in_time_gives_the_run_up_and_a_live_process_resumes_it(db_location):
+    view = catalog_view("redial")
+    owner = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.05)}, run_lease_s=1.0)
+    other = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.01)}, run_lease_s=1.0)
+    wake = threading.Event()
+    renew = owner.store.renew_run_lease
+
+    def unreachable(*args, **kwargs):  # the owner's renewals cannot reach the database for a while
+        assert wake.wait(60)
+        return renew(*args, **kwargs)
+
+    run_id = owner.start(RunConfig(systems=["slow"], simulator="llm_us", n_dialogues=20, max_turns=10,
+                                   concurrency=2))
+    deadline = time.monotonic() + 30
+    while len(versions(other.store, run_id)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    owner.store.renew_run_lease = unreachable
+    assert owner.wait(run_id, timeout=30)  # it gives the run up rather than go on without a lease
+    wake.set()
+    assert owner.store.run_lease(run_id)[1] is not None  # not released: the lease runs out by itself
+    deadline = time.monotonic() + 10
+    while not other.resume_interrupted():  # what each process's resumer does every few seconds
+        assert time.monotonic() < deadline, "the run was not resumed"
+        time.sleep(0.2)
+    assert other.wait(run_id, timeout=120)
+    stored = versions(other.store, run_id)
+    assert len(stored) == 20 and set(stored.values()) == {1}
+    assert other.status(run_id)["status"] == "finished"
+    owner.store.close()
+    other.store.close()
+
+
+def test_a_run_whose_process_died_while_cancelling_ends_cancelled_and_is_not_run_again(db_location):
+    view = catalog_view("redial")
+    died = Store(db_location)
+    died.save_run("run-c", {"run_id": "run-c", "status": "cancelling", "heartbeat": time.time(), "done": 1,
+                            "config": {"systems": ["slow"], "simulator": "llm_us", "n_dialogues": 5}})
+    assert died.claim_run("run-c", lease_s=0.3)
+    died.save_run("run-f", {"run_id": "run-f", "status": "finished", "heartbeat": time.time(), "done": 5})
+    assert died.claim_run("run-f", lease_s=0.3)  # died after its last word, before releasing its lease
+    time.sleep(0.5)
+    other = manager(db_location, {"slow": AttributeCRS(view)})
+    assert other.resume_interrupted() == []  # neither needs running
+    assert other.status("run-c")["status"] == "cancelled" and other.status("run-f")["status"] == "finished"
+    assert other.store.run_lease("run-c")[1] is None and other.store.run_lease("run-f")[1] is None
+    assert other.store.expired_runs() == []
+    died.close()
+    other.store.close()

@@ -10,7 +10,14 @@ page, or another process, sees the same progress; runs can be cancelled.
 A run is held under a lease in the store (`arena.store.run_leases`) that its
 process renews every `LEASE_TICK_S`: a cancel asked on any app process
 reaches the owner at its next renewal, and a run whose lease expired (its
-process died) shows as interrupted and may be resumed by exactly one process.
+process died) shows as interrupted and is resumed by exactly one process: the
+app's processes look for such runs every `Settings.run_resume_s`
+(`keep_resuming`), so a run whose process was killed goes on within
+`run_lease_s + run_resume_s` (35 s by default), from the dialogues it had
+stored. A run's state and dialogues are stored only while its process holds
+the lease (`Store.save_owned_run`, `Store.save_run_dialogue`); an owner that
+finds its lease gone (it stalled, and another process resumed the run) stops
+its dialogues, makes no more LLM calls for them, and stores nothing more.
 Dialogues under way are listed in the status (`active`: system, index,
 turns so far, when they started and last took a turn), so a long dialogue
 shows signs of life before it finishes (threads engine; a Ray task reports
@@ -37,13 +44,16 @@ from arena.config import Settings
 from arena.distributed import ENGINES
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.llm import LLMClient
+from arena.llm.call_guard import calls_wanted_while
 from arena.runner import DialogueRunner
 from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
+from arena.store.run_leases import RUN_LEASE_S
 from arena.store.statements import now_key
 from crs.registry import CRSRegistry
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator, catalog_view, resolve_kind
+from webapp.runs.resuming import ResumesInterruptedRuns
 from webapp.runs.scorer import BackgroundScorer
 
 log = logging.getLogger(__name__)
@@ -142,7 +152,7 @@ def dialogue_summary(dialogue: Dialogue) -> dict[str, Any]:
     return row
 
 
-class RunManager:
+class RunManager(ResumesInterruptedRuns):
     def __init__(
         self,
         *,
@@ -182,6 +192,11 @@ class RunManager:
         self._states: dict[str, dict[str, Any]] = {}
         self._saved_at: dict[str, float] = {}
         self._save_lock = threading.Lock()
+        self.lease_s = float(getattr(settings, "run_lease_s", RUN_LEASE_S))
+        self._leased_until: dict[str, float] = {}  # run -> (monotonic) end of the lease last renewed
+        self._lost: set[str] = set()  # runs another process took over from this one
+        self._not_resumable: set[str] = set()  # runs this process cannot run (told once in the log)
+        self._resumer: Optional[tuple[threading.Thread, threading.Event]] = None
 
     # -- starting and stopping ---------------------------------------------------
     def check(self, config: RunConfig) -> RunConfig:
@@ -201,7 +216,7 @@ class RunManager:
         """
         config, skip = self._begin(config, run_id, resume)
         run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
-        self._create(run_id, config, skip)
+        self._create(run_id, config, skip, resume)
         thread = threading.Thread(target=self._execute, args=(run_id, config, None, skip), daemon=True,
                                   name=f"eval-{run_id}")
         with self._lock:
@@ -214,7 +229,7 @@ class RunManager:
         """Run in the calling thread (the command line); returns the final state."""
         config, skip = self._begin(config, run_id, resume)
         run_id = run_id or f"run-{uuid.uuid4().hex[:12]}"
-        self._create(run_id, config, skip)
+        self._create(run_id, config, skip, resume)
         self._execute(run_id, config, on_dialogue, skip)
         return self.status(run_id)
 
@@ -232,9 +247,10 @@ class RunManager:
         if self.is_active(run_id) or mark_stale(state, held[1] if held else None)["status"] in (
                 "queued", "running", "cancelling"):
             raise ValueError(f"run {run_id} is still running")
-        if not self.store.claim_run(run_id):  # another process resumed it first
+        config = self.check(RunConfig.from_dict(state["config"]))  # before claiming: this process can run it
+        if not self.store.claim_run(run_id, self.lease_s):  # another process resumed it first
             raise ValueError(f"run {run_id} is still running")
-        config = self.check(RunConfig.from_dict(state["config"]))
+        # Read after the claim: from now on only this process stores the run's dialogues.
         ids = [run_dialogue_id(run_id, system, i) for system, i in _jobs(config)]
         done = self.store.dialogue_ids(ids)
         return config, {i: d for i in sorted(done) if (d := self.store.get_dialogue(i)) is not None}
@@ -293,7 +309,8 @@ class RunManager:
         return out
 
     # -- internals ---------------------------------------------------------------------
-    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue]) -> None:
+    def _create(self, run_id: str, config: RunConfig, stored: dict[str, Dialogue],
+                resumed: bool = False) -> None:
         rows = [dialogue_summary(d) for d in stored.values()]
         state = {
             "run_id": run_id, "config": asdict(config), "status": "queued", "total": config.total,
@@ -301,15 +318,20 @@ class RunManager:
             "started_at": None, "finished_at": None, "heartbeat": time.time(), "error": None,
             "dialogues": rows, "active": {}, "simulator_model": self._model_label(config),
         }
-        previous = self.store.get_run(run_id) if stored else None
+        previous = self.store.get_run(run_id) if resumed else None
         if previous:
             state.update(created_at=previous.get("created_at"), resumed_at=_now())
         with self._lock:
             self._states[run_id] = state
             self._cancel[run_id] = threading.Event()
             self._saved_at[run_id] = time.time()
-        self.store.save_run(run_id, _copy(state))
-        self.store.claim_run(run_id)
+            self._leased_until[run_id] = time.monotonic() + self.lease_s
+            self._lost.discard(run_id)
+        if resumed:  # claimed already (`_begin`)
+            self.store.save_owned_run(run_id, _copy(state))
+        else:
+            self.store.save_run(run_id, _copy(state))
+            self.store.claim_run(run_id, self.lease_s)
 
     def _model_label(self, config: RunConfig) -> str:
         if config.simulator == "abus" and config.options.get("nlg") == "template":
@@ -331,7 +353,30 @@ class RunManager:
                     return
                 self._saved_at[run_id] = now
                 snapshot = _copy(state)
-            self.store.save_run(run_id, snapshot)
+                if run_id in self._lost:  # another process's run now (or soon): nothing more from here
+                    return
+            if not self.store.save_owned_run(run_id, snapshot):
+                self._lose(run_id)
+
+    def _lose(self, run_id: str) -> None:
+        """Another process took the run over, or this one could not renew its lease in time (then whoever
+        resumes the run takes it over): stop its dialogues here; this process stores nothing more of it."""
+        with self._lock:
+            if run_id in self._lost or run_id not in self._states:
+                return
+            self._lost.add(run_id)
+            event = self._cancel.get(run_id)
+        log.warning("run %s: this process's lease ran out (the run is resumed by whichever process takes it "
+                    "over); stopping here, storing nothing more", run_id)
+        if event is not None:
+            event.set()
+
+    def _still_ours(self, run_id: str) -> bool:
+        """Whether this process still holds the run, as far as its last renewal tells (no database read: it
+        is asked before every LLM call of the run's dialogues)."""
+        with self._lock:
+            until = self._leased_until.get(run_id, float("inf"))
+            return run_id not in self._lost and time.monotonic() < until
 
     def _execute(self, run_id: str, config: RunConfig, on_dialogue: Optional[Callable],
                  skip: Optional[dict[str, Dialogue]] = None) -> None:
@@ -368,15 +413,20 @@ class RunManager:
                 self._states.pop(run_id, None)
                 self._saved_at.pop(run_id, None)
                 self._cancel.pop(run_id, None)
+                self._leased_until.pop(run_id, None)
+                lost = run_id in self._lost
+                self._lost.discard(run_id)
             try:
-                self.store.release_run(run_id)
+                if not lost:  # a lost run is not released: its lease runs out and a live process resumes it
+                    self.store.release_run(run_id)
             except Exception:  # the lease then simply expires
                 log.exception("could not release the lease of run %s", run_id)
 
     def _on_threads(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
                     cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
         with ThreadPoolExecutor(max_workers=config.concurrency, thread_name_prefix=f"sim-{run_id[-6:]}") as pool:
-            futures = [pool.submit(self._job, run_id, config, system, i, cancelled) for system, i in jobs]
+            futures = [pool.submit(self._job, run_id, config, system, i, cancelled, self.store.owner_id)
+                       for system, i in jobs]
             for future in as_completed(futures):
                 yield future.result()
 
@@ -387,39 +437,49 @@ class RunManager:
 
         distributed.connect(self.ray_address)
         recipe = self.worker_recipe
-        items = [(recipe, run_id, asdict(config), system, i) for system, i in jobs]
+        owner = self.store.owner_id  # each worker stores its dialogue only while this process holds the run
+        items = [(recipe, run_id, asdict(config), system, i, owner) for system, i in jobs]
         for item, dialogue, error in distributed.map_unordered(
                 simulate_in_worker, items, max_in_flight=config.concurrency, task_cpus=self.task_cpus,
                 stop=cancelled.is_set):
             if error is not None:
-                dialogue = self._lost(run_id, config, item[3], item[4], error)
-            self._queue_scoring(dialogue)
+                dialogue = self._worker_lost(run_id, config, item[3], item[4], error)
+            if dialogue is not None:
+                self._queue_scoring(dialogue)
             yield dialogue
 
-    def _lost(self, run_id: str, config: RunConfig, system: str, index: int, error: BaseException) -> Dialogue:
-        """A dialogue whose task failed on every try: the stored copy if it got that far, else kept with its error."""
+    def _worker_lost(self, run_id: str, config: RunConfig, system: str, index: int,
+                     error: BaseException) -> Optional[Dialogue]:
+        """A dialogue whose task failed on every try: the stored copy if it got that far, else kept with its
+        error (None when the run is no longer this process's)."""
         stored = self.store.get_dialogue(run_dialogue_id(run_id, system, index))
         if stored is not None:
             return stored
         dialogue = self._new_dialogue(run_id, config, system, index)
         dialogue.metadata.setdefault("errors", []).append(f"run: worker lost: {_describe(error)}")
         dialogue.end("error")
-        self.store.save_dialogue(dialogue)
-        return dialogue
+        return dialogue if self.store.save_run_dialogue(dialogue, run_id) else None
 
     def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
         """Renew the run's lease, take up a cancel asked by any process, and save progress now and then."""
         beat = time.monotonic()
-        while not stop.wait(LEASE_TICK_S):
+        while not stop.wait(min(LEASE_TICK_S, self.lease_s / 3)):  # a lease survives two late renewals
             with self._lock:
                 if run_id not in self._states:
                     return
                 cancelled = self._cancel.get(run_id)
+            renewed_at = time.monotonic()
             try:
-                asked = self.store.renew_run_lease(run_id)
+                asked = self.store.renew_run_lease(run_id, self.lease_s)
             except Exception as exc:  # the store is away for a moment: the lease holds for a while
                 log.warning("could not renew the lease of run %s: %s", run_id, exc)
                 asked = False
+            else:
+                if asked is None:  # another process holds the run now
+                    self._lose(run_id)
+                    return
+                with self._lock:
+                    self._leased_until[run_id] = renewed_at + self.lease_s
             if asked and cancelled is not None and not cancelled.is_set():
                 log.info("run %s: cancelled from another process", run_id)
                 self.cancel(run_id)
@@ -428,7 +488,21 @@ class RunManager:
                 self._update(run_id)
 
     def _job(self, run_id: str, config: RunConfig, system: str, index: int,
-             cancelled: threading.Event) -> Optional[Dialogue]:
+             cancelled: threading.Event, owner: Optional[str] = None) -> Optional[Dialogue]:
+        """Run and store one dialogue of the run held by `owner`; None when it was not stored (the run was
+        cancelled before it began, or another process took the run over)."""
+        with calls_wanted_while(functools.partial(self._still_ours, run_id), f"run {run_id}"):
+            dialogue = self._simulate(run_id, config, system, index, cancelled)
+        if dialogue is not None and not self._still_ours(run_id):
+            # This process could not renew its lease in time: whoever resumes the run redoes the dialogue.
+            self._lose(run_id)
+            return None
+        if dialogue is None or not self._persist(dialogue, run_id, owner):
+            return None
+        return dialogue
+
+    def _simulate(self, run_id: str, config: RunConfig, system: str, index: int,
+                  cancelled: threading.Event) -> Optional[Dialogue]:
         if cancelled.is_set():
             return None  # never started: nothing to keep
         dialogue = self._new_dialogue(run_id, config, system, index)
@@ -459,7 +533,6 @@ class RunManager:
         except Exception as exc:  # anything else: keep the dialogue with its error
             dialogue.metadata.setdefault("errors", []).append(f"run: {_describe(exc)}")
             dialogue.end("error")
-        self._persist(dialogue)
         return dialogue
 
     def _progress(self, run_id: str, dialogue: Dialogue) -> None:
@@ -486,13 +559,18 @@ class RunManager:
             metadata={"source": "simulation", "run_id": run_id, "run_index": index},
         )
 
-    def simulate_one(self, run_id: str, config: RunConfig, system: str, index: int) -> Dialogue:
-        """One dialogue of a run, stored (what a Ray task does)."""
-        return self._job(run_id, config, system, index, threading.Event())
+    def simulate_one(self, run_id: str, config: RunConfig, system: str, index: int,
+                     owner: Optional[str] = None) -> Optional[Dialogue]:
+        """One dialogue of a run, stored while `owner` (the process running the run) holds it (what a Ray
+        task does); None when not stored."""
+        return self._job(run_id, config, system, index, threading.Event(), owner)
 
-    def _persist(self, dialogue: Dialogue) -> None:
-        self.store.save_dialogue(dialogue)
+    def _persist(self, dialogue: Dialogue, run_id: str, owner: Optional[str]) -> bool:
+        """Store the dialogue only while the run is still `owner`'s, then queue its scoring."""
+        if not self.store.save_run_dialogue(dialogue, run_id, owner):
+            return False
         self._queue_scoring(dialogue)
+        return True
 
     def _queue_scoring(self, dialogue: Dialogue) -> None:
         """Every finished dialogue enters the store's durable scoring queue: this process's scorer when it
@@ -521,7 +599,7 @@ _WORKER_LOCK = threading.Lock()
 
 
 def simulate_in_worker(recipe: Callable[[], "RunManager"], run_id: str, config: dict[str, Any], system: str,
-                       index: int) -> Dialogue:
+                       index: int, owner: Optional[str] = None) -> Optional[Dialogue]:
     """The Ray task: build this worker's run manager once per recipe, run one dialogue, store it.
 
     Recipes are told apart by their repr (a frozen dataclass's repr is its fields): each task
@@ -532,7 +610,7 @@ def simulate_in_worker(recipe: Callable[[], "RunManager"], run_id: str, config: 
         manager = _WORKER_MANAGERS.get(key)
         if manager is None:
             manager = _WORKER_MANAGERS[key] = recipe()
-    return manager.simulate_one(run_id, RunConfig.from_dict(config), system, index)
+    return manager.simulate_one(run_id, RunConfig.from_dict(config), system, index, owner)
 
 
 def _describe(exc: BaseException) -> str:

@@ -104,7 +104,9 @@ class BackgroundScorer:
 
     def _finished(self, outcome: JobOutcome) -> None:
         with self._lock:
-            if outcome.error is None:
+            if outcome.lost:  # another process took the job over and stores its result
+                pass
+            elif outcome.error is None:
                 self.completed += 1
                 self.errors.pop(outcome.dialogue_id, None)
             else:

@@ -29,6 +29,7 @@ file sets `flagged_counts`, their places are released for other workers.
 from __future__ import annotations
 
 import threading
+import uuid
 from functools import lru_cache
 from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
@@ -316,10 +317,14 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         services.store.save_participant(p)
         return
     cell, claim_id = held
-    battle_id = new_id()
+    # A task's ids follow from its place (the claim): the same worker pressing Start on two app processes
+    # at once gets the same place, so both make the same conversations, stored once (no orphan empty ones).
+    task_id = (lambda part: new_id()) if is_preview(p) else (lambda part: task_key(claim_id, part))
+    battle_id = task_id("battle")
     dialogues = []
     for side, crs in zip(sides(study), cell_systems(cell), strict=True):
         dialogues.append(Dialogue(
+            dialogue_id=task_id(side),
             crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id=PSEUDONYM_PREFIX + p.pseudonym),
             metadata={"source": "study", STUDY_KEY: study.id + (PREVIEW_CROWD_SUFFIX if is_preview(p) else ""),
                       STUDY_VERSION_KEY: p.study_version, **({"preview": True} if is_preview(p) else {}),
@@ -327,12 +332,17 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         ))
     for d in dialogues:
         d.metadata.update(_standing(p))
-    services.store.save_dialogues(dialogues)
+    services.store.create_dialogues_once(dialogues)
     p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
     p.data["task"] = {"cell": cell, "claim": claim_id, "battle_id": battle_id, "started": utc_now().isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
+
+
+def task_key(claim_id: str, part: str) -> str:
+    """The id of one part (a side's conversation, the battle) of the task held by `claim_id`."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"arena-study-task:{claim_id}:{part}").hex
 
 
 def _standing(p: Participant) -> dict[str, Any]:
