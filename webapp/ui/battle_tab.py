@@ -14,8 +14,8 @@ one line about it. A reload finds the participant's battle under way.
 Below the panes one more box sends the same message to both systems at once
 (as LMArena does); each answers in its own pane, and a side that cannot take
 it now (rated, at its limit, still answering) is named in a line under the
-box. While a battle is under way (a message sent, no vote yet) its chatbots
-carry the mark that makes "New battle" and leaving the page ask first
+box. While a battle is under way (a message sent, no vote yet) its message
+boxes carry the mark that makes "New battle" and leaving the page ask first
 (`webapp.ui.parts.under_way`).
 """
 
@@ -105,9 +105,11 @@ def pane_view(services: Services, session: Optional[BattleSession], side: str, *
     dialogue = session.dialogues[side] if session is not None else None
     sending = can_send(services, session, side) and not busy
     rating = can_rate(session, side) and not busy
-    box = gr.Textbox(interactive=sending) if message is None else gr.Textbox(value=message, interactive=sending)
+    mark = battle_under_way(session)
+    box = (under_way.message_box(mark, interactive=sending) if message is None
+           else under_way.message_box(mark, value=message, interactive=sending))
     return (
-        under_way.chatbot(chat_messages(dialogue), battle_under_way(session)), items_markdown(latest_items(dialogue)),
+        chat_messages(dialogue), items_markdown(latest_items(dialogue)),
         pane_status(services, session, side) if status is None else status,
         box, gr.Button(interactive=sending), gr.Button(interactive=rating), gr.Button(interactive=rating),
     )
@@ -266,8 +268,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 yield (gr.skip(), gr.skip(), notice(exc), *_skips(6))
                 return
             dialogue = session.dialogues[side]
-            yield (under_way.chatbot(echo_messages(dialogue, text), True), gr.skip(), "",
-                   gr.Textbox(value="", interactive=False), gr.Button(interactive=False),
+            yield (echo_messages(dialogue, text), gr.skip(), "",
+                   under_way.message_box(True, value="", interactive=False), gr.Button(interactive=False),
                    gr.Button(interactive=False), gr.Button(interactive=False), *_skips(2))
             try:
                 status_text = send(services, session, side, text)
@@ -350,23 +352,26 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             yield (*_skips(len(both_send_outputs) - 1), notice(exc))
             return
         echoes = {
-            side: (under_way.chatbot(echo_messages(session.dialogues[side], text), True), gr.skip(), "",
-                   gr.Textbox(interactive=False), gr.Button(interactive=False), gr.Button(interactive=False),
-                   gr.Button(interactive=False)) if side in taken else _skips(7)
+            side: (echo_messages(session.dialogues[side], text), gr.skip(), "",
+                   under_way.message_box(True, interactive=False), gr.Button(interactive=False),
+                   gr.Button(interactive=False), gr.Button(interactive=False)) if side in taken else _skips(7)
             for side in SIDES
         }
         line = notice(partly_sent(refused)) if refused else ""
         yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line)
         with ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
             turns = {pool.submit(send, services, session, side, text): side for side in taken}
+            views = {side: _skips(7) for side in SIDES}  # a pane the message did not go to stays as it is
             for answered, turn in enumerate(as_completed(turns), 1):
                 side = turns[turn]
                 try:
-                    view = pane_view(services, session, side, status=turn.result())
+                    views[side] = pane_view(services, session, side, status=turn.result())
                 except Refusal as exc:  # what is typed in the pane's own box stays there
-                    view = pane_view(services, session, side, status=notice(exc))
-                yield (*(view if side == "A" else _skips(7)), *(view if side == "B" else _skips(7)),
-                       *(both_view(services, session) if answered == len(taken) else _skips(2)), gr.skip())
+                    views[side] = pane_view(services, session, side, status=notice(exc))
+                done = answered == len(taken)  # the last update shows both answers (what an API client reads)
+                yield (*(views["A"] if done or side == "A" else _skips(7)),
+                       *(views["B"] if done or side == "B" else _skips(7)),
+                       *(both_view(services, session) if done else _skips(2)), line if done else gr.skip())
 
     gr.on(triggers=[both_send.click, both_message.submit], fn=on_send_both, inputs=[both_message, user_state],
           outputs=both_send_outputs, api_name="battle_send_both", trigger_mode="once", show_progress="hidden")
@@ -375,7 +380,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                            panes["B"]["reveal"], *vote_outputs[:-1]]
     for side in SIDES:
         vote_result_outputs += pane_outputs(side)[2:]
-    vote_result_outputs += [panes[side]["chatbot"] for side in SIDES] + both_outputs
+    vote_result_outputs += both_outputs
 
     for choice, button in vote_buttons.items():
 
@@ -393,8 +398,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return (reveal_markdown(cast, services),
                     *[pane_title(services, session, side) for side in SIDES],
                     *[pane_reveal(services, session, side) for side in SIDES],
-                    *vote_view(session)[:-1], *controls,
-                    *[under_way.chatbot(None, False) for _ in SIDES], *both_view(services, session))
+                    *vote_view(session)[:-1], *controls, *both_view(services, session))
 
         button.click(on_vote, [comment, user_state], vote_result_outputs,
                      api_name=f"battle_vote_{choice.lower()}")

@@ -90,10 +90,10 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         can_send = open_ and not busy and (dialogue is None or dialogue.num_turns < services.settings.max_turns)
         can_rate = (dialogue is not None and dialogue.feedback is None and bool(dialogue.agent_turns())
                     and not busy)
-        box = (gr.Textbox(interactive=can_send) if message_value is None
-               else gr.Textbox(value=message_value, interactive=can_send))
-        chat = under_way.chatbot(chat_messages(dialogue), under_way.chat_under_way(dialogue))
-        return (dialogue, chat, items_markdown(latest_items(dialogue)), status_text, box,
+        mark = busy or under_way.chat_under_way(dialogue)  # busy: a message just sent
+        box = (under_way.message_box(mark, interactive=can_send) if message_value is None
+               else under_way.message_box(mark, value=message_value, interactive=can_send))
+        return (dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text, box,
                 gr.Button(interactive=can_send), gr.Button(interactive=can_rate), gr.Button(interactive=can_rate))
 
     def skips(n: int) -> tuple[Any, ...]:
@@ -148,7 +148,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         except Refusal as exc:  # the message stays in its box, to be fixed and sent again
             yield (*skips(3), notice(exc), *skips(4))
             return
-        yield (dialogue, under_way.chatbot(echo_messages(dialogue, text), True), gr.skip(), started,
+        yield (dialogue, echo_messages(dialogue, text), gr.skip(), started,
                *view(dialogue, "", busy=True)[4:])
         try:
             dialogue, status_text = send_message(services, dialogue, text, session_key=user, message_id=message_id)
@@ -193,7 +193,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     # page asked whether to leave a conversation under way (its answer fills `leave`).
     leave = gr.Checkbox(value=True, visible=False)
     crs_choice.input(on_switch, [crs_choice, leave, dialogue_state, user_state], [crs_choice, *new_outputs],
-                     js=under_way.leave_js(["chat-chatbot"], 1), api_visibility="private")
+                     js=under_way.leave_js(["chat-msg"], 1), api_visibility="private")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
                                    redraw=on_redraw)

@@ -6,10 +6,10 @@ the questions it asks before a conversation under way is left.
 - **Unsent text.** What is typed in a message box marked `KEEPS_DRAFT` is kept the same way and put back
   after a reload, once the box is usable again (its conversation resumed). A box the server empties (the
   message was sent) empties the kept copy too. Nothing leaves the browser: no draft is sent anywhere.
-- **Leaving a conversation under way.** A chatbot marked `under-way` (`webapp.ui.parts.under_way`) holds a
-  conversation with a message sent and no verdict yet. While one does, the buttons in `LEAVING_BUTTONS`
-  ask first (cancelling leaves everything as it was), and closing or reloading the page asks the browser's
-  own question. Events that cannot be stopped in the page (a dropdown's choice) ask through
+- **Leaving a conversation under way.** A message box marked `under-way` (`webapp.ui.parts.under_way`)
+  belongs to a conversation with a message sent and no verdict yet. While one is, the buttons in
+  `LEAVING_BUTTONS` ask first (cancelling leaves everything as it was), and closing or reloading the page
+  asks the browser's own question. Events that cannot be stopped in the page (a dropdown's choice) ask through
   `window.crsArenaLeave` from their own `js` (`webapp.ui.parts.under_way.LEAVE_JS`).
 - **Pinned columns.** A table marked `pinned-columns` keeps its first two columns in view while it scrolls
   sideways (`webapp.ui.parts.style`); the second column's offset is the first one's width, measured here.
@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 
 KEEPS_DRAFT = "keeps-draft"  # elem_classes of a message box whose unsent text survives a reload
-UNDER_WAY = "under-way"  # elem_classes of a chatbot holding a conversation that would be lost by leaving
-# Which button leaves which conversation: (the button's elem_id, the chatbots that hold the conversation).
+UNDER_WAY = "under-way"  # elem_classes of the message box of a conversation that leaving would lose
+# Which button leaves which conversation: the button's elem_id, the conversation's message boxes.
 LEAVING_BUTTONS = {
-    "battle-new": ["battle-chat-a", "battle-chat-b"],
-    "chat-new": ["chat-chatbot"],
+    "battle-new": ["battle-msg-a", "battle-msg-b"],
+    "chat-new": ["chat-msg"],
 }
 LEAVE_QUESTION = "Your conversation is not finished yet. Leave it and start afresh?"
 DRAFT_WAIT_MS = 30_000  # how long a kept draft waits, from its box's first showing, for the box to open
@@ -44,8 +44,10 @@ PAGE_JS = """
   try { storage = window.sessionStorage; } catch (e) { storage = null; }
   function read(key) { try { return storage ? storage.getItem(key) : null; } catch (e) { return null; } }
   function write(key, value) {
-    try { if (!storage) { return; } if (value) { storage.setItem(key, value); } else { storage.removeItem(key); } }
-    catch (e) { /* full or refused: this page just forgets */ }
+    try {
+      if (!storage) { return; }
+      if (value) { storage.setItem(key, value); } else { storage.removeItem(key); }
+    } catch (e) { /* full or refused: this page just forgets */ }
   }
 
   // The tab in use: remembered when the participant opens one, opened again after a reload.
@@ -99,8 +101,8 @@ PAGE_JS = """
   // Leaving a conversation under way asks first.
   function underWay(ids) {
     return ids.some(function (id) {
-      var chat = document.getElementById(id);
-      return !!chat && chat.classList.contains("__UNDER_WAY__");
+      var box = document.getElementById(id);
+      return !!box && box.classList.contains("__UNDER_WAY__");
     });
   }
   window.crsArenaLeave = function (ids) {
