@@ -193,7 +193,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     # page asked whether to leave a conversation under way (its answer fills `leave`).
     leave = gr.Checkbox(value=True, visible=False)
     crs_choice.input(on_switch, [crs_choice, leave, dialogue_state, user_state], [crs_choice, *new_outputs],
-                     js=under_way.leave_js(["chat-msg"], 1), api_visibility="private")
+                     js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
                                    redraw=on_redraw)

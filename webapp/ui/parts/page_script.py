@@ -32,6 +32,7 @@ LEAVING_BUTTONS = {
 LEAVE_QUESTION = "Your conversation is not finished yet. Leave it and start afresh?"
 DRAFT_WAIT_MS = 30_000  # how long a kept draft waits, from its box's first showing, for the box to open
 POLL_MS = 250
+ANSWER_MS = 1000  # events this soon after a question, for the same conversation, take its answer
 
 PAGE_JS = """
 (function () {
@@ -105,8 +106,15 @@ PAGE_JS = """
       return !!box && box.classList.contains("__UNDER_WAY__");
     });
   }
+  // One answer serves every event of the same gesture: the question itself takes the focus from a
+  // dropdown, which then reports its choice a second time.
+  var answered = { ids: null, at: 0, leave: true };
   window.crsArenaLeave = function (ids) {
-    return !underWay(ids) || window.confirm(__LEAVE_QUESTION__);
+    var same = answered.ids === ids.join(" ") && Date.now() - answered.at < __ANSWER_MS__;
+    if (same) { return answered.leave; }
+    var leave = !underWay(ids) || window.confirm(__LEAVE_QUESTION__);
+    answered = { ids: ids.join(" "), at: Date.now(), leave: leave };
+    return leave;
   };
   var leaving = __LEAVING_BUTTONS__;
   document.addEventListener("click", function (event) {
@@ -147,7 +155,8 @@ def page_script() -> str:
     return (PAGE_JS.replace("__KEEPS_DRAFT__", KEEPS_DRAFT).replace("__UNDER_WAY__", UNDER_WAY)
             .replace("__LEAVING_BUTTONS__", json.dumps(LEAVING_BUTTONS))
             .replace("__LEAVE_QUESTION__", json.dumps(LEAVE_QUESTION))
-            .replace("__DRAFT_WAIT_MS__", str(DRAFT_WAIT_MS)).replace("__POLL_MS__", str(POLL_MS)))
+            .replace("__DRAFT_WAIT_MS__", str(DRAFT_WAIT_MS)).replace("__POLL_MS__", str(POLL_MS))
+            .replace("__ANSWER_MS__", str(ANSWER_MS)))
 
 
 PAGE_HEAD = f"<script>{page_script()}</script>"
