@@ -2,7 +2,8 @@
 the questions it asks before a conversation under way is left.
 
 - **The tab in use.** The tab a participant opened is remembered for the page (sessionStorage, so per
-  browser tab and gone when it closes); a reload opens it again instead of the first tab.
+  browser tab and gone when it closes); a reload opens it again instead of the first tab. Tabs are known
+  by their labels, which are unique on each page.
 - **Unsent text.** What is typed in a message box marked `KEEPS_DRAFT` is kept the same way and put back
   after a reload, once the box is usable again (its conversation resumed). A box the server empties (the
   message was sent) empties the kept copy too. Nothing leaves the browser: no draft is sent anywhere.
@@ -51,19 +52,28 @@ PAGE_JS = """
     } catch (e) { /* full or refused: this page just forgets */ }
   }
 
-  // The tab in use: remembered when the participant opens one, opened again after a reload.
+  // The tab in use: remembered (by its label) when the participant opens one, opened again after a
+  // reload. A tab that does not fit the width is in Gradio's overflow menu, a button without the tab role.
+  function tabButtons() {
+    return Array.prototype.filter.call(document.querySelectorAll(".tab-wrapper button"), function (button) {
+      return !button.closest(".visually-hidden") && button.textContent.trim();
+    });
+  }
   document.addEventListener("click", function (event) {
-    var tab = event.target && event.target.closest ? event.target.closest("button[role=tab][id]") : null;
-    if (tab && event.isTrusted) { write(TAB_KEY, tab.id); }
+    var button = event.target && event.target.closest ? event.target.closest(".tab-wrapper button") : null;
+    if (button && event.isTrusted && tabButtons().indexOf(button) >= 0) {
+      write(TAB_KEY, button.textContent.trim());
+    }
   }, true);
   var wantedTab = read(TAB_KEY);
   function reopenTab() {
-    if (!wantedTab) { return true; }
-    var tab = document.getElementById(wantedTab);
-    if (!tab) { return false; }
-    if (tab.getAttribute("aria-selected") !== "true") { tab.click(); }
+    if (!wantedTab) { return; }
+    var buttons = tabButtons().filter(function (b) { return b.textContent.trim() === wantedTab; });
+    if (!buttons.length) { return; }  // the tabs are not drawn yet
+    var tab = buttons.filter(function (b) { return b.getAttribute("role") === "tab"; })[0] || buttons[0];
+    var open = tab.getAttribute("aria-selected") === "true" || tab.classList.contains("selected");
+    if (!open) { tab.click(); }
     wantedTab = null;
-    return true;
   }
 
   // Unsent text: each marked box's text is kept; after a reload it goes back once the box is usable.
