@@ -53,7 +53,7 @@ def test_a_reload_returns_to_the_tab_in_use_with_unsent_text_kept(app, browser, 
     services, address = app
     width = f"{viewport['width']}px"
     page = browser.page(viewport)
-    page.on("dialog", lambda dialog: dialog.accept())  # leaving asks first (tests/app/test_leaving_browser.py)
+    page.on("dialog", lambda dialog: dialog.accept())  # leaving asks first (test_leaving_browser.py)
     page.goto(address)
     new_battle(page)
     send_in_pane(page, "A", "Something with sharks")

@@ -28,7 +28,8 @@ VIEWPORTS = [pytest.param(PHONE, id="400px"), pytest.param(WIDE, id="1300px")]
 EDGES = """(table) => {
     const frame = document.querySelector(table + " .virtual-table-viewport");
     const left = frame.getBoundingClientRect().left;
-    const edge = (cell) => Math.round(document.querySelector(table + " " + cell).getBoundingClientRect().left - left);
+    const edge = (cell) => Math.round(
+        document.querySelector(table + " " + cell).getBoundingClientRect().left - left);
     return {
         heads: [0, 1, 2].map((c) => edge(`th[data-testid='header-${c}']`)),
         cells: [0, 1, 2].map((c) => edge(`.body-cell[data-row='0'][data-col='${c}']`)),
@@ -67,7 +68,8 @@ def assert_pinned(page, table: str) -> None:
         "([table, x]) => document.querySelector(table + ' .virtual-table-viewport').scrollLeft >= x - 1",
         arg=[table, before["room"]])
     after = page.evaluate(EDGES, table)
-    assert after["heads"][:2] == before["heads"][:2] and after["cells"][:2] == before["cells"][:2], (before, after)
+    pinned = after["heads"][:2] == before["heads"][:2] and after["cells"][:2] == before["cells"][:2]
+    assert pinned, (before, after)
     assert after["heads"][1] == after["cells"][1] > after["cells"][0] == 0  # the second one after the first
     assert after["cells"][2] < before["cells"][2] - 50  # the rest scrolls
     assert page.evaluate(ON_TOP, [table, 0]) and page.evaluate(ON_TOP, [table, 1])

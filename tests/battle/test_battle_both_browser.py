@@ -31,7 +31,7 @@ def send_to_both(page, text: str) -> None:
 def test_one_box_sends_to_both_systems_beside_the_two_boxes(tmp_path, served, browser, viewport):
     width = f"{viewport['width']}px"
     # A second and a half per reply, so the page can be seen while both systems write.
-    services = make_services(tmp_path, [FakeCatalogCRS("alpha", delay_s=1.5), FakeCatalogCRS("beta", delay_s=1.5)])
+    services = make_services(tmp_path, [FakeCatalogCRS(name, delay_s=1.5) for name in ("alpha", "beta")])
     page = browser.page(viewport)
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(served(services))

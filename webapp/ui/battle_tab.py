@@ -119,8 +119,8 @@ def both_view(services: Services, session: Optional[BattleSession], *, message: 
               busy: bool = False) -> tuple[Any, Any]:
     """Updates for (the box to both systems, its Send): usable while either side can take a message."""
     sending = not busy and any(can_send(services, session, side) for side in SIDES)
-    box = gr.Textbox(interactive=sending) if message is None else gr.Textbox(value=message, interactive=sending)
-    return box, gr.Button(interactive=sending)
+    update = {"interactive": sending} if message is None else {"value": message, "interactive": sending}
+    return gr.Textbox(**update), gr.Button(interactive=sending)
 
 
 def vote_view(session: Optional[BattleSession], result: Any = "") -> tuple[Any, ...]:
@@ -182,10 +182,11 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             panes[side] = dict(title=title, reveal=reveal, chatbot=chatbot, message=message, send=send_button,
                                items=items, status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
     with gr.Row(equal_height=False):
-        both_message = gr.Textbox(label="Your message to both systems", placeholder="Message System A and System B...",
-                                  max_lines=4, interactive=False, scale=4, min_width=220, elem_id="battle-msg-both",
-                                  elem_classes=[KEEPS_DRAFT])
-        both_send = gr.Button("Send to both", interactive=False, scale=1, min_width=140, elem_id="battle-send-both")
+        both_message = gr.Textbox(label="Your message to both systems", max_lines=4, interactive=False,
+                                  placeholder="Message System A and System B...", scale=4, min_width=220,
+                                  elem_id="battle-msg-both", elem_classes=[KEEPS_DRAFT])
+        both_send = gr.Button("Send to both", interactive=False, scale=1, min_width=140,
+                              elem_id="battle-send-both")
     both_notice = gr.Markdown("", elem_id="battle-both-status", elem_classes=["status-line"])
     with gr.Column(visible=False, elem_id="battle-vote-panel") as vote_panel:
         gr.Markdown("### Which system was better?")
@@ -279,8 +280,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 return
             yield (*pane_view(services, session, side, status=status_text), *both_view(services, session))
 
-        send_args = dict(fn=on_send, inputs=[p["message"], user_state], outputs=pane_outputs(side) + both_outputs,
-                         show_progress="hidden")
+        send_args = dict(fn=on_send, inputs=[p["message"], user_state],
+                         outputs=pane_outputs(side) + both_outputs, show_progress="hidden")
         p["send"].click(api_name=f"battle_send_{s}", **send_args)
         p["message"].submit(api_name=False, **send_args)
 
@@ -342,7 +343,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     both_send_outputs = [*pane_outputs("A"), *pane_outputs("B"), *both_outputs, both_notice]
 
-    def on_send_both(text: str, participant_id: Optional[str], request: gr.Request) -> Iterator[tuple[Any, ...]]:
+    def on_send_both(text: str, participant_id: Optional[str],
+                     request: gr.Request) -> Iterator[tuple[Any, ...]]:
         """One message to both systems: each side that takes it shows it at once and answers in its own pane,
         both at the same time; a side that cannot take it now is named under the box."""
         session = current(services, user_of(services, participant_id, request), request)

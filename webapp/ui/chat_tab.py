@@ -62,7 +62,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                  buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
                                  feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
-                                 max_lines=6, interactive=ready, elem_id="chat-msg", elem_classes=[KEEPS_DRAFT])
+                                 max_lines=6, interactive=ready, elem_id="chat-msg",
+                                 elem_classes=[KEEPS_DRAFT])  # unsent text survives a reload
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
             status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
             # API clients may name a message: a repeat of the same id stores nothing (webapp.sessions.idempotent_sends)

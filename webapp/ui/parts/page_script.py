@@ -10,13 +10,14 @@ the questions it asks before a conversation under way is left.
 - **Leaving a conversation under way.** A message box marked `under-way` (`webapp.ui.parts.under_way`)
   belongs to a conversation with a message sent and no verdict yet. While one is, the buttons in
   `LEAVING_BUTTONS` ask first (cancelling leaves everything as it was), and closing or reloading the page
-  asks the browser's own question. Events that cannot be stopped in the page (a dropdown's choice) ask through
-  `window.crsArenaLeave` from their own `js` (`webapp.ui.parts.under_way.LEAVE_JS`).
+  asks the browser's own question. An event that cannot be stopped in the page (a dropdown's choice) asks
+  through `window.crsArenaLeave` from its own `js` (`webapp.ui.parts.under_way.leave_js`).
 - **Pinned columns.** A table marked `pinned-columns` keeps its first two columns in view while it scrolls
   sideways (`webapp.ui.parts.style`); the second column's offset is the first one's width, measured here.
 
-Everything is polled a few times a second rather than hooked into Gradio's components: the page is drawn
-by Gradio's own scripts, which replace elements as they redraw.
+Clicks are caught before Gradio's own handlers see them; the rest (the tab to reopen, the kept text, the
+pinned offset) is looked at a few times a second rather than hooked into Gradio's components, which its
+own scripts draw and redraw.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The app's own CSS: status lines, the typing indicator, the reveal, a worker's chatbot, pinned table columns,
-and narrow screens.
+"""The app's own CSS: status lines, the typing indicator, the reveal, a worker's chatbot, pinned table
+columns, and narrow screens.
 
 Gradio 6 takes CSS at launch (`serve.launch_app` passes it), not when the
 Blocks are built.
