@@ -65,7 +65,9 @@ def test_new_battle_and_leaving_the_page_ask_while_a_battle_is_under_way(app, br
     questions = Questions(page)
     page.goto(address)
     new_battle(page)
-    new_battle(page)  # no message sent yet: nothing to lose, nothing asked
+    page.locator("#battle-msg-a textarea").fill("typed, not sent")
+    page.locator("#battle-new").click()  # no message sent yet: nothing to lose, nothing asked
+    expect(page.locator("#battle-msg-a textarea")).to_have_value("")  # the new battle's panes are in
     assert questions.asked == []
 
     send_in_pane(page, "A", "Something with sharks")

@@ -34,7 +34,7 @@ LEAVING_BUTTONS = {
 LEAVE_QUESTION = "Your conversation is not finished yet. Leave it and start afresh?"
 DRAFT_WAIT_MS = 30_000  # how long a kept draft waits, from its box's first showing, for the box to open
 POLL_MS = 250
-ANSWER_MS = 1000  # events this soon after a question, for the same conversation, take its answer
+ANSWER_MS = 500  # events this soon after a question, for the same conversation, take its answer
 
 PAGE_JS = """
 (function () {
@@ -123,7 +123,8 @@ PAGE_JS = """
   window.crsArenaLeave = function (ids) {
     var same = answered.ids === ids.join(" ") && Date.now() - answered.at < __ANSWER_MS__;
     if (same) { return answered.leave; }
-    var leave = !underWay(ids) || window.confirm(__LEAVE_QUESTION__);
+    if (!underWay(ids)) { return true; }
+    var leave = window.confirm(__LEAVE_QUESTION__);
     answered = { ids: ids.join(" "), at: Date.now(), leave: leave };
     return leave;
   };
