@@ -45,14 +45,16 @@ STUDY_REDIRECT = (
 
 def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None, *,
                  admin_auth: Optional[Callable[[str, str], Any]] = None, limiter: Optional[LoginLimiter] = None,
-                 admin_path: str = ADMIN_PATH, css: Optional[str] = None, public_upload_bytes: Optional[int] = 0,
+                 admin_path: str = ADMIN_PATH, css: Optional[str] = None, head: Optional[str] = None,
+                 public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
                  max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
                  readiness: Optional[Callable[[], dict[str, Any]]] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
-    no public app), its login limited per client address by `limiter`; `css` styles both (Gradio 6 takes
-    CSS where an app is served, not where it is built); `*_upload_bytes` bound each app's uploads
+    no public app), its login limited per client address by `limiter`; `css` styles both and `head` goes
+    into every page's head (Gradio 6 takes both where an app is served, not where it is built);
+    `*_upload_bytes` bound each app's uploads
     (`webapp.protection.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
     at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
     refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
@@ -88,17 +90,17 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
             app.add_api_route(bare, lambda: RedirectResponse(bare + "/", status_code=308), methods=["GET", "HEAD"],
                               include_in_schema=False)
         # Mounted before "/": the first mount whose prefix matches takes the request.
-        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css,
+        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css, head=head,
                             max_file_size=admin_upload_bytes)
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None and study is not None:
         study.queue(default_concurrency_limit=CONCURRENCY)
-        gr.mount_gradio_app(app, study, path=STUDY_PATH, ssr_mode=False, css=css, max_file_size=0)
+        gr.mount_gradio_app(app, study, path=STUDY_PATH, ssr_mode=False, css=css, head=head, max_file_size=0)
     if public is not None:
         public.queue(default_concurrency_limit=CONCURRENCY)
         gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes,
-                            head=STUDY_REDIRECT if study is not None else None)
+                            head=(STUDY_REDIRECT if study is not None else "") + (head or "") or None)
         app.add_middleware(PrivateFileMiddleware, public_blocks=[public, study],
                            private_prefixes=[admin_path] if admin is not None else [])
     admin_root = (admin_path if public is not None else "").rstrip("/")

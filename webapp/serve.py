@@ -27,6 +27,7 @@ from webapp.ui import (
 )
 from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
+from webapp.ui.parts.page_script import PAGE_HEAD
 from webapp.ui.parts.style import APP_CSS
 from webapp.warm_start import WarmUp, readiness
 from webapp.protection.body_limits import body_limit
@@ -105,20 +106,23 @@ def launch_shared(services: Services, settings: Settings, port: int, *, share: b
 
 
 def launch_app(demo: gr.Blocks, **kwargs) -> None:
-    """`demo.launch` with the app's CSS (Gradio 6 takes CSS at launch)."""
-    demo.launch(css=APP_CSS, **kwargs)
+    """`demo.launch` with the app's CSS and page script (Gradio 6 takes both at launch); a `head` given
+    comes after the script."""
+    head = PAGE_HEAD + (kwargs.pop("head", None) or "")
+    demo.launch(css=APP_CSS, head=head, **kwargs)
 
 
 def build_app(services: Services, *, public: bool = True, admin_auth: Optional[Callable[[str, str], Any]] = None,
               limiter: Optional[LoginLimiter] = None) -> FastAPI:
     """The one-port server (`webapp.one_port`): the public app at `/` and, with `admin_auth`, the researcher
-    app at `/admin` (at `/` without the public app), both with the app's CSS; study links open the study page
-    at `/study`."""
+    app at `/admin` (at `/` without the public app), both with the app's CSS and page script; study links open
+    the study page at `/study`."""
     limiter = limiter or LoginLimiter.from_settings(services.settings, services.store)  # counted in the store
     return build_server(build_demo(services) if public else None,
                         build_admin_demo(services) if admin_auth is not None else None,
                         admin_auth=admin_auth, limiter=limiter,
-                        css=APP_CSS, public_upload_bytes=upload_limit(services.settings, admin=False),
+                        css=APP_CSS, head=PAGE_HEAD,
+                        public_upload_bytes=upload_limit(services.settings, admin=False),
                         admin_upload_bytes=upload_limit(services.settings, admin=True),
                         study=build_study_demo(services) if public else None,
                         max_body_bytes=body_limit(services.settings),

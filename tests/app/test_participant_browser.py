@@ -63,6 +63,9 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
     first_id = participant_id(page)
 
     page.reload()
+    # The page comes back on the tab in use (Your data, where the id was read); the battle waits in its tab.
+    expect(page.get_by_role("tab", name="Your data")).to_have_attribute("aria-selected", "true")
+    page.get_by_role("tab", name="Battle").click()
     page.locator("#battle-notice").get_by_text("Welcome back").wait_for()
     expect(page.locator("#battle-chat-a")).to_contain_text("Something with sharks", use_inner_text=True)
     expect(page.locator("#battle-satisfied-a")).to_be_enabled()  # the pane is as it was: ready to rate

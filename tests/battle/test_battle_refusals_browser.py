@@ -64,7 +64,8 @@ def test_refusals_are_status_lines_and_nothing_entered_is_lost(tmp_path, served,
     page.locator("#battle-msg-b textarea").fill("")
     page.locator("#battle-send-b").click()
     page.locator("#battle-status-b").get_by_text("Please type a message first.").wait_for()
-    page.locator("#battle-new").click()  # the limit of one battle per hour
+    page.once("dialog", lambda dialog: dialog.accept())  # yes, leave this battle (it asks first)...
+    page.locator("#battle-new").click()  # ...but the limit of one battle per hour refuses a new one
     page.locator("#battle-notice").get_by_text("limit of 1 battle per").wait_for()
     assert_no_toasts(page, "New battle over the limit")
     expect(page.locator("#battle-a-aspect-understanding input[value='2']")).to_be_checked()

@@ -27,6 +27,7 @@ TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 400, "height": 860}
+WIDE = {"width": 1300, "height": 900}  # a laptop: panes side by side
 # Gradio's error/warning toasts (what a refusal must never produce).
 TOASTS = ".toast-body, [data-testid='toast-body']"
 

@@ -170,6 +170,30 @@ def check_send(services: Services, session: Optional[BattleSession], side: str, 
     return checked_message(services, text)
 
 
+def check_send_both(services: Services, session: Optional[BattleSession],
+                    text: str) -> tuple[list[str], dict[str, Refusal]]:
+    """One message for both panes: the sides that take it now, and each other side's refusal (the same
+    rules as its own box). Refused when no side takes it, with each side's reason once."""
+    taken: list[str] = []
+    refused: dict[str, Refusal] = {}
+    for side in SIDES:
+        try:
+            check_send(services, session, side, text)
+        except Refusal as exc:
+            refused[side] = exc
+        else:
+            taken.append(side)
+    if not taken:
+        reasons = list(dict.fromkeys(exc.text for exc in refused.values()))
+        raise Refusal(" ".join(reasons))  # each side's refusal was logged already
+    return taken, refused
+
+
+def partly_sent(refused: dict[str, Refusal]) -> str:
+    """The line for a message to both systems that one of them did not get."""
+    return " ".join(f"System {side} did not get this message: {exc.text}" for side, exc in refused.items())
+
+
 def send(services: Services, session: Optional[BattleSession], side: str, text: str) -> str:
     """One turn in one pane; returns the pane's status line."""
     check_send(services, session, side, text)

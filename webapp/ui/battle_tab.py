@@ -10,10 +10,18 @@ A message shows the moment it is sent, with a typing indicator until the
 reply (the send handler is a generator: first the echo, then the reply).
 After the vote each pane names its system at the top ("KBRD (ReDial)") with
 one line about it. A reload finds the participant's battle under way.
+
+Below the panes one more box sends the same message to both systems at once
+(as LMArena does); each answers in its own pane, and a side that cannot take
+it now (rated, at its limit, still answering) is named in a line under the
+box. While a battle is under way (a message sent, no vote yet) its message
+boxes carry the mark that makes "New battle" and leaving the page ask first
+(`webapp.ui.parts.under_way`).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Iterator, Optional
 
 import gradio as gr
@@ -22,13 +30,16 @@ from webapp.services import Services
 from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.sessions.battle import (
-    SIDES, BattleSession, check_send, current, rate, reveal_markdown, send, start_battle, system_card, vote,
+    SIDES, BattleSession, check_send, check_send_both, current, partly_sent, rate, reveal_markdown, send,
+    start_battle, system_card, vote,
 )
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal import notice
+from webapp.ui.parts import under_way
+from webapp.ui.parts.page_script import KEEPS_DRAFT
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
@@ -82,6 +93,12 @@ def can_rate(session: Optional[BattleSession], side: str) -> bool:
     return dialogue.feedback is None and bool(dialogue.agent_turns())
 
 
+def battle_under_way(session: Optional[BattleSession]) -> bool:
+    """A message sent and no vote yet: starting another battle or leaving the page would lose it."""
+    return (session is not None and session.vote is None
+            and any(d.utterances for d in session.dialogues.values()))
+
+
 def pane_view(services: Services, session: Optional[BattleSession], side: str, *, status: Any = None,
               message: Any = None, busy: bool = False) -> tuple[Any, ...]:
     """Updates for (chatbot, items, status, message, send, satisfied, frustrated); `message`: the box's new
@@ -89,12 +106,22 @@ def pane_view(services: Services, session: Optional[BattleSession], side: str, *
     dialogue = session.dialogues[side] if session is not None else None
     sending = can_send(services, session, side) and not busy
     rating = can_rate(session, side) and not busy
-    box = gr.Textbox(interactive=sending) if message is None else gr.Textbox(value=message, interactive=sending)
+    mark = battle_under_way(session)
+    box = (under_way.message_box(mark, interactive=sending) if message is None
+           else under_way.message_box(mark, value=message, interactive=sending))
     return (
         chat_messages(dialogue), items_markdown(latest_items(dialogue)),
         pane_status(services, session, side) if status is None else status,
         box, gr.Button(interactive=sending), gr.Button(interactive=rating), gr.Button(interactive=rating),
     )
+
+
+def both_view(services: Services, session: Optional[BattleSession], *, message: Any = None,
+              busy: bool = False) -> tuple[Any, Any]:
+    """Updates for (the box to both systems, its Send): usable while either side can take a message."""
+    sending = not busy and any(can_send(services, session, side) for side in SIDES)
+    update = {"interactive": sending} if message is None else {"value": message, "interactive": sending}
+    return gr.Textbox(**update), gr.Button(interactive=sending)
 
 
 def vote_view(session: Optional[BattleSession], result: Any = "") -> tuple[Any, ...]:
@@ -143,7 +170,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
                 message = gr.Textbox(
                     label="Your message", placeholder=f"Message System {side}...", max_lines=4,
-                    interactive=False, elem_id=f"battle-msg-{s}",
+                    interactive=False, elem_id=f"battle-msg-{s}", elem_classes=[KEEPS_DRAFT],
                 )
                 send_button = gr.Button("Send", interactive=False, elem_id=f"battle-send-{s}")
                 status = gr.Markdown(NOT_STARTED, elem_id=f"battle-status-{s}", elem_classes=["status-line"])
@@ -155,6 +182,13 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                                 f"Tell us more about System {side} (optional)")
             panes[side] = dict(title=title, reveal=reveal, chatbot=chatbot, message=message, send=send_button,
                                items=items, status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
+    with gr.Row(equal_height=False):
+        both_message = gr.Textbox(label="Your message to both systems", max_lines=4, interactive=False,
+                                  placeholder="Message System A and System B...", scale=4, min_width=220,
+                                  elem_id="battle-msg-both", elem_classes=[KEEPS_DRAFT])
+        both_send = gr.Button("Send to both", interactive=False, scale=1, min_width=140,
+                              elem_id="battle-send-both")
+    both_notice = gr.Markdown("", elem_id="battle-both-status", elem_classes=["status-line"])
     with gr.Column(visible=False, elem_id="battle-vote-panel") as vote_panel:
         gr.Markdown("### Which system was better?")
         vote_hint = gr.Markdown(VOTE_LOCKED, elem_id="battle-vote-hint")
@@ -173,6 +207,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         return [p["chatbot"], p["items"], p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"]]
 
     vote_outputs = [vote_panel, vote_hint, comment, *vote_buttons.values(), result]
+    both_outputs = [both_message, both_send]
     heads = [panes[side][part] for side in SIDES for part in ("title", "reveal")]
 
     def whole_page(session: Optional[BattleSession], notice_text: str = "",
@@ -184,11 +219,13 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         for side in SIDES:
             out += pane_view(services, session, side, message=message)
         out += vote_view(session, reveal_markdown(session.vote, services) if session and session.vote else "")
+        out += [*both_view(services, session, message=message), ""]
         for side in SIDES:
             out += panes[side]["panel"].hide()
         return tuple(out)
 
-    page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs]
+    page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs,
+                    *both_outputs, both_notice]
     for side in SIDES:
         page_outputs += panes[side]["panel"].outputs
 
@@ -230,23 +267,25 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             try:
                 check_send(services, session, side, text)
             except Refusal as exc:  # the message stays in its box, to be fixed and sent again
-                yield (gr.skip(), gr.skip(), notice(exc), *_skips(4))
+                yield (gr.skip(), gr.skip(), notice(exc), *_skips(6))
                 return
             dialogue = session.dialogues[side]
-            yield (echo_messages(dialogue, text), gr.skip(), "", gr.Textbox(value="", interactive=False),
-                   gr.Button(interactive=False), gr.Button(interactive=False), gr.Button(interactive=False))
+            yield (echo_messages(dialogue, text), gr.skip(), "",
+                   under_way.message_box(True, value="", interactive=False), gr.Button(interactive=False),
+                   gr.Button(interactive=False), gr.Button(interactive=False), *_skips(2))
             warming = warming_line(services, dialogue.crs_id)  # the reply follows once the model has loaded
             if warming:
-                yield (gr.skip(), gr.skip(), warming, *_skips(4))
+                yield (gr.skip(), gr.skip(), warming, *_skips(6))
             try:
                 status_text = send(services, session, side, text)
             except Refusal as exc:
-                yield pane_view(services, session, side, status=notice(exc), message=text)
+                yield (*pane_view(services, session, side, status=notice(exc), message=text),
+                       *both_view(services, session))
                 return
-            yield pane_view(services, session, side, status=status_text)
+            yield (*pane_view(services, session, side, status=status_text), *both_view(services, session))
 
-        send_args = dict(fn=on_send, inputs=[p["message"], user_state], outputs=pane_outputs(side),
-                         show_progress="hidden")
+        send_args = dict(fn=on_send, inputs=[p["message"], user_state],
+                         outputs=pane_outputs(side) + both_outputs, show_progress="hidden")
         p["send"].click(api_name=f"battle_send_{s}", **send_args)
         p["message"].submit(api_name=False, **send_args)
 
@@ -255,7 +294,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             def on_rate(participant_id: Optional[str], request: gr.Request, side: str = side,
                         sentiment: str = sentiment) -> tuple[Any, ...]:
                 session = current(services, user_of(services, participant_id, request), request)
-                rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs)
+                rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs) + len(both_outputs)
                 try:
                     both = rate(services, session, side, sentiment)
                 except Refusal as exc:
@@ -264,12 +303,12 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 note += " Now vote below." if both else " Finish the other conversation, then vote."
                 return (note, gr.Textbox(interactive=False), gr.Button(interactive=False),
                         gr.Button(interactive=False), gr.Button(interactive=False), *vote_view(session),
-                        *panes[side]["panel"].show())
+                        *panes[side]["panel"].show(), *both_view(services, session))
 
             p[sentiment].click(
                 on_rate, [user_state],
                 [p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"], *vote_outputs,
-                 *p["panel"].outputs],
+                 *p["panel"].outputs, *both_outputs],
                 api_name=f"battle_{sentiment}_{s}",
             )
 
@@ -306,10 +345,48 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         if form.utterance:
             p["chatbot"].like(on_reply_rating, [user_state], [p["status"]], api_visibility="private")
 
+    both_send_outputs = [*pane_outputs("A"), *pane_outputs("B"), *both_outputs, both_notice]
+
+    def on_send_both(text: str, participant_id: Optional[str],
+                     request: gr.Request) -> Iterator[tuple[Any, ...]]:
+        """One message to both systems: each side that takes it shows it at once and answers in its own pane,
+        both at the same time; a side that cannot take it now is named under the box."""
+        session = current(services, user_of(services, participant_id, request), request)
+        try:
+            taken, refused = check_send_both(services, session, text)
+        except Refusal as exc:  # the message stays in the box, to be fixed and sent again
+            yield (*_skips(len(both_send_outputs) - 1), notice(exc))
+            return
+        echoes = {
+            side: (echo_messages(session.dialogues[side], text), gr.skip(), "",
+                   under_way.message_box(True, interactive=False), gr.Button(interactive=False),
+                   gr.Button(interactive=False), gr.Button(interactive=False)) if side in taken else _skips(7)
+            for side in SIDES
+        }
+        line = notice(partly_sent(refused)) if refused else ""
+        yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line)
+        with ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
+            turns = {pool.submit(send, services, session, side, text): side for side in taken}
+            views = {side: _skips(7) for side in SIDES}  # a pane the message did not go to stays as it is
+            for answered, turn in enumerate(as_completed(turns), 1):
+                side = turns[turn]
+                try:
+                    views[side] = pane_view(services, session, side, status=turn.result())
+                except Refusal as exc:  # what is typed in the pane's own box stays there
+                    views[side] = pane_view(services, session, side, status=notice(exc))
+                done = answered == len(taken)  # the last update shows both answers (what an API client reads)
+                yield (*(views["A"] if done or side == "A" else _skips(7)),
+                       *(views["B"] if done or side == "B" else _skips(7)),
+                       *(both_view(services, session) if done else _skips(2)), line if done else gr.skip())
+
+    gr.on(triggers=[both_send.click, both_message.submit], fn=on_send_both, inputs=[both_message, user_state],
+          outputs=both_send_outputs, api_name="battle_send_both", trigger_mode="once", show_progress="hidden")
+
     vote_result_outputs = [result, panes["A"]["title"], panes["B"]["title"], panes["A"]["reveal"],
                            panes["B"]["reveal"], *vote_outputs[:-1]]
     for side in SIDES:
         vote_result_outputs += pane_outputs(side)[2:]
+    vote_result_outputs += both_outputs
 
     for choice, button in vote_buttons.items():
 
@@ -327,7 +404,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return (reveal_markdown(cast, services),
                     *[pane_title(services, session, side) for side in SIDES],
                     *[pane_reveal(services, session, side) for side in SIDES],
-                    *vote_view(session)[:-1], *controls)
+                    *vote_view(session)[:-1], *controls, *both_view(services, session))
 
         button.click(on_vote, [comment, user_state], vote_result_outputs,
                      api_name=f"battle_vote_{choice.lower()}")

@@ -7,6 +7,9 @@ message shows the moment it is sent, with a typing indicator until the reply.
 Refusals (an empty message, feedback twice, the limit) are a line in the
 status line under the input, never an error toast; a conversation that
 reached its limit waits to be rated and never silently becomes a new one.
+While a conversation is under way (a message sent, not rated yet), "New
+conversation", another system in the dropdown and leaving the page ask first
+(`webapp.ui.parts.under_way`); what is typed and not sent survives a reload.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal import notice
+from webapp.ui.parts import under_way
+from webapp.ui.parts.page_script import KEEPS_DRAFT
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
@@ -58,7 +63,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                                  buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
                                  feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
             message = gr.Textbox(label="Your message", placeholder="Tell the system what you feel like watching...",
-                                 max_lines=6, interactive=ready, elem_id="chat-msg")
+                                 max_lines=6, interactive=ready, elem_id="chat-msg",
+                                 elem_classes=[KEEPS_DRAFT])  # unsent text survives a reload
             send_button = gr.Button("Send", variant="primary", interactive=ready, elem_id="chat-send")
             status = gr.Markdown("", elem_id="chat-status", elem_classes=["status-line"])
             # API clients may name a message: a repeat of the same id stores nothing (webapp.sessions.idempotent_sends)
@@ -86,8 +92,9 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         can_send = open_ and not busy and (dialogue is None or dialogue.num_turns < services.settings.max_turns)
         can_rate = (dialogue is not None and dialogue.feedback is None and bool(dialogue.agent_turns())
                     and not busy)
-        box = (gr.Textbox(interactive=can_send) if message_value is None
-               else gr.Textbox(value=message_value, interactive=can_send))
+        mark = busy or under_way.chat_under_way(dialogue)  # busy: a message just sent
+        box = (under_way.message_box(mark, interactive=can_send) if message_value is None
+               else under_way.message_box(mark, value=message_value, interactive=can_send))
         return (dialogue, chat_messages(dialogue), items_markdown(latest_items(dialogue)), status_text, box,
                 gr.Button(interactive=can_send), gr.Button(interactive=can_rate), gr.Button(interactive=can_rate))
 
@@ -177,9 +184,21 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         figure = factor_figure(stored.scores, title="How an AI panel judged it") if core else None
         return plain_scores(stored), gr.Plot(value=figure, visible=figure is not None)
 
+    def on_switch(crs_name: str, leave: bool, dialogue: Optional[Dialogue], participant_id: Optional[str],
+                  request: gr.Request) -> tuple[Any, ...]:
+        """Another system picked: a new conversation with it, unless the participant chose to stay in the one
+        under way (the dropdown then shows its system again)."""
+        if not leave:
+            back = dialogue is not None and dialogue.crs_id in services.registry.available()
+            return (gr.Dropdown(value=dialogue.crs_id) if back else gr.skip(), *skips(len(new_outputs)))
+        return (gr.skip(), *on_new(crs_name, participant_id, request))
+
     new_button.click(on_new, [crs_choice, user_state], new_outputs, api_name="chat_start")
-    # Choosing another system (the person's own choice, not a resumed conversation) starts afresh.
-    crs_choice.input(on_new, [crs_choice, user_state], new_outputs, api_visibility="private")
+    # Choosing another system (the person's own choice, not a resumed conversation) starts afresh, once the
+    # page asked whether to leave a conversation under way (its answer fills `leave`).
+    leave = gr.Checkbox(value=True, visible=False)
+    crs_choice.input(on_switch, [crs_choice, leave, dialogue_state, user_state], [crs_choice, *new_outputs],
+                     js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
                                    redraw=on_redraw)

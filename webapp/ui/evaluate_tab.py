@@ -193,10 +193,11 @@ def build(services: Services) -> None:
         run_box = gr.Dropdown(choices=run_choices(manager), label="Run", scale=4, elem_id="evaluate-run")
         refresh_button = gr.Button("Refresh", scale=1)
     progress = gr.HTML(progress_html(None), elem_id="evaluate-progress")
-    # Fixed column widths: on a phone the table scrolls sideways in its frame, headers stay readable.
+    # Fixed column widths: on a phone the table scrolls sideways in its frame, headers stay readable and
+    # the system stays in view (`pinned-columns pinned-one`, in the app's CSS).
     table = gr.Dataframe(headers=SHOWN_COLUMNS, value=[], label="Finished dialogues (select a row to read it)",
                          interactive=False, wrap=False, column_widths=["120px"] * len(SHOWN_COLUMNS),
-                         elem_id="evaluate-table")
+                         elem_id="evaluate-table", elem_classes=["pinned-columns", "pinned-one"])
     with gr.Row():
         dialogue_box = gr.Textbox(label="Dialogue id", scale=3, elem_id="evaluate-dialogue")
         read_button = gr.Button("Read the transcript", scale=1, elem_id="evaluate-read")

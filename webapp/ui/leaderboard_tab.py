@@ -208,10 +208,11 @@ def build(services: Services, participant: Any = None) -> None:
                                elem_id="leaderboard-category", scale=3)
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
     summary = gr.Markdown("", elem_id="leaderboard-summary")
-    # On a phone the table scrolls sideways with the system's name pinned; cells never wrap, so no
-    # header is squeezed into a letter-wide column.
+    # On a phone the table scrolls sideways with its rank and system pinned (`pinned-columns`, in the app's
+    # CSS); cells never wrap, so no header is squeezed into a letter-wide column.
     with gr.Column(visible=False, elem_id="leaderboard-board") as board:
-        table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=1, elem_id="leaderboard-table")
+        table = gr.Dataframe(interactive=False, wrap=False, elem_id="leaderboard-table",
+                             elem_classes=["pinned-columns"])
         plot = gr.Plot(elem_id="leaderboard-plot", show_label=False)
     with gr.Accordion("Automatic metrics against satisfaction", open=False, visible=False) as meta_box:
         meta = gr.Dataframe(interactive=False, elem_id="leaderboard-meta")

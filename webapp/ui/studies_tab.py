@@ -97,7 +97,7 @@ def build(services: Services) -> None:
     quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
     people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
-                         visible=False, elem_id="studies-board")
+                         visible=False, elem_id="studies-board", elem_classes=["pinned-columns"])
     with gr.Row():
         pay = gr.Button("Payment sheet (CSV)", elem_id="studies-pay")
         export = gr.Button("Export the study", elem_id="studies-export")

@@ -25,6 +25,7 @@ from webapp.sessions.refusal import Refusal
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.page_script import KEEPS_DRAFT
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items, plural,
@@ -112,7 +113,8 @@ def build_study_demo(services: Services) -> gr.Blocks:
                         chat = gr.Chatbot(label=f"System {side}", height=360, buttons=WORKER_CHATBOT_BUTTONS,
                                           elem_id=f"study-chat-{s}", elem_classes=["worker-chat"])
                         items = gr.Markdown(items_markdown([]), elem_id=f"study-items-{s}")
-                        msg = gr.Textbox(label="Your message", lines=1, max_lines=4, elem_id=f"study-msg-{s}")
+                        msg = gr.Textbox(label="Your message", lines=1, max_lines=4, elem_id=f"study-msg-{s}",
+                                         elem_classes=[KEEPS_DRAFT])  # unsent text survives a reload
                         send = gr.Button("Send", variant="primary", elem_id=f"study-send-{s}")
                         line = gr.Markdown("", elem_id=f"study-status-{s}", elem_classes=["status-line"])
                         with gr.Row():

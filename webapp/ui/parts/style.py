@@ -1,4 +1,5 @@
-"""The app's own CSS: status lines, the typing indicator, the reveal, a worker's chatbot, and narrow screens.
+"""The app's own CSS: status lines, the typing indicator, the reveal, a worker's chatbot, pinned table
+columns, and narrow screens.
 
 Gradio 6 takes CSS at launch (`serve.launch_app` passes it), not when the
 Blocks are built.
@@ -13,6 +14,23 @@ APP_CSS = """
    stored conversation). Its top panel holds nothing else with `WORKER_CHATBOT_BUTTONS`. */
 .worker-chat .icon-button-wrapper.top-panel { display: none !important; }
 #leaderboard-table th, #leaderboard-table td { white-space: nowrap; }
+/* A table marked `pinned-columns` keeps its first two columns (rank and system) in view while the rest
+   scrolls sideways; `pinned-one` keeps only the first. Gradio 6 reads its own `pinned_columns` but does not
+   pin anything. The second column's offset is the first one's width, which the page script measures
+   (`webapp.ui.parts.page_script`). The cells get an opaque background so the columns scrolling beneath
+   them do not show through. */
+.pinned-columns th[data-testid="header-0"], .pinned-columns .body-cell[data-col="0"],
+.pinned-columns:not(.pinned-one) th[data-testid="header-1"],
+.pinned-columns:not(.pinned-one) .body-cell[data-col="1"] { position: sticky !important; z-index: 3; }
+.pinned-columns th[data-testid="header-0"], .pinned-columns .body-cell[data-col="0"] { left: 0; }
+.pinned-columns:not(.pinned-one) th[data-testid="header-1"],
+.pinned-columns:not(.pinned-one) .body-cell[data-col="1"] { left: var(--pinned-left, 3.5rem); }
+.pinned-columns .body-cell[data-col="0"], .pinned-columns .body-cell[data-col="1"] { background: inherit; }
+.pinned-columns.pinned-one th[data-testid="header-0"], .pinned-columns.pinned-one .body-cell[data-col="0"],
+.pinned-columns:not(.pinned-one) th[data-testid="header-1"],
+.pinned-columns:not(.pinned-one) .body-cell[data-col="1"] {
+  box-shadow: inset -1px 0 0 var(--border-color-primary), 4px 0 4px -2px rgba(0, 0, 0, 0.12);
+}
 @media (max-width: 640px) {
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
 }
