@@ -13,6 +13,9 @@ APP_CSS = """
    stored conversation). Its top panel holds nothing else with `WORKER_CHATBOT_BUTTONS`. */
 .worker-chat .icon-button-wrapper.top-panel { display: none !important; }
 #leaderboard-table th, #leaderboard-table td { white-space: nowrap; }
+/* The per-reply rating opens from a flag icon, which reads as "report": it says what it does. */
+.extra-feedback > button { width: auto !important; padding: 0 4px !important; gap: 4px; }
+.extra-feedback > button::after { content: "Rate this reply"; font-size: var(--text-sm); white-space: nowrap; }
 @media (max-width: 640px) {
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
 }
