@@ -30,6 +30,10 @@ def test_the_panel_takes_the_items_the_reply_names_in_its_order():
     reply = Utterance(role=Role.AGENT, text="Try The Usual Suspects, or Alien if you like it darker.", items=items)
     assert [i.title for i in named_items(reply)] == ["The Usual Suspects (1995)", "Alien (1979)"]
     assert named_items(Utterance(role=Role.AGENT, text="What do you like?", items=items)) == []
+    # A short title counts when written as a title (with its year), not as the word it also is.
+    written = Utterance(role=Role.AGENT, text="Cheer up: Up (2009), then Jaws.", items=items)
+    assert [i.title for i in named_items(written)] == ["Up (2009)", "Jaws (1975)"]
+    assert named_items(Utterance(role=Role.AGENT, text="Cheer up with a comedy.", items=items)) == []
 
 
 @pytest.mark.browser

@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 from arena.catalog import DATASETS, load_catalog, split_name
 from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from arena.text_safety import escape_text
-from arena.titles.names import title_variants
+from arena.titles.names import split_year, title_variants
 from arena.titles.phrases import normalize
 
 
@@ -90,9 +90,11 @@ def named_items(utterance: Utterance) -> list[RecommendedItem]:
     haystack = f" {normalize(utterance.text or '')} "
     found = []
     for rank, item in enumerate(utterance.items):
-        # The same whole-word match as `arena.titles.names.mentions_title`: short one-word keys are skipped.
-        places = [haystack.find(f" {key} ") for key in title_variants(item.title)
-                  if (len(key) >= 3 or " " in key) and f" {key} " in haystack]
+        # The same whole-word match as `arena.titles.names.mentions_title` (short one-word keys are skipped,
+        # "Up" is a word before it is a film), plus the title as written with its year: "Up (2009)".
+        keys = [*title_variants(item.title), normalize(item.title), normalize(split_year(item.title)[0])]
+        places = [haystack.find(f" {key} ") for key in keys
+                  if key and (len(key) >= 3 or " " in key) and f" {key} " in haystack]
         if places:
             found.append((min(places), rank, item))
     return [item for _, _, item in sorted(found, key=lambda f: (f[0], f[1]))]
