@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse, RedirectResponse
 
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
+from webapp.protection.login_page import AUTH_MESSAGE
 from webapp.protection.private_files import PrivateFileMiddleware
 from webapp.sessions.idle_sessions import IdleSessionReaper
 
@@ -91,7 +92,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                               include_in_schema=False)
         # Mounted before "/": the first mount whose prefix matches takes the request.
         gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css, head=head,
-                            max_file_size=admin_upload_bytes)
+                            max_file_size=admin_upload_bytes, auth_message=AUTH_MESSAGE)
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None and study is not None:

@@ -87,6 +87,17 @@ def _hold_until(study: Study, started: datetime) -> str:
                        started + timedelta(minutes=study.abandon_after_minutes)))
 
 
+def _pick(study: Study, counts: dict[str, int], skip: set[str], rng: random.Random) -> Optional[str]:
+    """The least-filled cell with room, as a share of its quota (unequal quotas fill at one pace); ties at
+    random; None when no cell outside `skip` has room."""
+    room = [(counts.get(cell, 0) / study.quota(cell), cell) for cell in study.cells()
+            if cell not in skip and counts.get(cell, 0) < study.quota(cell)]
+    if not room:
+        return None
+    lowest = min(share for share, _ in room)
+    return rng.choice(sorted(cell for share, cell in room if share == lowest))
+
+
 class Studies:
     """Study files, participants and quota cells (a part of `Store`)."""
 
@@ -165,33 +176,52 @@ class Studies:
         return [q for q in map(_participant, rows) if previews or not q.data.get("preview")]
 
     # -- quota cells ------------------------------------------------------------------------
+    def choose_cell(self, study: Study, exclude: Iterable[str] = (),
+                    rng: Optional[random.Random] = None) -> Optional[str]:
+        """The cell a new task goes to: the least-filled one with room (ties at random), skipping `exclude`;
+        None when none has room. Nothing is held: the place is taken at the task's first message
+        (`reserve_cell`), and the cell may have filled by then."""
+        now = now_key()
+        c = t.study_claims.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(c.cell, sa.func.count())
+                                .where(c.study_id == study.id,
+                                       sa.or_(c.state == DONE, sa.and_(c.state == RESERVED, c.expires_at >= now)))
+                                .group_by(c.cell)).all()
+        return _pick(study, {cell: n for cell, n in rows}, set(exclude), rng or random.SystemRandom())
+
     def reserve_cell(self, study: Study, pseudonym: str, exclude: Iterable[str] = (),
-                     rng: Optional[random.Random] = None) -> Optional[tuple[str, str]]:
-        """Hold a place in the least-filled cell that has room (ties at random), skipping `exclude`;
-        returns (cell, claim id), or None when every cell the worker may take is full."""
+                     rng: Optional[random.Random] = None, *, prefer: Optional[str] = None,
+                     claim_id: Optional[str] = None, started: Optional[datetime] = None) -> Optional[tuple[str, str]]:
+        """Hold a place: in `prefer` (the cell the task was given) while it has room, else in the least-filled
+        cell that has room (ties at random), skipping `exclude`; returns (cell, claim id), or None when every
+        cell the worker may take is full. `claim_id` names the new claim (a task's own id, else a new one);
+        the place lapses `idle_minutes` from now, never past `abandon_after_minutes` from `started`."""
         rng = rng or random.SystemRandom()
         skip = set(exclude)
         now = utc_now()
-        expires = _hold_until(study, now)
+        expires = _hold_until(study, started or now)
         with self.write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
             counts = _counts(conn, study.id, utc_key(now))
-            # A worker holds one task at a time: a second start of the same worker (a double click, or
-            # the same link opened on two app processes at once) gets the place it holds already.
+            # A worker holds one task at a time: a second start of the same worker (a double click, both
+            # sides of a battle sending at once, or two app processes) gets the place it holds already.
             c = t.study_claims.c
             held = conn.execute(sa.select(c.cell, c.claim_id).where(
-                c.study_id == study.id, c.pseudonym == pseudonym, c.state == "reserved")).first()
+                c.study_id == study.id, c.pseudonym == pseudonym, c.state == RESERVED,
+                c.expires_at >= utc_key(now))).first()
             if held is not None:
                 return held.cell, held.claim_id
-            # Fill as a share of the quota, so unequal quotas fill at one pace.
-            room = [(counts.get(cell, 0) / study.quota(cell), cell) for cell in study.cells()
-                    if cell not in skip and counts.get(cell, 0) < study.quota(cell)]
-            if not room:
+            if prefer is not None and prefer not in skip and counts.get(prefer, 0) < study.quota(prefer):
+                cell = prefer
+            else:
+                cell = _pick(study, counts, skip, rng)
+            if cell is None:
                 return None
-            lowest = min(share for share, _ in room)
-            cell = rng.choice(sorted(cell for share, cell in room if share == lowest))
-            claim_id = uuid.uuid4().hex
+            claim_id = claim_id or uuid.uuid4().hex
+            # A claim of this id that lapsed (deleted above) or was given up makes way for the new one.
+            conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == RESERVED))
             conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
                                                           pseudonym=pseudonym, state=RESERVED, expires_at=expires))
         return cell, claim_id

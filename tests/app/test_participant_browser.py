@@ -70,6 +70,11 @@ def test_a_reload_resumes_the_battle_and_the_chat_under_one_participant(app, bro
     expect(page.locator("#battle-chat-a")).to_contain_text("Something with sharks", use_inner_text=True)
     expect(page.locator("#battle-satisfied-a")).to_be_enabled()  # the pane is as it was: ready to rate
     send_in_pane(page, "B", "And for my kids?")  # the same battle goes on
+    rate_pane(page, "A", "satisfied")
+    rate_pane(page, "B", "frustrated")
+    page.locator("#battle-vote-a:enabled").click()
+    page.locator("#battle-result").get_by_text("System A was").wait_for()
+    expect(page.locator("#battle-notice")).not_to_contain_text("Welcome back")  # the battle it spoke of is over
     page.get_by_role("tab", name="Chat").click()
     page.locator("#chat-chatbot").get_by_text("A comedy for tonight", exact=True).wait_for()
     chat_send(page, "Something lighter?")
@@ -135,12 +140,16 @@ def test_your_data_downloads_and_deletes_only_ones_own_dialogues(app, browser):
     page.locator("#yourdata-status").get_by_text("Nothing was deleted").wait_for()
     page.locator("#yourdata-delete").click()
     page.locator("#yourdata-confirm-yes").click()
-    page.locator("#yourdata-status").get_by_text("Deleted 3 conversations and 1 vote.").wait_for()
+    # The second battle's B side was never written in: it is deleted too, and the line counts it as the log does.
+    page.locator("#yourdata-status").get_by_text(
+        "Deleted 4 conversations (1 of them empty: a battle side you never wrote in) and 1 vote.").wait_for()
     assert_no_toasts(page, "deleting one's data")
     remaining = services.store.list_dialogues()
     assert [d.user_turns()[0].text for d in remaining] == ["someone else's chat"]
     (entry, *_) = services.store.moderation_entries()
     assert entry["action"] == "delete" and entry["actor"] == "participant"
+    logged = [json.loads(e["detail"]) for e in services.store.moderation_entries() if e["actor"] == "participant"]
+    assert sum(d["dialogues"] for d in logged) == 4  # the log counts what the line says
     page.get_by_role("tab", name="Battle").click()  # the battle under way is gone too
     expect(page.locator("#battle-chat-a")).not_to_contain_text("a western", use_inner_text=True)
     expect(page.locator("#battle-send-a")).to_be_disabled()

@@ -155,3 +155,32 @@ def test_the_researcher_runs_the_study_from_the_tab_on_a_phone(services, browser
         assert services.store.study_state("pilot") == "closed"
         assert_no_toasts(admin, "closing a study")
         shoot(admin, shots, "studies-closed-400px")
+
+
+def test_a_place_is_taken_at_the_first_message_and_a_worker_too_late_is_told_plainly(services, browser):
+    publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1)
+    shots = browser.shots
+    with running(build_app(services)) as url:
+        pages = {}
+        for n in range(3):  # three workers read and reach their task: none of them holds one of the 2 places yet
+            page = browser.page(PHONE)
+            page.goto(worker_link(url, f"5f-w{n}", f"sess-w{n}"), wait_until="load")
+            page.locator("#study-agree").click()
+            page.locator("#study-start").click()
+            page.locator("#study-task-head").get_by_text("Task 1 of 1").wait_for()
+            pages[n] = page
+        assert all(n["reserved"] == 0 for n in services.store.cell_fill(flow.load_study(services, "pilot")[1]).values())
+        for n in (0, 1):  # the first two to write take the places (the second on the cell still free)
+            pages[n].locator("#study-msg-a textarea").fill(f"A film for worker {n}")
+            pages[n].locator("#study-send-a").click()
+            wait_for_replies(pages[n], "#study-chat-a", 1)
+            expect(pages[n].locator("#study-chat-a")).to_contain_text(f"A film for worker {n}")
+        late = pages[2]
+        late.locator("#study-msg-a textarea").fill("Am I too late?")
+        late.locator("#study-send-a").click()
+        late.locator("#study-full-notice").get_by_text("held by other workers").wait_for()
+        expect(late.locator("#study-full-notice")).to_contain_text("Return submission")
+        expect(late.locator("#study-task")).to_be_hidden()
+        expect(late.locator("#study-retry")).to_be_visible()
+        assert_no_toasts(late, "a place taken meanwhile")
+        shoot(late, shots, "place-taken-meanwhile-400px")

@@ -133,6 +133,7 @@ def test_a_place_lapses_after_minutes_without_activity_and_activity_keeps_it(ser
     publish(services, quota_per_cell=1, tasks_per_participant=1, idle_minutes=3, abandon_after_minutes=60)
     study, p = started(services, "W1")
     claim = p.data["task"]["claim"]
+    flow.send(services, study, p, "A", "a film for tonight")  # the first message takes the place
 
     def expires() -> str:
         with services.store.read() as conn:
@@ -148,10 +149,48 @@ def test_a_place_lapses_after_minutes_without_activity_and_activity_keeps_it(ser
     assert expires() > utc_key(utc_now() + timedelta(minutes=2))
 
 
+def test_a_task_holds_its_place_only_from_its_first_message(services):
+    publish(services, quota_per_cell=1, tasks_per_participant=1)
+    study, p = started(services, "W1")
+    cell = p.data["task"]["cell"]
+    # Consent, instructions and an assigned task take nothing: a worker who reads and leaves fills no place.
+    assert all(n["reserved"] == 0 for n in services.store.cell_fill(study).values())
+    flow.send(services, study, p, "A", "a film for tonight")
+    assert services.store.cell_fill(study)[cell]["reserved"] == 1
+    flow.send(services, study, p, "A", "something older")  # later messages keep the one place
+    assert sum(n["reserved"] for n in services.store.cell_fill(study).values()) == 1
+
+
+def test_a_cell_filled_before_the_first_message_gives_another_cell_or_the_full_notice(services):
+    publish(services, quota_per_cell=1, tasks_per_participant=1, new_workers_per_minute=50)
+    study, p = started(services, "W1")
+    _, late = started(services, "W2")
+    first = p.data["task"]["cell"]
+    # Meanwhile another worker (on another app process, say) takes that cell's only place.
+    assert services.store.reserve_cell(study, "someone", prefer=first)[0] == first
+    flow.send(services, study, p, "A", "a film for tonight")
+    _, p = flow.enter(services, link("W1"))
+    moved = p.data["task"]["cell"]
+    assert moved != first and p.data["task"]["held"]
+    (d,) = flow.task_dialogues(services, p).values()
+    assert d.crs_id == moved and [u.text for u in d.user_turns()] == ["a film for tonight"]
+    assert services.store.cell_fill(study)[moved]["reserved"] == 1
+    # The last place goes too: a worker whose task has not begun gets the full study's notice, not a task.
+    (last,) = [c for c in study.cells() if c not in (first, moved)]
+    services.store.reserve_cell(study, "another", prefer=last)
+    with pytest.raises(Refusal) as full:
+        flow.send(services, study, late, "A", "hello")
+    assert full.value.text == flow.FULL_FOR_NOW
+    _, late = flow.enter(services, link("W2"))
+    assert late.data["step"] == "full" and "task" not in late.data
+    assert all(not d.utterances for d in services.store.list_dialogues() if d.user.id.endswith(late.pseudonym))
+
+
 def test_a_full_study_says_whether_a_place_may_open(services):
     publish(services, quota_per_cell=1, tasks_per_participant=1, new_workers_per_minute=50)
     for n in range(3):
-        started(services, f"W{n}")
+        study, p = started(services, f"W{n}")
+        flow.send(services, study, p, "A", "hello")  # each first message takes a place
     with pytest.raises(Refusal) as held:
         flow.enter(services, link("late"))
     assert held.value.text == flow.FULL_FOR_NOW and "Return submission" in held.value.text

@@ -157,8 +157,12 @@ def leaderboard_figure(table: pd.DataFrame, title: str = "", titles: Optional[Ma
 
 def _interval_panel(ax, table: pd.DataFrame, col: str, low: str, high: str, label: str,
                     titles: Optional[Mapping[str, str]] = None) -> None:
+    from matplotlib.transforms import blended_transform_factory
+
     rows = table[table[col].notna()] if not table.empty else table
-    ax.set_title(label, fontsize=10)
+    # Centred on the figure, not on the axes: long system names push the axes right, and a title centred
+    # over them ran off the image's edge ("95% bootstrap C").
+    ax.set_title(label, fontsize=10, x=0.5, transform=blended_transform_factory(ax.figure.transFigure, ax.transAxes))
     ax.tick_params(labelsize=10)
     if rows.empty:
         ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes)

@@ -12,7 +12,10 @@ address cost nothing; each later attempt waits `base_delay_s`, doubling per
 failure up to `max_delay_s`, before it is checked (the wait and the counting
 never hold the event loop); `max_failures` failures lock the address out for
 `lockout_s` (logged once). A success, or `lockout_s` without a failure,
-forgets the address's failures.
+forgets the address's failures. A refusal during a lockout, and the refused
+check that starts one, answer 429 with one line saying how long to wait, which
+the login page shows (`webapp.protection.login_page` adds that line and its
+script to the researcher app's page).
 
 With a store (`LoginLimiter.from_settings(settings, store)`, as the app runs),
 the failures are counted in it (`arena.store.limits`), so every app process
@@ -30,11 +33,13 @@ import asyncio
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from typing import Any, Awaitable, Callable, Iterable, Optional
 
 from arena.store import LoginTry, Store
+from webapp.protection.login_page import lockout_line, page_script
 
 log = logging.getLogger(__name__)
 
@@ -150,25 +155,35 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class LoginLimitMiddleware:
-    """Applies a LoginLimiter to `POST <path>` for each of `login_paths` of the wrapped ASGI app."""
+    """Applies a LoginLimiter to `POST <path>` for each of `login_paths` of the wrapped ASGI app, and gives
+    the page each login path belongs to the lockout's line (`webapp.protection.login_page`)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, limiter: LoginLimiter,
                  login_paths: Iterable[str]):
         self.app = app
         self.limiter = limiter
         self.login_paths = {p.rstrip("/") or "/" for p in login_paths}
+        self.page_paths = {p[: -len("/login")] or "/" for p in self.login_paths if p.endswith("/login")}
 
     def _is_login(self, scope: Scope) -> bool:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             return False
         return (scope.get("path", "").rstrip("/") or "/") in self.login_paths
 
+    def _is_page(self, scope: Scope) -> bool:
+        # The page itself (`/admin/`), not the bare address (redirected) nor anything below it.
+        path = scope.get("path", "")
+        return scope.get("type") == "http" and scope.get("method") == "GET" and path.endswith("/") \
+            and (path.rstrip("/") or "/") in self.page_paths
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._is_page(scope):
+            await self._page(scope, receive, send)
+            return
         if not self._is_login(scope):
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        address = str(client[0]) if client else "unknown"
+        address = _address(scope)
         # Counted (as a failure) before the password is checked, off the event loop: a burst of
         # simultaneous guesses gets at most `max_failures` checks, and public requests keep flowing.
         tried = await asyncio.to_thread(self.limiter.attempt, address)
@@ -178,19 +193,62 @@ class LoginLimitMiddleware:
         delay = self.limiter.delay_after(tried.earlier_failures)
         if delay > 0:
             await asyncio.sleep(delay)
+        refused = False
 
         async def watch(message: dict[str, Any]) -> None:
-            # Forgotten before the answer leaves, so the client's next attempt starts afresh.
-            if message["type"] == "http.response.start" and int(message["status"]) < 300:
-                await asyncio.to_thread(self.limiter.succeeded, address)
-            await send(message)
+            nonlocal refused
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                # Forgotten before the answer leaves, so the client's next attempt starts afresh.
+                if status < 300:
+                    await asyncio.to_thread(self.limiter.succeeded, address)
+                # The wrong password that starts a lockout says so at once, not at the next try.
+                refused = tried.locks and status == 400
+                if refused:
+                    await _refuse(send, self.limiter.lockout_s)
+                    return
+            if not refused:
+                await send(message)
 
         await self.app(scope, receive, watch)
 
+    async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The researcher app's page, with the lockout line's script (and the wait, when one runs now)."""
+        locked_s = await asyncio.to_thread(self.limiter.locked_for, _address(scope))
+        start: dict[str, Any] = {}
+        body: list[bytes] = []
+
+        async def edit(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = {k.lower(): v for k, v in message.get("headers", [])}
+                if not headers.get(b"content-type", b"").startswith(b"text/html") or b"content-encoding" in headers:
+                    start["pass"] = True
+                    await send(message)
+                    return
+                start.update(message)
+                return
+            if start.get("pass") or message["type"] != "http.response.body":
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            page = b"".join(body).replace(b"</head>", page_script(locked_s) + b"</head>", 1)
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            await send({**start, "headers": headers + [(b"content-length", str(len(page)).encode())]})
+            await send({"type": "http.response.body", "body": page})
+
+        await self.app(scope, receive, edit)
+
+
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
 
 async def _refuse(send: Send, locked_s: float) -> None:
-    body = json.dumps({"detail": f"Too many failed logins; try again in {locked_s:.0f} s."}).encode()
+    body = json.dumps({"detail": lockout_line(locked_s)}).encode()
     await send({"type": "http.response.start", "status": 429,
-                "headers": [(b"content-type", b"application/json"), (b"retry-after", str(int(locked_s) + 1).encode()),
+                "headers": [(b"content-type", b"application/json"), (b"retry-after", str(math.ceil(locked_s)).encode()),
                             (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

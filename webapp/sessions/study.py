@@ -5,9 +5,13 @@ worker id (`PROLIFIC_PID`, or `worker_id` for other platforms). The worker id
 is kept only as a salted pseudonym (`worker_pseudonym`); their place in the
 flow is a row in the store (`arena.store.studies`), so a reload, another tab or
 another app process resumes where they left off, and a completed worker
-cannot complete again. Each task holds a quota cell (`reserve_cell`) while the
-worker is active on it: the place lapses after the study's `idle_minutes`
-without a message or verdict, and each one extends it (`keep_cell`).
+cannot complete again. A task handed out is given a quota cell but holds no
+place: the place is taken at the worker's first message of the task
+(`reserve_cell`, one transaction in the store), and when the cell filled
+meanwhile the task moves to another cell with room (the worker never saw the
+first system answer), or the worker gets the "study is full" notice. The place
+lapses after the study's `idle_minutes` without a message or verdict, and each
+one extends it (`keep_cell`).
 
 A worker id is bound to the platform session that first used it (Prolific's
 SESSION_ID), else to the first browser (a token the page keeps in the
@@ -306,20 +310,34 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         _mark_dialogues(services, p)
         return
     _mark_dialogues(services, p)
-    exclude = ([] if study.repeat_systems else p.data.get("served", [])) + _down_cells(services, study)
+    exclude = _excluded(services, study, p)
     if is_preview(p):
         cell = _preview_cell(services, study, exclude)
-        held = (cell, "preview") if cell is not None else None
     else:
-        held = None if _state_notice(services, study) else services.store.reserve_cell(study, p.pseudonym, exclude)
-    if held is None:
+        cell = None if _state_notice(services, study) else services.store.choose_cell(study, exclude)
+    if cell is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
         return
-    cell, claim_id = held
-    # A task's ids follow from its place (the claim): the same worker pressing Start on two app processes
-    # at once gets the same place, so both make the same conversations, stored once (no orphan empty ones).
-    task_id = (lambda part: new_id()) if is_preview(p) else (lambda part: task_key(claim_id, part))
+    _hand_out(services, study, p, cell, new_id())
+
+
+def _excluded(services: Services, study: Study, p: Participant) -> list[str]:
+    """The cells the worker's next task may not take: those they did (unless the study repeats systems) and
+    those with a system that is down."""
+    return ([] if study.repeat_systems else list(p.data.get("served", []))) + _down_cells(services, study)
+
+
+def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim_id: str,
+              held: bool = False) -> None:
+    """Give the worker a task on `cell`: its empty conversations, and the id its place will be claimed
+    under (`held`: the place is taken already)."""
+    done = len(p.data.get("task_seconds", []))
+    # A task's ids follow from the worker's row as read (who, how many conversations handed out so far, which
+    # cell): the same worker pressing Start on two app processes at once makes the same conversations,
+    # stored once (no orphan empty ones); a later hand-out has a larger count, so fresh ids.
+    seed = f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}:{cell}"
+    task_id = (lambda part: new_id()) if is_preview(p) else (lambda part: task_key(seed, part))
     battle_id = task_id("battle")
     dialogues = []
     for side, crs in zip(sides(study), cell_systems(cell), strict=True):
@@ -335,14 +353,15 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     services.store.create_dialogues_once(dialogues)
     p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
-    p.data["task"] = {"cell": cell, "claim": claim_id, "battle_id": battle_id, "started": utc_now().isoformat(),
+    p.data["task"] = {"cell": cell, "claim": claim_id, "held": held, "battle_id": battle_id,
+                      "started": utc_now().isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
 
 
-def task_key(claim_id: str, part: str) -> str:
-    """The id of one part (a side's conversation, the battle) of the task held by `claim_id`."""
-    return uuid.uuid5(uuid.NAMESPACE_URL, f"arena-study-task:{claim_id}:{part}").hex
+def task_key(seed: str, part: str) -> str:
+    """The id of one part (a side's conversation, the battle) of the task handed out as `seed`."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"arena-study-task:{seed}:{part}").hex
 
 
 def _standing(p: Participant) -> dict[str, Any]:
@@ -392,33 +411,47 @@ def check_send(services: Services, p: Participant, side: str, text: str) -> tupl
 SWAPPED = "That system stopped working before you began, so you have a new task; please start again."
 
 
-def _swap_if_down(services: Services, study: Study, p: Participant) -> bool:
-    """Before the worker's first message, a task on a system that went down is given up (its place freed,
-    its empty conversations never exported) for a task on another cell; True when that happened."""
+def _take_place(services: Services, study: Study, p: Participant) -> None:
+    """At the worker's first message of a task, the task takes its place in the store. A task on a system that
+    went down is given up for a task on another cell (and the message refused: the worker starts again); a
+    cell that filled meanwhile gives way to another cell with room, which the message goes to (the worker saw
+    no system answer yet); with no room anywhere the worker gets the full study's notice."""
     with _lock(p.pseudonym):
         p = _fresh(services, p)
         task = p.data.get("task")
-        if p.data.get("step") != "task" or not task:
-            return False
-        dialogues = task_dialogues(services, p)
-        if any(d.utterances for d in dialogues.values()) or not set(_down_cells(services, study)) & {task["cell"]}:
-            return False
-        services.store.release_cell(task["claim"])
-        p.data.pop("task")
-        _next(services, study, p)
-        return True
+        # (A task handed out before places were taken at the first message has no "held": it holds one.)
+        if p.data.get("step") != "task" or not task or task.get("held", True) or is_preview(p):
+            return
+        exclude = _excluded(services, study, p)
+        if task["cell"] in exclude:  # its system went down
+            p.data.pop("task")
+            _next(services, study, p)
+            raise refuse(SWAPPED)
+        held = services.store.reserve_cell(study, p.pseudonym, exclude, prefer=task["cell"], claim_id=task["claim"],
+                                           started=datetime.fromisoformat(task["started"]))
+        if held is None:
+            p.data.pop("task")
+            p.data["step"] = "full"
+            services.store.save_participant(p)
+            raise refuse(full_notice(services, study, p)[0])
+        cell, claim_id = held
+        if cell == task["cell"]:
+            task.update(claim=claim_id, held=True)
+            services.store.save_participant(p)
+        else:
+            _hand_out(services, study, p, cell, claim_id, held=True)
 
 
 def _keep_place(services: Services, study: Study, p: Participant) -> None:
     task = p.data.get("task") or {}
-    if task and not is_preview(p):
+    if task and task.get("held", True) and not is_preview(p):  # a task holds no place before its first message
         services.store.keep_cell(study, p.pseudonym, task["claim"], task["cell"],
                                  datetime.fromisoformat(task["started"]))
 
 
 def send(services: Services, study: Study, p: Participant, side: str, text: str) -> None:
-    if _swap_if_down(services, study, p):
-        raise refuse(SWAPPED)
+    _take_place(services, study, p)
+    p = _fresh(services, p)  # the task may have moved to another cell
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
         reply = stored_turn(services, d, text, version=_version(services, d),

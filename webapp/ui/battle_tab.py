@@ -387,6 +387,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     for side in SIDES:
         vote_result_outputs += pane_outputs(side)[2:]
     vote_result_outputs += both_outputs
+    vote_result_outputs.append(notice_line)  # a vote ends the battle: "Welcome back ..." no longer holds
 
     for choice, button in vote_buttons.items():
 
@@ -404,7 +405,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             return (reveal_markdown(cast, services),
                     *[pane_title(services, session, side) for side in SIDES],
                     *[pane_reveal(services, session, side) for side in SIDES],
-                    *vote_view(session)[:-1], *controls, *both_view(services, session))
+                    *vote_view(session)[:-1], *controls, *both_view(services, session), "")
 
         button.click(on_vote, [comment, user_state], vote_result_outputs,
                      api_name=f"battle_vote_{choice.lower()}")

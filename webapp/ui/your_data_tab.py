@@ -117,9 +117,13 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         # Conversations under way in this process are forgotten, so no later turn stores them again.
         services.battle_book.forget(participant_id)
         services.turn_guard.forget(participant_id)
-        # Counted as the participant sees them: a battle pane never written in is no conversation.
-        done = (f"Deleted {plural(own.total, 'conversation')} and "
-                f"{plural(counts_deleted['votes'], 'vote')}.")
+        # The same count the moderation log records; a battle side never written in is named as such, as the
+        # counts above the button (written conversations only) did not show it.
+        deleted = counts_deleted["dialogues"]
+        empty = max(0, deleted - own.total)
+        done = (f"Deleted {plural(deleted, 'conversation')}"
+                + (f" ({empty} of them empty: a battle side you never wrote in)" if empty else "")
+                + f" and {plural(counts_deleted['votes'], 'vote')}.")
         return (gr.Column(visible=False), done, counts_markdown(services, participant_id),
                 gr.File(value=None, visible=False))
 

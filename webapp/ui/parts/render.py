@@ -10,8 +10,10 @@ import functools
 from typing import Iterable, Optional
 
 from arena.catalog import DATASETS, load_catalog, split_name
-from arena.dialogue import Dialogue, RecommendedItem, Role
+from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from arena.text_safety import escape_text
+from arena.titles.names import split_year, title_variants
+from arena.titles.phrases import normalize
 
 
 
@@ -81,10 +83,29 @@ def uniform_title(title: str) -> str:
     return f"{bare} ({year})" if year else bare
 
 
+def named_items(utterance: Utterance) -> list[RecommendedItem]:
+    """The items a reply names, in the order it names them. A system may attach more items than its text
+    names (its ranked list); the Recommended panel shows what the reply presents, so that the panel and
+    the text agree ("the reply names three, the panel lists five" was the complaint)."""
+    haystack = f" {normalize(utterance.text or '')} "
+    found = []
+    for rank, item in enumerate(utterance.items):
+        # The same whole-word match as `arena.titles.names.mentions_title` (short one-word keys are skipped,
+        # "Up" is a word before it is a film), plus the title as written with its year: "Up (2009)".
+        keys = [*title_variants(item.title), normalize(item.title), normalize(split_year(item.title)[0])]
+        places = [haystack.find(f" {key} ") for key in keys
+                  if key and (len(key) >= 3 or " " in key) and f" {key} " in haystack]
+        if places:
+            found.append((min(places), rank, item))
+    return [item for _, _, item in sorted(found, key=lambda f: (f[0], f[1]))]
+
+
 def latest_items(dialogue: Optional[Dialogue]) -> list[RecommendedItem]:
+    """What the Recommended panel shows: the items the latest reply that names any of its items names."""
     if dialogue is None:
         return []
     for utt in reversed(dialogue.agent_turns()):
-        if utt.items:
-            return list(utt.items)
+        named = named_items(utt) if utt.items else []
+        if named:
+            return named
     return []

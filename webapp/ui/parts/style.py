@@ -31,6 +31,9 @@ APP_CSS = """
 .pinned-columns:not(.pinned-one) .body-cell[data-col="1"] {
   box-shadow: inset -1px 0 0 var(--border-color-primary), 4px 0 4px -2px rgba(0, 0, 0, 0.12);
 }
+/* The per-reply rating opens from a flag icon, which reads as "report": it says what it does. */
+.extra-feedback > button { width: auto !important; padding: 0 4px !important; gap: 4px; }
+.extra-feedback > button::after { content: "Rate this reply"; font-size: var(--text-sm); white-space: nowrap; }
 @media (max-width: 640px) {
   .gradio-container { padding-left: 6px !important; padding-right: 6px !important; }
 }
