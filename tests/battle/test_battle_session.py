@@ -163,3 +163,25 @@ def test_concurrent_sends_in_one_pane_never_interleave(tmp_path):
     assert len(errors) == 1 and "still answering" in errors[0]
     roles = [u.role.value for u in session.dialogues["A"].utterances]
     assert roles == ["USER", "AGENT"]
+
+
+def test_a_vote_keeps_the_dialogue_acts_the_scorer_stored_after_a_rating(services):
+    """The background scorer annotates a rated side before the vote: the vote's write of both dialogues goes
+    on from the stored copies, so the acts stay in the corpus (they were overwritten by the page's copy)."""
+    from arena.dialogue import DialogueAct
+
+    session = start_battle(services, "u1")
+    for side in ("A", "B"):
+        send(services, session, side, f"hello {side}")
+    rate(services, session, "A", "satisfied")
+    rate(services, session, "B", "frustrated")
+    a_id = session.dialogues["A"].dialogue_id
+    scored = services.store.get_dialogue(a_id)  # as the scorer stores its acts: the same turns, annotated
+    for utterance in scored.utterances:
+        utterance.dialogue_acts = [DialogueAct(intent="Request")]
+        utterance.acts_annotator = "test/1"
+    services.store.save_dialogue(scored)
+    vote(services, session, "A", "", "u1")
+    stored = services.store.get_dialogue(a_id)
+    assert stored.feedback.sentiment == "satisfied" and len(services.store.list_votes()) == 1
+    assert [u.acts_annotator for u in stored.utterances] == ["test/1"] * len(stored.utterances)

@@ -97,8 +97,11 @@ def _side_as_stored(services: Services, session: BattleSession, side: str) -> in
     stored = read_current(services, session.dialogues[side])
     if stored is None or store_voted(services, session):
         raise ChangedElsewhere()
-    if not same_conversation(session.dialogues[side], stored):
-        session.dialogues[side] = stored.dialogue
+    changed = not same_conversation(session.dialogues[side], stored)
+    # The stored copy is the conversation as the session holds it, plus whatever the background scorer
+    # wrote into it (dialogue acts): the step goes on from it, so a write never drops them.
+    session.dialogues[side] = stored.dialogue
+    if changed:
         raise ChangedElsewhere()
     return stored.version
 
@@ -262,7 +265,7 @@ def vote(
         settings = services.settings
 
         def save() -> None:
-            nonlocal versions
+            nonlocal versions, a, b
             for attempt in range(3):
                 try:
                     session.flagged = services.store.save_battle_once(
@@ -279,6 +282,7 @@ def vote(
                     if attempt == 2:
                         raise
                     versions = (_side_as_stored(services, session, "A"), _side_as_stored(services, session, "B"))
+                    a, b = session.dialogues["A"], session.dialogues["B"]
 
         # The battle's claim ends in the same transaction, so no draw counts it twice (stored and under way).
         # One transaction: the vote and both dialogues, or nothing; only a stored vote keeps its place
