@@ -144,7 +144,15 @@ class Replica:
         study.consent(self.services, found, p)
         study.begin(self.services, found, p)
         p = self.services.store.get_participant(p.study_id, p.pseudonym)
-        return {"step": p.data.get("step"), "claim": (p.data.get("task") or {}).get("claim")}
+        task = p.data.get("task") or {}
+        return {"step": p.data.get("step"), "dialogues": sorted((task.get("dialogues") or {}).values())}
+
+    def study_send(self, study_id: str, worker: str, text: str) -> dict:
+        """The worker's message in their task's first conversation (the first takes the task's place)."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": worker})
+        study.send(self.services, found, p, study.sides(found)[0], text)
+        p = self.services.store.get_participant(p.study_id, p.pseudonym)
+        return {"claim": (p.data.get("task") or {}).get("claim")}
 
     # -- Evaluate -----------------------------------------------------------------------------
     def run_start(self, n_dialogues: int, concurrency: int = 2) -> dict:

@@ -102,6 +102,15 @@ def test_a_battle_finished_on_the_other_replica_keeps_its_labels_and_vote(db, re
     assert [u.text for u in sides["A"].utterances][::2] == ["a1 on r1", "a2 on r2", "a3 on r1"]
 
 
+def _places(db: str) -> int:
+    import sqlalchemy as sa
+
+    from arena.store import schema as t
+
+    with Store(db) as store, store.read() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
+
+
 def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, replicas):
     from arena.study import parse_study
     from tests.study.study_support import study_yaml
@@ -114,19 +123,30 @@ def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, r
         r1.send("study_start", study_id="pilot", worker=f"w{n}")
         r2.send("study_start", study_id="pilot", worker=f"w{n}")
         first, second = r1.receive(), r2.receive()
-        assert first["step"] == second["step"] == "task" and first["claim"] == second["claim"]
+        assert first["step"] == second["step"] == "task" and first["dialogues"] == second["dialogues"]
+    assert _places(db) == 0  # a task holds no place before its first message
+    for n in range(4):  # and each worker's first message reaches both replicas at the same moment
+        r1.send("study_send", study_id="pilot", worker=f"w{n}", text=f"hello from w{n}")
+        r2.send("study_send", study_id="pilot", worker=f"w{n}", text=f"hello again from w{n}")
+        answers = [r1.receive(), r2.receive()]
+        # Both reach the same conversation: one message is stored, the other (compare-and-set) gets the
+        # stale page's line; either way the task holds one place.
+        claims = {a["claim"] for a in answers if "claim" in a}
+        assert len(claims) == 1 and all("claim" in a or a == {"refused": CHANGED_ELSEWHERE} for a in answers), answers
+    assert _places(db) == 4  # one place per worker, not one per replica
     with Store(db) as store, store.read() as conn:
         import sqlalchemy as sa
         from arena.store import schema as t
 
-        held = conn.execute(sa.select(sa.func.count()).select_from(t.study_claims)).scalar()
         stored = set(conn.execute(sa.select(t.dialogues.c.dialogue_id)).scalars())
-    assert held == 4  # one place per worker, none orphaned
     with Store(db) as store:
         tasks = [p.data["task"] for p in store.list_participants("pilot")]
     handed_out = {d for task in tasks for d in task["dialogues"].values()}
     assert len(tasks) == 4 and len(handed_out) == 4 * len(tasks[0]["dialogues"])
-    assert stored == handed_out  # no empty task conversation left over from the second Start
+    with Store(db) as store:
+        extra = [(d.dialogue_id, d.metadata, len(d.utterances)) for d in store.list_dialogues()
+                 if d.dialogue_id not in handed_out]
+    assert stored == handed_out, extra  # no empty task conversation left over from the second Start
 
 
 def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):

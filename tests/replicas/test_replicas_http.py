@@ -1,25 +1,32 @@
 """Two app servers (`python app.py`, each its own process and port) on one PostgreSQL database, driven over
 HTTP through the app's API as a participant's requests would reach them behind a load balancer without
 stickiness: a chat moved between them with a deletion in the middle, a battle started on one and finished on
-the other, and a vote cap that holds across both. The chat is also driven in a browser (Debian's Chromium),
+the other, and a vote cap and a login lockout that hold across both. The chat is also driven in a browser (Debian's Chromium),
 whose participant token moves with it to the other server, where "Your data" deletes the conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
+import httpx
 import pytest
 
 from arena.store import Store
 from tests.replicas.app_servers import start_servers
+from webapp.protection.admin_auth import hash_password
 from webapp.ui.parts.participant import STORAGE_KEY
 
 pytestmark = pytest.mark.slow  # two app servers and a PostgreSQL cluster
 
 SYSTEM = "chatcrs_redial"
 VOTES_PER_ADDRESS = 2
+LOGIN_TRIES = 4
+PASSWORD = "correct horse battery staple"
 ENV = {"ARENA_SCORE_METRICS": "", "ARENA_MIN_BATTLE_SECONDS": "0", "ARENA_MIN_USER_TURNS": "1",
-       "ARENA_MAX_VOTES_PER_IP": str(VOTES_PER_ADDRESS)}
+       "ARENA_MAX_VOTES_PER_IP": str(VOTES_PER_ADDRESS), "ARENA_ADMIN_USERS": "ada",
+       "ARENA_ADMIN_PASSWORD_HASH": hash_password(PASSWORD, iterations=20_000),
+       "ARENA_LOGIN_MAX_FAILURES": str(LOGIN_TRIES)}
 CHANGED = "This conversation changed elsewhere; reloading."
 
 
@@ -159,3 +166,21 @@ def test_the_vote_cap_of_an_address_holds_across_both_servers(servers):
     saved = [a for a in answers if "your vote was saved" in a]
     allowed = VOTES_PER_ADDRESS - before  # a vote of an earlier test here came from this address too
     assert allowed >= 1 and stored == len(saved) == allowed, answers  # not twice the cap with two servers
+
+
+def test_a_burst_of_wrong_logins_over_both_servers_gets_the_configured_tries_in_all(servers):
+    """32 simultaneous wrong passwords from one address, half to each server: the two together check exactly
+    `ARENA_LOGIN_MAX_FAILURES` of them (the last of those starts the lockout and says so: 429), then the
+    address is locked out on both, even with the right password."""
+    _, r1, r2 = servers
+
+    async def burst(password: str, count: int) -> list[int]:
+        async with httpx.AsyncClient(timeout=120) as client:
+            answers = await asyncio.gather(*(
+                client.post((r1, r2)[n % 2].url + "admin/login", data={"username": "ada", "password": password})
+                for n in range(count)))
+        return [a.status_code for a in answers]
+
+    answers = asyncio.run(burst("wrong", 32))
+    assert answers.count(400) == LOGIN_TRIES - 1 and answers.count(429) == 32 - (LOGIN_TRIES - 1), answers
+    assert asyncio.run(burst(PASSWORD, 2)) == [429, 429]  # locked out on both servers

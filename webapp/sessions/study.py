@@ -32,6 +32,7 @@ file sets `flagged_counts`, their places are released for other workers.
 
 from __future__ import annotations
 
+import random
 import threading
 import uuid
 from functools import lru_cache
@@ -314,7 +315,10 @@ def _next(services: Services, study: Study, p: Participant) -> None:
     if is_preview(p):
         cell = _preview_cell(services, study, exclude)
     else:
-        cell = None if _state_notice(services, study) else services.store.choose_cell(study, exclude)
+        # Ties broken the same way for the same worker and hand-out, so that a Start reaching two app
+        # processes at once picks one cell (and so one set of conversations) in both.
+        tie = random.Random(f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}")
+        cell = None if _state_notice(services, study) else services.store.choose_cell(study, exclude, tie)
     if cell is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
