@@ -29,3 +29,19 @@ def launched(tmp_path):
     for demo, services in demos:
         demo.close()
         services.close()
+
+
+@pytest.fixture
+def two_system_app(tmp_path):
+    """The public app in this process with two scripted systems (alpha, beta) and 4 messages a conversation:
+    (services, address)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
+    from battle_support import FakeCatalogCRS, launch, make_services
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=4)
+    demo, address = launch(services)
+    yield services, address
+    demo.close()
+    services.store.close()

@@ -9,16 +9,9 @@ Uses Debian's Chromium (/usr/bin/chromium) through Playwright (tests/support/bro
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
-
-from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
-
-from tests.support.browser import (  # noqa: E402
+from tests.support.browser import (
     PHONE, WIDE, assert_no_toasts, chat_send, expect, new_battle, rate_pane, send_in_pane, shoot,
 )
 
@@ -44,12 +37,8 @@ class Questions:
 
 
 @pytest.fixture
-def app(tmp_path):
-    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=4)
-    demo, address = launch(services)
-    yield services, address
-    demo.close()
-    services.store.close()
+def app(two_system_app):
+    return two_system_app
 
 
 def pick_system(page, label: str) -> None:
