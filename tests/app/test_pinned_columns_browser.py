@@ -36,6 +36,13 @@ EDGES = """(table) => {
         room: frame.scrollWidth - frame.clientWidth,
     };
 }"""
+# Whether the page script has set the second column's offset to the first one's width.
+MEASURED = """(table) => {
+    const el = document.querySelector(table);
+    const pinned = el && (el.closest(".pinned-columns") || el.querySelector(".pinned-columns"));
+    const first = pinned && pinned.querySelector("th[data-testid='header-0']");
+    return !!first && pinned.style.getPropertyValue("--pinned-left") === first.getBoundingClientRect().width + "px";
+}"""
 SCROLL = """([table, x]) => { document.querySelector(table + " .virtual-table-viewport").scrollLeft = x; }"""
 # Whether the cell at (x, y) of the page is in `table`'s column `col` (what is drawn on top there).
 ON_TOP = """([table, col]) => {
@@ -61,6 +68,7 @@ def assert_pinned(page, table: str) -> None:
     column 2 moves by the scroll."""
     page.locator(f"{table} .body-cell[data-row='0'][data-col='1']").wait_for()
     page.locator(f"{table} .body-cell[data-row='0'][data-col='1']").scroll_into_view_if_needed()
+    page.wait_for_function(MEASURED, arg=table)  # the page script has placed the second column (it looks each tick)
     before = page.evaluate(EDGES, table)
     assert before["room"] > 100, f"{table} does not scroll sideways: {before}"
     page.evaluate(SCROLL, [table, before["room"]])
