@@ -157,13 +157,9 @@ class _TransformersEngine:
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int):  # torch keeps its own thread setting
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
         self._torch = torch
-        hf_logging.disable_progress_bar()  # the GGUF de-quantisation bar is noise in logs
-        self._tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        self._model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+        self._model, self._tok = _load_gguf(path)
         self._model.eval()
         trained = getattr(self._model.config, "max_position_embeddings", n_ctx) or n_ctx
         self.n_ctx = min(n_ctx, trained)
@@ -203,14 +199,21 @@ class _TransformersEngine:
         return text, int(ids.shape[1]), int(new.shape[0])
 
 
-def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
-    """The GGUF file as a plain (float32) transformers model and its tokenizer."""
+def _load_gguf(path: Path) -> tuple[Any, Any]:
+    """The GGUF file de-quantised by transformers: (model, tokenizer)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # the GGUF de-quantisation bar is noise in logs
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    loaded = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
+    return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name), tokenizer
+
+
+def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
+    """The GGUF file as a plain (float32) transformers model and its tokenizer."""
+    from transformers import AutoModelForCausalLM
+
+    loaded, tokenizer = _load_gguf(path)
     # A model loaded from GGUF refuses to be saved; the same weights in a model built from its config do not.
     config = loaded.config
     if hasattr(config, "quantization_config"):
