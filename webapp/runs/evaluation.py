@@ -389,7 +389,11 @@ class RunManager(ResumesInterruptedRuns):
         """Whether `owner` holds the run under a live lease, as the store has it now (one read: an LLM call
         costs far more). Once another process took the run over, the stored result would be discarded
         (`Store.save_run_dialogue`), so the worker's further LLM calls would be paid for nothing."""
-        held = self.store.run_lease(run_id)
+        try:
+            held = self.store.run_lease(run_id)
+        except Exception as exc:  # the store is away for a moment: the write is checked again when storing
+            log.warning("run %s: could not read its lease before an LLM call: %s", run_id, exc)
+            return True
         return (held is not None and held[0] == owner and held[1] is not None
                 and held[1] >= now_key())
 
