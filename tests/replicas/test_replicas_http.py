@@ -233,7 +233,10 @@ def test_a_run_started_on_one_server_is_cancelled_from_the_other(servers):
     with Store(db) as store:
         wait_until(lambda: (store.get_run(run_id) or {}).get("status") == "running", 60, "r1 running the run")
         assert store.run_lease(run_id)[0].startswith(r1.owner_prefix)
-        progress, _ = page2.predict(run_id, api_name="/evaluate_cancel")  # the page reached the other server
+        # The researcher's page on the other server lists the runs as the store has them (what opening the
+        # page does), and its cancel goes there.
+        page2.predict(None, api_name="/evaluate_refresh")
+        progress, _ = page2.predict(run_id, api_name="/evaluate_cancel")
         assert "cancel" in progress
         wait_until(lambda: store.get_run(run_id)["status"] == "cancelled", 30, "r1 ending the cancelled run")
         state = store.get_run(run_id)
