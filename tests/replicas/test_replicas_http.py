@@ -220,15 +220,19 @@ def researcher(server):
     from gradio_client import Client
 
     with httpx.Client(timeout=60) as http:
-        assert http.post(server.url + "admin/login", data={"username": "ada", "password": PASSWORD}).status_code == 200
+        login = http.post(server.url + "admin/login", data={"username": "ada", "password": PASSWORD})
+        assert login.status_code == 200
         cookie = "; ".join(f"{name}={value}" for name, value in http.cookies.items())
-    return Client(server.url + "admin/", verbose=False, headers={"Cookie": cookie}, httpx_kwargs={"timeout": 120})
+    return Client(server.url + "admin/", verbose=False, headers={"Cookie": cookie},
+                  httpx_kwargs={"timeout": 120})
 
 
 def test_a_run_started_on_one_server_is_cancelled_from_the_other(servers):
     db, r1, r2 = servers
     page1, page2 = researcher(r1), researcher(r2)
-    run_box, _, _ = page1.predict([SYSTEM], "llm_us", 1000, 20, 0, 1, False, False, api_name="/evaluate_start")
+    # 1000 dialogues of up to 20 turns, one at a time: still running when the cancel comes
+    run_box, _, _ = page1.predict([SYSTEM], "llm_us", 1000, 20, 0, 1, False, False,
+                                  api_name="/evaluate_start")
     run_id = run_box if isinstance(run_box, str) else run_box["value"]
     with Store(db) as store:
         wait_until(lambda: (store.get_run(run_id) or {}).get("status") == "running", 60, "r1 running the run")

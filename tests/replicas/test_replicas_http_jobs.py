@@ -34,7 +34,8 @@ def env(judge: OpenAIStubServer) -> dict[str, str]:
     """A server whose scorer (two workers, the LLM act annotator) calls `judge`, once per call (no retry, no
     cache: every call the server pays for reaches the judge)."""
     return {"ARENA_LLM_PROVIDER": "openai", "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test",
-            "ARENA_SCORE_METRICS": ",".join(METRICS), "ARENA_ACTS_ANNOTATOR": "llm", "ARENA_SCORER_WORKERS": "2",
+            "ARENA_SCORE_METRICS": ",".join(METRICS), "ARENA_ACTS_ANNOTATOR": "llm",
+            "ARENA_SCORER_WORKERS": "2",
             "ARENA_SCORING_LEASE_S": str(LEASE_S), "ARENA_LLM_RETRIES": "0", "ARENA_LLM_CACHE": "0",
             "ARENA_LLM_TIMEOUT": "600"}
 
@@ -109,7 +110,8 @@ def test_a_starting_server_leaves_live_jobs_alone_and_a_killed_servers_jobs_are_
             r2 = AppServer("r2", db, tmp_path, env(judge2))
             servers.append(r2)
             r2.wait_ready()
-            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in rest), 120, "r2 scoring the queued jobs")
+            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in rest), 120,
+                       "r2 scoring the queued jobs")
             time.sleep(LEASE_S + POLL_S)  # longer than a lease: r1 renews its own, so they stay with it
             now = jobs(store)
             assert {i: (now[i][0], now[i][2]) for i in held_ids} == {i: ("running", 1) for i in held_ids}
@@ -120,14 +122,16 @@ def test_a_starting_server_leaves_live_jobs_alone_and_a_killed_servers_jobs_are_
             once = paid(judge2, rest[0])
             assert once >= 1 and paid(judge2, rest[1]) == once
 
-            # kill -9 of r1 mid-scoring: r2 takes both jobs over once their lease ran out, and scores each once.
+            # kill -9 of r1 mid-scoring: r2 takes both jobs over once their lease ran out, scores each once.
             r1.kill()
             killed_at = time.monotonic()
             wait_until(lambda: all(jobs(store)[i][1].startswith(r2.owner_prefix) for i in held_ids),
                        LEASE_S + POLL_S + 30, "r2 taking r1's jobs over")
             taken_after = time.monotonic() - killed_at
-            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in held_ids), 120, "r2 scoring r1's jobs")
-            print(f"r1's jobs taken over {taken_after:.1f} s after kill -9 (lease {LEASE_S} s, poll {POLL_S} s)")
+            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in held_ids), 120,
+                       "r2 scoring r1's jobs")
+            print(f"r1's jobs taken over {taken_after:.1f} s after kill -9 "
+                  f"(lease {LEASE_S} s, poll {POLL_S} s)")
             assert taken_after <= LEASE_S + POLL_S + 3  # the documented bound: the lease plus a poll
             final = jobs(store)
             assert {i: final[i][2] for i in held_ids} == {i: 2 for i in held_ids}  # one try died with r1

@@ -233,6 +233,7 @@ def test_a_ray_workers_dialogue_makes_no_llm_call_once_its_run_is_taken_over(db_
     task.join(60)
     assert not task.is_alive()
     assert len(calls) == before  # not one LLM call after the takeover
-    assert outcome["stored"] is None and worker.store.get_dialogue(run_dialogue_id(run_id, "gated", 0)) is None
+    assert outcome["stored"] is None
+    assert worker.store.get_dialogue(run_dialogue_id(run_id, "gated", 0)) is None
     for store in (driver, resumer, worker.store):
         store.close()

@@ -56,7 +56,8 @@ class FakeRunRecipe:
             first = DyingCRS(first, set(self.die_on), self.marker_dir, self.die_times)
         registry = CRSRegistry([spec("A", first), spec("B", AttributeCRS(view, ask_first=False))])
         return RunManager(store=Store(self.db), registry=registry, llm=fake_llm(simulator_responder()),
-                          settings=Settings(db_path=self.db, turn_timeout_s=30), simulator_factory=abus_factory)
+                          settings=Settings(db_path=self.db, turn_timeout_s=30),
+                          simulator_factory=abus_factory)
 
 
 class FileGatedCRS(ConversationalRecommender):
@@ -97,4 +98,5 @@ class GatedRunRecipe:
         system = FileGatedCRS(AttributeCRS(catalog_view("redial")), self.gate_dir)
         return RunManager(store=Store(self.db), registry=CRSRegistry([spec("A", system)]),
                           llm=fake_llm(logged_calls(Path(self.gate_dir) / "calls")),
-                          settings=Settings(db_path=self.db, turn_timeout_s=30), simulator_factory=abus_factory)
+                          settings=Settings(db_path=self.db, turn_timeout_s=30),
+                          simulator_factory=abus_factory)

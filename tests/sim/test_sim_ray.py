@@ -91,7 +91,8 @@ def test_ray_workers_make_no_llm_call_once_another_process_took_the_run_over(ray
     gate.mkdir()
     recipe = GatedRunRecipe(str(tmp_path / "arena.sqlite3"), str(gate))
     driver = _manager(recipe)
-    run_id = driver.start(RunConfig(systems=["A"], simulator="llm_us", n_dialogues=4, max_turns=8, concurrency=2))
+    run_id = driver.start(RunConfig(systems=["A"], simulator="llm_us", n_dialogues=4, max_turns=8,
+                                    concurrency=2))
     deadline = time.monotonic() + 120
     while len(list(gate.glob("waiting-*"))) < 2:  # two tasks mid-dialogue, each after a paid LLM call
         assert time.monotonic() < deadline, "the Ray tasks never started their dialogues"
