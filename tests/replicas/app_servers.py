@@ -60,6 +60,16 @@ class AppServer:
         client.session_hash = session  # the participant's session, whichever server the request reaches
         return client
 
+    @property
+    def owner_prefix(self) -> str:
+        """How this server's claims (scoring jobs, runs) begin in the store: its process id."""
+        return f"{self.proc.pid}-"
+
+    def kill(self) -> None:
+        """What `kill -9` does: the server ends at once, finishing nothing, releasing nothing."""
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)

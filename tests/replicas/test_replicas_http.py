@@ -1,25 +1,38 @@
 """Two app servers (`python app.py`, each its own process and port) on one PostgreSQL database, driven over
 HTTP through the app's API as a participant's requests would reach them behind a load balancer without
 stickiness: a chat moved between them with a deletion in the middle, a battle started on one and finished on
-the other, and a vote cap and a login lockout that hold across both. The chat is also driven in a browser (Debian's Chromium),
-whose participant token moves with it to the other server, where "Your data" deletes the conversation."""
+the other, the same crowd worker pressing Start (and sending the first message) on both at once, an
+evaluation run started on one and cancelled from the other, and a vote cap and a login lockout that hold
+across both. The chat is also driven in a browser (Debian's Chromium), whose participant token moves with
+it to the other server, where "Your data" deletes the conversation. Scoring jobs over two servers (one
+killed with `kill -9`) are in test_replicas_http_jobs.py."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 import uuid
+from typing import Any, Callable
 
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from arena.store import Store
+from arena.store import schema as t
+from arena.study import parse_study
 from tests.replicas.app_servers import start_servers
+from tests.replicas.replicas_support import wait_until
+from tests.study.study_support import study_yaml
 from webapp.protection.admin_auth import hash_password
 from webapp.ui.parts.participant import STORAGE_KEY
 
 pytestmark = pytest.mark.slow  # two app servers and a PostgreSQL cluster
 
 SYSTEM = "chatcrs_redial"
+STUDY_SYSTEMS = ["chatcrs_redial", "chatcrs_opendialkg"]
+STUDY_SIDES = ["A"]  # a chat study: one conversation per task
 VOTES_PER_ADDRESS = 2
 LOGIN_TRIES = 4
 PASSWORD = "correct horse battery staple"
@@ -146,6 +159,99 @@ def test_a_battle_started_on_one_server_is_rated_and_voted_on_the_other(servers)
     assert by_side["A"].feedback.sentiment == "satisfied" and by_side["B"].feedback.sentiment == "frustrated"
     assert len(votes) == 1 and votes[0].choice == "A"
     assert not any("one more" in u.text for d in sides for u in d.utterances)
+
+
+def at_once(*calls: Callable[[], Any]) -> list[Any]:
+    """Run the calls in threads released together (one request to each server at the same moment)."""
+    start, answers, errors = threading.Barrier(len(calls)), [None] * len(calls), []
+
+    def run(n: int) -> None:
+        start.wait()
+        try:
+            answers[n] = calls[n]()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    return answers
+
+
+def study_page(server):
+    from gradio_client import Client
+
+    return Client(server.url + "study/", verbose=False, httpx_kwargs={"timeout": 120})
+
+
+def test_the_same_worker_pressing_start_on_both_servers_at_once_holds_one_place(servers):
+    """Each worker opens the study link on both servers (the same worker id and browser), and each Start and
+    each first message reaches both at the same moment: one place per worker, one set of conversations, no
+    conversation left over from the second Start."""
+    db, r1, r2 = servers
+    with Store(db) as store:
+        text = study_yaml(systems=STUDY_SYSTEMS, quota_per_cell=5, tasks_per_participant=1,
+                          new_workers_per_minute=60)
+        store.save_study(parse_study(text), text, "ada")
+    workers = [f"w{n}-{session()}" for n in range(4)]
+    for worker in workers:
+        pages = [study_page(r1), study_page(r2)]
+        for page in pages:
+            page.predict("pilot", worker, f"browser-of-{worker}", api_name="/study_enter")
+            page.predict(api_name="/study_consent")
+        at_once(*(lambda page=page: page.predict(api_name="/study_start") for page in pages))
+        at_once(*(lambda page=page, n=n: page.predict(f"hello {n} from {worker}", api_name="/study_send_a")
+                  for n, page in enumerate(pages)))
+    with Store(db) as store, store.read() as conn:
+        places = conn.execute(sa.select(t.study_claims.c.pseudonym)).scalars().all()
+        tasks = {p.pseudonym: p.data.get("task") or {} for p in store.list_participants("pilot")}
+        stored = {d.dialogue_id for d in store.list_dialogues() if d.metadata.get("source") == "study"}
+    assert len(tasks) == len(workers) and sorted(places) == sorted(tasks)  # one place per worker
+    handed_out = {d for task in tasks.values() for d in task["dialogues"].values()}
+    assert len(handed_out) == len(workers) * len(STUDY_SIDES)
+    assert stored == handed_out  # every task conversation stored once, none left over from a second Start
+
+
+def researcher(server):
+    """The researcher pages of `server`, logged in there (Gradio's login holds on the server that made it)."""
+    from gradio_client import Client
+
+    with httpx.Client(timeout=60) as http:
+        login = http.post(server.url + "admin/login", data={"username": "ada", "password": PASSWORD})
+        assert login.status_code == 200
+        cookie = "; ".join(f"{name}={value}" for name, value in http.cookies.items())
+    return Client(server.url + "admin/", verbose=False, headers={"Cookie": cookie},
+                  httpx_kwargs={"timeout": 120})
+
+
+def test_a_run_started_on_one_server_is_cancelled_from_the_other(servers):
+    db, r1, r2 = servers
+    page1, page2 = researcher(r1), researcher(r2)
+    # 1000 dialogues of up to 20 turns, one at a time: still running when the cancel comes
+    run_box, _, _ = page1.predict([SYSTEM], "llm_us", 1000, 20, 0, 1, False, False,
+                                  api_name="/evaluate_start")
+    run_id = run_box if isinstance(run_box, str) else run_box["value"]
+    with Store(db) as store:
+        wait_until(lambda: (store.get_run(run_id) or {}).get("status") == "running", 60, "r1 running the run")
+        assert store.run_lease(run_id)[0].startswith(r1.owner_prefix)
+        # The researcher's page on the other server lists the runs as the store has them (what opening the
+        # page does), and its cancel goes there.
+        page2.predict(None, api_name="/evaluate_refresh")
+        progress, _ = page2.predict(run_id, api_name="/evaluate_cancel")
+        assert "cancel" in progress
+        wait_until(lambda: store.get_run(run_id)["status"] == "cancelled", 30, "r1 ending the cancelled run")
+        state = store.get_run(run_id)
+        assert state["done"] < state["total"] and store.run_lease(run_id)[1] is None  # released by r1
+        stored = store.dialogue_ids([f"{run_id}-{SYSTEM}-{i:04d}" for i in range(1000)])
+        time.sleep(2)  # nothing more of it is run or stored
+        assert store.dialogue_ids([f"{run_id}-{SYSTEM}-{i:04d}" for i in range(1000)]) == stored
+    _, progress, _ = page2.predict(run_id, api_name="/evaluate_refresh")
+    assert "cancelled" in progress
+    with pytest.raises(Exception, match="not running"):
+        page1.predict(run_id, api_name="/evaluate_cancel")
 
 
 def test_the_vote_cap_of_an_address_holds_across_both_servers(servers):

@@ -166,3 +166,74 @@ def test_a_run_whose_process_died_while_cancelling_ends_cancelled_and_is_not_run
     assert other.store.expired_runs() == []
     died.close()
     other.store.close()
+
+
+class GatedCRS(AttributeCRS):
+    """Replies at once, except its first reply, which waits until the test opens the gate."""
+
+    def __init__(self, catalog, gate: threading.Event):
+        super().__init__(catalog)
+        self.gate, self.waiting = gate, threading.Event()
+
+    def respond(self, dialogue):
+        if dialogue.num_turns == 1:
+            self.waiting.set()
+            assert self.gate.wait(60)
+        return super().respond(dialogue)
+
+
+class BuiltManager:
+    """A worker recipe that hands over a manager built already (the Ray task calls its recipe once)."""
+
+    def __init__(self, built: RunManager, name: str):
+        self.built, self.name = built, name
+
+    def __call__(self) -> RunManager:
+        return self.built
+
+    def __repr__(self) -> str:  # the task keeps one manager per recipe, told apart by repr
+        return f"BuiltManager({self.name!r})"
+
+
+def test_a_ray_workers_dialogue_makes_no_llm_call_once_its_run_is_taken_over(db_location):
+    """A Ray task runs a dialogue of a run that another process (the driver) holds; the worker holds no lease
+    of its own. Once a third process has taken the run over, the worker's dialogue makes no further LLM
+    call (each would be paid for a dialogue the store then refuses) and stores nothing."""
+    from dataclasses import asdict
+
+    from webapp.runs.evaluation import run_dialogue_id, simulate_in_worker
+
+    driver, resumer = Store(db_location), Store(db_location)
+    config = RunConfig(systems=["gated"], simulator="llm_us", n_dialogues=1, max_turns=10).validate()
+    run_id = "run-ray-worker"
+    driver.save_run(run_id, {"run_id": run_id, "status": "running", "heartbeat": time.time(),
+                             "config": asdict(config)})
+    assert driver.claim_run(run_id, lease_s=30)
+    calls: list[float] = []
+    responder = simulator_responder()
+
+    def counted(request):
+        calls.append(time.monotonic())
+        return responder(request)
+
+    gate = threading.Event()
+    crs = GatedCRS(catalog_view("redial"), gate)
+    worker = manager(db_location, {"gated": crs}, llm=fake_llm(counted))
+    outcome: dict = {}
+    task = threading.Thread(target=lambda: outcome.update(stored=simulate_in_worker(
+        BuiltManager(worker, db_location), run_id, asdict(config), "gated", 0, driver.owner_id)))
+    task.start()
+    assert crs.waiting.wait(30) and calls  # the dialogue is under way: the seeker's first message was paid
+    # The driver stalls past its lease and another process resumes the run.
+    with resumer.write() as conn:
+        conn.execute(sa.update(t.runs).where(t.runs.c.run_id == run_id).values(lease_until="2000-01-01"))
+    assert resumer.claim_run(run_id, lease_s=30)
+    before = len(calls)
+    gate.set()
+    task.join(60)
+    assert not task.is_alive()
+    assert len(calls) == before  # not one LLM call after the takeover
+    assert outcome["stored"] is None
+    assert worker.store.get_dialogue(run_dialogue_id(run_id, "gated", 0)) is None
+    for store in (driver, resumer, worker.store):
+        store.close()

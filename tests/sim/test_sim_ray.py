@@ -2,10 +2,14 @@
 
 import time
 
+import sqlalchemy as sa
+
 from arena import distributed
+from arena.store import Store
+from arena.store import schema as t
 from webapp.runs.evaluation import RunConfig, RunManager, run_dialogue_id
 
-from ray_recipes import FakeRunRecipe
+from ray_recipes import FakeRunRecipe, GatedRunRecipe
 
 CONFIG = dict(systems=["A", "B"], simulator="abus", n_dialogues=3, max_turns=3, seed=7, concurrency=2,
               options={"nlg": "template"})
@@ -78,3 +82,32 @@ def test_an_interrupted_run_resumes_without_redoing_stored_dialogues(ray_local, 
     after = {d.dialogue_id: d.created_at for d in manager.store.list_dialogues()}
     assert len(after) == 6 and all(after[i] == t for i, t in before.items())
     assert sorted(r["dialogue_id"] for r in final["dialogues"]) == sorted(after)
+
+
+def test_ray_workers_make_no_llm_call_once_another_process_took_the_run_over(ray_local, tmp_path):
+    """The driver's lease runs out while its Ray tasks are mid-dialogue and another process resumes the run:
+    the tasks' dialogues make no further (paid) LLM call and store nothing, as the driver's own threads do."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    recipe = GatedRunRecipe(str(tmp_path / "arena.sqlite3"), str(gate))
+    driver = _manager(recipe)
+    run_id = driver.start(RunConfig(systems=["A"], simulator="llm_us", n_dialogues=4, max_turns=8,
+                                    concurrency=2))
+    deadline = time.monotonic() + 120
+    while len(list(gate.glob("waiting-*"))) < 2:  # two tasks mid-dialogue, each after a paid LLM call
+        assert time.monotonic() < deadline, "the Ray tasks never started their dialogues"
+        time.sleep(0.1)
+    resumer = Store(recipe.db)
+    for _ in range(5):  # (a renewal of the driver's may come between the two statements: then again)
+        with resumer.write() as conn:  # the driver stalled past its lease ...
+            conn.execute(sa.update(t.runs).where(t.runs.c.run_id == run_id).values(lease_until="2000-01-01"))
+        if resumer.claim_run(run_id):  # ... and another process took the run over
+            break
+    assert resumer.run_lease(run_id)[0] == resumer.owner_id
+    calls = (gate / "calls").read_text().split()
+    assert len(calls) >= 2
+    (gate / "go").touch()
+    assert driver.wait(run_id, timeout=120)
+    assert (gate / "calls").read_text().split() == calls  # not one call after the takeover
+    assert _run_ids(resumer, run_id) == []  # and nothing stored under the lost lease
+    resumer.close()

@@ -17,7 +17,10 @@ app's processes look for such runs every `Settings.run_resume_s`
 stored. A run's state and dialogues are stored only while its process holds
 the lease (`Store.save_owned_run`, `Store.save_run_dialogue`); an owner that
 finds its lease gone (it stalled, and another process resumed the run) stops
-its dialogues, makes no more LLM calls for them, and stores nothing more.
+its dialogues, makes no more LLM calls for them, and stores nothing more. A
+Ray worker, which runs dialogues of another process's run, asks the store
+before each LLM call whether that process still holds the run, so its
+dialogues stop paying as soon as the run is taken over.
 Dialogues under way are listed in the status (`active`: system, index,
 turns so far, when they started and last took a turn), so a long dialogue
 shows signs of life before it finishes (threads engine; a Ray task reports
@@ -371,6 +374,29 @@ class RunManager(ResumesInterruptedRuns):
         if event is not None:
             event.set()
 
+    def _lease_check(self, run_id: str, owner: Optional[str]) -> Callable[[], bool]:
+        """What a dialogue of the run asks before each LLM call: whether the run is still its owner's.
+        The process running the run knows from its own renewals (`_still_ours`); a Ray worker runs
+        dialogues of another process's run and holds no lease of its own, so it asks the store
+        (`_held_by`) whether `owner` still holds the run."""
+        with self._lock:
+            runs_here = run_id in self._states
+        if runs_here or owner is None or owner == self.store.owner_id:
+            return functools.partial(self._still_ours, run_id)
+        return functools.partial(self._held_by, run_id, owner)
+
+    def _held_by(self, run_id: str, owner: str) -> bool:
+        """Whether `owner` holds the run under a live lease, as the store has it now (one read: an LLM call
+        costs far more). Once another process took the run over, the stored result would be discarded
+        (`Store.save_run_dialogue`), so the worker's further LLM calls would be paid for nothing."""
+        try:
+            held = self.store.run_lease(run_id)
+        except Exception as exc:  # the store is away for a moment: the write is checked again when storing
+            log.warning("run %s: could not read its lease before an LLM call: %s", run_id, exc)
+            return True
+        return (held is not None and held[0] == owner and held[1] is not None
+                and held[1] >= now_key())
+
     def _still_ours(self, run_id: str) -> bool:
         """Whether this process still holds the run, as far as its last renewal tells (no database read: it
         is asked before every LLM call of the run's dialogues)."""
@@ -491,9 +517,10 @@ class RunManager(ResumesInterruptedRuns):
              cancelled: threading.Event, owner: Optional[str] = None) -> Optional[Dialogue]:
         """Run and store one dialogue of the run held by `owner`; None when it was not stored (the run was
         cancelled before it began, or another process took the run over)."""
-        with calls_wanted_while(functools.partial(self._still_ours, run_id), f"run {run_id}"):
+        still_ours = self._lease_check(run_id, owner)
+        with calls_wanted_while(still_ours, f"run {run_id}"):
             dialogue = self._simulate(run_id, config, system, index, cancelled)
-        if dialogue is not None and not self._still_ours(run_id):
+        if dialogue is not None and not still_ours():
             # This process could not renew its lease in time: whoever resumes the run redoes the dialogue.
             self._lose(run_id)
             return None
