@@ -158,6 +158,8 @@ class Settings(BaseSettings):
     # and this many lock the address out for `login_lockout_s` (webapp/protection/login_limits.py).
     login_max_failures: int = Field(10, ge=1)
     login_lockout_s: float = Field(900.0, gt=0, validation_alias=_env("ARENA_LOGIN_LOCKOUT"))
+    # How long a researcher stays logged in; logins are kept in the store, so every replica knows them.
+    admin_login_ttl_s: float = Field(12 * 3600.0, gt=0, validation_alias=_env("ARENA_ADMIN_LOGIN_TTL"))
     # Honest votes: limits per user (browser session) and per IP address within a window.
     limit_window_s: float = Field(3600.0, gt=0, validation_alias=_env("ARENA_LIMIT_WINDOW"))
     max_battles_per_user: int = Field(20, ge=0)

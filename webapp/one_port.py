@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence
 import gradio as gr
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, RedirectResponse
+from starlette.routing import Mount
 
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
@@ -51,7 +52,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
                  max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
-                 readiness: Optional[Callable[[], dict[str, Any]]] = None) -> FastAPI:
+                 readiness: Optional[Callable[[], dict[str, Any]]] = None,
+                 share_login: Optional[Callable[[Any], None]] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both and `head` goes
     into every page's head (Gradio 6 takes both where an app is served, not where it is built);
@@ -62,7 +64,9 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
     browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`).
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
-    ready, 503 before) both return `readiness()` as JSON (`add_health_routes`)."""
+    ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). `share_login` is given the
+    mounted researcher app (Gradio's `App`) to keep its logins where every replica finds them
+    (`webapp.protection.shared_login`)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     reaper = IdleSessionReaper([public, study, admin], session_idle_s,
@@ -93,6 +97,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         # Mounted before "/": the first mount whose prefix matches takes the request.
         gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css, head=head,
                             max_file_size=admin_upload_bytes, auth_message=AUTH_MESSAGE)
+        if share_login is not None:
+            share_login(_mounted_app(app, path))
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None and study is not None:
@@ -108,6 +114,15 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
                        exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app
+
+
+def _mounted_app(app: FastAPI, path: str) -> Any:
+    """The Gradio app `gr.mount_gradio_app` mounted at `path` (the last mount there)."""
+    prefix = path.rstrip("/")
+    mounts = [r for r in app.routes if isinstance(r, Mount) and r.path == prefix]
+    if not mounts:
+        raise RuntimeError(f"no app is mounted at {path!r}")
+    return mounts[-1].app
 
 
 def add_health_routes(app: FastAPI, readiness: Callable[[], dict[str, Any]]) -> None:

@@ -19,6 +19,7 @@ from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.protection.login_limits import LoginLimiter
+from webapp.protection.shared_login import share_researcher_login
 from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.services import Services, build_services
 from webapp.ui import (
@@ -129,7 +130,9 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         # never shorter than a slow turn: a session waiting for its reply is not idle
                         session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
                         idle_sweeps=[services.turn_guard.forget_idle],
-                        readiness=lambda: readiness(services))
+                        readiness=lambda: readiness(services),
+                        share_login=lambda admin_app: share_researcher_login(
+                            admin_app, services.store, services.settings.admin_login_ttl_s))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

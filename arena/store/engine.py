@@ -41,6 +41,7 @@ from arena.store.board_rows import BoardRowsStore
 from arena.store.bulk import BulkRows
 from arena.store.limits import LimitCounters
 from arena.store.dialogue_versions import DialogueVersions
+from arena.store.researcher_logins import ResearcherLogins
 from arena.store.run_leases import RunLeases
 from arena.store.moderation import Moderation
 from arena.store.scoring_queue import ScoringQueue
@@ -212,7 +213,7 @@ def _redact_errors(d: Dialogue) -> None:
 
 
 class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters,
-            BoardRowsStore):
+            BoardRowsStore, ResearcherLogins):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store

@@ -241,3 +241,12 @@ study_platform_ids = sa.Table(
     sa.Column("worker_id", sa.Text, nullable=False),
     sa.Column("session_id", sa.Text, nullable=False),
 )
+
+# Researcher logins (arena/store/researcher_logins.py): never exported or mirrored. The token itself is only
+# in the researcher's cookie; the row keeps its SHA-256.
+researcher_logins = sa.Table(
+    "researcher_logins", metadata,
+    sa.Column("digest", sa.Text, primary_key=True),
+    sa.Column("username", sa.Text, nullable=False),
+    sa.Column("expires_at", FLOAT8, nullable=False),  # seconds since the epoch
+)
