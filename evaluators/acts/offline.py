@@ -11,6 +11,7 @@ extraction become TITLE slot values. On CPU the network is served by ONNX Runtim
 (`onnx_serving`), with the same outputs as PyTorch and in about half the time.
 From version 14 on, Accept is decided over the whole dialogue (`context_decision`), and
 the Accept and Reject thresholds are chosen for the metrics RDL and SR (`metric_calibration`).
+An artifact may also decide Reject over the dialogue (`reject_decision`, see `context_decision`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from arena.dialogue import Dialogue, Role
 from arena.reading.intents import coherent
 from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
-from evaluators.acts.context_decision import ContextDecision
+from evaluators.acts.context_decision import REJ, ContextDecision, utterance_facts
 from evaluators.acts.artifacts import ACTS_ASSETS
 from evaluators.acts.features import INPUT_LAYOUT, dialogue_pairs
 from evaluators.acts.network import (
@@ -81,6 +82,8 @@ class ActModel:
         self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
         # Artifacts from version 14 on decide Accept in the dialogue's context (context_decision.py).
         self.context = ContextDecision.from_meta(meta["context_decision"]) if "context_decision" in meta else None
+        self.reject_context = (ContextDecision.from_meta(meta["reject_decision"], REJ)
+                               if "reject_decision" in meta else None)
         self._run = partial(predict, network)
         if runtime == "onnxruntime":
             from evaluators.acts.onnx_serving import OnnxNetwork
@@ -126,12 +129,25 @@ class ActModel:
         """The outputs for already tokenised pairs (`network.encode_pairs`)."""
         return self._run(rows)
 
-    def intents(self, roles: list[Role], probs: np.ndarray, whole_dialogue: bool = True) -> list[list[str]]:
+    def in_context(self, roles: list[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None) -> np.ndarray:
+        """`probs` (every utterance of one dialogue, in order) with Accept, and Reject where the artifact
+        decides it so, replaced by the context decisions' probabilities; both read the network's own
+        outputs. `facts`: `context_decision.utterance_facts` of the dialogue (the Reject decision needs them)."""
+        out = np.array(probs, dtype=np.float64, copy=True)
+        if self.context is not None:
+            self.context.decided(roles, probs, into=out)
+        if self.reject_context is not None:
+            self.reject_context.decided(roles, probs, facts, into=out)
+        return out
+
+    def intents(self, roles: list[Role], probs: np.ndarray, whole_dialogue: bool = True,
+                facts: Optional[np.ndarray] = None) -> list[list[str]]:
         """The intents of each utterance from the network's outputs `probs`. `whole_dialogue`: the
-        rows are every utterance of one dialogue, in order, so Accept can be decided in context;
-        otherwise (a lone utterance) every intent is the network's own decision."""
-        if self.context is not None and whole_dialogue:
-            probs = self.context.accept_probabilities(roles, probs)
+        rows are every utterance of one dialogue, in order, so Accept (and Reject, where the artifact
+        says so; it needs `facts`) can be decided in context; otherwise (a lone utterance) every intent
+        is the network's own decision."""
+        if whole_dialogue:
+            probs = self.in_context(roles, probs, facts)
         return decide(roles, probs, self.threshold)
 
 
@@ -222,7 +238,9 @@ class OfflineActAnnotator(ActAnnotator):
         if not views:
             return []
         model = self.model
-        intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only)
+        facts = None if last_only else utterance_facts(views)
+        intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
+                                facts=facts)
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:
