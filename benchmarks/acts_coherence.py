@@ -46,7 +46,8 @@ def predict(annotator: OfflineActAnnotator, dialogue: Dialogue, coherent: bool) 
     roles = [v.role for v in views]
     probs = model.probabilities(pairs)
     probs = model.in_context(roles, probs, utterance_facts(views))
-    return [set(i) for i in decide(roles, probs, model.threshold, coherent_sets=coherent)]
+    return [set(i) for i in decide(roles, probs, model.threshold, coherent_sets=coherent,
+                                   decided_first=model.decided_first)]
 
 
 def measure(annotator, dialogues, coherent: bool, gold: bool) -> dict:

@@ -17,7 +17,7 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               decided in context and the Accept/Reject thresholds, chosen on IARD's val part and
               the CRS Arena calibration part (needs ../shared/data/crsarena_dial_texts); rewrites
               the artifact's .json (the weights stay as they are)
-    f1        [--artifact assets/acts/act_model.safetensors] [--write] [--version 15]
+    f1        [--artifact assets/acts/act_model.safetensors] [--write] [--version 15] [--cache FILE]
               version 15's candidates (evaluators/acts/f1_calibration.py): Accept and Reject chosen
               for F1 on IARD's val part, Reject optionally decided in context; prints every
               candidate's out-of-fold validation figures beside the artifact's own and applies the
@@ -276,7 +276,9 @@ def context_stage(args) -> int:
 
 
 def _scored_parts(model, crsarena: Path, iard: Optional[Path] = None) -> dict:
-    """IARD's val part and the CRS Arena calibration part, each dialogue with the network's outputs."""
+    """IARD's val part, the CRS Arena calibration part and IARD's train part (the network's training
+    dialogues; regressions may fit on them, nothing is measured there), each dialogue with the network's
+    outputs. IARD's held-out part is not read."""
     from evaluators.acts.context_decision import utterance_facts
     from evaluators.acts.data import load_crsarena_acts
     from evaluators.acts.features import dialogue_pairs
@@ -293,7 +295,8 @@ def _scored_parts(model, crsarena: Path, iard: Optional[Path] = None) -> dict:
         return out
 
     return {"iard-val": scored([d for d in train if is_iard_val(d.dialogue_id)]),
-            "crsarena-calibration": scored(load_crsarena_acts("calibration", crsarena))}
+            "crsarena-calibration": scored(load_crsarena_acts("calibration", crsarena)),
+            "iard-train": scored([d for d in train if not is_iard_val(d.dialogue_id)])}
 
 
 def _prf(acts: dict, name: str) -> str:
@@ -312,11 +315,24 @@ def f1_stage(args) -> int:
     started = time.time()
     artifact = Path(args.artifact)
     model = ActModel.load(artifact)
-    if model.context is None or model.reject_context is not None:
+    if model.context is None or model.reject_context is not None or model.decided_first:
         print(f"{artifact} is not version 14's kind (Accept in context, Reject the network's); the candidates "
               "start from that artifact", file=sys.stderr)
         return 2
-    parts = _scored_parts(model, args.crsarena)
+    if args.cache and args.cache.exists():  # the network's outputs of an earlier run with this artifact
+        import pickle
+
+        cached = pickle.loads(args.cache.read_bytes())
+        if cached["weights_sha256"] != model.meta["weights_sha256"]:
+            print(f"{args.cache} holds another artifact's outputs; remove it", file=sys.stderr)
+            return 2
+        parts = cached["parts"]
+    else:
+        parts = _scored_parts(model, args.crsarena)
+        if args.cache:
+            import pickle
+
+            args.cache.write_bytes(pickle.dumps({"weights_sha256": model.meta["weights_sha256"], "parts": parts}))
     reference = F.evaluate(F.Candidate(f"{model.version} (this artifact)", F.BOTH, (),
                                        (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
                            parts, model.threshold)
@@ -349,7 +365,8 @@ def f1_stage(args) -> int:
     candidate, result = winner
     decisions, threshold = F.fit(candidate, parts, model.threshold)
     meta = dict(model.meta)
-    meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, threshold)})
+    meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
+                decided_first=candidate.decided_first)
     meta.pop("context_decision", None)
     for decision, names in zip(decisions, [n for n in (candidate.accept_parts, candidate.reject_parts) if n]):
         key = "context_decision" if decision.output == F.ACC else "reject_decision"
@@ -392,6 +409,8 @@ def main(argv=None) -> int:
     stages["f1"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
     stages["f1"].add_argument("--version", default="15", help="the version written with --write")
     stages["f1"].add_argument("--write", action="store_true", help="rewrite the artifact with the rule's pick")
+    stages["f1"].add_argument("--cache", type=Path, default=None,
+                              help="keep the network's outputs on the three parts in this file between runs")
     for name in ("context", "f1", "all"):
         stages[name].add_argument("--crsarena", type=Path, default=CRSARENA_TEXTS,
                                   help="the CRS Arena dialogue texts (DialogueKit layout)")

@@ -6,9 +6,10 @@ complaints about a shown item's features as critiques rather than rejections. Th
 here keep version 14's network and choose for Accept F1 + Reject F1 on IARD's val part instead,
 optionally with Reject also decided in context (`context_decision.REJECT_FEATURES`).
 
-A `Candidate` names the validation parts each regression is fitted on (none: the network's own
-output) and whether its thresholds are chosen for F1 or given. `evaluate` measures a candidate
-out of fold (the folds by dialogue of `metric_calibration`): each regression is fitted on four
+A `Candidate` names the parts each regression is fitted on (IARD val, the CRS Arena calibration
+part, IARD train: the network's own training dialogues, used for fitting only; none: the
+network's own output) and whether its thresholds are chosen for F1 or given. `evaluate`
+measures a candidate out of fold (the folds by dialogue of `metric_calibration`): each regression is fitted on four
 folds and read on the fifth, and the thresholds are chosen on IARD val's other four folds from
 those out-of-fold probabilities, then applied to the fifth fold of every part. `fit` makes what
 would ship: regressions fitted on every dialogue of their parts, thresholds chosen on all of
@@ -33,6 +34,8 @@ from evaluators.acts.schema import intents_of
 
 IARD_VAL = "iard-val"
 CRSARENA = "crsarena-calibration"
+IARD_TRAIN = "iard-train"  # the network's own training dialogues: regressions may fit on them, nothing is measured
+MEASURED = (IARD_VAL, CRSARENA)
 GRID = tuple(float(t) for t in np.round(np.arange(0.05, 0.96, 0.05), 2))
 C = 0.1  # inverse L2 strength of both regressions (version 14's choice for Accept)
 # The rule (BENCHMARKS.md): both F1 at least this much above version 14's, the objective at most this much below.
@@ -46,6 +49,7 @@ class Candidate:
     accept_parts: tuple[str, ...]  # parts the Accept regression is fitted on; () = the network's own output
     reject_parts: tuple[str, ...]  # the same for Reject
     thresholds: Optional[tuple[float, float]] = None  # (Accept, Reject) given; None = chosen for F1 on IARD val
+    decided_first: bool = False  # Accept and Reject kept first under the limit of three intents (offline.decide)
 
 
 BOTH = (IARD_VAL, CRSARENA)
@@ -55,7 +59,18 @@ CANDIDATES = (
     Candidate("B: Reject in context (IARD val)", BOTH, (IARD_VAL,)),
     Candidate("B2: Reject in context (IARD val + CRS Arena)", BOTH, BOTH),
     Candidate("C: both in context (IARD val)", (IARD_VAL,), (IARD_VAL,)),
+    Candidate("D: Reject in context (IARD train + val)", BOTH, (IARD_TRAIN, IARD_VAL)),
+    Candidate("E: both in context (IARD train + val)", (IARD_TRAIN, IARD_VAL), (IARD_TRAIN, IARD_VAL)),
+    # Added after the first five were measured: the coherent label sets cost version 14 Accept and Reject.
+    Candidate("F: Accept and Reject first among three", BOTH, (), (0.35, 0.2), decided_first=True),
+    Candidate("F-A: F, thresholds for F1", BOTH, (), decided_first=True),
+    Candidate("F-D: F, Reject in context (IARD train + val)", BOTH, (IARD_TRAIN, IARD_VAL), decided_first=True),
 )
+
+
+def _in_fold(name: str, k: int, fold: int) -> bool:
+    """Whether dialogue `k` of part `name` is in `fold`; a part that is not measured is in none."""
+    return name in MEASURED and fold_of(name, k) == fold
 
 
 def _labels(item: Scored, users: list[int], intent: str) -> np.ndarray:
@@ -97,22 +112,25 @@ def _apply(decisions: list[ContextDecision], item: Scored) -> np.ndarray:
 
 
 def out_of_fold_probabilities(candidate: Candidate, parts: dict[str, list[Scored]]) -> dict[str, list[np.ndarray]]:
-    """Per part and dialogue, the outputs with each regression's column read by one fitted without its fold."""
-    oof = {name: [s.probs.copy() for s in items] for name, items in parts.items()}
+    """Per measured part and dialogue, the outputs with each regression's column read by one fitted
+    without its fold."""
+    oof = {name: [s.probs.copy() for s in parts[name]] for name in MEASURED}
     for fold in range(FOLDS):
-        decisions = _decisions(candidate, parts, lambda name, k: fold_of(name, k) != fold)
-        for name, items in parts.items():
-            for k, item in enumerate(items):
-                if fold_of(name, k) == fold:
+        decisions = _decisions(candidate, parts, lambda name, k: not _in_fold(name, k, fold))
+        for name in MEASURED:
+            for k, item in enumerate(parts[name]):
+                if _in_fold(name, k, fold):
                     oof[name][k] = _apply(decisions, item)
     return oof
 
 
-def _counts(items: list[Scored], probs: list[np.ndarray], threshold: np.ndarray) -> dict[str, np.ndarray]:
+def _counts(items: list[Scored], probs: list[np.ndarray], threshold: np.ndarray, decided_first: bool = False
+            ) -> dict[str, np.ndarray]:
     """Per intent (ACC, REJ): [tp, fp, fn] over the user utterances."""
     out = {"ACC": np.zeros(3, int), "REJ": np.zeros(3, int)}
     for item, p in zip(items, probs):
-        for utt, intents in zip(item.dialogue.utterances, decide(item.roles, p, threshold)):
+        decided = decide(item.roles, p, threshold, decided_first=decided_first)
+        for utt, intents in zip(item.dialogue.utterances, decided):
             if utt.role != Role.USER:
                 continue
             gold = intents_of(utt)
@@ -127,14 +145,15 @@ def _f1(c: np.ndarray) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def best_f1_thresholds(items: list[Scored], probs: list[np.ndarray], base: np.ndarray) -> tuple[float, float]:
+def best_f1_thresholds(items: list[Scored], probs: list[np.ndarray], base: np.ndarray, decided_first: bool = False
+                       ) -> tuple[float, float]:
     """The (Accept, Reject) grid point with the highest Accept F1 + Reject F1 on `items`
     (ties: the higher thresholds, the surer decisions)."""
     best: Optional[tuple[float, float, float]] = None
     for t_acc, t_rej in itertools.product(GRID, GRID):
         threshold = base.copy()
         threshold[ACC], threshold[REJ] = t_acc, t_rej
-        c = _counts(items, probs, threshold)
+        c = _counts(items, probs, threshold, decided_first)
         score = _f1(c["ACC"]) + _f1(c["REJ"])
         if best is None or score >= best[0] - 1e-12:
             best = (score, t_acc, t_rej)
@@ -146,22 +165,22 @@ def evaluate(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndar
     """Out-of-fold figures of `candidate`: per part, `agreement` of the predicted acts (act-level
     P/R/F1 and the metrics), the mean `objective`, and the thresholds each fold used."""
     oof = out_of_fold_probabilities(candidate, parts)
-    predicted = {name: [None] * len(items) for name, items in parts.items()}
+    predicted = {name: [None] * len(parts[name]) for name in MEASURED}
     used = []
     for fold in range(FOLDS):
         threshold = base.copy()
         if candidate.thresholds is None:
             inner = [k for k in range(len(parts[IARD_VAL])) if fold_of(IARD_VAL, k) != fold]
             threshold[ACC], threshold[REJ] = best_f1_thresholds(
-                [parts[IARD_VAL][k] for k in inner], [oof[IARD_VAL][k] for k in inner], base)
+                [parts[IARD_VAL][k] for k in inner], [oof[IARD_VAL][k] for k in inner], base, candidate.decided_first)
         else:
             threshold[ACC], threshold[REJ] = candidate.thresholds
         used.append((float(threshold[ACC]), float(threshold[REJ])))
-        for name, items in parts.items():
-            for k, item in enumerate(items):
+        for name in MEASURED:
+            for k, item in enumerate(parts[name]):
                 if fold_of(name, k) == fold:
-                    predicted[name][k] = with_predicted_acts(item, oof[name][k], threshold)
-    results = {name: agreement([s.dialogue for s in items], predicted[name]) for name, items in parts.items()}
+                    predicted[name][k] = with_predicted_acts(item, oof[name][k], threshold, candidate.decided_first)
+    results = {name: agreement([s.dialogue for s in parts[name]], predicted[name]) for name in MEASURED}
     return {"parts": results, "objective": statistics.mean(objective(r) for r in results.values()),
             "thresholds": used}
 
@@ -186,7 +205,8 @@ def fit(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndarray
     threshold = base.copy()
     if candidate.thresholds is None:
         oof = out_of_fold_probabilities(candidate, parts)
-        threshold[ACC], threshold[REJ] = best_f1_thresholds(parts[IARD_VAL], oof[IARD_VAL], base)
+        threshold[ACC], threshold[REJ] = best_f1_thresholds(parts[IARD_VAL], oof[IARD_VAL], base,
+                                                            candidate.decided_first)
     else:
         threshold[ACC], threshold[REJ] = candidate.thresholds
     return _decisions(candidate, parts), threshold

@@ -48,9 +48,10 @@ class Scored:
     facts: Optional[np.ndarray] = None  # `context_decision.utterance_facts` (the Reject decision reads them)
 
 
-def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray) -> Dialogue:
+def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False
+                        ) -> Dialogue:
     copy = item.dialogue.model_copy(deep=True)
-    for utt, intents in zip(copy.utterances, decide(item.roles, probs, threshold)):
+    for utt, intents in zip(copy.utterances, decide(item.roles, probs, threshold, decided_first=decided_first)):
         utt.dialogue_acts = make_acts(intents)
     return copy
 
