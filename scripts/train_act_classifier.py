@@ -22,7 +22,8 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               for F1 on IARD's val part, Reject optionally decided in context; prints every
               candidate's out-of-fold validation figures beside the artifact's own and applies the
               rule written before they were fitted; --write rewrites the artifact's .json with the
-              candidate the rule picks (none: nothing is written)
+              candidate the rule picks (none: nothing is written); --candidate X --out PATH writes
+              candidate X elsewhere, to be measured beside the shipped artifact
 
 Data and splits (fixed by hashes of dialogue ids, see evaluators/acts/data.py, redial_weak.py
 and training.py): IARD's training part is split into train and val; its held-out part is not
@@ -360,9 +361,17 @@ def f1_stage(args) -> int:
         winner = next((c, r) for c, r in passing if sum(F.f1_pair(r)) >= top - 0.01)  # the simpler within 0.01
     print(f"\nrule: {'ships ' + winner[0].name if winner else 'no candidate passes; the artifact stays'} "
           f"({time.time() - started:.0f}s)")
-    if not (args.write and winner):
+    if args.candidate:  # one candidate written elsewhere, to be measured beside the shipped artifact
+        chosen = [(c, r) for c, r in results if c is not None and c.name.split(":")[0] == args.candidate]
+        if not chosen or args.out is None or Path(args.out).resolve() == artifact.resolve():
+            print("--candidate needs a candidate's letter (A, B, ..., F-A) and an --out other than the artifact",
+                  file=sys.stderr)
+            return 2
+        candidate, result = chosen[0]
+    elif args.write and winner:
+        candidate, result = winner
+    else:
         return 0
-    candidate, result = winner
     decisions, threshold = F.fit(candidate, parts, model.threshold)
     meta = dict(model.meta)
     meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
@@ -378,8 +387,9 @@ def f1_stage(args) -> int:
         "reference_validation": {name: summary(r) for name, r in reference["parts"].items()}}
     for key in ("input_layout", "labels", "weights_sha256"):
         meta.pop(key, None)  # write_artifact sets them again
-    write_artifact(artifact, dict(load(artifact.read_bytes())), meta)
-    print(f"wrote {artifact.with_suffix('.json')} (version {args.version}: ACC {meta['thresholds']['USER:ACC']}, "
+    out = Path(args.out) if args.out else artifact
+    write_artifact(out, dict(load(artifact.read_bytes())), meta)
+    print(f"wrote {out} and its .json ({candidate.name}, version {args.version}: ACC {meta['thresholds']['USER:ACC']}, "
           f"REJ {meta['thresholds']['USER:REJ']})")
     return 0
 
@@ -409,6 +419,8 @@ def main(argv=None) -> int:
     stages["f1"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
     stages["f1"].add_argument("--version", default="15", help="the version written with --write")
     stages["f1"].add_argument("--write", action="store_true", help="rewrite the artifact with the rule's pick")
+    stages["f1"].add_argument("--candidate", default=None, help="write this candidate (its letter) to --out")
+    stages["f1"].add_argument("--out", type=Path, default=None, help="with --candidate: where to write it")
     stages["f1"].add_argument("--cache", type=Path, default=None,
                               help="keep the network's outputs on the three parts in this file between runs")
     for name in ("context", "f1", "all"):
