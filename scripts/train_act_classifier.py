@@ -262,8 +262,8 @@ def context_stage(args) -> int:
                 context_decision={**result["decision"].to_meta(), "c": result["c"],
                                   "fitted_on": sorted(parts), "objective": round(result["objective"], 4),
                                   "validation": {name: summary(r) for name, r in result["validation"].items()}})
-    for key in ("input_layout", "labels", "weights_sha256", "reject_decision", "f1_calibration"):
-        meta.pop(key, None)  # write_artifact sets the first three again; Reject is the network's here
+    for key in ("input_layout", "labels", "weights_sha256", "reject_decision", "f1_calibration", "decided_first"):
+        meta.pop(key, None)  # write_artifact sets the first three again; the rest are version 15's (f1)
     write_artifact(artifact, dict(load(artifact.read_bytes())), meta)
     print(f"objective {result['objective']:.3f} (C={result['c']}); thresholds ACC {meta['thresholds']['USER:ACC']}"
           f" REJ {meta['thresholds']['USER:REJ']}")
