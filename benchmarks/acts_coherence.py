@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.corpus.reading import load_dialogues  # noqa: E402
 from arena.dialogue import Dialogue, Role  # noqa: E402
+from evaluators.acts.context_decision import utterance_facts  # noqa: E402
 from evaluators.acts.data import iard_split, load_iard  # noqa: E402
 from evaluators.acts.features import dialogue_pairs  # noqa: E402
 from evaluators.acts.offline import OfflineActAnnotator, decide  # noqa: E402
@@ -44,9 +45,9 @@ def predict(annotator: OfflineActAnnotator, dialogue: Dialogue, coherent: bool) 
     model = annotator.model
     roles = [v.role for v in views]
     probs = model.probabilities(pairs)
-    if model.context is not None:
-        probs = model.context.accept_probabilities(roles, probs)
-    return [set(i) for i in decide(roles, probs, model.threshold, coherent_sets=coherent)]
+    probs = model.in_context(roles, probs, utterance_facts(views))
+    return [set(i) for i in decide(roles, probs, model.threshold, coherent_sets=coherent,
+                                   decided_first=model.decided_first)]
 
 
 def measure(annotator, dialogues, coherent: bool, gold: bool) -> dict:

@@ -9,10 +9,10 @@ system's turn (and a live annotation of each new turn) costs: titles found in
 the new utterance (catalog linker included; the earlier turns were read, as in a
 live dialogue, before timing) and facts built over the dialogue, then one network
 pass over the (context, utterance) pair; "context decision" is what deciding Accept over the
-dialogue (version 14) adds once the outputs are known. "two-utterance dialogue" annotates the
-utterance and the one before it (two passes in one batch). "network pass" times
-the network alone on the latest utterance's pair. Each runtime (ONNX Runtime, the
-default on CPU, and PyTorch) is timed in the same run over the same utterances,
+dialogue (version 14; Reject too where the artifact decides it so) adds once the outputs are
+known. "two-utterance dialogue" annotates the utterance and the one before it (two passes in
+one batch). "network pass" times the network alone on the latest utterance's pair. Each
+runtime (ONNX Runtime, the default on CPU, and PyTorch) is timed in the same run over the same utterances,
 so their ratio is comparable. The network and catalogs are loaded before timing.
 Also reports whole-dialogue annotation divided by the number of utterances. The machine is shared: CPU time (of this process,
 `time.process_time`) is reported beside wall-clock time, because on a loaded
@@ -66,6 +66,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     from arena.titles.linking import shared_linker
+    from evaluators.acts.context_decision import utterance_facts
     from evaluators.acts.features import dialogue_pairs
     from evaluators.acts.network import encode_pairs
     from evaluators.acts.offline import OfflineActAnnotator
@@ -98,10 +99,11 @@ def main(argv=None) -> int:
             record("two-utterance dialogue (both annotated)", lambda: annotator.annotate(short, overwrite=True))
             rows = encode_pairs(model.tokenizer, dialogue_pairs(d, linker, last_only=True)[1])
             record("network pass (latest utterance)", lambda: model.probabilities_of(rows))
-            if model.context is not None:  # Accept re-decided over the dialogue once its outputs are known
+            if model.context is not None:  # Accept (Reject) re-decided over the dialogue once its outputs are known
                 views, pairs = dialogue_pairs(d, linker)
                 roles, outputs = [v.role for v in views], model.probabilities(pairs)
-                record("context decision over the dialogue (outputs known)", lambda: model.intents(roles, outputs))
+                record("context decision over the dialogue (outputs known)",
+                       lambda: model.intents(roles, outputs, facts=utterance_facts(views)))
         started = time.perf_counter()
         for d in held:
             annotator.annotate(d, overwrite=True)

@@ -48,6 +48,8 @@ def main(argv=None) -> int:
     ap.add_argument("--artifact", action="append", default=[], metavar="NAME=PATH",
                     help="an act model artifact to measure beside the shipped one")
     ap.add_argument("--validation", action="store_true", help="also the validation parts (in-sample)")
+    ap.add_argument("--crsarena", type=Path, default=CRSARENA_TEXTS, help="the CRS Arena dialogue texts")
+    ap.add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with the seekers' answers")
     args = ap.parse_args(argv)
     from evaluators.acts.offline import OfflineActAnnotator
 
@@ -57,12 +59,12 @@ def main(argv=None) -> int:
         annotators.append((name, OfflineActAnnotator(artifact=Path(path))))
 
     train, held = iard_split(load_iard())
-    parts = [("IARD held-out (60 dialogues)", held), ("CRS Arena test part (102 dialogues)", load_crsarena_acts("test", CRSARENA_TEXTS))]
+    parts = [("IARD held-out (60 dialogues)", held), ("CRS Arena test part (102 dialogues)", load_crsarena_acts("test", args.crsarena))]
     if args.validation:
         parts += [("IARD val (33, validation)", [d for d in train if is_iard_val(d.dialogue_id)]),
-                  ("CRS Arena calibration part (140, validation)", load_crsarena_acts("calibration", CRSARENA_TEXTS))]
-    redial_test = load_redial(REDIAL, exclude=frozenset(d.dialogue_id for d in load_iard()))["test"] \
-        if REDIAL.exists() else []
+                  ("CRS Arena calibration part (140, validation)", load_crsarena_acts("calibration", args.crsarena))]
+    redial_test = load_redial(args.redial, exclude=frozenset(d.dialogue_id for d in load_iard()))["test"] \
+        if args.redial.exists() else []
 
     print("| part | annotator | tau RDL | tau SRRR | tau SR | mean SR predicted / reference "
           "| Recommend P / R / F1 | Accept P / R / F1 | Reject P / R / F1 |")

@@ -17,6 +17,13 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               decided in context and the Accept/Reject thresholds, chosen on IARD's val part and
               the CRS Arena calibration part (needs ../shared/data/crsarena_dial_texts); rewrites
               the artifact's .json (the weights stay as they are)
+    f1        [--artifact assets/acts/act_model.safetensors] [--write] [--version 15] [--cache FILE]
+              version 15's candidates (evaluators/acts/f1_calibration.py): Accept and Reject chosen
+              for F1 on IARD's val part, Reject optionally decided in context; prints every
+              candidate's out-of-fold validation figures beside the artifact's own and applies the
+              rule written before they were fitted; --write rewrites the artifact's .json with the
+              candidate the rule picks (none: nothing is written); --candidate X --out PATH writes
+              candidate X elsewhere, to be measured beside the shipped artifact
 
 Data and splits (fixed by hashes of dialogue ids, see evaluators/acts/data.py, redial_weak.py
 and training.py): IARD's training part is split into train and val; its held-out part is not
@@ -36,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -254,8 +262,8 @@ def context_stage(args) -> int:
                 context_decision={**result["decision"].to_meta(), "c": result["c"],
                                   "fitted_on": sorted(parts), "objective": round(result["objective"], 4),
                                   "validation": {name: summary(r) for name, r in result["validation"].items()}})
-    for key in ("input_layout", "labels", "weights_sha256"):
-        meta.pop(key, None)  # write_artifact sets them again
+    for key in ("input_layout", "labels", "weights_sha256", "reject_decision", "f1_calibration", "decided_first"):
+        meta.pop(key, None)  # write_artifact sets the first three again; the rest are version 15's (f1)
     write_artifact(artifact, dict(load(artifact.read_bytes())), meta)
     print(f"objective {result['objective']:.3f} (C={result['c']}); thresholds ACC {meta['thresholds']['USER:ACC']}"
           f" REJ {meta['thresholds']['USER:REJ']}")
@@ -268,10 +276,128 @@ def context_stage(args) -> int:
     return 0
 
 
+def _scored_parts(model, crsarena: Path, iard: Optional[Path] = None) -> dict:
+    """IARD's val part, the CRS Arena calibration part and IARD's train part (the network's training
+    dialogues; regressions may fit on them, nothing is measured there), each dialogue with the network's
+    outputs. IARD's held-out part is not read."""
+    from evaluators.acts.context_decision import utterance_facts
+    from evaluators.acts.data import load_crsarena_acts
+    from evaluators.acts.features import dialogue_pairs
+    from evaluators.acts.metric_calibration import Scored
+
+    linker = shared_linker()
+    train, _ = iard_split(load_iard(iard))
+
+    def scored(dialogues):
+        out = []
+        for d in dialogues:
+            views, pairs = dialogue_pairs(d, linker)
+            out.append(Scored(d, [v.role for v in views], model.probabilities(pairs), utterance_facts(views)))
+        return out
+
+    return {"iard-val": scored([d for d in train if is_iard_val(d.dialogue_id)]),
+            "crsarena-calibration": scored(load_crsarena_acts("calibration", crsarena)),
+            "iard-train": scored([d for d in train if not is_iard_val(d.dialogue_id)])}
+
+
+def _prf(acts: dict, name: str) -> str:
+    p = acts[name]
+    return " / ".join("-" if v is None else f"{v:.2f}" for v in (p.precision, p.recall, p.f1))
+
+
+def f1_stage(args) -> int:
+    """Version 15's candidates against the artifact's own decision, out of fold on the validation parts."""
+    from safetensors.numpy import load
+
+    from evaluators.acts import f1_calibration as F
+    from evaluators.acts.metric_calibration import summary
+    from evaluators.acts.offline import ActModel
+
+    started = time.time()
+    artifact = Path(args.artifact)
+    model = ActModel.load(artifact)
+    if model.context is None or model.reject_context is not None or model.decided_first:
+        print(f"{artifact} is not version 14's kind (Accept in context, Reject the network's); the candidates "
+              "start from that artifact", file=sys.stderr)
+        return 2
+    if args.cache and args.cache.exists():  # the network's outputs of an earlier run with this artifact
+        import pickle
+
+        cached = pickle.loads(args.cache.read_bytes())
+        if cached["weights_sha256"] != model.meta["weights_sha256"]:
+            print(f"{args.cache} holds another artifact's outputs; remove it", file=sys.stderr)
+            return 2
+        parts = cached["parts"]
+    else:
+        parts = _scored_parts(model, args.crsarena)
+        if args.cache:
+            import pickle
+
+            args.cache.write_bytes(pickle.dumps({"weights_sha256": model.meta["weights_sha256"], "parts": parts}))
+    reference = F.evaluate(F.Candidate(f"{model.version} (this artifact)", F.BOTH, (),
+                                       (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
+                           parts, model.threshold)
+    results = [(None, reference)] + [(c, F.evaluate(c, parts, model.threshold)) for c in F.CANDIDATES]
+    print("| candidate | IARD val Accept P / R / F1 | IARD val Reject P / R / F1 | CRS Arena cal. Accept P / R / F1 "
+          "| CRS Arena cal. Reject P / R / F1 | tau RDL / SR, IARD val | tau RDL / SR, CRS Arena cal. | objective "
+          "| thresholds per fold (Accept, Reject) | passes the rule |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for candidate, r in results:
+        name = candidate.name if candidate else f"{model.version} (this artifact)"
+        cells = []
+        for part in (F.IARD_VAL, F.CRSARENA):
+            acts = r["parts"][part]["acts"]
+            cells += [_prf(acts, "Accept"), _prf(acts, "Reject")]
+        taus = [" / ".join(f"{(r['parts'][part][m]['tau'] or 0):.2f}" for m in ("rdl", "sr"))
+                for part in (F.IARD_VAL, F.CRSARENA)]
+        verdict = "-" if candidate is None else ("yes" if F.passes(r, reference) else "no")
+        folds = " ".join(f"({a:.2f}, {b:.2f})" for a, b in r["thresholds"])
+        print(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {taus[0]} | {taus[1]} | "
+              f"{r['objective']:.3f} | {folds} | {verdict} |")
+    passing = [(c, r) for c, r in results if c is not None and F.passes(r, reference)]
+    winner = None
+    if passing:
+        top = max(sum(F.f1_pair(r)) for _, r in passing)
+        winner = next((c, r) for c, r in passing if sum(F.f1_pair(r)) >= top - 0.01)  # the simpler within 0.01
+    print(f"\nrule: {'ships ' + winner[0].name if winner else 'no candidate passes; the artifact stays'} "
+          f"({time.time() - started:.0f}s)")
+    if args.candidate:  # one candidate written elsewhere, to be measured beside the shipped artifact
+        chosen = [(c, r) for c, r in results if c is not None and c.name.split(":")[0] == args.candidate]
+        if not chosen or args.out is None or Path(args.out).resolve() == artifact.resolve():
+            print("--candidate needs a candidate's letter (A, B, ..., F-A) and an --out other than the artifact",
+                  file=sys.stderr)
+            return 2
+        candidate, result = chosen[0]
+    elif args.write and winner:
+        candidate, result = winner
+    else:
+        return 0
+    decisions, threshold = F.fit(candidate, parts, model.threshold)
+    meta = dict(model.meta)
+    meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
+                decided_first=candidate.decided_first)
+    meta.pop("context_decision", None)
+    for decision, names in zip(decisions, [n for n in (candidate.accept_parts, candidate.reject_parts) if n]):
+        key = "context_decision" if decision.output == F.ACC else "reject_decision"
+        meta[key] = {**decision.to_meta(), "c": F.C, "fitted_on": sorted(names)}
+    meta["f1_calibration"] = {
+        "candidate": candidate.name, "objective": round(result["objective"], 4),
+        "reference_objective": round(reference["objective"], 4),
+        "validation": {name: summary(r) for name, r in result["parts"].items()},
+        "reference_validation": {name: summary(r) for name, r in reference["parts"].items()}}
+    for key in ("input_layout", "labels", "weights_sha256"):
+        meta.pop(key, None)  # write_artifact sets them again
+    out = Path(args.out) if args.out else artifact
+    write_artifact(out, dict(load(artifact.read_bytes())), meta)
+    print(f"wrote {out} and its .json ({candidate.name}, version {args.version}: ACC {meta['thresholds']['USER:ACC']}, "
+          f"REJ {meta['thresholds']['USER:REJ']})")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="stage", required=True)
-    stages = {name: sub.add_parser(name) for name in ("prepare", "fit", "calibrate", "context", "all")}
+    stages = {name: sub.add_parser(name) for name in ("prepare", "fit", "calibrate", "context", "f1", "all")}
     for name in ("prepare", "all"):
         stages[name].add_argument("--iard", type=Path, default=None, help="IARD JSON (default: assets/iard)")
         stages[name].add_argument("--redial", type=Path, default=REDIAL, help="ReDial dialogues with answers")
@@ -290,7 +416,14 @@ def main(argv=None) -> int:
     for name in ("calibrate", "context", "all"):
         stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
     stages["context"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
-    for name in ("context", "all"):
+    stages["f1"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    stages["f1"].add_argument("--version", default="15", help="the version written with --write")
+    stages["f1"].add_argument("--write", action="store_true", help="rewrite the artifact with the rule's pick")
+    stages["f1"].add_argument("--candidate", default=None, help="write this candidate (its letter) to --out")
+    stages["f1"].add_argument("--out", type=Path, default=None, help="with --candidate: where to write it")
+    stages["f1"].add_argument("--cache", type=Path, default=None,
+                              help="keep the network's outputs on the three parts in this file between runs")
+    for name in ("context", "f1", "all"):
         stages[name].add_argument("--crsarena", type=Path, default=CRSARENA_TEXTS,
                                   help="the CRS Arena dialogue texts (DialogueKit layout)")
     args = ap.parse_args(argv)
@@ -302,6 +435,8 @@ def main(argv=None) -> int:
         return calibrate(args)
     if args.stage == "context":
         return context_stage(args)
+    if args.stage == "f1":
+        return f1_stage(args)
     with tempfile.TemporaryDirectory() as tmp:
         args.bundle, args.weights, args.report = Path(tmp) / "bundle", Path(tmp) / "weights.safetensors", False
         for stage in (prepare, fit_stage, calibrate, context_stage):

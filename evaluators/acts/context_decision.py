@@ -18,16 +18,21 @@ those from reference acts. Recommend and Reject stay the network's own decisions
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
 from arena.dialogue import Role
 from evaluators.acts.network import LABELS, REC
 
+if TYPE_CHECKING:
+    from evaluators.acts.features import UtteranceView
+
 USER_OUTPUTS = tuple(j for j, name in enumerate(LABELS) if name.startswith("USER:"))
 ACC = LABELS.index("USER:ACC")
 REJ = LABELS.index("USER:REJ")
+CRI_F = LABELS.index("USER:CRI-F")
+REF = LABELS.index("USER:REF")
 AGENT_REC = LABELS.index(f"AGENT:{REC}")
 ABSENT = -9.2  # the logit of 1e-4: a neighbour that does not exist reads as "surely not"
 FEATURES: tuple[str, ...] = tuple(
@@ -35,6 +40,9 @@ FEATURES: tuple[str, ...] = tuple(
     + ["logit REC of the system turn before", "logit REC of the system turn three before",
        "logit REC of the system turn after", "last user utterance",
        "logit ACC of the next user utterance", "logit REJ of the next user utterance"])
+FACTS: tuple[str, ...] = ("names a title", "names a title the system offered")
+REJECT_FEATURES: tuple[str, ...] = FEATURES + (
+    "logit CRI-F of the next user utterance", "logit REF of the next user utterance") + FACTS
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -56,37 +64,79 @@ def features(roles: Sequence[Role], probs: np.ndarray, i: int) -> np.ndarray:
                            [agent_rec(i - 1), agent_rec(i - 3), agent_rec(i + 1), last], nxt])
 
 
-def feature_matrix(roles: Sequence[Role], probs: np.ndarray) -> tuple[list[int], np.ndarray]:
-    """(indices of the user utterances, their feature rows)."""
+def utterance_facts(views: Sequence["UtteranceView"]) -> np.ndarray:
+    """Per utterance (`FACTS`): whether a user utterance names a title, and whether it names one a
+    system turn before it named (the item a turn-down would be about); 0 for system turns."""
+    offered: set[str] = set()
+    out = np.zeros((len(views), len(FACTS)))
+    for i, view in enumerate(views):
+        keys = view.title_keys
+        if view.role == Role.USER:
+            out[i] = (float(bool(keys)), float(bool(keys & offered)))
+        else:
+            offered |= keys
+    return out
+
+
+def reject_features(roles: Sequence[Role], probs: np.ndarray, facts: np.ndarray, i: int) -> np.ndarray:
+    """The inputs of the Reject decision for user utterance `i` (see REJECT_FEATURES)."""
+    n = len(roles)
+    nxt = (_logit(probs[i + 2][[CRI_F, REF]]) if i + 2 < n and roles[i + 2] == Role.USER
+           else np.array([ABSENT, ABSENT]))
+    return np.concatenate([features(roles, probs, i), nxt, facts[i]])
+
+
+def feature_matrix(roles: Sequence[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None,
+                   output: int = ACC) -> tuple[list[int], np.ndarray]:
+    """(indices of the user utterances, their feature rows) for the decision of `output` (ACC or
+    REJ; Reject's needs `facts`, from `utterance_facts`)."""
     users = [i for i, r in enumerate(roles) if r == Role.USER]
-    rows = np.array([features(roles, probs, i) for i in users]).reshape(len(users), len(FEATURES))
-    return users, rows
+    if output == ACC:
+        rows = [features(roles, probs, i) for i in users]
+    elif facts is None:
+        raise ValueError("the Reject decision needs the utterances' facts (utterance_facts)")
+    else:
+        rows = [reject_features(roles, probs, facts, i) for i in users]
+    return users, np.array(rows).reshape(len(users), len(feature_names(output)))
+
+
+def feature_names(output: int) -> tuple[str, ...]:
+    if output not in (ACC, REJ):
+        raise ValueError(f"no context decision for output {LABELS[output]}")
+    return FEATURES if output == ACC else REJECT_FEATURES
 
 
 @dataclass(frozen=True)
 class ContextDecision:
-    """Logistic regression over `features`."""
+    """Logistic regression over the inputs of `output` (`features` for Accept, `reject_features`)."""
 
     coef: np.ndarray
     intercept: float
+    output: int = ACC
 
     @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> "ContextDecision":
-        if list(meta.get("features", [])) != list(FEATURES):
+    def from_meta(cls, meta: dict[str, Any], output: int = ACC) -> "ContextDecision":
+        if list(meta.get("features", [])) != list(feature_names(output)):
             raise ValueError("the artifact's context decision reads other features than this code makes")
-        return cls(np.asarray(meta["coef"], dtype=np.float64), float(meta["intercept"]))
+        return cls(np.asarray(meta["coef"], dtype=np.float64), float(meta["intercept"]), output)
 
     def to_meta(self) -> dict[str, Any]:
-        return {"features": list(FEATURES), "coef": [round(float(c), 6) for c in self.coef],
+        return {"features": list(feature_names(self.output)), "coef": [round(float(c), 6) for c in self.coef],
                 "intercept": round(self.intercept, 6)}
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(rows @ self.coef + self.intercept)))
 
+    def decided(self, roles: Sequence[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None,
+                into: Optional[np.ndarray] = None) -> np.ndarray:
+        """`into` (default: a copy of `probs`) with the `output` column of every user utterance
+        replaced by the context probability, read from the network's outputs `probs`."""
+        out = np.array(probs, dtype=np.float64, copy=True) if into is None else into
+        users, rows = feature_matrix(roles, probs, facts, self.output)
+        if users:
+            out[users, self.output] = self.probabilities(rows)
+        return out
+
     def accept_probabilities(self, roles: Sequence[Role], probs: np.ndarray) -> np.ndarray:
         """`probs` with the ACC column of every user utterance replaced by the context probability."""
-        out = np.array(probs, dtype=np.float64, copy=True)
-        users, rows = feature_matrix(roles, probs)
-        if users:
-            out[users, ACC] = self.probabilities(rows)
-        return out
+        return self.decided(roles, probs)

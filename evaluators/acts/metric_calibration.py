@@ -45,11 +45,13 @@ class Scored:
     dialogue: Dialogue
     roles: list[Role]
     probs: np.ndarray
+    facts: Optional[np.ndarray] = None  # `context_decision.utterance_facts` (the Reject decision reads them)
 
 
-def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray) -> Dialogue:
+def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False
+                        ) -> Dialogue:
     copy = item.dialogue.model_copy(deep=True)
-    for utt, intents in zip(copy.utterances, decide(item.roles, probs, threshold)):
+    for utt, intents in zip(copy.utterances, decide(item.roles, probs, threshold, decided_first=decided_first)):
         utt.dialogue_acts = make_acts(intents)
     return copy
 
@@ -71,7 +73,8 @@ def objective(result: dict[str, object]) -> float:
     return (rdl["tau"] or 0.0) + (sr["tau"] or 0.0) - abs(sr["mean_predicted"] - sr["mean_reference"])
 
 
-def _fold(part: str, index: int) -> int:
+def fold_of(part: str, index: int) -> int:
+    """The fold (of FOLDS) of the `index`-th dialogue of validation part `part`."""
     return int(hashlib.sha256(f"{part}:{index}".encode("utf-8")).hexdigest()[:8], 16) % FOLDS
 
 
@@ -123,10 +126,10 @@ def fit_context_decision(parts: dict[str, list[Scored]], base_threshold: np.ndar
     for c in C_GRID:
         oof = {name: [s.probs.copy() for s in items] for name, items in parts.items()}
         for fold in range(FOLDS):
-            decision = _fit(*_training_rows(parts, feats, lambda name, k: _fold(name, k) != fold), c)
+            decision = _fit(*_training_rows(parts, feats, lambda name, k: fold_of(name, k) != fold), c)
             for name, items in parts.items():
                 for k, (users, rows) in enumerate(feats[name]):
-                    if _fold(name, k) == fold and users:
+                    if fold_of(name, k) == fold and users:
                         oof[name][k][users, ACC] = decision.probabilities(rows)
         score, t_acc, t_rej, results = _best_thresholds(parts, oof, base_threshold)
         if best is None or score > best[0]:
