@@ -180,10 +180,15 @@ class ChatCRS(ConversationalRecommender):
         exclude = state.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
-        if not ranked and (move.constraints.genres or move.constraints.people):
-            # Nothing has all that was asked for: what was ruled out still stays out.
-            ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
-                                                allowed=self._allowed(move.constraints.loosened()))
+        # Nothing has all that was asked for: the subject goes first, then the genres and people; what was
+        # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says them).
+        for looser in (move.constraints.without_subjects(), move.constraints.loosened()):
+            if ranked:
+                break
+            if looser == move.constraints:
+                continue
+            ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude, allowed=self._allowed(looser))
+            move.constraints = looser
         return [r.item for r in ranked]
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:
