@@ -79,8 +79,8 @@ ASPECTS = (
         r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
     ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
-                        r"\b(plot|story ?line|story|premise|synopsis|what happens|tell me (a bit |some )?more about|"
-                        r"tell me about)\b)", re.IGNORECASE)),
+                        r"\b(plot|story ?line|story|premise|synopsis|what happens|"
+                        r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
@@ -164,14 +164,21 @@ _ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|e
 
 
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.
-_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|tell me (a bit |some )?(more )?about|"
+_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|(is|are|was|does)\s+(?!there\b|any|some)|"
+                            r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about|"
                             r"tell me the)\b(?!.*\b(recommend|suggest)\b)",
                             re.IGNORECASE)
+
+
+# "Hmm, is it ...?", "So who directed it?": a word before the question changes nothing.
+_INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great)\b\W*",
+                           re.IGNORECASE)
 
 
 def question_aspect(text: str) -> Optional[str]:
     """The aspect a question asks about ("plot", "director", ...), or None for no question about an item
     ("could you recommend books by the author of ...?" asks for items)."""
+    text = _INTERJECTION.sub("", text, count=1) or text
     if not is_question(text):
         return None
     if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text) and not _ABOUT_AN_ITEM.match(text):

@@ -168,8 +168,9 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
-    """"nothing with ghosts or possession" -> stems of "ghosts", "possession": subjects the user rules
-    out by an explicit "no / nothing with / without" (genres, intensity, people and kinds are read apart)."""
+    """"nothing with ghosts or possession" -> stems of "ghosts", "possession" and the words for them
+    ("haunted", "exorcism"): subjects the user rules out by an explicit "no / nothing with / without"
+    (genres, intensity, people and kinds are read apart)."""
     name_words = {w for n in names for w in normalize(n).split()}
     out = set()
     for match in _EXCLUSION.finditer(text):
@@ -177,7 +178,7 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):
-                out.add(_stem(word))
+                out |= {_stem(form) for form in subject_forms(word) if " " not in form}  # "ghosts": "haunted" too
     return out
 
 

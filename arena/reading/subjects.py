@@ -56,6 +56,7 @@ RELATED = {
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
     "robot": ("robot", "robots", "android", "cyborg", "artificial intelligence"),
     "ghost": ("ghost", "ghosts", "haunted", "haunting"),
+    "possession": ("possession", "possessed", "exorcism", "exorcist", "demonic"),
     "witch": ("witch", "witches", "witchcraft"),
     "pirate": ("pirate", "pirates"),
     "prison": ("prison", "inmate", "jail", "convict", "prisoner"),
