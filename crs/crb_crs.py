@@ -17,7 +17,7 @@ of a conversation. The reply then passes the same title check as every
 system, so a title written out in a human turn is never left unshown.
 
 The dialogue policy (`crs.dialogue_policy`) comes first, shared with the
-ranking ChatCRS: a closing gets a farewell, a question about an item is
+ranking ChatCRS: a closing gets a farewell, small talk a greeting, a question about an item is
 answered from its catalog entry, and the candidates leave out what was turned
 down and keep to the conversation's constraints.
 """
@@ -44,7 +44,7 @@ from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.dialogue_policy import DialoguePolicy
-from crs.item_answers import answer, farewell, taken
+from crs.item_answers import answer, farewell, greeting, taken
 from crs.reply_check import enforce_shown_titles
 
 log = logging.getLogger(__name__)
@@ -167,6 +167,8 @@ class CRBCRS(ConversationalRecommender):
             return farewell(turns_so_far), []
         if move.act == "accept":
             return taken(turns_so_far), []
+        if move.act == "chat":  # small talk gets a greeting and a question, not a title
+            return greeting(turns_so_far), []
         if move.act == "question":
             text, shown = answer(move.aspect, move.about)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")

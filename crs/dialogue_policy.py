@@ -52,7 +52,8 @@ from arena.reading.scope import NEGATION_CUE
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
-_LIKE = re.compile(r"\b(like|similar( to)?|same (kind|sort|vein) as|in the vein of|along the lines of)\b", re.I)
+_LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
+_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style))\b", re.I)
 _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
 
 
@@ -116,11 +117,13 @@ class DialoguePolicy:
         return self._subject_counts[subject] >= MIN_SUBJECT_ITEMS
 
     def _like_genres(self, text: str, shown: Sequence[CatalogItem]) -> frozenset[str]:
-        """"Something like Star Wars" that names no genre: the genres of the title named."""
-        if genre_mentions(text) or not _LIKE.search(text):
+        """"Something like Star Wars", "I liked American Sniper, anything similar?" that name no genre:
+        the genres of the title named ("seen it like a hundred times" is no likeness)."""
+        if genre_mentions(text):
             return frozenset()
+        similar = bool(_SIMILAR.search(text))
         for item, start in self._linked_spans(text, shown):
-            if not negated_before(text, start):
+            if not negated_before(text, start) and (similar or _LIKE_BEFORE.search(text[:start])):
                 genres = set()
                 for name in item.genres:
                     if match := GENRE_WORD.search(name):
@@ -169,7 +172,9 @@ class DialoguePolicy:
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                      shown=list(shown) + last_list, bearable=self.bearable)
-                like = self._like_genres(text, shown) if act in ("request", "seen") else frozenset()
+                # "like <title>" gives genres only when none were asked for (the message names none either)
+                like = (self._like_genres(text, shown) if act in ("request", "seen") and not constraints.genres
+                        else frozenset())
                 if like or ruled_out_words:
                     constraints = replace(
                         constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,

@@ -102,12 +102,16 @@ _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", 
 
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
 # "I'll watch it tonight", "I'll go with that", "I'll check out X": the user has what they came for.
-_TAKES_IT = re.compile(r"\b(i'?ll|i will|gonna|going to) (watch|check|go with|try|read|see|give|take)\b|"
-                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b", re.IGNORECASE)
+_TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?"
+                       r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
+                       r"pick)\b|"
+                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
+                       r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b", re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
-    r"nice to meet you)?\W*$", re.IGNORECASE)
+    r"nice to meet you|(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?"
+    r"\W*$", re.IGNORECASE)
 
 
 def is_closing(text: str) -> bool:
@@ -122,9 +126,14 @@ def is_closing(text: str) -> bool:
     return False
 
 
+# "We'll watch with the kids, so something for the whole family please" asks for more.
+_ASKS_FOR_SOMETHING = re.compile(r"\b(something|anything|please|looking for|want)\b", re.IGNORECASE)
+
+
 def takes_it(text: str) -> bool:
     """"Sounds good, I'll watch it tonight": an acceptance that asks for nothing more."""
-    return bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text
+    return (bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text
+            and not _ASKS_FOR_SOMETHING.search(text))
 
 
 def is_small_talk(text: str) -> bool:

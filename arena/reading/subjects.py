@@ -56,6 +56,7 @@ RELATED = {
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
     "robot": ("robot", "robots", "android", "cyborg", "artificial intelligence"),
     "ghost": ("ghost", "ghosts", "haunted", "haunting"),
+    "dystopian": ("dystopia", "dystopian", "totalitarian", "post apocalyptic"),
     "possession": ("possession", "possessed", "exorcism", "exorcist", "demonic"),
     "witch": ("witch", "witches", "witchcraft"),
     "pirate": ("pirate", "pirates"),

@@ -26,7 +26,8 @@ GENRE_WORDS = {
     "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",
     "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction",
     "sports": "sport", "sport": "sport", "sitcom": "sitcom", "sitcoms": "sitcom", "historical": "history",
-    "history": "history", "biography": "biography", "biopic": "biography",
+    "history": "history", "biography": "biography", "biographies": "biography", "biopic": "biography",
+    "biopics": "biography",
 }
 # Compound genres: the words, the genres they name, and what a negation of them rules out.
 COMPOUNDS = (
