@@ -168,7 +168,8 @@ def starts_with_wh(text: str) -> bool:
     return bool(_WH_START.match(text))
 
 
-_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b",
+_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
+                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)",  # "Any mystery books written before 2000?"
                              re.IGNORECASE)
 
 

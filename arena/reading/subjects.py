@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from arena.catalog import CatalogItem
-from arena.reading.vocabulary import GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
+from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 # Subjects of more than one word, as people say them (matched before single words).
@@ -113,6 +113,7 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
     "zombie"); `names` are people the message names (their words are no subjects). Whether a
     subject is asked for or ruled out ("not another Vietnam one") is the caller's to read."""
     low = text.lower()
+    genre_spans = [m.span() for p in (GENRE_WORD, *(c for c, _, _ in COMPOUNDS)) for m in p.finditer(low)]
     name_words = {w for n in names for w in normalize(n).split()}
     found: list[tuple[str, int]] = []
     for match in _AFTER_CUE.finditer(low):
@@ -129,6 +130,8 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
             found.append((words[-1], match.start(1) + match.group(1).rfind(" ") + 1))
     seen, out = set(), []
     for subject, position in found:
+        if any(start <= position < end for start, end in genre_spans):  # "science fiction" is a genre
+            continue
         if subject not in seen:
             seen.add(subject)
             out.append((subject, position))

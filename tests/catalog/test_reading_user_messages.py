@@ -78,7 +78,9 @@ def test_intensity_is_read_from_title_and_plot(redial):
     ("What's the story of Funny Games?", "plot"), ("Who else stars in American Sniper?", "stars"),
     ("Tell me more about the second one", "plot"), ("How well is it rated?", "rating"),
     ("Is Training Day very violent?", "genres"), ("What about war movies from the 2000s?", None),
-    ("What else does he have?", None),
+    ("What else does he have?", None), ("Tell me a bit about Sister Act", "plot"),
+    ("Hmm, is 50 First Dates more funny or more romantic?", "genres"), ("Is there anything more recent?", None),
+    ("Any mystery books written before 2000?", None),
 ])
 def test_questions_about_an_item(text, aspect):
     assert question_aspect(text) == aspect
@@ -87,6 +89,8 @@ def test_questions_about_an_item(text, aspect):
 @pytest.mark.parametrize("text, closing, accepts", [
     ("Cool, thanks. I'll watch it tonight.", True, True), ("Sounds good, I'll watch it tonight.", False, True),
     ("Thanks! Any more like it?", False, False), ("Great, any others?", False, False),
+    ("Great, she'll love it, thank you!", True, True), ("Awesome, that's our movie tonight", False, True),
+    ("We'll watch with the kids, so something for the whole family please", False, False),
 ])
 def test_closings_and_acceptances(text, closing, accepts):
     assert is_closing(text) == closing and takes_it(text) == accepts
@@ -94,6 +98,7 @@ def test_closings_and_acceptances(text, closing, accepts):
 
 def test_small_talk_is_no_request():
     assert is_small_talk("Hey, how's it going?") and not is_small_talk("Hi there! Can you suggest an animated movie?")
+    assert is_small_talk("Hi! Hope you're having a good day")
 
 
 def test_an_acceptance_and_small_talk_get_no_list(policy, redial):
@@ -167,7 +172,8 @@ def test_a_negated_subject_is_ruled_out_not_the_genre_asked_for(redial):
 
 def test_mood_and_people_are_no_subjects():
     for text in ("Any good funny movies?", "Any more recent westerns?", "I want a comedy for tonight",
-                 "A music documentary, please", "Can you recommend an inspiring sports movie?"):
+                 "A music documentary, please", "Can you recommend an inspiring sports movie?",
+                 "Good morning! I'd like a science fiction movie"):
         assert not update(Constraints(), text, complaint=False).subjects, text
     c = update(Constraints(), "Any Meryl Streep movies?", complaint=False, people=[("Meryl Streep", 4)])
     assert not c.subjects and c.people == {"Meryl Streep"}
