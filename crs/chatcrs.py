@@ -174,8 +174,8 @@ class ChatCRS(ConversationalRecommender):
         policy reads it, without what was turned down, under the conversation's constraints."""
         state = state or self.analyse(dialogue)
         move = move or self.policy.read(dialogue)
-        if not (state.recommend or move.act in ("reject", "seen", "shrug")):
-            return []
+        if move.act == "chat" or not (state.recommend or move.act in ("reject", "seen", "shrug")):
+            return []  # small talk ("Hope you're having a good day") asks for no items
         context = self.policy.ranking_dialogue(dialogue, move)
         exclude = state.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
