@@ -40,7 +40,7 @@ from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, genre_mentions, in_request_clause, request_part, update
-from arena.reading.subjects import stem, subject_frequency
+from arena.reading.subjects import stem, subject_frequency, word_counts
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
@@ -91,7 +91,7 @@ class DialoguePolicy:
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self._titles_by_key: dict[str, list[CatalogItem]] = {}
-        self._subject_counts: dict[str, int] = {}
+        self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         for item in catalog:
             key = franchise_key(item)
             if key:
@@ -112,9 +112,7 @@ class DialoguePolicy:
 
     def bearable(self, subject: str) -> bool:
         """Whether enough catalog entries bear a subject out for it to be asked of every item."""
-        if subject not in self._subject_counts:
-            self._subject_counts[subject] = subject_frequency(self.catalog.items, subject)
-        return self._subject_counts[subject] >= MIN_SUBJECT_ITEMS
+        return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
 
     def _like_genres(self, text: str, shown: Sequence[CatalogItem]) -> frozenset[str]:
         """"Something like Star Wars", "I liked American Sniper, anything similar?" that name no genre:

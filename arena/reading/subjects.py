@@ -8,12 +8,13 @@ An item bears a subject out when its plot or its genres (OpenDialKG's "Time trav
 Film") hold the subject's word or one of the words that say the same thing ("a heist" is also
 "a robbery"); its title alone does not count, so "Scary Movie" is no horror and "Cool Runnings"
 nothing cool. Which subject words the catalog can bear out at all is for the system to judge
-(`subject_frequency`): a word no plot uses is dropped rather than emptying the list.
+(`word_counts`, `subject_frequency`): a word no plot uses is dropped rather than emptying the list.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Sequence
 
@@ -176,6 +177,23 @@ def bears_out(item: CatalogItem, subjects: Iterable[str]) -> bool:
     return False
 
 
-def subject_frequency(items: Sequence[CatalogItem], subject: str) -> int:
-    """How many items bear the subject out (the system drops subjects its catalog cannot show)."""
-    return sum(bears_out(item, (subject,)) for item in items)
+def word_counts(items: Sequence[CatalogItem]) -> Counter:
+    """How many items' plots or genres hold each word: read once per catalog, so that whether a
+    subject can be borne out costs a few look-ups a turn."""
+    counts: Counter = Counter()
+    for item in items:
+        counts.update(_item_text(item.plot or "", tuple(item.genres))[1])
+    return counts
+
+
+def subject_frequency(counts: Counter, subject: str) -> int:
+    """About how many items bear the subject out (an upper bound: an item may hold two of its
+    words), from `word_counts`; a phrase counts as its rarest word."""
+    total = 0
+    for form in subject_forms(subject):
+        words = form.split()
+        if len(words) > 1:
+            total += min(counts.get(w, 0) for w in words)
+        else:
+            total += sum(counts.get(w, 0) for w in inflections(form))
+    return total
