@@ -1,8 +1,9 @@
 """Multi-turn conversations with the offline systems, every reply scored against the catalog.
 
 The conversations (`benchmarks/conversations/user_messages_v1.json`, 34 of 3-4 user turns, written
-before the work on reading user messages; `--conversations benchmarks/conversations/user_messages_v2.json`,
-a second set of 34 written before the second round of that work) hold constraints, questions about shown items, turn-downs
+before the work on reading user messages; `--conversations
+benchmarks/conversations/user_messages_v2.json`, a second set of 34 written before the second round
+of that work) hold constraints, questions about shown items, turn-downs
 with reasons, refinements, small talk, negations ("funny but not a romcom", "not too gory"),
 persons, "lighter", OpenDialKG kinds and closings. Each reply is scored by
 `benchmarks/user_message_checks.py`: answers what was asked (yes / partly / no), items fit every

@@ -180,14 +180,16 @@ class ChatCRS(ConversationalRecommender):
         exclude = state.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
-        # Nothing has all that was asked for: the subject goes first, then the genres and people; what was
-        # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says them).
+        # Nothing has all that was asked for: the subject goes first, then the genres and people; what
+        # was ruled out still stays out. The move keeps the rules its items keep to (the list's opening
+        # says them).
         for looser in (move.constraints.without_subjects(), move.constraints.loosened()):
             if ranked:
                 break
             if looser == move.constraints:
                 continue
-            ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude, allowed=self._allowed(looser))
+            ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
+                                                allowed=self._allowed(looser))
             move.constraints = looser
         return [r.item for r in ranked]
 

@@ -171,8 +171,8 @@ class DialoguePolicy:
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                      shown=list(shown) + last_list, bearable=self.bearable)
                 # "like <title>" gives genres only when none were asked for (the message names none either)
-                like = (self._like_genres(text, shown) if act in ("request", "seen") and not constraints.genres
-                        else frozenset())
+                wants_like = act in ("request", "seen") and not constraints.genres
+                like = self._like_genres(text, shown) if wants_like else frozenset()
                 if like or ruled_out_words:
                     constraints = replace(
                         constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
@@ -194,9 +194,9 @@ class DialoguePolicy:
         if is_shrug(text):
             return "shrug", None, []
         aspect = question_aspect(text)
-        # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a request
-        # whatever the model says, and "Tell me more about the second one" a question even when the model
-        # reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
+        # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
+        # request whatever the model says, and "Tell me more about the second one" a question even when the
+        # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects)

@@ -110,8 +110,9 @@ _TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonn
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
-    r"nice to meet you|(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?"
-    r"\W*$", re.IGNORECASE)
+    r"nice to meet you|"
+    r"(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?\W*$",
+    re.IGNORECASE)
 
 
 def is_closing(text: str) -> bool:
@@ -168,9 +169,9 @@ def starts_with_wh(text: str) -> bool:
     return bool(_WH_START.match(text))
 
 
+# "Any mystery books written before 2000?" asks for items, whatever word of an aspect it holds.
 _ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
-                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)",  # "Any mystery books written before 2000?"
-                             re.IGNORECASE)
+                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)", re.IGNORECASE)
 
 
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.

@@ -31,9 +31,11 @@ RELATED = {
     "time travel": ("time travel", "time machine", "back in time", "through time", "time traveler",
                     "time traveller", "travels back", "travel back", "into the past", "to the past",
                     "into the future", "to the future", "sent back"),
-    "heist": ("heist", "robbery", "robbers", "bank robber", "thieves", "thief", "steal", "vault", "con artist"),
+    "heist": ("heist", "robbery", "robbers", "bank robber", "thieves", "thief", "steal", "vault",
+              "con artist"),
     "robbery": ("robbery", "heist", "robbers", "thieves", "steal"),
-    "superhero": ("superhero", "super hero", "superheroes", "superpowers", "superpower", "super powers", "mutant",
+    "superhero": ("superhero", "super hero", "superheroes", "superpowers", "superpower", "super powers",
+                  "mutant",
                   "mutants", "vigilante", "crime fighter", "superman", "spider man", "batman", "avengers",
                   "x men", "justice league", "wonder woman", "iron man", "captain america", "hulk"),
     "nature": ("nature", "wildlife", "natural world", "animals", "ocean", "forest", "jungle", "wilderness"),
@@ -52,7 +54,8 @@ RELATED = {
     "football": ("football", "quarterback", "soccer", "nfl"),
     "world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
     "second world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
-    "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up", "high school"),
+    "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
+                      "high school"),
     "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
     "robot": ("robot", "robots", "android", "cyborg", "artificial intelligence"),
@@ -64,8 +67,8 @@ RELATED = {
     "prison": ("prison", "inmate", "jail", "convict", "prisoner"),
 }
 # Words before "movie" that say what it is like, not what it is about.
-_NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic classics fun funny sad scary dark
-    light lighter nice cool bad little big long short whole family kids kid children child other another more
+_NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic classics fun funny sad scary
+    dark light lighter nice cool bad little big long short whole family kids kid children child other another more
     some any similar different same cute sweet feel heavy serious dumb smart clever inspiring inspirational
     popular famous underrated favourite favorite particular specific certain real decent interesting exciting
     entertaining lovely quick easy simple tv kind sort type adult adults modern recent older proper decent
@@ -83,8 +86,10 @@ _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies
               r"stories|shows?|series|ones?|theme|themed|genre|fans?")
 _BEFORE_KIND = re.compile(r"\b([a-z][a-z'-]+(?: [a-z][a-z'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
 _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
-                        r"(?:a|an) (?:\w+ )?theme of)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
-_STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|maybe)\b")
+                        r"(?:a|an) (?:\w+ )?theme of)\s+"
+                        r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
+_STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
+                             r"maybe)\b")
 
 
 def _is_subject_word(word: str, names: set[str]) -> bool:
