@@ -1,7 +1,9 @@
 """Multi-turn conversations with the offline systems, every reply scored against the catalog.
 
 The conversations (`benchmarks/conversations/user_messages_v1.json`, 34 of 3-4 user turns, written
-before the work on reading user messages) hold constraints, questions about shown items, turn-downs
+before the work on reading user messages; `--conversations
+benchmarks/conversations/user_messages_v2.json`, a second set of 34 written before the second round
+of that work) hold constraints, questions about shown items, turn-downs
 with reasons, refinements, small talk, negations ("funny but not a romcom", "not too gory"),
 persons, "lighter", OpenDialKG kinds and closings. Each reply is scored by
 `benchmarks/user_message_checks.py`: answers what was asked (yes / partly / no), items fit every
@@ -155,6 +157,8 @@ def rescore(path: Path, splits: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=Path, default=CONVERSATIONS,
+                        help="the conversation file (default: the first set, user_messages_v1.json)")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--label", default="run", help="results go to benchmarks/results/user_messages_<label>.json")
     parser.add_argument("--splits", default="tune", help="the splits to print (all are stored): tune, heldout")
@@ -167,7 +171,9 @@ def main() -> None:
     if args.rescore:
         rescore(RESULTS / f"user_messages_{args.label}.json", splits)
         return
-    conversations = json.loads(CONVERSATIONS.read_text(encoding="utf-8"))["conversations"]
+    if not args.conversations.is_file():
+        parser.error(f"no conversation file at {args.conversations}")
+    conversations = json.loads(args.conversations.read_text(encoding="utf-8"))["conversations"]
     settings = Settings.from_env()
     from evaluators.acts.intent_readers import UserActReader
 

@@ -174,16 +174,23 @@ class ChatCRS(ConversationalRecommender):
         policy reads it, without what was turned down, under the conversation's constraints."""
         state = state or self.analyse(dialogue)
         move = move or self.policy.read(dialogue)
-        if not (state.recommend or move.act in ("reject", "seen", "shrug")):
-            return []
+        if move.act == "chat" or not (state.recommend or move.act in ("reject", "seen", "shrug")):
+            return []  # small talk ("Hope you're having a good day") asks for no items
         context = self.policy.ranking_dialogue(dialogue, move)
         exclude = state.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
-        if not ranked and (move.constraints.genres or move.constraints.people):
-            # Nothing has all that was asked for: what was ruled out still stays out.
+        # Nothing has all that was asked for: the subject goes first, then the genres and people; what
+        # was ruled out still stays out. The move keeps the rules its items keep to (the list's opening
+        # says them).
+        for looser in (move.constraints.without_subjects(), move.constraints.loosened()):
+            if ranked:
+                break
+            if looser == move.constraints:
+                continue
             ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
-                                                allowed=self._allowed(move.constraints.loosened()))
+                                                allowed=self._allowed(looser))
+            move.constraints = looser
         return [r.item for r in ranked]
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:

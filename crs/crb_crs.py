@@ -9,7 +9,8 @@ recommender's items. The corpus is `assets/crb_crs/` (built from ReDial by
 
 Only turns that fit what the recommender has are eligible: when it has items,
 turns with between one slot and as many slots as items; before the person
-has said what they like, turns without slots. Turns already said in this
+has said what they like, turns without slots and without a title written
+out ("Perhaps Love and Friendship would be up your alley?" for "Hi!"). Turns already said in this
 dialogue are skipped, and so are turns whose claims the filled items'
 catalog genres do not bear out ("It's about a serial killer" for a romantic
 comedy, "good for little ones" for a horror film) and goodbyes in the middle
@@ -45,7 +46,7 @@ from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec,
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, farewell, taken
-from crs.reply_check import enforce_shown_titles
+from crs.reply_check import enforce_shown_titles, named_titles
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +209,8 @@ class CRBCRS(ConversationalRecommender):
             turn = self.corpus[int(row)]
             if turn.filled(list(items)) in said or _GOODBYE.search(turn.response):
                 continue
+            if not item_count and named_titles(turn.response, self.catalog):
+                continue  # a turn with no slot that writes a title out recommends without the recommender
             if items and claims_problem(turn, items) is not None:
                 continue
             return turn

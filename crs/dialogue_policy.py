@@ -14,7 +14,9 @@ on the `UserMove` it returns:
 - "chat" (a greeting, "how's it going?") gets a greeting and a question, no list;
 - "accept" ("sounds good, I'll watch it") gets a short follow-up, no list;
 - "request": recommend under the constraints (`arena.reading.constraints`: genres,
-  people, era, audience, intensity and kind, each negation kept to what it names).
+  people, era, audience, intensity, kind and subjects, each negation kept to what it names);
+  "something like <title>" that names no genre asks for one of the title's genres, and "not a
+  Batman one" keeps out the franchise and every entry whose plot names it.
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that
@@ -29,7 +31,7 @@ complaining half of complaints.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
 
@@ -37,7 +39,9 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints, in_request_clause, request_part, update
+from arena.reading.constraints import Constraints, genre_mentions, in_request_clause, request_part, update
+from arena.reading.subjects import stem, subject_frequency, word_counts
+from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
     RuleActReader, is_closing, is_correction, is_shrug, is_small_talk, pointed_index, points_back, question_aspect,
@@ -47,6 +51,9 @@ from arena.reading.scope import NEGATION_CUE
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
+MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
+_LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
+_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style))\b", re.I)
 _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
 
 
@@ -84,6 +91,7 @@ class DialoguePolicy:
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self._titles_by_key: dict[str, list[CatalogItem]] = {}
+        self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         for item in catalog:
             key = franchise_key(item)
             if key:
@@ -101,6 +109,27 @@ class DialoguePolicy:
             out += [other for k, others in self._titles_by_key.items() if k == key or k.startswith(key + " ")
                     for other in others]
         return out
+
+    def bearable(self, subject: str) -> bool:
+        """Whether enough catalog entries bear a subject out for it to be asked of every item."""
+        return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
+
+    def _like_genres(self, text: str, shown: Sequence[CatalogItem]) -> frozenset[str]:
+        """"Something like Star Wars", "I liked American Sniper, anything similar?" that name no genre:
+        the genres of the title named ("seen it like a hundred times" is no likeness)."""
+        if genre_mentions(text):
+            return frozenset()
+        similar = bool(_SIMILAR.search(text))
+        for item, start in self._linked_spans(text, shown):
+            if not negated_before(text, start) and (similar or _LIKE_BEFORE.search(text[:start])):
+                genres = set()
+                for name in item.genres:
+                    if match := GENRE_WORD.search(name):
+                        genres.add(GENRE_WORDS[match.group(1).lower()])
+                    elif item.dataset == "redial":  # ReDial's genres are plain words ("adventure")
+                        genres.add(normalize(name))
+                return frozenset(genres - {"drama"})
+        return frozenset()
 
     def _intents(self, dialogue: Dialogue, text: str) -> list[str]:
         try:
@@ -129,16 +158,26 @@ class DialoguePolicy:
             if act in ("reject", "seen"):
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
-            elif act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
+            ruled_out_words: set[str] = set()
+            if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
                         left_out.update(v.item_id for v in self.variants(item))
+                        ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
                 people = [(name, start) for name, start, _ in self._link_people(bare)]
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
-                                     shown=list(shown) + last_list)
+                                     shown=list(shown) + last_list, bearable=self.bearable)
+                # "like <title>" gives genres only when none were asked for (the message names none either)
+                wants_like = act in ("request", "seen") and not constraints.genres
+                like = self._like_genres(text, shown) if wants_like else frozenset()
+                if like or ruled_out_words:
+                    constraints = replace(
+                        constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
+                        any_genre=constraints.any_genre if not like else True,
+                        unwanted_words=constraints.unwanted_words | ruled_out_words)
             if is_last:
                 move = UserMove(act, aspect, about, list(shown), intents=intents)
         move.constraints, move.left_out = constraints, left_out
@@ -155,14 +194,16 @@ class DialoguePolicy:
         if is_shrug(text):
             return "shrug", None, []
         aspect = question_aspect(text)
-        asked = bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
+        # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
+        # request whatever the model says, and "Tell me more about the second one" a question even when the
+        # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
+        rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
+        asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
+                 or not rejects)
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect)
             if about:
                 return "question", aspect, about
-        # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a request
-        # whatever the model says. Nothing offered yet: "nothing too scary" is a wish.
-        rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if not in_request_clause(text, start) or negated_before(text, start)]

@@ -79,8 +79,8 @@ ASPECTS = (
         r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
     ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
-                        r"\b(plot|story ?line|story|premise|synopsis|what happens|tell me (a bit |some )?more about|"
-                        r"tell me about)\b)", re.IGNORECASE)),
+                        r"\b(plot|story ?line|story|premise|synopsis|what happens|"
+                        r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
@@ -102,12 +102,17 @@ _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", 
 
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
 # "I'll watch it tonight", "I'll go with that", "I'll check out X": the user has what they came for.
-_TAKES_IT = re.compile(r"\b(i'?ll|i will|gonna|going to) (watch|check|go with|try|read|see|give|take)\b|"
-                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b", re.IGNORECASE)
+_TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?"
+                       r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
+                       r"pick)\b|"
+                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
+                       r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b", re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
-    r"nice to meet you)?\W*$", re.IGNORECASE)
+    r"nice to meet you|"
+    r"(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?\W*$",
+    re.IGNORECASE)
 
 
 def is_closing(text: str) -> bool:
@@ -122,9 +127,14 @@ def is_closing(text: str) -> bool:
     return False
 
 
+# "We'll watch with the kids, so something for the whole family please" asks for more.
+_ASKS_FOR_SOMETHING = re.compile(r"\b(something|anything|please|looking for|want)\b", re.IGNORECASE)
+
+
 def takes_it(text: str) -> bool:
     """"Sounds good, I'll watch it tonight": an acceptance that asks for nothing more."""
-    return bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text
+    return (bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text
+            and not _ASKS_FOR_SOMETHING.search(text))
 
 
 def is_small_talk(text: str) -> bool:
@@ -159,19 +169,27 @@ def starts_with_wh(text: str) -> bool:
     return bool(_WH_START.match(text))
 
 
-_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b",
-                             re.IGNORECASE)
+# "Any mystery books written before 2000?" asks for items, whatever word of an aspect it holds.
+_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
+                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)", re.IGNORECASE)
 
 
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.
-_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|tell me (a bit |some )?(more )?about|"
+_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|(is|are|was|does)\s+(?!there\b|any|some)|"
+                            r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about|"
                             r"tell me the)\b(?!.*\b(recommend|suggest)\b)",
                             re.IGNORECASE)
+
+
+# "Hmm, is it ...?", "So who directed it?": a word before the question changes nothing.
+_INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great)\b\W*",
+                           re.IGNORECASE)
 
 
 def question_aspect(text: str) -> Optional[str]:
     """The aspect a question asks about ("plot", "director", ...), or None for no question about an item
     ("could you recommend books by the author of ...?" asks for items)."""
+    text = _INTERJECTION.sub("", text, count=1) or text
     if not is_question(text):
         return None
     if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text) and not _ABOUT_AN_ITEM.match(text):

@@ -16,7 +16,10 @@ Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - intensity: "not too gory", "too violent", "something lighter/tamer": gore and
   violence are read from the items' titles and plots, and "lighter" also rules out
   the heavy genres (horror, thriller, crime, war) of what was just shown;
-- kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film.
+- kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film;
+- subjects (`arena.reading.subjects`): "about time travel", "a zombie movie", "set in outer space"
+  are required of the plot or genres and kept until another subject is named, or a new genre is
+  asked for "instead" or in a complaint; a negated one ("not another Vietnam one") is ruled out.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.reading.scope import negated_before
+from arena.reading.subjects import bears_out, stem, subject_forms, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS, HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS,
@@ -40,6 +44,7 @@ __all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "child_friendly", "g
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
     r"\b(kids?|children|child|little ones|toddlers?|my (son|daughter|boy|girl)|grandkids|family (movie|film|night)|"
+    r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
 _ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
                           re.IGNORECASE)
@@ -54,6 +59,7 @@ _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNOR
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 _OR = re.compile(r"\b(or|either)\b", re.I)
+_INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class Constraints:
     unwanted_people: frozenset[str] = field(default_factory=frozenset)
     unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
     unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
+    subjects: frozenset[str] = field(default_factory=frozenset)  # "about time travel": one must be borne out
 
     def allows(self, item: CatalogItem) -> bool:
         if not self.allows_loosely(item):
@@ -77,6 +84,8 @@ class Constraints:
             if not (any(present) if self.any_genre else all(present)):
                 return False
         if self.people and not self.people <= _people(item):
+            return False
+        if self.subjects and not bears_out(item, self.subjects):
             return False
         return True
 
@@ -98,13 +107,17 @@ class Constraints:
 
     def loosened(self) -> "Constraints":
         """The same without what is asked for: when nothing in the catalog has it all."""
-        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False)
+        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset())
+
+    def without_subjects(self) -> "Constraints":
+        """The same without the subjects: the first thing to give up when nothing has it all."""
+        return replace(self, subjects=frozenset())
 
     @property
     def any(self) -> bool:
         return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
                 or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
-                or bool(self.unwanted_words))
+                or bool(self.unwanted_words) or bool(self.subjects))
 
     def genre_words(self) -> str:
         """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
@@ -114,6 +127,8 @@ class Constraints:
         """"with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled; the genres
         asked for are `genre_words`)."""
         parts = []
+        if self.subjects:
+            parts.append("about " + " or ".join(sorted(self.subjects)))
         if self.people:
             parts.append("with " + " and ".join(sorted(self.people)))
         if self.for_children:
@@ -144,8 +159,7 @@ _NOT_A_SUBJECT = frozenset("""too very so much more less really any anything som
     sad violent gory silly heavy time today tonight again ending endings""".split())
 
 
-def _stem(word: str) -> str:
-    return word[:6] if len(word) > 6 else word.rstrip("s") if len(word) > 4 else word
+_stem = stem  # one stem for the words ruled out and the subjects asked for
 
 
 @lru_cache(maxsize=16384)
@@ -154,8 +168,9 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
-    """"nothing with ghosts or possession" -> stems of "ghosts", "possession": subjects the user rules
-    out by an explicit "no / nothing with / without" (genres, intensity, people and kinds are read apart)."""
+    """"nothing with ghosts or possession" -> stems of "ghosts", "possession" and the words for them
+    ("haunted", "exorcism"): subjects the user rules out by an explicit "no / nothing with / without"
+    (genres, intensity, people and kinds are read apart)."""
     name_words = {w for n in names for w in normalize(n).split()}
     out = set()
     for match in _EXCLUSION.finditer(text):
@@ -163,7 +178,7 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):
-                out.add(_stem(word))
+                out |= {_stem(form) for form in subject_forms(word) if " " not in form}  # "ghosts": "haunted" too
     return out
 
 
@@ -205,13 +220,9 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
         return int(match.group(2)) + (0 if match.group(1).lower() == "since" else 1), 2100
     if match := _BEFORE.search(text):
         return 1800, int(match.group(2)) - 1
-    if match := _DECADE.search(text):
-        if match.group(3):
-            start = 1900 + 10 * _DECADE_WORDS[match.group(3).lower()]
-        else:
-            century = int(match.group(1)) * 100 if match.group(1) else (2000 if match.group(2) in "01" else 1900)
-            start = century + 10 * int(match.group(2))
-        return start, start + 9
+    starts = [_decade_start(match) for match in _DECADE.finditer(text)]
+    if starts:  # "the 70s or 80s": both
+        return min(starts), max(starts) + 9
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
     if _NEWER.search(text):
@@ -219,6 +230,13 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
     if _OLDER.search(text):
         return 1800, max(min(shown_years, default=1990) - 1, 1950)
     return None
+
+
+def _decade_start(match: re.Match) -> int:
+    if match.group(3):
+        return 1900 + 10 * _DECADE_WORDS[match.group(3).lower()]
+    century = int(match.group(1)) * 100 if match.group(1) else (2000 if match.group(2) in "01" else 1900)
+    return century + 10 * int(match.group(2))
 
 
 def _kind(text: str) -> Optional[str]:
@@ -231,11 +249,12 @@ def _kind(text: str) -> Optional[str]:
 
 def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
            kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
-           shown: Sequence[CatalogItem] = ()) -> Constraints:
+           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
     In a `complaint` a genre named outside a request clause is one the user does not want.
     `people` are the persons the message names, with their positions; `shown` the items the
-    system showed last ("something lighter" moves away from their heavy genres)."""
+    system showed last ("something lighter" moves away from their heavy genres); `bearable` says
+    whether the catalog can bear a subject out at all (one it cannot is not asked for)."""
     years = _era(text, shown_years) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
@@ -271,10 +290,21 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             ruled_out.discard(name)
     kind = (_kind(text) or constraints.kind) if kinds_matter else None
     words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
+    subjects, lighter = set(), any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()])
+                                    for m in LIGHTER.finditer(text))
+    for subject, position in subjects_asked(text, [name for name, _ in people]):
+        if negated_before(text, position):  # "not another Vietnam one"
+            words |= {stem(form) for form in subject_forms(subject) if " " not in form}
+        elif bearable(subject):
+            subjects.add(subject)
+    if not subjects:
+        subjects = set(constraints.subjects)
+        if wanted and (complaint or lighter or _INSTEAD.search(text)):  # "a music documentary instead?"
+            subjects = set()
     return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
                    kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
                    people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
-                   unwanted_intensity=frozenset(intensity))
+                   unwanted_intensity=frozenset(intensity), subjects=frozenset(subjects))
 
 
 _REQUEST_CLAUSE = re.compile(

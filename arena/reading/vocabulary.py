@@ -24,9 +24,10 @@ GENRE_WORDS = {
     "documentaries": "documentary", "musical": "musical", "musicals": "musical", "western": "western",
     "westerns": "western", "animated": "animation", "animation": "animation", "cartoon": "animation",
     "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",
-    "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction", "superhero": "superhero",
+    "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction",
     "sports": "sport", "sport": "sport", "sitcom": "sitcom", "sitcoms": "sitcom", "historical": "history",
-    "history": "history", "biography": "biography", "biopic": "biography",
+    "history": "history", "biography": "biography", "biographies": "biography", "biopic": "biography",
+    "biopics": "biography",
 }
 # Compound genres: the words, the genres they name, and what a negation of them rules out.
 COMPOUNDS = (

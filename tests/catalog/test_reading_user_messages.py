@@ -78,7 +78,9 @@ def test_intensity_is_read_from_title_and_plot(redial):
     ("What's the story of Funny Games?", "plot"), ("Who else stars in American Sniper?", "stars"),
     ("Tell me more about the second one", "plot"), ("How well is it rated?", "rating"),
     ("Is Training Day very violent?", "genres"), ("What about war movies from the 2000s?", None),
-    ("What else does he have?", None),
+    ("What else does he have?", None), ("Tell me a bit about Sister Act", "plot"),
+    ("Hmm, is 50 First Dates more funny or more romantic?", "genres"), ("Is there anything more recent?", None),
+    ("Any mystery books written before 2000?", None),
 ])
 def test_questions_about_an_item(text, aspect):
     assert question_aspect(text) == aspect
@@ -87,6 +89,8 @@ def test_questions_about_an_item(text, aspect):
 @pytest.mark.parametrize("text, closing, accepts", [
     ("Cool, thanks. I'll watch it tonight.", True, True), ("Sounds good, I'll watch it tonight.", False, True),
     ("Thanks! Any more like it?", False, False), ("Great, any others?", False, False),
+    ("Great, she'll love it, thank you!", True, True), ("Awesome, that's our movie tonight", False, True),
+    ("We'll watch with the kids, so something for the whole family please", False, False),
 ])
 def test_closings_and_acceptances(text, closing, accepts):
     assert is_closing(text) == closing and takes_it(text) == accepts
@@ -94,6 +98,7 @@ def test_closings_and_acceptances(text, closing, accepts):
 
 def test_small_talk_is_no_request():
     assert is_small_talk("Hey, how's it going?") and not is_small_talk("Hi there! Can you suggest an animated movie?")
+    assert is_small_talk("Hi! Hope you're having a good day")
 
 
 def test_an_acceptance_and_small_talk_get_no_list(policy, redial):
@@ -131,3 +136,82 @@ def test_crb_crs_skips_a_turn_stating_what_its_items_do_not_bear_out(redial):
     assert claims_problem(turn, [planet]) is not None
     fair = RecommenderTurn("nature", "You should see <movie_0>, I loved it", 1)
     assert claims_problem(fair, [planet]) is None
+
+
+def test_a_subject_is_asked_of_the_plot_and_kept_by_a_refinement(redial):
+    c = update(Constraints(), "Give me three sci-fi movies about time travel", complaint=False)
+    c = update(c, "Something newer, from after 2005?", complaint=False)
+    assert c.subjects == {"time travel"} and c.genres == {"sci fi"} and c.years == (2006, 2100)
+    looper = redial.find_title("Looper (2012)")
+    prestige = redial.find_title("The Prestige (2006)")
+    assert c.allows(looper) and not c.allows(prestige)
+    assert not c.without_subjects().subjects and c.without_subjects().genres == {"sci fi"}
+
+
+def test_a_subject_is_no_title_word(redial):
+    c = update(Constraints(), "I'm in the mood for a zombie movie", complaint=False)
+    assert c.subjects == {"zombie"}
+    titled_only = [i for i in redial if "zombie" in i.title.lower() and "zombie" not in i.plot.lower()
+                   and not any("zombie" in g.lower() for g in i.genres)]
+    assert titled_only and not any(c.allows(i) for i in titled_only)
+
+
+def test_a_new_genre_instead_drops_the_subject_and_a_new_subject_replaces_it():
+    c = update(Constraints(), "Any good documentaries about nature or animals?", complaint=False)
+    assert c.subjects == {"nature", "animals"}
+    assert not update(c, "A music documentary instead?", complaint=False).subjects
+    assert update(c, "Got one about boxing instead?", complaint=False).subjects == {"boxing"}
+
+
+def test_a_negated_subject_is_ruled_out_not_the_genre_asked_for(redial):
+    c = update(Constraints(), "Recommend me a war movie, just not another Vietnam one", complaint=False)
+    assert c.genres == {"war"} and not c.subjects and not c.unwanted_genres
+    vietnam = [i for i in redial if "war" in i.genres and "vietnam" in i.plot.lower()]
+    assert vietnam and not any(c.allows(i) for i in vietnam)
+
+
+def test_mood_and_people_are_no_subjects():
+    for text in ("Any good funny movies?", "Any more recent westerns?", "I want a comedy for tonight",
+                 "A music documentary, please", "Can you recommend an inspiring sports movie?",
+                 "Good morning! I'd like a science fiction movie"):
+        assert not update(Constraints(), text, complaint=False).subjects, text
+    c = update(Constraints(), "Any Meryl Streep movies?", complaint=False, people=[("Meryl Streep", 4)])
+    assert not c.subjects and c.people == {"Meryl Streep"}
+
+
+def test_two_decades_and_family_friendly():
+    assert update(Constraints(), "anything older, like 70s or 80s?", complaint=False).years == (1970, 1989)
+    assert update(Constraints(), "Something more family friendly?", complaint=False).for_children
+
+
+def test_a_catalog_without_the_subject_does_not_ask_for_it(policy, redial):
+    move = read(policy, redial, "I'd like a qwxyzzy movie")
+    assert not move.constraints.subjects
+
+
+def test_a_question_about_a_shown_item_is_answered_even_when_the_model_reads_a_critique(redial):
+    def reads_a_critique(dialogue):  # what the learnt act model gives "Tell me more about the second one"
+        return ["CRI-F"]
+
+    critique_reader = DialoguePolicy(redial, reads_a_critique)
+    shown = ["Looper (2012)", "Back to the Future (1985)", "12 Monkeys (1995)"]
+    move = read(critique_reader, redial, "sci-fi about time travel", shown, "Tell me more about the second one")
+    assert move.act == "question" and move.aspect == "plot" and move.about[0].title == "Back to the Future"
+    move = read(critique_reader, redial, "sci-fi about time travel", shown, "Not the second one, too silly")
+    assert move.act == "reject"
+
+
+def test_not_a_batman_one_rules_out_plots_about_batman(policy, redial):
+    move = read(policy, redial, "Recommend me a superhero movie, but not a Batman one")
+    assert move.constraints.subjects == {"superhero"}
+    about_batman = [i for i in redial if "batman" in i.plot.lower() and "batman" not in i.title.lower()]
+    assert about_batman and not any(move.constraints.allows(i) for i in about_batman)
+
+
+def test_something_like_a_title_asks_for_its_genres(policy, redial):
+    move = read(policy, redial, "Something like Star Wars for my 13 year old son", [
+        "Star Trek (2009)"], "Already seen Star Trek. Another one, but not too scary please")
+    c = move.constraints
+    assert "horror" in c.unwanted_genres and c.genres == {"action", "adventure", "fantasy"} and c.any_genre
+    lambs = redial.find_title("The Silence of the Lambs (1991)")
+    assert not c.allows(lambs)

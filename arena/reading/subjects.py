@@ -1,0 +1,204 @@
+"""What a request is about, beyond its genre: "sci-fi movies about time travel", "a zombie movie",
+"documentaries about nature or animals", "a movie set in outer space", "a Christmas theme".
+
+A subject is read from where people put one: after "about", "set in", "involving", or just before
+the kind of item ("heist movies", "a zombie comedy", "courtroom dramas"). Genre, mood, era, kind
+and people words are no subjects ("a good funny movie", "recent westerns", "Tom Hanks movies").
+An item bears a subject out when its plot or its genres (OpenDialKG's "Time travel", "Zombie
+Film") hold the subject's word or one of the words that say the same thing ("a heist" is also
+"a robbery"); its title alone does not count, so "Scary Movie" is no horror and "Cool Runnings"
+nothing cool. Which subject words the catalog can bear out at all is for the system to judge
+(`word_counts`, `subject_frequency`): a word no plot uses is dropped rather than emptying the list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from arena.catalog import CatalogItem
+from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
+from arena.titles.phrases import FUNCTION_WORDS, normalize
+
+# Subjects of more than one word, as people say them (matched before single words).
+PHRASES = ("time travel", "coming of age", "world war", "second world war", "serial killer",
+           "road trip", "high school", "true story", "martial arts", "haunted house", "natural world")
+# Words that say the same thing as a subject in a plot or a genre name (plural and stem forms match
+# anyway: "zombie" finds "zombies"). Kept to common film subjects, not to one conversation's words.
+RELATED = {
+    "time travel": ("time travel", "time machine", "back in time", "through time", "time traveler",
+                    "time traveller", "travels back", "travel back", "into the past", "to the past",
+                    "into the future", "to the future", "sent back"),
+    "heist": ("heist", "robbery", "robbers", "bank robber", "thieves", "thief", "steal", "vault",
+              "con artist"),
+    "robbery": ("robbery", "heist", "robbers", "thieves", "steal"),
+    "superhero": ("superhero", "super hero", "superheroes", "superpowers", "superpower", "super powers",
+                  "mutant",
+                  "mutants", "vigilante", "crime fighter", "superman", "spider man", "batman", "avengers",
+                  "x men", "justice league", "wonder woman", "iron man", "captain america", "hulk"),
+    "nature": ("nature", "wildlife", "natural world", "animals", "ocean", "forest", "jungle", "wilderness"),
+    "animal": ("animal", "wildlife", "creatures"),
+    "courtroom": ("courtroom", "court", "trial", "lawyer", "attorney", "jury", "judge", "legal"),
+    "lawyer": ("lawyer", "attorney", "trial", "court", "legal"),
+    "christmas": ("christmas", "santa", "xmas", "north pole", "holiday season"),
+    "holiday": ("holiday", "christmas", "santa", "thanksgiving"),
+    "zombie": ("zombie", "undead", "living dead"),
+    "vampire": ("vampire", "dracula"),
+    "musician": ("musician", "singer", "band", "composer", "rapper", "pianist", "guitarist", "rock star",
+                 "jazz", "songwriter"),
+    "band": ("band", "musician", "singer", "rock star"),
+    "singer": ("singer", "musician", "songwriter"),
+    "boxing": ("boxing", "boxer", "prizefighter", "fighter"),
+    "football": ("football", "quarterback", "soccer", "nfl"),
+    "world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
+    "second world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
+    "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
+                      "high school"),
+    "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
+    "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
+    "robot": ("robot", "robots", "android", "cyborg", "artificial intelligence"),
+    "ghost": ("ghost", "ghosts", "haunted", "haunting"),
+    "dystopian": ("dystopia", "dystopian", "totalitarian", "post apocalyptic"),
+    "possession": ("possession", "possessed", "exorcism", "exorcist", "demonic"),
+    "witch": ("witch", "witches", "witchcraft"),
+    "pirate": ("pirate", "pirates"),
+    "prison": ("prison", "inmate", "jail", "convict", "prisoner"),
+}
+# Words before "movie" that say what it is like, not what it is about.
+_NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic classics fun funny sad scary
+    dark light lighter nice cool bad little big long short whole family kids kid children child other another more
+    some any similar different same cute sweet feel heavy serious dumb smart clever inspiring inspirational
+    popular famous underrated favourite favorite particular specific certain real decent interesting exciting
+    entertaining lovely quick easy simple tv kind sort type adult adults modern recent older proper decent
+    nice solid fresh light-hearted lighthearted feel-good cheesy silly weird strange odd bizarre gritty grim
+    intense slow fast happy upbeat depressing moving touching emotional beautiful epic small indie foreign
+    english american british french outer low budget blockbuster award winning critically acclaimed original
+    decade year years century night tonight weekend evening date girls guys boys lazy rainy sunday friday
+    saturday cozy cosy lot much many few couple something anything everything nothing watch read tonight
+    again also still such those these that this what which your their our my his her its movie movies film
+    films flick flicks show shows book books novel novels story stories series documentary documentaries
+    thing things stuff one ones got get gets give show find try need know recommend suggest instead maybe
+    perhaps please""".split())
+_GENRE_NAMES = frozenset(GENRE_WORDS.values()) | {"music", "family", "adventure", "genre", "genres"}
+_KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies)|thrillers?|novels?|books?|"
+              r"stories|shows?|series|ones?|theme|themed|genre|fans?")
+_BEFORE_KIND = re.compile(r"\b([a-z][a-z'-]+(?: [a-z][a-z'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
+_AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
+                        r"(?:a|an) (?:\w+ )?theme of)\s+"
+                        r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
+_STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
+                             r"maybe)\b")
+
+
+def _is_subject_word(word: str, names: set[str]) -> bool:
+    return (len(word) >= 3 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
+            and word not in GENRE_WORDS and word not in _GENRE_NAMES and word not in INTENSITY_WORDS
+            and word not in names
+            and not word.isdigit() and not re.fullmatch(r"\d+s", word)
+            and not any(pattern.fullmatch(word) for _, pattern in KINDS))
+
+
+def _subjects_in(words: Sequence[str], names: set[str]) -> list[str]:
+    """The subjects in a run of words: known phrases first, then single content words."""
+    text = " ".join(words)
+    found = []
+    for phrase in sorted(PHRASES, key=len, reverse=True):
+        if f" {phrase} " in f" {text} " and not any(phrase in f for f in found):
+            found.append(phrase)
+            text = f" {text} ".replace(f" {phrase} ", " | ").strip()
+    for word in text.split():
+        if word != "|" and _is_subject_word(word, names):
+            found.append(word)
+    return found
+
+
+def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """(subject, position) of every subject a message names, as the user said it ("time travel",
+    "zombie"); `names` are people the message names (their words are no subjects). Whether a
+    subject is asked for or ruled out ("not another Vietnam one") is the caller's to read."""
+    low = text.lower()
+    genre_spans = [m.span() for p in (GENRE_WORD, *(c for c, _, _ in COMPOUNDS)) for m in p.finditer(low)]
+    name_words = {w for n in names for w in normalize(n).split()}
+    found: list[tuple[str, int]] = []
+    for match in _AFTER_CUE.finditer(low):
+        run = _STOP_AFTER_CUE.split(match.group(1))[0]
+        words = normalize(run.replace(" or ", " , ").replace(" and ", " , ")).split()
+        found += [(s, match.start(1)) for s in _subjects_in(words, name_words)]
+    for match in _BEFORE_KIND.finditer(low):
+        words = normalize(match.group(1)).split()
+        phrase = " ".join(words)
+        known = [p for p in sorted(PHRASES, key=len, reverse=True) if phrase.endswith(p)]
+        if known:
+            found.append((known[0], match.end(1) - len(known[0])))
+        elif words and _is_subject_word(words[-1], name_words):
+            found.append((words[-1], match.start(1) + match.group(1).rfind(" ") + 1))
+    seen, out = set(), []
+    for subject, position in found:
+        if any(start <= position < end for start, end in genre_spans):  # "science fiction" is a genre
+            continue
+        if subject not in seen:
+            seen.add(subject)
+            out.append((subject, position))
+    return out
+
+
+def stem(word: str) -> str:
+    return word[:6] if len(word) > 6 else word.rstrip("s") if len(word) > 4 else word
+
+
+def subject_forms(subject: str) -> tuple[str, ...]:
+    """The words and phrases that bear a subject out."""
+    related = RELATED.get(subject) or (RELATED.get(subject[:-1], ()) if subject.endswith("s") else ())
+    return tuple(dict.fromkeys((subject, *related)))
+
+
+def inflections(word: str) -> frozenset[str]:
+    """A word and its plural or singular: "zombie" finds "zombies", "animals" finds "animal"."""
+    base = word[:-1] if word.endswith("s") and len(word) > 4 and not word.endswith("ss") else word
+    forms = {word, base, base + "s", base + "es"}
+    if base.endswith("y"):
+        forms.add(base[:-1] + "ies")
+    return frozenset(forms)
+
+
+@lru_cache(maxsize=16384)
+def _item_text(plot: str, genres: tuple[str, ...]) -> tuple[str, frozenset[str]]:
+    text = " " + normalize(" ".join([plot, *(genre_label(g) for g in genres)])) + " "
+    return text, frozenset(text.split())
+
+
+def bears_out(item: CatalogItem, subjects: Iterable[str]) -> bool:
+    """Whether the item's plot or genres hold one of the subjects (or a word for it)."""
+    text, words = _item_text(item.plot or "", tuple(item.genres))
+    for subject in subjects:
+        for form in subject_forms(subject):
+            if " " in form:
+                if f" {form} " in text:
+                    return True
+            elif inflections(form) & words:
+                return True
+    return False
+
+
+def word_counts(items: Sequence[CatalogItem]) -> Counter:
+    """How many items' plots or genres hold each word: read once per catalog, so that whether a
+    subject can be borne out costs a few look-ups a turn."""
+    counts: Counter = Counter()
+    for item in items:
+        counts.update(_item_text(item.plot or "", tuple(item.genres))[1])
+    return counts
+
+
+def subject_frequency(counts: Counter, subject: str) -> int:
+    """About how many items bear the subject out (an upper bound: an item may hold two of its
+    words), from `word_counts`; a phrase counts as its rarest word."""
+    total = 0
+    for form in subject_forms(subject):
+        words = form.split()
+        if len(words) > 1:
+            total += min(counts.get(w, 0) for w in words)
+        else:
+            total += sum(counts.get(w, 0) for w in inflections(form))
+    return total
