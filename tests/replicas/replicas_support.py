@@ -10,6 +10,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import sqlalchemy as sa
+
+from arena.store import Store
+from arena.store import schema as t
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
@@ -72,3 +77,11 @@ def wait_until(check: Callable[[], Any], timeout_s: float, what: str, step_s: fl
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout_s:.0f} s: {what}")
         time.sleep(step_s)
+
+
+def scoring_jobs(store: Store) -> dict[str, tuple]:
+    """dialogue id -> (state, owner, attempts) of every scoring job in the store."""
+    j = t.scoring_jobs.c
+    with store.read() as conn:
+        return {r.dialogue_id: (r.state, r.owner, r.attempts)
+                for r in conn.execute(sa.select(j.dialogue_id, j.state, j.owner, j.attempts))}

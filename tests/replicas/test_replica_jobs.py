@@ -6,12 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-import sqlalchemy as sa
 
 from arena.store import Store
-from arena.store import schema as t
 from tests.acts.acts_helpers import make_dialogue
-from tests.replicas.replicas_support import wait_until
+from tests.replicas.replicas_support import scoring_jobs, wait_until
 
 pytestmark = pytest.mark.slow  # two app processes and a PostgreSQL cluster
 
@@ -26,12 +24,6 @@ def finished(dialogue_id: str):
     return d
 
 
-def jobs(store: Store) -> dict[str, tuple]:
-    j = t.scoring_jobs.c
-    with store.read() as conn:
-        return {r.dialogue_id: (r.state, r.owner, r.attempts)
-                for r in conn.execute(sa.select(j.dialogue_id, j.state, j.owner, j.attempts))}
-
 
 def test_a_starting_replica_leaves_live_jobs_alone_and_a_killed_replicas_jobs_are_retaken(postgres_server,
                                                                                          replicas):
@@ -41,27 +33,27 @@ def test_a_starting_replica_leaves_live_jobs_alone_and_a_killed_replicas_jobs_ar
     store.save_dialogues([finished(i) for i in ids])
     # r1 starts first and queues the four unscored dialogues; its two workers each hold one for a long while.
     r1 = replicas(db, "r1", "--scorer-delay", "30", "--workers", "2", env=LEASE)
-    held = wait_until(lambda: sorted(i for i, (s, o, _) in jobs(store).items() if s == "running" and o == r1.owner)
-                      if len([1 for s, o, _ in jobs(store).values() if s == "running" and o == r1.owner]) == 2
+    held = wait_until(lambda: sorted(i for i, (s, o, _) in scoring_jobs(store).items() if s == "running" and o == r1.owner)
+                      if len([1 for s, o, _ in scoring_jobs(store).values() if s == "running" and o == r1.owner]) == 2
                       else None, 60, "r1 running two jobs")
 
     # r2 starts while they run (its start re-queues interrupted jobs): it scores the other two, never r1's.
     r2 = replicas(db, "r2", "--scorer-delay", "0.01", "--workers", "2", env=LEASE)
     rest = sorted(set(ids) - set(held))
-    wait_until(lambda: all(jobs(store)[i][0] == "done" for i in rest), 60, "r2 scoring the queued jobs")
+    wait_until(lambda: all(scoring_jobs(store)[i][0] == "done" for i in rest), 60, "r2 scoring the queued jobs")
     time.sleep(LEASE_S)  # longer than a lease: r1 renews its own, so they stay with it
-    now = jobs(store)
+    now = scoring_jobs(store)
     assert {i: now[i] for i in held} == {i: ("running", r1.owner, 1) for i in held}
     assert {i: now[i] for i in rest} == {i: ("done", r2.owner, 1) for i in rest}
 
     # kill -9 of r1 mid-scoring: r2 takes both jobs over once their lease runs out, and scores each once.
     r1.kill()
     killed_at = time.monotonic()
-    wait_until(lambda: all(jobs(store)[i][1] == r2.owner for i in held), LEASE_S + 10, "r2 taking r1's jobs")
+    wait_until(lambda: all(scoring_jobs(store)[i][1] == r2.owner for i in held), LEASE_S + 10, "r2 taking r1's jobs")
     taken_after = time.monotonic() - killed_at
-    wait_until(lambda: all(jobs(store)[i][0] == "done" for i in held), 60, "r2 scoring r1's jobs")
+    wait_until(lambda: all(scoring_jobs(store)[i][0] == "done" for i in held), 60, "r2 scoring r1's jobs")
     assert taken_after <= LEASE_S + 5
-    final = jobs(store)
+    final = scoring_jobs(store)
     assert {i: final[i] for i in held} == {i: ("done", r2.owner, 2) for i in held}  # one try lost with r1
     assert all(final[i][2] == 1 for i in rest)  # nothing scored twice
     for i in ids:

@@ -19,7 +19,7 @@ from arena.store import schema as t
 from tests.acts.acts_helpers import make_dialogue
 from tests.acts.test_acts_scoring import keyword_llm
 from tests.replicas.app_servers import AppServer
-from tests.replicas.replicas_support import wait_until
+from tests.replicas.replicas_support import scoring_jobs, wait_until
 from tests.support.openai_stub_server import OpenAIStubServer, RecordedRequest
 
 pytestmark = pytest.mark.slow  # two app servers and a PostgreSQL cluster
@@ -54,12 +54,6 @@ def finished(dialogue_id: str):
     d.end("feedback")
     return d
 
-
-def jobs(store: Store) -> dict[str, tuple]:
-    j = t.scoring_jobs.c
-    with store.read() as conn:
-        return {r.dialogue_id: (r.state, r.owner, r.attempts)
-                for r in conn.execute(sa.select(j.dialogue_id, j.state, j.owner, j.attempts))}
 
 
 def paid(judge: OpenAIStubServer, dialogue_id: str) -> int:
@@ -97,7 +91,7 @@ def test_a_starting_server_leaves_live_jobs_alone_and_a_killed_servers_jobs_are_
             r1.wait_ready()
 
             def r1_running() -> list[str]:
-                now = jobs(store)
+                now = scoring_jobs(store)
                 held_ids = sorted(i for i, (s, o, _) in now.items() if s == "running"
                                   and (o or "").startswith(r1.owner_prefix))
                 return held_ids if len(held_ids) == 2 else []
@@ -110,10 +104,10 @@ def test_a_starting_server_leaves_live_jobs_alone_and_a_killed_servers_jobs_are_
             r2 = AppServer("r2", db, tmp_path, env(judge2))
             servers.append(r2)
             r2.wait_ready()
-            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in rest), 120,
+            wait_until(lambda: all(scoring_jobs(store)[i][0] == "done" for i in rest), 120,
                        "r2 scoring the queued jobs")
             time.sleep(LEASE_S + POLL_S)  # longer than a lease: r1 renews its own, so they stay with it
-            now = jobs(store)
+            now = scoring_jobs(store)
             assert {i: (now[i][0], now[i][2]) for i in held_ids} == {i: ("running", 1) for i in held_ids}
             assert all(now[i][1].startswith(r1.owner_prefix) for i in held_ids)
             assert all(now[i][0] == "done" and now[i][1].startswith(r2.owner_prefix) and now[i][2] == 1
@@ -125,15 +119,15 @@ def test_a_starting_server_leaves_live_jobs_alone_and_a_killed_servers_jobs_are_
             # kill -9 of r1 mid-scoring: r2 takes both jobs over once their lease ran out, scores each once.
             r1.kill()
             killed_at = time.monotonic()
-            wait_until(lambda: all(jobs(store)[i][1].startswith(r2.owner_prefix) for i in held_ids),
+            wait_until(lambda: all(scoring_jobs(store)[i][1].startswith(r2.owner_prefix) for i in held_ids),
                        LEASE_S + POLL_S + 30, "r2 taking r1's jobs over")
             taken_after = time.monotonic() - killed_at
-            wait_until(lambda: all(jobs(store)[i][0] == "done" for i in held_ids), 120,
+            wait_until(lambda: all(scoring_jobs(store)[i][0] == "done" for i in held_ids), 120,
                        "r2 scoring r1's jobs")
             print(f"r1's jobs taken over {taken_after:.1f} s after kill -9 "
                   f"(lease {LEASE_S} s, poll {POLL_S} s)")
             assert taken_after <= LEASE_S + POLL_S + 3  # the documented bound: the lease plus a poll
-            final = jobs(store)
+            final = scoring_jobs(store)
             assert {i: final[i][2] for i in held_ids} == {i: 2 for i in held_ids}  # one try died with r1
             assert all(final[i][2] == 1 for i in rest)
             assert not [i for i, (state, _, _) in final.items() if state != "done"]  # nothing left running
