@@ -1,16 +1,16 @@
 """Researcher logins in the store (`researcher_logins`: a digest of the login cookie's token, the user name,
 an expiry), so that every app process sharing the database accepts a login made on any of them.
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 """
 
 import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
