@@ -34,7 +34,7 @@ def _rate_some(store: Store, seed: int = 3) -> int:
             kind = d.user.kind if rng.random() < 0.8 else UserKind.SIMULATOR
             d.ratings.append(Rating(values={"overall_impression": rng.randint(0, 4), "efficiency": rng.randint(0, 4)},
                                     rater_id="r", rater_kind=kind, form_version="aspects_v1"))
-            reply = next(u for u in d.utterances if u.role.value == "agent")
+            reply = d.agent_turns()[0]
             reply.ratings.append(Rating(values={"relevance": rng.randint(0, 2)}, rater_id="r", rater_kind=d.user.kind,
                                         form_version="aspects_v1"))
             replies = len(d.agent_turns())

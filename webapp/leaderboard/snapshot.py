@@ -292,7 +292,7 @@ class BoardJob:
             self._last_end, self._last_seconds = time.monotonic(), published.seconds
             self._changed.notify_all()
 
-    def withcompute_extras(self, published: Published) -> Published:
+    def with_extras(self, published: Published) -> Published:
         """The result of `published`'s run (or a later one) once the tables beside its boards are made; the
         latest result if that takes longer than a page would wait."""
         deadline = time.monotonic() + WAIT_S
@@ -324,5 +324,5 @@ class LeaderboardSnapshots:
             raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
         published = self.job.latest(fresh)
         if not published.extras_done and not published.extras:  # the first run: nothing to show beside it yet
-            published = self.job.withcompute_extras(published)
+            published = self.job.with_extras(published)
         return published.boards[(kind, category)], published.extras.get((kind, category)), published
