@@ -30,6 +30,7 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
@@ -140,6 +141,13 @@ class JudgedDialogue:
     judgements: dict[str, float]
     replies: tuple[tuple[dict[str, float], dict[str, float]], ...] = ()
     group: Optional[str] = None
+
+    @cached_property
+    def key(self) -> tuple:
+        """Everything it holds, as one hashable value (made once: a board's tables compare it per run)."""
+        return (self.crs_id, self.users, self.group, tuple(sorted(self.metrics.items())),
+                tuple(sorted(self.judgements.items())),
+                tuple((tuple(sorted(m.items())), tuple(sorted(h.items()))) for m, h in self.replies))
 
 
 def judged(d: Dialogue, form: AspectForm, raters: str = "own", group_by: Optional[str] = None) -> JudgedDialogue:
