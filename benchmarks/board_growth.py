@@ -2,12 +2,15 @@
 intervals included) computed from the store's compact rows at 1k, 10k and 100k votes (twice as many battle
 dialogues of 8 utterances), on SQLite and on PostgreSQL, with the memory it takes.
 
-    python benchmarks/board_growth.py [--votes 1000 10000 100000] [--stores sqlite postgresql]
+    python benchmarks/board_growth.py [--votes 1000 10000 100000] [--stores sqlite postgresql] [--extras]
 
 Each line: the store, the votes, the seconds to read the compact rows, to compute every board, the whole
 refresh (best of `--repeat`) with the CPU seconds it used (this process; on a machine others share, the wall
 time also counts their load, printed beside it), and the peak memory the refresh allocated (tracemalloc, a
-separate run).
+separate run). With `--extras`, a second line per size times the job as the app runs it: the boards and
+then the tables shown beside them (metric means against satisfaction, metric-vs-rating correlations with
+their bootstrap), each table made afresh (no result kept from an earlier run); 5% of the dialogues carry
+an aspect rating, so the few dialogues read whole are read.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,19 +31,23 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from arena.dialogue import Dialogue, Feedback, RecommendedItem, Score, UserInfo, UserKind, Vote  # noqa: E402
+from arena.dialogue import (  # noqa: E402
+    Dialogue, Feedback, Rating, RecommendedItem, Score, UserInfo, UserKind, Vote,
+)
 from arena.store import Store  # noqa: E402
 from webapp.leaderboard.board_select import StoreFrames  # noqa: E402
-from webapp.leaderboard.snapshot import compute_boards  # noqa: E402
+from webapp.leaderboard.snapshot import compute_boards, compute_extras  # noqa: E402
 from webapp.leaderboard.table import LeaderboardOptions  # noqa: E402
 
 SYSTEMS = ["kbrd_redial", "barcor_redial", "unicrs_redial", "chatgpt_redial",
            "kbrd_opendialkg", "barcor_opendialkg", "unicrs_opendialkg", "chatgpt_opendialkg"]
 STRENGTH = {name: i * 0.15 for i, name in enumerate(SYSTEMS)}
 BATCH = 2000
+RATED_SHARE = 0.05  # dialogues with an aspect rating (read whole for the correlation tables)
 
 
 def battle(rng: random.Random, k: int) -> tuple[Dialogue, Dialogue, Vote]:
+    rated = random.Random(k)
     a, b = rng.sample(SYSTEMS, 2)
     user = UserInfo(kind=UserKind.HUMAN, id=f"user-{rng.randrange(5000)}")
     pair = []
@@ -54,6 +62,9 @@ def battle(rng: random.Random, k: int) -> tuple[Dialogue, Dialogue, Vote]:
             d.feedback = Feedback(sentiment=rng.choice(["satisfied", "frustrated"]))
         if rng.random() < 0.3:
             d.set_score("rdl", Score(value=rng.random(), scorer="rdl", version="1"))
+        if rated.random() < RATED_SHARE:  # its own generator: the boards' data stay those of earlier runs
+            d.ratings.append(Rating(values={"overall_impression": rated.randint(0, 4)}, rater_id=user.id,
+                                    form_version="aspects_v1"))
         pair.append(d)
     diff = STRENGTH[a] - STRENGTH[b]
     r = rng.random()
@@ -93,7 +104,41 @@ def refresh_times(store: Store, repeat: int) -> tuple[float, float, float, float
     return read_s, best - read_s, best, cpu, peak, boards
 
 
-def run(location: str, label: str, sizes: list[int], repeat: int) -> list[tuple]:
+def job_times(store: Store, repeat: int) -> tuple[float, float, float, float]:
+    """The job with the tables beside the boards, as the app makes them: (wall s and CPU s, best of `repeat`;
+    of which the tables' wall s; peak MiB, a separate run)."""
+    from arena.aspects import load_form
+    from webapp.ui.leaderboard_tab import side_tables
+    from webapp.ui.parts.meta_view import CorrelationMemo
+
+    form = load_form()
+
+    def extra() -> Callable:
+        memo = CorrelationMemo()  # afresh: every table computed, as after any change to the store
+        return lambda kind, category, dialogues: side_tables(memo, form, (kind, category), dialogues)
+
+    def job() -> float:
+        """The job's run: the boards, then the tables from the same rows; the tables' seconds."""
+        published = compute_boards(store, options, keep_frames=True)
+        t = time.perf_counter()
+        compute_extras(store, published.frames, extra())
+        return time.perf_counter() - t
+
+    options = LeaderboardOptions()
+    best = cpu = tables = float("inf")
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        tables_s = job()
+        best, cpu = min(best, time.perf_counter() - t), min(cpu, time.process_time() - c)
+        tables = min(tables, tables_s)
+    tracemalloc.start()
+    job()
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return best, cpu, tables, peak
+
+
+def run(location: str, label: str, sizes: list[int], repeat: int, extras: bool = False) -> list[tuple]:
     store = Store(location)
     done, out = 0, []
     for votes in sizes:
@@ -106,6 +151,11 @@ def run(location: str, label: str, sizes: list[int], repeat: int) -> list[tuple]
         print(f"{label:<10} {votes:>7} votes {2 * votes:>7} dialogues  read {read_s:6.2f} s  compute {compute_s:6.2f} s"
               f"  refresh {total:6.2f} s (CPU {cpu:6.2f} s)  peak {peak:7.1f} MiB  ({boards} boards; "
               f"filled in {filled:.0f} s; load {os.getloadavg()[0]:.1f})", flush=True)
+        if extras:
+            job, job_cpu, tables, job_peak = job_times(store, repeat)
+            print(f"{label:<10} {votes:>7} votes  with the tables beside the boards: job {job:6.2f} s "
+                  f"(CPU {job_cpu:6.2f} s; the tables {tables:6.2f} s)  peak {job_peak:7.1f} MiB  "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
     store.close()
     return out
 
@@ -115,12 +165,14 @@ def main() -> None:
     parser.add_argument("--votes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--stores", nargs="+", default=["sqlite", "postgresql"], choices=["sqlite", "postgresql"])
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--extras", action="store_true",
+                        help="also time the job with the tables shown beside the boards")
     args = parser.parse_args()
     sizes = sorted(args.votes)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         if "sqlite" in args.stores:
-            results += run(str(Path(tmp) / "growth.sqlite3"), "sqlite", sizes, args.repeat)
+            results += run(str(Path(tmp) / "growth.sqlite3"), "sqlite", sizes, args.repeat, args.extras)
         if "postgresql" in args.stores:
             from tests.support.postgres import MISSING, PostgresServer, find_bin_dir
 
@@ -130,7 +182,8 @@ def main() -> None:
             else:
                 server = PostgresServer(bin_dir).start()
                 try:
-                    results += run(server.create_database("growth"), "postgresql", sizes, args.repeat)
+                    results += run(server.create_database("growth"), "postgresql", sizes, args.repeat,
+                                   args.extras)
                 finally:
                     server.stop()
     for store in args.stores:

@@ -17,6 +17,7 @@ last reply" is the time from launching the process to the last of those replies.
 
     HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/first_turns.py --sessions 16
     HF_HUB_OFFLINE=1 python benchmarks/first_turns.py --sessions 1 --configs early   # first page, first reply
+    HF_HUB_OFFLINE=1 python benchmarks/first_turns.py --configs early --page-only --repeat 4 --compare-dir DIR
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def first_turns(url: str, sessions: int, echo: bool) -> tuple[list[float], list[
     return [r[0] for r in results], [r[1] for r in results], sent[0], sum(warming)
 
 
-def run(label: str, sessions: int, tmp: Path, llm_provider: str, app_dir: Path = ROOT) -> dict[str, float]:
+def run(label: str, sessions: int, tmp: Path, llm_provider: str, app_dir: Path = ROOT,
+        page_only: bool = False) -> dict[str, float]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
@@ -127,6 +129,8 @@ def run(label: str, sessions: int, tmp: Path, llm_provider: str, app_dir: Path =
     process = subprocess.Popen(command, cwd=app_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         page_s, _ = wait_for(process, base + "/", started)
+        if page_only:
+            return {"page_s": page_s}
         readiness: dict[str, float] = {"ready_s": page_s}
         if label != "echo":  # polled beside the visitors; 404: a server from before /ready, ready when it answers
 
@@ -159,6 +163,8 @@ def main() -> int:
                         help="another checkout of the app (e.g. `git archive` of an older commit): each app "
                         "configuration also runs from there, alternating with this one, rows marked 'before'")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each configuration (alternating)")
+    parser.add_argument("--page-only", action="store_true",
+                        help="time the first page alone (each server stopped once it answers, 3 s apart)")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.1f} before; {args.sessions} sessions, first turn of pane A, "
@@ -171,8 +177,16 @@ def main() -> int:
         if args.compare_dir is not None:
             runs = [(label, where) for label in args.configs
                     for where in ((args.compare_dir, None) if label != "echo" else (None,))]
-        for _ in range(args.repeat):
-            for label, where in runs:
+        for repeat in range(args.repeat):
+            # Every other round in reverse order: a start right after another is slower (the earlier server's
+            # last work still holds a core), so neither app always comes second.
+            for label, where in (runs if repeat % 2 == 0 else runs[::-1]):
+                if args.page_only:
+                    time.sleep(3)
+                    r = run(label, args.sessions, Path(tmp), args.llm_provider, where or ROOT, page_only=True)
+                    print(f"| {f'{label}, before' if where is not None else label} | {r['page_s']:.1f} | | | | | | | |",
+                          flush=True)
+                    continue
                 r = run(label, args.sessions, Path(tmp), args.llm_provider, where or ROOT)
                 name = f"{label}, before" if where is not None else label
                 print(f"| {name} | {r['page_s']:.1f} | {r['ready_s']:.1f} | {r['sent_s']:.1f} | {r['p50']:.2f} | {r['p95']:.2f} | "

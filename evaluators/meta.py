@@ -36,11 +36,6 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
     return None if math.isnan(tau) else float(tau)
 
 
-def metric_names(dialogues: Iterable[Dialogue]) -> list[str]:
-    names = {name for d in dialogues for name in d.scores}
-    return sorted(names - NOT_METRICS)
-
-
 def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] = None, *,
                crowd: Optional[str] = OPEN_CROWD, left_out_users: Iterable[str] = ()) -> list[dict[str, Any]]:
     """One row per system (sorted by satisfaction, best first), over the dialogues of one crowd: the open
@@ -52,22 +47,33 @@ def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] =
     it was scored (None if none) plus "<metric>.n", the number of those.
     """
     skip = set(left_out_users)
-    dialogues = [d for d in dialogues if (crowd is None or crowd_of_dialogue(d) == crowd) and d.user.id not in skip]
-    names = list(metrics) if metrics is not None else metric_names(dialogues)
-    by_system: dict[str, list[Dialogue]] = defaultdict(list)
-    for d in dialogues:
-        by_system[d.crs_id].append(d)
+    return meta_rows(((d.crs_id, d.feedback.sentiment if d.feedback is not None else None,
+                       {name: s.value for name, s in d.scores.items()})
+                      for d in dialogues
+                      if (crowd is None or crowd_of_dialogue(d) == crowd) and d.user.id not in skip), metrics)
+
+
+def meta_rows(dialogues: Iterable[tuple[str, Optional[str], dict[str, Optional[float]]]],
+              metrics: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
+    """`meta_table`'s rows from (system, satisfaction label or None, metric -> value, None when unscored) per
+    dialogue, as the leaderboard reads them from the store's compact rows."""
+    by_system: dict[str, list[tuple[Optional[str], dict[str, Optional[float]]]]] = defaultdict(list)
+    names_found: set[str] = set()
+    for crs_id, sentiment, scores in dialogues:
+        by_system[crs_id].append((sentiment, scores))
+        names_found.update(scores)
+    names = list(metrics) if metrics is not None else sorted(names_found - NOT_METRICS)
     rows = []
     for crs_id, ds in by_system.items():
-        rated = [d for d in ds if d.feedback is not None]
+        rated = [sentiment for sentiment, _ in ds if sentiment is not None]
         row: dict[str, Any] = {
             "crs_id": crs_id,
             "dialogues": len(ds),
             "rated": len(rated),
-            SATISFACTION: (sum(d.feedback.sentiment == "satisfied" for d in rated) / len(rated)) if rated else None,
+            SATISFACTION: (sum(s == "satisfied" for s in rated) / len(rated)) if rated else None,
         }
         for name in names:
-            values = [d.scores[name].value for d in ds if name in d.scores and d.scores[name].value is not None]
+            values = [v for _, scores in ds if (v := scores.get(name)) is not None]
             row[name] = sum(values) / len(values) if values else None
             row[f"{name}.n"] = len(values)
         rows.append(row)

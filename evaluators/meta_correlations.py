@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
@@ -127,6 +129,37 @@ def metric_values(d: Dialogue) -> dict[str, float]:
     return {name: s.value for name, s in d.scores.items() if name not in NOT_METRICS and s.value is not None}
 
 
+@dataclass(frozen=True)
+class JudgedDialogue:
+    """What the correlations read of one dialogue: its system, whose it is (`users`), its metric values, its
+    human-side judgements (`judgements`) and its rated replies, each as (the reply's per-reply metric terms,
+    its aspects). Made from a whole dialogue by `judged`, or from the store's compact rows by the leaderboard."""
+
+    crs_id: str
+    users: str
+    metrics: dict[str, float]
+    judgements: dict[str, float]
+    replies: tuple[tuple[dict[str, float], dict[str, float]], ...] = ()
+    group: Optional[str] = None
+
+    @cached_property
+    def key(self) -> tuple:
+        """Everything it holds, as one hashable value (made once: a board's tables compare it per run)."""
+        return (self.crs_id, self.users, self.group, tuple(sorted(self.metrics.items())),
+                tuple(sorted(self.judgements.items())),
+                tuple((tuple(sorted(m.items())), tuple(sorted(h.items()))) for m, h in self.replies))
+
+
+def judged(d: Dialogue, form: AspectForm, raters: str = "own", group_by: Optional[str] = None) -> JudgedDialogue:
+    """`d` as the correlations read it."""
+    metrics = metric_values(d)
+    rated = reply_judgements(d, form, raters)
+    terms = reply_metric_values(d, list(metrics)) if rated else {}
+    return JudgedDialogue(d.crs_id, d.user.kind.value, metrics, judgements(d, form, raters),
+                          tuple((terms.get(i, {}), values) for i, values in rated.items()),
+                          GROUP_KEYS[group_by](d) if group_by else None)
+
+
 # -- correlations --------------------------------------------------------------------------
 
 
@@ -217,10 +250,10 @@ def _dialogue_level(rows, metrics, aspects, users, group, rounds, confidence, se
     return out
 
 
-def _system_level(dialogues, rows, metrics, aspects, users, group) -> list[dict[str, Any]]:
+def _system_level(systems, rows, metrics, aspects, users, group) -> list[dict[str, Any]]:
     by_system: dict[str, list[int]] = defaultdict(list)
-    for i, d in enumerate(dialogues):
-        by_system[d.crs_id].append(i)
+    for i, crs_id in enumerate(systems):
+        by_system[crs_id].append(i)
 
     def mean(indices: list[int], side: int, key: str) -> Optional[float]:
         vals = [rows[i][side][key] for i in indices if key in rows[i][side]]
@@ -253,19 +286,28 @@ def correlation_records(
     if raters not in RATERS:
         raise ValueError(f"raters must be one of {', '.join(RATERS)}, got {raters!r}")
     form = form or load_form()
-    groups: dict[tuple[str, Optional[str]], list[Dialogue]] = defaultdict(list)
+    return judged_records([judged(d, form, raters, group_by) for d in dialogues], form=form, metrics=metrics,
+                          by_system=group_by != "crs", rounds=rounds, confidence=confidence, seed=seed)
+
+
+def judged_records(dialogues: Iterable[JudgedDialogue], *, form: AspectForm, metrics: Optional[Sequence[str]] = None,
+                   by_system: bool = True, rounds: int = DEFAULT_ROUNDS, confidence: float = 0.95, seed: int = 0
+                   ) -> list[dict[str, Any]]:
+    """`correlation_records` of dialogues already read (`JudgedDialogue`); `by_system`: the system-level
+    records too (not when each group is one system)."""
+    groups: dict[tuple[str, Optional[str]], list[JudgedDialogue]] = defaultdict(list)
     for d in dialogues:
-        groups[(d.user.kind.value, GROUP_KEYS[group_by](d) if group_by else None)].append(d)
+        groups[(d.users, d.group)].append(d)
     records = []
     for (users, group), ds in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        rows = [(metric_values(d), judgements(d, form, raters)) for d in ds]
+        rows = [(d.metrics, d.judgements) for d in ds]
         names = sorted(metrics) if metrics is not None else sorted({k for m, _ in rows for k in m})
         present = {k for _, h in rows for k in h}
         aspects = _ordered(form, present)
         records += _dialogue_level(rows, names, aspects, users, group, rounds, confidence, seed)
-        if group_by != "crs":  # one system per group: no ranking to compare
-            records += _system_level(ds, rows, names, aspects, users, group)
-        records += _turn_level(ds, form, names, raters, users, group, rounds, confidence, seed)
+        if by_system:
+            records += _system_level([d.crs_id for d in ds], rows, names, aspects, users, group)
+        records += _turn_level(ds, form, names, users, group, rounds, confidence, seed)
     return records
 
 
@@ -275,16 +317,11 @@ def _ordered(form: AspectForm, present: set[str]) -> list[str]:
     return [a for a in [*form.names(), *extras, SATISFACTION] if a in present]
 
 
-def _turn_level(ds, form, names, raters, users, group, rounds, confidence, seed) -> list[dict[str, Any]]:
+def _turn_level(ds, form, names, users, group, rounds, confidence, seed) -> list[dict[str, Any]]:
     """Rated replies paired with the per-reply terms of the metrics (`reply_metric_values`), pooled over the
     group's dialogues; the bootstrap resamples replies. Only pairs that occur make records."""
-    rows = []
-    for d in ds:
-        rated = reply_judgements(d, form, raters)
-        if not rated:
-            continue
-        terms = reply_metric_values(d, names)
-        rows += [(terms.get(i, {}), values) for i, values in rated.items()]
+    wanted = set(names)
+    rows = [({k: v for k, v in terms.items() if k in wanted}, values) for d in ds for terms, values in d.replies]
     found_metrics = sorted({k for m, _ in rows for k in m})
     aspects = _ordered(form, {k for m, h in rows if m for k in h})
     records = _dialogue_level(rows, found_metrics, aspects, users, group, rounds, confidence, seed, level="turn")

@@ -30,7 +30,7 @@ from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
 from webapp.ui.parts.page_script import PAGE_HEAD
 from webapp.ui.parts.style import APP_CSS
-from webapp.warm_start import WarmUp, readiness
+from webapp.warm_start import StartAfterFirstPage, WarmUp, readiness
 from webapp.protection.body_limits import body_limit
 from webapp.protection.upload_limits import launch_options, upload_limit
 
@@ -223,11 +223,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
 
+            if services.warming is not None:  # first the page, then the models, in the background
+                app.add_middleware(StartAfterFirstPage, warming=services.warming)
+
             def on_ready() -> None:
                 loading = "" if services.warming is None else "; the models load in the background (GET /ready)"
                 logging.getLogger(__name__).info("CRS Arena ready at %s/%s%s", where, admin, loading)
-                if services.warming is not None:  # first the page, then the models, in the background
-                    services.warming.start()
+                if services.warming is not None:  # after the first page, or after a short grace without one
+                    services.warming.start_soon()
 
             serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings), on_ready=on_ready)
     finally:

@@ -3,10 +3,12 @@
 Every save of a dialogue writes its row in the same transaction
 (`Store._put_dialogue`): its system, audience, user, crowd, whether it was a
 battle's, whether a system failed a turn, its user turns, its label (with
-whether the label was flagged and when it was given) and its style (mean
-characters and items per system reply). A board then reads a few numbers per
-dialogue and vote instead of parsing every dialogue whole. Dialogues stored
-before these rows existed get theirs at the next read (`board_rows`).
+whether the label was flagged and when it was given), its style (mean
+characters and items per system reply) and how many aspect ratings it holds.
+A board then reads a few numbers per dialogue and vote instead of parsing
+every dialogue whole; the metric tables beside it read the `scores` rows and
+only the dialogues with aspect ratings whole. Dialogues stored before these
+rows existed get theirs at the next read (`board_rows`).
 
 `BoardRowsStore` is a part of `arena.store.Store`.
 """
@@ -14,7 +16,7 @@ before these rows existed get theirs at the next read (`board_rows`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Optional
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -29,7 +31,8 @@ from arena.study import STUDY_KEY
 LABEL_FLAG = "label_flag"
 BOARD_SCORES = ("rdl", "core.overall")  # the automatic scores a board averages
 DIALOGUE_FIELDS = ("dialogue_id", "crs_id", "user_kind", "user_id", "crowd", "in_battle", "failed", "num_turns",
-                   "sentiment", "label_flagged", "label_at", "reply_length", "items_shown", "rdl", "core")
+                   "sentiment", "label_flagged", "label_at", "reply_length", "items_shown", "aspect_ratings",
+                   "rdl", "core")
 VOTE_FIELDS = ("vote_id", "crs_a", "crs_b", "choice", "dialogue_a", "dialogue_b", "user_kind", "user_id", "study")
 
 
@@ -53,6 +56,7 @@ def board_row(d: Dialogue) -> dict[str, Any]:
         "label_flagged": int(bool(d.metadata.get(LABEL_FLAG))),
         "label_at": utc_key(d.feedback.timestamp) if d.feedback else None,
         "reply_length": float(length), "items_shown": float(items),
+        "aspect_ratings": len(d.ratings) + sum(len(u.ratings) for u in d.utterances),
     }
 
 
@@ -87,7 +91,8 @@ class BoardRowsStore:
         upsert(conn, t.board_dialogues, board_row(d), ["dialogue_id"])
 
     def _fill_missing_board_rows(self) -> int:
-        """Write the rows of dialogues stored without one (before revision 0008); how many."""
+        """Write the rows of dialogues stored without one (before revision 0008, or emptied by 0009); how
+        many."""
         missing = (sa.select(t.dialogues.c.data)
                    .where(~sa.exists().where(t.board_dialogues.c.dialogue_id == t.dialogues.c.dialogue_id)))
         with self.read() as conn:
@@ -118,6 +123,29 @@ class BoardRowsStore:
             hidden = frozenset(conn.execute(sa.select(t.hidden_dialogues.c.dialogue_id)).scalars())
             flags = {r[0]: r[1] for r in conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason))}
         return BoardRows(dialogues, votes, hidden, flags)
+
+    def board_scores(self) -> list[tuple[str, str, Optional[float]]]:
+        """(dialogue id, metric, value: None when unscored) of every stored score, from the `scores` rows alone
+        (no details, no dialogue), for the metric tables beside the boards."""
+        s = t.scores.c
+        with self.read() as conn:
+            return _fetch_all(conn, sa.select(s.dialogue_id, s.metric, s.value))
+
+    def board_documents(self, ids: Iterable[str]) -> dict[str, Dialogue]:
+        """The named dialogues whole, with their scores (id -> Dialogue; ids not stored are left out): the few
+        a board's side tables need whole (those with aspect ratings)."""
+        ids, out = sorted(set(ids)), {}
+        with self.read() as conn:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                rows = conn.execute(sa.select(t.dialogues.c.dialogue_id, t.dialogues.c.data)
+                                    .where(t.dialogues.c.dialogue_id.in_(chunk))).all()
+                scores = self._scores_for(conn, [r[0] for r in rows])
+                for dialogue_id, data in rows:
+                    d = Dialogue.model_validate_json(data)
+                    d.scores = scores.get(dialogue_id, {})
+                    out[dialogue_id] = d
+        return out
 
     def board_version(self) -> tuple:
         """Changes whenever anything a board counts may have changed (a few aggregate reads, no scan of

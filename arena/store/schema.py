@@ -90,6 +90,9 @@ board_dialogues = sa.Table(
     sa.Column("label_at", sa.Text),  # when the label was given (the rater test orders labels by it)
     sa.Column("reply_length", FLOAT8, nullable=False),  # mean characters per system reply
     sa.Column("items_shown", FLOAT8, nullable=False),  # mean items shown per system reply
+    # Aspect ratings given (of the dialogue and of its replies; revision 0009): only a dialogue with some is
+    # read whole for the metric-vs-rating tables beside the boards.
+    sa.Column("aspect_ratings", sa.Integer, nullable=False, server_default="0"),
 )
 
 runs = sa.Table(

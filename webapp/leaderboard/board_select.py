@@ -56,7 +56,7 @@ class StoreFrames:
         v["user_id"] = np.where(pd.isna(v["user_id"]), "anonymous", v["user_id"])
         for column in ("rdl", "core", "reply_length", "items_shown"):
             d[column] = pd.to_numeric(pd.Series(d[column], dtype=object), errors="coerce").to_numpy(dtype=float)
-        for column in ("in_battle", "failed", "label_flagged", "num_turns"):
+        for column in ("in_battle", "failed", "label_flagged", "num_turns", "aspect_ratings"):
             d[column] = d[column].astype(int)
         ids = pd.Index(d["dialogue_id"], dtype=object)
         v["pos_a"], v["pos_b"] = ids.get_indexer(v["dialogue_a"]), ids.get_indexer(v["dialogue_b"])

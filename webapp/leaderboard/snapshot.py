@@ -5,7 +5,9 @@ One job (`BoardJob`, a daemon thread) reads the store's compact rows
 (people, simulators, everyone) and category of the open arena, and each
 study's own board. Pages read the latest result and state its time; a
 request never computes a board, so sixteen visitors pressing Refresh cost
-what one does.
+what one does. The tables beside the boards (`extra`: metric means and
+correlations) are made after the boards are published, from the same rows
+(`webapp.leaderboard.board_extras`); until they are, the previous run's stay.
 
 With `ARENA_LEADERBOARD_SNAPSHOT_EVERY` at 0 the board is live: the job
 recomputes whenever the store has changed, but never sooner than
@@ -19,6 +21,7 @@ watch the effect of their own votes; one that moves once an hour does not.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -33,6 +36,7 @@ import pandas as pd
 from arena.corpus.records import PSEUDONYM_PREFIX
 from arena.counting import USER_KINDS
 from arena.study import OPEN_CROWD
+from webapp.leaderboard.board_extras import BoardDialogues, ExtraRows
 from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.categories import ALL, CATEGORIES
 from webapp.leaderboard.ranking import rank_board
@@ -46,8 +50,8 @@ POLL_S = 0.25  # how often an idle job looks at the clock and the store
 WAIT_S = 300.0  # the longest a page waits for a board that is being computed
 AUDIENCES: tuple[Optional[str], ...] = (*USER_KINDS, None)  # None: everyone
 
-# (audience, category, the board's dialogues as objects) -> what a page shows beside the board
-Extra = Callable[[Optional[str], str, list], Any]
+# (audience, category, the board's dialogues as the side tables read them) -> what a page shows beside the board
+Extra = Callable[[Optional[str], str, BoardDialogues], Any]
 
 
 @dataclass
@@ -61,6 +65,11 @@ class Published:
     seconds: float  # how long the computation took
     started: float = 0.0  # time.monotonic() when the job began it
     extras: dict[tuple[Optional[str], str], Any] = field(default_factory=dict)
+    # Whether `extras` were made by this run: the job publishes the boards first and the tables beside them
+    # when they are made; until then `extras` are the previous run's (a page shows those, not an empty space).
+    extras_done: bool = True
+    # The rows the boards were computed from, kept only until the job has made the extras from them.
+    frames: Optional[StoreFrames] = field(default=None, repr=False, compare=False)
 
     @property
     def taken_at_utc(self) -> datetime:
@@ -83,8 +92,9 @@ def study_board(store: Any, study_id: str, frames: Optional[StoreFrames] = None)
 
 
 def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
-                   extra: Optional[Extra] = None) -> Published:
-    """Every board of the store: each audience and category of the open arena, each study's board."""
+                   extra: Optional[Extra] = None, keep_frames: bool = False) -> Published:
+    """Every board of the store: each audience and category of the open arena, each study's board, and what
+    `extra` makes beside each open-arena board (`keep_frames`: the rows read stay on the result, `frames`)."""
     started, began = time.perf_counter(), time.monotonic()
     version = store.board_version()
     frames = StoreFrames.of(store.board_rows(),
@@ -107,25 +117,31 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
             boards[(kind, category)] = table
     studies = {study_id: study_board(store, study_id, frames)
                for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])) if study_id != OPEN_CROWD}
-    published = Published(now, version, boards, studies, 0.0, began)
+    published = Published(now, version, boards, studies, 0.0, began, frames=frames if keep_frames else None)
     if extra is not None:
-        published.extras = _extras(store, frames, extra)
+        published.extras = compute_extras(store, frames, extra)
     published.seconds = time.perf_counter() - started
     return published
 
 
-def _extras(store: Any, frames: StoreFrames, extra: Extra) -> dict[tuple[Optional[str], str], Any]:
-    """What `extra` makes of each open-arena board's dialogues (their whole text: read once per run)."""
-    by_id = {d.dialogue_id: d for d in store.list_dialogues()}
-    out = {}
+def compute_extras(store: Any, frames: StoreFrames, extra: Extra) -> dict[tuple[Optional[str], str], Any]:
+    """What `extra` makes of each open-arena board's dialogues, from the compact rows and the `scores` rows
+    (only dialogues with aspect ratings are read whole); boards that select the same rows share one result."""
+    rows = ExtraRows.read(store, frames)
+    out: dict[tuple[Optional[str], str], Any] = {}
+    made: dict[tuple[bytes, bytes], tuple[Optional[str], str]] = {}
     for kind in AUDIENCES:
         for category in CATEGORIES:
-            data, _ = frames.select(crowd=OPEN_CROWD, user_kind=kind, category=category)
-            rated = dict(zip(data.dialogues["dialogue_id"], data.dialogues["rated"]))  # noqa: B035
-            dialogues = [d if rated[i] or d.feedback is None else d.model_copy(update={"feedback": None})
-                         for i in data.dialogues["dialogue_id"] if (d := by_id.get(i)) is not None]
+            dialogue_mask, _ = frames.masks(crowd=OPEN_CROWD, user_kind=kind, category=category)
+            rated = frames.rated(OPEN_CROWD, kind, frozenset())
+            key = (np.packbits(dialogue_mask).tobytes(), np.packbits(rated & dialogue_mask).tobytes())
+            if key in made:
+                if made[key] in out:
+                    out[(kind, category)] = out[made[key]]
+                continue
+            made[key] = (kind, category)
             try:
-                out[(kind, category)] = extra(kind, category, dialogues)
+                out[(kind, category)] = extra(kind, category, rows.board(dialogue_mask, rated))
             except Exception:  # a board must publish even if what is shown beside it cannot be made
                 log.exception("leaderboard extra failed for %s / %s", kind, category)
     return out
@@ -237,24 +253,56 @@ class BoardJob:
             try:
                 due = self._due()
                 if due:
-                    published = compute_boards(self.store, self.options, now=self.clock(), extra=self.extra)
+                    published = compute_boards(self.store, self.options, now=self.clock(),
+                                               keep_frames=self.extra is not None)
             except Exception as exc:  # keep serving the last boards; try again after the pause
                 self.last_error = exc
                 self.failures += 1
                 log.exception("leaderboard job failed")
                 due = False
                 self._last_end = time.monotonic()
-            with self._changed:
-                if due:
-                    self._published = published
-                    # Only a run begun after the oldest waiting request answers it; one begun before (while
-                    # the page was being asked) leaves the request standing, so the next run starts at once.
-                    if self._wanted_since is not None and published.started >= self._wanted_since:
-                        self._wanted_since = None
-                    self._last_end, self._last_seconds = time.monotonic(), published.seconds
-                    self._changed.notify_all()
-                else:
+            if not due:
+                with self._changed:
                     self._changed.wait(timeout=POLL_S)
+                continue
+            frames, published.frames = published.frames, None
+            if frames is not None and self.extra is not None:  # boards first, the tables beside them after
+                previous = self._published
+                published.extras = previous.extras if previous is not None else {}
+                published.extras_done = False
+            self._publish(published)
+            if frames is not None and self.extra is not None:
+                started = time.perf_counter()
+                try:
+                    extras = compute_extras(self.store, frames, self.extra)
+                except Exception:  # the boards stand; the previous tables stay beside them
+                    log.exception("leaderboard extras failed")
+                    extras = published.extras
+                del frames
+                self._publish(dataclasses.replace(published, extras=extras, extras_done=True,
+                                                  seconds=published.seconds + time.perf_counter() - started))
+
+    def _publish(self, published: Published) -> None:
+        with self._changed:
+            self._published = published
+            # Only a run begun after the oldest waiting request answers it; one begun before (while the page
+            # was being asked) leaves the request standing, so the next run starts at once.
+            if self._wanted_since is not None and published.started >= self._wanted_since:
+                self._wanted_since = None
+            self._last_end, self._last_seconds = time.monotonic(), published.seconds
+            self._changed.notify_all()
+
+    def with_extras(self, published: Published) -> Published:
+        """The result of `published`'s run (or a later one) once the tables beside its boards are made; the
+        latest result if that takes longer than a page would wait."""
+        deadline = time.monotonic() + WAIT_S
+        with self._changed:
+            while not self._stopped and time.monotonic() < deadline:
+                now = self._published
+                if now is not None and now.started >= published.started and now.extras_done:
+                    return now
+                self._changed.wait(timeout=POLL_S)
+            return self._published or published
 
 
 class LeaderboardSnapshots:
@@ -275,4 +323,6 @@ class LeaderboardSnapshots:
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
         published = self.job.latest(fresh)
+        if not published.extras_done and not published.extras:  # the first run: nothing to show beside it yet
+            published = self.job.with_extras(published)
         return published.boards[(kind, category)], published.extras.get((kind, category)), published

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import gradio as gr
@@ -20,6 +21,7 @@ import pandas as pd
 
 from webapp.leaderboard import categories as leaderboard_categories
 from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderboard_figure
+from webapp.leaderboard.board_extras import BoardDialogues
 from webapp.leaderboard.categories import ALL
 from webapp.leaderboard.snapshot import LeaderboardSnapshots, Published
 from webapp.services import Services
@@ -48,30 +50,54 @@ def _kind(value: Optional[str]) -> Optional[str]:
     return None if value in (None, "", "all") else value
 
 
+@dataclass(frozen=True)
+class SideTables:
+    """What the job makes beside a board: the metric-vs-satisfaction table and the metric-vs-human
+    correlation records (None where the evaluators are missing or the analysis failed)."""
+
+    meta: Optional[pd.DataFrame]
+    records: Optional[list]
+
+
+def side_tables(memo: meta_view.CorrelationMemo, form: Any, key: Any, dialogues: BoardDialogues) -> SideTables:
+    """Made by the job beside each board, from the store's compact rows (`webapp.leaderboard.board_extras`):
+    the metric-vs-satisfaction table and the correlations (kept in `memo` under `key` while unchanged)."""
+    try:
+        judged = dialogues.judged(form)
+    except ImportError:  # the evaluators are not installed: nothing to correlate with
+        judged = None
+    records = memo.get(key, judged, form) if judged is not None else None
+    return SideTables(metric_meta_table_of(dialogues.meta_entries()), records)
+
+
 class LeaderboardCache:
     """Boards per audience and category, from the background job (webapp.leaderboard.snapshot)."""
 
     def __init__(self, services: Services, clock: Callable[[], float] = time.time):
         self.services = services
         settings = services.settings
-        self.records: dict[tuple[Optional[str], str], Optional[list]] = {}  # metric-vs-human correlations
         self.correlations = meta_view.CorrelationMemo()
         self.snapshots = LeaderboardSnapshots(services.store, LeaderboardOptions.from_settings(settings),
                                               every_s=settings.leaderboard_snapshot_every_s, clock=clock,
                                               extra=self._extra)
 
-    def _extra(self, kind: Optional[str], category: str, dialogues: list) -> Any:
-        """Made by the job beside each board: the metric-vs-satisfaction table and the correlations."""
-        self.records[(kind, category)] = self.correlations.get((kind, category), dialogues, form_for(self.services))
-        return metric_meta_table(dialogues)
+    def _extra(self, kind: Optional[str], category: str, dialogues: BoardDialogues) -> SideTables:
+        return side_tables(self.correlations, form_for(self.services), (kind, category), dialogues)
+
+    @property
+    def records(self) -> dict[tuple[Optional[str], str], Optional[list]]:
+        """The metric-vs-human correlations of the latest result (waiting for them to be made), per audience
+        and category."""
+        job = self.snapshots.job
+        return {key: side.records for key, side in job.with_extras(job.latest()).extras.items()}
 
     def start(self) -> None:
         """Start computing the boards now, before anyone asks (the app does at start)."""
         self.snapshots.job.start()
 
     def get(self, kind: Optional[str], fresh: bool = False, category: str = ALL) -> tuple[pd.DataFrame, Any]:
-        table, meta, _ = self.board(kind, fresh, category)
-        return table, meta
+        table, side, _ = self.board(kind, fresh, category)
+        return table, side.meta if side is not None else None
 
     def board(self, kind: Optional[str], fresh: bool = False,
               category: str = ALL) -> tuple[pd.DataFrame, Any, Published]:
@@ -96,17 +122,29 @@ def _duration(seconds: float) -> str:
 
 
 def metric_meta_table(dialogues: list) -> Optional[pd.DataFrame]:
-    """Per system: satisfaction and each metric's mean, plus each metric's Kendall tau against satisfaction.
+    """Per system: satisfaction and each metric's mean, plus each metric's Kendall tau against satisfaction,
+    over the open arena's dialogues among `dialogues`.
 
     None when the evaluators are not installed or there is nothing to show.
     """
+    return _meta_display(lambda meta: meta.meta_table(dialogues))
+
+
+def metric_meta_table_of(entries: list) -> Optional[pd.DataFrame]:
+    """`metric_meta_table` of (system, counted label or None, metric -> value) per dialogue, as the board job
+    reads them from the compact rows."""
+    return _meta_display(lambda meta: meta.meta_rows(entries))
+
+
+def _meta_display(make_rows: Callable[[Any], list]) -> Optional[pd.DataFrame]:
+    """The table of the rows `make_rows` makes with `evaluators.meta`, with a Kendall tau line."""
     try:
-        from evaluators.meta import meta_table, ranking_correlations
+        from evaluators import meta
     except ImportError:
         return None
     try:
-        rows = meta_table(dialogues)
-        taus = ranking_correlations(rows)
+        rows = make_rows(meta)
+        taus = meta.ranking_correlations(rows)
     except Exception:  # the leaderboard must render even if the analysis cannot
         log.exception("metric meta table failed")
         return None
@@ -176,14 +214,14 @@ def build(services: Services, participant: Any = None) -> None:
     def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
         kind_value, category = checked_choice(kind_value, category)
         kind = _kind(kind_value)
-        table, meta, read = cache.board(kind, fresh=fresh, category=category)
+        table, side, read = cache.board(kind, fresh=fresh, category=category)
+        meta, records = (side.meta, side.records or []) if side is not None else (None, [])
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
         shown = not table.empty  # an empty table would show placeholder headers, an empty plot nothing
         title = f"Users: {label.lower()}"
         if category != ALL:
             title += f"\n{leaderboard_categories.label_of(category)}"
         meta_shown = meta is not None and not meta.empty
-        records = cache.records.get((kind, category)) or []
         summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
         # The table, plot and heat map of one published result are drawn once, not per visitor.
         key = (kind, category)

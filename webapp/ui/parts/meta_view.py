@@ -1,6 +1,6 @@
 """The Leaderboard's meta-evaluation view: every automatic metric against every human judgement.
 
-Shows `evaluators.meta_correlations.correlation_records` for the stored corpus
+Shows `evaluators.meta_correlations.judged_records` for the stored corpus
 as a table (dialogue-level Spearman and Pearson with 95% bootstrap intervals
 and n, system-level Kendall's tau) and a heat map of the Spearman
 coefficients. Dialogues with people and with simulators are never pooled:
@@ -20,13 +20,9 @@ log = logging.getLogger(__name__)
 BOOTSTRAP_ROUNDS = 300  # enough for a 95% interval on screen; the command line defaults to 1000
 USERS_LABEL = {"human": "people", "simulator": "simulators"}
 
-def _fingerprint(dialogues: Sequence[Any], form: Any) -> int:
-    return hash((form.version, tuple(
-        (d.dialogue_id, d.user.kind.value, d.feedback.sentiment if d.feedback else None,
-         tuple(sorted((k, s.value) for k, s in d.scores.items())),
-         tuple(tuple(sorted(r.values.items())) for r in d.ratings),
-         tuple(tuple(sorted(r.values.items())) for u in d.utterances for r in u.ratings))
-        for d in dialogues)))
+def _fingerprint(judged: Sequence[Any], form: Any) -> int:
+    """Changes when anything the records are computed from changes (`JudgedDialogue`s, in order)."""
+    return hash((form.version, tuple(d.key for d in judged)))
 
 
 class CorrelationMemo:
@@ -42,18 +38,20 @@ class CorrelationMemo:
         self._entries: dict[Any, tuple[int, list[dict[str, Any]]]] = {}
 
     def get(self, key: Any, dialogues: Sequence[Any], form: Any) -> Optional[list[dict[str, Any]]]:
-        """The records, or None when the evaluators are missing or the analysis fails."""
+        """The records of `dialogues` (whole `Dialogue`s, or `JudgedDialogue`s as the board job reads them
+        from the compact rows), or None when the evaluators are missing or the analysis fails."""
         try:
-            from evaluators.meta_correlations import correlation_records
+            from evaluators.meta_correlations import JudgedDialogue, judged, judged_records
         except ImportError:
             return None
         try:
-            fingerprint = _fingerprint(dialogues, form)
+            rows = [d if isinstance(d, JudgedDialogue) else judged(d, form) for d in dialogues]
+            fingerprint = _fingerprint(rows, form)
             with self._lock:
                 cached = self._entries.get(key)
                 if cached is not None and cached[0] == fingerprint:
                     return cached[1]
-                records = correlation_records(dialogues, form=form, rounds=BOOTSTRAP_ROUNDS)
+                records = judged_records(rows, form=form, rounds=BOOTSTRAP_ROUNDS)
                 self._entries[key] = (fingerprint, records)
                 return records
         except Exception:  # the leaderboard must render even if the analysis cannot
