@@ -22,8 +22,9 @@ start (`python app.py`, `crs-arena serve`) replaces its own process with a fresh
 interpreter that has them set (`restart_on_system_allocator`): `os.execve`, with
 the same command line and the same process id, so a supervisor (a Space,
 systemd, Docker) sees one process throughout. A value already in the
-environment is kept: `PYTHONMALLOC=pymalloc` keeps Python's allocator. Only on
-Linux with glibc, which has `malloc_trim`.
+environment is kept: `PYTHONMALLOC=pymalloc` keeps Python's allocator (the
+variables are `arena.config.SERVER_ALLOCATORS`). Only on Linux with glibc,
+which has `malloc_trim`.
 """
 
 from __future__ import annotations
@@ -34,19 +35,17 @@ import logging
 import os
 import platform
 import sys
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Sequence
+
+from arena.config import server_allocator_environment
 
 log = logging.getLogger(__name__)
 
-# Set for the server unless the environment sets them already.
-SERVER_ALLOCATORS = {"PYTHONMALLOC": "malloc", "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
-
-def wants_restart(environ: Mapping[str, str], system: str, libc: str) -> bool:
-    """Whether a server starting with `environ` on `system` (`platform.system()`) with `libc`
-    (`platform.libc_ver()[0]`) should start again on the C allocator: once, on Linux with glibc, while
-    PYTHONMALLOC is unset."""
-    return system == "Linux" and libc == "glibc" and not environ.get("PYTHONMALLOC")
+def has_malloc_trim(system: str, libc: str) -> bool:
+    """Whether a platform (`platform.system()`, `platform.libc_ver()[0]`) has glibc's `malloc_trim`,
+    without which the C allocator would give nothing back either."""
+    return system == "Linux" and libc == "glibc"
 
 
 def restart_command(orig_argv: Sequence[str], executable: str) -> list[str]:
@@ -55,22 +54,18 @@ def restart_command(orig_argv: Sequence[str], executable: str) -> list[str]:
     return [executable, *list(orig_argv)[1:]]
 
 
-def restart_on_system_allocator(environ: Optional[Mapping[str, str]] = None) -> None:
-    """Start this program again with `SERVER_ALLOCATORS` in its environment (`wants_restart`); returns
-    only when it does not restart. Call it first thing, before the app's imports."""
-    environ = os.environ if environ is None else environ
-    if not wants_restart(environ, platform.system(), platform.libc_ver()[0]):
+def restart_on_system_allocator() -> None:
+    """Start this program again on the C allocator (`arena.config.server_allocator_environment`), unless
+    PYTHONMALLOC is set already or the platform has no `malloc_trim`; returns only when it does not restart.
+    Call it first thing, before the app's imports."""
+    if not has_malloc_trim(platform.system(), platform.libc_ver()[0]):
+        return
+    environment = server_allocator_environment()
+    if environment is None:
         return
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(sys.executable, restart_command(sys.orig_argv, sys.executable),
-              {**SERVER_ALLOCATORS, **environ, "PYTHONMALLOC": "malloc"})
-
-
-def uses_system_allocator() -> bool:
-    """Whether this interpreter's objects come from the C allocator (it was started with PYTHONMALLOC=malloc
-    or malloc_debug); pymalloc is the one that reports its small-block classes."""
-    return os.environ.get("PYTHONMALLOC", "").startswith("malloc")
+    os.execve(sys.executable, restart_command(sys.orig_argv, sys.executable), environment)
 
 
 def _malloc_trim() -> bool:

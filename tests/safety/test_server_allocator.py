@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from webapp.system_allocator import SERVER_ALLOCATORS, restart_command, wants_restart
+from arena.config import SERVER_ALLOCATORS, server_allocator_environment
+from webapp.system_allocator import has_malloc_trim, restart_command
 
 ROOT = Path(__file__).resolve().parents[2]
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
@@ -75,9 +76,12 @@ def test_an_allocator_named_in_the_environment_is_kept(tmp_path):
 def test_the_restart_keeps_the_command_line_and_happens_once():
     assert restart_command(["python3", "-X", "dev", "-m", "webapp.serve", "--port", "7"], "/usr/bin/python3") == [
         "/usr/bin/python3", "-X", "dev", "-m", "webapp.serve", "--port", "7"]
-    assert wants_restart({}, "Linux", "glibc")
-    assert not wants_restart({"PYTHONMALLOC": "malloc"}, "Linux", "glibc")  # the restarted process
-    assert not wants_restart({}, "Darwin", "") and not wants_restart({}, "Linux", "")  # no malloc_trim there
+    assert server_allocator_environment({"PATH": "/bin"}) == {"PATH": "/bin", **SERVER_ALLOCATORS}
+    assert server_allocator_environment({"PYTHONMALLOC": "malloc"}) is None  # the restarted process
+    kept = server_allocator_environment({"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"})
+    assert kept["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc" and kept["PYTHONMALLOC"] == "malloc"
+    assert has_malloc_trim("Linux", "glibc")
+    assert not has_malloc_trim("Darwin", "") and not has_malloc_trim("Linux", "")  # musl: no malloc_trim
 
 
 RELEASE = textwrap.dedent("""
