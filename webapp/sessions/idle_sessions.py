@@ -34,10 +34,12 @@ log = logging.getLogger(__name__)
 
 class IdleSessionReaper:
     def __init__(self, blocks: Iterable[Any], idle_s: float, every_s: Optional[float] = None,
-                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = ()):
+                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = (),
+                 releases: Iterable[Callable[[], Any]] = ()):
         self.blocks = [b for b in blocks if b is not None]
         self.forget = list(forget)  # also told each forgotten session hash (the server's own session maps)
         self.sweeps = list(sweeps)  # also run on each sweep with `idle_s` (maps keyed otherwise: the turn guard)
+        self.releases = list(releases)  # run once sessions were forgotten, before the memory goes back (caches)
         self.idle_s = float(idle_s)
         self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, self.idle_s / 4)))
         self.evicted = 0
@@ -68,6 +70,11 @@ class IdleSessionReaper:
         for sweep in self.sweeps:
             sweep(self.idle_s)
         if gone:
+            for release in self.releases:
+                try:
+                    release()
+                except Exception as exc:  # the memory stays held; sessions are forgotten all the same
+                    log.warning("could not release memory after forgetting sessions: %s", exc)
             gc.collect()
             release_free_memory()
             self.evicted += gone
