@@ -168,9 +168,10 @@ def main() -> int:
     for name, r in rows:
         print(f"| {name} | {args.sessions} | {r['took']:.0f} | {r['base']:.0f} | {r['peak']:.0f} | {r['after']:.0f} "
               f"| {growth_pct(r):+.1f}% |")
-    met = sum(growth_pct(r) <= TARGET_PCT for r in judged)
-    print(f"\ntarget (after idle within +{TARGET_PCT:.0f}% of start, the app's start, every run): "
-          f"{'met' if met == len(judged) else 'not met'} ({met} of {len(judged)} runs)")
+    if judged:
+        met = sum(growth_pct(r) <= TARGET_PCT for r in judged)
+        print(f"\ntarget (after idle within +{TARGET_PCT:.0f}% of start, the app's start, every run): "
+              f"{'met' if met == len(judged) else 'not met'} ({met} of {len(judged)} runs)")
     return 0
 
 

@@ -1,9 +1,9 @@
 """The server's memory comes from the C library's allocator, so what forgotten sessions freed goes back.
 
 Measured with a soak (BENCHMARKS.md, Security and memory: 1,000 one-turn
-sessions, then idle), the live objects left after idle sessions are forgotten
-come to a few MB, yet the process kept +56% over its start. What held the rest
-was free memory that two allocators would not hand back:
+sessions, then idle), the Python objects the sessions left alive come to under
+1 MB, yet the process kept +47% over its start. What held the rest was free
+memory that two allocators would not hand back:
 
 - Python's own small-object allocator (pymalloc) takes memory in 1 MiB arenas
   and returns an arena only once every object in it is gone; sessions fill

@@ -8,8 +8,9 @@ values of its `gr.State`s (`StateHolder.session_data`), and drops one only when
 default) from every app served, running its States' delete callbacks as Gradio
 does, with Gradio's queue entries and analytics of the session, the server-issued
 identity (`webapp.protection.identity`) and the turn guard's entry
-(`webapp.sessions.turn_guard`), then hands the freed memory back to the system
-(`webapp.system_allocator.release_free_memory`). How much comes back depends on
+(`webapp.sessions.turn_guard`); then the `releases` let caches go (the app's:
+SQLite's idle pooled connections, a page cache each) and the freed memory goes
+back to the system (`webapp.system_allocator.release_free_memory`). How much comes back depends on
 the allocator, which is why the server's start switches to the C library's
 (`webapp.system_allocator`; BENCHMARKS.md, Security and memory).
 
