@@ -359,6 +359,21 @@ def offline_model_environment() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+# What the server's interpreter and Arrow read when they start: Python objects and Arrow's buffers (pandas'
+# strings) both from glibc's malloc, whose freed pages the idle sweep hands back (`webapp.system_allocator`).
+SERVER_ALLOCATORS = {"PYTHONMALLOC": "malloc", "ARROW_DEFAULT_MEMORY_POOL": "system"}
+
+
+def server_allocator_environment(environ: Optional[Mapping[str, str]] = None) -> Optional[dict[str, str]]:
+    """The environment to start the server again with, on the C allocator (`SERVER_ALLOCATORS`; values
+    someone set explicitly are kept), or None when PYTHONMALLOC is set already: the restarted server, or
+    an allocator chosen by whoever started it (`PYTHONMALLOC=pymalloc` keeps Python's own)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("PYTHONMALLOC"):
+        return None
+    return {**SERVER_ALLOCATORS, **environ}
+
+
 def deterministic_cuda_environment() -> None:
     """What CUDA's matrix library reads to pick deterministic kernels; must be set before the first
     CUDA call (training the act model reproduces bit for bit on an accelerator with it)."""

@@ -78,6 +78,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     if command.offline_hub:
         offline_model_environment()
+    if name == "serve" and argv is None:  # the server itself, not a call from Python
+        from webapp.system_allocator import restart_on_system_allocator
+
+        restart_on_system_allocator()
     module = importlib.import_module(command.module)
     return int(module.main([*command.prefix, *rest]) or 0)
 

@@ -52,6 +52,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
                  max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
+                 idle_releases: Sequence[Callable[[], object]] = (),
                  readiness: Optional[Callable[[], dict[str, Any]]] = None,
                  share_login: Optional[Callable[[Any], None]] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
@@ -62,7 +63,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
     refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
     the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
-    browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`).
+    browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`),
+    then `idle_releases` let go of what caches held for them.
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
     ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). `share_login` is given the
     mounted researcher app (Gradio's `App`) to keep its logins where every replica finds them
@@ -70,7 +72,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     reaper = IdleSessionReaper([public, study, admin], session_idle_s,
-                               sweeps=idle_sweeps) if session_idle_s else None
+                               sweeps=idle_sweeps, releases=idle_releases) if session_idle_s else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -130,6 +130,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         # never shorter than a slow turn: a session waiting for its reply is not idle
                         session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
                         idle_sweeps=[services.turn_guard.forget_idle],
+                        # SQLite's idle connections each keep a page cache of the rows they read
+                        idle_releases=[services.store.release_idle_connections],
                         readiness=lambda: readiness(services),
                         share_login=lambda admin_app: share_researcher_login(
                             admin_app, services.store, services.settings.admin_login_ttl_s))

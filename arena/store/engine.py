@@ -297,6 +297,14 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
             with conn.begin():
                 yield conn
 
+    def release_idle_connections(self) -> None:
+        """SQLite: close the pooled connections no thread is using, with the page cache each keeps in this
+        process (up to 2 MB: the rows it read); the next use opens a fresh one. Connections in use finish
+        their work and are closed when returned. PostgreSQL keeps its pool (its caches live in the server)."""
+        engine = self._engine
+        if self.backend == "sqlite" and engine is not None and self._pid == os.getpid():
+            engine.dispose()  # a fresh pool at once; the old one's idle connections closed
+
     def close(self) -> None:
         """Close every pooled connection this Store opened (in any thread)."""
         self.stop_renewing_leases()

@@ -44,8 +44,11 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
         call(client, config, "chat_start", ["beta"], "s-fresh")  # used just now: kept
         guarded = len(services.turn_guard._entries)
         assert guarded >= 3  # open conversations are remembered by the turn guard
-        reaper = IdleSessionReaper([public], idle_s=0.25, sweeps=[services.turn_guard.forget_idle])
+        reaper = IdleSessionReaper([public], idle_s=0.25, sweeps=[services.turn_guard.forget_idle],
+                                   releases=[services.store.release_idle_connections])
+        assert services.store.sql_engine().pool.checkedin() > 0  # SQLite connections, each with a page cache
         assert reaper.sweep() == 3
+        assert services.store.sql_engine().pool.checkedin() == 0  # closed once the sessions were forgotten
         assert len(services.turn_guard._entries) <= guarded - 3
         assert not [e for e in queue.event_analytics.values() if e.get("session_hash") == "s-one"]
         assert set(holder.session_data) == {"s-fresh"}
@@ -60,6 +63,8 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
 def test_the_idle_limit_is_never_shorter_than_a_slow_turn(tmp_path):
     svc = make_services(tmp_path, [FakeCatalogCRS("alpha")], session_idle_s=60, turn_timeout_s=120)
     try:
-        assert build_app(svc).state.idle_sessions.idle_s == 240
+        reaper = build_app(svc).state.idle_sessions
+        assert reaper.idle_s == 240
+        assert reaper.releases == [svc.store.release_idle_connections]  # the app's sweep lets SQLite's caches go
     finally:
         svc.store.close()

@@ -8,11 +8,11 @@ values of its `gr.State`s (`StateHolder.session_data`), and drops one only when
 default) from every app served, running its States' delete callbacks as Gradio
 does, with Gradio's queue entries and analytics of the session, the server-issued
 identity (`webapp.protection.identity`) and the turn guard's entry
-(`webapp.sessions.turn_guard`), then lets the allocator hand the freed memory
-back to the system (`malloc_trim`). How much comes back depends on the
-allocator: Python's own small-object allocator keeps a block of memory while
-any object in it lives, so a long-running server returns far more with
-`PYTHONMALLOC=malloc` (see BENCHMARKS.md, Security and memory).
+(`webapp.sessions.turn_guard`); then the `releases` let caches go (the app's:
+SQLite's idle pooled connections, a page cache each) and the freed memory goes
+back to the system (`webapp.system_allocator.release_free_memory`). How much comes back depends on
+the allocator, which is why the server's start switches to the C library's
+(`webapp.system_allocator`; BENCHMARKS.md, Security and memory).
 
 Nothing a participant stored is lost: conversations live in the store, and a
 browser that comes back after its session was forgotten reloads the page, is
@@ -22,34 +22,25 @@ open conversation from the store (`webapp.sessions.participants`).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import datetime
 import gc
 import logging
 import threading
 from typing import Any, Callable, Iterable, Optional
 
+from webapp.system_allocator import release_free_memory
+
 log = logging.getLogger(__name__)
-
-
-def _malloc_trim() -> None:
-    """Return freed heap pages to the system (glibc); nothing elsewhere."""
-    name = ctypes.util.find_library("c")
-    try:
-        trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
-    except OSError:
-        trim = None
-    if trim is not None:
-        trim(0)
 
 
 class IdleSessionReaper:
     def __init__(self, blocks: Iterable[Any], idle_s: float, every_s: Optional[float] = None,
-                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = ()):
+                 forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = (),
+                 releases: Iterable[Callable[[], Any]] = ()):
         self.blocks = [b for b in blocks if b is not None]
         self.forget = list(forget)  # also told each forgotten session hash (the server's own session maps)
         self.sweeps = list(sweeps)  # also run on each sweep with `idle_s` (maps keyed otherwise: the turn guard)
+        self.releases = list(releases)  # run once sessions were forgotten, before the memory goes back (caches)
         self.idle_s = float(idle_s)
         self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, self.idle_s / 4)))
         self.evicted = 0
@@ -80,8 +71,13 @@ class IdleSessionReaper:
         for sweep in self.sweeps:
             sweep(self.idle_s)
         if gone:
+            for release in self.releases:
+                try:
+                    release()
+                except Exception as exc:  # the memory stays held; sessions are forgotten all the same
+                    log.warning("could not release memory after forgetting sessions: %s", exc)
             gc.collect()
-            _malloc_trim()
+            release_free_memory()
             self.evicted += gone
             log.info("forgot %d browser session(s) idle for %.0f s or more", gone, self.idle_s)
         return gone
