@@ -66,7 +66,7 @@ def test_a_built_in_served_by_serve_crs_joins_the_arena_as_an_http_system(tmp_pa
         assert registry.available() == ["served_chatcrs"]
         crs = registry.get("served_chatcrs")
         dialogue = Dialogue(crs_id="served_chatcrs")
-        reply = DialogueRunner(crs).user_turn(dialogue, "I love space adventures like Star Wars")
+        reply = DialogueRunner(crs).user_turn(dialogue, "Hi! Can you recommend me a good movie?")
         assert reply.error is None and reply.text == "You might enjoy Alien (1979)."
         assert [(i.item_id, i.title) for i in reply.items] == [("79062", "Alien (1979)")]
         ranking = crs.recommend(dialogue, 20)
