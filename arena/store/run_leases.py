@@ -81,11 +81,16 @@ class RunLeases:
                                .where(r.run_id == run_id)).first()
         return None if row is None else (row.owner, row.lease_until, bool(row.cancel_requested))
 
+    def run_held_by(self, run_id: str, owner: str) -> bool:
+        """Whether `owner` holds the run under a live lease, as the store has it now (one read, nothing
+        locked: what a Ray worker asks before an LLM call)."""
+        with self.read() as conn:
+            return conn.execute(_held(run_id, owner)).first() is not None
+
     def _run_held_by(self, conn, run_id: str, owner: str) -> bool:
         """Whether `owner` holds the run under a live lease (on PostgreSQL its row stays locked until the
         transaction ends)."""
-        r = t.runs.c
-        query = sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())
+        query = _held(run_id, owner)
         if conn.dialect.name == "postgresql":
             query = query.with_for_update()  # a claim waits for this write, or this write sees the claim
         return conn.execute(query).first() is not None
@@ -118,3 +123,9 @@ class RunLeases:
         with self.read() as conn:
             expired = sa.and_(r.lease_until.is_not(None), r.lease_until < now_key())
             return list(conn.execute(sa.select(r.run_id).where(expired).order_by(r.lease_until)).scalars())
+
+
+def _held(run_id: str, owner: str) -> sa.Select:
+    """The run's row while `owner` holds it under a live lease."""
+    r = t.runs.c
+    return sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())

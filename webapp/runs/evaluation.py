@@ -390,12 +390,10 @@ class RunManager(ResumesInterruptedRuns):
         costs far more). Once another process took the run over, the stored result would be discarded
         (`Store.save_run_dialogue`), so the worker's further LLM calls would be paid for nothing."""
         try:
-            held = self.store.run_lease(run_id)
+            return self.store.run_held_by(run_id, owner)
         except Exception as exc:  # the store is away for a moment: the write is checked again when storing
             log.warning("run %s: could not read its lease before an LLM call: %s", run_id, exc)
             return True
-        return (held is not None and held[0] == owner and held[1] is not None
-                and held[1] >= now_key())
 
     def _still_ours(self, run_id: str) -> bool:
         """Whether this process still holds the run, as far as its last renewal tells (no database read: it
