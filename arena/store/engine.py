@@ -299,8 +299,9 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
 
     def release_idle_connections(self) -> None:
         """SQLite: close the pooled connections no thread is using, with the page cache each keeps in this
-        process (up to 2 MB: the rows it read); the next use opens a fresh one. Connections in use finish
-        their work and are closed when returned. PostgreSQL keeps its pool (its caches live in the server)."""
+        process (up to 2 MB: the rows it read); the next use opens a fresh one. A connection in use finishes
+        its work and goes back to the old pool, which nothing else holds: it closes when the garbage collector
+        takes that pool. PostgreSQL keeps its pool (its caches live in the server)."""
         engine = self._engine
         if self.backend == "sqlite" and engine is not None and self._pid == os.getpid():
             engine.dispose()  # a fresh pool at once; the old one's idle connections closed

@@ -27,6 +27,20 @@ def services(tmp_path):
     svc.store.close()
 
 
+def idle_connections(store, tries: int = 50):
+    """The engine's pool and the connection records idle in it. A background job (boards, scoring) may hold
+    the pool's only connection at the moment of asking, so use one and ask again until one is idle."""
+    for _ in range(tries):
+        with store.read() as conn:
+            conn.exec_driver_sql("SELECT 1")
+        pool = store.sql_engine().pool
+        idle = list(pool._pool.queue)  # QueuePool's idle connection records
+        if idle:
+            return pool, idle
+        time.sleep(0.05)
+    return pool, []
+
+
 def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
     import httpx
 
@@ -44,14 +58,21 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
         call(client, config, "chat_start", ["beta"], "s-fresh")  # used just now: kept
         guarded = len(services.turn_guard._entries)
         assert guarded >= 3  # open conversations are remembered by the turn guard
+        seen = {}
+
+        def release():  # what is idle right before the store lets its connections go
+            seen["pool"], seen["idle"] = idle_connections(services.store)
+            services.store.release_idle_connections()
+
         reaper = IdleSessionReaper([public], idle_s=0.25, sweeps=[services.turn_guard.forget_idle],
-                                   releases=[services.store.release_idle_connections])
-        idle_pool = services.store.sql_engine().pool
-        assert idle_pool.checkedin() > 0  # SQLite connections, each with a page cache
+                                   releases=[release])
         assert reaper.sweep() == 3
-        # Closed once the sessions were forgotten. The app's background jobs may open a fresh connection
-        # right away, in the engine's new pool: the idle ones are what must be gone.
-        assert services.store.sql_engine().pool is not idle_pool and idle_pool.checkedin() == 0
+        idle_pool, idle = seen["pool"], seen["idle"]
+        assert idle  # SQLite connections, each with a page cache
+        # Closed once the sessions were forgotten. The app's background jobs may hold or open a connection
+        # at any moment (in the engine's new pool): the ones idle at the sweep are what must be gone.
+        assert services.store.sql_engine().pool is not idle_pool
+        assert all(record.dbapi_connection is None for record in idle)
         assert len(services.turn_guard._entries) <= guarded - 3
         assert not [e for e in queue.event_analytics.values() if e.get("session_hash") == "s-one"]
         assert set(holder.session_data) == {"s-fresh"}
