@@ -17,9 +17,10 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               decided in context and the Accept/Reject thresholds, chosen on IARD's val part and
               the CRS Arena calibration part (needs ../shared/data/crsarena_dial_texts); rewrites
               the artifact's .json (the weights stay as they are)
-    f1        [--artifact assets/acts/act_model.safetensors] [--write] [--version 15] [--cache FILE]
-              version 15's candidates (evaluators/acts/f1_calibration.py): Accept and Reject chosen
-              for F1 on IARD's val part, Reject optionally decided in context; prints every
+    f1        [--artifact assets/acts/act_model.safetensors] [--round 15|16] [--write] [--version V] [--cache FILE]
+              a round of candidates (evaluators/acts/f1_calibration.py): version 15's, Accept and Reject
+              chosen for F1 on IARD's val part, Reject optionally decided in context; version 16's,
+              Accept with Reject where the utterance addresses different items; prints every
               candidate's out-of-fold validation figures beside the artifact's own and applies the
               rule written before they were fitted; --write rewrites the artifact's .json with the
               candidate the rule picks (none: nothing is written); --candidate X --out PATH writes
@@ -262,8 +263,9 @@ def context_stage(args) -> int:
                 context_decision={**result["decision"].to_meta(), "c": result["c"],
                                   "fitted_on": sorted(parts), "objective": round(result["objective"], 4),
                                   "validation": {name: summary(r) for name, r in result["validation"].items()}})
-    for key in ("input_layout", "labels", "weights_sha256", "reject_decision", "f1_calibration", "decided_first"):
-        meta.pop(key, None)  # write_artifact sets the first three again; the rest are version 15's (f1)
+    for key in ("input_layout", "labels", "weights_sha256", "reject_decision", "f1_calibration", "decided_first",
+                "mixed_decisions"):
+        meta.pop(key, None)  # write_artifact sets the first three again; the rest are the f1 stage's
     write_artifact(artifact, dict(load(artifact.read_bytes())), meta)
     print(f"objective {result['objective']:.3f} (C={result['c']}); thresholds ACC {meta['thresholds']['USER:ACC']}"
           f" REJ {meta['thresholds']['USER:REJ']}")
@@ -292,7 +294,8 @@ def _scored_parts(model, crsarena: Path, iard: Optional[Path] = None) -> dict:
         out = []
         for d in dialogues:
             views, pairs = dialogue_pairs(d, linker)
-            out.append(Scored(d, [v.role for v in views], model.probabilities(pairs), utterance_facts(views)))
+            out.append(Scored(d, [v.role for v in views], model.probabilities(pairs), utterance_facts(views),
+                              [len(v.title_keys) for v in views]))
         return out
 
     return {"iard-val": scored([d for d in train if is_iard_val(d.dialogue_id)]),
@@ -316,7 +319,7 @@ def f1_stage(args) -> int:
     started = time.time()
     artifact = Path(args.artifact)
     model = ActModel.load(artifact)
-    if model.context is None or model.reject_context is not None or model.decided_first:
+    if model.context is None or model.reject_context is not None or model.decided_first or model.mixed is not None:
         print(f"{artifact} is not version 14's kind (Accept in context, Reject the network's); the candidates "
               "start from that artifact", file=sys.stderr)
         return 2
@@ -324,8 +327,8 @@ def f1_stage(args) -> int:
         import pickle
 
         cached = pickle.loads(args.cache.read_bytes())
-        if cached["weights_sha256"] != model.meta["weights_sha256"]:
-            print(f"{args.cache} holds another artifact's outputs; remove it", file=sys.stderr)
+        if cached["weights_sha256"] != model.meta["weights_sha256"] or cached["parts"]["iard-val"][0].titles is None:
+            print(f"{args.cache} holds another artifact's outputs or an older layout; remove it", file=sys.stderr)
             return 2
         parts = cached["parts"]
     else:
@@ -337,7 +340,7 @@ def f1_stage(args) -> int:
     reference = F.evaluate(F.Candidate(f"{model.version} (this artifact)", F.BOTH, (),
                                        (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
                            parts, model.threshold)
-    results = [(None, reference)] + [(c, F.evaluate(c, parts, model.threshold)) for c in F.CANDIDATES]
+    results = [(None, reference)] + [(c, F.evaluate(c, parts, model.threshold)) for c in F.ROUNDS[args.round]]
     print("| candidate | IARD val Accept P / R / F1 | IARD val Reject P / R / F1 | CRS Arena cal. Accept P / R / F1 "
           "| CRS Arena cal. Reject P / R / F1 | tau RDL / SR, IARD val | tau RDL / SR, CRS Arena cal. | objective "
           "| thresholds per fold (Accept, Reject) | passes the rule |")
@@ -364,7 +367,8 @@ def f1_stage(args) -> int:
     if args.candidate:  # one candidate written elsewhere, to be measured beside the shipped artifact
         chosen = [(c, r) for c, r in results if c is not None and c.name.split(":")[0] == args.candidate]
         if not chosen or args.out is None or Path(args.out).resolve() == artifact.resolve():
-            print("--candidate needs a candidate's letter (A, B, ..., F-A) and an --out other than the artifact",
+            print("--candidate needs a letter of this round's candidates (A, ..., F-D; G, ..., K with --round 16) "
+                  "and an --out other than the artifact",
                   file=sys.stderr)
             return 2
         candidate, result = chosen[0]
@@ -374,8 +378,10 @@ def f1_stage(args) -> int:
         return 0
     decisions, threshold = F.fit(candidate, parts, model.threshold)
     meta = dict(model.meta)
-    meta.update(version=args.version, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
+    meta.update(version=args.version or args.round, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
                 decided_first=candidate.decided_first)
+    if candidate.mixed is not None:
+        meta["mixed_decisions"] = candidate.mixed.to_meta()
     meta.pop("context_decision", None)
     for decision, names in zip(decisions, [n for n in (candidate.accept_parts, candidate.reject_parts) if n]):
         key = "context_decision" if decision.output == F.ACC else "reject_decision"
@@ -389,7 +395,7 @@ def f1_stage(args) -> int:
         meta.pop(key, None)  # write_artifact sets them again
     out = Path(args.out) if args.out else artifact
     write_artifact(out, dict(load(artifact.read_bytes())), meta)
-    print(f"wrote {out} and its .json ({candidate.name}, version {args.version}: ACC {meta['thresholds']['USER:ACC']}, "
+    print(f"wrote {out} and its .json ({candidate.name}, version {meta['version']}: ACC {meta['thresholds']['USER:ACC']}, "
           f"REJ {meta['thresholds']['USER:REJ']})")
     return 0
 
@@ -417,7 +423,8 @@ def main(argv=None) -> int:
         stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
     stages["context"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
     stages["f1"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
-    stages["f1"].add_argument("--version", default="15", help="the version written with --write")
+    stages["f1"].add_argument("--round", default="15", choices=("15", "16"), help="which round's candidates")
+    stages["f1"].add_argument("--version", default=None, help="the version written with --write (default: the round)")
     stages["f1"].add_argument("--write", action="store_true", help="rewrite the artifact with the rule's pick")
     stages["f1"].add_argument("--candidate", default=None, help="write this candidate (its letter) to --out")
     stages["f1"].add_argument("--out", type=Path, default=None, help="with --candidate: where to write it")

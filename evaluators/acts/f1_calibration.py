@@ -15,6 +15,10 @@ those out-of-fold probabilities, then applied to the fifth fold of every part. `
 would ship: regressions fitted on every dialogue of their parts, thresholds chosen on all of
 IARD val's out-of-fold probabilities. `passes` is the rule written before any candidate was
 fitted (BENCHMARKS.md, "Act annotator version 15").
+
+`ROUND_16` holds the next round's candidates (BENCHMARKS.md, "Act annotator version 16"): version 14's
+decisions, with Accept and Reject allowed together on an utterance that addresses different items
+(`offline.MixedDecisions`); measured against the same rule.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ import numpy as np
 
 from arena.dialogue import Role
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
-from evaluators.acts.metric_calibration import FOLDS, Scored, agreement, fold_of, objective, with_predicted_acts
-from evaluators.acts.offline import decide
+from evaluators.acts.metric_calibration import (
+    FOLDS, Scored, agreement, decided, fold_of, objective, with_predicted_acts,
+)
+from evaluators.acts.offline import MixedDecisions
 from evaluators.acts.schema import intents_of
 
 IARD_VAL = "iard-val"
@@ -50,6 +56,7 @@ class Candidate:
     reject_parts: tuple[str, ...]  # the same for Reject
     thresholds: Optional[tuple[float, float]] = None  # (Accept, Reject) given; None = chosen for F1 on IARD val
     decided_first: bool = False  # Accept and Reject kept first under the limit of three intents (offline.decide)
+    mixed: Optional[MixedDecisions] = None  # Accept with Reject where the utterance addresses different items
 
 
 BOTH = (IARD_VAL, CRSARENA)
@@ -66,6 +73,17 @@ CANDIDATES = (
     Candidate("F-A: F, thresholds for F1", BOTH, (), decided_first=True),
     Candidate("F-D: F, Reject in context (IARD train + val)", BOTH, (IARD_TRAIN, IARD_VAL), decided_first=True),
 )
+_V14 = (BOTH, (), (0.35, 0.2))
+ROUND_16 = (
+    Candidate("G: different items by parts", *_V14, mixed=MixedDecisions()),
+    Candidate("G-N: G, or two items named", *_V14, mixed=MixedDecisions(by_items=True)),
+    Candidate("H: G, Accept and Reject first among three", *_V14, decided_first=True, mixed=MixedDecisions()),
+    Candidate("H-N: G-N, Accept and Reject first among three", *_V14, decided_first=True,
+              mixed=MixedDecisions(by_items=True)),
+    Candidate("K: H-N, the second decision at half its threshold where the parts carry both", *_V14,
+              decided_first=True, mixed=MixedDecisions(by_items=True, second_at=0.5)),
+)
+ROUNDS = {"15": CANDIDATES, "16": ROUND_16}
 
 
 def _in_fold(name: str, k: int, fold: int) -> bool:
@@ -124,13 +142,12 @@ def out_of_fold_probabilities(candidate: Candidate, parts: dict[str, list[Scored
     return oof
 
 
-def _counts(items: list[Scored], probs: list[np.ndarray], threshold: np.ndarray, decided_first: bool = False
-            ) -> dict[str, np.ndarray]:
+def _counts(items: list[Scored], probs: list[np.ndarray], threshold: np.ndarray, decided_first: bool = False,
+            mixed: Optional[MixedDecisions] = None) -> dict[str, np.ndarray]:
     """Per intent (ACC, REJ): [tp, fp, fn] over the user utterances."""
     out = {"ACC": np.zeros(3, int), "REJ": np.zeros(3, int)}
     for item, p in zip(items, probs):
-        decided = decide(item.roles, p, threshold, decided_first=decided_first)
-        for utt, intents in zip(item.dialogue.utterances, decided):
+        for utt, intents in zip(item.dialogue.utterances, decided(item, p, threshold, decided_first, mixed)):
             if utt.role != Role.USER:
                 continue
             gold = intents_of(utt)
@@ -145,15 +162,15 @@ def _f1(c: np.ndarray) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def best_f1_thresholds(items: list[Scored], probs: list[np.ndarray], base: np.ndarray, decided_first: bool = False
-                       ) -> tuple[float, float]:
+def best_f1_thresholds(items: list[Scored], probs: list[np.ndarray], base: np.ndarray, decided_first: bool = False,
+                       mixed: Optional[MixedDecisions] = None) -> tuple[float, float]:
     """The (Accept, Reject) grid point with the highest Accept F1 + Reject F1 on `items`
     (ties: the higher thresholds, the surer decisions)."""
     best: Optional[tuple[float, float, float]] = None
     for t_acc, t_rej in itertools.product(GRID, GRID):
         threshold = base.copy()
         threshold[ACC], threshold[REJ] = t_acc, t_rej
-        c = _counts(items, probs, threshold, decided_first)
+        c = _counts(items, probs, threshold, decided_first, mixed)
         score = _f1(c["ACC"]) + _f1(c["REJ"])
         if best is None or score >= best[0] - 1e-12:
             best = (score, t_acc, t_rej)
@@ -172,14 +189,16 @@ def evaluate(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndar
         if candidate.thresholds is None:
             inner = [k for k in range(len(parts[IARD_VAL])) if fold_of(IARD_VAL, k) != fold]
             threshold[ACC], threshold[REJ] = best_f1_thresholds(
-                [parts[IARD_VAL][k] for k in inner], [oof[IARD_VAL][k] for k in inner], base, candidate.decided_first)
+                [parts[IARD_VAL][k] for k in inner], [oof[IARD_VAL][k] for k in inner], base, candidate.decided_first,
+                candidate.mixed)
         else:
             threshold[ACC], threshold[REJ] = candidate.thresholds
         used.append((float(threshold[ACC]), float(threshold[REJ])))
         for name in MEASURED:
             for k, item in enumerate(parts[name]):
                 if fold_of(name, k) == fold:
-                    predicted[name][k] = with_predicted_acts(item, oof[name][k], threshold, candidate.decided_first)
+                    predicted[name][k] = with_predicted_acts(item, oof[name][k], threshold, candidate.decided_first,
+                                                             candidate.mixed)
     results = {name: agreement([s.dialogue for s in parts[name]], predicted[name]) for name in MEASURED}
     return {"parts": results, "objective": statistics.mean(objective(r) for r in results.values()),
             "thresholds": used}
@@ -206,7 +225,7 @@ def fit(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndarray
     if candidate.thresholds is None:
         oof = out_of_fold_probabilities(candidate, parts)
         threshold[ACC], threshold[REJ] = best_f1_thresholds(parts[IARD_VAL], oof[IARD_VAL], base,
-                                                            candidate.decided_first)
+                                                            candidate.decided_first, candidate.mixed)
     else:
         threshold[ACC], threshold[REJ] = candidate.thresholds
     return _decisions(candidate, parts), threshold

@@ -26,7 +26,7 @@ import numpy as np
 from arena.dialogue import Dialogue, Role
 from evaluators import metrics as M
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
-from evaluators.acts.offline import decide
+from evaluators.acts.offline import MixedDecisions, decide
 from evaluators.acts.quality import PRF, compare_dialogues
 from evaluators.acts.schema import intents_of, make_acts
 from evaluators.meta import kendall_tau
@@ -46,12 +46,20 @@ class Scored:
     roles: list[Role]
     probs: np.ndarray
     facts: Optional[np.ndarray] = None  # `context_decision.utterance_facts` (the Reject decision reads them)
+    titles: Optional[list[int]] = None  # distinct titles each utterance names (`MixedDecisions.by_items` reads them)
 
 
-def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False
-                        ) -> Dialogue:
+def decided(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False,
+            mixed: Optional[MixedDecisions] = None) -> list[list[str]]:
+    """`offline.decide` over `item`'s utterances, with their texts and titles."""
+    return decide(item.roles, probs, threshold, decided_first=decided_first, mixed=mixed,
+                  texts=[u.text for u in item.dialogue.utterances], titles=item.titles)
+
+
+def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False,
+                        mixed: Optional[MixedDecisions] = None) -> Dialogue:
     copy = item.dialogue.model_copy(deep=True)
-    for utt, intents in zip(copy.utterances, decide(item.roles, probs, threshold, decided_first=decided_first)):
+    for utt, intents in zip(copy.utterances, decided(item, probs, threshold, decided_first, mixed)):
         utt.dialogue_acts = make_acts(intents)
     return copy
 

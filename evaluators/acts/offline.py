@@ -11,7 +11,9 @@ extraction become TITLE slot values. On CPU the network is served by ONNX Runtim
 (`onnx_serving`), with the same outputs as PyTorch and in about half the time.
 From version 14 on, Accept is decided over the whole dialogue (`context_decision`), and
 the Accept and Reject thresholds are chosen for the metrics RDL and SR (`metric_calibration`).
-An artifact may also decide Reject over the dialogue (`reject_decision`, see `context_decision`).
+An artifact may also decide Reject over the dialogue (`reject_decision`, see `context_decision`), and
+let Accept and Reject stand together on an utterance that addresses different items (`mixed_decisions`,
+see `MixedDecisions`).
 """
 
 from __future__ import annotations
@@ -20,13 +22,14 @@ import hashlib
 import json
 import threading
 from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from arena.reading.intents import coherent
+from arena.reading.intents import coherent, decisions_apart, names_different_items
 from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.context_decision import REJ, ContextDecision, utterance_facts
@@ -47,6 +50,27 @@ Runtime = Literal["onnxruntime", "torch"]
 
 class ArtifactError(RuntimeError):
     """The act model artifact is missing or does not fit this code."""
+
+
+@dataclass(frozen=True)
+class MixedDecisions:
+    """When Accept and Reject stand together on one user utterance (artifact key `mixed_decisions`).
+
+    Without it the coherence rule keeps the surer of the two. With it, both stand where the utterance
+    addresses different items (`arena.reading.intents`): its parts carry decisions of their own, or,
+    with `by_items`, it names two distinct items. `second_at` > 0: where the parts carry both decisions
+    and only one of the two passed its threshold, the other is kept too when its probability reaches
+    `second_at` times its threshold (the parts' reading, with a lower bar from the network)."""
+
+    by_items: bool = False
+    second_at: float = 0.0
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> "MixedDecisions":
+        return cls(by_items=bool(meta.get("by_items", False)), second_at=float(meta.get("second_at", 0.0)))
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"by_items": self.by_items, "second_at": self.second_at}
 
 
 def weights_bytes(trained: dict[str, np.ndarray]) -> bytes:
@@ -86,6 +110,7 @@ class ActModel:
         self.reject_context = (ContextDecision.from_meta(meta["reject_decision"], REJ)
                                if "reject_decision" in meta else None)
         self.decided_first = bool(meta.get("decided_first", False))  # see `decide`
+        self.mixed = MixedDecisions.from_meta(meta["mixed_decisions"]) if "mixed_decisions" in meta else None
         self._run = partial(predict, network)
         if runtime == "onnxruntime":
             from evaluators.acts.onnx_serving import OnnxNetwork
@@ -143,14 +168,17 @@ class ActModel:
         return out
 
     def intents(self, roles: list[Role], probs: np.ndarray, whole_dialogue: bool = True,
-                facts: Optional[np.ndarray] = None) -> list[list[str]]:
+                facts: Optional[np.ndarray] = None, texts: Optional[Sequence[str]] = None,
+                titles: Optional[Sequence[int]] = None) -> list[list[str]]:
         """The intents of each utterance from the network's outputs `probs`. `whole_dialogue`: the
         rows are every utterance of one dialogue, in order, so Accept (and Reject, where the artifact
         says so; it needs `facts`) can be decided in context; otherwise (a lone utterance) every intent
-        is the network's own decision."""
+        is the network's own decision. `texts`, `titles`: each utterance's text and how many distinct
+        titles it names, for an artifact whose Accept and Reject may stand together (`MixedDecisions`)."""
         if whole_dialogue:
             probs = self.in_context(roles, probs, facts)
-        return decide(roles, probs, self.threshold, decided_first=self.decided_first)
+        return decide(roles, probs, self.threshold, decided_first=self.decided_first, mixed=self.mixed,
+                      texts=texts, titles=titles)
 
 
 def _margin(p: float, threshold: float) -> float:
@@ -160,7 +188,8 @@ def _margin(p: float, threshold: float) -> float:
 
 
 def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent_sets: bool = True,
-           decided_first: bool = False) -> list[list[str]]:
+           decided_first: bool = False, mixed: Optional[MixedDecisions] = None,
+           texts: Optional[Sequence[str]] = None, titles: Optional[Sequence[int]] = None) -> list[list[str]]:
     """The intents of each utterance: every label of its role whose probability reaches its threshold.
 
     For a system turn the REC output decides whether it recommends, and REC-S or REC-E,
@@ -172,16 +201,25 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent
     three. Their thresholds are chosen on their own and the metrics read them, while the other
     intents' margins are on scales of their own; ranked by margin alone, a true Accept or Reject
     lost its place to surer small talk (on IARD val, Accept F1 0.73 -> 0.68, Reject 0.75 -> 0.68).
+    `mixed` (with every utterance's `texts`, and `titles`: distinct titles each names): Accept and
+    Reject may stand together where the utterance addresses different items (`MixedDecisions`).
     """
     result: list[list[str]] = []
-    for role, p in zip(roles, probs):
+    for i, (role, p) in enumerate(zip(roles, probs)):
         idx = role_labels(role)
         names = {LABELS[j].split(":", 1)[1]: j for j in idx}
         chosen = [name for name, j in names.items()
                   if name not in (REC, "REC-S", "REC-E") and p[j] >= threshold[j]]
         if role == Role.USER and coherent_sets:
+            together = False
+            if mixed is not None and texts is not None:
+                apart = decisions_apart(texts[i])
+                together = apart or (mixed.by_items and names_different_items(texts[i], titles[i] if titles else 0))
+                if apart and mixed.second_at > 0:
+                    chosen += _second_decision(chosen, p, names, threshold, mixed.second_at)
             chosen = coherent([(name, _margin(p[names[name]], threshold[names[name]])
-                                + (_FIRST if decided_first and name in ("ACC", "REJ") else 0.0)) for name in chosen])
+                                + (_FIRST if decided_first and name in ("ACC", "REJ") else 0.0)) for name in chosen],
+                              together=together)
         if role == Role.AGENT and p[names[REC]] >= threshold[names[REC]]:
             chosen.insert(0, "REC-E" if p[names["REC-E"]] > p[names["REC-S"]] else "REC-S")
         if not chosen:
@@ -189,6 +227,17 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent
             chosen = [max(others)[1] if others else "OTH"]
         result.append(chosen)
     return result
+
+
+def _second_decision(chosen: list[str], p: np.ndarray, names: dict[str, int], threshold: np.ndarray,
+                     share: float) -> list[str]:
+    """Accept or Reject, whichever of the two did not pass, where the other did and its probability
+    reaches `share` times its threshold."""
+    missing = [name for name in ("ACC", "REJ") if name not in chosen]
+    if len(missing) != 1:
+        return []
+    j = names[missing[0]]
+    return missing if p[j] >= share * threshold[j] else []
 
 
 _loaded: dict[tuple[Path, str, Optional[int]], ActModel] = {}
@@ -247,7 +296,8 @@ class OfflineActAnnotator(ActAnnotator):
         model = self.model
         facts = None if last_only else utterance_facts(views)
         intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
-                                facts=facts)
+                                facts=facts, texts=[v.utterance.text for v in views],
+                                titles=[len(v.title_keys) for v in views])
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:
