@@ -2,10 +2,11 @@
 
     HF_HUB_OFFLINE=1 python benchmarks/acts_coherence.py [--sample benchmarks/conversations/user_messages_v1_acts.json]
 
-For each set, with and without the coherent label sets of `arena.reading.intents` (never
-Accept with Reject, at most three intents): Accept and Reject precision / recall / F1 on the
-user utterances (where gold labels exist), the share of user utterances with more than three
-intents, and how many hold both Accept and Reject. Sets:
+For each set, with and without the coherent label sets of `arena.reading.intents` (Accept with
+Reject only where the utterance addresses different items and the artifact allows it, at most
+three intents): Accept and Reject precision / recall / F1 on the user utterances (where gold
+labels exist), the share of user utterances with more than three intents, and how many hold both
+Accept and Reject. Sets:
 - IARD's held-out part (`evaluators.acts.data.iard_split`, never trained on);
 - the 242 shared CRS Arena dialogues (`../shared/data/crsarena_dial_texts`, no gold here: shares only);
 - `--sample`: user turns of this issue's conversations labelled by hand (JSON: [{"context": [...],
@@ -47,7 +48,8 @@ def predict(annotator: OfflineActAnnotator, dialogue: Dialogue, coherent: bool) 
     probs = model.probabilities(pairs)
     probs = model.in_context(roles, probs, utterance_facts(views))
     return [set(i) for i in decide(roles, probs, model.threshold, coherent_sets=coherent,
-                                   decided_first=model.decided_first)]
+                                   decided_first=model.decided_first, mixed=model.mixed,
+                                   texts=[v.utterance.text for v in views], titles=[len(v.title_keys) for v in views])]
 
 
 def measure(annotator, dialogues, coherent: bool, gold: bool) -> dict:

@@ -319,10 +319,15 @@ def f1_stage(args) -> int:
     started = time.time()
     artifact = Path(args.artifact)
     model = ActModel.load(artifact)
-    if model.context is None or model.reject_context is not None or model.decided_first or model.mixed is not None:
+    if model.context is None or model.reject_context is not None:
         print(f"{artifact} is not version 14's kind (Accept in context, Reject the network's); the candidates "
               "start from that artifact", file=sys.stderr)
         return 2
+    # An artifact this stage wrote with version 14's regression and thresholds (version 16) is measured,
+    # and rewritten, from those decisions: the reference row is version 14 as it was served.
+    reference_name = (f"{model.version} (this artifact)" if not (model.decided_first or model.mixed) else
+                      f"{model.version}'s network, regression and thresholds, served as version 14")
+    model.decided_first, model.mixed = False, None
     if args.cache and args.cache.exists():  # the network's outputs of an earlier run with this artifact
         import pickle
 
@@ -337,7 +342,7 @@ def f1_stage(args) -> int:
             import pickle
 
             args.cache.write_bytes(pickle.dumps({"weights_sha256": model.meta["weights_sha256"], "parts": parts}))
-    reference = F.evaluate(F.Candidate(f"{model.version} (this artifact)", F.BOTH, (),
+    reference = F.evaluate(F.Candidate(reference_name, F.BOTH, (),
                                        (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
                            parts, model.threshold)
     results = [(None, reference)] + [(c, F.evaluate(c, parts, model.threshold)) for c in F.ROUNDS[args.round]]
@@ -346,7 +351,7 @@ def f1_stage(args) -> int:
           "| thresholds per fold (Accept, Reject) | passes the rule |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for candidate, r in results:
-        name = candidate.name if candidate else f"{model.version} (this artifact)"
+        name = candidate.name if candidate else reference_name
         cells = []
         for part in (F.IARD_VAL, F.CRSARENA):
             acts = r["parts"][part]["acts"]
@@ -376,13 +381,17 @@ def f1_stage(args) -> int:
         candidate, result = winner
     else:
         return 0
-    decisions, threshold = F.fit(candidate, parts, model.threshold)
     meta = dict(model.meta)
+    if candidate.keeps_decisions:  # version 14's own regression and thresholds, as the artifact holds them
+        decisions, threshold = [], model.threshold
+    else:
+        decisions, threshold = F.fit(candidate, parts, model.threshold)
+        meta.pop("context_decision", None)
     meta.update(version=args.version or args.round, thresholds={name: float(t) for name, t in zip(LABELS, threshold)},
                 decided_first=candidate.decided_first)
+    meta.pop("mixed_decisions", None)
     if candidate.mixed is not None:
         meta["mixed_decisions"] = candidate.mixed.to_meta()
-    meta.pop("context_decision", None)
     for decision, names in zip(decisions, [n for n in (candidate.accept_parts, candidate.reject_parts) if n]):
         key = "context_decision" if decision.output == F.ACC else "reject_decision"
         meta[key] = {**decision.to_meta(), "c": F.C, "fitted_on": sorted(names)}

@@ -58,6 +58,12 @@ class Candidate:
     decided_first: bool = False  # Accept and Reject kept first under the limit of three intents (offline.decide)
     mixed: Optional[MixedDecisions] = None  # Accept with Reject where the utterance addresses different items
 
+    @property
+    def keeps_decisions(self) -> bool:
+        """Version 14's Accept regression and thresholds unchanged (what it ships is the artifact's own)."""
+        return (self.accept_parts, self.reject_parts, self.thresholds) == (
+            VERSION_14.accept_parts, VERSION_14.reject_parts, VERSION_14.thresholds)
+
 
 BOTH = (IARD_VAL, CRSARENA)
 VERSION_14 = Candidate("14 (shipped)", BOTH, (), (0.35, 0.2))
