@@ -29,7 +29,8 @@ from typing import Any, Literal, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from arena.reading.intents import coherent, decisions_apart, names_different_items
+from arena.reading.acts import decisions_apart, names_different_items
+from arena.reading.intents import coherent
 from arena.titles.linking import TitleLinker, shared_linker
 from evaluators.acts.base import ActAnnotator
 from evaluators.acts.context_decision import REJ, ContextDecision, utterance_facts
@@ -57,7 +58,7 @@ class MixedDecisions:
     """When Accept and Reject stand together on one user utterance (artifact key `mixed_decisions`).
 
     Without it the coherence rule keeps the surer of the two. With it, both stand where the utterance
-    addresses different items (`arena.reading.intents`): its parts carry decisions of their own, or,
+    addresses different items (`arena.reading.acts`): its parts carry decisions of their own, or,
     with `by_items`, it names two distinct items. `second_at` > 0: where the parts carry both decisions
     and only one of the two passed its threshold, the other is kept too when its probability reaches
     `second_at` times its threshold (the parts' reading, with a lower bar from the network)."""

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from arena.dialogue import Role
-from arena.reading.intents import coherent, decisions_apart, names_different_items, parts_of
+from arena.reading.acts import decisions_apart, names_different_items, parts_of
+from arena.reading.intents import coherent
 from evaluators.acts import f1_calibration as F
 from evaluators.acts.network import LABELS
 from evaluators.acts.offline import MixedDecisions, decide
