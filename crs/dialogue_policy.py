@@ -39,13 +39,13 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints, genre_mentions, in_request_clause, request_part, update
+from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
 from arena.reading.subjects import stem, subject_frequency, word_counts
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
-    RuleActReader, is_closing, is_correction, is_shrug, is_small_talk, pointed_index, points_back, question_aspect,
-    rule_intents, starts_with_wh, takes_it,
+    RuleActReader, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, pointed_index,
+    points_back, question_aspect, rule_intents, starts_with_wh, takes_it,
 )
 from arena.reading.scope import NEGATION_CUE
 
@@ -53,7 +53,15 @@ REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
 _LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
-_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style))\b", re.I)
+_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
+                      r"like (that|it|this|those))\b", re.I)
+# A title the user has watched and asks for more like: "I just rewatched Jurassic Park. Got anything along
+# those lines?", "I loved Spirited Away".
+_WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
+_ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
+                        r"along|like (that|it|this))\b", re.I)
+# The user asks for the rest of a franchise: "the sequels", "more in the series".
+_WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
 _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
 
 
@@ -131,6 +139,22 @@ class DialoguePolicy:
                 return frozenset(genres - {"drama"})
         return frozenset()
 
+    def _reference_titles(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """Titles a request holds up as the model of what it wants ("like Star Wars", "I loved
+        Vertigo ... any thrillers like that?"): the user knows them, so they and their franchise are
+        not what to show."""
+        if not _ASKS_MORE.search(text):
+            return []
+        similar = bool(_SIMILAR.search(text))
+        out = []
+        for item, start in self._linked_spans(text, shown):
+            before = text[:start]
+            if not negated_before(text, start) and (
+                    _LIKE_BEFORE.search(before) or (similar or _WATCHED_BEFORE.search(before))
+                    and not in_request_clause(text, start)):
+                out.append(item)
+        return out
+
     def _intents(self, dialogue: Dialogue, text: str) -> list[str]:
         try:
             intents = [str(i) for i in self.reader(dialogue)]
@@ -159,6 +183,12 @@ class DialoguePolicy:
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
             ruled_out_words: set[str] = set()
+            if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
+                for item in self._reference_titles(text, shown):
+                    left_out.update(v.item_id for v in (
+                        [item] if _WANTS_SERIES.search(text) else self.variants(item)))
+            if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
+                constraints = audience(constraints, text)
             if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
@@ -189,6 +219,8 @@ class DialoguePolicy:
         if is_small_talk(text):
             return "chat", None, []
         linked = self._linked(text, shown)
+        if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
+            return "chat", None, []  # "ugh, long day at work" before anything was shown
         if is_correction(text):
             return "correction", None, linked
         if is_shrug(text):
@@ -199,7 +231,7 @@ class DialoguePolicy:
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
-                 or not rejects)
+                 or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect)
             if about:
@@ -215,6 +247,13 @@ class DialoguePolicy:
         if takes_it(text):
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
+
+    def _names_a_title(self, text: str) -> bool:
+        """Whether the text names a title on purpose: one of two or more words, or the whole message.
+        A one-word title inside chatter ("Rainy Sunday here") is the word, not the film."""
+        words = len(normalize(text).split())
+        return any(len(normalize(text[start:end]).split()) >= min(2, words)
+                   for _, start, end in self._link_spans(text))
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
         if aspect == "compare_children":
