@@ -48,6 +48,7 @@ from arena.reading.acts import (
     points_back, question_aspect, rule_intents, starts_with_wh, takes_it,
 )
 from arena.reading.scope import NEGATION_CUE
+from crs.franchises import Franchises, franchise_key
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -62,7 +63,6 @@ _ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|an
                         r"along|like (that|it|this))\b", re.I)
 # The user asks for the rest of a franchise: "the sequels", "more in the series".
 _WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
-_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
 
 
 @dataclass
@@ -78,17 +78,15 @@ class UserMove:
     intents: list[str] = field(default_factory=list)  # what the act reader said about the last message
 
 
-def franchise_key(item: CatalogItem) -> str:
-    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell."""
-    title = normalize(re.split(r":| - | – ", item.title)[0])
-    title = re.sub(r"^(the|a|an) ", "", title)
-    while (shorter := _SEQUEL_MARK.sub("", title)) != title:
-        title = shorter
-    words = title.split()
-    if len(words) > 2:
-        words = words[:2]
-    key = " ".join(words)
-    return key if len(key) >= 5 else ""
+def _genres_of(item: CatalogItem) -> frozenset[str]:
+    """The item's genres as the words a request would use ("drama" says too little to count)."""
+    genres = set()
+    for name in item.genres:
+        if match := GENRE_WORD.search(name):
+            genres.add(GENRE_WORDS[match.group(1).lower()])
+        elif item.dataset == "redial":  # ReDial's genres are plain words ("adventure")
+            genres.add(normalize(name))
+    return frozenset(genres - {"drama"})
 
 
 class DialoguePolicy:
@@ -98,12 +96,8 @@ class DialoguePolicy:
         # A live dialogue repeats its earlier messages on every turn: each is linked once.
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
-        self._titles_by_key: dict[str, list[CatalogItem]] = {}
+        self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
-        for item in catalog:
-            key = franchise_key(item)
-            if key:
-                self._titles_by_key.setdefault(key, []).append(item)
 
     @property
     def reader_label(self) -> str:
@@ -111,12 +105,7 @@ class DialoguePolicy:
 
     def variants(self, item: CatalogItem) -> list[CatalogItem]:
         """The item and the other titles of its franchise ("Batman Returns" for "Batman")."""
-        key = franchise_key(item)
-        out = [item]
-        if key:
-            out += [other for k, others in self._titles_by_key.items() if k == key or k.startswith(key + " ")
-                    for other in others]
-        return out
+        return self.franchises.variants(item)
 
     def bearable(self, subject: str) -> bool:
         """Whether enough catalog entries bear a subject out for it to be asked of every item."""
@@ -128,15 +117,12 @@ class DialoguePolicy:
         if genre_mentions(text):
             return frozenset()
         similar = bool(_SIMILAR.search(text))
-        for item, start in self._linked_spans(text, shown):
+        linked = self._linked_spans(text, shown)
+        for item, start in linked:
             if not negated_before(text, start) and (similar or _LIKE_BEFORE.search(text[:start])):
-                genres = set()
-                for name in item.genres:
-                    if match := GENRE_WORD.search(name):
-                        genres.add(GENRE_WORDS[match.group(1).lower()])
-                    elif item.dataset == "redial":  # ReDial's genres are plain words ("adventure")
-                        genres.add(normalize(name))
-                return frozenset(genres - {"drama"})
+                return _genres_of(item)
+        if similar and shown and not linked:  # "something in the same vein?": like what was just shown
+            return _genres_of(shown[0])
         return frozenset()
 
     def _reference_titles(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
@@ -186,13 +172,13 @@ class DialoguePolicy:
             if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
                 for item in self._reference_titles(text, shown):
                     left_out.update(v.item_id for v in (
-                        [item] if _WANTS_SERIES.search(text) else self.variants(item)))
+                        [item] if _WANTS_SERIES.search(text) else self.franchises.franchise(item)))
             if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
                 constraints = audience(constraints, text)
             if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
-                        left_out.update(v.item_id for v in self.variants(item))
+                        left_out.update(v.item_id for v in self.franchises.franchise(item))
                         ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)

@@ -66,6 +66,8 @@ _NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "couple": 2, "couple of": 2, "three
                  "fifteen": 15, "twenty": 20, "thirty": 30}
 _OR = re.compile(r"\b(or|either)\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
+_OTHER_PERSON = re.compile(r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
+                           r"(author|writer|director|actor|actress|person|people|lead|star|filmmaker|novelist)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,9 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
         else:
             chosen = {name}
             ruled_out.discard(name)
+    if _OTHER_PERSON.search(text):  # "in the same vein by a different author": not the one asked for so far
+        ruled_out |= chosen
+        chosen = set()
     kind = (_kind(text) or constraints.kind) if kinds_matter else None
     words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
     for sub_genre in sub_genres_out:
