@@ -82,14 +82,16 @@ class Franchises:
         return out
 
     def franchise(self, item: CatalogItem) -> list[CatalogItem]:
-        """The variants, titles holding the stem anywhere, and entries sharing a franchise name."""
+        """The variants, titles holding the stem anywhere, and entries sharing a franchise name with
+        any of them."""
         out = {i.item_id: i for i in self.variants(item)}
         key = franchise_key(item)
         if key and not set(key.split()) & FUNCTION_WORDS:  # "star wars", not "return of"
             for title, other in self._titles:
                 if f" {key} " in title:
                     out.setdefault(other.item_id, other)
-        for name in self._names_of.get(item.item_id, ()):
+        names = {name for member in out for name in self._names_of.get(member, ())}  # the saga's, not one film's
+        for name in names:
             for item_id in self._names[name]:
                 out.setdefault(item_id, self._items[item_id])
         return list(out.values())
