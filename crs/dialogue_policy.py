@@ -15,8 +15,10 @@ on the `UserMove` it returns:
 - "accept" ("sounds good, I'll watch it") gets a short follow-up, no list;
 - "request": recommend under the constraints (`arena.reading.constraints`: genres,
   people, era, audience, intensity, kind and subjects, each negation kept to what it names);
-  "something like <title>" that names no genre asks for one of the title's genres, and "not a
-  Batman one" keeps out the franchise and every entry whose plot names it.
+  "something like <title>" that names no genre asks for one of the title's genres and leaves the
+  title's franchise out (`crs.franchises`), and "not a Batman one" keeps out the franchise and every
+  entry whose plot names it;
+- "chat" also covers chatter before anything was shown ("ugh, long day at work").
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that

@@ -19,7 +19,10 @@ Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film;
 - subjects (`arena.reading.subjects`): "about time travel", "a zombie movie", "set in outer space"
   are required of the plot or genres and kept until another subject is named, or a new genre is
-  asked for "instead" or in a complaint; a negated one ("not another Vietnam one") is ruled out.
+  asked for "instead" or "lighter"; a negated one ("not another Vietnam one") is ruled out;
+- a ruled-out sub-genre ("tired of slashers") rules out its own words, not its genre; "a bit more
+  romantic" adds a genre to those asked for; "the last ten years" counts back from CATALOG_PRESENT;
+  "by a different author" rules out the person asked for so far.
 """
 
 from __future__ import annotations
