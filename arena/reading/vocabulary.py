@@ -73,7 +73,8 @@ INTENSITY_IN_ITEM = {
 LIGHTER = re.compile(
     r"\b(lighter|tamer|less (violent|dark|scary|intense|gory|heavy|depressing)|too (violent|dark|heavy|intense|gory|"
     r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|fun)|"
-    r"light-?hearted|feel-?good|happier|cheerful|upbeat|not so (dark|heavy|violent|intense))\b", re.I)
+    r"light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
+    r"not so (dark|heavy|violent|intense))\b", re.I)
 
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
