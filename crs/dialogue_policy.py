@@ -63,6 +63,8 @@ _SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the 
 _WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
 _ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
                         r"along|like (that|it|this))\b", re.I)
+# "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 # The user asks for the rest of a franchise: "the sequels", "more in the series".
 _WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
 
@@ -184,7 +186,7 @@ class DialoguePolicy:
                         ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = [(name, start) for name, start, _ in self._link_people(bare)]
+                people = [(name, start) for name, start, _ in self._link_people(_POSSESSIVE.sub("  ", bare))]
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                      shown=list(shown) + last_list, bearable=self.bearable)
@@ -236,12 +238,18 @@ class DialoguePolicy:
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
 
+    def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
+        """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""
+        people = [(start, end) for _, start, end in self._link_people(_POSSESSIVE.sub("  ", text))]
+        return [(item, start, end) for item, start, end in self._link_spans(text)
+                if not any(a <= start and end <= b for a, b in people)]
+
     def _names_a_title(self, text: str) -> bool:
         """Whether the text names a title on purpose: one of two or more words, or the whole message.
         A one-word title inside chatter ("Rainy Sunday here") is the word, not the film."""
         words = len(normalize(text).split())
         return any(len(normalize(text[start:end]).split()) >= min(2, words)
-                   for _, start, end in self._link_spans(text))
+                   for _, start, end in self._title_spans(text))
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
         if aspect == "compare_children":
@@ -259,7 +267,7 @@ class DialoguePolicy:
         """The titles the text names; a title shared by several items means the one shown."""
         shown_by_title = {normalize(item.title): item for item in shown}
         return [(shown_by_title.get(normalize(item.title), item), start)
-                for item, start, _ in self._link_spans(text)]
+                for item, start, _ in self._title_spans(text)]
 
     def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []
@@ -270,7 +278,7 @@ class DialoguePolicy:
         return out
 
     def _without_titles(self, text: str) -> str:
-        spans = [(start, end) for _, start, end in self._link_spans(text)]
+        spans = [(start, end) for _, start, end in self._title_spans(text)]
         for start, end in sorted(spans, reverse=True):
             text = text[:start] + " " * (end - start) + text[end:]
         return text

@@ -92,7 +92,7 @@ ASPECTS = (
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
                          r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
-    ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
+    ("year", re.compile(r"\b(when|(what|which) year|how old|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
                           r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
                           re.IGNORECASE)),

@@ -14,6 +14,8 @@ from arena.reading.constraints import CATALOG_PRESENT, Constraints, update
 from arena.reading.subjects import subject_forms, subjects_asked
 from crs.crb_crs import _repeats
 from crs.dialogue_policy import DialoguePolicy
+from crs.grounded import fact_line
+from crs.reply_check import enforce_shown_titles
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +158,21 @@ def test_a_different_author_rules_out_the_one_asked_for(opendialkg):
 def test_crb_crs_skips_a_turn_that_says_a_sentence_twice():
     assert _repeats("Hmm okay. What about @0 ? Hmm okay. What about @0 ?")
     assert not _repeats("Have you seen @0? It is great.")
+
+
+def test_a_list_keeps_its_numbers_when_a_plot_ends_with_a_title_of_a_sequel(redial):
+    # Captain America: Civil War's plot ends with "Iron Man."; with "2." on the next line that once
+    # read as "Iron Man 2", a title not shown, and the plot and the number were dropped.
+    shown = [redial.find_title("Captain America: Civil War (2016)"), redial.find_title("The Avengers (2012)")]
+    text = "Here:\n" + "\n".join(f"{n}. {fact_line(i)}" for n, i in enumerate(shown, 1))
+    kept = enforce_shown_titles(text, shown, redial)
+    assert "\n2. The Avengers (2012)" in kept and "Iron Man." in kept
+
+
+def test_a_possessive_name_is_a_person_asked_for(policy, redial):
+    move = read(policy, redial, "What are Martin Scorsese's best films?")
+    assert move.constraints.people == {"Martin Scorsese"}
+
+
+def test_which_year_asks_for_the_year():
+    assert question_aspect("Which year is Icarus from?") == "year"
