@@ -176,3 +176,8 @@ def test_a_possessive_name_is_a_person_asked_for(policy, redial):
 
 def test_which_year_asks_for_the_year():
     assert question_aspect("Which year is Icarus from?") == "year"
+
+
+def test_people_are_shown_without_graph_qualifiers(opendialkg):
+    happy_feet = next(i for i in opendialkg if any("(Director)" in n for n in i.people.get("director", ())))
+    assert "(Director)" not in fact_line(happy_feet)
