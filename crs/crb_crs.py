@@ -207,7 +207,7 @@ class CRBCRS(ConversationalRecommender):
             if score <= 0 or not mask[row]:
                 continue
             turn = self.corpus[int(row)]
-            if turn.filled(list(items)) in said or _GOODBYE.search(turn.response):
+            if turn.filled(list(items)) in said or _GOODBYE.search(turn.response) or _repeats(turn.response):
                 continue
             if not item_count and named_titles(turn.response, self.catalog):
                 continue  # a turn with no slot that writes a title out recommends without the recommender
@@ -222,6 +222,12 @@ class CRBCRS(ConversationalRecommender):
         )[0]
         vocabulary = self.index.vocab_dict
         return [w for w in words if w in vocabulary]
+
+
+def _repeats(text: str) -> bool:
+    """"Hmm okay. What about @0 ? Hmm okay. What about @0 ?": a crowd turn that says a sentence twice."""
+    sentences = [normalize(s) for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) >= 2]
+    return len(sentences) != len(set(sentences))
 
 
 def _last_user_text(dialogue: Dialogue) -> str:

@@ -15,8 +15,10 @@ on the `UserMove` it returns:
 - "accept" ("sounds good, I'll watch it") gets a short follow-up, no list;
 - "request": recommend under the constraints (`arena.reading.constraints`: genres,
   people, era, audience, intensity, kind and subjects, each negation kept to what it names);
-  "something like <title>" that names no genre asks for one of the title's genres, and "not a
-  Batman one" keeps out the franchise and every entry whose plot names it.
+  "something like <title>" that names no genre asks for one of the title's genres and leaves the
+  title's franchise out (`crs.franchises`), and "not a Batman one" keeps out the franchise and every
+  entry whose plot names it;
+- "chat" also covers chatter before anything was shown ("ugh, long day at work").
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that
@@ -39,22 +41,32 @@ from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints, genre_mentions, in_request_clause, request_part, update
+from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
 from arena.reading.subjects import stem, subject_frequency, word_counts
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
-    RuleActReader, is_closing, is_correction, is_shrug, is_small_talk, pointed_index, points_back, question_aspect,
-    rule_intents, starts_with_wh, takes_it,
+    RuleActReader, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, pointed_index,
+    points_back, question_aspect, rule_intents, starts_with_wh, takes_it,
 )
 from arena.reading.scope import NEGATION_CUE
+from crs.franchises import Franchises, franchise_key
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
 _LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
-_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style))\b", re.I)
-_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
+_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
+                      r"like (that|it|this|those))\b", re.I)
+# A title the user has watched and asks for more like: "I just rewatched Jurassic Park. Got anything along
+# those lines?", "I loved Spirited Away".
+_WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
+_ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
+                        r"along|like (that|it|this))\b", re.I)
+# "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# The user asks for the rest of a franchise: "the sequels", "more in the series".
+_WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
 
 
 @dataclass
@@ -70,17 +82,15 @@ class UserMove:
     intents: list[str] = field(default_factory=list)  # what the act reader said about the last message
 
 
-def franchise_key(item: CatalogItem) -> str:
-    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell."""
-    title = normalize(re.split(r":| - | – ", item.title)[0])
-    title = re.sub(r"^(the|a|an) ", "", title)
-    while (shorter := _SEQUEL_MARK.sub("", title)) != title:
-        title = shorter
-    words = title.split()
-    if len(words) > 2:
-        words = words[:2]
-    key = " ".join(words)
-    return key if len(key) >= 5 else ""
+def _genres_of(item: CatalogItem) -> frozenset[str]:
+    """The item's genres as the words a request would use ("drama" says too little to count)."""
+    genres = set()
+    for name in item.genres:
+        if match := GENRE_WORD.search(name):
+            genres.add(GENRE_WORDS[match.group(1).lower()])
+        elif item.dataset == "redial":  # ReDial's genres are plain words ("adventure")
+            genres.add(normalize(name))
+    return frozenset(genres - {"drama"})
 
 
 class DialoguePolicy:
@@ -90,12 +100,8 @@ class DialoguePolicy:
         # A live dialogue repeats its earlier messages on every turn: each is linked once.
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
-        self._titles_by_key: dict[str, list[CatalogItem]] = {}
+        self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
-        for item in catalog:
-            key = franchise_key(item)
-            if key:
-                self._titles_by_key.setdefault(key, []).append(item)
 
     @property
     def reader_label(self) -> str:
@@ -103,12 +109,7 @@ class DialoguePolicy:
 
     def variants(self, item: CatalogItem) -> list[CatalogItem]:
         """The item and the other titles of its franchise ("Batman Returns" for "Batman")."""
-        key = franchise_key(item)
-        out = [item]
-        if key:
-            out += [other for k, others in self._titles_by_key.items() if k == key or k.startswith(key + " ")
-                    for other in others]
-        return out
+        return self.franchises.variants(item)
 
     def bearable(self, subject: str) -> bool:
         """Whether enough catalog entries bear a subject out for it to be asked of every item."""
@@ -120,16 +121,29 @@ class DialoguePolicy:
         if genre_mentions(text):
             return frozenset()
         similar = bool(_SIMILAR.search(text))
-        for item, start in self._linked_spans(text, shown):
+        linked = self._linked_spans(text, shown)
+        for item, start in linked:
             if not negated_before(text, start) and (similar or _LIKE_BEFORE.search(text[:start])):
-                genres = set()
-                for name in item.genres:
-                    if match := GENRE_WORD.search(name):
-                        genres.add(GENRE_WORDS[match.group(1).lower()])
-                    elif item.dataset == "redial":  # ReDial's genres are plain words ("adventure")
-                        genres.add(normalize(name))
-                return frozenset(genres - {"drama"})
+                return _genres_of(item)
+        if similar and shown and not linked:  # "something in the same vein?": like what was just shown
+            return _genres_of(shown[0])
         return frozenset()
+
+    def _reference_titles(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """Titles a request holds up as the model of what it wants ("like Star Wars", "I loved
+        Vertigo ... any thrillers like that?"): the user knows them, so they and their franchise are
+        not what to show."""
+        if not _ASKS_MORE.search(text):
+            return []
+        similar = bool(_SIMILAR.search(text))
+        out = []
+        for item, start in self._linked_spans(text, shown):
+            before = text[:start]
+            if not negated_before(text, start) and (
+                    _LIKE_BEFORE.search(before) or (similar or _WATCHED_BEFORE.search(before))
+                    and not in_request_clause(text, start)):
+                out.append(item)
+        return out
 
     def _intents(self, dialogue: Dialogue, text: str) -> list[str]:
         try:
@@ -159,14 +173,20 @@ class DialoguePolicy:
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
             ruled_out_words: set[str] = set()
+            if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
+                for item in self._reference_titles(text, shown):
+                    left_out.update(v.item_id for v in (
+                        [item] if _WANTS_SERIES.search(text) else self.franchises.franchise(item)))
+            if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
+                constraints = audience(constraints, text)
             if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
-                        left_out.update(v.item_id for v in self.variants(item))
+                        left_out.update(v.item_id for v in self.franchises.franchise(item))
                         ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = [(name, start) for name, start, _ in self._link_people(bare)]
+                people = [(name, start) for name, start, _ in self._link_people(_POSSESSIVE.sub("  ", bare))]
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                      shown=list(shown) + last_list, bearable=self.bearable)
@@ -189,6 +209,8 @@ class DialoguePolicy:
         if is_small_talk(text):
             return "chat", None, []
         linked = self._linked(text, shown)
+        if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
+            return "chat", None, []  # "ugh, long day at work" before anything was shown
         if is_correction(text):
             return "correction", None, linked
         if is_shrug(text):
@@ -199,7 +221,7 @@ class DialoguePolicy:
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
-                 or not rejects)
+                 or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect)
             if about:
@@ -215,6 +237,19 @@ class DialoguePolicy:
         if takes_it(text):
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
+
+    def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
+        """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""
+        people = [(start, end) for _, start, end in self._link_people(_POSSESSIVE.sub("  ", text))]
+        return [(item, start, end) for item, start, end in self._link_spans(text)
+                if not any(a <= start and end <= b for a, b in people)]
+
+    def _names_a_title(self, text: str) -> bool:
+        """Whether the text names a title on purpose: one of two or more words, or the whole message.
+        A one-word title inside chatter ("Rainy Sunday here") is the word, not the film."""
+        words = len(normalize(text).split())
+        return any(len(normalize(text[start:end]).split()) >= min(2, words)
+                   for _, start, end in self._title_spans(text))
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
         if aspect == "compare_children":
@@ -232,7 +267,7 @@ class DialoguePolicy:
         """The titles the text names; a title shared by several items means the one shown."""
         shown_by_title = {normalize(item.title): item for item in shown}
         return [(shown_by_title.get(normalize(item.title), item), start)
-                for item, start, _ in self._link_spans(text)]
+                for item, start, _ in self._title_spans(text)]
 
     def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []
@@ -243,7 +278,7 @@ class DialoguePolicy:
         return out
 
     def _without_titles(self, text: str) -> str:
-        spans = [(start, end) for _, start, end in self._link_spans(text)]
+        spans = [(start, end) for _, start, end in self._title_spans(text)]
         for start, end in sorted(spans, reverse=True):
             text = text[:start] + " " * (end - start) + text[end:]
         return text

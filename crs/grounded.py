@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
-from arena.reading.vocabulary import genre_label
+from arena.reading.vocabulary import genre_label, person_label
 from arena.titles.phrases import tokenize
 from crs.item_answers import tied_to_message
 from crs.reply_check import named_titles, sentence_spans
@@ -94,12 +94,12 @@ def fact_line(item: CatalogItem) -> str:
     if item.genres:
         details.append(", ".join(dict.fromkeys(genre_label(g) for g in item.genres[:3])))
     if item.people.get("director"):
-        details.append("directed by " + " and ".join(item.people["director"][:2]))
+        details.append("directed by " + " and ".join(map(person_label, item.people["director"][:2])))
     elif item.kind == "book" and item.people.get("writer"):
-        details.append("by " + " and ".join(item.people["writer"][:2]))
+        details.append("by " + " and ".join(map(person_label, item.people["writer"][:2])))
     cast = item.people.get("star") or item.people.get("actor")
     if cast:
-        details.append("starring " + ", ".join(cast[:2]))
+        details.append("starring " + ", ".join(map(person_label, cast[:2])))
     line = item.label + (f" ({'; '.join(details)})" if details else "") + "."
     plot = item.plot.strip()
     if plot:

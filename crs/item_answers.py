@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from arena.catalog import CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
-from arena.reading.vocabulary import genre_label
+from arena.reading.vocabulary import genre_label, person_label
 
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",
@@ -36,7 +36,7 @@ TAKEN = (
 
 
 def _names(names: Sequence[str], limit: int = 3) -> str:
-    names = list(dict.fromkeys(names))[:limit]
+    names = list(dict.fromkeys(map(person_label, names)))[:limit]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

@@ -89,7 +89,8 @@ def named_titles(
     def preferred(item: Optional[CatalogItem]) -> Optional[CatalogItem]:
         return by_title.get(normalize(item.title), item) if item is not None else None
 
-    found = [NamedTitle(s, e, text[s:e], preferred(item)) for item, s, e in catalog.link_spans(text)]
+    found = [NamedTitle(offset + s, offset + e, text[offset + s:offset + e], preferred(item))
+             for offset, line in _lines(text) for item, s, e in catalog.link_spans(line)]
     taken = [(t.start, t.end) for t in found]
     for start, end in sorted(title_like_spans(text)):
         if any(start < e and s < end for s, e in taken):
@@ -101,6 +102,16 @@ def named_titles(
         found.append(NamedTitle(start, end, text[start:end], item))
         taken.append((start, end))
     return sorted(found, key=lambda t: t.start)
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    """(offset, line) of each line: a title never runs across a line break ("... and Iron Man.\n2. The
+    Avengers" names Iron Man, not Iron Man 2)."""
+    out, offset = [], 0
+    for line in text.split("\n"):
+        out.append((offset, line))
+        offset += len(line) + 1
+    return out
 
 
 def _is_not_a_title(span: str, catalog: Catalog) -> bool:

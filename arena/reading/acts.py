@@ -20,11 +20,15 @@ from typing import Optional
 
 from arena.dialogue import Dialogue, Role
 from arena.reading.scope import SEEN_CUE as SEEN
+from arena.reading.vocabulary import GENRE_WORD, KINDS
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
     r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|"
-    r"no more (recommendations|suggestions))\b",
+    r"no more (recommendations|suggestions)|have a (nice|good|great|lovely) (evening|night|day|weekend|one)|"
+    r"take care|wish me luck)\b|"
+    # "haha perfect, that'll do. night!", "later!": a one-word goodbye that ends the message
+    r"(^|[.!,;]\s*|\b(ok(ay)?|thanks|cheers|great|perfect)\W+)(good ?)?(night|nite|later|laters)\W*$",
     re.IGNORECASE,
 )
 _ONLY_THANKS = re.compile(
@@ -76,17 +80,19 @@ ASPECTS = (
         r"\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
         re.IGNORECASE)),
     ("suitability", re.compile(
-        r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory)|scary)\b.*"
-        r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter)", re.IGNORECASE)),
+        r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory|much|intense|dark)|scary)\b.*"
+        r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
+        r"for (her|him|them)|(that|this|his|her|their) age)|"
+        r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b", re.IGNORECASE)),
     ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
                         r"\b(plot|story ?line|story|premise|synopsis|what happens|"
                         r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
-    ("writer", re.compile(r"\b(wrote|written|writer|author)\b", re.IGNORECASE)),
+    ("writer", re.compile(r"\b(wrote|written|writer|author)\b|^\W*who('?s| is| was) .+ by\W*$", re.IGNORECASE)),
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
                          r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
-    ("year", re.compile(r"\b(when|what year|how old|released|come out|came out)\b", re.IGNORECASE)),
+    ("year", re.compile(r"\b(when|(what|which) year|how old|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
                           r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
                           re.IGNORECASE)),
@@ -106,7 +112,8 @@ _TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonn
                        r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
                        r"pick)\b|"
                        r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
-                       r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b", re.IGNORECASE)
+                       r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
+                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b", re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
@@ -142,6 +149,22 @@ def is_small_talk(text: str) -> bool:
     return bool(text.strip()) and bool(_SMALL_TALK.match(text))
 
 
+# Words that make a statement a request or a taste, not small talk ("I love dinosaurs", "the kids are 7").
+_ASKS_OR_TASTE = re.compile(
+    r"\b(recommend|suggest|want|wanna|like|liked|love|loved|enjoy(ed)?|into|fan|favou?rite|prefer|mood|"
+    r"looking for|need|something|anything|another|more|others?|ideas?|options?|else|watch|read|see|"
+    r"kids?|children|son|daughter|family|years? old|please|pls|plz|give|show|find|got|how about|what about|"
+    r"adventures?|music)\b|\d", re.IGNORECASE)
+
+
+def is_chatter(text: str) -> bool:
+    """"ugh, long day at work", "so bored tonight": a statement that asks for nothing and names no
+    genre, kind of item or taste. Only the caller knows whether it also names a title or a person,
+    and whether anything was shown yet (after a list, "he owns that one" is about the list)."""
+    return (bool(text.strip()) and not is_question(text) and not _ASKS_OR_TASTE.search(text)
+            and not GENRE_WORD.search(text) and not any(p.search(text) for _, p in KINDS))
+
+
 def is_shrug(text: str) -> bool:
     return bool(_SHRUG.match(text))
 
@@ -162,6 +185,14 @@ def turns_down(text: str) -> bool:
 
 def is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START.match(text))
+
+
+_YES_NO = re.compile(r"^\W*(is|are|was|were|would|will|could|does|do you think|should)\b[^?]*\?\W*$", re.IGNORECASE)
+
+
+def is_yes_no_question(text: str) -> bool:
+    """"Is Zootopia too scary for her?": a question whatever turn-down words it holds."""
+    return bool(_YES_NO.match(_INTERJECTION.sub("", text, count=1) or text))
 
 
 def starts_with_wh(text: str) -> bool:

@@ -19,7 +19,10 @@ Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - kind (OpenDialKG): book, series or film; "a film rather than a book" asks for a film;
 - subjects (`arena.reading.subjects`): "about time travel", "a zombie movie", "set in outer space"
   are required of the plot or genres and kept until another subject is named, or a new genre is
-  asked for "instead" or in a complaint; a negated one ("not another Vietnam one") is ruled out.
+  asked for "instead" or "lighter"; a negated one ("not another Vietnam one") is ruled out;
+- a ruled-out sub-genre ("tired of slashers") rules out its own words, not its genre; "a bit more
+  romantic" adds a genre to those asked for; "the last ten years" counts back from CATALOG_PRESENT;
+  "by a different author" rules out the person asked for so far.
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ from arena.reading.scope import negated_before
 from arena.reading.subjects import bears_out, stem, subject_forms, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
-    CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS, HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS,
-    KIND_ASIDE, KINDS, LIGHTER, child_friendly, has_genre, intensity_of,
+    ADDED_GENRE_AFTER, ADDED_GENRE_BEFORE, CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS,
+    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, SUB_GENRE_WORD, SUB_GENRES,
+    child_friendly, has_genre, intensity_of,
 )
 
-__all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "child_friendly", "genre_mentions", "has_genre",
+__all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "audience", "child_friendly", "genre_mentions", "has_genre",
            "in_request_clause", "request_part", "update"]
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
@@ -58,8 +62,15 @@ _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
+CATALOG_PRESENT = 2018  # "the last ten years" counts back from when the catalogs' conversations were collected
+_LAST_YEARS = re.compile(r"\b(?:last|past) (?:(\d{1,2}|a|one|two|three|few|five|ten|fifteen|twenty|thirty|couple(?: of)?) )?"
+                         r"(years?|decades?)\b", re.IGNORECASE)
+_NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "couple": 2, "couple of": 2, "three": 3, "few": 5, "five": 5, "ten": 10,
+                 "fifteen": 15, "twenty": 20, "thirty": 30}
 _OR = re.compile(r"\b(or|either)\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
+_OTHER_PERSON = re.compile(r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
+                           r"(author|writer|director|actor|actress|person|people|lead|star|filmmaker|novelist)s?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -101,7 +112,7 @@ class Constraints:
             return False
         if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
             return False
-        if self.unwanted_words and self.unwanted_words & _stems(f"{item.title} {item.plot}"):
+        if self.unwanted_words and self.unwanted_words & _stems(" ".join([item.title, item.plot, *item.genres])):
             return False
         return not self.for_children or child_friendly(item)
 
@@ -205,6 +216,13 @@ def _genre_mentions(text: str) -> list[tuple[str, int, bool]]:
     return sorted(out, key=lambda m: m[1])
 
 
+def audience(constraints: Constraints, text: str) -> Constraints:
+    """The constraints with the audience a message names, and nothing else: "Is Coco suitable for my
+    8 year old?" asks no new list, but says who is watching."""
+    child = _child_mentioned(text)
+    return constraints if child is None else replace(constraints, for_children=child)
+
+
 def _child_mentioned(text: str) -> Optional[bool]:
     """True for a child in the audience, False for "just me" or a teenager, None for no word on it."""
     if _ADULTS_ONLY.search(text):
@@ -223,6 +241,11 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
     starts = [_decade_start(match) for match in _DECADE.finditer(text)]
     if starts:  # "the 70s or 80s": both
         return min(starts), max(starts) + 9
+    if match := _LAST_YEARS.search(text):  # "the last ten years or so", "the past decade"
+        count = match.group(1) or "one"
+        count = int(count) if count.isdigit() else _NUMBER_WORDS[count.lower()]
+        span = count * (10 if match.group(2).lower().startswith("decade") else 1)
+        return CATALOG_PRESENT - max(span, 3), 2100
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
     if _NEWER.search(text):
@@ -258,16 +281,23 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     years = _era(text, shown_years) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
-    unwanted, wanted = set(constraints.unwanted_genres), set()
+    unwanted, wanted, adds = set(constraints.unwanted_genres), set(), True
+    sub_genres_out: set[str] = set()
     for genre, position, negatable in _genre_mentions(text):
         if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
-            if negatable:
+            sub_genre = SUB_GENRE_WORD.match(text, position)
+            if sub_genre:  # "tired of slashers" rules out slashers, not horror
+                sub_genres_out.add(sub_genre.group(1).lower())
+            elif negatable:
                 unwanted.add(genre)
         else:
             unwanted.discard(genre)
             wanted.add(genre)
+            adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
     genres, any_genre = constraints.genres, constraints.any_genre
-    if wanted:
+    if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
+        genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
+    elif wanted:
         genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
     intensity = set(constraints.unwanted_intensity)
     for match in INTENSITY_WORD.finditer(text):
@@ -288,8 +318,13 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
         else:
             chosen = {name}
             ruled_out.discard(name)
+    if _OTHER_PERSON.search(text):  # "in the same vein by a different author": not the one asked for so far
+        ruled_out |= chosen
+        chosen = set()
     kind = (_kind(text) or constraints.kind) if kinds_matter else None
     words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
+    for sub_genre in sub_genres_out:
+        words |= {stem(form) for form in SUB_GENRES[sub_genre]}
     subjects, lighter = set(), any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()])
                                     for m in LIGHTER.finditer(text))
     for subject, position in subjects_asked(text, [name for name, _ in people]):
@@ -298,8 +333,10 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
         elif bearable(subject):
             subjects.add(subject)
     if not subjects:
+        # Kept by a refinement, a complaint that adds a genre ("not that one, something with more
+        # action?" is still set in space); a genre asked for "instead" or "lighter" replaces it.
         subjects = set(constraints.subjects)
-        if wanted and (complaint or lighter or _INSTEAD.search(text)):  # "a music documentary instead?"
+        if wanted and (lighter or _INSTEAD.search(text)):  # "a music documentary instead?"
             subjects = set()
     return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
                    kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,

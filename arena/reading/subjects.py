@@ -23,7 +23,7 @@ from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSI
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 # Subjects of more than one word, as people say them (matched before single words).
-PHRASES = ("time travel", "coming of age", "world war", "second world war", "serial killer",
+PHRASES = ("time travel", "coming of age", "world war", "second world war", "first world war", "serial killer",
            "road trip", "high school", "true story", "martial arts", "haunted house", "natural world")
 # Words that say the same thing as a subject in a plot or a genre name (plural and stem forms match
 # anyway: "zombie" finds "zombies"). Kept to common film subjects, not to one conversation's words.
@@ -53,7 +53,9 @@ RELATED = {
     "boxing": ("boxing", "boxer", "prizefighter", "fighter"),
     "football": ("football", "quarterback", "soccer", "nfl"),
     "world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
-    "second world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
+    "second world war": ("second world war", "world war ii", "world war 2", "wwii", "ww2", "nazi", "nazis", "hitler",
+                         "holocaust", "d day"),
+    "first world war": ("first world war", "world war i", "great war", "wwi", "ww1", "trenches"),
     "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
                       "high school"),
     "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
@@ -84,12 +86,17 @@ _NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic
 _GENRE_NAMES = frozenset(GENRE_WORDS.values()) | {"music", "family", "adventure", "genre", "genres"}
 _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies)|thrillers?|novels?|books?|"
               r"stories|shows?|series|ones?|theme|themed|genre|fans?")
-_BEFORE_KIND = re.compile(r"\b([a-z][a-z'-]+(?: [a-z][a-z'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
+_BEFORE_KIND = re.compile(r"\b([a-z][a-z0-9'-]+(?: [a-z][a-z0-9'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
 _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
+                        r"(?:really |big |so )?into|obsessed with|crazy about|mad about|"
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
 _STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
                              r"maybe)\b")
+
+
+# "WW2 films", "World War II": the war by its number (the genre word "war" is read apart).
+_WAR_BY_NUMBER = re.compile(r"\b(ww ?(2|ii)|world war (2|ii|two)|ww ?(1|i)|world war (1|i|one))\b", re.IGNORECASE)
 
 
 def _is_subject_word(word: str, names: set[str]) -> bool:
@@ -134,10 +141,15 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
             found.append((known[0], match.end(1) - len(known[0])))
         elif words and _is_subject_word(words[-1], name_words):
             found.append((words[-1], match.start(1) + match.group(1).rfind(" ") + 1))
+    wars = [("second world war" if (m.group(2) or m.group(3)) else "first world war", m.start())
+            for m in _WAR_BY_NUMBER.finditer(low)]
+    war_words = {w for m in _WAR_BY_NUMBER.finditer(low) for w in normalize(m.group(0)).split()}
     seen, out = set(), []
-    for subject, position in found:
-        if any(start <= position < end for start, end in genre_spans):  # "science fiction" is a genre
-            continue
+    for subject, position in wars + found:
+        if subject in war_words or (subject == "world war" and wars):
+            continue  # "ww2" itself, or "world war" of "world war ii", is read above
+        if subject not in {s for s, _ in wars} and any(start <= position < end for start, end in genre_spans):
+            continue  # "science fiction" is a genre
         if subject not in seen:
             seen.add(subject)
             out.append((subject, position))
@@ -150,7 +162,10 @@ def stem(word: str) -> str:
 
 def subject_forms(subject: str) -> tuple[str, ...]:
     """The words and phrases that bear a subject out."""
-    related = RELATED.get(subject) or (RELATED.get(subject[:-1], ()) if subject.endswith("s") else ())
+    singulars = [subject[:-1]] if subject.endswith("s") else []
+    singulars += [subject[:-2]] if subject.endswith("es") else []  # "superheroes"
+    singulars += [subject[:-3] + "y"] if subject.endswith("ies") else []  # "spies"
+    related = RELATED.get(subject) or next((RELATED[s] for s in singulars if s in RELATED), ())
     return tuple(dict.fromkeys((subject, *related)))
 
 

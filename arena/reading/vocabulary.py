@@ -27,8 +27,21 @@ GENRE_WORDS = {
     "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction",
     "sports": "sport", "sport": "sport", "sitcom": "sitcom", "sitcoms": "sitcom", "historical": "history",
     "history": "history", "biography": "biography", "biographies": "biography", "biopic": "biography",
-    "biopics": "biography",
+    "biopics": "biography", "anime": "animation", "ww2": "war", "wwii": "war", "ww1": "war", "wwi": "war",
 }
+# Words for a kind within a genre: asked for, they ask for the genre ("a slasher" is horror);
+# ruled out, they rule out only themselves, read from plots ("tired of slashers" keeps horror).
+SUB_GENRES = {  # single words, matched by stem in titles, plots and genre names
+    "slasher": ("slasher", "slashers"),
+    "gangster": ("gangster", "mobster", "mafia", "mob"),
+    "mafia": ("mafia", "mobster", "gangster", "mob"),
+}
+SUB_GENRE_WORD = re.compile(r"(slasher|gangster|mafia)s?\b", re.IGNORECASE)
+# A genre added to those asked before, not in their place: "a bit more romantic", "any with some comedy
+# thrown in?", "funny too".
+ADDED_GENRE_BEFORE = re.compile(r"\b(a (little|bit|touch|dash) (more|of)|bit more|little more|also|plus|"
+                                r"with (some|a bit of|a little|a touch of|a dash of))\s+$", re.IGNORECASE)
+ADDED_GENRE_AFTER = re.compile(r"\w+\s+(thrown in|mixed in|too|as well)\b", re.IGNORECASE)
 # Compound genres: the words, the genres they name, and what a negation of them rules out.
 COMPOUNDS = (
     (re.compile(r"\b(romantic comed(y|ies)|rom-?coms?|rom coms?)\b", re.I), ("comedy", "romance"), ("romance",)),
@@ -60,7 +73,8 @@ INTENSITY_IN_ITEM = {
 LIGHTER = re.compile(
     r"\b(lighter|tamer|less (violent|dark|scary|intense|gory|heavy|depressing)|too (violent|dark|heavy|intense|gory|"
     r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|fun)|"
-    r"light-?hearted|feel-?good|happier|cheerful|upbeat|not so (dark|heavy|violent|intense))\b", re.I)
+    r"light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
+    r"not so (dark|heavy|violent|intense))\b", re.I)
 
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
@@ -102,3 +116,8 @@ def genre_label(name: str) -> str:
     label = re.sub(r"\s*#\d+\s*$", "", name)
     label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
     return label.strip() or name
+
+
+def person_label(name: str) -> str:
+    """A catalog person as words: OpenDialKG's "George Miller (Director)" -> "George Miller"."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", name).strip() or name

@@ -1,0 +1,97 @@
+"""Which catalog entries belong to the same franchise as a title, read from the catalog once.
+
+Two readings, for two uses:
+- `variants`: the title and those sharing its title's stem ("Toy Story 2" for "Toy Story",
+  "Batman Returns" for "Batman"): what a turn-down or a "seen it" leaves out;
+- `franchise`: those, plus entries whose title holds the stem anywhere ("Rogue One: A Star Wars
+  Story") and entries that share a franchise name with it: a name of two words in the plots of a
+  few entries only, neither of which any plot writes in lower case ("Darth Vader", "Bruce Wayne",
+  not "North Pole" or "Death Star"), or on OpenDialKG a rare graph tag that is also a word of some
+  title ("Batman"). A request "like Star Wars" wants other films than the
+  saga, and "not a Batman one" rules out Justice League, whose plot names Bruce Wayne.
+A name held by many plots ("New York", "World War") is a place or a time, not a franchise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from arena.catalog import Catalog, CatalogItem
+from arena.titles.phrases import FUNCTION_WORDS, normalize
+
+_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
+# Two capitalised words in a row: "Luke Skywalker", "Bruce Wayne" ("When The", "In New" are not names).
+_NAME = re.compile(r"\b([A-Z][a-z][\w'-]+ [A-Z][a-z][\w'-]+)\b")
+_LOWER_WORD = re.compile(r"\b[a-z][\w'-]+")
+MAX_NAME_ENTRIES = 12  # a name in more plots than this is a place or a time ("New York")
+
+
+def franchise_key(item: CatalogItem) -> str:
+    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell."""
+    title = normalize(re.split(r":| - | – ", item.title)[0])
+    title = re.sub(r"^(the|a|an) ", "", title)
+    while (shorter := _SEQUEL_MARK.sub("", title)) != title:
+        title = shorter
+    words = title.split()
+    if len(words) > 2:
+        words = words[:2]
+    key = " ".join(words)
+    return key if len(key) >= 5 else ""
+
+
+class Franchises:
+    def __init__(self, catalog: Catalog):
+        self._by_key: dict[str, list[CatalogItem]] = {}
+        self._titles: list[tuple[str, CatalogItem]] = []
+        names: dict[str, set[str]] = defaultdict(set)
+        title_words: set[str] = set()
+        common: set[str] = set()  # words some plot writes in lower case: "north", "death", "prince"
+        for item in catalog:
+            key = franchise_key(item)
+            if key:
+                self._by_key.setdefault(key, []).append(item)
+            title = f" {normalize(item.title)} "
+            self._titles.append((title, item))
+            title_words.update(title.split())
+            common.update(w.lower() for w in _LOWER_WORD.findall(item.plot or ""))
+            for name in _NAME.findall(item.plot or ""):
+                if name.split()[0].lower() not in FUNCTION_WORDS:
+                    names[name.lower()].add(item.item_id)
+            if item.dataset == "opendialkg":  # graph tags: "Batman" is a franchise where a title bears it
+                for tag in item.genres:
+                    names["tag:" + tag.lower()].add(item.item_id)
+        self._names = {
+            name: ids for name, ids in names.items()
+            if 2 <= len(ids) <= MAX_NAME_ENTRIES
+            and (name[4:] in title_words if name.startswith("tag:") else not common & set(name.split()))
+        }
+        self._names_of: dict[str, list[str]] = defaultdict(list)
+        for name, ids in self._names.items():
+            for item_id in ids:
+                self._names_of[item_id].append(name)
+        self._items = {item.item_id: item for item in catalog}
+
+    def variants(self, item: CatalogItem) -> list[CatalogItem]:
+        """The item and the other titles of its title's stem ("Batman Returns" for "Batman")."""
+        key = franchise_key(item)
+        out = [item]
+        if key:
+            out += [other for k, others in self._by_key.items() if k == key or k.startswith(key + " ")
+                    for other in others]
+        return out
+
+    def franchise(self, item: CatalogItem) -> list[CatalogItem]:
+        """The variants, titles holding the stem anywhere, and entries sharing a franchise name with
+        any of them."""
+        out = {i.item_id: i for i in self.variants(item)}
+        key = franchise_key(item)
+        if key and not set(key.split()) & FUNCTION_WORDS:  # "star wars", not "return of"
+            for title, other in self._titles:
+                if f" {key} " in title:
+                    out.setdefault(other.item_id, other)
+        names = {name for member in out for name in self._names_of.get(member, ())}  # the saga's, not one film's
+        for name in names:
+            for item_id in self._names[name]:
+                out.setdefault(item_id, self._items[item_id])
+        return list(out.values())
