@@ -11,6 +11,7 @@ import pytest
 
 from arena.catalog import Catalog, load_catalog
 from arena.retrieval import ItemRetriever, embedding_model
+from crs.dialogue_policy import DialoguePolicy
 
 ANCHORS = ["The Matrix (1999)", "Star Wars (1977)", "Alien (1979)", "Titanic (1997)", "Toy Story (1995)"]
 GROUPS = {
@@ -26,6 +27,12 @@ PER_GROUP = 13
 @pytest.fixture(scope="session")
 def redial() -> Catalog:
     return load_catalog("redial")
+
+
+@pytest.fixture(scope="session")
+def policy(redial: Catalog) -> DialoguePolicy:
+    """The dialogue policy over the real ReDial catalog."""
+    return DialoguePolicy(redial)
 
 
 @pytest.fixture(scope="session")

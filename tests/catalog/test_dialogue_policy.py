@@ -5,36 +5,19 @@ from __future__ import annotations
 import pytest
 
 from arena.catalog import Catalog
-from arena.dialogue import Dialogue
 from crs.crb_crs import RecommenderTurn, claims_problem
 from crs.dialogue_policy import DialoguePolicy
 from crs.grounded import fact_line
 from crs.item_answers import answer, tied_to_message
 from crs.reply_check import enforce_shown_titles
 from arena.reading.acts import RuleActReader
-
-
-@pytest.fixture(scope="module")
-def policy(redial: Catalog) -> DialoguePolicy:
-    return DialoguePolicy(redial)
+from tests.support.conversations import conversation
 
 
 def item(catalog: Catalog, label: str):
     found = catalog.find_title(label)
     assert found is not None, label
     return found
-
-
-def conversation(catalog: Catalog, *turns) -> Dialogue:
-    """User and system turns alternate from the user; a system turn is a list of shown labels."""
-    d = Dialogue(crs_id="test")
-    for n, turn in enumerate(turns):
-        if n % 2 == 0:
-            d.add_user(turn)
-        else:
-            shown = [item(catalog, label) for label in turn]
-            d.add_agent("Here: " + ", ".join(i.label for i in shown), items=[i.to_recommended() for i in shown])
-    return d
 
 
 SHOWN = ["Jumanji (1995)", "The Shining (1980)", "Zootopia"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from arena.catalog import Catalog
-from arena.dialogue import Dialogue
 from arena.reading.acts import is_chatter, is_closing, question_aspect, takes_it
 from arena.reading.constraints import CATALOG_PRESENT, Constraints, update
 from arena.reading.subjects import subject_forms, subjects_asked
@@ -16,24 +15,12 @@ from crs.crb_crs import _repeats
 from crs.dialogue_policy import DialoguePolicy
 from crs.grounded import fact_line
 from crs.reply_check import enforce_shown_titles
-
-
-@pytest.fixture(scope="module")
-def policy(redial: Catalog) -> DialoguePolicy:
-    return DialoguePolicy(redial)
+from tests.support.conversations import conversation
 
 
 def read(policy: DialoguePolicy, catalog: Catalog, *turns):
-    """User and system turns alternate from the user; a system turn is a list of shown labels."""
-    d = Dialogue(crs_id="test")
-    for n, turn in enumerate(turns):
-        if n % 2 == 0:
-            d.add_user(turn)
-        else:
-            shown = [catalog.find_title(label) for label in turn]
-            assert all(shown), turn
-            d.add_agent("Here: " + ", ".join(i.label for i in shown), items=[i.to_recommended() for i in shown])
-    return policy.read(d)
+    """The policy's reading of the last user turn of `conversation(catalog, *turns)`."""
+    return policy.read(conversation(catalog, *turns))
 
 
 def test_a_ruled_out_sub_genre_keeps_its_genre(redial):
