@@ -42,7 +42,8 @@ from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
-from arena.reading.subjects import stem, subject_frequency, word_counts
+from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
+from arena.reading.surnames import SurnameIndex
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
@@ -102,6 +103,7 @@ class DialoguePolicy:
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
+        self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
 
     @property
     def reader_label(self) -> str:
@@ -114,6 +116,10 @@ class DialoguePolicy:
     def bearable(self, subject: str) -> bool:
         """Whether enough catalog entries bear a subject out for it to be asked of every item."""
         return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
+
+    def plain_subjects(self, text: str, names: Sequence[str]) -> list[tuple[str, int]]:
+        """The subjects a request names without a cue word, judged by the catalog's plots."""
+        return plain_subjects(text, self._word_counts, len(self.catalog.items), names)
 
     def _like_genres(self, text: str, shown: Sequence[CatalogItem]) -> frozenset[str]:
         """"Something like Star Wars", "I liked American Sniper, anything similar?" that name no genre:
@@ -186,10 +192,11 @@ class DialoguePolicy:
                         ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = [(name, start) for name, start, _ in self._link_people(_POSSESSIVE.sub("  ", bare))]
+                people = self._people_named(_POSSESSIVE.sub("  ", bare))
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
-                                     shown=list(shown) + last_list, bearable=self.bearable)
+                                     shown=list(shown) + last_list, bearable=self.bearable,
+                                     plain=self.plain_subjects)
                 # "like <title>" gives genres only when none were asked for (the message names none either)
                 wants_like = act in ("request", "seen") and not constraints.genres
                 like = self._like_genres(text, shown) if wants_like else frozenset()
@@ -237,6 +244,13 @@ class DialoguePolicy:
         if takes_it(text):
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
+
+    def _people_named(self, text: str) -> list[tuple[str, int]]:
+        """(person, position) of the people the text names, by full name or by a surname that
+        stands for one person of the catalog ("done with Stallone")."""
+        full = self._link_people(text)
+        alone = self.surnames.mentions(text, [(start, end) for _, start, end in full])
+        return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
 
     def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""

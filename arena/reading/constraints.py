@@ -34,7 +34,7 @@ from typing import Callable, Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.reading.scope import negated_before
-from arena.reading.subjects import bears_out, stem, subject_forms, subjects_asked
+from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     ADDED_GENRE_AFTER, ADDED_GENRE_BEFORE, CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS,
@@ -94,7 +94,7 @@ class Constraints:
             present = [has_genre(item, g) for g in self.genres]
             if not (any(present) if self.any_genre else all(present)):
                 return False
-        if self.people and not self.people <= _people(item):
+        if self.people and not _keys(self.people) <= _people(item):
             return False
         if self.subjects and not bears_out(item, self.subjects):
             return False
@@ -108,7 +108,7 @@ class Constraints:
             return False
         if any(has_genre(item, g) for g in self.unwanted_genres):
             return False
-        if self.unwanted_people and self.unwanted_people & _people(item):
+        if self.unwanted_people and _keys(self.unwanted_people) & _people(item):
             return False
         if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
             return False
@@ -194,7 +194,24 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
 
 
 def _people(item: CatalogItem) -> frozenset[str]:
-    return frozenset(name for names in item.people.values() for name in names)
+    """The item's people as `person_key`s, so that "J. R. R. Tolkien" is "J.R.R. Tolkien"."""
+    keys = _PEOPLE_KEYS.get((item.dataset, item.item_id))
+    if keys is None:
+        keys = _PEOPLE_KEYS[(item.dataset, item.item_id)] = frozenset(person_key(n) for names in item.people.values() for n in names)
+    return keys
+
+
+_PEOPLE_KEYS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+@lru_cache(maxsize=4096)
+def person_key(name: str) -> str:
+    return re.sub(r"[^a-z]", "", normalize(name))
+
+
+@lru_cache(maxsize=1024)
+def _keys(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(person_key(n) for n in names)
 
 
 def genre_mentions(text: str) -> list[tuple[str, int]]:
@@ -272,22 +289,28 @@ def _kind(text: str) -> Optional[str]:
 
 def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
            kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
-           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True) -> Constraints:
+           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True,
+           plain: Callable[[str, Sequence[str]], list[tuple[str, int]]] = lambda text, names: []) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
     In a `complaint` a genre named outside a request clause is one the user does not want.
     `people` are the persons the message names, with their positions; `shown` the items the
     system showed last ("something lighter" moves away from their heavy genres); `bearable` says
-    whether the catalog can bear a subject out at all (one it cannot is not asked for)."""
+    whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
+    the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
+    catalog's word statistics), read when no cue names one."""
     years = _era(text, shown_years) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
     unwanted, wanted, adds = set(constraints.unwanted_genres), set(), True
     sub_genres_out: set[str] = set()
+    phrase_spans = subject_phrase_spans(text)
     for genre, position, negatable in _genre_mentions(text):
         if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
             sub_genre = SUB_GENRE_WORD.match(text, position)
             if sub_genre:  # "tired of slashers" rules out slashers, not horror
                 sub_genres_out.add(sub_genre.group(1).lower())
+            elif any(start <= position < end for start, end in phrase_spans):
+                continue  # "not another World War II one": the subject goes (below), the war genre stays
             elif negatable:
                 unwanted.add(genre)
         else:
@@ -332,6 +355,10 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
         elif bearable(subject):
             subjects.add(subject)
+    if not subjects and not complaint:  # "my daughter loves dinosaurs", "zombies but funny"
+        names = [name for name, _ in people]
+        subjects = {subject for subject, position in plain(text, names)
+                    if subject not in _NOT_A_SUBJECT and not negated_before(text, position) and bearable(subject)}
     if not subjects:
         # Kept by a refinement, a complaint that adds a genre ("not that one, something with more
         # action?" is still set in space); a genre asked for "instead" or "lighter" replaces it.
