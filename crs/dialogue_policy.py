@@ -47,11 +47,12 @@ from arena.reading.surnames import SurnameIndex
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
-    RuleActReader, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, pointed_index,
-    points_back, question_aspect, rule_intents, starts_with_wh, takes_it,
+    RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk,
+    is_yes_no_question, part_at, part_takes, pointed_index, points_back, question_aspect, rule_intents,
+    starts_with_wh, takes_it,
 )
 from arena.reading.scope import NEGATION_CUE
-from crs.franchises import Franchises, franchise_key
+from crs.franchises import Franchises
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -66,6 +67,9 @@ _ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|an
                         r"along|like (that|it|this))\b", re.I)
 # "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# Asking for more after taking one: "I'll watch X, but anything else like it?"
+_ASKS_MORE_AFTER = re.compile(r"\b(another|any( ?thing)? (else|more|other)|more like|others?|something else|"
+                              r"recommend|suggest)\b|\?", re.I)
 # The user asks for the rest of a franchise: "the sequels", "more in the series".
 _WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
 
@@ -178,6 +182,9 @@ class DialoguePolicy:
             if act in ("reject", "seen"):
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
+            if act == "accept":  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
+                for item in self._decided_apart(text, shown)[1]:
+                    left_out.update(v.item_id for v in self.variants(item))
             ruled_out_words: set[str] = set()
             if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
                 for item in self._reference_titles(text, shown):
@@ -189,7 +196,7 @@ class DialoguePolicy:
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
                         left_out.update(v.item_id for v in self.franchises.franchise(item))
-                        ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
+                        ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
                 people = self._people_named(_POSSESSIVE.sub("  ", bare))
@@ -220,6 +227,11 @@ class DialoguePolicy:
             return "chat", None, []  # "ugh, long day at work" before anything was shown
         if is_correction(text):
             return "correction", None, linked
+        if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
+            return "accept", None, list(shown[:1])
+        taken, _ = self._decided_apart(text, shown)
+        if taken and not _ASKS_MORE_AFTER.search(text):  # one title taken, another turned down
+            return "accept", None, taken
         if is_shrug(text):
             return "shrug", None, []
         aspect = question_aspect(text)
@@ -235,7 +247,8 @@ class DialoguePolicy:
                 return "question", aspect, about
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
-                           if not in_request_clause(text, start) or negated_before(text, start)]
+                           if (not in_request_clause(text, start) or negated_before(text, start))
+                           and not part_takes(part_at(text, start))]  # "..., but I'll watch X" keeps X
             if not turned_down:  # "not my thing": the list just shown
                 turned_down = list(shown)
             return "reject", None, turned_down
@@ -251,6 +264,16 @@ class DialoguePolicy:
         full = self._link_people(text)
         alone = self.surnames.mentions(text, [(start, end) for _, start, end in full])
         return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
+
+    def _decided_apart(self, text: str, shown: Sequence[CatalogItem]) -> tuple[list, list]:
+        """(taken, turned down): the titles of a message that takes one and turns another down, each
+        in its own part ("I don't like Rocky, but I will watch The Shawshank Redemption")."""
+        if not decisions_apart(text):
+            return [], []
+        taken, down = [], []
+        for item, start in self._linked_spans(text, shown):
+            (taken if part_takes(part_at(text, start)) else down).append(item)
+        return taken, down
 
     def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""

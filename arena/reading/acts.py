@@ -309,6 +309,31 @@ def parts_of(text: str) -> list[str]:
     return [p.strip() for p in _PART_BREAK.split(text or "") if p and p.strip()]
 
 
+def part_at(text: str, position: int) -> str:
+    """The part of `text` (as `parts_of` cuts it) that holds `position`."""
+    start = 0
+    for cut in _PART_BREAK.finditer(text or ""):
+        if cut.start() > position:
+            return text[start:cut.start()]
+        start = cut.end()
+    return text[start:]
+
+
+def part_takes(part: str) -> bool:
+    """Whether a part takes what it names and turns nothing down ("but I'll watch The Shawshank
+    Redemption")."""
+    return _takes(part) and not _PART_TURNS_DOWN.search(part)
+
+
+# A bare approval of what was just shown: "great", "perfect!", "awesome, good pick".
+_APPROVAL = re.compile(r"^\W*((great|perfect|awesome|brilliant|excellent|fantastic|lovely|nice|cool|sweet|superb|"
+                       r"wonderful|amazing|ace|splendid)( one| choice| pick| stuff)?[\s,.!]*)+\W*$", re.IGNORECASE)
+
+
+def is_approval(text: str) -> bool:
+    return bool(_APPROVAL.match(text or ""))
+
+
 def _takes(part: str) -> bool:
     return any(not _NEGATED.search(part[:m.start()]) for m in _PART_TAKES.finditer(part))
 

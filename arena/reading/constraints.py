@@ -38,7 +38,7 @@ from arena.reading.subjects import bears_out, stem, subject_forms, subject_phras
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     ADDED_GENRE_AFTER, ADDED_GENRE_BEFORE, CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS,
-    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, SUB_GENRE_WORD, SUB_GENRES,
+    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, MOODS, SUB_GENRE_WORD, SUB_GENRES,
     child_friendly, has_genre, intensity_of,
 )
 
@@ -317,7 +317,16 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             unwanted.discard(genre)
             wanted.add(genre)
             adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
+    moods: set[str] = set()  # "something creepy": the genres a mood asks for, when no genre is named
+    for pattern, asked, ruled_out in MOODS:
+        for match in pattern.finditer(text):
+            if negated_before(text, match.start()) or (complaint and not in_request_clause(text, match.start())):
+                unwanted |= set(ruled_out)
+            else:
+                moods |= set(asked)
     genres, any_genre = constraints.genres, constraints.any_genre
+    if moods and not wanted and not (moods - unwanted) <= genres:
+        genres, any_genre = frozenset(moods - unwanted), True
     if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:

@@ -76,6 +76,20 @@ LIGHTER = re.compile(
     r"light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
     r"not so (dark|heavy|violent|intense))\b", re.I)
 
+# Moods and what a film shows, said instead of a genre: the genres they ask for (one of them is
+# enough) and the genres they rule out when negated. "Something creepy, but I can't stand horror" asks
+# for a thriller or a mystery; "nothing with lasers and big explosions" rules out action.
+MOODS = (
+    (re.compile(r"\b(creep(y|ier)|spook(y|ier)|eerie|unsettling|chilling|sinister|disturbing)\b", re.I),
+     ("thriller", "mystery", "horror"), ("horror",)),
+    (re.compile(r"\b(explosions?|explosive|shoot-?outs?|gun ?fights?|car chases?|fight scenes?|lasers?|"
+                r"blow(ing)? (things|stuff) up)\b", re.I), ("action",), ("action",)),
+    (re.compile(r"\b(laughs?|laugh out loud|hilarious|make (me|us|them|her|him) laugh)\b", re.I),
+     ("comedy",), ("comedy",)),
+    (re.compile(r"\b(cheer (me|us|her|him|them) up|pick-?me-?up)\b", re.I), ("comedy",), ()),
+    (re.compile(r"\b(tear-?jerkers?|weepies|make (me|us) cry|a good cry)\b", re.I), ("drama", "romance"), ()),
+)
+
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
          ("film", re.compile(r"\b(movies?|films?|flicks?|watch)\b", re.IGNORECASE)))
