@@ -231,7 +231,8 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
     for match in _CAPITALISED_RUN.finditer(turn.text):
         phrase = match.group(0).strip(" .'")
         low = phrase.lower()
-        if low in persons and low not in known_people and low not in message:
+        said = low in message or low.split()[-1] in re.findall(r"[a-z'.-]+", message)  # "done with Stallone"
+        if low in persons and low not in known_people and not said:
             problems.append(f"person {phrase}")
         elif low in titles and normalize(phrase) not in known_titles and low not in message and not any(
                 normalize(phrase) in normalize(i.title) or normalize(i.title) in normalize(phrase) for i in shown):

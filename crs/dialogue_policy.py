@@ -51,7 +51,7 @@ from arena.reading.acts import (
     is_yes_no_question, part_at, part_takes, pointed_index, points_back, question_aspect, rule_intents,
     starts_with_wh, takes_it,
 )
-from arena.reading.scope import NEGATION_CUE
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE
 from crs.franchises import Franchises
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
@@ -252,7 +252,7 @@ class DialoguePolicy:
             if not turned_down:  # "not my thing": the list just shown
                 turned_down = list(shown)
             return "reject", None, turned_down
-        if "SEE" in intents:
+        if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
             return "seen", None, linked or list(shown)
         if takes_it(text):
             return "accept", None, linked or list(shown[:1])
