@@ -199,7 +199,8 @@ class DialoguePolicy:
                         ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = self._people_named(_POSSESSIVE.sub("  ", bare))
+                people = self._people_named(_POSSESSIVE.sub("  ", bare),
+                                            constraints.people | constraints.unwanted_people)
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                      shown=list(shown) + last_list, bearable=self.bearable,
@@ -258,11 +259,17 @@ class DialoguePolicy:
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
 
-    def _people_named(self, text: str) -> list[tuple[str, int]]:
+    def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         """(person, position) of the people the text names, by full name or by a surname that
-        stands for one person of the catalog ("done with Stallone")."""
+        stands for one person of the catalog ("done with Stallone"); a word of a person named
+        earlier in the conversation is that person ("another Arnold movie" after Arnold
+        Schwarzenegger)."""
         full = self._link_people(text)
-        alone = self.surnames.mentions(text, [(start, end) for _, start, end in full])
+        taken = [(start, end) for _, start, end in full]
+        known = {w: name for name in earlier for w in normalize(name).split() if len(w) >= 4}
+        again = [(known[normalize(m.group())], m.start(), m.end()) for m in re.finditer(r"[A-Za-z][\w'-]+", text)
+                 if normalize(m.group()) in known and not any(a <= m.start() < b for a, b in taken)]
+        alone = self.surnames.mentions(text, taken + [(start, end) for _, start, end in again]) + again
         return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
 
     def _decided_apart(self, text: str, shown: Sequence[CatalogItem]) -> tuple[list, list]:
