@@ -47,7 +47,7 @@ __all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "audience", "child_f
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
-    r"\b(kids?|children|child|little ones|toddlers?|my (son|daughter|boy|girl)|grandkids|family (movie|film|night)|"
+    r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
 _ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
