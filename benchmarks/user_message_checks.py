@@ -232,6 +232,7 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
         phrase = match.group(0).strip(" .'")
         low = phrase.lower()
         said = low in message or low.split()[-1] in re.findall(r"[a-z'.-]+", message)  # "done with Stallone"
+        said = said or low in {p.lower() for key in ("person", "not_person") for p in turn.constraints.get(key, ())}
         if low in persons and low not in known_people and not said:
             problems.append(f"person {phrase}")
         elif low in titles and normalize(phrase) not in known_titles and low not in message and not any(

@@ -48,7 +48,7 @@ from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
     RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk,
-    is_yes_no_question, part_at, part_takes, pointed_index, points_back, question_aspect, rule_intents,
+    is_yes_no_question, part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, rule_intents,
     starts_with_wh, takes_it,
 )
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE
@@ -239,7 +239,7 @@ class DialoguePolicy:
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
-        rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
+        rejects = ("REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))) and not praises_only(text)
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:

@@ -325,6 +325,13 @@ def part_takes(part: str) -> bool:
     return _takes(part) and not _PART_TURNS_DOWN.search(part)
 
 
+def praises_only(text: str) -> bool:
+    """Whether some part of `text` takes what was shown and none turns anything down ("Good pick.
+    Anything else in that vein?" asks for more of the same, it turns nothing down)."""
+    parts = parts_of(text)
+    return any(part_takes(p) for p in parts) and not any(_PART_TURNS_DOWN.search(p) for p in parts)
+
+
 # A bare approval of what was just shown: "great", "perfect!", "awesome, good pick".
 _APPROVAL = re.compile(r"^\W*((great|perfect|awesome|brilliant|excellent|fantastic|lovely|nice|cool|sweet|superb|"
                        r"wonderful|amazing|ace|splendid)( one| choice| pick| stuff)?[\s,.!]*)+\W*$", re.IGNORECASE)

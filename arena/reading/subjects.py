@@ -60,7 +60,7 @@ RELATED = {
     "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
                       "high school"),
     "gangster": ("gangster", "mobster", "mafia", "mob boss", "crime boss", "organized crime", "crime family",
-                 "racketeer"),
+                 "racketeer", "gang", "syndicate", "hoodlum"),
     "mafia": ("mafia", "mobster", "gangster", "mob boss", "crime boss", "organized crime", "crime family"),
     "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
