@@ -221,7 +221,8 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
     problems = []
     shown = list(turn.items) + ([turn.about] if turn.about else []) + turn.named
     for item in shown:
-        for match in re.finditer(re.escape(item.title) + r"\s*\((\d{4})\)", turn.text):
+        # Not the end of a longer title: "The Good Dinosaur (2015)" beside "Dinosaur (2000)".
+        for match in re.finditer(r"(?<!\w )(?<!\w)" + re.escape(item.title) + r"\s*\((\d{4})\)", turn.text):
             namesakes = {i.year for i in shown if i.title == item.title}  # "Halloween (1978)" beside (2007)
             if item.year and int(match.group(1)) not in namesakes:
                 problems.append(f"year {match.group(1)} for {item.title}")
