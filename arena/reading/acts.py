@@ -329,7 +329,12 @@ def praises_only(text: str) -> bool:
     """Whether some part of `text` takes what was shown and none turns anything down ("Good pick.
     Anything else in that vein?" asks for more of the same, it turns nothing down)."""
     parts = parts_of(text)
-    return any(part_takes(p) for p in parts) and not any(_PART_TURNS_DOWN.search(p) for p in parts)
+    return (any(part_takes(p) or _PRAISE.search(p) for p in parts)
+            and not any(_PART_TURNS_DOWN.search(p) for p in parts))
+
+
+_PRAISE = re.compile(r"\b(good|great|nice|excellent|cool|solid|perfect|brilliant|awesome|lovely) "
+                     r"(one|choice|pick|idea|suggestion|call|find)\b", re.IGNORECASE)
 
 
 # A bare approval of what was just shown: "great", "perfect!", "awesome, good pick".

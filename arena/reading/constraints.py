@@ -162,12 +162,13 @@ class Constraints:
         return ", ".join(parts)
 
 
-_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|(don'?t|do not|never) want (anything|something|any|stuff|"
+                        r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
                         re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
     shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
     problem worries way need rush hurry matter thing things more others other fan big long short scary dark
-    sad violent gory silly heavy time today tonight again ending endings""".split())
+    sad violent gory silly heavy time today tonight again ending endings story stories love""".split())
 
 
 _stem = stem  # one stem for the words ruled out and the subjects asked for
@@ -185,7 +186,7 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
     name_words = {w for n in names for w in normalize(n).split()}
     out = set()
     for match in _EXCLUSION.finditer(text):
-        for word in normalize(match.group(3)).split():
+        for word in normalize(match.group(match.lastindex)).split():
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):

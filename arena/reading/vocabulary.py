@@ -88,6 +88,7 @@ MOODS = (
      ("comedy",), ("comedy",)),
     (re.compile(r"\b(cheer (me|us|her|him|them) up|pick-?me-?up)\b", re.I), ("comedy",), ()),
     (re.compile(r"\b(tear-?jerkers?|weepies|make (me|us) cry|a good cry)\b", re.I), ("drama", "romance"), ()),
+    (re.compile(r"\b(love stor(y|ies)|love interests?|kissing|smooch\w*)\b", re.I), ("romance",), ("romance",)),
 )
 
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),

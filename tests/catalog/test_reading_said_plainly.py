@@ -110,3 +110,18 @@ def test_watching_the_shown_one_to_death_leaves_its_numbered_sequels_out(policy,
     move = read(policy, redial, "a movie about a shark", ["Jaws (1975)"], "we've watched that one a lot, another?")
     assert move.act == "seen"
     assert redial.find_title("Jaws 2 (1978)").item_id in move.left_out
+
+
+def test_a_love_story_ruled_out_is_romance_not_every_story():
+    c = update(Constraints(), "a drama please, but without a love story", complaint=False)
+    assert c.unwanted_genres == {"romance"} and c.genres == {"drama"} and "story" not in c.unwanted_words
+
+
+def test_not_wanting_anything_with_a_thing_rules_its_word_out():
+    c = update(Constraints(), "I don't want anything with clowns", complaint=False)
+    assert "clown" in c.unwanted_words
+
+
+def test_praise_that_asks_for_more_turns_nothing_down(policy, redial):
+    move = read(policy, redial, "a tense thriller", ["The Silence of the Lambs (1991)"], "Nice choice! Anything else like it?")
+    assert move.act == "request" and not move.left_out
