@@ -112,7 +112,15 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
             return f"claims {match.group(0)!r}, which no filled item's genres bear out"
     if _FOR_CHILDREN.search(text) and not any(child_friendly(item) for item in filled):
         return "says it suits children, and no filled item is a family or animation title"
+    if match := _RELATION.search(text):  # "It's the movie <b> is a remake of": not in any catalog entry
+        return f"states a tie between titles ({match.group(0)!r}) that the catalog does not hold"
     return unfounded_fact(text, filled)
+
+
+# Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
+# pin them on whatever items fill its slots.
+_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|spin-?offs?|based on|adaptation|adapted from|version of|"
+                       r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 
 
 def unfounded_fact(text: str, items: Sequence[CatalogItem]) -> Optional[str]:

@@ -176,6 +176,13 @@ def test_retrieved_claims_must_fit_the_filled_items_genres(redial):
     assert claims_problem(little, [item(redial, "Zootopia")]) is None
 
 
+def test_a_retrieved_tie_between_titles_is_no_claim_to_fill(redial):
+    remake = RecommenderTurn("", "<movie_0> is a good one. It's the movie <movie_1> is a remake of", 2)
+    plain = RecommenderTurn("", "<movie_0> is a good one. <movie_1> too", 2)
+    pair = [item(redial, "Gone with the Wind (1939)"), item(redial, "27 Dresses (2008)")]
+    assert claims_problem(remake, pair) is not None and claims_problem(plain, pair) is None
+
+
 def test_opendialkg_items_say_what_they_are(opendialkg):
     book, film = opendialkg.find_title("A Game of Thrones"), opendialkg.find_title("Slumdog Millionaire")
     assert (book.kind, film.kind) == ("book", "film")
