@@ -309,9 +309,16 @@ class DialoguePolicy:
 
     def _linked_spans(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[tuple[CatalogItem, int]]:
         """The titles the text names; a title shared by several items means the one shown."""
-        shown_by_title = {normalize(item.title): item for item in shown}
-        return [(shown_by_title.get(normalize(item.title), item), start)
-                for item, start, _ in self._title_spans(text)]
+        shown_by_title: dict[str, list[CatalogItem]] = {}
+        for item in shown:
+            shown_by_title.setdefault(normalize(item.title), []).append(item)
+        out = []
+        for item, start, _ in self._title_spans(text):
+            namesakes = shown_by_title.get(normalize(item.title), [])
+            # "Ghostbusters (1984)" of a list holding both Ghostbusters: the one of the year named
+            same_year = [i for i in namesakes if i.year is not None and i.year == item.year]
+            out.append(((same_year or namesakes or [item])[0], start))
+        return out
 
     def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []

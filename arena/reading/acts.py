@@ -24,7 +24,7 @@ from arena.reading.vocabulary import GENRE_WORD, KINDS
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
-    r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|"
+    r"i'?m (done(?! with)|all set|good now)|i am (done(?! with)|all set)|gotta go|(have|got) to go|"
     r"no more (recommendations|suggestions)|have a (nice|good|great|lovely) (evening|night|day|weekend|one)|"
     r"take care|wish me luck)\b|"
     # "haha perfect, that'll do. night!", "later!": a one-word goodbye that ends the message
@@ -113,7 +113,9 @@ _TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonn
                        r"pick)\b|"
                        r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
                        r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
-                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b", re.IGNORECASE)
+                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
+                       r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b",
+                       re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"

@@ -50,6 +50,9 @@ _CHILDREN = re.compile(
     r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
+# Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
+_KIDS_KIND = re.compile(r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|(for|aimed at) (the )?(kids|children)|"
+                        r"children'?s (films?|movies?)|family (films?|movies?))\b", re.IGNORECASE)
 _ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
                           re.IGNORECASE)
 _DECADE = re.compile(r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
@@ -318,6 +321,10 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             unwanted.discard(genre)
             wanted.add(genre)
             adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
+    for match in _KIDS_KIND.finditer(text):  # "not a kids' film", "nothing for kids": family titles go
+        if negated_before(text, match.start()):
+            unwanted |= {"family", "animation"}
+            for_children = False
     moods: set[str] = set()  # "something creepy": the genres a mood asks for, when no genre is named
     for pattern, asked, ruled_out in MOODS:
         for match in pattern.finditer(text):

@@ -20,7 +20,7 @@ GENRE_WORDS = {
     "war": "war", "crime": "crime", "gangster": "crime", "mafia": "crime",
     "thriller": "thriller", "thrillers": "thriller", "romance": "romance", "romantic": "romance",
     "romances": "romance", "comedy": "comedy", "comedies": "comedy", "funny": "comedy", "funnier": "comedy",
-    "action": "action", "drama": "drama", "dramas": "drama", "documentary": "documentary",
+    "action": "action", "drama": "drama", "dramas": "drama", "dramatic": "drama", "documentary": "documentary",
     "documentaries": "documentary", "musical": "musical", "musicals": "musical", "western": "western",
     "westerns": "western", "animated": "animation", "animation": "animation", "cartoon": "animation",
     "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",

@@ -125,3 +125,21 @@ def test_not_wanting_anything_with_a_thing_rules_its_word_out():
 def test_praise_that_asks_for_more_turns_nothing_down(policy, redial):
     move = read(policy, redial, "a tense thriller", ["The Silence of the Lambs (1991)"], "Nice choice! Anything else like it?")
     assert move.act == "request" and not move.left_out
+
+
+def test_done_with_someone_is_no_goodbye():
+    from arena.reading.acts import is_closing
+    assert not is_closing("I'm done with Nicolas Cage, any thriller without him?")
+    assert is_closing("I'm done, thanks") and is_closing("That's just what we needed, thank you")
+
+
+def test_a_question_names_the_shown_namesake_of_its_year(policy, redial):
+    move = read(policy, redial, "ghost comedies", ["Ghostbusters (1984)", "Ghostbusters (2016)"],
+                "who directed Ghostbusters (1984)?")
+    assert move.act == "question" and [i.year for i in move.about] == [1984]
+
+
+def test_a_childrens_film_ruled_out_rules_out_family_titles():
+    c = update(Constraints(genres=frozenset({"comedy"})), "nothing aimed at kids, it's for me and my wife",
+               complaint=False)
+    assert {"family", "animation"} <= c.unwanted_genres and c.genres == {"comedy"} and not c.for_children
