@@ -322,8 +322,8 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             wanted.add(genre)
             adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
     for match in _KIDS_KIND.finditer(text):  # "not a kids' film", "nothing for kids": family titles go
-        if negated_before(text, match.start()):
-            unwanted |= {"family", "animation"}
+        if negated_before(text, match.start()):  # "an animated movie, for me not for kids" keeps animation
+            unwanted |= {"family", "animation"} - wanted - constraints.genres
             for_children = False
     moods: set[str] = set()  # "something creepy": the genres a mood asks for, when no genre is named
     for pattern, asked, ruled_out in MOODS:

@@ -143,3 +143,8 @@ def test_a_childrens_film_ruled_out_rules_out_family_titles():
     c = update(Constraints(genres=frozenset({"comedy"})), "nothing aimed at kids, it's for me and my wife",
                complaint=False)
     assert {"family", "animation"} <= c.unwanted_genres and c.genres == {"comedy"} and not c.for_children
+
+
+def test_an_animated_film_not_for_kids_keeps_animation():
+    c = update(Constraints(), "I'd like an animated film, for grown-ups not for kids", complaint=False)
+    assert c.genres == {"animation"} and "animation" not in c.unwanted_genres and not c.for_children
