@@ -221,7 +221,8 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
     problems = []
     shown = list(turn.items) + ([turn.about] if turn.about else []) + turn.named
     for item in shown:
-        for match in re.finditer(re.escape(item.title) + r"\s*\((\d{4})\)", turn.text):
+        # Not the end of a longer title: "The Good Dinosaur (2015)" beside "Dinosaur (2000)".
+        for match in re.finditer(r"(?<!\w )(?<!\w)" + re.escape(item.title) + r"\s*\((\d{4})\)", turn.text):
             namesakes = {i.year for i in shown if i.title == item.title}  # "Halloween (1978)" beside (2007)
             if item.year and int(match.group(1)) not in namesakes:
                 problems.append(f"year {match.group(1)} for {item.title}")
@@ -231,7 +232,9 @@ def false_facts(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> 
     for match in _CAPITALISED_RUN.finditer(turn.text):
         phrase = match.group(0).strip(" .'")
         low = phrase.lower()
-        if low in persons and low not in known_people and low not in message:
+        said = low in message or low.split()[-1] in re.findall(r"[a-z'.-]+", message)  # "done with Stallone"
+        said = said or low in {p.lower() for key in ("person", "not_person") for p in turn.constraints.get(key, ())}
+        if low in persons and low not in known_people and not said:
             problems.append(f"person {phrase}")
         elif low in titles and normalize(phrase) not in known_titles and low not in message and not any(
                 normalize(phrase) in normalize(i.title) or normalize(i.title) in normalize(phrase) for i in shown):

@@ -69,7 +69,8 @@ CLAIMS = (
     (re.compile(r"\b(war)\b", re.I), ("war", "history")),
     (re.compile(r"\b(sci-?fi|science fiction|aliens?)\b", re.I), ("sci fi", "science fiction")),
     (re.compile(r"\b(documentar(y|ies))\b", re.I), ("documentary",)),
-    (re.compile(r"\b(musicals?)\b", re.I), ("musical", "music")),
+    (re.compile(r"\b(musicals?|sung|singing|songs?)\b", re.I), ("musical", "music")),
+    (re.compile(r"\b(football|baseball|basketball|soccer|hockey|boxing|sports?)\b", re.I), ("sport",)),
     (re.compile(r"\b(westerns?)\b", re.I), ("western",)),
     (re.compile(r"\b(thrillers?|suspense\w*)\b", re.I), ("thriller", "mystery")),
 )
@@ -112,7 +113,22 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
             return f"claims {match.group(0)!r}, which no filled item's genres bear out"
     if _FOR_CHILDREN.search(text) and not any(child_friendly(item) for item in filled):
         return "says it suits children, and no filled item is a family or animation title"
+    if (match := _NEW.search(text)) and any(item.year and item.year < NEW_SINCE for item in filled):
+        return f"calls an item new ({match.group(0)!r}) that is from before {NEW_SINCE}"
+    if match := _ROLE.search(text):  # "She played a minor role": a part no filled entry names
+        return f"states a role ({match.group(0)!r}) of someone it does not name"
+    if match := _RELATION.search(text):  # "It's the movie <b> is a remake of": not in any catalog entry
+        return f"states a tie between titles ({match.group(0)!r}) that the catalog does not hold"
     return unfounded_fact(text, filled)
+
+
+NEW_SINCE = 2015  # the catalogs' conversations were collected about 2017-2018
+_NEW = re.compile(r"\b(the new|newest|a new one|brand new|just came out|came out recently|out now|recent one)\b", re.I)
+_ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
+# Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
+# pin them on whatever items fill its slots.
+_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|spin-?offs?|based on|adaptation|adapted from|version of|"
+                       r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 
 
 def unfounded_fact(text: str, items: Sequence[CatalogItem]) -> Optional[str]:

@@ -42,15 +42,17 @@ from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
-from arena.reading.subjects import stem, subject_frequency, word_counts
+from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
+from arena.reading.surnames import SurnameIndex
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
-    RuleActReader, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, pointed_index,
-    points_back, question_aspect, rule_intents, starts_with_wh, takes_it,
+    RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk,
+    is_yes_no_question, part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, rule_intents,
+    starts_with_wh, takes_it,
 )
-from arena.reading.scope import NEGATION_CUE
-from crs.franchises import Franchises, franchise_key
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE
+from crs.franchises import Franchises
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -65,6 +67,9 @@ _ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|an
                         r"along|like (that|it|this))\b", re.I)
 # "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# Asking for more after taking one: "I'll watch X, but anything else like it?"
+_ASKS_MORE_AFTER = re.compile(r"\b(another|any( ?thing)? (else|more|other)|more like|others?|something else|"
+                              r"recommend|suggest)\b|\?", re.I)
 # The user asks for the rest of a franchise: "the sequels", "more in the series".
 _WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
 
@@ -102,6 +107,7 @@ class DialoguePolicy:
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
+        self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
 
     @property
     def reader_label(self) -> str:
@@ -114,6 +120,10 @@ class DialoguePolicy:
     def bearable(self, subject: str) -> bool:
         """Whether enough catalog entries bear a subject out for it to be asked of every item."""
         return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
+
+    def plain_subjects(self, text: str, names: Sequence[str]) -> list[tuple[str, int]]:
+        """The subjects a request names without a cue word, judged by the catalog's plots."""
+        return plain_subjects(text, self._word_counts, len(self.catalog.items), names)
 
     def _like_genres(self, text: str, shown: Sequence[CatalogItem]) -> frozenset[str]:
         """"Something like Star Wars", "I liked American Sniper, anything similar?" that name no genre:
@@ -172,6 +182,9 @@ class DialoguePolicy:
             if act in ("reject", "seen"):
                 for item in about:
                     left_out.update(v.item_id for v in self.variants(item))
+            if act == "accept":  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
+                for item in self._decided_apart(text, shown)[1]:
+                    left_out.update(v.item_id for v in self.variants(item))
             ruled_out_words: set[str] = set()
             if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
                 for item in self._reference_titles(text, shown):
@@ -183,13 +196,15 @@ class DialoguePolicy:
                 for item, start in self._linked_spans(text, shown):
                     if negated_before(text, start):
                         left_out.update(v.item_id for v in self.franchises.franchise(item))
-                        ruled_out_words |= {stem(w) for w in franchise_key(item).split() if len(w) >= 4}
+                        ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = [(name, start) for name, start, _ in self._link_people(_POSSESSIVE.sub("  ", bare))]
+                people = self._people_named(_POSSESSIVE.sub("  ", bare),
+                                            constraints.people | constraints.unwanted_people)
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
-                                     shown=list(shown) + last_list, bearable=self.bearable)
+                                     shown=list(shown) + last_list, bearable=self.bearable,
+                                     plain=self.plain_subjects)
                 # "like <title>" gives genres only when none were asked for (the message names none either)
                 wants_like = act in ("request", "seen") and not constraints.genres
                 like = self._like_genres(text, shown) if wants_like else frozenset()
@@ -213,13 +228,18 @@ class DialoguePolicy:
             return "chat", None, []  # "ugh, long day at work" before anything was shown
         if is_correction(text):
             return "correction", None, linked
+        if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
+            return "accept", None, list(shown[:1])
+        taken, _ = self._decided_apart(text, shown)
+        if taken and not _ASKS_MORE_AFTER.search(text):  # one title taken, another turned down
+            return "accept", None, taken
         if is_shrug(text):
             return "shrug", None, []
         aspect = question_aspect(text)
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
-        rejects = "REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))
+        rejects = ("REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))) and not praises_only(text)
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:
@@ -228,15 +248,39 @@ class DialoguePolicy:
                 return "question", aspect, about
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
-                           if not in_request_clause(text, start) or negated_before(text, start)]
+                           if (not in_request_clause(text, start) or negated_before(text, start))
+                           and not part_takes(part_at(text, start))]  # "..., but I'll watch X" keeps X
             if not turned_down:  # "not my thing": the list just shown
                 turned_down = list(shown)
             return "reject", None, turned_down
-        if "SEE" in intents:
+        if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
             return "seen", None, linked or list(shown)
         if takes_it(text):
             return "accept", None, linked or list(shown[:1])
         return "request", None, linked
+
+    def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
+        """(person, position) of the people the text names, by full name or by a surname that
+        stands for one person of the catalog ("done with Stallone"); a word of a person named
+        earlier in the conversation is that person ("another Arnold movie" after Arnold
+        Schwarzenegger)."""
+        full = self._link_people(text)
+        taken = [(start, end) for _, start, end in full]
+        known = {w: name for name in earlier for w in normalize(name).split() if len(w) >= 4}
+        again = [(known[normalize(m.group())], m.start(), m.end()) for m in re.finditer(r"[A-Za-z][\w'-]+", text)
+                 if normalize(m.group()) in known and not any(a <= m.start() < b for a, b in taken)]
+        alone = self.surnames.mentions(text, taken + [(start, end) for _, start, end in again]) + again
+        return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
+
+    def _decided_apart(self, text: str, shown: Sequence[CatalogItem]) -> tuple[list, list]:
+        """(taken, turned down): the titles of a message that takes one and turns another down, each
+        in its own part ("I don't like Rocky, but I will watch The Shawshank Redemption")."""
+        if not decisions_apart(text):
+            return [], []
+        taken, down = [], []
+        for item, start in self._linked_spans(text, shown):
+            (taken if part_takes(part_at(text, start)) else down).append(item)
+        return taken, down
 
     def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""
@@ -265,9 +309,16 @@ class DialoguePolicy:
 
     def _linked_spans(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[tuple[CatalogItem, int]]:
         """The titles the text names; a title shared by several items means the one shown."""
-        shown_by_title = {normalize(item.title): item for item in shown}
-        return [(shown_by_title.get(normalize(item.title), item), start)
-                for item, start, _ in self._title_spans(text)]
+        shown_by_title: dict[str, list[CatalogItem]] = {}
+        for item in shown:
+            shown_by_title.setdefault(normalize(item.title), []).append(item)
+        out = []
+        for item, start, _ in self._title_spans(text):
+            namesakes = shown_by_title.get(normalize(item.title), [])
+            # "Ghostbusters (1984)" of a list holding both Ghostbusters: the one of the year named
+            same_year = [i for i in namesakes if i.year is not None and i.year == item.year]
+            out.append(((same_year or namesakes or [item])[0], start))
+        return out
 
     def _linked(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[CatalogItem]:
         seen, out = set(), []

@@ -20,15 +20,19 @@ from collections import defaultdict
 from arena.catalog import Catalog, CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
-_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions)$")
+_SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions|"
+                          r"\d+ ?d)$")
+# A numbered sequel ("Jaws 2", "Jaws 3-D"): it makes a short one-word title a franchise of its own.
+_NUMBERED = re.compile(r"^(\w{4}) (\d+|ii|iii|iv)( d)?$")
 # Two capitalised words in a row: "Luke Skywalker", "Bruce Wayne" ("When The", "In New" are not names).
 _NAME = re.compile(r"\b([A-Z][a-z][\w'-]+ [A-Z][a-z][\w'-]+)\b")
 _LOWER_WORD = re.compile(r"\b[a-z][\w'-]+")
 MAX_NAME_ENTRIES = 12  # a name in more plots than this is a place or a time ("New York")
 
 
-def franchise_key(item: CatalogItem) -> str:
-    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell."""
+def franchise_key(item: CatalogItem, short: frozenset[str] = frozenset()) -> str:
+    """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell, unless
+    the key is one of `short` (four-letter titles with numbered sequels: "Jaws")."""
     title = normalize(re.split(r":| - | – ", item.title)[0])
     title = re.sub(r"^(the|a|an) ", "", title)
     while (shorter := _SEQUEL_MARK.sub("", title)) != title:
@@ -37,7 +41,7 @@ def franchise_key(item: CatalogItem) -> str:
     if len(words) > 2:
         words = words[:2]
     key = " ".join(words)
-    return key if len(key) >= 5 else ""
+    return key if len(key) >= 5 or key in short else ""
 
 
 class Franchises:
@@ -47,8 +51,10 @@ class Franchises:
         names: dict[str, set[str]] = defaultdict(set)
         title_words: set[str] = set()
         common: set[str] = set()  # words some plot writes in lower case: "north", "death", "prince"
+        self._short = frozenset(m.group(1) for item in catalog
+                                if (m := _NUMBERED.match(normalize(re.split(r":| - | – ", item.title)[0]))))
         for item in catalog:
-            key = franchise_key(item)
+            key = franchise_key(item, self._short)
             if key:
                 self._by_key.setdefault(key, []).append(item)
             title = f" {normalize(item.title)} "
@@ -72,9 +78,13 @@ class Franchises:
                 self._names_of[item_id].append(name)
         self._items = {item.item_id: item for item in catalog}
 
+    def key(self, item: CatalogItem) -> str:
+        """The item's franchise key in this catalog ("jaws" too, for its numbered sequels)."""
+        return franchise_key(item, self._short)
+
     def variants(self, item: CatalogItem) -> list[CatalogItem]:
         """The item and the other titles of its title's stem ("Batman Returns" for "Batman")."""
-        key = franchise_key(item)
+        key = franchise_key(item, self._short)
         out = [item]
         if key:
             out += [other for k, others in self._by_key.items() if k == key or k.startswith(key + " ")
@@ -85,7 +95,7 @@ class Franchises:
         """The variants, titles holding the stem anywhere, and entries sharing a franchise name with
         any of them."""
         out = {i.item_id: i for i in self.variants(item)}
-        key = franchise_key(item)
+        key = franchise_key(item, self._short)
         if key and not set(key.split()) & FUNCTION_WORDS:  # "star wars", not "return of"
             for title, other in self._titles:
                 if f" {key} " in title:

@@ -24,7 +24,7 @@ from arena.reading.vocabulary import GENRE_WORD, KINDS
 
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
-    r"i'?m (done|all set|good now)|i am (done|all set)|gotta go|(have|got) to go|"
+    r"i'?m (done(?! with)|all set|good now)|i am (done(?! with)|all set)|gotta go|(have|got) to go|"
     r"no more (recommendations|suggestions)|have a (nice|good|great|lovely) (evening|night|day|weekend|one)|"
     r"take care|wish me luck)\b|"
     # "haha perfect, that'll do. night!", "later!": a one-word goodbye that ends the message
@@ -113,7 +113,9 @@ _TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonn
                        r"pick)\b|"
                        r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
                        r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
-                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b", re.IGNORECASE)
+                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
+                       r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b",
+                       re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
@@ -307,6 +309,43 @@ _OTHER_ITEM = re.compile(r"\b(the )?(other|first|second|third|last|latter|former
 def parts_of(text: str) -> list[str]:
     """The utterance's parts that may each carry a decision of their own."""
     return [p.strip() for p in _PART_BREAK.split(text or "") if p and p.strip()]
+
+
+def part_at(text: str, position: int) -> str:
+    """The part of `text` (as `parts_of` cuts it) that holds `position`."""
+    start = 0
+    for cut in _PART_BREAK.finditer(text or ""):
+        if cut.start() > position:
+            return text[start:cut.start()]
+        start = cut.end()
+    return text[start:]
+
+
+def part_takes(part: str) -> bool:
+    """Whether a part takes what it names and turns nothing down ("but I'll watch The Shawshank
+    Redemption")."""
+    return _takes(part) and not _PART_TURNS_DOWN.search(part)
+
+
+def praises_only(text: str) -> bool:
+    """Whether some part of `text` takes what was shown and none turns anything down ("Good pick.
+    Anything else in that vein?" asks for more of the same, it turns nothing down)."""
+    parts = parts_of(text)
+    return (any(part_takes(p) or _PRAISE.search(p) for p in parts)
+            and not any(_PART_TURNS_DOWN.search(p) for p in parts))
+
+
+_PRAISE = re.compile(r"\b(good|great|nice|excellent|cool|solid|perfect|brilliant|awesome|lovely) "
+                     r"(one|choice|pick|idea|suggestion|call|find)\b", re.IGNORECASE)
+
+
+# A bare approval of what was just shown: "great", "perfect!", "awesome, good pick".
+_APPROVAL = re.compile(r"^\W*((great|perfect|awesome|brilliant|excellent|fantastic|lovely|nice|cool|sweet|superb|"
+                       r"wonderful|amazing|ace|splendid)( one| choice| pick| stuff)?[\s,.!]*)+\W*$", re.IGNORECASE)
+
+
+def is_approval(text: str) -> bool:
+    return bool(_APPROVAL.match(text or ""))
 
 
 def _takes(part: str) -> bool:

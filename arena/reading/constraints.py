@@ -34,11 +34,11 @@ from typing import Callable, Optional, Sequence
 
 from arena.catalog import CatalogItem
 from arena.reading.scope import negated_before
-from arena.reading.subjects import bears_out, stem, subject_forms, subjects_asked
+from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     ADDED_GENRE_AFTER, ADDED_GENRE_BEFORE, CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS,
-    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, SUB_GENRE_WORD, SUB_GENRES,
+    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, MOODS, SUB_GENRE_WORD, SUB_GENRES,
     child_friendly, has_genre, intensity_of,
 )
 
@@ -47,9 +47,12 @@ __all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "audience", "child_f
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
-    r"\b(kids?|children|child|little ones|toddlers?|my (son|daughter|boy|girl)|grandkids|family (movie|film|night)|"
+    r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
+# Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
+_KIDS_KIND = re.compile(r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|(for|aimed at) (the )?(kids|children)|"
+                        r"children'?s (films?|movies?)|family (films?|movies?))\b", re.IGNORECASE)
 _ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
                           re.IGNORECASE)
 _DECADE = re.compile(r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
@@ -94,7 +97,7 @@ class Constraints:
             present = [has_genre(item, g) for g in self.genres]
             if not (any(present) if self.any_genre else all(present)):
                 return False
-        if self.people and not self.people <= _people(item):
+        if self.people and not _keys(self.people) <= _people(item):
             return False
         if self.subjects and not bears_out(item, self.subjects):
             return False
@@ -108,7 +111,7 @@ class Constraints:
             return False
         if any(has_genre(item, g) for g in self.unwanted_genres):
             return False
-        if self.unwanted_people and self.unwanted_people & _people(item):
+        if self.unwanted_people and _keys(self.unwanted_people) & _people(item):
             return False
         if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
             return False
@@ -162,12 +165,13 @@ class Constraints:
         return ", ".join(parts)
 
 
-_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|(don'?t|do not|never) want (anything|something|any|stuff|"
+                        r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
                         re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
     shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
     problem worries way need rush hurry matter thing things more others other fan big long short scary dark
-    sad violent gory silly heavy time today tonight again ending endings""".split())
+    sad violent gory silly heavy time today tonight again ending endings story stories love""".split())
 
 
 _stem = stem  # one stem for the words ruled out and the subjects asked for
@@ -185,7 +189,7 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
     name_words = {w for n in names for w in normalize(n).split()}
     out = set()
     for match in _EXCLUSION.finditer(text):
-        for word in normalize(match.group(3)).split():
+        for word in normalize(match.group(match.lastindex)).split():
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):
@@ -194,7 +198,24 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
 
 
 def _people(item: CatalogItem) -> frozenset[str]:
-    return frozenset(name for names in item.people.values() for name in names)
+    """The item's people as `person_key`s, so that "J. R. R. Tolkien" is "J.R.R. Tolkien"."""
+    keys = _PEOPLE_KEYS.get((item.dataset, item.item_id))
+    if keys is None:
+        keys = _PEOPLE_KEYS[(item.dataset, item.item_id)] = frozenset(person_key(n) for names in item.people.values() for n in names)
+    return keys
+
+
+_PEOPLE_KEYS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+@lru_cache(maxsize=4096)
+def person_key(name: str) -> str:
+    return re.sub(r"[^a-z]", "", normalize(name))
+
+
+@lru_cache(maxsize=1024)
+def _keys(names: frozenset[str]) -> frozenset[str]:
+    return frozenset(person_key(n) for n in names)
 
 
 def genre_mentions(text: str) -> list[tuple[str, int]]:
@@ -272,29 +293,48 @@ def _kind(text: str) -> Optional[str]:
 
 def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
            kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
-           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True) -> Constraints:
+           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True,
+           plain: Callable[[str, Sequence[str]], list[tuple[str, int]]] = lambda text, names: []) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
     In a `complaint` a genre named outside a request clause is one the user does not want.
     `people` are the persons the message names, with their positions; `shown` the items the
     system showed last ("something lighter" moves away from their heavy genres); `bearable` says
-    whether the catalog can bear a subject out at all (one it cannot is not asked for)."""
+    whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
+    the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
+    catalog's word statistics), read when no cue names one."""
     years = _era(text, shown_years) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
     unwanted, wanted, adds = set(constraints.unwanted_genres), set(), True
     sub_genres_out: set[str] = set()
+    phrase_spans = subject_phrase_spans(text)
     for genre, position, negatable in _genre_mentions(text):
         if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
             sub_genre = SUB_GENRE_WORD.match(text, position)
             if sub_genre:  # "tired of slashers" rules out slashers, not horror
                 sub_genres_out.add(sub_genre.group(1).lower())
+            elif any(start <= position < end for start, end in phrase_spans):
+                continue  # "not another World War II one": the subject goes (below), the war genre stays
             elif negatable:
                 unwanted.add(genre)
         else:
             unwanted.discard(genre)
             wanted.add(genre)
             adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
+    for match in _KIDS_KIND.finditer(text):  # "not a kids' film", "nothing for kids": family titles go
+        if negated_before(text, match.start()):  # "an animated movie, for me not for kids" keeps animation
+            unwanted |= {"family", "animation"} - wanted - constraints.genres
+            for_children = False
+    moods: set[str] = set()  # "something creepy": the genres a mood asks for, when no genre is named
+    for pattern, asked, ruled_out in MOODS:
+        for match in pattern.finditer(text):
+            if negated_before(text, match.start()) or (complaint and not in_request_clause(text, match.start())):
+                unwanted |= set(ruled_out)
+            else:
+                moods |= set(asked)
     genres, any_genre = constraints.genres, constraints.any_genre
+    if moods and not wanted and not (moods - unwanted) <= genres:
+        genres, any_genre = frozenset(moods - unwanted), True
     if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:
@@ -332,6 +372,10 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
         elif bearable(subject):
             subjects.add(subject)
+    if not subjects and not complaint:  # "my daughter loves dinosaurs", "zombies but funny"
+        names = [name for name, _ in people]
+        subjects = {subject for subject, position in plain(text, names)
+                    if subject not in _NOT_A_SUBJECT and not negated_before(text, position) and bearable(subject)}
     if not subjects:
         # Kept by a refinement, a complaint that adds a genre ("not that one, something with more
         # action?" is still set in space); a genre asked for "instead" or "lighter" replaces it.

@@ -15,7 +15,12 @@ from arena.titles.phrases import FUNCTION_WORDS, normalize
 # A cue that turns what follows it in the clause into something unwanted.
 NEGATION_CUE = re.compile(
     r"\b(not|never|no|nothing|without|don'?t|didn'?t|doesn'?t|isn'?t|wasn'?t|aren'?t|can'?t|won'?t|"
-    r"hate[ds]?|dislike[ds]?|avoid|except|other than|rather than|instead of|too much|tired of|sick of)\b",
+    r"hate[ds]?|dislike[ds]?|avoid|except|other than|rather than|instead of|too much|tired of|sick of|"
+    # Dislike idioms, whatever they name (a person, a genre, a franchise): "had my fill of Stallone",
+    # "fed up with Jim Carrey", "done with superheroes", "so over Home Alone", "enough of the sequels".
+    r"fed up (with|of)|done with|bored (of|with)|had (my|our|their|his|her|enough of( my)?) fill of|"
+    r"(had|seen) enough( of)?|enough (of|with)|^\s*enough|no more|not into|not keen on|"
+    r"(i'?m|we'?re|i am|we are|they'?re|(s)?he'?s) (so |totally |completely |really |kind of |kinda |a bit |pretty )?over)\b",
     re.IGNORECASE,
 )
 # Words after a cue that still say the user likes the thing ("not a fan of X" is negative,

@@ -54,10 +54,14 @@ RELATED = {
     "football": ("football", "quarterback", "soccer", "nfl"),
     "world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
     "second world war": ("second world war", "world war ii", "world war 2", "wwii", "ww2", "nazi", "nazis", "hitler",
-                         "holocaust", "d day"),
+                         "holocaust", "d day", "normandy", "pearl harbor", "third reich", "luftwaffe", "1939", "1940",
+                         "1941", "1942", "1943", "1944", "1945"),
     "first world war": ("first world war", "world war i", "great war", "wwi", "ww1", "trenches"),
     "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
                       "high school"),
+    "gangster": ("gangster", "mobster", "mafia", "mob boss", "crime boss", "organized crime", "crime family",
+                 "racketeer", "gang", "syndicate", "hoodlum"),
+    "mafia": ("mafia", "mobster", "gangster", "mob boss", "crime boss", "organized crime", "crime family"),
     "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
     "robot": ("robot", "robots", "android", "cyborg", "artificial intelligence"),
@@ -92,11 +96,22 @@ _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
 _STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
-                             r"maybe)\b")
+                             r"maybe|right now|now|at the moment|lately|these days|tonight|today|currently|again)\b")
 
 
 # "WW2 films", "World War II": the war by its number (the genre word "war" is read apart).
 _WAR_BY_NUMBER = re.compile(r"\b(ww ?(2|ii)|world war (2|ii|two)|ww ?(1|i)|world war (1|i|one))\b", re.IGNORECASE)
+
+
+def subject_phrase_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text names a subject of several words that holds a genre word ("World War II",
+    "second world war"): ruled out, such a phrase rules out its subject, not the genre ("a war movie,
+    but not another World War II one" still asks for war)."""
+    low = text.lower()
+    spans = [m.span() for m in _WAR_BY_NUMBER.finditer(low)]
+    for phrase in PHRASES:
+        spans += [m.span() for m in re.finditer(r"\b" + re.escape(phrase) + r"\b", low)]
+    return spans
 
 
 def _is_subject_word(word: str, names: set[str]) -> bool:
@@ -217,3 +232,57 @@ def subject_frequency(counts: Counter, subject: str) -> int:
         else:
             total += sum(counts.get(w, 0) for w in inflections(form))
     return total
+
+
+# Said without a cue word ("my daughter loves dinosaurs", "zombies but funny", "anything with sharks"),
+# a subject is a plural noun of the request that the catalog's plots use as one: its singular is a plot
+# word, it has no verb forms there ("loves" has "loved", "sharks" no "sharked"), and between
+# PLAIN_MIN and PLAIN_MAX_SHARE of the entries bear it (so "years", "friends" or "lives" never are).
+# People of the user's own life ("my nephew", "our kids") and time words are no subjects either.
+PLAIN_MIN = 3
+PLAIN_MAX_SHARE = 0.03
+_OWN_PHRASE = re.compile(r"\b(?:my|our|your|his|her|their)\b((?:\s+[\w'-]+){1,4}?)(?=\s+(?:is|are|was|were|has|have|"
+                         r"loves?|likes?|wants?|enjoys?|needs?|and|who|,|\.|$)|[,.!?]|$)", re.IGNORECASE)
+_SUBJECT_PRONOUN = re.compile(r"\b(it|that|this|he|she|they|who|which|everyone|everybody|nobody|one)\s+$")
+_CONVERSATION_NOUNS = frozenset("""ideas options suggestions recommendations recs picks titles choices kids guys
+    friends parents years days weeks hours minutes nights evenings weekends times things others ones lots loads
+    tons plenty thanks questions answers reviews ratings stars actors actresses people characters endings
+    sequels prequels episodes seasons genres kinds types sorts""".split())
+
+
+def _verb_forms(word: str, counts: Counter) -> int:
+    """How often the plots use the word's past or -ing form ("loved", "loving" for "loves")."""
+    base = word[:-1]
+    forms = {base + "d", base + "ed", base[:-1] + "ied" if base.endswith("ie") else base + "ed",
+             base + "ing", base[:-1] + "ing" if base.endswith("e") else base + "ing"}
+    if word.endswith("ies"):
+        forms |= {word[:-3] + "ied", word[:-3] + "ying"}
+    if word.endswith("es"):
+        forms |= {word[:-2] + "ed", word[:-2] + "ing"}
+    forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}  # "plans": "planned"
+    return sum(counts.get(f, 0) for f in forms)
+
+
+def plain_subjects(text: str, counts: Counter, total: int, names: Iterable[str] = (),
+                   not_subjects: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """(subject, position) of the plural nouns a request names as what it is about without a cue
+    word; `counts` are the catalog's `word_counts`, `total` its size, `names` the people named,
+    `not_subjects` more words that are no subject (the caller's own)."""
+    low = text.lower()
+    for match in list(_OWN_PHRASE.finditer(low)):  # "my 6 year old daughter", "our kids"
+        low = low[:match.start()] + " " * (match.end() - match.start()) + low[match.end():]
+    skip = {w for n in names for w in normalize(n).split()} | set(not_subjects) | _CONVERSATION_NOUNS
+    genre_spans = [m.span() for p in (GENRE_WORD, *(c for c, _, _ in COMPOUNDS)) for m in p.finditer(low)]
+    out = []
+    for match in re.finditer(r"[a-z][a-z'-]+", low):
+        word = match.group()
+        if _SUBJECT_PRONOUN.search(low[:match.start()]):
+            continue  # "that sounds too sad", "she loves princesses": a verb
+        if (len(word) < 5 or not word.endswith("s") or word.endswith(("ss", "ous", "'s", "us", "is"))
+                or word in skip or not _is_subject_word(word, set())
+                or any(a <= match.start() < b for a, b in genre_spans)):
+            continue
+        uses = sum(counts.get(f, 0) for f in inflections(word))
+        if PLAIN_MIN <= uses <= PLAIN_MAX_SHARE * total and not _verb_forms(word, counts):
+            out.append((word, match.start()))
+    return out

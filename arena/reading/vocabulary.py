@@ -20,7 +20,7 @@ GENRE_WORDS = {
     "war": "war", "crime": "crime", "gangster": "crime", "mafia": "crime",
     "thriller": "thriller", "thrillers": "thriller", "romance": "romance", "romantic": "romance",
     "romances": "romance", "comedy": "comedy", "comedies": "comedy", "funny": "comedy", "funnier": "comedy",
-    "action": "action", "drama": "drama", "dramas": "drama", "documentary": "documentary",
+    "action": "action", "drama": "drama", "dramas": "drama", "dramatic": "drama", "documentary": "documentary",
     "documentaries": "documentary", "musical": "musical", "musicals": "musical", "western": "western",
     "westerns": "western", "animated": "animation", "animation": "animation", "cartoon": "animation",
     "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",
@@ -75,6 +75,21 @@ LIGHTER = re.compile(
     r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|fun)|"
     r"light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
     r"not so (dark|heavy|violent|intense))\b", re.I)
+
+# Moods and what a film shows, said instead of a genre: the genres they ask for (one of them is
+# enough) and the genres they rule out when negated. "Something creepy, but I can't stand horror" asks
+# for a thriller or a mystery; "nothing with lasers and big explosions" rules out action.
+MOODS = (
+    (re.compile(r"\b(creep(y|ier)|spook(y|ier)|eerie|unsettling|chilling|sinister|disturbing)\b", re.I),
+     ("thriller", "mystery", "horror"), ("horror",)),
+    (re.compile(r"\b(explosions?|explosive|shoot-?outs?|gun ?fights?|car chases?|fight scenes?|lasers?|"
+                r"blow(ing)? (things|stuff) up)\b", re.I), ("action",), ("action",)),
+    (re.compile(r"\b(laughs?|laugh out loud|hilarious|make (me|us|them|her|him) laugh)\b", re.I),
+     ("comedy",), ("comedy",)),
+    (re.compile(r"\b(cheer (me|us|her|him|them) up|pick-?me-?up)\b", re.I), ("comedy",), ()),
+    (re.compile(r"\b(tear-?jerkers?|weepies|make (me|us) cry|a good cry)\b", re.I), ("drama", "romance"), ()),
+    (re.compile(r"\b(love stor(y|ies)|love interests?|kissing|smooch\w*)\b", re.I), ("romance",), ("romance",)),
+)
 
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),

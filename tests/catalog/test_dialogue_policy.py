@@ -159,6 +159,23 @@ def test_retrieved_claims_must_fit_the_filled_items_genres(redial):
     assert claims_problem(little, [item(redial, "Zootopia")]) is None
 
 
+def test_a_retrieved_tie_between_titles_is_no_claim_to_fill(redial):
+    remake = RecommenderTurn("", "<movie_0> is a good one. It's the movie <movie_1> is a remake of", 2)
+    plain = RecommenderTurn("", "<movie_0> is a good one. <movie_1> too", 2)
+    pair = [item(redial, "Gone with the Wind (1939)"), item(redial, "27 Dresses (2008)")]
+    assert claims_problem(remake, pair) is not None and claims_problem(plain, pair) is None
+
+
+def test_a_retrieved_newness_role_or_sport_must_fit_the_filled_item(redial):
+    new = RecommenderTurn("", "have you seen the new <movie_0> ?", 1)
+    role = RecommenderTurn("", "How about <movie_0> ? She played a minor role but still did a good job", 1)
+    sport = RecommenderTurn("", "<movie_0> is a football one", 1)
+    assert claims_problem(new, [item(redial, "Saving Private Ryan (1998)")]) is not None
+    assert claims_problem(new, [item(redial, "Coco (2017)")]) is None
+    assert claims_problem(role, [item(redial, "Zootopia")]) is not None
+    assert claims_problem(sport, [item(redial, "Brave (2012)")]) is not None
+
+
 def test_opendialkg_items_say_what_they_are(opendialkg):
     book, film = opendialkg.find_title("A Game of Thrones"), opendialkg.find_title("Slumdog Millionaire")
     assert (book.kind, film.kind) == ("book", "film")

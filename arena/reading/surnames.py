@@ -1,0 +1,73 @@
+"""People named by their surname alone: "I've had my fill of Stallone", "not into Tarantino",
+"What Spielberg films do you have?".
+
+A surname stands for one catalog person when that person carries it on clearly more entries than
+anyone else who does (at least `MIN_CREDITS`, and `LEAD` times the next), and when the word is no
+everyday word of the catalog's plots or of plain English ("King", "Cage", "Stone" are words, and
+"Washington" a place in plots, so they need the full name; a word English also uses as a name,
+"Nolan", counts only when written capitalised). Spellings of one person ("J. R. R. Tolkien",
+"J.R.R. Tolkien") count together. The index is built once per catalog.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Iterable, Sequence
+
+from arena.catalog import CatalogItem, vocabulary
+from arena.reading.vocabulary import person_label
+from arena.titles.phrases import FUNCTION_WORDS, fold
+
+MIN_CREDITS = 3  # a surname stands for someone the catalog credits on a few entries at least
+LEAD = 2  # ... and on twice as many as the next person of that surname
+MAX_PLOT_USES = 2  # a surname that plots use as a word is read only with the first name
+_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]+")
+
+
+def surname_of(name: str) -> str:
+    words = [fold(w) for w in person_label(name).split()]
+    words = [w for w in words if w and w not in _SUFFIXES]
+    return words[-1] if len(words) >= 2 else ""
+
+
+class SurnameIndex:
+    """Surname -> the one person it stands for in a catalog."""
+
+    def __init__(self, items: Iterable[CatalogItem], plot_words: Counter):
+        credits: dict[str, Counter] = defaultdict(Counter)  # surname -> person key -> entries
+        spellings: dict[str, Counter] = defaultdict(Counter)  # person key -> how each spelling is used
+        for item in items:
+            for name in {n for names in item.people.values() for n in names}:
+                if surname := surname_of(name):
+                    key = re.sub(r"[^a-z]", "", fold(person_label(name)))
+                    credits[surname][key] += 1
+                    spellings[key][name] += 1
+        everyday = vocabulary()
+        self._person: dict[str, str] = {}
+        self._plain_word: set[str] = set()  # surnames that are also plain English ("nolan"): capitalised only
+        for surname, people in credits.items():
+            ranked = people.most_common(2)
+            best, count = ranked[0]
+            runner_up = ranked[1][1] if len(ranked) > 1 else 0
+            if (count >= MIN_CREDITS and count >= LEAD * runner_up and len(surname) >= 4
+                    and surname not in FUNCTION_WORDS and surname not in everyday.words
+                    and plot_words.get(surname, 0) <= MAX_PLOT_USES):
+                self._person[surname] = spellings[best].most_common(1)[0][0]
+                if everyday.is_word(surname):
+                    self._plain_word.add(surname)
+
+    def mentions(self, text: str, taken: Sequence[tuple[int, int]] = ()) -> list[tuple[str, int, int]]:
+        """(person, start, end) of every surname the text says alone, outside the `taken` spans
+        (full names already linked)."""
+        out = []
+        for match in _WORD.finditer(text or ""):
+            if any(a <= match.start() < b for a, b in taken):
+                continue
+            word = fold(re.sub(r"['’]s$", "", match.group()))
+            if word in self._plain_word and not match.group()[0].isupper():
+                continue
+            if person := self._person.get(word):
+                out.append((person, match.start(), match.end()))
+        return out
