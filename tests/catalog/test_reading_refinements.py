@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog
 from arena.reading.acts import is_chatter, is_closing, question_aspect, takes_it
 from arena.reading.constraints import CATALOG_PRESENT, Constraints, update
 from arena.reading.subjects import subject_forms, subjects_asked
@@ -15,12 +14,7 @@ from crs.crb_crs import _repeats
 from crs.dialogue_policy import DialoguePolicy
 from crs.grounded import fact_line
 from crs.reply_check import enforce_shown_titles
-from tests.support.conversations import conversation
-
-
-def read(policy: DialoguePolicy, catalog: Catalog, *turns):
-    """The policy's reading of the last user turn of `conversation(catalog, *turns)`."""
-    return policy.read(conversation(catalog, *turns))
+from tests.support.conversations import read
 
 
 def test_a_ruled_out_sub_genre_keeps_its_genre(redial):

@@ -13,13 +13,7 @@ from arena.catalog import Catalog
 from arena.reading.constraints import Constraints, update
 from arena.reading.scope import negated_phrases
 from arena.reading.subjects import plain_subjects, word_counts
-from crs.dialogue_policy import DialoguePolicy
-from tests.catalog.test_reading_user_messages import read
-
-
-@pytest.fixture(scope="module")
-def policy(redial: Catalog) -> DialoguePolicy:
-    return DialoguePolicy(redial)
+from tests.support.conversations import read
 
 
 @pytest.fixture(scope="module")

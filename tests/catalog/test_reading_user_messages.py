@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog
 from arena.reading.acts import is_closing, is_small_talk, question_aspect, takes_it
 from arena.reading.constraints import Constraints, update
 from arena.reading.intents import coherent
 from arena.reading.vocabulary import genre_label, intensity_of
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import tied_to_message
-from tests.support.conversations import conversation
-
-
-def read(policy: DialoguePolicy, catalog: Catalog, *turns):
-    """The policy's reading of the last user turn of `conversation(catalog, *turns)`."""
-    return policy.read(conversation(catalog, *turns))
+from tests.support.conversations import read
 
 
 def test_a_negation_reaches_only_the_sub_genre_it_names():

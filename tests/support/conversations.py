@@ -18,3 +18,9 @@ def conversation(catalog: Catalog, *turns) -> Dialogue:
             assert all(shown), turn
             d.add_agent("Here: " + ", ".join(i.label for i in shown), items=[i.to_recommended() for i in shown])
     return d
+
+
+def read(policy, catalog: Catalog, *turns):
+    """The dialogue policy's reading (a `crs.dialogue_policy.UserMove`) of the last user turn of
+    `conversation(catalog, *turns)`."""
+    return policy.read(conversation(catalog, *turns))
