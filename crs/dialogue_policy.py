@@ -51,27 +51,17 @@ from arena.reading.acts import (
     is_yes_no_question, part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, rule_intents,
     starts_with_wh, takes_it,
 )
+from arena.reading.references import (
+    asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
+    without_possessives,
+)
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE
 from crs.franchises import Franchises
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
-_LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
-_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
-                      r"like (that|it|this|those))\b", re.I)
-# A title the user has watched and asks for more like: "I just rewatched Jurassic Park. Got anything along
-# those lines?", "I loved Spirited Away".
-_WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
-_ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
-                        r"along|like (that|it|this))\b", re.I)
-# "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
-_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-# Asking for more after taking one: "I'll watch X, but anything else like it?"
-_ASKS_MORE_AFTER = re.compile(r"\b(another|any( ?thing)? (else|more|other)|more like|others?|something else|"
-                              r"recommend|suggest)\b|\?", re.I)
-# The user asks for the rest of a franchise: "the sequels", "more in the series".
-_WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
+
 
 
 @dataclass
@@ -130,10 +120,10 @@ class DialoguePolicy:
         the genres of the title named ("seen it like a hundred times" is no likeness)."""
         if genre_mentions(text):
             return frozenset()
-        similar = bool(_SIMILAR.search(text))
+        similar = asks_for_similar(text)
         linked = self._linked_spans(text, shown)
         for item, start in linked:
-            if not negated_before(text, start) and (similar or _LIKE_BEFORE.search(text[:start])):
+            if not negated_before(text, start) and (similar or likens_to_next(text[:start])):
                 return _genres_of(item)
         if similar and shown and not linked:  # "something in the same vein?": like what was just shown
             return _genres_of(shown[0])
@@ -143,14 +133,14 @@ class DialoguePolicy:
         """Titles a request holds up as the model of what it wants ("like Star Wars", "I loved
         Vertigo ... any thrillers like that?"): the user knows them, so they and their franchise are
         not what to show."""
-        if not _ASKS_MORE.search(text):
+        if not asks_for_more(text):
             return []
-        similar = bool(_SIMILAR.search(text))
+        similar = asks_for_similar(text)
         out = []
         for item, start in self._linked_spans(text, shown):
             before = text[:start]
             if not negated_before(text, start) and (
-                    _LIKE_BEFORE.search(before) or (similar or _WATCHED_BEFORE.search(before))
+                    likens_to_next(before) or (similar or watched_next(before))
                     and not in_request_clause(text, start)):
                 out.append(item)
         return out
@@ -189,7 +179,7 @@ class DialoguePolicy:
             if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
                 for item in self._reference_titles(text, shown):
                     left_out.update(v.item_id for v in (
-                        [item] if _WANTS_SERIES.search(text) else self.franchises.franchise(item)))
+                        [item] if wants_the_series(text) else self.franchises.franchise(item)))
             if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
                 constraints = audience(constraints, text)
             if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
@@ -199,7 +189,7 @@ class DialoguePolicy:
                         ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
             if act not in ("correction", "end", "chat", "question"):
                 bare = self._without_titles(text)
-                people = self._people_named(_POSSESSIVE.sub("  ", bare),
+                people = self._people_named(without_possessives(bare),
                                             constraints.people | constraints.unwanted_people)
                 constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
                                      kinds_matter=self.catalog.dataset == "opendialkg", people=people,
@@ -231,7 +221,7 @@ class DialoguePolicy:
         if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
             return "accept", None, list(shown[:1])
         taken, _ = self._decided_apart(text, shown)
-        if taken and not _ASKS_MORE_AFTER.search(text):  # one title taken, another turned down
+        if taken and not asks_for_more_after_taking(text):  # one title taken, another turned down
             return "accept", None, taken
         if is_shrug(text):
             return "shrug", None, []
@@ -284,7 +274,7 @@ class DialoguePolicy:
 
     def _title_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """The titles the text names, less those inside a person's name ("Martin" of "Martin Scorsese's")."""
-        people = [(start, end) for _, start, end in self._link_people(_POSSESSIVE.sub("  ", text))]
+        people = [(start, end) for _, start, end in self._link_people(without_possessives(text))]
         return [(item, start, end) for item, start, end in self._link_spans(text)
                 if not any(a <= start and end <= b for a, b in people)]
 

@@ -1,0 +1,62 @@
+"""What a message does with a title it names: holds it up as the model of what it wants ("something
+like Star Wars", "I just rewatched Jurassic Park, anything along those lines?"), asks for its series
+("the sequels"), or asks for more after taking one ("I'll watch X, but anything else like it?").
+
+The dialogue policy (`crs.dialogue_policy`) finds the titles in the catalog and asks these rules
+what the words around them mean; the words themselves are read only here, with the rest of the reader.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
+_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
+                      r"like (that|it|this|those))\b", re.I)
+# A title the user has watched and asks for more like: "I just rewatched Jurassic Park. Got anything along
+# those lines?", "I loved Spirited Away".
+_WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
+_ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
+                        r"along|like (that|it|this))\b", re.I)
+# "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+# Asking for more after taking one: "I'll watch X, but anything else like it?"
+_ASKS_MORE_AFTER = re.compile(r"\b(another|any( ?thing)? (else|more|other)|more like|others?|something else|"
+                              r"recommend|suggest)\b|\?", re.I)
+# The user asks for the rest of a franchise: "the sequels", "more in the series".
+_WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
+
+
+def asks_for_similar(text: str) -> bool:
+    """"Anything similar?", "in the same vein", "more like that": likeness asked for, whatever title."""
+    return bool(_SIMILAR.search(text))
+
+
+def likens_to_next(before: str) -> bool:
+    """Whether the words right before a title hold it up as a model: "like <title>", "in the vein of"."""
+    return bool(_LIKE_BEFORE.search(before))
+
+
+def watched_next(before: str) -> bool:
+    """Whether the words right before a title say the user has watched it: "I loved <title>"."""
+    return bool(_WATCHED_BEFORE.search(before))
+
+
+def asks_for_more(text: str) -> bool:
+    """Whether the message asks for anything at all beyond what it names ("any", "something", "more")."""
+    return bool(_ASKS_MORE.search(text))
+
+
+def asks_for_more_after_taking(text: str) -> bool:
+    """A message that takes a title and still asks for more: "I'll watch X, but anything else?"."""
+    return bool(_ASKS_MORE_AFTER.search(text))
+
+
+def wants_the_series(text: str) -> bool:
+    """"The sequels", "more in the series": the rest of a named title's franchise is asked for."""
+    return bool(_WANTS_SERIES.search(text))
+
+
+def without_possessives(text: str) -> str:
+    """The text with "'s" blanked out and every position kept ("Martin Scorsese's" -> "Martin Scorsese  ")."""
+    return _POSSESSIVE.sub("  ", text)
