@@ -145,6 +145,11 @@ def _distinctive_subtitle(subtitle: str) -> bool:
     return len(content) >= 2 or any(w not in vocabulary().words for w in content)
 
 
+def person_label(name: str) -> str:
+    """A catalog person as words: OpenDialKG's "George Miller (Director)" -> "George Miller"."""
+    return _QUALIFIER_SUFFIX.sub("", name).strip() or name
+
+
 def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(unique(v.strip() for v in values if v and v.strip()))
 

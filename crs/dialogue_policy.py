@@ -32,7 +32,6 @@ complaining half of complaints.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -43,7 +42,7 @@ from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
-from arena.reading.surnames import SurnameIndex
+from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.scope import negated_before
 from arena.reading.acts import (
@@ -256,9 +255,7 @@ class DialoguePolicy:
         Schwarzenegger)."""
         full = self._link_people(text)
         taken = [(start, end) for _, start, end in full]
-        known = {w: name for name in earlier for w in normalize(name).split() if len(w) >= 4}
-        again = [(known[normalize(m.group())], m.start(), m.end()) for m in re.finditer(r"[A-Za-z][\w'-]+", text)
-                 if normalize(m.group()) in known and not any(a <= m.start() < b for a, b in taken)]
+        again = earlier_mentions(text, earlier, taken)
         alone = self.surnames.mentions(text, taken + [(start, end) for _, start, end in again]) + again
         return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
 

@@ -30,11 +30,15 @@ _LOWER_WORD = re.compile(r"\b[a-z][\w'-]+")
 MAX_NAME_ENTRIES = 12  # a name in more plots than this is a place or a time ("New York")
 
 
+def _title_head(item: CatalogItem) -> str:
+    """The title before its subtitle, normalised: "Star Wars: The Last Jedi" -> "star wars"."""
+    return normalize(re.split(r":| - | – ", item.title)[0])
+
+
 def franchise_key(item: CatalogItem, short: frozenset[str] = frozenset()) -> str:
     """"Toy Story 2" -> "toy story", "Batman Returns" -> "batman"; "" when too short to tell, unless
     the key is one of `short` (four-letter titles with numbered sequels: "Jaws")."""
-    title = normalize(re.split(r":| - | – ", item.title)[0])
-    title = re.sub(r"^(the|a|an) ", "", title)
+    title = re.sub(r"^(the|a|an) ", "", _title_head(item))
     while (shorter := _SEQUEL_MARK.sub("", title)) != title:
         title = shorter
     words = title.split()
@@ -52,7 +56,7 @@ class Franchises:
         title_words: set[str] = set()
         common: set[str] = set()  # words some plot writes in lower case: "north", "death", "prince"
         self._short = frozenset(m.group(1) for item in catalog
-                                if (m := _NUMBERED.match(normalize(re.split(r":| - | – ", item.title)[0]))))
+                                if (m := _NUMBERED.match(_title_head(item))))
         for item in catalog:
             key = franchise_key(item, self._short)
             if key:

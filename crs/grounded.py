@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalog import Catalog, CatalogItem, person_label
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
-from arena.reading.vocabulary import genre_label, person_label
+from arena.reading.vocabulary import genre_label
 from arena.titles.phrases import tokenize
 from crs.item_answers import tied_to_message
 from crs.reply_check import named_titles, sentence_spans

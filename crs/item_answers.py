@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from arena.catalog import CatalogItem
+from arena.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
-from arena.reading.vocabulary import genre_label, person_label
+from arena.reading.vocabulary import genre_label
 
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",

@@ -156,9 +156,9 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
             found.append((known[0], match.end(1) - len(known[0])))
         elif words and _is_subject_word(words[-1], name_words):
             found.append((words[-1], match.start(1) + match.group(1).rfind(" ") + 1))
-    wars = [("second world war" if (m.group(2) or m.group(3)) else "first world war", m.start())
-            for m in _WAR_BY_NUMBER.finditer(low)]
-    war_words = {w for m in _WAR_BY_NUMBER.finditer(low) for w in normalize(m.group(0)).split()}
+    war_matches = list(_WAR_BY_NUMBER.finditer(low))
+    wars = [("second world war" if (m.group(2) or m.group(3)) else "first world war", m.start()) for m in war_matches]
+    war_words = {w for m in war_matches for w in normalize(m.group(0)).split()}
     seen, out = set(), []
     for subject, position in wars + found:
         if subject in war_words or (subject == "world war" and wars):

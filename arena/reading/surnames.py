@@ -15,15 +15,15 @@ import re
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from arena.catalog import CatalogItem, vocabulary
-from arena.reading.vocabulary import person_label
-from arena.titles.phrases import FUNCTION_WORDS, fold
+from arena.catalog import CatalogItem, person_label, vocabulary
+from arena.titles.phrases import FUNCTION_WORDS, fold, normalize
 
 MIN_CREDITS = 3  # a surname stands for someone the catalog credits on a few entries at least
 LEAD = 2  # ... and on twice as many as the next person of that surname
 MAX_PLOT_USES = 2  # a surname that plots use as a word is read only with the first name
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]+")
+_ANY_WORD = re.compile(r"[A-Za-z][\w'-]+")
 
 
 def surname_of(name: str) -> str:
@@ -71,3 +71,13 @@ class SurnameIndex:
             if person := self._person.get(word):
                 out.append((person, match.start(), match.end()))
         return out
+
+
+def earlier_mentions(text: str, earlier: Iterable[str],
+                     taken: Sequence[tuple[int, int]] = ()) -> list[tuple[str, int, int]]:
+    """(person, start, end) of each word of `text` that is a word (four letters or more) of a person
+    named earlier in the conversation, outside the `taken` spans: "another Arnold movie" after Arnold
+    Schwarzenegger."""
+    known = {w: name for name in earlier for w in normalize(name).split() if len(w) >= 4}
+    return [(known[normalize(m.group())], m.start(), m.end()) for m in _ANY_WORD.finditer(text or "")
+            if normalize(m.group()) in known and not any(a <= m.start() < b for a, b in taken)]

@@ -131,8 +131,3 @@ def genre_label(name: str) -> str:
     label = re.sub(r"\s*#\d+\s*$", "", name)
     label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
     return label.strip() or name
-
-
-def person_label(name: str) -> str:
-    """A catalog person as words: OpenDialKG's "George Miller (Director)" -> "George Miller"."""
-    return re.sub(r"\s*\([^()]*\)\s*$", "", name).strip() or name

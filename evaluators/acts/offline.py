@@ -295,7 +295,8 @@ class OfflineActAnnotator(ActAnnotator):
         if not views:
             return []
         model = self.model
-        facts = None if last_only else utterance_facts(views)
+        # Only an artifact that decides Reject in context reads the titles each utterance names.
+        facts = utterance_facts(views) if model.reject_context is not None and not last_only else None
         intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
                                 facts=facts, texts=[v.utterance.text for v in views],
                                 titles=[len(v.title_keys) for v in views])
