@@ -167,13 +167,11 @@ class DialoguePolicy:
             text = utterance.text or ""
             is_last = index == last_user
             intents = self._intents(dialogue, text) if is_last else rule_intents(text)
-            act, aspect, about = self._act(text, intents, shown)
+            act, aspect, about, turned_down = self._act(text, intents, shown)
             if act in ("reject", "seen"):
-                for item in about:
-                    left_out.update(v.item_id for v in self.variants(item))
-            if act == "accept":  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
-                for item in self._decided_apart(text, shown)[1]:
-                    left_out.update(v.item_id for v in self.variants(item))
+                turned_down = about
+            for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
+                left_out.update(v.item_id for v in self.variants(item))
             ruled_out_words: set[str] = set()
             if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
                 for item in self._reference_titles(text, shown):
@@ -207,23 +205,26 @@ class DialoguePolicy:
         move.constraints, move.left_out = constraints, left_out
         return move
 
-    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]):
+    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]
+             ) -> tuple[str, Optional[str], list, list]:
+        """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
+        one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
         if is_closing(text):
-            return "end", None, []
+            return "end", None, [], []
         if is_small_talk(text):
-            return "chat", None, []
+            return "chat", None, [], []
         linked = self._linked(text, shown)
         if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
-            return "chat", None, []  # "ugh, long day at work" before anything was shown
+            return "chat", None, [], []  # "ugh, long day at work" before anything was shown
         if is_correction(text):
-            return "correction", None, linked
+            return "correction", None, linked, []
         if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
-            return "accept", None, list(shown[:1])
-        taken, _ = self._decided_apart(text, shown)
+            return "accept", None, list(shown[:1]), []
+        taken, down = self._decided_apart(text, shown)
         if taken and not asks_for_more_after_taking(text):  # one title taken, another turned down
-            return "accept", None, taken
+            return "accept", None, taken, down
         if is_shrug(text):
-            return "shrug", None, []
+            return "shrug", None, [], []
         aspect = question_aspect(text)
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
@@ -234,19 +235,19 @@ class DialoguePolicy:
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect)
             if about:
-                return "question", aspect, about
+                return "question", aspect, about, []
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if (not in_request_clause(text, start) or negated_before(text, start))
                            and not part_takes(part_at(text, start))]  # "..., but I'll watch X" keeps X
             if not turned_down:  # "not my thing": the list just shown
                 turned_down = list(shown)
-            return "reject", None, turned_down
+            return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
-            return "seen", None, linked or list(shown)
+            return "seen", None, linked or list(shown), []
         if takes_it(text):
-            return "accept", None, linked or list(shown[:1])
-        return "request", None, linked
+            return "accept", None, linked or list(shown[:1]), down
+        return "request", None, linked, []
 
     def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         """(person, position) of the people the text names, by full name or by a surname that
@@ -336,7 +337,7 @@ class DialoguePolicy:
             if move is not None and index == last_user:
                 act = move.act
             else:
-                act, _, _ = self._act(text, rule_intents(text), shown)
+                act = self._act(text, rule_intents(text), shown)[0]
             if act in ("end", "chat", "question", "correction", "shrug"):
                 text = ""
             elif act == "reject":

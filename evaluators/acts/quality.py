@@ -7,11 +7,15 @@ is REC-S or REC-E; a user utterance is an Accept (Reject) when any act is ACC
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from arena.dialogue import Dialogue, Role
 from evaluators.acts.schema import ACCEPT, RECOMMEND, REJECT, intents_of
+
+# IARD's intents for a complaint about a shown item that its annotators did not call a turn-down.
+CRITIQUE_OR_SEEN = frozenset({"CRI-F", "CRI-A", "CRI-C", "SEE"})
 
 GROUPS: dict[str, tuple[Role, frozenset[str]]] = {
     "Recommend": (Role.AGENT, RECOMMEND),
@@ -92,3 +96,42 @@ def evaluate_rows(annotator, rows) -> tuple[dict[str, PRF], list[tuple[str, set[
         pairs.append((utt.role, row.intents, pred))
         listing.append((row.id, row.intents, pred))
     return compare(pairs), listing
+
+
+def _count(prf: PRF, gold: bool, predicted: bool) -> None:
+    prf.tp += gold and predicted
+    prf.fp += predicted and not gold
+    prf.fn += gold and not predicted
+
+
+@dataclass
+class ReadingAgreement:
+    """A second human reading of Accept/Reject scored against the dialogues' own labels."""
+
+    users: int = 0
+    accept: PRF = field(default_factory=PRF)
+    reject: PRF = field(default_factory=PRF)
+    # Reject kept only where the labels give no critique and no SEE (`CRITIQUE_OR_SEEN`)
+    reject_without_critique: PRF = field(default_factory=PRF)
+    # the labels' intent sets on the utterances the second reading turns down and the labels do not
+    parted: Counter = field(default_factory=Counter)
+
+
+def reading_agreement(dialogues: Iterable[Dialogue], second: dict[str, tuple[bool, bool]]) -> ReadingAgreement:
+    """`second`: "<dialogue id>:<utterance index>" -> (accept, reject), read as an annotator's output
+    and scored against the user utterances' own labels, on the utterances it covers."""
+    out = ReadingAgreement()
+    for dialogue in dialogues:
+        for i, utt in enumerate(dialogue.utterances):
+            decision = second.get(f"{dialogue.dialogue_id}:{i}")
+            if utt.role != Role.USER or decision is None:
+                continue
+            out.users += 1
+            gold = intents_of(utt)
+            accept, reject = decision
+            _count(out.accept, bool(gold & ACCEPT), accept)
+            _count(out.reject, bool(gold & REJECT), reject)
+            _count(out.reject_without_critique, bool(gold & REJECT), reject and not gold & CRITIQUE_OR_SEEN)
+            if reject and not gold & REJECT:
+                out.parted[" + ".join(sorted(gold)) or "(none)"] += 1
+    return out
