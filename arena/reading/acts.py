@@ -286,8 +286,10 @@ _PART_TURNS_DOWN = re.compile(
     r"\b(hate[ds]?|dislike[ds]?|overrated|boring|pass on|maybe not|no thanks)\b|"
     r"\b(i'?ll|i will|i'?d|i would|gonna) (pass|skip)\b",
     re.IGNORECASE)
-# A part that takes an item: "I'll have to check that one out", "sounds really good", "interested in X".
+# A part that takes an item: "I'll have to check that one out", "sounds really good", "interested in X";
+# "will check out X" at the start of a part has its subject left out ("Did not like Y but will check out X").
 _PART_TAKES = re.compile(
+    r"^\W*will\s+(definitely\s+|probably\s+|also\s+)*(check|watch|look into|add|give it a)\b|"
     r"\b(i'?ll|i will|i'?m going to|gonna|going to|have to|need to|got to|gotta|want to|wanna|would like to|"
     r"i'?d like to|might|may|should|definitely|must)\s+(definitely\s+|probably\s+|really\s+|have to\s+|also\s+|"
     r"give it a\s+)*(watch|see|check|look into|look (it|that|them|those) up|look for|give|try|add|go with|"

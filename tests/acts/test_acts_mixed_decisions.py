@@ -20,6 +20,7 @@ ACC, REJ, PRO = (LABELS.index(f"USER:{name}") for name in ("ACC", "REJ", "PRO"))
     "Hmm. Not interested in Rocky but the other two sound really good! Thanks a lot!!",
     "I'm not interested in Seven Pounds (2008) , but thanks....I'm interested in The Best Offer (2013) . Thanks.",
     "I didn't care for Juno (2007) ...I will go with Knocked Up (2007) ...Thanks for all your help.",
+    "Did not like Knocked Up but will check out When Harry Met Sally",  # the subject left out after "but"
 ])
 def test_a_turn_down_and_a_take_in_different_parts_address_different_items(text):
     assert decisions_apart(text)
@@ -31,6 +32,8 @@ def test_a_turn_down_and_a_take_in_different_parts_address_different_items(text)
     "I'm not interested, I don't want to see it",  # "interested", "want to see" negated
     "I didn't like it, it sounds boring",  # one part doing both is no evidence of two items
     "I haven't seen it but it sounds good",  # not seen is no turn-down
+    "I didn't like it. will you show me another?",  # "will" asks here, it takes nothing
+    "Not a fan of Will Ferrell but will see",  # "will see" is no promise to watch anything
 ])
 def test_one_decision_or_one_item_is_not_two(text):
     assert not decisions_apart(text)

@@ -95,6 +95,14 @@ def test_one_title_taken_and_another_turned_down(policy, redial):
     assert redial.find_title("Raging Bull (1980)").item_id not in move.left_out
 
 
+def test_a_take_with_its_subject_left_out_after_but(policy, redial):
+    move = read(policy, redial, "Recommend me a boxing movie", ["Rocky (1976)", "Raging Bull (1980)"],
+                "Did not like Rocky (1976) but will check out Raging Bull (1980)")
+    assert move.act == "accept" and [i.title for i in move.about] == ["Raging Bull"]
+    assert redial.find_title("Rocky (1976)").item_id in move.left_out
+    assert redial.find_title("Raging Bull (1980)").item_id not in move.left_out
+
+
 def test_a_bare_approval_after_a_list_takes_it(policy, redial):
     move = read(policy, redial, "a good comedy please", ["Step Brothers (2008)", "Superbad (2007)"], "Perfect!")
     assert move.act == "accept"
