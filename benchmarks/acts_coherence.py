@@ -11,6 +11,13 @@ Accept and Reject. Sets:
 - the 242 shared CRS Arena dialogues (`../shared/data/crsarena_dial_texts`, no gold here: shares only);
 - `--sample`: user turns of this issue's conversations labelled by hand (JSON: [{"context": [...],
   "user": "...", "intents": [...]}]).
+  Two such samples sit in `benchmarks/conversations/`: `user_messages_v1_acts.json` (42 user turns,
+  3 Accept, 11 Reject) and `acts_sample_v2.json`, written for issue 40 on 2026-11-27 by a project
+  developer to have enough Accept and Reject turns to measure: 52 new movie conversations in the
+  tone of the crowd users and of the arena's systems, 211 user turns (48 Accept, 51 Reject, 5 of
+  them both), each labelled by hand with IARD's intents following `assets/acts/LABELING_GUIDE.md`
+  and its borderline conventions, and committed before any annotator read it. Its rows also carry
+  `conversation` and a short `why` of the Accept/Reject decision, which this script ignores.
 Then the CPU time of reading one user utterance as the dialogue policy does (the last one alone,
 one thread): p50 and p95 in ms over the IARD held-out user utterances.
 """
