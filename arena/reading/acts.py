@@ -204,7 +204,8 @@ def starts_with_wh(text: str) -> bool:
 
 # "Any mystery books written before 2000?" asks for items, whatever word of an aspect it holds.
 _ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
-                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)", re.IGNORECASE)
+                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)|"
+                             r"[,;:.!?]\s+(anything|something)\b(?! about)", re.IGNORECASE)
 
 
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.

@@ -62,6 +62,8 @@ def test_intensity_is_read_from_title_and_plot(redial):
     ("What else does he have?", None), ("Tell me a bit about Sister Act", "plot"),
     ("Hmm, is 50 First Dates more funny or more romantic?", "genres"), ("Is there anything more recent?", None),
     ("Any mystery books written before 2000?", None),
+    ("she's not into romance, anything without a love story?", None),  # asks for items after a clause
+    ("Ok, something with a better story?", None), ("So, what's the story of it?", "plot"),
 ])
 def test_questions_about_an_item(text, aspect):
     assert question_aspect(text) == aspect
@@ -196,3 +198,9 @@ def test_something_like_a_title_asks_for_its_genres(policy, redial):
     assert "horror" in c.unwanted_genres and c.genres == {"action", "adventure", "fantasy"} and c.any_genre
     lambs = redial.find_title("The Silence of the Lambs (1991)")
     assert not c.allows(lambs)
+
+
+def test_anything_after_a_clause_asks_for_items_not_the_plot(policy, redial):
+    move = read(policy, redial, "My 14 year old wants a high school movie", ["Superbad (2007)"],
+                "she's not into romance, anything without a love story?")
+    assert move.act != "question" and "romance" in move.constraints.unwanted_genres
