@@ -8,7 +8,7 @@ IARD's labels at hand). This script reads the second annotation as if it were an
 and scores it against IARD's labels, per part (IARD's training part, its val dialogues alone, the
 held-out part), in three ways:
 - **as read**: the second annotation's Accept and Reject;
-- **critique gate**: its Reject kept only where IARD gives the utterance no critique (CRI-F, CRI-A,
+- **where IARD marks no critique or SEE**: its Reject kept only where IARD gives the utterance no critique (CRI-F, CRI-A,
   CRI-C) and no SEE. It reads IARD's own labels of those intents: what a reader would reach that had
   learnt, without error, IARD's habit of calling a complaint about a feature a critique, not a turn-down;
 - **where they part**: the intents IARD gives to the turn-downs the second reading finds and IARD does
@@ -32,6 +32,7 @@ from evaluators.acts.data import (  # noqa: E402
 from evaluators.acts.quality import PRF, reading_agreement  # noqa: E402
 from evaluators.acts.training import is_iard_val  # noqa: E402
 
+
 def fmt(prf: PRF) -> str:
     return " / ".join("-" if v is None else f"{v:.2f}" for v in (prf.precision, prf.recall, prf.f1))
 
@@ -44,7 +45,8 @@ def main() -> int:
              ("IARD held-out part", held)]
     results = [(name, len(dialogues), reading_agreement(dialogues, second)) for name, dialogues in parts]
     print("**The second annotation read as a prediction of IARD's labels (P / R / F1, IARD's support)**\n")
-    print("| part | dialogues | user utterances | Accept | Reject, as read | Reject where IARD marks no critique or SEE |")
+    print("| part | dialogues | user utterances | Accept | Reject, as read "
+          "| Reject where IARD marks no critique or SEE |")
     print("|---|---:|---:|---|---|---|")
     for name, n, r in results:
         print(f"| {name} | {n} | {r.users} | {fmt(r.accept)} ({r.accept.support}) | "

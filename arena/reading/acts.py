@@ -305,8 +305,8 @@ _PART_TAKES = re.compile(
 _NEGATED = re.compile(r"\b(not|no|never|(do|does|did|wo|would|ca|could|is|was|are|were|have|has|should)n'?t)\s+"
                       r"((really|even|too|that|so)\s+)?$", re.IGNORECASE)
 # "the other two", "the first one": an item told apart from another.
-_OTHER_ITEM = re.compile(r"\b(the )?(" + "|".join(["other", "latter", "former", *ORDINALS]) + r")( one| ones| two| three)?\b",
-                         re.IGNORECASE)
+_OTHER_ITEM = re.compile(r"\b(the )?(" + "|".join(["other", "latter", "former", *ORDINALS]) +
+                         r")( one| ones| two| three)?\b", re.IGNORECASE)
 
 
 def parts_of(text: str) -> list[str]:
