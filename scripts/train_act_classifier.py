@@ -17,10 +17,11 @@ can happen on another machine (an accelerator) from a small, self-contained bund
               decided in context and the Accept/Reject thresholds, chosen on IARD's val part and
               the CRS Arena calibration part (needs ../shared/data/crsarena_dial_texts); rewrites
               the artifact's .json (the weights stay as they are)
-    f1        [--artifact assets/acts/act_model.safetensors] [--round 15|16] [--write] [--version V] [--cache FILE]
+    f1        [--artifact assets/acts/act_model.safetensors] [--round 15|16|17] [--write] [--version V] [--cache FILE]
               a round of candidates (evaluators/acts/f1_calibration.py): version 15's, Accept and Reject
               chosen for F1 on IARD's val part, Reject optionally decided in context; version 16's,
-              Accept with Reject where the utterance addresses different items; prints every
+              Accept with Reject where the utterance addresses different items; round 17's, Accept
+              decided with what the words say as well, against version 16; prints every
               candidate's out-of-fold validation figures beside the artifact's own and applies the
               rule written before they were fitted; --write rewrites the artifact's .json with the
               candidate the rule picks (none: nothing is written); --candidate X --out PATH writes
@@ -313,6 +314,7 @@ def f1_stage(args) -> int:
     from safetensors.numpy import load
 
     from evaluators.acts import f1_calibration as F
+    from evaluators.acts.context_decision import ALL_FACTS
     from evaluators.acts.metric_calibration import summary
     from evaluators.acts.offline import ActModel
 
@@ -332,7 +334,9 @@ def f1_stage(args) -> int:
         import pickle
 
         cached = pickle.loads(args.cache.read_bytes())
-        if cached["weights_sha256"] != model.meta["weights_sha256"] or cached["parts"]["iard-val"][0].titles is None:
+        first = cached["parts"]["iard-val"][0]
+        if (cached["weights_sha256"] != model.meta["weights_sha256"] or first.titles is None
+                or first.facts.shape[1] != len(ALL_FACTS)):
             print(f"{args.cache} holds another artifact's outputs or an older layout; remove it", file=sys.stderr)
             return 2
         parts = cached["parts"]
@@ -342,9 +346,13 @@ def f1_stage(args) -> int:
             import pickle
 
             args.cache.write_bytes(pickle.dumps({"weights_sha256": model.meta["weights_sha256"], "parts": parts}))
-    reference = F.evaluate(F.Candidate(reference_name, F.BOTH, (),
-                                       (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
-                           parts, model.threshold)
+    if args.round in F.REFERENCES:  # the version the round starts from, as served
+        reference_name = F.REFERENCES[args.round].name
+        reference = F.evaluate(F.REFERENCES[args.round], parts, model.threshold)
+    else:
+        reference = F.evaluate(F.Candidate(reference_name, F.BOTH, (),
+                                           (float(model.threshold[F.ACC]), float(model.threshold[F.REJ]))),
+                               parts, model.threshold)
     results = [(None, reference)] + [(c, F.evaluate(c, parts, model.threshold)) for c in F.ROUNDS[args.round]]
     print("| candidate | IARD val Accept P / R / F1 | IARD val Reject P / R / F1 | CRS Arena cal. Accept P / R / F1 "
           "| CRS Arena cal. Reject P / R / F1 | tau RDL / SR, IARD val | tau RDL / SR, CRS Arena cal. | objective "
@@ -358,11 +366,11 @@ def f1_stage(args) -> int:
             cells += [_prf(acts, "Accept"), _prf(acts, "Reject")]
         taus = [" / ".join(f"{(r['parts'][part][m]['tau'] or 0):.2f}" for m in ("rdl", "sr"))
                 for part in (F.IARD_VAL, F.CRSARENA)]
-        verdict = "-" if candidate is None else ("yes" if F.passes(r, reference) else "no")
+        verdict = "-" if candidate is None else ("yes" if F.passes(r, reference, args.round) else "no")
         folds = " ".join(f"({a:.2f}, {b:.2f})" for a, b in r["thresholds"])
         print(f"| {name} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {taus[0]} | {taus[1]} | "
               f"{r['objective']:.3f} | {folds} | {verdict} |")
-    passing = [(c, r) for c, r in results if c is not None and F.passes(r, reference)]
+    passing = [(c, r) for c, r in results if c is not None and F.passes(r, reference, args.round)]
     winner = None
     if passing:
         top = max(sum(F.f1_pair(r)) for _, r in passing)
@@ -372,7 +380,8 @@ def f1_stage(args) -> int:
     if args.candidate:  # one candidate written elsewhere, to be measured beside the shipped artifact
         chosen = [(c, r) for c, r in results if c is not None and c.name.split(":")[0] == args.candidate]
         if not chosen or args.out is None or Path(args.out).resolve() == artifact.resolve():
-            print("--candidate needs a letter of this round's candidates (A, ..., F-D; G, ..., K with --round 16) "
+            print("--candidate needs a letter of this round's candidates (A, ..., F-D; G, ..., K with --round 16; "
+                  "L, L-A with --round 17) "
                   "and an --out other than the artifact",
                   file=sys.stderr)
             return 2
@@ -432,7 +441,7 @@ def main(argv=None) -> int:
         stages[name].add_argument("--version", default=VERSION, help="artifact version recorded in every score")
     stages["context"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
     stages["f1"].add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
-    stages["f1"].add_argument("--round", default="15", choices=("15", "16"), help="which round's candidates")
+    stages["f1"].add_argument("--round", default="15", choices=("15", "16", "17"), help="which round's candidates")
     stages["f1"].add_argument("--version", default=None, help="the version written with --write (default: the round)")
     stages["f1"].add_argument("--write", action="store_true", help="rewrite the artifact with the rule's pick")
     stages["f1"].add_argument("--candidate", default=None, help="write this candidate (its letter) to --out")

@@ -13,6 +13,11 @@ act model's artifact (`context_decision`), Accept's threshold among the others
 (`thresholds["USER:ACC"]`, then a threshold on this probability); both are fitted and chosen
 on validation parts by `metric_calibration` so that metrics from the predicted acts follow
 those from reference acts. Recommend and Reject stay the network's own decisions.
+
+An artifact may decide Reject in context as well (`reject_features`, version 15's candidates), and
+Accept with two facts about the words beside the network's outputs (`accept_word_features`, round
+17: whether the utterance names a title the system offered, whether its words take something);
+`ContextDecision.from_meta` tells them apart by the feature names the artifact lists.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Role
+from arena.reading.acts import is_approval, part_takes, parts_of
 from evaluators.acts.network import LABELS, REC
 
 if TYPE_CHECKING:
@@ -43,6 +49,11 @@ FEATURES: tuple[str, ...] = tuple(
 FACTS: tuple[str, ...] = ("names a title", "names a title the system offered")
 REJECT_FEATURES: tuple[str, ...] = FEATURES + (
     "logit CRI-F of the next user utterance", "logit REF of the next user utterance") + FACTS
+# Round 17's Accept inputs: the network's, and what the words say ("I'll try it out!", "perfect!").
+WORDS_TAKE = "its words take something"
+ACCEPT_WORD_FACTS: tuple[str, ...] = ("names a title the system offered", WORDS_TAKE)
+ACCEPT_WORD_FEATURES: tuple[str, ...] = FEATURES + ACCEPT_WORD_FACTS
+ALL_FACTS: tuple[str, ...] = FACTS + (WORDS_TAKE,)  # the columns of `utterance_facts`
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -64,15 +75,22 @@ def features(roles: Sequence[Role], probs: np.ndarray, i: int) -> np.ndarray:
                            [agent_rec(i - 1), agent_rec(i - 3), agent_rec(i + 1), last], nxt])
 
 
+def words_take(text: str) -> bool:
+    """Whether a message's words take an item: a part that takes one and turns nothing down ("I'll try
+    it out!", "Not Rocky, but I'll watch Creed"), or a bare approval ("perfect!")."""
+    return is_approval(text) or any(part_takes(part) for part in parts_of(text))
+
+
 def utterance_facts(views: Sequence["UtteranceView"]) -> np.ndarray:
-    """Per utterance (`FACTS`): whether a user utterance names a title, and whether it names one a
-    system turn before it named (the item a turn-down would be about); 0 for system turns."""
+    """Per utterance (`ALL_FACTS`): whether a user utterance names a title, whether it names one a
+    system turn before it named (the item a turn-down would be about), and whether its words take
+    something (`words_take`); 0 for system turns."""
     offered: set[str] = set()
-    out = np.zeros((len(views), len(FACTS)))
+    out = np.zeros((len(views), len(ALL_FACTS)))
     for i, view in enumerate(views):
         keys = view.title_keys
         if view.role == Role.USER:
-            out[i] = (float(bool(keys)), float(bool(keys & offered)))
+            out[i] = (float(bool(keys)), float(bool(keys & offered)), float(words_take(view.utterance.text or "")))
         else:
             offered |= keys
     return out
@@ -83,27 +101,34 @@ def reject_features(roles: Sequence[Role], probs: np.ndarray, facts: np.ndarray,
     n = len(roles)
     nxt = (_logit(probs[i + 2][[CRI_F, REF]]) if i + 2 < n and roles[i + 2] == Role.USER
            else np.array([ABSENT, ABSENT]))
-    return np.concatenate([features(roles, probs, i), nxt, facts[i]])
+    return np.concatenate([features(roles, probs, i), nxt, facts[i, :len(FACTS)]])
+
+
+def accept_word_features(roles: Sequence[Role], probs: np.ndarray, facts: np.ndarray, i: int) -> np.ndarray:
+    """The inputs of round 17's Accept decision for user utterance `i` (see ACCEPT_WORD_FEATURES)."""
+    return np.concatenate([features(roles, probs, i), facts[i, [ALL_FACTS.index(f) for f in ACCEPT_WORD_FACTS]]])
 
 
 def feature_matrix(roles: Sequence[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None,
-                   output: int = ACC) -> tuple[list[int], np.ndarray]:
+                   output: int = ACC, words: bool = False) -> tuple[list[int], np.ndarray]:
     """(indices of the user utterances, their feature rows) for the decision of `output` (ACC or
-    REJ; Reject's needs `facts`, from `utterance_facts`)."""
+    REJ; Reject's, and Accept's with `words`, need `facts`, from `utterance_facts`)."""
     users = [i for i, r in enumerate(roles) if r == Role.USER]
-    if output == ACC:
+    if output == ACC and not words:
         rows = [features(roles, probs, i) for i in users]
     elif facts is None:
-        raise ValueError("the Reject decision needs the utterances' facts (utterance_facts)")
+        raise ValueError("this decision needs the utterances' facts (utterance_facts)")
+    elif output == ACC:
+        rows = [accept_word_features(roles, probs, facts, i) for i in users]
     else:
         rows = [reject_features(roles, probs, facts, i) for i in users]
-    return users, np.array(rows).reshape(len(users), len(feature_names(output)))
+    return users, np.array(rows).reshape(len(users), len(feature_names(output, words)))
 
 
-def feature_names(output: int) -> tuple[str, ...]:
-    if output not in (ACC, REJ):
-        raise ValueError(f"no context decision for output {LABELS[output]}")
-    return FEATURES if output == ACC else REJECT_FEATURES
+def feature_names(output: int, words: bool = False) -> tuple[str, ...]:
+    if output not in (ACC, REJ) or (words and output != ACC):
+        raise ValueError(f"no such context decision for output {LABELS[output]}")
+    return (ACCEPT_WORD_FEATURES if words else FEATURES) if output == ACC else REJECT_FEATURES
 
 
 @dataclass(frozen=True)
@@ -113,16 +138,23 @@ class ContextDecision:
     coef: np.ndarray
     intercept: float
     output: int = ACC
+    words: bool = False  # Accept read with what the words say as well (ACCEPT_WORD_FEATURES)
+
+    @property
+    def needs_facts(self) -> bool:
+        return self.output == REJ or self.words
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any], output: int = ACC) -> "ContextDecision":
-        if list(meta.get("features", [])) != list(feature_names(output)):
+        names = list(meta.get("features", []))
+        words = output == ACC and names == list(ACCEPT_WORD_FEATURES)
+        if names != list(feature_names(output, words)):
             raise ValueError("the artifact's context decision reads other features than this code makes")
-        return cls(np.asarray(meta["coef"], dtype=np.float64), float(meta["intercept"]), output)
+        return cls(np.asarray(meta["coef"], dtype=np.float64), float(meta["intercept"]), output, words)
 
     def to_meta(self) -> dict[str, Any]:
-        return {"features": list(feature_names(self.output)), "coef": [round(float(c), 6) for c in self.coef],
-                "intercept": round(self.intercept, 6)}
+        return {"features": list(feature_names(self.output, self.words)),
+                "coef": [round(float(c), 6) for c in self.coef], "intercept": round(self.intercept, 6)}
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(rows @ self.coef + self.intercept)))
@@ -132,11 +164,12 @@ class ContextDecision:
         """`into` (default: a copy of `probs`) with the `output` column of every user utterance
         replaced by the context probability, read from the network's outputs `probs`."""
         out = np.array(probs, dtype=np.float64, copy=True) if into is None else into
-        users, rows = feature_matrix(roles, probs, facts, self.output)
+        users, rows = feature_matrix(roles, probs, facts, self.output, self.words)
         if users:
             out[users, self.output] = self.probabilities(rows)
         return out
 
-    def accept_probabilities(self, roles: Sequence[Role], probs: np.ndarray) -> np.ndarray:
+    def accept_probabilities(self, roles: Sequence[Role], probs: np.ndarray,
+                             facts: Optional[np.ndarray] = None) -> np.ndarray:
         """`probs` with the ACC column of every user utterance replaced by the context probability."""
-        return self.decided(roles, probs)
+        return self.decided(roles, probs, facts)

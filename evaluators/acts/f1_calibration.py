@@ -16,6 +16,9 @@ would ship: regressions fitted on every dialogue of their parts, thresholds chos
 IARD val's out-of-fold probabilities. `passes` is the rule written before any candidate was
 fitted (BENCHMARKS.md, "Act annotator version 15").
 
+`ROUND_17` (BENCHMARKS.md, "Act annotator round 17") starts from version 16 (`REFERENCES`): its Accept
+regression also reads whether the words take an item; its rule asks Accept to gain and Reject to hold.
+
 `ROUND_16` holds the next round's candidates (BENCHMARKS.md, "Act annotator version 16"): version 14's
 decisions, with Accept and Reject allowed together on an utterance that addresses different items
 (`offline.MixedDecisions`); measured against the same rule.
@@ -57,11 +60,12 @@ class Candidate:
     thresholds: Optional[tuple[float, float]] = None  # (Accept, Reject) given; None = chosen for F1 on IARD val
     decided_first: bool = False  # Accept and Reject kept first under the limit of three intents (offline.decide)
     mixed: Optional[MixedDecisions] = None  # Accept with Reject where the utterance addresses different items
+    accept_words: bool = False  # the Accept regression also reads what the words say (round 17)
 
     @property
     def keeps_decisions(self) -> bool:
         """Version 14's Accept regression and thresholds unchanged (what it ships is the artifact's own)."""
-        return (self.accept_parts, self.reject_parts, self.thresholds) == (
+        return not self.accept_words and (self.accept_parts, self.reject_parts, self.thresholds) == (
             VERSION_14.accept_parts, VERSION_14.reject_parts, VERSION_14.thresholds)
 
 
@@ -89,7 +93,18 @@ ROUND_16 = (
     Candidate("K: H-N, the second decision at half its threshold where the parts carry both", *_V14,
               decided_first=True, mixed=MixedDecisions(by_items=True, second_at=0.5)),
 )
-ROUNDS = {"15": CANDIDATES, "16": ROUND_16}
+# Round 17 (BENCHMARKS.md, "Act annotator round 17"): version 16 (H) with Accept read with the words as well.
+VERSION_16 = Candidate("16 (shipped)", *_V14, decided_first=True, mixed=MixedDecisions())
+ROUND_17 = (
+    Candidate("L: Accept with the words that take an item", *_V14, decided_first=True, mixed=MixedDecisions(),
+              accept_words=True),
+    Candidate("L-A: L, thresholds for F1", BOTH, (), None, decided_first=True, mixed=MixedDecisions(),
+              accept_words=True),
+)
+ROUNDS = {"15": CANDIDATES, "16": ROUND_16, "17": ROUND_17}
+# The reference each round is measured against: version 14 as it was served, or version 16 from round 17 on.
+REFERENCES = {"17": VERSION_16}
+MIN_ACCEPT_GAIN_17, MAX_REJECT_DROP_17 = 0.03, 0.01
 
 
 def _in_fold(name: str, k: int, fold: int) -> bool:
@@ -102,7 +117,7 @@ def _labels(item: Scored, users: list[int], intent: str) -> np.ndarray:
 
 
 def _fit_regression(parts: dict[str, list[Scored]], names: tuple[str, ...], output: int,
-                    keep=lambda name, k: True) -> ContextDecision:
+                    keep=lambda name, k: True, words: bool = False) -> ContextDecision:
     from sklearn.linear_model import LogisticRegression
 
     intent = "ACC" if output == ACC else "REJ"
@@ -111,12 +126,12 @@ def _fit_regression(parts: dict[str, list[Scored]], names: tuple[str, ...], outp
         for k, item in enumerate(parts[name]):
             if not keep(name, k):
                 continue
-            users, x = feature_matrix(item.roles, item.probs, item.facts, output)
+            users, x = feature_matrix(item.roles, item.probs, item.facts, output, words)
             if users:
                 rows.append(x)
                 labels.append(_labels(item, users, intent))
     model = LogisticRegression(C=C, max_iter=5000).fit(np.concatenate(rows), np.concatenate(labels))
-    return ContextDecision(model.coef_[0].astype(np.float64), float(model.intercept_[0]), output)
+    return ContextDecision(model.coef_[0].astype(np.float64), float(model.intercept_[0]), output, words)
 
 
 def _decisions(candidate: Candidate, parts: dict[str, list[Scored]], keep=lambda name, k: True
@@ -124,7 +139,7 @@ def _decisions(candidate: Candidate, parts: dict[str, list[Scored]], keep=lambda
     out = []
     for names, output in ((candidate.accept_parts, ACC), (candidate.reject_parts, REJ)):
         if names:
-            out.append(_fit_regression(parts, names, output, keep))
+            out.append(_fit_regression(parts, names, output, keep, candidate.accept_words and output == ACC))
     return out
 
 
@@ -215,11 +230,14 @@ def f1_pair(result: dict[str, object], part: str = IARD_VAL) -> tuple[float, flo
     return acts["Accept"].f1 or 0.0, acts["Reject"].f1 or 0.0
 
 
-def passes(result: dict[str, object], reference: dict[str, object]) -> bool:
-    """The rule, less its latency clause (measured by benchmarks/acts_coherence.py): on IARD val both
-    F1 at least MIN_F1_GAIN above the reference's, the mean objective at most MAX_OBJECTIVE_DROP below."""
+def passes(result: dict[str, object], reference: dict[str, object], round_: str = "16") -> bool:
+    """The round's rule, less its latency clause (measured by benchmarks/acts_coherence.py): on IARD val
+    both F1 at least MIN_F1_GAIN above the reference's (round 17: Accept MIN_ACCEPT_GAIN_17 above, Reject
+    at most MAX_REJECT_DROP_17 below), the mean objective at most MAX_OBJECTIVE_DROP below."""
     (acc, rej), (acc0, rej0) = f1_pair(result), f1_pair(reference)
-    return (acc >= acc0 + MIN_F1_GAIN - 1e-9 and rej >= rej0 + MIN_F1_GAIN - 1e-9
+    accept_gain, reject_gain = ((MIN_ACCEPT_GAIN_17, -MAX_REJECT_DROP_17) if round_ == "17"
+                                else (MIN_F1_GAIN, MIN_F1_GAIN))
+    return (acc >= acc0 + accept_gain - 1e-9 and rej >= rej0 + reject_gain - 1e-9
             and result["objective"] >= reference["objective"] - MAX_OBJECTIVE_DROP - 1e-9)  # type: ignore[operator]
 
 

@@ -153,6 +153,11 @@ class ActModel:
     def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         return self.probabilities_of(encode_pairs(self.tokenizer, pairs))
 
+    @property
+    def needs_facts(self) -> bool:
+        """Whether a context decision reads `context_decision.utterance_facts` (Reject's; Accept's with the words)."""
+        return any(d is not None and d.needs_facts for d in (self.context, self.reject_context))
+
     def probabilities_of(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
         """The outputs for already tokenised pairs (`network.encode_pairs`)."""
         return self._run(rows)
@@ -160,10 +165,10 @@ class ActModel:
     def in_context(self, roles: list[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None) -> np.ndarray:
         """`probs` (every utterance of one dialogue, in order) with Accept, and Reject where the artifact
         decides it so, replaced by the context decisions' probabilities; both read the network's own
-        outputs. `facts`: `context_decision.utterance_facts` of the dialogue (the Reject decision needs them)."""
+        outputs. `facts`: `context_decision.utterance_facts` of the dialogue (needed where `needs_facts`)."""
         out = np.array(probs, dtype=np.float64, copy=True)
         if self.context is not None:
-            self.context.decided(roles, probs, into=out)
+            self.context.decided(roles, probs, facts, into=out)
         if self.reject_context is not None:
             self.reject_context.decided(roles, probs, facts, into=out)
         return out
@@ -295,8 +300,8 @@ class OfflineActAnnotator(ActAnnotator):
         if not views:
             return []
         model = self.model
-        # Only an artifact that decides Reject in context reads the titles each utterance names.
-        facts = utterance_facts(views) if model.reject_context is not None and not last_only else None
+        # Only an artifact whose context decisions read them (Reject's; Accept's with the words) needs the facts.
+        facts = utterance_facts(views) if model.needs_facts and not last_only else None
         intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
                                 facts=facts, texts=[v.utterance.text for v in views],
                                 titles=[len(v.title_keys) for v in views])

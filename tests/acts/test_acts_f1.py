@@ -9,7 +9,8 @@ from arena.dialogue import Dialogue, DialogueAct, Role
 from arena.titles.linking import Mention
 from evaluators.acts import f1_calibration as F
 from evaluators.acts.context_decision import (
-    ABSENT, ACC, CRI_F, REJ, REJECT_FEATURES, ContextDecision, feature_matrix, utterance_facts,
+    ABSENT, ACC, ACCEPT_WORD_FEATURES, CRI_F, FEATURES, REJ, REJECT_FEATURES, ContextDecision, feature_matrix,
+    utterance_facts,
 )
 from evaluators.acts.features import UtteranceView
 from evaluators.acts.metric_calibration import Scored
@@ -18,26 +19,44 @@ from evaluators.acts.network import LABELS
 U, A = Role.USER, Role.AGENT
 
 
-def _view(role, title=None):
+def _view(role, title=None, text="text"):
     d = Dialogue(crs_id="t")
-    (d.add_user if role == U else d.add_agent)("text")
+    (d.add_user if role == U else d.add_agent)(text)
     mentions = [Mention(title=title, start=0, end=4, source="year")] if title else []
-    return UtteranceView(utterance=d.utterances[0], mentions=mentions, masked="text")
+    return UtteranceView(utterance=d.utterances[0], mentions=mentions, masked=text)
 
 
-def test_facts_say_whether_the_user_names_a_title_the_system_offered():
-    views = [_view(U, "Heat"), _view(A, "Ronin"), _view(U, "Ronin"), _view(U, "Alien"), _view(A)]
+def test_facts_say_whether_the_user_names_a_title_the_system_offered_and_takes_something():
+    views = [_view(U, "Heat"), _view(A, "Ronin", "I'll watch it"), _view(U, "Ronin", "I'll try it out!"),
+             _view(U, "Alien", "Not Alien, I'll pass"), _view(A), _view(U, text="perfect!")]
     facts = utterance_facts(views)
-    # Heat: a title, not offered (the user's own); Ronin: offered before; Alien: named, never offered.
-    assert facts.tolist() == [[1, 0], [0, 0], [1, 1], [1, 0], [0, 0]]
+    # Heat: a title, not offered (the user's own); Ronin: offered before, taken by the words; Alien: named,
+    # never offered, turned down; "perfect!" takes what was shown; a system turn's words count for nothing.
+    assert facts.tolist() == [[1, 0, 0], [0, 0, 0], [1, 1, 1], [1, 0, 0], [0, 0, 0], [0, 0, 1]]
+
+
+def test_accept_with_the_words_reads_the_offered_title_and_the_take():
+    roles = [U, A, U]
+    p = np.full((3, len(LABELS)), 0.05)
+    facts = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1]], dtype=float)
+    users, rows = feature_matrix(roles, p, facts, ACC, words=True)
+    assert users == [0, 2] and rows.shape == (2, len(ACCEPT_WORD_FEATURES))
+    row = dict(zip(ACCEPT_WORD_FEATURES, rows[1]))
+    assert row["names a title the system offered"] == 1 and row["its words take something"] == 1
+    assert np.allclose(rows[:, :len(FEATURES)], feature_matrix(roles, p, facts, ACC)[1])  # the same network inputs
+    decision = ContextDecision(np.linspace(-1, 1, len(ACCEPT_WORD_FEATURES)), 0.1, ACC, words=True)
+    again = ContextDecision.from_meta(json.loads(json.dumps(decision.to_meta())))
+    assert again.words and np.allclose(again.coef, decision.coef, atol=1e-6) and again.needs_facts
+    with pytest.raises(ValueError, match="facts"):
+        decision.decided(roles, p)
 
 
 def test_reject_features_add_the_next_turns_and_the_facts():
     roles = [U, A, U, A, U]
     p = np.full((5, len(LABELS)), 0.05)
     p[4, CRI_F] = 0.9
-    facts = np.zeros((5, 2))
-    facts[2] = (1, 1)
+    facts = np.zeros((5, 3))
+    facts[2] = (1, 1, 0)
     users, rows = feature_matrix(roles, p, facts, REJ)
     assert users == [0, 2, 4] and rows.shape == (3, len(REJECT_FEATURES))
     row = dict(zip(REJECT_FEATURES, rows[1]))
@@ -131,3 +150,23 @@ def test_the_model_decides_reject_in_context_only_over_a_whole_dialogue():
         assert model.intents(roles, p, whole_dialogue=False) == decide(roles, p, model.threshold)
     finally:
         model.reject_context = None
+
+
+def _result(accept_f1_counts, reject_f1_counts, objective):
+    from evaluators.acts.quality import PRF
+
+    acts = {"Accept": PRF(*accept_f1_counts), "Reject": PRF(*reject_f1_counts)}
+    return {"parts": {F.IARD_VAL: {"acts": acts}}, "objective": objective}
+
+
+def test_round_17_reads_the_words_and_asks_accept_to_gain_without_losing_reject():
+    assert [c.name.split(":")[0] for c in F.ROUNDS["17"]] == ["L", "L-A"]
+    assert all(c.accept_words and not c.keeps_decisions and c.decided_first for c in F.ROUNDS["17"])
+    reference_16 = F.REFERENCES["17"]
+    assert reference_16.keeps_decisions and reference_16.decided_first and reference_16.mixed is not None
+    reference = _result((8, 2, 2), (8, 2, 2), 1.0)  # F1 0.80 / 0.80
+    accept_up = _result((9, 1, 1), (8, 2, 2), 1.0)  # Accept 0.90, Reject the same
+    reject_down = _result((9, 1, 1), (7, 3, 3), 1.0)  # Reject 0.70: more than 0.01 lost
+    assert F.passes(accept_up, reference, "17") and not F.passes(reject_down, reference, "17")
+    assert not F.passes(accept_up, reference, "16")  # round 16 wanted both up by 0.03
+    assert not F.passes(_result((9, 1, 1), (8, 2, 2), 0.97), reference, "17")  # the objective fell 0.03
