@@ -8,9 +8,10 @@ IARD's labels at hand). This script reads the second annotation as if it were an
 and scores it against IARD's labels, per part (IARD's training part, its val dialogues alone, the
 held-out part), in three ways:
 - **as read**: the second annotation's Accept and Reject;
-- **where IARD marks no critique or SEE**: its Reject kept only where IARD gives the utterance no critique (CRI-F, CRI-A,
-  CRI-C) and no SEE. It reads IARD's own labels of those intents: what a reader would reach that had
-  learnt, without error, IARD's habit of calling a complaint about a feature a critique, not a turn-down;
+- **where IARD marks no critique or SEE**: its Reject kept only where IARD gives the utterance no
+  critique (CRI-F, CRI-A, CRI-C) and no SEE. It reads IARD's own labels of those intents: what a
+  reader would reach that had learnt, without error, IARD's habit of calling a complaint about a
+  feature a critique, not a turn-down;
 - **where they part**: the intents IARD gives to the turn-downs the second reading finds and IARD does
   not call Reject.
 An annotator trained to the guide's reading cannot be expected to score higher against IARD than the

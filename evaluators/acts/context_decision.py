@@ -90,7 +90,8 @@ def utterance_facts(views: Sequence["UtteranceView"]) -> np.ndarray:
     for i, view in enumerate(views):
         keys = view.title_keys
         if view.role == Role.USER:
-            out[i] = (float(bool(keys)), float(bool(keys & offered)), float(words_take(view.utterance.text or "")))
+            takes = words_take(view.utterance.text or "")
+            out[i] = (float(bool(keys)), float(bool(keys & offered)), float(takes))
         else:
             offered |= keys
     return out
@@ -106,7 +107,8 @@ def reject_features(roles: Sequence[Role], probs: np.ndarray, facts: np.ndarray,
 
 def accept_word_features(roles: Sequence[Role], probs: np.ndarray, facts: np.ndarray, i: int) -> np.ndarray:
     """The inputs of round 17's Accept decision for user utterance `i` (see ACCEPT_WORD_FEATURES)."""
-    return np.concatenate([features(roles, probs, i), facts[i, [ALL_FACTS.index(f) for f in ACCEPT_WORD_FACTS]]])
+    columns = [ALL_FACTS.index(name) for name in ACCEPT_WORD_FACTS]
+    return np.concatenate([features(roles, probs, i), facts[i, columns]])
 
 
 def feature_matrix(roles: Sequence[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None,

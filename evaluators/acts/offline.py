@@ -155,7 +155,8 @@ class ActModel:
 
     @property
     def needs_facts(self) -> bool:
-        """Whether a context decision reads `context_decision.utterance_facts` (Reject's; Accept's with the words)."""
+        """Whether a context decision reads `context_decision.utterance_facts` (Reject's; Accept's with
+        the words)."""
         return any(d is not None and d.needs_facts for d in (self.context, self.reject_context))
 
     def probabilities_of(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
@@ -300,7 +301,8 @@ class OfflineActAnnotator(ActAnnotator):
         if not views:
             return []
         model = self.model
-        # Only an artifact whose context decisions read them (Reject's; Accept's with the words) needs the facts.
+        # Only an artifact whose context decisions read them (Reject's; Accept's with the words) needs
+        # the facts.
         facts = utterance_facts(views) if model.needs_facts and not last_only else None
         intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
                                 facts=facts, texts=[v.utterance.text for v in views],

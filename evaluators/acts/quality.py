@@ -117,7 +117,8 @@ class ReadingAgreement:
     parted: Counter = field(default_factory=Counter)
 
 
-def reading_agreement(dialogues: Iterable[Dialogue], second: dict[str, tuple[bool, bool]]) -> ReadingAgreement:
+def reading_agreement(dialogues: Iterable[Dialogue], second: dict[str, tuple[bool, bool]]
+                      ) -> ReadingAgreement:
     """`second`: "<dialogue id>:<utterance index>" -> (accept, reject), read as an annotator's output
     and scored against the user utterances' own labels, on the utterances it covers."""
     out = ReadingAgreement()
