@@ -150,6 +150,12 @@ def person_label(name: str) -> str:
     return _QUALIFIER_SUFFIX.sub("", name).strip() or name
 
 
+@lru_cache(maxsize=4096)
+def person_key(name: str) -> str:
+    """One key for a person's spellings: "J. R. R. Tolkien" and "J.R.R. Tolkien" -> "jrrtolkien"."""
+    return re.sub(r"[^a-z]", "", normalize(name))
+
+
 def _dedupe(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(unique(v.strip() for v in values if v and v.strip()))
 

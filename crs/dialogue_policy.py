@@ -44,7 +44,6 @@ from arena.reading.constraints import Constraints, audience, genre_mentions, in_
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
-from arena.reading.scope import negated_before
 from arena.reading.acts import (
     RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk,
     is_yes_no_question, part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, rule_intents,
@@ -54,13 +53,12 @@ from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
     without_possessives,
 )
-from arena.reading.scope import NEGATION_CUE, SEEN_CUE
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE, negated_before
 from crs.franchises import Franchises
 
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
-
 
 
 @dataclass

@@ -351,6 +351,12 @@ def is_approval(text: str) -> bool:
     return bool(_APPROVAL.match(text or ""))
 
 
+def words_take(text: str) -> bool:
+    """Whether a message's words take an item: a part that takes one and turns nothing down ("I'll try
+    it out!", "Not Rocky, but I'll watch Creed"), or a bare approval ("perfect!")."""
+    return is_approval(text) or any(part_takes(part) for part in parts_of(text))
+
+
 def _takes(part: str) -> bool:
     return any(not _NEGATED.search(part[:m.start()]) for m in _PART_TAKES.finditer(part))
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
-from arena.catalog import CatalogItem
+from arena.catalog import CatalogItem, person_key
 from arena.reading.scope import negated_before
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
@@ -47,12 +47,14 @@ __all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "audience", "child_f
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
-    r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
+    r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|"
+    r"(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
 # Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
-_KIDS_KIND = re.compile(r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|(for|aimed at) (the )?(kids|children)|"
-                        r"children'?s (films?|movies?)|family (films?|movies?))\b", re.IGNORECASE)
+_KIDS_KIND = re.compile(r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
+                        r"(for|aimed at) (the )?(kids|children)|children'?s (films?|movies?)|family (films?|movies?))\b",
+                        re.IGNORECASE)
 _ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
                           re.IGNORECASE)
 _DECADE = re.compile(r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
@@ -166,7 +168,8 @@ class Constraints:
 
 
 _EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|(don'?t|do not|never) want (anything|something|any|stuff|"
-                        r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+                        r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+"
+                        r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
                         re.IGNORECASE)
 _NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
     shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
@@ -201,16 +204,12 @@ def _people(item: CatalogItem) -> frozenset[str]:
     """The item's people as `person_key`s, so that "J. R. R. Tolkien" is "J.R.R. Tolkien"."""
     keys = _PEOPLE_KEYS.get((item.dataset, item.item_id))
     if keys is None:
-        keys = _PEOPLE_KEYS[(item.dataset, item.item_id)] = frozenset(person_key(n) for names in item.people.values() for n in names)
+        keys = frozenset(person_key(n) for names in item.people.values() for n in names)
+        _PEOPLE_KEYS[(item.dataset, item.item_id)] = keys
     return keys
 
 
 _PEOPLE_KEYS: dict[tuple[str, str], frozenset[str]] = {}
-
-
-@lru_cache(maxsize=4096)
-def person_key(name: str) -> str:
-    return re.sub(r"[^a-z]", "", normalize(name))
 
 
 @lru_cache(maxsize=1024)

@@ -15,7 +15,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from arena.catalog import CatalogItem, person_label, vocabulary
+from arena.catalog import CatalogItem, person_key, person_label, vocabulary
 from arena.titles.phrases import FUNCTION_WORDS, fold, normalize
 
 MIN_CREDITS = 3  # a surname stands for someone the catalog credits on a few entries at least
@@ -41,7 +41,7 @@ class SurnameIndex:
         for item in items:
             for name in {n for names in item.people.values() for n in names}:
                 if surname := surname_of(name):
-                    key = re.sub(r"[^a-z]", "", fold(person_label(name)))
+                    key = person_key(person_label(name))
                     credits[surname][key] += 1
                     spellings[key][name] += 1
         everyday = vocabulary()

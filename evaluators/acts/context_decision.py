@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Role
-from arena.reading.acts import is_approval, part_takes, parts_of
+from arena.reading.acts import words_take
 from evaluators.acts.network import LABELS, REC
 
 if TYPE_CHECKING:
@@ -75,16 +75,10 @@ def features(roles: Sequence[Role], probs: np.ndarray, i: int) -> np.ndarray:
                            [agent_rec(i - 1), agent_rec(i - 3), agent_rec(i + 1), last], nxt])
 
 
-def words_take(text: str) -> bool:
-    """Whether a message's words take an item: a part that takes one and turns nothing down ("I'll try
-    it out!", "Not Rocky, but I'll watch Creed"), or a bare approval ("perfect!")."""
-    return is_approval(text) or any(part_takes(part) for part in parts_of(text))
-
-
 def utterance_facts(views: Sequence["UtteranceView"]) -> np.ndarray:
     """Per utterance (`ALL_FACTS`): whether a user utterance names a title, whether it names one a
     system turn before it named (the item a turn-down would be about), and whether its words take
-    something (`words_take`); 0 for system turns."""
+    something (`arena.reading.acts.words_take`); 0 for system turns."""
     offered: set[str] = set()
     out = np.zeros((len(views), len(ALL_FACTS)))
     for i, view in enumerate(views):

@@ -219,7 +219,10 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent
                   if name not in (REC, "REC-S", "REC-E") and p[j] >= threshold[j]]
         if role == Role.USER and coherent_sets:
             together = False
-            if mixed is not None and texts is not None:
+            # The parts are read only where they can change the label set: both decisions passed, or
+            # a second one may be kept at a lower bar.
+            if mixed is not None and texts is not None and (
+                    {"ACC", "REJ"} <= set(chosen) or (mixed.second_at > 0 and {"ACC", "REJ"} & set(chosen))):
                 apart = decisions_apart(texts[i])
                 together = apart or (mixed.by_items and names_different_items(texts[i], titles[i] if titles else 0))
                 if apart and mixed.second_at > 0:
