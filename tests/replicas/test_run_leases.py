@@ -20,7 +20,7 @@ from arena.store import Store  # noqa: E402
 from arena.store import schema as t  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import build_simulator, catalog_view  # noqa: E402
-from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
+from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager  # noqa: E402
 
 
 def manager(location: str, systems: dict, llm=None, **settings) -> RunManager:
@@ -237,3 +237,28 @@ def test_a_ray_workers_dialogue_makes_no_llm_call_once_its_run_is_taken_over(db_
     assert worker.store.get_dialogue(run_dialogue_id(run_id, "gated", 0)) is None
     for store in (driver, resumer, worker.store):
         store.close()
+
+
+def test_a_renewal_in_flight_as_the_run_ends_does_not_outlive_its_release(db_location):
+    view = catalog_view("redial")
+    owner = manager(db_location, {"slow": SlowCRS(AttributeCRS(view), 0.05)}, run_lease_s=8.0)
+    renew, held_back = owner.store.renew_run_lease, threading.Event()
+
+    def late(run_id, *args, **kwargs):  # the renewal reaches the database only after the run's last word
+        held_back.set()
+        deadline = time.monotonic() + 30
+        while owner.status(run_id)["status"] not in FINAL_STATES and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # long enough for a release that does not wait for it to come first
+        return renew(run_id, *args, **kwargs)
+
+    owner.store.renew_run_lease = late
+    run_id = owner.start(RunConfig(systems=["slow"], simulator="llm_us", n_dialogues=24, max_turns=6,
+                                   concurrency=2))  # long enough for a renewal (every second) to start
+    assert owner.wait(run_id, timeout=60) and held_back.is_set()
+    time.sleep(0.6)  # any renewal still on its way has landed by now
+    assert owner.store.run_lease(run_id)[1] is None  # released after the late renewal, not before it
+    other = manager(db_location, {"slow": AttributeCRS(view)})
+    assert other.store.claim_run(run_id)  # so another process may take it up at once
+    owner.store.close()
+    other.store.close()

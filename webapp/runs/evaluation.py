@@ -433,6 +433,9 @@ class RunManager(ResumesInterruptedRuns):
             self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc), active={})
         finally:
             stop_beat.set()
+            # A renewal in flight must land before the release below, or it would hold the ended run
+            # under a live lease and a resume would be refused as "still running" until it ran out.
+            beat.join(timeout=self.lease_s)
             with self._save_lock, self._lock:
                 self._states.pop(run_id, None)
                 self._saved_at.pop(run_id, None)
