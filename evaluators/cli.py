@@ -202,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="with --db: every ended dialogue, not only those missing a score of these metrics")
     p.add_argument("--metrics", default="acts,rdl,srrr,sr",
-                   help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr)")
+                   help=f"comma-separated metric groups: {', '.join(REGISTRY)} (default: acts,rdl,srrr,sr: "
+                        "the arena's reading of SRRR and SR; srrr_usersimcrs,sr_usersimcrs give "
+                        "UserSimCRS's)")
     p.add_argument("--out", default=None, help="output JSONL (with --input)")
     p.add_argument("--engine", choices=ENGINES, default="threads",
                    help="with --db: threads (the store's durable queue, --workers) or one Ray task per dialogue")

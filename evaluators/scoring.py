@@ -3,7 +3,10 @@
 Metric groups, by name:
 
 - "acts": annotate dialogue acts (value: share of utterances annotated)
-- "rdl", "srrr", "sr": the RDL paper's utility metrics (see evaluators.metrics)
+- "rdl", "srrr", "sr": the RDL paper's utility metrics (see evaluators.metrics), the default reading
+- "srrr_usersimcrs", "sr_usersimcrs": SRRR and SR as UserSimCRS's metric code computes them (rounds
+  counted from the start of the dialogue, the user's last decision settles a round;
+  evaluators.metrics_usersimcrs), for putting the two readings side by side
 - "recall": Recall@k averaged over system turns (needs metadata["targets"])
 - "pc": preference coverage after the last turn and its mean increase per turn
   (needs metadata["targets"]); writes "pc" and "pcir"
@@ -30,6 +33,7 @@ from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
 from arena.target_metrics import coverage_increase
 from evaluators import metrics as M
+from evaluators import metrics_usersimcrs as U
 from evaluators.acts.base import ActAnnotator
 
 log = logging.getLogger(__name__)
@@ -132,6 +136,20 @@ def _sr(d: Dialogue, ctx: Context) -> dict[str, Score]:
     return _act_score("sr", ctx, lambda: (M.success(d), {"rounds": len(M.recommendation_rounds(d))}))
 
 
+def _usersimcrs_details(d: Dialogue) -> dict[str, Any]:
+    rounds = U.usersimcrs_rounds(d)
+    return {"rounds": len(rounds), "successful_rounds": sum(r.accepted for r in rounds),
+            "opening_round": any(r.opening for r in rounds)}
+
+
+def _srrr_usersimcrs(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    return _act_score("srrr_usersimcrs", ctx, lambda: (U.srrr_usersimcrs(d), _usersimcrs_details(d)))
+
+
+def _sr_usersimcrs(d: Dialogue, ctx: Context) -> dict[str, Score]:
+    return _act_score("sr_usersimcrs", ctx, lambda: (U.success_usersimcrs(d), _usersimcrs_details(d)))
+
+
 # -- target-based groups ---------------------------------------------------------
 
 
@@ -201,6 +219,10 @@ register(MetricGroup("acts", "dialogue acts annotated (share of utterances)", _a
 register(MetricGroup("rdl", "Reward-per-Dialogue-Length: accepted recommendations / utterances", _rdl, needs_acts=True))
 register(MetricGroup("srrr", "Successful Recommendation Round Ratio", _srrr, needs_acts=True))
 register(MetricGroup("sr", "success: some recommendation accepted (0/1)", _sr, needs_acts=True))
+register(MetricGroup("srrr_usersimcrs", "SRRR as UserSimCRS computes it: rounds counted from the dialogue's "
+                     "start, the user's last decision settles a round", _srrr_usersimcrs, needs_acts=True))
+register(MetricGroup("sr_usersimcrs", "SR as UserSimCRS computes it (its rounds and last-decision rule)",
+                     _sr_usersimcrs, needs_acts=True))
 register(MetricGroup("recall", f"Recall@{RECALL_K} per system turn, averaged (needs targets)", _recall,
                      needs_acts=True))
 register(MetricGroup("pc", f"preference coverage @{RECALL_K} after the last turn, and its mean increase",

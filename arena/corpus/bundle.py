@@ -313,6 +313,10 @@ METRIC_MEANINGS = {
     "rdl": "reward per dialogue length: accepted recommendations over the number of utterances",
     "srrr": "successful recommendation round ratio: recommendation rounds the user accepted, over all rounds",
     "sr": "success rate: 1 if the user accepted any recommendation, else 0",
+    "srrr_usersimcrs": "SRRR as UserSimCRS computes it: rounds counted from the start of the dialogue, "
+                       "each settled by the user's last decision in it",
+    "sr_usersimcrs": "SR as UserSimCRS computes it: 1 if any of its rounds (the opening one included) is "
+                     "accepted",
     "core": "CoRE: an LLM judge's score (0-100) over twelve factors of the system's replies",
     "rating": "an aspect rating given by a person or a simulator (`rating.<aspect>`)",
 }
