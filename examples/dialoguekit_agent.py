@@ -1,11 +1,15 @@
 """A DialogueKit `Agent` that speaks the arena's HTTP contract, so UserSimCRS's simulators (or any
 DialogueKit-based user) can hold conversations with any arena system.
 
-Serve a system with `crs-arena serve-crs --crs crb_crs_redial --port 9000`, then hand
-`ArenaAgent("crb_crs_redial", "http://127.0.0.1:9000")` to a DialogueKit `DialogueConnector` in
-place of UserSimCRS's iEvaLM agent (docs/protocols.md). Each turn sends the whole conversation
-so far to `POST /respond` and registers the reply; the items the system recommended travel in
-the reply's metadata (`recommended_items`, id and title), so they are in DialogueKit's export.
+Serve a system with `crs-arena serve-crs --crs crb_crs_redial --port 9000`, then name this class in
+UserSimCRS's simulation config as it is (`agent_class_path: dialoguekit_agent.ArenaAgent` with
+`examples/` on the Python path, `agent_id`, `agent_uri: http://127.0.0.1:9000`): its `run_simulation`
+builds the agent as `ArenaAgent(id=..., uri=..., **agent_config)`, after checking that `GET uri`
+answers, which the contract server does. Or build it yourself, `ArenaAgent("crb_crs_redial",
+"http://127.0.0.1:9000")`, and hand it to a DialogueKit `DialogueConnector` (docs/protocols.md).
+Each turn sends the whole conversation so far to `POST /respond` and registers the reply; the items
+the system recommended travel in the reply's metadata (`recommended_items`, id and title), so they
+are in DialogueKit's export.
 
 Needs only DialogueKit and the standard library.
 """
@@ -25,12 +29,15 @@ CONTRACT_VERSION = "1"
 
 
 class ArenaAgent(Agent):
-    def __init__(self, system: str, url: str, *, timeout_s: float = 60.0,
+    def __init__(self, id: str, uri: str, *, system: str | None = None, timeout_s: float = 60.0,
                  welcome_text: str = "Hello! What kind of movie are you looking for?") -> None:
-        super().__init__(id=system)
-        self.system = system
-        self.url = url.rstrip("/")
-        self.timeout_s = timeout_s
+        """`id` and `uri` are the names UserSimCRS's config passes (`agent_id`, `agent_uri`). `system`
+        (from `agent_config`) is the arena system's name sent with each turn, by default `id`: UserSimCRS
+        also reads its dialogue sample with `agent_id`, so the two may have to differ."""
+        super().__init__(id=id)
+        self.system = system or id
+        self.url = uri.rstrip("/")
+        self.timeout_s = float(timeout_s)
         self.welcome_text = welcome_text
 
     def welcome(self) -> None:

@@ -38,32 +38,35 @@ class CountingCRS:
 
     def __init__(self):
         self.seen = []
+        self.crs_ids = []
 
     def respond(self, dialogue):
         self.seen.append([(u.role, u.text) for u in dialogue.utterances])
+        self.crs_ids.append(dialogue.crs_id)
         return (f"After {len(dialogue.utterances)} utterances: try Alien (1979).",
                 [RecommendedItem(item_id="79062", title="Alien (1979)")])
+
+
+class Recorder:
+    """Where the connector shows the conversation (DialogueKit's platforms need Flask-SocketIO;
+    the connector only calls these two methods)."""
+
+    def __init__(self):
+        self.shown = []
+
+    def start(self):
+        pass
+
+    def display_agent_utterance(self, utterance, agent_id, user_id):
+        self.shown.append(("AGENT", utterance.text))
+
+    def display_user_utterance(self, utterance, user_id):
+        self.shown.append(("USER", utterance.text))
 
 
 def test_a_dialoguekit_user_talks_to_an_arena_system():
     from dialoguekit.connector.dialogue_connector import DialogueConnector
     from dialoguekit.participant.user import User
-
-    class Recorder:
-        """Where the connector shows the conversation (DialogueKit's platforms need Flask-SocketIO;
-        the connector only calls these two methods)."""
-
-        def __init__(self):
-            self.shown = []
-
-        def start(self):
-            pass
-
-        def display_agent_utterance(self, utterance, agent_id, user_id):
-            self.shown.append(("AGENT", utterance.text))
-
-        def display_user_utterance(self, utterance, user_id):
-            self.shown.append(("USER", utterance.text))
 
     crs = CountingCRS()
     with ContractServer(build_app(crs, "counting", "redial")) as server:
@@ -95,3 +98,40 @@ def test_a_dialoguekit_user_talks_to_an_arena_system():
     # The recommended items the agent kept in the reply's metadata are the arena reply's items again.
     assert imported.utterances[2].items == [RecommendedItem(item_id="79062", title="Alien (1979)")]
     assert [u.role for u in imported.utterances[:2]] == [Role.AGENT, Role.USER]
+
+
+def _class_from_config_path(path: str):
+    """The class a dotted path in a config names, imported as UserSimCRS's run_simulation does."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize("agent_config", [{}, {"system": "counting", "timeout_s": "30"}],
+                         ids=["id and uri only", "with agent_config"])
+def test_usersimcrs_run_simulation_config_names_the_agent_as_it_is(monkeypatch, agent_config):
+    """UserSimCRS's config names the agent class by its path and its run_simulation builds it with
+    `id=` and `uri=` (plus `agent_config`), after checking that `GET uri` answers 200."""
+    import urllib.request
+
+    from dialoguekit.connector.dialogue_connector import DialogueConnector
+    from dialoguekit.participant import Agent
+    from dialoguekit.participant.user import User
+
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.delitem(sys.modules, "dialoguekit_agent", raising=False)
+    agent_class = _class_from_config_path("dialoguekit_agent.ArenaAgent")
+    assert issubclass(agent_class, Agent)
+    crs = CountingCRS()
+    with ContractServer(build_app(crs, "counting", "redial")) as server:
+        with urllib.request.urlopen(server.url, timeout=30) as answer:
+            assert answer.status == 200
+        agent_id = "counting" if not agent_config else "IAI MovieBot"  # the dialogue sample's agent id
+        agent = agent_class(**{"id": agent_id, "uri": server.url, **agent_config})
+        assert agent.id == agent_id
+        user = User("simulated-user")
+        connector = DialogueConnector(agent, user, Recorder(), conversation_id="usersimcrs-1",
+                                      save_dialogue_history=False)
+        connector.start()
+        user.handle_input("I like scary space films")
+    assert connector.dialogue_history.utterances[-1].text == "After 2 utterances: try Alien (1979)."
+    assert crs.crs_ids == ["counting"]  # the arena system's name, whatever the agent id
