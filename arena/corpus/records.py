@@ -134,9 +134,12 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
         rec["metadata"]["vote"] = _vote_record(vote, side, pseudonym)
         rec = _scrub(rec, vote.user_id, pseudonym(vote.user_id))
     rec = _scrub(rec, raw, alias)
-    if source_ids and is_imported(d) and rec["conversation ID"] != d.dialogue_id:
-        rec["metadata"]["public_id"] = rec["conversation ID"]
-        rec["conversation ID"] = rec["conversation_id"] = d.dialogue_id
+    if source_ids and is_imported(d):
+        if rec["conversation ID"] != d.dialogue_id:
+            rec["metadata"]["public_id"] = rec["conversation ID"]
+            rec["conversation ID"] = rec["conversation_id"] = d.dialogue_id
+        # Every utterance id as the source wrote it, also where the conversation id held no user id
+        # (DialogueKit-based tools may put the user id into utterance ids alone).
         for utterance, original in zip(rec["conversation"], d.utterances):
             utterance["utterance ID"] = utterance["utterance_id"] = original.utterance_id
     return rec

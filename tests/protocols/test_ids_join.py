@@ -99,3 +99,27 @@ def test_the_export_command_takes_source_ids(store, tmp_path, capsys):
     out = tmp_path / "cli.json"
     assert corpus_main(["export", "--db", str(store.path), "--out", str(out), "--salt", "s", "--source-ids"]) == 0
     assert json.loads(out.read_text())[0]["conversation ID"] == SOURCE_ID
+
+
+def test_source_ids_keeps_utterance_ids_holding_the_user_id_when_the_conversation_id_does_not(tmp_path):
+    """A source whose conversation id has no user id in it but some utterance ids do (9 utterances, the
+    user's id in 2 of them): the researchers' export writes all 9 as the source did."""
+    ids = [f"run-7-{i}" for i in range(9)]
+    ids[3], ids[6] = f"{USER}-3", f"turn-6-{USER}"
+    record = {"conversation ID": "run-7", "agent": {"id": "barcor_redial", "type": "AGENT"},
+              "user": {"id": USER, "type": "USER"},
+              "conversation": [{"participant": "USER" if i % 2 == 0 else "AGENT", "utterance": f"line {i}",
+                                "utterance ID": uid} for i, uid in enumerate(ids)]}
+    source = tmp_path / "source.json"
+    source.write_text(json.dumps([record]), encoding="utf-8")
+    with Store(tmp_path / "arena.sqlite3") as s:
+        import_dialogues(s, source)
+        research, public = tmp_path / "research.json", tmp_path / "public.json"
+        export_json(s, research, salt="s", source_ids=True)
+        export_json(s, public, salt="s")
+    [res] = json.loads(research.read_text())
+    assert res["conversation ID"] == "run-7" and "public_id" not in res["metadata"]
+    assert [u["utterance ID"] for u in res["conversation"]] == ids
+    assert [u["utterance_id"] for u in res["conversation"]] == ids
+    # The public export still keeps the user's id out of every utterance id.
+    assert USER not in public.read_text()
