@@ -3,7 +3,8 @@
 Command-line tools call `run_refusing(main_body)`: anything the user can get
 wrong (a broken or empty file, a path that is a folder, a file that is not a
 database, Ctrl-C) becomes one line on stderr and one log line, with exit
-status 2 (130 for an interrupt). Programming errors still raise.
+status 2 (130 for an interrupt); a corpus file with several problems gets a
+line for each under the first. Programming errors still raise.
 """
 
 from __future__ import annotations
@@ -46,7 +47,14 @@ def run_refusing(body: Callable[[], int], *, prog: str = "arena") -> int:
         return 130
     except REFUSED as exc:
         line = one_line(exc)
-        print(f"error: {line}", file=sys.stderr)
+        if isinstance(exc, DialogueImportError) and len(exc.problems) > 1:
+            # A file with several problems: one line for each, so none is lost in a long line.
+            head, *problems = exc.lines()
+            print(f"error: {head}", file=sys.stderr)
+            for problem in problems:
+                print(f"  {problem}", file=sys.stderr)
+        else:
+            print(f"error: {line}", file=sys.stderr)
         log.warning("%s refused input: %s", prog, line)
         return 2
 

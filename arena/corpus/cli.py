@@ -4,7 +4,8 @@
         [--crs kbrd_redial --crs chatcrs_redial] [--user-kind human|simulator] [--zip]
     crs-arena export --out corpus.jsonl          # only the dialogues (.json: one JSON list)
     crs-arena export --out corpus.json --source-ids   # researchers: imported corpora keep their ids
-    crs-arena import FILE [--crs-id NAME] [--replace]   # CRSArena-Dial, DialogueKit or IARD; JSON or JSONL
+    crs-arena import FILE [--crs-id NAME] [--replace] [--rename-duplicates]   # CRSArena-Dial, DialogueKit,
+                                                    # IARD, ReDial or UserSimCRS output; JSON or JSONL
 
 A folder gets dialogues.jsonl, votes.csv, scores.csv, scores.parquet and README.md
 (the dataset card); user ids are pseudonymous in every file.
@@ -19,7 +20,8 @@ from typing import Optional
 
 from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
-from arena.corpus.reading import load_dialogues
+from arena.corpus.dialoguekit import DialogueImportError
+from arena.corpus.reading import DUPLICATE_MESSAGE, Renamed, load_dialogues
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
 from arena.refusals import check_output_file, run_refusing
@@ -69,6 +71,10 @@ def add_import_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argu
     parser.add_argument("--crs-id", default="unknown", help="system id for records without agent.id")
     parser.add_argument("--replace", action="store_true",
                         help="overwrite dialogues whose ids are already stored (refused otherwise)")
+    parser.add_argument("--rename-duplicates", action="store_true",
+                        help="records sharing a conversation ID (UserSimCRS names a dialogue after the "
+                             "second it started in) get distinct ids, <id>-2, <id>-3..., each named on "
+                             "a line; refused otherwise")
     parser.set_defaults(func=run_import, handler=run_import)
     return parser
 
@@ -117,11 +123,25 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    dialogues = load_dialogues(Path(args.path), default_crs_id=args.crs_id)  # refused before the store opens
+    renamed: list[Renamed] = []
+    try:  # refused before the store opens
+        dialogues = load_dialogues(Path(args.path), default_crs_id=args.crs_id,
+                                   rename_duplicates=args.rename_duplicates, renamed=renamed)
+    except DialogueImportError as exc:
+        if args.rename_duplicates:
+            raise
+        # Each record refused for its conversation ID says how it could be imported after all.
+        hint = " (--rename-duplicates gives it another id)"
+        raise DialogueImportError([{**p, "message": p["message"] + hint}
+                                   if p.get("message", "").startswith(DUPLICATE_MESSAGE) else p
+                                   for p in exc.problems], source=exc.source) from None
     db = _database(args)
     with Store(db) as store:
         import_dialogues(store, dialogues, default_crs_id=args.crs_id, replace=args.replace)
-    print(f"imported {len(dialogues)} dialogues into {db}")
+    for r in renamed:
+        print(f"renamed: {r.describe()}")
+    print(f"imported {len(dialogues)} dialogues into {db}"
+          + (f" ({len(renamed)} under a new id)" if renamed else ""))
     return 0
 
 

@@ -96,6 +96,15 @@ class DialogueImportError(ValueError):
             super().__init__(f"{head}: {len(problems)} {noun}; nothing was imported\n  " + "\n  ".join(lines))
 
 
+    def lines(self) -> list[str]:
+        """The refusal as a head line and one line per problem, every problem listed."""
+        head = f"cannot import dialogues from {self.source}" if self.source else "cannot import dialogues"
+        if len(self.problems) == 1:
+            return [f"{head}: {' '.join(_describe(self.problems[0]).split())}; nothing was imported"]
+        return [f"{head}: {len(self.problems)} problems; nothing was imported",
+                *(" ".join(_describe(p).split()) for p in self.problems)]
+
+
 def _describe(problem: dict[str, Any]) -> str:
     where = []
     if problem.get("line") is not None:

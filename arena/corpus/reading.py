@@ -8,6 +8,7 @@ before anything is returned, and all problems are reported together in one
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -96,12 +97,44 @@ def read_source(source: Source) -> tuple[str, Optional[str]]:
     return str(source), None
 
 
-def load_dialogues(source: Source, *, default_crs_id: str = "unknown") -> list[Dialogue]:
+@dataclass(frozen=True)
+class Renamed:
+    """A dialogue imported under another id, as its conversation ID was an earlier record's."""
+
+    index: int  # its record, 0-based
+    line: Optional[int]  # its line (JSONL only)
+    source_id: str  # the conversation ID the file gives it
+    new_id: str  # the id it is imported under
+    first_index: int  # the earlier record with the same conversation ID
+
+    def describe(self) -> str:
+        where = f"line {self.line}, record {self.index}" if self.line is not None else f"record {self.index}"
+        return (f"{where}: conversation ID {self.source_id!r} is also record {self.first_index}'s; "
+                f"imported as {self.new_id!r}")
+
+
+DUPLICATE_MESSAGE = "duplicate of record"
+RENAMED_FROM = "renamed_from"  # the dialogue's metadata key naming the conversation ID the file gave it
+
+
+def _distinct_id(source_id: str, taken: set[str]) -> str:
+    n = 2
+    while f"{source_id}-{n}" in taken:
+        n += 1
+    return f"{source_id}-{n}"
+
+
+def load_dialogues(source: Source, *, default_crs_id: str = "unknown", rename_duplicates: bool = False,
+                   renamed: Optional[list[Renamed]] = None) -> list[Dialogue]:
     """Every dialogue in a file/text/list of records, or DialogueImportError and none.
 
     Accepts a JSON list (CRSArena-Dial, IARD, our own Dialogue JSON), a single
     record, DialogueKit's per-pair file, or JSONL with one record per line.
-    Duplicate conversation IDs are an error.
+    Duplicate conversation IDs are an error, unless `rename_duplicates`: then every record after
+    the first with a conversation ID gets "<id>-2", "<id>-3"... (an id no record of the file has),
+    keeps the file's id in `metadata["renamed_from"]`, and is reported in `renamed` when given.
+    (UserSimCRS names a simulated dialogue after the second it started in, so dialogues run in
+    the same second share one.)
     """
     name = None
     lines: Optional[list[int]] = None
@@ -115,23 +148,36 @@ def load_dialogues(source: Source, *, default_crs_id: str = "unknown") -> list[D
             raise DialogueImportError(exc.problems, source=name) from None
     if not records:
         raise DialogueImportError([{"message": "no dialogues found (the input is empty)"}], source=name)
-    dialogues: list[Dialogue] = []
+    parsed: list[tuple[int, Optional[int], Dialogue]] = []
     problems: list[dict[str, Any]] = []
-    first_seen: dict[str, int] = {}
     for index, rec in enumerate(records):
         line = lines[index] if lines else None
         try:
-            d = from_record(rec, index, default_crs_id=default_crs_id)
+            parsed.append((index, line, from_record(rec, index, default_crs_id=default_crs_id)))
         except DialogueImportError as exc:
             problems.extend({**p, "line": line} for p in exc.problems)
-            continue
-        if d.dialogue_id in first_seen:
+    taken = {d.dialogue_id for _, _, d in parsed}
+    first_seen: dict[str, int] = {}
+    dialogues: list[Dialogue] = []
+    renames: list[Renamed] = []
+    for index, line, d in parsed:
+        if d.dialogue_id not in first_seen:
+            first_seen[d.dialogue_id] = index
+        elif rename_duplicates:
+            new_id = _distinct_id(d.dialogue_id, taken)
+            taken.add(new_id)
+            renames.append(Renamed(index, line, d.dialogue_id, new_id, first_seen[d.dialogue_id]))
+            d.metadata[RENAMED_FROM] = d.dialogue_id
+            d.dialogue_id = new_id
+        else:
             problems.append({"index": index, "line": line, "conversation_id": d.dialogue_id,
                              "field": "conversation ID",
-                             "message": f"duplicate of record {first_seen[d.dialogue_id]}"})
+                             "message": f"{DUPLICATE_MESSAGE} {first_seen[d.dialogue_id]}"})
             continue
-        first_seen[d.dialogue_id] = index
         dialogues.append(d)
     if problems:
+        problems.sort(key=lambda p: p.get("index") if p.get("index") is not None else -1)
         raise DialogueImportError(problems, source=name)
+    if renamed is not None:
+        renamed.extend(renames)
     return dialogues

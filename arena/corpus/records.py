@@ -29,7 +29,7 @@ from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from arena.corpus.dialoguekit import to_dialoguekit
-from arena.corpus.reading import Source, load_dialogues
+from arena.corpus.reading import RENAMED_FROM, Source, load_dialogues
 from arena.files import atomic_open
 from arena.refusals import InputRefused
 from arena.store import Store
@@ -142,6 +142,8 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
         # (DialogueKit-based tools may put the user id into utterance ids alone).
         for utterance, original in zip(rec["conversation"], d.utterances):
             utterance["utterance ID"] = utterance["utterance_id"] = original.utterance_id
+        if RENAMED_FROM in d.metadata:  # the conversation ID the file gave a renamed dialogue
+            rec["metadata"]["dialogue_metadata"][RENAMED_FROM] = d.metadata[RENAMED_FROM]
     return rec
 
 
