@@ -44,20 +44,22 @@ def _corpora(tmp_path: Path) -> list[Path]:
                 "conversation": [{"participant": "USER", "utterance": "Any heist films?",
                                   "utterance ID": f"barcor_redial_{USER}_0"}]}
     shared = {"conversation ID": "arena_agent-simulated_user-1796160000",
-              "agent": {"id": "arena_agent", "type": "AGENT"}, "user": {"id": "simulated_user", "type": "USER"},
+              "agent": {"id": "arena_agent", "type": "AGENT"},
+              "user": {"id": "simulated_user", "type": "USER"},
               "conversation": [{"participant": "USER", "utterance": "Something with robots"}]}
     dialoguekit = {"conversation ID": "dk-1", "agent": {"id": "barcor_redial", "type": "AGENT"},
                    "user": {"id": "simulated-user-7", "type": "USER"},
                    "conversation": [
                        {"participant": "USER", "utterance": "I like horror films", "utterance ID": "dk-1-0",
-                        "dialogue_acts": [{"intent": "DISCLOSE", "slot_values": [["GENRE", "horror", 7, 13]]}],
+                        "dialogue_acts": [{"intent": "DISCLOSE",
+                                           "slot_values": [["GENRE", "horror", 7, 13]]}],
                         "annotations": [["sentiment", "positive"]]},
                        {"participant": "AGENT", "utterance": "How about The Shining (1980)?",
                         "utterance ID": "dk-1-1", "utterance_feedback": 1,
                         "recommended_items": [{"id": "m1", "title": "The Shining (1980)"}]}]}
     return [REDIAL_SAMPLE, _write(tmp_path / "crsarena.json", [crsarena]),
-            _write(tmp_path / "usersimcrs.json", [shared, shared]), _write(tmp_path / "dialoguekit.json",
-                                                                         [dialoguekit])]
+            _write(tmp_path / "usersimcrs.json", [shared, shared]),
+            _write(tmp_path / "dialoguekit.json", [dialoguekit])]
 
 
 @pytest.fixture(scope="module")

@@ -39,10 +39,13 @@ def _same_second_dialogues(count: int) -> list[dict]:
         time.sleep(0.05)
     records = []
     for n, d in enumerate(dialogues):
-        d.add_utterance(Utterance("Hello! What kind of movie are you looking for?", DialogueParticipant.AGENT))
+        d.add_utterance(Utterance("Hello! What kind of movie are you looking for?",
+                                  DialogueParticipant.AGENT))
         d.add_utterance(Utterance(f"Something with robots, take {n}", DialogueParticipant.USER))
         rec = d.to_dict()
-        rec["agent"], rec["user"] = {"id": "arena_agent", "type": "AGENT"}, {"id": "simulated_user", "type": "USER"}
+        # as DialogueKit's connector writes the two participants beside the dialogue
+        rec["agent"] = {"id": "arena_agent", "type": "AGENT"}
+        rec["user"] = {"id": "simulated_user", "type": "USER"}
         records.append(rec)
     assert len({r["conversation ID"] for r in records}) == 1
     return records
@@ -58,8 +61,8 @@ def test_shared_conversation_ids_are_refused_with_one_line_per_problem(tmp_path,
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     shared = records[0]["conversation ID"]
     assert err[0] == f"error: cannot import dialogues from {path}: 3 problems; nothing was imported"
-    assert err[1] == (f"  record 1, conversation ID {shared!r}, field 'conversation ID': duplicate of record 0 "
-                      "(--rename-duplicates gives it another id)")
+    assert err[1] == (f"  record 1, conversation ID {shared!r}, field 'conversation ID': duplicate of "
+                      "record 0 (--rename-duplicates gives it another id)")
     assert err[2].startswith(f"  record 2, conversation ID {shared!r}, field 'conversation ID': duplicate of "
                              "record 0")
     assert err[3].startswith("  record 3, conversation ID 'broken'")
