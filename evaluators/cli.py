@@ -26,7 +26,7 @@ from typing import Optional
 from arena.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
 from arena.corpus.dialoguekit import DialogueImportError, scored_record
-from arena.corpus.reading import load_dialogues
+from arena.corpus.reading import load_dialogues, with_rename_hint
 from arena.files import atomic_open
 from arena.distributed import ENGINES
 from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
@@ -61,7 +61,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         print("error: --input needs --out", file=sys.stderr)
         return 2
     check_output_file(args.out)
-    dialogues = load_dialogues(Path(args.input))
+    renamed: list = []
+    try:
+        dialogues = load_dialogues(Path(args.input), rename_duplicates=args.rename_duplicates,
+                                   renamed=renamed)
+    except DialogueImportError as exc:
+        raise (exc if args.rename_duplicates else with_rename_hint(exc)) from None
+    for r in renamed:
+        print(f"renamed: {r.describe()}", file=sys.stderr)
     if args.limit is not None:
         dialogues = dialogues[: args.limit]
     settings = Settings.from_env()
@@ -216,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")
     p.add_argument("--force", action="store_true", help="recompute scores already present with the same version")
     p.add_argument("--limit", type=int, default=None, help="only the first N dialogues")
+    p.add_argument("--rename-duplicates", action="store_true",
+                   help="with --input: records sharing a conversation ID (UserSimCRS output) are scored "
+                        "under distinct ids, <id>-2, <id>-3..., each named on a line (refused otherwise)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--explain", action="append", default=[], metavar="ID",
                    help="score only this dialogue (repeatable) and print why its RDL, SRRR and SR have their "

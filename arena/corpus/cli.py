@@ -21,7 +21,7 @@ from typing import Optional
 from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.corpus.dialoguekit import DialogueImportError
-from arena.corpus.reading import DUPLICATE_MESSAGE, Renamed, load_dialogues
+from arena.corpus.reading import Renamed, load_dialogues, with_rename_hint
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
 from arena.refusals import check_output_file, run_refusing
@@ -130,11 +130,7 @@ def _import(args: argparse.Namespace) -> int:
     except DialogueImportError as exc:
         if args.rename_duplicates:
             raise
-        # Each record refused for its conversation ID says how it could be imported after all.
-        hint = " (--rename-duplicates gives it another id)"
-        raise DialogueImportError([{**p, "message": p["message"] + hint}
-                                   if p.get("message", "").startswith(DUPLICATE_MESSAGE) else p
-                                   for p in exc.problems], source=exc.source) from None
+        raise with_rename_hint(exc) from None
     db = _database(args)
     with Store(db) as store:
         import_dialogues(store, dialogues, default_crs_id=args.crs_id, replace=args.replace)

@@ -124,6 +124,15 @@ def _distinct_id(source_id: str, taken: set[str]) -> str:
     return f"{source_id}-{n}"
 
 
+def with_rename_hint(exc: DialogueImportError) -> DialogueImportError:
+    """The same refusal, each record refused for a repeated conversation ID saying how a command with
+    `--rename-duplicates` would take it."""
+    hint = " (--rename-duplicates gives it another id)"
+    return DialogueImportError([{**p, "message": p["message"] + hint}
+                                if str(p.get("message", "")).startswith(DUPLICATE_MESSAGE) else p
+                                for p in exc.problems], source=exc.source)
+
+
 def load_dialogues(source: Source, *, default_crs_id: str = "unknown", rename_duplicates: bool = False,
                    renamed: Optional[list[Renamed]] = None) -> list[Dialogue]:
     """Every dialogue in a file/text/list of records, or DialogueImportError and none.

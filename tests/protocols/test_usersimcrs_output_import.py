@@ -101,3 +101,28 @@ def test_rename_duplicates_gives_distinct_ids_and_says_so_per_dialogue(tmp_path,
     with Store(db) as store:
         export_json(store, tmp_path / "public.json", salt="s")
     assert "simulated_user" not in (tmp_path / "public.json").read_text()
+
+
+def test_score_scores_such_a_file_with_rename_duplicates(tmp_path, capsys):
+    from evaluators.cli import main as evaluators_main
+
+    records = _same_second_dialogues(2)
+    for rec in records:
+        for utterance in rec["conversation"]:
+            utterance["dialogue_acts"] = [{"intent": "OTH"}]
+    path = tmp_path / "usersimcrs.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    out = tmp_path / "scored.jsonl"
+    assert evaluators_main(["score", "--input", str(path), "--metrics", "srrr_usersimcrs", "--out", str(out),
+                            "--quiet"]) == 2
+    shared = records[0]["conversation ID"]
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: cannot import dialogues from {path}: record 1, conversation ID {shared!r}, field "
+        "'conversation ID': duplicate of record 0 (--rename-duplicates gives it another id); nothing was "
+        "imported"]
+    assert not out.exists()
+    assert evaluators_main(["score", "--input", str(path), "--metrics", "srrr_usersimcrs", "--out", str(out),
+                            "--quiet", "--rename-duplicates"]) == 0
+    assert f"renamed: record 1: conversation ID {shared!r} is also record 0's" in capsys.readouterr().err
+    scored = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["conversation ID"] for r in scored] == [shared, f"{shared}-2"]
