@@ -135,3 +135,31 @@ def test_usersimcrs_run_simulation_config_names_the_agent_as_it_is(monkeypatch, 
         user.handle_input("I like scary space films")
     assert connector.dialogue_history.utterances[-1].text == "After 2 utterances: try Alien (1979)."
     assert crs.crs_ids == ["counting"]  # the arena system's name, whatever the agent id
+
+
+def test_the_documented_usersimcrs_config_builds_the_agent(monkeypatch):
+    """The run_simulation config docs/protocols.md shows, read as UserSimCRS reads it (its agent_* keys),
+    builds the agent and holds a turn with the system it names."""
+    import re
+
+    import yaml
+    from dialoguekit.connector.dialogue_connector import DialogueConnector
+    from dialoguekit.participant.user import User
+
+    text = (EXAMPLE.parents[1] / "docs" / "protocols.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "agent_class_path" in b]
+    config = yaml.safe_load(block)
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.delitem(sys.modules, "dialoguekit_agent", raising=False)
+    agent_class = _class_from_config_path(config["agent_class_path"])
+    crs = CountingCRS()
+    with ContractServer(build_app(crs, "crb_crs_redial", "redial")) as server:
+        assert config["agent_uri"].startswith("http://127.0.0.1:")
+        agent = agent_class(**{"id": config["agent_id"], "uri": server.url, **config.get("agent_config", {})})
+        user = User("simulated-user")
+        connector = DialogueConnector(agent, user, Recorder(), conversation_id="docs-1",
+                                      save_dialogue_history=False)
+        connector.start()
+        user.handle_input("I like scary space films")
+    assert crs.crs_ids == [config["agent_config"]["system"]]
+    assert connector.dialogue_history.utterances[-1].text.endswith("try Alien (1979).")
