@@ -1,0 +1,337 @@
+"""Strict checks for the real-user conversations (`benchmarks/real_user_turns.py`).
+
+The gold (`benchmarks/conversations/real_user_turns_v1.json`) says what a person reads in each
+real message; these checks read a system's reply against it using the catalog record only:
+
+- strict fit: every shown title fits every constraint so far. Whatever the record cannot show
+  (no year, no plot, a liked title the catalog lacks) does not count as fitting;
+- topics outside the vocabulary: a topic word in a reply's heading ("Here are some picks about
+  white:") that is no catalog genre, person, title, year, a subject of the benchmark's own list or
+  a phrase of its own table;
+- closings answered with a list, unresolved references (the item asked about never named, a
+  turned-down item shown again), answers what was asked, natural English.
+
+The readings here are the benchmark's own and share no code with the systems' readers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from arena.catalog import CatalogItem
+from arena.titles.phrases import normalize
+from user_message_checks import (
+    GENRE_NAMES, LACKS, Turn, answers, child_friendly, contradicts_request, false_facts, kind_of, new_items,
+    people_of, unnatural,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "data"
+SOURCES = {"crsarena_dial": SHARED / "crsarena_dial_texts" / "dialogues.json",
+           "redial_valid": SHARED / "redial_dialogues" / "valid_data.jsonl"}
+
+MORE_GENRE_NAMES = {"sport": ("sport", "sports"), "musical": ("musical",), "film-noir": ("film noir", "noir"),
+                    "documentary": ("documentary",), "mystery": ("mystery", "whodunit")}
+TRUE_STORY_GENRES = ("biography", "biographical", "documentary", "history", "historical")
+TRUE_STORY_PLOT = re.compile(r"\b(true story|true stories|based on (a |the )?(true|real)|true events|real[- ]life|"
+                             r"biopic|the life of|life story)\b", re.I)
+ORIGINS = {  # explicit words of the record's languages, genres or plot for a country or region
+    "uk": ("british", "united kingdom", "england", "english film", "scotland", "scottish", "welsh", "britain"),
+    "italy": ("italian", "italy"),
+    "asia": ("japanese", "japan", "korean", "korea", "chinese", "china", "mandarin", "cantonese", "hong kong",
+             "hindi", "bollywood", "india", "indian", "thai", "thailand", "vietnamese", "indonesian", "tamil",
+             "telugu", "taiwan", "anime", "wuxia"),
+}
+# Words a heading uses around its topic; never topics themselves.
+HEADING_FRAME = set("""
+here are is some a an few more other picks pick ideas suit might titles films film movies movie ones one you your may might
+not have seen then about of and or with without from the for to in on by that this these those like similar
+suitable children child kids family s also instead else different newer older recent classic classics
+new old good great best top popular lesser known well less obscure i d think enjoy would could try
+starring directed written featuring set what if how but sure ok okay let me show shows series tv books
+book novel novels reads picked list lists been some more sorry none there isn t no catalog find couldn
+""".split())
+# The benchmark's own phrase table: moods, audiences, styles and subjects a heading may name.
+# Phrases of several words count only whole ("black and white" is a style; "white" alone is not).
+PHRASE_PHRASES = ("black and white", "time travel", "true story", "true stories", "based on a true story",
+                  "real life", "feel good", "live action", "high school", "outer space", "world war ii",
+                  "world war", "date night", "girls night", "sea animals", "ancient egypt", "fairy tale",
+                  "fairy tales", "coming of age", "martial arts", "film noir", "super hero", "super heroes")
+PHRASES = set("""
+funny lighter dark darker scary spooky creepy gory tense gripping romantic sad moving uplifting heartwarming
+emotional exciting fun thrilling intense quirky clever smart thoughtful intelligent cerebral easy cosy cozy
+wholesome silly silent foreign independent indie arthouse teens teen adults grown-ups animated cartoon
+space sharks shark dinosaur dinosaurs war wars christmas holiday halloween zombies zombie vampires vampire
+aliens alien robots robot superhero superheroes heroes spy spies agent agents heist mafia mob gangster
+gangsters cars racing sports sport boxing football baseball basketball music dance college wedding musicals
+sea ocean animals animal nature dogs dog cats cat horses horse ancient egypt archaeology history historical
+western cowboys detective murder mystery mysteries crime courtroom prison disaster monster monsters magic
+witches wizards dragons fantasy language languages gore violence violent brutality blood decade era earth planet marvel disney pixar noir ww2 wwii
+""".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
+
+
+def resolve_texts(conversations: list[dict]) -> list[dict]:
+    """Fill each turn's "user" text from the source dialogue the gold names (the texts stay in
+    ../shared: the CRS Arena texts carry no licence to copy)."""
+    cache: dict[str, dict] = {}
+    for conversation in conversations:
+        for turn in conversation["turns"]:
+            if "user" in turn:
+                continue
+            source = turn["source"]
+            texts = cache.get(source["corpus"]) or cache.setdefault(source["corpus"], _load(source["corpus"]))
+            if source["dialogue"] not in texts:
+                raise SystemExit(f"no dialogue {source['dialogue']} in {SOURCES[source['corpus']]}")
+            turn["user"] = texts[source["dialogue"]][source["utterance"]]
+    return conversations
+
+
+def _load(corpus: str) -> dict[str, dict[int, str]]:
+    path = SOURCES[corpus]
+    if not path.is_file():
+        raise SystemExit(f"the source texts are not at {path} (the shared data folder beside the checkout)")
+    out: dict[str, dict[int, str]] = {}
+    if corpus == "crsarena_dial":
+        for dialogue in json.loads(path.read_text(encoding="utf-8")):
+            out[dialogue["conversation ID"]] = {i: t["utterance"] for i, t in enumerate(dialogue["conversation"])}
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        dialogue = json.loads(line)
+        mentions = dialogue["movieMentions"]
+
+        def named(match: re.Match) -> str:
+            return mentions.get(match.group(1)) or match.group(0)
+
+        out[str(dialogue["conversationId"])] = {
+            i: re.sub(r"@(\d+)", named, m["text"]).replace("  ", " ") for i, m in enumerate(dialogue["messages"])}
+    return out
+
+
+def genre_names(item: CatalogItem) -> list[str]:
+    return [f" {normalize(g)} " for g in item.genres]
+
+
+def has_genre(item: CatalogItem, genre: str) -> bool:
+    wanted = GENRE_NAMES.get(genre) or MORE_GENRE_NAMES.get(genre) or (normalize(genre),)
+    return any(f" {w} " in name for name in genre_names(item) for w in wanted)
+
+
+def says(text: str, phrase: str) -> bool:
+    """Whether `phrase` is in `text` as whole words (a plural allowed); a stem of 7 letters or more
+    ("archaeolog", "communicat") also as the start of a word."""
+    phrase = phrase.lower()
+    if re.search(r"(?<![\w])" + re.escape(phrase) + r"(s|es|'s)?(?![\w])", text):
+        return True
+    return len(phrase) >= 7 and " " not in phrase and re.search(r"(?<![\w])" + re.escape(phrase), text) is not None
+
+
+def item_text(item: CatalogItem) -> str:
+    return " ".join([item.title.lower(), item.plot.lower(), " ".join(g.lower() for g in item.genres)])
+
+
+def core_genres(item: CatalogItem) -> set[str]:
+    """The item's genres as plain words ("Action Film" -> action), for "like <title>"."""
+    words = set()
+    for g in item.genres:
+        name = normalize(g)
+        for w in ("action", "adventure", "comedy", "drama", "horror", "thriller", "romance", "romantic", "sci fi",
+                  "science fiction", "fantasy", "crime", "mystery", "animation", "animated", "family", "war",
+                  "western", "musical", "music", "documentary", "biography", "history", "historical", "sport",
+                  "suspense", "superhero", "teen", "spy", "disaster", "martial arts", "noir"):
+            if f" {w} " in f" {name} ":
+                words.add({"romantic": "romance", "science fiction": "sci fi", "animated": "animation",
+                           "historical": "history", "suspense": "thriller"}.get(w, w))
+    return words
+
+
+def misfits(item: CatalogItem, c: dict, find_title) -> list[str]:
+    """The constraints (gold keys) the item's catalog record does not show it meets; [] = fits."""
+    out = []
+    if c.get("genre") and not any(has_genre(item, g) for g in c["genre"]):
+        out.append("genre")
+    if c.get("genres_all") and not all(has_genre(item, g) for g in c["genres_all"]):
+        out.append("genres_all")
+    if any(has_genre(item, g) for g in c.get("not_genre", ())):
+        out.append("not_genre")
+    if c.get("subgenre") and not any(has_genre(item, g) or says(item.plot.lower(), g) for g in c["subgenre"]):
+        out.append("subgenre")
+    if c.get("era") and (item.year is None or not c["era"][0] <= item.year <= c["era"][1]):
+        out.append("era")
+    people = people_of(item)
+    if c.get("person") and not all(p.lower() in people for p in c["person"]):
+        out.append("person")
+    if c.get("person_any") and not any(p.lower() in people for p in c["person_any"]):
+        out.append("person_any")
+    if any(p.lower() in people for p in c.get("not_person", ())):
+        out.append("not_person")
+    if c.get("kind") and kind_of(item) != c["kind"]:
+        out.append("kind")
+    if c.get("child") and not child_friendly(item):
+        out.append("child")
+    text = item_text(item)
+    if c.get("topic") and not any(says(text, w) for w in c["topic"]):
+        out.append("topic")
+    if any(says(text, w) for w in c.get("not_words", ())):
+        out.append("not_words")
+    title = f" {normalize(item.title)} "
+    if any(f" {normalize(t)} " in title for t in c.get("not_title", ())):
+        out.append("not_title")
+    for key, need in (("like", any), ("like_all", all)):
+        liked = [i for i in (find_title(t) for t in c.get(key, ())) if i is not None]
+        if not liked:
+            continue
+        if item in liked or not need(bool(core_genres(item) & core_genres(i)) for i in liked):
+            out.append(key)
+    if c.get("true_story") and not (any(has_genre(item, g) for g in TRUE_STORY_GENRES)
+                                    or TRUE_STORY_PLOT.search(item.plot)):
+        out.append("true_story")
+    for origin in c.get("origin", ()):
+        record = " ".join([*(g.lower() for g in item.genres), *(lang.lower() for lang in item.languages),
+                           item.plot.lower()])
+        if not any(says(record, w) for w in ORIGINS[origin]):
+            out.append("origin")
+    return out
+
+
+@lru_cache(maxsize=4)
+def vocabulary(catalog_path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(every word of the catalog's genre names, every full person name), normalised."""
+    info = json.loads(Path(catalog_path).read_text(encoding="utf-8"))
+    genre_words: set[str] = set()
+    persons: set[str] = set()
+    for entry in info.values():
+        for value in entry.get("genre") or ():
+            genre_words.update(_WORD.findall(normalize(re.sub(r"#\d+|\(.*?\)", "", value))))
+        for role in ("director", "writer", "star", "actor"):
+            persons.update(normalize(n) for n in entry.get(role) or () if len(n.split()) >= 2)
+    return frozenset(genre_words), frozenset(persons)
+
+
+def heading(text: str) -> str:
+    """The sentence that introduces a list: the one ending just before the first "1."."""
+    match = re.search(r"(^|\n)\s*1[.)]\s", text)
+    if not match:
+        return ""
+    before = text[:match.start()].strip()
+    return re.split(r"(?<=[.!?])\s+", before)[-1] if before else ""
+
+
+def off_vocabulary(text: str, shown: list[str], named: list[str], catalog_path: str) -> list[str]:
+    """Topic words of the reply's heading that neither the catalog (a genre word, a person's full
+    name, the full title of an item shown, a word of a title the user named or liked) nor the
+    phrase table knows. A word of the user's own message is no excuse: "black and white" must not
+    come back as "picks about white", nor a shown title's word ("White House Down") make it one."""
+    genre_words, persons = vocabulary(catalog_path)
+    h = f" {normalize(heading(text))} "
+    for phrase in sorted({normalize(t) for t in shown + named if t} | set(PHRASE_PHRASES), key=len, reverse=True):
+        h = h.replace(f" {normalize(phrase)} ", " ")
+    named_words = {w for t in named for w in normalize(t).split()} - STOP_TOPICS - {"the", "a", "an", "of"}
+    words = h.split()
+    kept, i = [], 0
+    while i < len(words):
+        for n in (3, 2):
+            if " ".join(words[i:i + n]) in persons:
+                i += n
+                break
+        else:
+            kept.append(words[i])
+            i += 1
+    unknown = []
+    for w in kept:
+        w = w.strip("'-")
+        if not w or w[0].isdigit() or w in HEADING_FRAME or w in PHRASES or w in named_words:
+            continue
+        if w in genre_words and w not in STOP_TOPICS:
+            continue
+        unknown.append(w)
+    return unknown
+
+
+# Catalog words that are everyday words too: a heading built on them is a misreading, not a topic.
+STOP_TOPICS = set("""
+right plays play white black whole thing things something anything watch watching want tonight weekend
+please thanks thank really quite just maybe perhaps kind sort type types bit lot lots long short first
+second third last next number time day night today am is was be go get got give me my mine
+""".split()) - PHRASES
+
+
+def refers_by_name(text: str, item: Optional[CatalogItem]) -> bool:
+    return item is not None and normalize(item.title) in normalize(text)
+
+
+def pick_answer(turn: Turn, previous: list[CatalogItem]) -> str:
+    """"Which would you pick?": one of the items shown before, named, and no new list."""
+    named = [i for i in previous if refers_by_name(turn.text, i)]
+    listed = [i for i in turn.items if i not in previous]
+    if named and not listed and len(named) <= 2:
+        return "yes"
+    return "partly" if named else "no"
+
+
+def answers_strict(turn: Turn, previous: list[CatalogItem], find_title) -> str:
+    """yes / partly / no, strict: a list answers only when its first title fits every constraint."""
+    spec = turn.spec
+    aspect = spec.get("aspect")
+    if spec["expect"] == "list":
+        fitting = [not misfits(i, turn.constraints, find_title) for i in turn.items]
+        if fitting and fitting[0] and not contradicts_request(turn):
+            return "yes"
+        return "partly" if any(fitting) else "no"
+    if spec["expect"] == "answer" and aspect == "pick":
+        return pick_answer(turn, previous)
+    if spec["expect"] == "answer" and (turn.about is None or aspect in ("why", "opinion", "origin", "runtime",
+                                                                         "setting")):
+        # Asked about a title the catalog lacks, or for what the record holds only in part: the
+        # item named (or the lack said plainly) and no new list.
+        listed = bool(new_items(turn))
+        named = refers_by_name(turn.text, turn.about) if turn.about else bool(LACKS.search(turn.text))
+        if aspect == "why" and turn.about is not None:
+            named = named and bool(set(core_genres(turn.about)) & set(_WORD.findall(normalize(turn.text)))
+                                   or any(p.lower() in turn.text.lower() for p in people_of(turn.about)))
+        return "yes" if named and not listed else "partly" if named or not listed else "no"
+    return answers(turn)
+
+
+def unresolved(turn: Turn) -> Optional[bool]:
+    """For a turn that refers to an item (a question about it, or turning it down): True when the
+    reply does not name the item asked about, or shows a turned-down item again; None otherwise."""
+    spec = turn.spec
+    if spec.get("about") and spec["expect"] == "answer" and spec.get("aspect") != "pick":
+        if turn.about is None:
+            return None  # a title the catalog lacks: scored by answers
+        return not refers_by_name(turn.text, turn.about)
+    if spec.get("reject"):
+        return any(i in turn.rejected for i in turn.items)
+    return None
+
+
+STACKED = re.compile(r"\b(here are|here is|here's)\b", re.I)
+TAUTOLOGY = re.compile(r"\((\d{4})\) (is|was) from \1\b")
+
+
+def unnatural_strict(turn: Turn) -> list[str]:
+    """The shared natural-English checks plus what the issue saw: stacked openers, a heading of
+    more than 12 words, "X (1998) is from 1998", "I'll leave those out" with nothing turned down."""
+    problems = unnatural(turn)
+    if len(STACKED.findall(turn.text.split("\n1.")[0])) >= 2:
+        problems.append("stacked openers")
+    if len(heading(turn.text).split()) > 12:
+        problems.append("long heading")
+    if TAUTOLOGY.search(turn.text):
+        problems.append("year stated twice")
+    if contradicts_request(turn) and "contradicts the request" not in problems:
+        problems.append("contradicts the request")
+    return problems
+
+
+def false_facts_strict(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> list[str]:
+    """The shared false-fact check, less a person the shown item's own plot names: "(Ryan
+    Gosling)" in The Notebook's plot is a true credit the cast list lacks."""
+    plots = " ".join(i.plot.lower() for i in [*turn.items, *([turn.about] if turn.about else []), *turn.named])
+    return [f for f in false_facts(turn, persons, titles)
+            if not (f.startswith("person ") and f[len("person "):].lower() in plots)]
