@@ -37,10 +37,12 @@ SOURCES = {"crsarena_dial": SHARED / "crsarena_dial_texts" / "dialogues.json",
 MORE_GENRE_NAMES = {"sport": ("sport", "sports"), "musical": ("musical",), "film-noir": ("film noir", "noir"),
                     "documentary": ("documentary",), "mystery": ("mystery", "whodunit")}
 TRUE_STORY_GENRES = ("biography", "biographical", "documentary", "history", "historical")
-TRUE_STORY_PLOT = re.compile(r"\b(true story|true stories|based on (a |the )?(true|real)|true events|real[- ]life|"
+TRUE_STORY_PLOT = re.compile(r"\b(true story|true stories|based on (a |the )?(true|real)|true events|"
+                             r"real[- ]life|"
                              r"biopic|the life of|life story)\b", re.I)
 ORIGINS = {  # explicit words of the record's languages, genres or plot for a country or region
-    "uk": ("british", "united kingdom", "england", "english film", "scotland", "scottish", "welsh", "britain"),
+    "uk": ("british", "united kingdom", "england", "english film", "scotland", "scottish", "welsh",
+           "britain"),
     "italy": ("italian", "italy"),
     "asia": ("japanese", "japan", "korean", "korea", "chinese", "china", "mandarin", "cantonese", "hong kong",
              "hindi", "bollywood", "india", "indian", "thai", "thailand", "vietnamese", "indonesian", "tamil",
@@ -48,7 +50,8 @@ ORIGINS = {  # explicit words of the record's languages, genres or plot for a co
 }
 # Words a heading uses around its topic; never topics themselves.
 HEADING_FRAME = set("""
-here are is some a an few more other picks pick ideas suit might titles films film movies movie ones one you your may might
+here are is some a an few more other picks pick ideas suit might titles films film movies movie ones one
+you your may
 not have seen then about of and or with without from the for to in on by that this these those like similar
 suitable children child kids family s also instead else different newer older recent classic classics
 new old good great best top popular lesser known well less obscure i d think enjoy would could try
@@ -70,7 +73,8 @@ aliens alien robots robot superhero superheroes heroes spy spies agent agents he
 gangsters cars racing sports sport boxing football baseball basketball music dance college wedding musicals
 sea ocean animals animal nature dogs dog cats cat horses horse ancient egypt archaeology history historical
 western cowboys detective murder mystery mysteries crime courtroom prison disaster monster monsters magic
-witches wizards dragons fantasy language languages gore violence violent brutality blood decade era earth planet marvel disney pixar noir ww2 wwii
+witches wizards dragons fantasy language languages gore violence violent brutality blood decade era earth
+planet marvel disney pixar noir ww2 wwii
 """.split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
 
@@ -98,7 +102,8 @@ def _load(corpus: str) -> dict[str, dict[int, str]]:
     out: dict[str, dict[int, str]] = {}
     if corpus == "crsarena_dial":
         for dialogue in json.loads(path.read_text(encoding="utf-8")):
-            out[dialogue["conversation ID"]] = {i: t["utterance"] for i, t in enumerate(dialogue["conversation"])}
+            turns = dialogue["conversation"]
+            out[dialogue["conversation ID"]] = {i: t["utterance"] for i, t in enumerate(turns)}
         return out
     for line in path.read_text(encoding="utf-8").splitlines():
         dialogue = json.loads(line)
@@ -108,7 +113,8 @@ def _load(corpus: str) -> dict[str, dict[int, str]]:
             return mentions.get(match.group(1)) or match.group(0)
 
         out[str(dialogue["conversationId"])] = {
-            i: re.sub(r"@(\d+)", named, m["text"]).replace("  ", " ") for i, m in enumerate(dialogue["messages"])}
+            i: re.sub(r"@(\d+)", named, m["text"]).replace("  ", " ")
+            for i, m in enumerate(dialogue["messages"])}
     return out
 
 
@@ -127,7 +133,8 @@ def says(text: str, phrase: str) -> bool:
     phrase = phrase.lower()
     if re.search(r"(?<![\w])" + re.escape(phrase) + r"(s|es|'s)?(?![\w])", text):
         return True
-    return len(phrase) >= 7 and " " not in phrase and re.search(r"(?<![\w])" + re.escape(phrase), text) is not None
+    stem = len(phrase) >= 7 and " " not in phrase
+    return stem and re.search(r"(?<![\w])" + re.escape(phrase), text) is not None
 
 
 def item_text(item: CatalogItem) -> str:
@@ -139,7 +146,8 @@ def core_genres(item: CatalogItem) -> set[str]:
     words = set()
     for g in item.genres:
         name = normalize(g)
-        for w in ("action", "adventure", "comedy", "drama", "horror", "thriller", "romance", "romantic", "sci fi",
+        for w in ("action", "adventure", "comedy", "drama", "horror", "thriller", "romance", "romantic",
+                  "sci fi",
                   "science fiction", "fantasy", "crime", "mystery", "animation", "animated", "family", "war",
                   "western", "musical", "music", "documentary", "biography", "history", "historical", "sport",
                   "suspense", "superhero", "teen", "spy", "disaster", "martial arts", "noir"):
@@ -228,7 +236,8 @@ def off_vocabulary(text: str, shown: list[str], named: list[str], catalog_path: 
     come back as "picks about white", nor a shown title's word ("White House Down") make it one."""
     genre_words, persons = vocabulary(catalog_path)
     h = f" {normalize(heading(text))} "
-    for phrase in sorted({normalize(t) for t in shown + named if t} | set(PHRASE_PHRASES), key=len, reverse=True):
+    phrases = {normalize(t) for t in shown + named if t} | set(PHRASE_PHRASES)
+    for phrase in sorted(phrases, key=len, reverse=True):
         h = h.replace(f" {normalize(phrase)} ", " ")
     named_words = {w for t in named for w in normalize(t).split()} - STOP_TOPICS - {"the", "a", "an", "of"}
     words = h.split()
@@ -332,6 +341,7 @@ def unnatural_strict(turn: Turn) -> list[str]:
 def false_facts_strict(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> list[str]:
     """The shared false-fact check, less a person the shown item's own plot names: "(Ryan
     Gosling)" in The Notebook's plot is a true credit the cast list lacks."""
-    plots = " ".join(i.plot.lower() for i in [*turn.items, *([turn.about] if turn.about else []), *turn.named])
+    items = [*turn.items, *([turn.about] if turn.about else []), *turn.named]
+    plots = " ".join(i.plot.lower() for i in items)
     return [f for f in false_facts(turn, persons, titles)
             if not (f.startswith("person ") and f[len("person "):].lower() in plots)]

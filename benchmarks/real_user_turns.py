@@ -6,7 +6,8 @@ One command (both halves, all three systems; the replies and the scores are stor
     HF_HUB_OFFLINE=1 ARENA_LLM_PROVIDER=local ARENA_LLM_CACHE=0 nice -n 10 \\
         python benchmarks/real_user_turns.py --label before
 
-`--rescore --label before` reads the stored replies again with the current checks (no system runs).
+`--rescore --label before` reads the stored replies again with the current checks (no system runs);
+`--systems chatcrs_opendialkg` runs one system and replaces only its replies under the label.
 
 The conversations (`benchmarks/conversations/real_user_turns_v1.json`, issue 47) are real people's
 messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source and read from
@@ -90,7 +91,8 @@ def score_conversation(conversation: dict, rows: list[dict], catalog) -> list[di
         liked = [t for key in ("like", "like_all") for t in constraints.get(key, ())]
         bad = {i.label: misfits(i, constraints, catalog.find_title) for i in items} if listed else {}
         scored.append({
-            **row, "user": spec["user"], "items": [i.label for i in items], "act": spec["act"], "expect": spec["expect"],
+            **row, "user": spec["user"], "items": [i.label for i in items], "act": spec["act"],
+            "expect": spec["expect"],
             "source": spec["source"],
             "depth": DEPTHS[min(requests, 3) - 1] if listed else None,
             "answers": answers_strict(turn, previous, catalog.find_title),
@@ -121,7 +123,8 @@ def summary(rows: list[dict]) -> dict:
         "fit": {d: (sum(r["fits"] for r in rs), len(rs)) for d, rs in by_depth.items()},
         "fit_all": (sum(r["fits"] for r in lists), len(lists)),
         "answers_yes": sum(r["answers"] == "yes" for r in rows) / n,
-        "answers_by_depth": {d: sum(r["answers"] == "yes" for r in rs) / (len(rs) or 1) for d, rs in by_depth.items()},
+        "answers_by_depth": {d: sum(r["answers"] == "yes" for r in rs) / (len(rs) or 1)
+                             for d, rs in by_depth.items()},
         "closings_with_list": (sum(r["closing_with_list"] for r in closes), len(closes)),
         "off_vocabulary": sum(bool(r["off_vocabulary"]) for r in rows),
         "unresolved": (sum(r["unresolved"] for r in refs), len(refs)),
@@ -137,7 +140,8 @@ def _share(pair: tuple[int, int]) -> str:
 
 
 def table(scores: dict) -> str:
-    lines = ["| system | half | replies | fit 1st / 2nd / 3rd+ request | fit, all requests | answers (all turns) "
+    lines = ["| system | half | replies | fit 1st / 2nd / 3rd+ request | fit, all requests "
+             "| answers (all turns) "
              "| closings with a list | replies with a topic outside the vocabulary | unresolved references "
              "| natural English | false facts per 100 replies | p95 turn (s) |",
              "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -146,8 +150,9 @@ def table(scores: dict) -> str:
             s = summary(rows)
             fit = " / ".join(_share(s["fit"][d]) for d in DEPTHS)
             lines.append(f"| {name} | {half} | {s['replies']} | {fit} | {_share(s['fit_all'])} | "
-                         f"{s['answers_yes']:.0%} | {s['closings_with_list'][0]}/{s['closings_with_list'][1]} | "
-                         f"{s['off_vocabulary']} | {s['unresolved'][0]}/{s['unresolved'][1]} | {s['natural']:.0%} | "
+                         f"{s['answers_yes']:.0%} | {s['closings_with_list'][0]}/{s['closings_with_list'][1]}"
+                         f" | {s['off_vocabulary']} | {s['unresolved'][0]}/{s['unresolved'][1]}"
+                         f" | {s['natural']:.0%} | "
                          f"{s['false_facts_per_100']:.1f} | {s['p95_s']:.2f} |")
     return "\n".join(lines)
 
@@ -170,7 +175,8 @@ def show(scores: dict) -> None:
     for name, halves in scores.items():
         for half, rows in halves.items():
             for r in rows:
-                faults = [f"answers {r['answers']}"] + [f"misfit {k}: {','.join(v)}" for k, v in r["misfits"].items()]
+                faults = [f"answers {r['answers']}"]
+                faults += [f"misfit {k}: {','.join(v)}" for k, v in r["misfits"].items()]
                 faults += [f"off-vocabulary {r['off_vocabulary']}"] if r["off_vocabulary"] else []
                 faults += ["closing with a list"] if r["closing_with_list"] else []
                 faults += ["unresolved reference"] if r["unresolved"] else []
@@ -184,9 +190,11 @@ def main() -> None:
     parser.add_argument("--conversations", type=Path, default=CONVERSATIONS)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--halves", default="tune,heldout", help="the halves to run: tune, heldout")
-    parser.add_argument("--label", default="run", help="results go to benchmarks/results/real_user_turns_<label>.json")
+    parser.add_argument("--label", default="run",
+                        help="results go to benchmarks/results/real_user_turns_<label>.json")
     parser.add_argument("--rescore", action="store_true", help="score the stored replies of --label again")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N conversations of each half (a trial)")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="only the first N conversations of each half (a trial)")
     parser.add_argument("--show", action="store_true", help="print every reply and what the checks found")
     args = parser.parse_args()
     if not args.conversations.is_file():
@@ -206,8 +214,10 @@ def main() -> None:
 
         settings = Settings.from_env()
         registry = CRSRegistry(system_specs(settings, build_client(settings), act_reader=UserActReader()))
-        stored = defaultdict(dict)
+        # A run of some systems replaces only their replies under the label.
+        stored = defaultdict(dict, json.loads(out.read_text(encoding="utf-8"))["replies"] if out.is_file() else {})
         for name in args.systems.split(","):
+            stored[name] = {}
             crs = registry.get(name)
             for half in args.halves.split(","):
                 chosen = [c for c in conversations if c["dataset"] == SYSTEMS[name] and c["split"] == half]
@@ -216,9 +226,11 @@ def main() -> None:
     if args.show:
         show(scores)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    summaries = {name: {half: summary(rows) for half, rows in halves.items()} for name, halves in scores.items()}
+    summaries = {name: {half: summary(rows) for half, rows in halves.items()}
+                 for name, halves in scores.items()}
     # The user texts stay out of the stored file (they are read from ../shared); the replies stay in.
-    scored = {name: {half: [{k: v for k, v in r.items() if k != "user"} for r in rows] for half, rows in halves.items()}
+    scored = {name: {half: [{k: v for k, v in r.items() if k != "user"} for r in rows]
+                     for half, rows in halves.items()}
               for name, halves in scores.items()}
     out.write_text(json.dumps({"replies": stored, "summary": summaries, "scored": scored}, indent=1,
                               ensure_ascii=False), encoding="utf-8")
