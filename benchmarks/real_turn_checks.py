@@ -25,8 +25,8 @@ from typing import Optional
 from arena.catalog import CatalogItem
 from arena.titles.phrases import normalize
 from user_message_checks import (
-    GENRE_NAMES, LACKS, Turn, answers, child_friendly, contradicts_request, false_facts, kind_of, new_items,
-    people_of, unnatural,
+    GENRE_NAMES, LACKS, LEFT_OUT, Turn, answers, child_friendly, contradicts_request, false_facts, kind_of,
+    new_items, people_of, unnatural,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,11 +57,13 @@ suitable children child kids family s also instead else different newer older re
 new old good great best top popular lesser known well less obscure i d think enjoy would could try
 starring directed written featuring set what if how but sure ok okay let me show shows series tv books
 book novel novels reads picked list lists been some more sorry none there isn t no catalog find couldn
+before after since until
 """.split())
 # The benchmark's own phrase table: moods, audiences, styles and subjects a heading may name.
 # Phrases of several words count only whole ("black and white" is a style; "white" alone is not).
 PHRASE_PHRASES = ("black and white", "time travel", "true story", "true stories", "based on a true story",
                   "real life", "feel good", "live action", "high school", "outer space", "world war ii",
+                  "second world war", "first world war", "science fiction", "d day", "d day landings",
                   "world war", "date night", "girls night", "sea animals", "ancient egypt", "fairy tale",
                   "fairy tales", "coming of age", "martial arts", "film noir", "super hero", "super heroes")
 PHRASES = set("""
@@ -74,7 +76,8 @@ gangsters cars racing sports sport boxing football baseball basketball music dan
 sea ocean animals animal nature dogs dog cats cat horses horse ancient egypt archaeology history historical
 western cowboys detective murder mystery mysteries crime courtroom prison disaster monster monsters magic
 witches wizards dragons fantasy language languages gore violence violent brutality blood decade era earth
-planet marvel disney pixar noir ww2 wwii
+planet marvel disney pixar noir ww2 wwii sword swords sorcery italian french british english asian japanese
+korean chinese indian spanish german european american civilization civilizations archeology
 """.split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'\-]*")
 
@@ -127,14 +130,29 @@ def has_genre(item: CatalogItem, genre: str) -> bool:
     return any(f" {w} " in name for name in genre_names(item) for w in wanted)
 
 
-def says(text: str, phrase: str) -> bool:
-    """Whether `phrase` is in `text` as whole words (a plural allowed); a stem of 7 letters or more
-    ("archaeolog", "communicat") also as the start of a word."""
-    phrase = phrase.lower()
-    if re.search(r"(?<![\w])" + re.escape(phrase) + r"(s|es|'s)?(?![\w])", text):
+SUFFIX = r"(s|es|'s|ing|ed|er|ers|ling|led)?"
+
+
+def says(text: str, phrase: str, compound: bool = True) -> bool:
+    """Whether `phrase` is in `text` as whole words (with an ending such as a plural or "-ing";
+    hyphens read as spaces); a stem of 7 letters or more ("archaeolog", "communicat") also as the
+    start of a word; a phrase of two words also with the words up to three apart in either order
+    ("travels back in time" for "time travel"). `compound=False` refuses a word that starts a
+    hyphenated compound ("Italian-American" is not "Italian")."""
+    text, phrase = text.lower(), phrase.lower().replace("-", " ")
+    flat = text.replace("-", " ")
+    if not compound:
+        return re.search(r"(?<![\w-])" + re.escape(phrase) + SUFFIX + r"(?![\w-])", text) is not None
+    if re.search(r"(?<![\w])" + re.escape(phrase) + SUFFIX + r"(?![\w])", flat):
         return True
-    stem = len(phrase) >= 7 and " " not in phrase
-    return stem and re.search(r"(?<![\w])" + re.escape(phrase), text) is not None
+    if len(phrase) >= 7 and " " not in phrase and re.search(r"(?<![\w])" + re.escape(phrase), flat):
+        return True
+    words = phrase.split()
+    if len(words) == 2:
+        a, b = (re.escape(w) + SUFFIX for w in words)
+        gap = r"(?:\W+\w+){0,3}\W+"
+        return re.search(rf"(?<![\w]){a}{gap}{b}(?![\w])|(?<![\w]){b}{gap}{a}(?![\w])", flat) is not None
+    return False
 
 
 def item_text(item: CatalogItem) -> str:
@@ -155,6 +173,17 @@ def core_genres(item: CatalogItem) -> set[str]:
                 words.add({"romantic": "romance", "science fiction": "sci fi", "animated": "animation",
                            "historical": "history", "suspense": "thriller"}.get(w, w))
     return words
+
+
+def lookalike(item: CatalogItem, liked: CatalogItem) -> bool:
+    """Whether the item's title shares a word (or its first five letters) with the liked title:
+    "The Pianist" for "like The Piano", or the liked title's own series, is no answer to "like"."""
+    def stems(title: str) -> set[str]:
+        return {w[:5] for w in normalize(title).split() if len(w) >= 4 and w not in LOOKALIKE_STOP}
+    return bool(stems(item.title) & stems(liked.title))
+
+
+LOOKALIKE_STOP = {"with", "from", "that", "this", "what", "when", "your", "movie", "story", "part", "chapter"}
 
 
 def misfits(item: CatalogItem, c: dict, find_title) -> list[str]:
@@ -193,7 +222,8 @@ def misfits(item: CatalogItem, c: dict, find_title) -> list[str]:
         liked = [i for i in (find_title(t) for t in c.get(key, ())) if i is not None]
         if not liked:
             continue
-        if item in liked or not need(bool(core_genres(item) & core_genres(i)) for i in liked):
+        if any(item == i or lookalike(item, i) for i in liked) or not need(
+                bool(core_genres(item) & core_genres(i)) for i in liked):
             out.append(key)
     if c.get("true_story") and not (any(has_genre(item, g) for g in TRUE_STORY_GENRES)
                                     or TRUE_STORY_PLOT.search(item.plot)):
@@ -201,20 +231,23 @@ def misfits(item: CatalogItem, c: dict, find_title) -> list[str]:
     for origin in c.get("origin", ()):
         record = " ".join([*(g.lower() for g in item.genres), *(lang.lower() for lang in item.languages),
                            item.plot.lower()])
-        if not any(says(record, w) for w in ORIGINS[origin]):
+        if not any(says(record, w, compound=False) for w in ORIGINS[origin]):
             out.append("origin")
     return out
 
 
 @lru_cache(maxsize=4)
 def vocabulary(catalog_path: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(every word of the catalog's genre names, every full person name), normalised."""
+    """(every genre name of the catalog, whole; every full person name), normalised. A word of a
+    longer genre name is no genre ("Extraterrestrial life" does not make "life" one)."""
     info = json.loads(Path(catalog_path).read_text(encoding="utf-8"))
     genre_words: set[str] = set()
     persons: set[str] = set()
     for entry in info.values():
         for value in entry.get("genre") or ():
-            genre_words.update(_WORD.findall(normalize(re.sub(r"#\d+|\(.*?\)", "", value))))
+            name = normalize(re.sub(r"#\d+|\(.*?\)", "", value)).strip()
+            if name:
+                genre_words.add(name)
         for role in ("director", "writer", "star", "actor"):
             persons.update(normalize(n) for n in entry.get(role) or () if len(n.split()) >= 2)
     return frozenset(genre_words), frozenset(persons)
@@ -231,15 +264,15 @@ def heading(text: str) -> str:
 
 def off_vocabulary(text: str, shown: list[str], named: list[str], catalog_path: str) -> list[str]:
     """Topic words of the reply's heading that neither the catalog (a genre word, a person's full
-    name, the full title of an item shown, a word of a title the user named or liked) nor the
+    name, the full title of an item shown, named or liked: one word of a title is no topic) nor the
     phrase table knows. A word of the user's own message is no excuse: "black and white" must not
     come back as "picks about white", nor a shown title's word ("White House Down") make it one."""
     genre_words, persons = vocabulary(catalog_path)
     h = f" {normalize(heading(text))} "
     phrases = {normalize(t) for t in shown + named if t} | set(PHRASE_PHRASES)
+    phrases |= {g for g in genre_words if " " in g and g in h}
     for phrase in sorted(phrases, key=len, reverse=True):
         h = h.replace(f" {normalize(phrase)} ", " ")
-    named_words = {w for t in named for w in normalize(t).split()} - STOP_TOPICS - {"the", "a", "an", "of"}
     words = h.split()
     kept, i = [], 0
     while i < len(words):
@@ -253,7 +286,7 @@ def off_vocabulary(text: str, shown: list[str], named: list[str], catalog_path: 
     unknown = []
     for w in kept:
         w = w.strip("'-")
-        if not w or w[0].isdigit() or w in HEADING_FRAME or w in PHRASES or w in named_words:
+        if not w or w[0].isdigit() or w in HEADING_FRAME or w in PHRASES:
             continue
         if w in genre_words and w not in STOP_TOPICS:
             continue
@@ -288,7 +321,7 @@ def answers_strict(turn: Turn, previous: list[CatalogItem], find_title) -> str:
     aspect = spec.get("aspect")
     if spec["expect"] == "list":
         fitting = [not misfits(i, turn.constraints, find_title) for i in turn.items]
-        if fitting and fitting[0] and not contradicts_request(turn):
+        if fitting and fitting[0] and not contradicts(turn):
             return "yes"
         return "partly" if any(fitting) else "no"
     if spec["expect"] == "answer" and aspect == "pick":
@@ -304,6 +337,24 @@ def answers_strict(turn: Turn, previous: list[CatalogItem], find_title) -> str:
                                    or any(p.lower() in turn.text.lower() for p in people_of(turn.about)))
         return "yes" if named and not listed else "partly" if named or not listed else "no"
     return answers(turn)
+
+
+def contradicts(turn: Turn) -> bool:
+    """The shared check ("I'll leave those out" with nothing turned down, "picks without comedy"
+    for a comedy), except that a user who restates what they ruled out earlier ("I already said I
+    don't like romance") may be told it is left out."""
+    if not contradicts_request(turn):
+        return False
+    ruled_out = any(k.startswith("not_") and v for k, v in turn.constraints.items())
+    restated = ruled_out and not turn.spec.get("set")
+    if not restated:
+        return True
+    plain = turn.text
+    for match in LEFT_OUT.finditer(turn.text):
+        if match.group(1).lower().startswith("leave"):
+            plain = plain.replace(match.group(0), " ")
+    return contradicts_request(Turn(turn.spec, turn.message, plain, turn.items, turn.constraints,
+                                    turn.earlier, turn.rejected, turn.about, turn.named))
 
 
 def unresolved(turn: Turn) -> Optional[bool]:
@@ -333,15 +384,53 @@ def unnatural_strict(turn: Turn) -> list[str]:
         problems.append("long heading")
     if TAUTOLOGY.search(turn.text):
         problems.append("year stated twice")
-    if contradicts_request(turn) and "contradicts the request" not in problems:
+    if contradicts(turn) and "contradicts the request" not in problems:
         problems.append("contradicts the request")
+    # What a spliced human turn gives away (CRB-CRS): a doubled title, a lower-case "i", small talk
+    # nobody began, a pick the reply itself says it does not know.
+    if DOUBLED.search(turn.text):
+        problems.append("title said twice")
+    if LOWER_I.search(turn.text):
+        problems.append("lower-case i")
+    if SMALL_TALK.search(turn.text) and not HOW_ARE_YOU.search(turn.message):
+        problems.append("answers small talk nobody began")
+    if turn.items and DISOWNS.search(turn.text):
+        problems.append("disowns its own pick")
+    if FILLER.search(turn.text):
+        problems.append("chat filler")
     return problems
 
 
+FILLER = re.compile(r"\b(lol|haha+|ummm*|hmm+|lmao)\b|\bI think so\?", re.I)
+
+
+DOUBLED = re.compile(r"(?<!\w)([A-Z][^()\n]{6,}?) and \1(?!\w)")
+LOWER_I = re.compile(r"(^|[\s,.!?])i('m|'d|'ve|'ll)?\s", re.M)
+SMALL_TALK = re.compile(r"\bI'?m (alright|fine|good|great|well|doing (well|good|great))\b", re.I)
+HOW_ARE_YOU = re.compile(r"\bhow('s| is| are)? (are )?(you|u|it going|things|your day)\b", re.I)
+DISOWNS = re.compile(r"\b(i don'?t know (that|this) one|ha(ve|s)n'?t seen (it|that|this)|"
+                     r"have not seen (it|that|this)|not seen that one|have note seen)\b", re.I)
+CLAIMS = {"funny": (re.compile(r"\b(funny|humou?rous|hilarious|comedy|comedic)\b", re.I), ("comedy",)),
+          "scary": (re.compile(r"\b(scary|frightening|terrifying|horror)\b", re.I), ("horror", "thriller"))}
+
+
 def false_facts_strict(turn: Turn, persons: frozenset[str], titles: frozenset[str]) -> list[str]:
-    """The shared false-fact check, less a person the shown item's own plot names: "(Ryan
-    Gosling)" in The Notebook's plot is a true credit the cast list lacks."""
+    """The shared false-fact check, less a person or title the shown item's own plot names: "(Ryan
+    Gosling)" in The Notebook's plot is a true credit the cast list lacks, and a plot quoted in
+    the reply may name another film."""
     items = [*turn.items, *([turn.about] if turn.about else []), *turn.named]
     plots = " ".join(i.plot.lower() for i in items)
-    return [f for f in false_facts(turn, persons, titles)
-            if not (f.startswith("person ") and f[len("person "):].lower() in plots)]
+    found = [f for f in false_facts(turn, persons, titles)
+             if not (f.split(" ", 1)[0] in ("person", "title") and f.split(" ", 1)[1].lower() in plots)]
+    # A kind of film said of one shown title that its genres do not bear out ("The Notebook, a
+    # humorous one"); only sentences that name a single shown title.
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", turn.text):
+        named = [i for i in turn.items if i.title and i.title in sentence]
+        quoted = sentence.strip().rstrip(".").strip()[-25:].lower()
+        if len(named) != 1 or (len(quoted) >= 12 and quoted in plots):
+            continue  # a sentence of a plot quoted in the reply is the catalog's, not a claim
+        for claim, (pattern, genres) in CLAIMS.items():
+            if pattern.search(sentence.replace(named[0].title, "")) and not any(
+                    has_genre(named[0], g) for g in genres):
+                found.append(f"calls {named[0].title} {claim}")
+    return found

@@ -105,6 +105,8 @@ def score_conversation(conversation: dict, rows: list[dict], catalog) -> list[di
             "false_facts": false_facts_strict(turn, persons, titles),
             "unnatural": unnatural_strict(turn),
         })
+        if scored[-1]["off_vocabulary"]:  # "Here are some action picks about filled:" reads badly too
+            scored[-1]["unnatural"].append("heading on a stray word")
         if items:
             earlier += items if listed else []
             previous = items
@@ -215,7 +217,8 @@ def main() -> None:
         settings = Settings.from_env()
         registry = CRSRegistry(system_specs(settings, build_client(settings), act_reader=UserActReader()))
         # A run of some systems replaces only their replies under the label.
-        stored = defaultdict(dict, json.loads(out.read_text(encoding="utf-8"))["replies"] if out.is_file() else {})
+        before = json.loads(out.read_text(encoding="utf-8"))["replies"] if out.is_file() else {}
+        stored = defaultdict(dict, before)
         for name in args.systems.split(","):
             stored[name] = {}
             crs = registry.get(name)

@@ -21,7 +21,8 @@ REDIAL = str(CATALOG_DIR / "redial" / "id2info.json")
 
 def item(title, year, genres, plot="", people=None, dataset="redial", item_id="1", languages=()):
     return CatalogItem(item_id=item_id, title=title, year=year, genres=tuple(genres), people=people or {},
-                       plot=plot, entity_id=None, dataset=dataset, name=f"{title} ({year})", languages=languages)
+                       plot=plot, entity_id=None, dataset=dataset, name=f"{title} ({year})",
+                       languages=languages)
 
 
 def no_titles(_title):
@@ -49,6 +50,9 @@ def test_a_liked_title_is_no_answer_to_like_it_and_a_shared_genre_is_needed():
     assert checks.misfits(heat, {"like": ["The Heat (2013)"]}, find) == ["like"]
     assert checks.misfits(item("Spy", 2015, ["action", "comedy"]), {"like": ["The Heat (2013)"]}, find) == []
     assert checks.misfits(item("Amour", 2012, ["drama"]), {"like": ["The Heat (2013)"]}, find) == ["like"]
+    # A title that only looks like the liked one ("Heat" for "like The Heat") is no answer either.
+    heat_1995 = item("Heat", 1995, ["action", "crime"])
+    assert checks.misfits(heat_1995, {"like": ["The Heat (2013)"]}, find) == ["like"]
 
 
 def test_an_origin_the_record_does_not_state_does_not_fit():
