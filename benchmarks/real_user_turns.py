@@ -7,7 +7,8 @@ One command (both halves, all three systems; the replies and the scores are stor
         python benchmarks/real_user_turns.py --label before
 
 `--rescore --label before` reads the stored replies again with the current checks (no system runs);
-`--systems chatcrs_opendialkg` runs one system and replaces only its replies under the label.
+`--systems chatcrs_opendialkg` runs one system and replaces only its replies under the label. The
+stored replies name their items by catalog id, so rescore a label with the catalogs it ran on.
 
 The conversations (`benchmarks/conversations/real_user_turns_v1.json`, issue 47) are real people's
 messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source and read from
