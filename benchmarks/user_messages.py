@@ -10,6 +10,10 @@ persons, "lighter", OpenDialKG kinds and closings. Each reply is scored by
 constraint so far, no repeated or turned-down item, no fact the catalog does not bear out, natural
 English; and the turn time.
 
+The fifth set (`benchmarks/conversations/real_user_turns_v1.json`, real users' turns named by
+source, texts read from ../shared) replays here too; its own strict checks and one command are in
+`benchmarks/real_user_turns.py`.
+
 The split into "tune" and "heldout" is fixed in the file. The script prints the splits asked for
 (`--splits tune` while working) and stores every reply of every split in
 `benchmarks/results/user_messages_<label>.json`, so the held-out half can be read once at the end.
@@ -174,6 +178,10 @@ def main() -> None:
     if not args.conversations.is_file():
         parser.error(f"no conversation file at {args.conversations}")
     conversations = json.loads(args.conversations.read_text(encoding="utf-8"))["conversations"]
+    if any("user" not in t for c in conversations for t in c["turns"]):
+        from real_turn_checks import resolve_texts  # the fifth set names its texts by source
+
+        conversations = resolve_texts(conversations)
     settings = Settings.from_env()
     from evaluators.acts.intent_readers import UserActReader
 

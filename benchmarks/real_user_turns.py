@@ -1,0 +1,246 @@
+"""Real users' multi-turn conversations replayed against the offline systems, scored strictly.
+
+One command (both halves, all three systems; the replies and the scores are stored in
+`benchmarks/results/real_user_turns_<label>.json`, the table is printed):
+
+    HF_HUB_OFFLINE=1 ARENA_LLM_PROVIDER=local ARENA_LLM_CACHE=0 nice -n 10 \\
+        python benchmarks/real_user_turns.py --label before
+
+`--rescore --label before` reads the stored replies again with the current checks (no system runs);
+`--systems chatcrs_opendialkg` runs one system and replaces only its replies under the label. The
+stored replies name their items by catalog id, so rescore a label with the catalogs it ran on.
+
+The conversations (`benchmarks/conversations/real_user_turns_v1.json`, issue 47) are real people's
+messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source and read from
+../shared at run time. The gold says what a person reads in each message; the strict checks are in
+`benchmarks/real_turn_checks.py`. Figures are given by turn depth: the 1st, 2nd and 3rd-or-later
+request (a turn that expects a list) of a conversation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from arena.catalog import CATALOG_DIR, load_catalog  # noqa: E402
+from real_turn_checks import (  # noqa: E402
+    answers_strict, false_facts_strict, misfits, off_vocabulary, resolve_texts, unnatural_strict, unresolved,
+)
+from user_message_checks import Turn, catalog_names, new_items, refer  # noqa: E402
+
+CONVERSATIONS = ROOT / "benchmarks" / "conversations" / "real_user_turns_v1.json"
+RESULTS = ROOT / "benchmarks" / "results"
+SYSTEMS = {"chatcrs_redial": "redial", "chatcrs_opendialkg": "opendialkg", "crb_crs_redial": "redial"}
+DEPTHS = ("1st", "2nd", "3rd+")
+
+
+def replay(crs, conversation: dict) -> list[dict]:
+    """The system's reply to each user turn, in order, with the ids of the items it showed."""
+    from arena.dialogue import Dialogue
+
+    dialogue = Dialogue(crs_id=crs.name)
+    rows = []
+    for spec in conversation["turns"]:
+        dialogue.add_user(spec["user"])
+        started = time.perf_counter()
+        text, recommended = crs.respond(dialogue)
+        seconds = time.perf_counter() - started
+        dialogue.add_agent(text, items=recommended)
+        rows.append({"reply": text, "item_ids": [r.item_id for r in recommended],
+                     "seconds": round(seconds, 3)})
+    return rows
+
+
+def score_conversation(conversation: dict, rows: list[dict], catalog) -> list[dict]:
+    """Each reply read against the gold so far (constraints, shown and turned-down items)."""
+    catalog_path = str(CATALOG_DIR / catalog.dataset / "id2info.json")
+    persons, titles = catalog_names(catalog.dataset, catalog_path)
+    constraints: dict = {}
+    previous, earlier, rejected, named = [], [], [], []
+    requests = 0
+    scored = []
+    for spec, row in zip(conversation["turns"], rows):
+        for key in spec.get("clear", ()):
+            constraints.pop(key, None)
+        for key, value in spec.get("set", {}).items():
+            constraints[key] = sorted(set(constraints.get(key, [])) | set(value)) if key.startswith("not_") \
+                else value
+        reject = spec.get("reject")
+        if reject == "all":
+            rejected += previous
+        elif reject:
+            item = refer(reject, previous, catalog.find_title)
+            if item is not None:
+                rejected.append(item)
+                named += [item] if reject.startswith("title:") else []
+        about = refer(spec["about"], previous, catalog.find_title) if spec.get("about") else None
+        if about is not None and spec["about"].startswith("title:"):
+            named.append(about)
+        items = [i for i in (catalog.get(r) for r in row["item_ids"]) if i is not None]
+        turn = Turn(spec, spec["user"], row["reply"], items, dict(constraints), list(earlier), list(rejected),
+                    about, list(named))
+        listed = spec["expect"] == "list"
+        requests += listed
+        liked = [t for key in ("like", "like_all") for t in constraints.get(key, ())]
+        bad = {i.label: misfits(i, constraints, catalog.find_title) for i in items} if listed else {}
+        scored.append({
+            **row, "user": spec["user"], "items": [i.label for i in items], "act": spec["act"],
+            "expect": spec["expect"],
+            "source": spec["source"],
+            "depth": DEPTHS[min(requests, 3) - 1] if listed else None,
+            "answers": answers_strict(turn, previous, catalog.find_title),
+            "fits": (bool(items) and not any(bad.values())) if listed else None,
+            "misfits": {label: why for label, why in bad.items() if why},
+            "off_vocabulary": off_vocabulary(row["reply"], [i.title for i in items],
+                                             [i.title for i in named] + liked, catalog_path),
+            "closing_with_list": bool(new_items(turn)) if spec["act"] == "close" else None,
+            "unresolved": unresolved(turn),
+            "false_facts": false_facts_strict(turn, persons, titles),
+            "unnatural": unnatural_strict(turn),
+        })
+        if scored[-1]["off_vocabulary"]:  # "Here are some action picks about filled:" reads badly too
+            scored[-1]["unnatural"].append("heading on a stray word")
+        if items:
+            earlier += items if listed else []
+            previous = items
+    return scored
+
+
+def summary(rows: list[dict]) -> dict:
+    n = len(rows) or 1
+    lists = [r for r in rows if r["expect"] == "list"]
+    by_depth = {d: [r for r in lists if r["depth"] == d] for d in DEPTHS}
+    closes = [r for r in rows if r["closing_with_list"] is not None]
+    refs = [r for r in rows if r["unresolved"] is not None]
+    times = sorted(r["seconds"] for r in rows)
+    return {
+        "replies": len(rows),
+        "fit": {d: (sum(r["fits"] for r in rs), len(rs)) for d, rs in by_depth.items()},
+        "fit_all": (sum(r["fits"] for r in lists), len(lists)),
+        "answers_yes": sum(r["answers"] == "yes" for r in rows) / n,
+        "answers_by_depth": {d: sum(r["answers"] == "yes" for r in rs) / (len(rs) or 1)
+                             for d, rs in by_depth.items()},
+        "closings_with_list": (sum(r["closing_with_list"] for r in closes), len(closes)),
+        "off_vocabulary": sum(bool(r["off_vocabulary"]) for r in rows),
+        "unresolved": (sum(r["unresolved"] for r in refs), len(refs)),
+        "natural": sum(not r["unnatural"] for r in rows) / n,
+        "false_facts_per_100": 100 * sum(len(r["false_facts"]) for r in rows) / n,
+        "p95_s": times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else 0.0,
+    }
+
+
+def _share(pair: tuple[int, int]) -> str:
+    good, total = pair
+    return f"{good / total:.0%} ({good}/{total})" if total else "-"
+
+
+def table(scores: dict) -> str:
+    lines = ["| system | half | replies | fit 1st / 2nd / 3rd+ request | fit, all requests "
+             "| answers (all turns) "
+             "| closings with a list | replies with a topic outside the vocabulary | unresolved references "
+             "| natural English | false facts per 100 replies | p95 turn (s) |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, halves in scores.items():
+        for half, rows in halves.items():
+            s = summary(rows)
+            fit = " / ".join(_share(s["fit"][d]) for d in DEPTHS)
+            lines.append(f"| {name} | {half} | {s['replies']} | {fit} | {_share(s['fit_all'])} | "
+                         f"{s['answers_yes']:.0%} | {s['closings_with_list'][0]}/{s['closings_with_list'][1]}"
+                         f" | {s['off_vocabulary']} | {s['unresolved'][0]}/{s['unresolved'][1]}"
+                         f" | {s['natural']:.0%} | "
+                         f"{s['false_facts_per_100']:.1f} | {s['p95_s']:.2f} |")
+    return "\n".join(lines)
+
+
+def score_all(stored: dict, conversations: list[dict]) -> dict:
+    by_id = {c["id"]: c for c in conversations}
+    scores: dict = {}
+    for name, halves in stored.items():
+        catalog = load_catalog(SYSTEMS[name])
+        for half, by_conversation in halves.items():
+            rows = []
+            for cid, replies in by_conversation.items():
+                for row in score_conversation(by_id[cid], replies, catalog):
+                    rows.append({"conversation": cid, **row})
+            scores.setdefault(name, {})[half] = rows
+    return scores
+
+
+def show(scores: dict) -> None:
+    for name, halves in scores.items():
+        for half, rows in halves.items():
+            for r in rows:
+                faults = [f"answers {r['answers']}"]
+                faults += [f"misfit {k}: {','.join(v)}" for k, v in r["misfits"].items()]
+                faults += [f"off-vocabulary {r['off_vocabulary']}"] if r["off_vocabulary"] else []
+                faults += ["closing with a list"] if r["closing_with_list"] else []
+                faults += ["unresolved reference"] if r["unresolved"] else []
+                faults += r["false_facts"] + r["unnatural"]
+                print(f"== {name} {half} {r['conversation']} [{r['act']}/{r['expect']} {r['depth'] or ''}]\n"
+                      f"  USER: {r['user']}\n  SYSTEM: {r['reply']}\n  -> {'; '.join(faults)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=Path, default=CONVERSATIONS)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--halves", default="tune,heldout", help="the halves to run: tune, heldout")
+    parser.add_argument("--label", default="run",
+                        help="results go to benchmarks/results/real_user_turns_<label>.json")
+    parser.add_argument("--rescore", action="store_true", help="score the stored replies of --label again")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="only the first N conversations of each half (a trial)")
+    parser.add_argument("--show", action="store_true", help="print every reply and what the checks found")
+    args = parser.parse_args()
+    if not args.conversations.is_file():
+        parser.error(f"no conversation file at {args.conversations}")
+    conversations = resolve_texts(json.loads(args.conversations.read_text(encoding="utf-8"))["conversations"])
+    out = RESULTS / f"real_user_turns_{args.label}.json"
+    if args.rescore:
+        if not out.is_file():
+            parser.error(f"no stored replies at {out}")
+        stored = json.loads(out.read_text(encoding="utf-8"))["replies"]
+    else:
+        from arena.config import Settings
+        from arena.llm import build_client
+        from crs.registry import CRSRegistry
+        from crs.systems import system_specs
+        from evaluators.acts.intent_readers import UserActReader
+
+        settings = Settings.from_env()
+        registry = CRSRegistry(system_specs(settings, build_client(settings), act_reader=UserActReader()))
+        # A run of some systems replaces only their replies under the label.
+        before = json.loads(out.read_text(encoding="utf-8"))["replies"] if out.is_file() else {}
+        stored = defaultdict(dict, before)
+        for name in args.systems.split(","):
+            stored[name] = {}
+            crs = registry.get(name)
+            for half in args.halves.split(","):
+                chosen = [c for c in conversations if c["dataset"] == SYSTEMS[name] and c["split"] == half]
+                stored[name][half] = {c["id"]: replay(crs, c) for c in chosen[:args.limit or None]}
+    scores = score_all(stored, conversations)
+    if args.show:
+        show(scores)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    summaries = {name: {half: summary(rows) for half, rows in halves.items()}
+                 for name, halves in scores.items()}
+    # The user texts stay out of the stored file (they are read from ../shared); the replies stay in.
+    scored = {name: {half: [{k: v for k, v in r.items() if k != "user"} for r in rows]
+                     for half, rows in halves.items()}
+              for name, halves in scores.items()}
+    out.write_text(json.dumps({"replies": stored, "summary": summaries, "scored": scored}, indent=1,
+                              ensure_ascii=False), encoding="utf-8")
+    print(table(scores))
+    print(f"stored: {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
