@@ -89,7 +89,7 @@ class Study(BaseModel):
     # message or verdict (and in any case after abandon_after_minutes), so a worker who left frees it soon.
     idle_minutes: float = Field(5.0, gt=0)
     # A task takes its place when it is handed out (Start), as a platform reserves a place for a worker who
-    # starts: held this long for the worker's first message, then `idle_minutes` after each message or verdict.
+    # starts: held this long for the first message, then `idle_minutes` after each message or verdict.
     start_hold_minutes: float = Field(10.0, gt=0)
     # Which worker ids a link may carry: "prolific" (Prolific's own ids, 24 hexadecimal characters), or
     # "any" (any printable id of up to 128 characters, for other platforms; nothing checks that it is real).

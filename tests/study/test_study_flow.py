@@ -19,7 +19,8 @@ from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str, study: str = "pilot") -> dict:
-    return {"study": study, "PROLIFIC_PID": pid(worker), "STUDY_ID": pid("platform-study"), "SESSION_ID": pid("s1")}
+    return {"study": study, "PROLIFIC_PID": pid(worker), "STUDY_ID": pid("platform-study"),
+            "SESSION_ID": pid("s1")}
 
 
 def do_task(services, worker: str, *, sentiment="satisfied", choice=None, attention=None, turns=1):
@@ -91,7 +92,8 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     matched = lookup_workers(services, "pilot", f"{pid('careless')}\n{pid('good')}, stranger")
     good = flow.worker_pseudonym(services, "pilot", pid("good"))
     assert matched.to_dict("records")[1:] == [
-        {"worker id": pid("good"), "pseudonym": good, "completed": "yes", "flags": "; ".join(people[good].flags)},
+        {"worker id": pid("good"), "pseudonym": good, "completed": "yes",
+         "flags": "; ".join(people[good].flags)},
         {"worker id": "stranger", "pseudonym": "", "completed": "no", "flags": "never started"}]
     board = study_leaderboard(services, "pilot")
     assert board["conversations"].sum() == 0  # everyone was flagged: nothing counts
@@ -127,7 +129,8 @@ def test_quotas_fill_evenly_and_a_full_study_says_so(services):
     # A worker who comes now is told before the consent page, in the platform's words, with no retry advice.
     with pytest.raises(Refusal, match="no place will open again.*Return submission"):
         flow.enter(services, link("late"))
-    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", pid("late"))) is None
+    late = flow.worker_pseudonym(services, "pilot", pid("late"))
+    assert services.store.get_participant("pilot", late) is None
     study = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=1))
     assert all(n["done"] == 1 for n in services.store.cell_fill(study).values())
 

@@ -87,7 +87,8 @@ def test_no_task_is_handed_out_on_a_system_that_is_down_and_the_notice_names_the
     with pytest.raises(Refusal) as before:
         flow.enter(services, link("W3"))
     assert before.value.text == flow.SYSTEMS_DOWN and "other workers" not in before.value.text
-    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", pid("W3"))) is None
+    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", pid("W3"))) \
+        is None
     assert flow.start_notice(services, study, w2) == flow.SYSTEMS_DOWN  # shown on a returning worker's page
     flow.begin(services, study, w2)
     _, w2 = flow.enter(services, link("W2"))

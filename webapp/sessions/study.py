@@ -427,7 +427,8 @@ def _take_place(services: Services, study: Study, p: Participant) -> None:
     down is given up for a task on another cell (and the message refused: the worker starts again). The place
     taken at the task's start is still held within `start_hold_minutes`; when it lapsed and its cell filled
     meanwhile, the task moves to another cell with room, which the message goes to (the worker saw no system
-    answer yet); with no room anywhere the task goes on without a place: a worker who writes never loses it."""
+    answer yet); with no room anywhere the task goes on without a place: a worker who writes never loses
+    it."""
     with _lock(p.pseudonym):
         p = _fresh(services, p)
         task = p.data.get("task")
@@ -447,7 +448,8 @@ def _take_place(services: Services, study: Study, p: Participant) -> None:
             return
         cell, claim_id = held
         if cell != task["cell"]:
-            _hand_out(services, study, p, cell, claim_id, held=True, started=datetime.fromisoformat(task["started"]))
+            started = datetime.fromisoformat(task["started"])
+            _hand_out(services, study, p, cell, claim_id, held=True, started=started)
         elif not task.get("held", True) or task["claim"] != claim_id:
             task.update(claim=claim_id, held=True)
             services.store.save_participant(p)

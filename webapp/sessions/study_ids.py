@@ -33,12 +33,13 @@ PROLIFIC_ID = re.compile(r"[0-9a-f]{24}")
 PLACEHOLDER = re.compile(r"[{}%]|^\$|^\[.*\]$")
 
 NO_WORKER_ID = "This study link has no worker id; please open it from the platform that sent you here."
-NOT_VALID = "The {name} in this link is not valid; please open the study from the platform that sent you here."
-NOT_PROLIFIC = ("The {name} in this link is not a Prolific id (24 digits and lower-case letters a-f); please open the study "
-                "from Prolific.")
-PLACEHOLDER_LINE = ("The {name} in this link is the platform's placeholder, not a worker's id: the link works only "
-                    "when opened from the platform, which fills in each worker's own ids (researchers: try the "
-                    "study with the preview link of the Studies tab).")
+NOT_VALID = ("The {name} in this link is not valid; please open the study from the platform that sent you "
+             "here.")
+NOT_PROLIFIC = ("The {name} in this link is not a Prolific id (24 digits and lower-case letters a-f); please "
+                "open the study from Prolific.")
+PLACEHOLDER_LINE = ("The {name} in this link is the platform's placeholder, not a worker's id: the "
+                    "link works only when opened from the platform, which fills in each worker's own ids "
+                    "(researchers: try the study with the preview link of the Studies tab).")
 
 
 @dataclass(frozen=True)
