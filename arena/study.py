@@ -88,6 +88,12 @@ class Study(BaseModel):
     # A task's place is held while the worker is active: it lapses after this many minutes without a
     # message or verdict (and in any case after abandon_after_minutes), so a worker who left frees it soon.
     idle_minutes: float = Field(5.0, gt=0)
+    # A task takes its place when it is handed out (Start), as a platform reserves a place for a worker who
+    # starts: held this long for the first message, then `idle_minutes` after each message or verdict.
+    start_hold_minutes: float = Field(10.0, gt=0)
+    # Which worker ids a link may carry: "prolific" (Prolific's own ids, 24 hexadecimal characters), or
+    # "any" (any printable id of up to 128 characters, for other platforms; nothing checks that it is real).
+    worker_ids: Literal["prolific", "any"] = "prolific"
     flagged_counts: bool = False  # does a flagged worker's finished task fill a place? (false: it is freed)
     new_workers_per_minute: int = Field(5, ge=1)  # new worker ids one network address may bring per minute
 

@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence
 
 import gradio as gr
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount
 
@@ -104,6 +104,9 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None and study is not None:
+        # `/study?study=ID&PROLIFIC_PID=...` (no slash, as a researcher may type the link) leads to the page
+        # with the worker's query intact; the mount itself answers only below `/study/`.
+        app.add_api_route(STUDY_PATH, _to_study_page, methods=["GET", "HEAD"], include_in_schema=False)
         study.queue(default_concurrency_limit=CONCURRENCY)
         gr.mount_gradio_app(app, study, path=STUDY_PATH, ssr_mode=False, css=css, head=head, max_file_size=0)
     if public is not None:
@@ -116,6 +119,11 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
                        exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app
+
+
+def _to_study_page(request: Request) -> RedirectResponse:
+    query = request.url.query
+    return RedirectResponse(STUDY_PATH + "/" + (f"?{query}" if query else ""), status_code=308)
 
 
 def _mounted_app(app: FastAPI, path: str) -> Any:

@@ -5,8 +5,10 @@ Quota state lives in the store so that every app process (the store may be
 PostgreSQL behind several replicas) assigns from one count. A task holds its
 cell as a `reserved` claim from the moment it is handed out; the claim turns
 `done` when the task is finished, or is deleted when it expires: a reserved
-claim lapses after the study's `idle_minutes` without activity (each message
-or verdict extends it, never past `abandon_after_minutes` from its start). A
+claim lapses `start_hold_minutes` after the task's start when no message came,
+and after the study's `idle_minutes` without activity once one did (each
+message or verdict extends it), never past `abandon_after_minutes` from the
+task's start. A
 flagged worker's claims become `released` when the study does not count
 flagged work, and no longer fill their cell. `reserve_cell` counts done and
 live reserved claims and inserts the new one in one transaction under the
@@ -80,10 +82,10 @@ def _counts(conn: Any, study_id: str, now: str) -> dict[str, int]:
     return {cell: n for cell, n in rows}
 
 
-def _hold_until(study: Study, started: datetime) -> str:
-    """When a place held now lapses: `idle_minutes` from now, never past `abandon_after_minutes` from the
-    task's start."""
-    return utc_key(min(utc_now() + timedelta(minutes=study.idle_minutes),
+def _hold_until(study: Study, started: datetime, minutes: Optional[float] = None) -> str:
+    """When a place held now lapses: `minutes` (else `idle_minutes`) from now, never past
+    `abandon_after_minutes` from the task's start."""
+    return utc_key(min(utc_now() + timedelta(minutes=study.idle_minutes if minutes is None else minutes),
                        started + timedelta(minutes=study.abandon_after_minutes)))
 
 
@@ -176,31 +178,19 @@ class Studies:
         return [q for q in map(_participant, rows) if previews or not q.data.get("preview")]
 
     # -- quota cells ------------------------------------------------------------------------
-    def choose_cell(self, study: Study, exclude: Iterable[str] = (),
-                    rng: Optional[random.Random] = None) -> Optional[str]:
-        """The cell a new task goes to: the least-filled one with room (ties at random), skipping `exclude`;
-        None when none has room. Nothing is held: the place is taken at the task's first message
-        (`reserve_cell`), and the cell may have filled by then."""
-        now = now_key()
-        c = t.study_claims.c
-        with self.read() as conn:
-            rows = conn.execute(sa.select(c.cell, sa.func.count())
-                                .where(c.study_id == study.id,
-                                       sa.or_(c.state == DONE, sa.and_(c.state == RESERVED, c.expires_at >= now)))
-                                .group_by(c.cell)).all()
-        return _pick(study, {cell: n for cell, n in rows}, set(exclude), rng or random.SystemRandom())
-
     def reserve_cell(self, study: Study, pseudonym: str, exclude: Iterable[str] = (),
                      rng: Optional[random.Random] = None, *, prefer: Optional[str] = None,
-                     claim_id: Optional[str] = None, started: Optional[datetime] = None) -> Optional[tuple[str, str]]:
+                     claim_id: Optional[str] = None, started: Optional[datetime] = None,
+                     minutes: Optional[float] = None) -> Optional[tuple[str, str]]:
         """Hold a place: in `prefer` (the cell the task was given) while it has room, else in the least-filled
         cell that has room (ties at random), skipping `exclude`; returns (cell, claim id), or None when every
         cell the worker may take is full. `claim_id` names the new claim (a task's own id, else a new one);
-        the place lapses `idle_minutes` from now, never past `abandon_after_minutes` from `started`."""
+        the place lapses `minutes` (else `idle_minutes`) from now, never past `abandon_after_minutes` from
+        `started`."""
         rng = rng or random.SystemRandom()
         skip = set(exclude)
         now = utc_now()
-        expires = _hold_until(study, started or now)
+        expires = _hold_until(study, started or now, minutes)
         with self.write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})

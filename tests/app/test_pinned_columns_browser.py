@@ -114,14 +114,15 @@ def test_the_leaderboard_keeps_rank_and_system_in_view(tmp_path, browser, viewpo
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 def test_the_study_board_keeps_rank_and_system_in_view(tmp_path, browser, viewport):
-    from study_support import publish
+    from study_support import pid, publish
 
     from webapp.sessions import study as flow
 
     width = f"{viewport['width']}px"
     services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=3)
     publish(services, mode="battle", systems=["alpha", "beta"], tasks_per_participant=1)
-    link = {"study": "pilot", "PROLIFIC_PID": "W1", "STUDY_ID": "prolific-study", "SESSION_ID": "S-W1"}
+    link = {"study": "pilot", "PROLIFIC_PID": pid("W1"), "STUDY_ID": pid("prolific-study"),
+            "SESSION_ID": pid("S-W1")}
     study, worker = flow.enter(services, link)
     flow.consent(services, study, worker)
     flow.begin(services, study, worker)

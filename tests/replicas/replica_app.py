@@ -38,6 +38,7 @@ from webapp.sessions import battle, chat, participants, study
 from webapp.sessions.refusal import Refusal
 
 from battle_support import FakeCatalogCRS, fake_spec
+from tests.study.study_support import pid
 from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_responder, spec
 
 SYSTEMS = ["alpha", "bravo"]
@@ -139,20 +140,25 @@ class Replica:
 
     # -- Study ------------------------------------------------------------------------------
     def study_start(self, study_id: str, worker: str) -> dict:
-        """A worker opens the study link, consents and presses Start."""
-        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": worker})
+        """A worker opens the study link (Prolific-format ids stand for the name `worker`), consents and
+        presses Start, which takes the task's place."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": pid(worker)})
         study.consent(self.services, found, p)
         study.begin(self.services, found, p)
         p = self.services.store.get_participant(p.study_id, p.pseudonym)
         task = p.data.get("task") or {}
-        return {"step": p.data.get("step"), "dialogues": sorted((task.get("dialogues") or {}).values())}
+        return {"step": p.data.get("step"), "dialogues": sorted((task.get("dialogues") or {}).values()),
+                "cell": task.get("cell"), "claim": task.get("claim")}
 
     def study_send(self, study_id: str, worker: str, text: str) -> dict:
-        """The worker's message in their task's first conversation (the first takes the task's place)."""
-        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": worker})
+        """The worker's message in their task's first conversation (the place was taken at Start)."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": pid(worker)})
         study.send(self.services, found, p, study.sides(found)[0], text)
         p = self.services.store.get_participant(p.study_id, p.pseudonym)
-        return {"claim": (p.data.get("task") or {}).get("claim")}
+        task = p.data.get("task") or {}
+        dialogues = study.task_dialogues(self.services, p).values()
+        return {"claim": task.get("claim"), "cell": task.get("cell"),
+                "turns": [u.text for d in dialogues for u in d.user_turns()]}
 
     # -- Evaluate -----------------------------------------------------------------------------
     def run_start(self, n_dialogues: int, concurrency: int = 2) -> dict:

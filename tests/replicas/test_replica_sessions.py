@@ -124,7 +124,7 @@ def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, r
         r2.send("study_start", study_id="pilot", worker=f"w{n}")
         first, second = r1.receive(), r2.receive()
         assert first["step"] == second["step"] == "task" and first["dialogues"] == second["dialogues"]
-    assert _places(db) == 0  # a task holds no place before its first message
+    assert _places(db) == 4  # the place is taken at Start: one per worker, not one per replica
     for n in range(4):  # and each worker's first message reaches both replicas at the same moment
         r1.send("study_send", study_id="pilot", worker=f"w{n}", text=f"hello from w{n}")
         r2.send("study_send", study_id="pilot", worker=f"w{n}", text=f"hello again from w{n}")
@@ -147,6 +147,38 @@ def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, r
         extra = [(d.dialogue_id, d.metadata, len(d.utterances)) for d in store.list_dialogues()
                  if d.dialogue_id not in handed_out]
     assert stored == handed_out, extra  # no empty task conversation left over from the second Start
+
+
+def test_a_place_held_from_start_holds_on_every_replica_until_its_time_runs_out(db, replicas):
+    """Worker A starts on r1, worker B on r2: the study's two places are theirs on both replicas. A late
+    worker is told before anything; A writes through r2 and keeps the task; once B's hold runs out without
+    a message, the late worker gets B's place, and B, writing after that, still keeps their task."""
+    import sqlalchemy as sa
+
+    from arena.store import schema as t
+    from arena.study import parse_study
+    from tests.study.study_support import study_yaml
+    from webapp.sessions.study import FULL_FOR_NOW
+
+    with Store(db) as store:
+        text = study_yaml(systems=["alpha", "bravo"], quota_per_cell=1, tasks_per_participant=1,
+                          start_hold_minutes=10, new_workers_per_minute=50)
+        store.save_study(parse_study(text), text, "ada")
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    a = r1.call("study_start", study_id="pilot", worker="w-a")
+    b = r2.call("study_start", study_id="pilot", worker="w-b")
+    assert a["step"] == b["step"] == "task" and {a["cell"], b["cell"]} == {"alpha", "bravo"}
+    assert r1.call("study_start", study_id="pilot", worker="w-late") == {"refused": FULL_FOR_NOW}
+    sent = r2.call("study_send", study_id="pilot", worker="w-a", text="a comedy please")
+    assert (sent["claim"], sent["cell"], sent["turns"]) == (a["claim"], a["cell"], ["a comedy please"])
+    with Store(db) as store, store.write() as conn:  # B's ten minutes pass without a message
+        conn.execute(sa.update(t.study_claims).where(t.study_claims.c.claim_id == b["claim"])
+                     .values(expires_at="2000-01-01T00:00:00.000000Z"))
+    late = r2.call("study_start", study_id="pilot", worker="w-late-2")
+    assert late["step"] == "task" and late["cell"] == b["cell"]
+    kept = r1.call("study_send", study_id="pilot", worker="w-b", text="am I still in?")
+    assert kept["cell"] == b["cell"] and kept["turns"] == ["am I still in?"]
+    assert _places(db) == 2  # A's and the late worker's: B's lapsed hold is not counted twice
 
 
 def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):

@@ -24,7 +24,7 @@ from arena.store import schema as t
 from arena.study import parse_study
 from tests.replicas.app_servers import start_servers
 from tests.replicas.replicas_support import wait_until
-from tests.study.study_support import study_yaml
+from tests.study.study_support import pid, study_yaml
 from webapp.protection.admin_auth import hash_password
 from webapp.ui.parts.participant import STORAGE_KEY
 
@@ -200,7 +200,7 @@ def test_the_same_worker_pressing_start_on_both_servers_at_once_holds_one_place(
     for worker in workers:
         pages = [study_page(r1), study_page(r2)]
         for page in pages:
-            page.predict("pilot", worker, f"browser-of-{worker}", api_name="/study_enter")
+            page.predict("pilot", pid(worker), f"browser-of-{worker}", api_name="/study_enter")
             page.predict(api_name="/study_consent")
         at_once(*(lambda page=page: page.predict(api_name="/study_start") for page in pages))
         at_once(*(lambda page=page, n=n: page.predict(f"hello {n} from {worker}", api_name="/study_send_a")

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 sys.path.insert(0, str(Path(__file__).parent.parent / "study"))
 
 from battle_support import FakeCatalogCRS, fake_spec  # noqa: E402
-from study_support import publish  # noqa: E402
+from study_support import pid, publish  # noqa: E402
 
 from arena.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue, UserInfo, UserKind  # noqa: E402
@@ -99,15 +99,17 @@ def test_new_study_workers_stop_at_the_cap(services, same):
     def enter(i):
         session = "one-session" if same == "session" else f"session-{i}"
         address = "198.51.100.1" if same == "address" else f"198.51.100.{i + 1}"
-        study_flow.enter(services, {"study": "pilot", "worker_id": f"worker-{i}"}, request_from(address, session))
+        study_flow.enter(services, {"study": "pilot", "worker_id": pid(f"worker-{i}")},
+                         request_from(address, session))
 
     assert all_at_once(enter) == CAP
     assert len(services.store.list_participants("pilot")) == CAP
     # A returning worker is never counted again; a new one from the same place is refused.
     admitted = services.store.list_participants("pilot")[0].pseudonym
-    returning = next(i for i in range(BURST) if study_flow.worker_pseudonym(services, "pilot", f"worker-{i}")
-                     == admitted)
+    returning = next(i for i in range(BURST)
+                     if study_flow.worker_pseudonym(services, "pilot", pid(f"worker-{i}")) == admitted)
     place = ("198.51.100.1", "one-session")  # at its cap in either case
-    study_flow.enter(services, {"study": "pilot", "worker_id": f"worker-{returning}"}, request_from(*place))
+    study_flow.enter(services, {"study": "pilot", "worker_id": pid(f"worker-{returning}")},
+                     request_from(*place))
     with pytest.raises(Refusal, match="Too many new participants"):
-        study_flow.enter(services, {"study": "pilot", "worker_id": "worker-new"}, request_from(*place))
+        study_flow.enter(services, {"study": "pilot", "worker_id": pid("worker-new")}, request_from(*place))

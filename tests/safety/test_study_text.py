@@ -48,7 +48,7 @@ def test_fenced_code_is_left_as_written():
 @pytest.mark.slow
 def test_the_study_page_loads_nothing_remote_and_shows_no_form(tmp_path, browser):
     from battle_support import FakeCatalogCRS, make_services
-    from study_support import publish
+    from study_support import pid, publish
 
     from tests.support.asgi_server import running
     from webapp.serve import build_app
@@ -60,7 +60,7 @@ def test_the_study_page_loads_nothing_remote_and_shows_no_form(tmp_path, browser
         with running(build_app(services)) as url:
             page = browser.page()
             page.on("request", lambda r: remote.append(r.url) if not r.url.startswith(url) else None)
-            page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID=5f1a2b", wait_until="load")
+            page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID={pid('5f1a2b')}", wait_until="load")
             consent = page.locator("#study-consent")
             consent.get_by_text("You agree that your messages are").wait_for()
             assert consent.locator("img, form, iframe, script, input").count() == 0

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
 
 from battle_support import FakeCatalogCRS, fake_spec, make_services  # noqa: E402
-from study_support import publish  # noqa: E402
+from study_support import pid, publish  # noqa: E402
 
 from arena.crs_interface import CRSSpec  # noqa: E402
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote  # noqa: E402
@@ -206,7 +206,7 @@ def _battle_page(c) -> object:
 
 
 def _study(c) -> object:
-    c.predict("pilot", "W1", "browser-of-W1", api_name="/study_enter")
+    c.predict("pilot", pid("W1"), "browser-of-W1", api_name="/study_enter")
     c.predict(api_name="/study_consent")
     c.predict(api_name="/study_start")
     return c.submit("a space movie please", api_name="/study_send_a")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from typing import Any
 
@@ -21,6 +22,11 @@ BASE = {
     "quota_per_cell": 5,
     "completion_code": "CODE-7731",
 }
+
+
+def pid(name: str) -> str:
+    """A Prolific-format id (24 hexadecimal characters, as Prolific fills into a link) standing for `name`."""
+    return hashlib.sha256(name.encode()).hexdigest()[:24]
 
 
 def study_yaml(**changes: Any) -> str:

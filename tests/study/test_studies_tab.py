@@ -31,6 +31,7 @@ def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, 
     assert "version 2" in line and services.store.study_ids() == [("pilot", 2)]
     text, overview, link, quotas, people, board = researcher.predict("pilot", api_name="/study_show")
     assert "Second wave" in text and "version 2" in overview and "open" in overview
+    assert "Paste the link into Prolific as it is" in overview and "placeholders left in, is refused" in overview
     assert link.startswith("http://127.0.0.1:") and link.endswith(
         "/study/?study=pilot&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
     assert [row[0] for row in quotas["value"]["data"]] == ["alpha", "beta", "gamma"] and not people["visible"]

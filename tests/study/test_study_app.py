@@ -11,7 +11,7 @@ import pytest
 
 from arena.aspects import load_form
 from arena.study import parse_study
-from study_support import publish, study_yaml
+from study_support import pid, publish, study_yaml
 from tests.support.asgi_server import running
 from webapp.one_port import STUDY_REDIRECT
 from webapp.serve import build_app
@@ -39,7 +39,7 @@ def shown(outputs) -> str:
 
 def one_task(c, worker: str) -> str:
     """Enter, consent, start, chat, rate, submit; what the page shows at the end."""
-    c.predict("pilot", worker, f"browser-of-{worker}", api_name="/study_enter")
+    c.predict("pilot", pid(worker), f"browser-of-{worker}", api_name="/study_enter")
     c.predict(api_name="/study_consent")
     c.predict(api_name="/study_start")
     c.predict("a space movie please", api_name="/study_send_a")
@@ -80,20 +80,20 @@ def test_quotas_hold_under_concurrent_workers(services, served):
 def test_a_reload_resumes_and_a_second_attempt_cannot_complete_again(services, served):
     publish(services, tasks_per_participant=2)
     first = client(served)
-    first.predict("pilot", "P-42", "browser-1", api_name="/study_enter")
+    first.predict("pilot", pid("P-42"), "browser-1", api_name="/study_enter")
     first.predict(api_name="/study_consent")
     first.predict(api_name="/study_start")
     first.predict("robots in space", api_name="/study_send_a")
     # A reload: a new session with the same link finds the task, its conversation included.
     again = client(served)
-    page = shown(again.predict("pilot", "P-42", "browser-1", api_name="/study_enter"))
+    page = shown(again.predict("pilot", pid("P-42"), "browser-1", api_name="/study_enter"))
     assert "robots in space" in page and "Task 1 of 2" in page
     again.predict(api_name="/study_satisfied_a")
     again.predict(None, None, *NO_ASPECTS, api_name="/study_submit")
     assert "CODE-7731" in one_more_task(again)
     # Trying again (any session) shows the study as completed and hands out no task.
     third = client(served)
-    page = shown(third.predict("pilot", "P-42", "browser-1", api_name="/study_enter"))
+    page = shown(third.predict("pilot", pid("P-42"), "browser-1", api_name="/study_enter"))
     assert "already completed" in page
     third.predict(api_name="/study_start")
     (worker,) = services.store.list_participants("pilot")
@@ -112,6 +112,11 @@ def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(servic
     # The page's head sends `?study=` links on, query intact (the browser test follows one).
     assert httpx.get(served + "/config", timeout=30).json()["head"].startswith(STUDY_REDIRECT)  # then the page script
     assert httpx.get(served + "/study/", timeout=30).status_code == 200
+    # Without the slash (as a link may be typed), the study page with the worker's query kept.
+    query = f"study=pilot&PROLIFIC_PID={pid('W9')}&SESSION_ID={pid('S9')}"
+    bare = httpx.get(f"{served}/study?{query}", timeout=30)
+    assert bare.status_code == 308 and bare.headers["location"] == f"/study/?{query}"
+    assert httpx.get(f"{served}/study", timeout=30, follow_redirects=True).url.path == "/study/"
     refused = shown(client(served).predict("nope", "w", "browser-1", api_name="/study_enter"))
     assert "no such study" in refused
 
@@ -119,7 +124,7 @@ def test_the_open_arena_is_unchanged_and_study_links_go_to_the_study_page(servic
 def test_a_battle_study_through_the_page(services, served):
     publish(services, mode="battle", tasks_per_participant=1)
     c = client(served)
-    c.predict("pilot", "B-7", "browser-1", api_name="/study_enter")
+    c.predict("pilot", pid("B-7"), "browser-1", api_name="/study_enter")
     c.predict(api_name="/study_consent")
     page = shown(c.predict(api_name="/study_start"))
     assert "System A" in page and "System B" in page and "Chat with each system" in page

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from battle_support import FakeCatalogCRS, make_services
-from study_support import INSTRUCTED, publish
+from study_support import INSTRUCTED, pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import PHONE, assert_fits, assert_no_toasts, expect, shoot, wait_for_replies
 from webapp.protection.admin_auth import admin_checker, hash_password
@@ -49,7 +49,8 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         page.goto(f"{url}/", wait_until="load")  # without a study the open arena loads as ever
         page.get_by_role("tab", name="Battle").wait_for()
         assert "/study" not in page.url
-        page.goto(f"{url}/?study=pilot&PROLIFIC_PID=5f1a2b&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
+        ids = f"PROLIFIC_PID={pid('5f1a2b')}&STUDY_ID={pid('st1')}&SESSION_ID={pid('se1')}"
+        page.goto(f"{url}/?study=pilot&{ids}", wait_until="load")
         page.wait_for_url("**/study/?study=pilot*")
         page.locator("#study-consent").get_by_text("You agree that your messages are stored").wait_for()
         page.locator("#study-agree").click()
@@ -74,8 +75,9 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         assert_no_toasts(page, "the whole study")
         shoot(page, shots, "study-done")
         (worker,) = services.store.list_participants("pilot")
-        assert worker.status == "completed" and not worker.flags and "5f1a2b" not in worker.pseudonym
-        assert worker.data["platform"] == {"STUDY_ID": "st1"}  # the session id binds the worker, as a pseudonym
+        assert worker.status == "completed" and not worker.flags and pid("5f1a2b") not in worker.pseudonym
+        # The session id binds the worker, as a pseudonym.
+        assert worker.data["platform"] == {"STUDY_ID": pid("st1")}
 
         # The researcher's Studies tab lists the worker, status and time.
         admin = browser.page()
@@ -106,7 +108,7 @@ def slow_services(tmp_path):
 
 
 def open_first_task(page, url: str, worker: str, heading: str = "Task 1 of 1") -> None:
-    page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID={worker}", wait_until="load")
+    page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID={pid(worker)}", wait_until="load")
     page.locator("#study-agree").click()
     page.locator("#study-start").click()
     page.locator("#study-task-head").get_by_text(heading).wait_for()
@@ -220,7 +222,8 @@ def test_a_finished_worker_is_forwarded_to_the_platform_with_the_code(services, 
             redirect_code_param="cc")
     with running(build_app(services)) as url:
         page = browser.page()
-        page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID=77aa&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
+        ids = f"PROLIFIC_PID={pid('77aa')}&STUDY_ID={pid('st1')}&SESSION_ID={pid('se1')}"
+        page.goto(f"{url}/study/?study=pilot&{ids}", wait_until="load")
         page.locator("#study-agree").click()
         page.locator("#study-start").click()
         page.locator("#study-task-head").get_by_text("Task 1 of 1").wait_for()

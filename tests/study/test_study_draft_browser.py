@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from battle_support import FakeCatalogCRS, make_services
-from study_support import publish
+from study_support import pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import PHONE, WIDE, assert_no_toasts, expect, shoot, wait_for_replies
 from webapp.serve import build_app
@@ -29,7 +29,8 @@ def test_a_workers_unsent_text_survives_a_reload(tmp_path, browser, viewport):
     try:
         with running(build_app(services)) as url:
             page = browser.page(viewport)
-            page.goto(f"{url}/?study=pilot&PROLIFIC_PID=5f1a2b&STUDY_ID=st1&SESSION_ID=se1", wait_until="load")
+            ids = f"PROLIFIC_PID={pid('5f1a2b')}&SESSION_ID={pid('se1')}"
+            page.goto(f"{url}/?study=pilot&{ids}", wait_until="load")
             page.locator("#study-agree").click()
             page.locator("#study-start").click()
             page.locator("#study-task-head").get_by_text("Task 1 of 2").wait_for()

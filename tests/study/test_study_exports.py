@@ -9,13 +9,13 @@ import zipfile
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.dialogue import Score
 from arena.text_safety import escape_markdown
-from study_support import INSTRUCTED, publish
+from study_support import INSTRUCTED, pid, publish
 from webapp.leaderboard.study_results import export_study
 from webapp.sessions import study as flow
 
 
 def link(worker: str) -> dict:
-    return {"study": "pilot", "PROLIFIC_PID": worker, "SESSION_ID": f"session-{worker}"}
+    return {"study": "pilot", "PROLIFIC_PID": pid(worker), "SESSION_ID": pid(f"session-{worker}")}
 
 
 def whole_study(services, worker: str, attention: str) -> None:

@@ -12,14 +12,15 @@ from arena.store import schema as t
 from arena.corpus.bundle import vote_rows
 
 from arena.study import parse_study
-from study_support import GOLD, INSTRUCTED, publish, study_yaml
+from study_support import GOLD, INSTRUCTED, pid, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard
 from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str, study: str = "pilot") -> dict:
-    return {"study": study, "PROLIFIC_PID": worker, "STUDY_ID": "abc", "SESSION_ID": "s1"}
+    return {"study": study, "PROLIFIC_PID": pid(worker), "STUDY_ID": pid("platform-study"),
+            "SESSION_ID": pid("s1")}
 
 
 def do_task(services, worker: str, *, sentiment="satisfied", choice=None, attention=None, turns=1):
@@ -42,7 +43,7 @@ def start(services, worker: str):
 def test_a_worker_completes_the_study_and_cannot_complete_twice(services):
     publish(services, attention_check=INSTRUCTED)
     study, p = flow.enter(services, link("W1"))
-    assert p.data["step"] == "consent" and "W1" not in str(p.pseudonym)
+    assert p.data["step"] == "consent" and pid("W1") not in str(p.pseudonym)
     start(services, "W1")
     study, p = do_task(services, "W1")
     with pytest.raises(Refusal, match="answer every question"):
@@ -60,7 +61,7 @@ def test_a_worker_completes_the_study_and_cannot_complete_twice(services):
     stored = services.store.list_dialogues()
     assert len(stored) == 2 and {d.metadata["study"] for d in stored} == {"pilot"}
     assert {d.metadata["study_version"] for d in stored} == {1}
-    assert all("W1" not in d.model_dump_json() for d in stored)  # the raw worker id is nowhere
+    assert all(pid("W1") not in d.model_dump_json() for d in stored)  # the raw worker id is nowhere
 
 
 def test_a_returning_worker_resumes_the_same_task(services):
@@ -80,17 +81,19 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
         do_task(services, worker, attention=answer)
     people = {p.pseudonym: p for p in services.store.list_participants("pilot")}
     assert all(p.status == "completed" for p in people.values())
-    careless = flow.worker_pseudonym(services, "pilot", "careless")
+    careless = flow.worker_pseudonym(services, "pilot", pid("careless"))
     assert any("attention check failed" in f for f in people[careless].flags)
     assert all(any("minimum 3600 s" in f for f in p.flags) for p in people.values())  # both far too fast
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
     assert sheet[0] == "PROLIFIC_PID,SESSION_ID,status,reason,completion_code,pseudonym" and len(sheet) == 3
-    assert [row.split(",")[:3] for row in sheet[1:]] == [["good", "s1", "REJECTED"], ["careless", "s1", "REJECTED"]]
+    assert [row.split(",")[:3] for row in sheet[1:]] == [[pid("good"), pid("s1"), "REJECTED"],
+                                                         [pid("careless"), pid("s1"), "REJECTED"]]
     assert all(",CODE-7731," in row for row in sheet[1:])
-    matched = lookup_workers(services, "pilot", "careless\ngood, stranger")
+    matched = lookup_workers(services, "pilot", f"{pid('careless')}\n{pid('good')}, stranger")
+    good = flow.worker_pseudonym(services, "pilot", pid("good"))
     assert matched.to_dict("records")[1:] == [
-        {"worker id": "good", "pseudonym": flow.worker_pseudonym(services, "pilot", "good"), "completed": "yes",
-         "flags": "; ".join(people[flow.worker_pseudonym(services, "pilot", "good")].flags)},
+        {"worker id": pid("good"), "pseudonym": good, "completed": "yes",
+         "flags": "; ".join(people[good].flags)},
         {"worker id": "stranger", "pseudonym": "", "completed": "no", "flags": "never started"}]
     board = study_leaderboard(services, "pilot")
     assert board["conversations"].sum() == 0  # everyone was flagged: nothing counts
@@ -126,7 +129,8 @@ def test_quotas_fill_evenly_and_a_full_study_says_so(services):
     # A worker who comes now is told before the consent page, in the platform's words, with no retry advice.
     with pytest.raises(Refusal, match="no place will open again.*Return submission"):
         flow.enter(services, link("late"))
-    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", "late")) is None
+    late = flow.worker_pseudonym(services, "pilot", pid("late"))
+    assert services.store.get_participant("pilot", late) is None
     study = parse_study(study_yaml(quota_per_cell=1, tasks_per_participant=1))
     assert all(n["done"] == 1 for n in services.store.cell_fill(study).values())
 
@@ -170,10 +174,10 @@ def test_a_battle_study_stores_a_vote_of_its_crowd(services):
 
 def test_bad_links_are_one_clear_line(services):
     publish(services, closes="2020-01-01T00:00:00Z", opens="2019-01-01T00:00:00Z")
-    for params, words in (({"study": "nope", "worker_id": "x"}, "no such study"),
+    for params, words in (({"study": "nope", "worker_id": pid("x")}, "no such study"),
                           ({"study": "pilot"}, "no worker id"),
                           ({"study": "pilot", "worker_id": "x" * 500}, "not valid"),
-                          ({"study": "pilot", "worker_id": "x"}, "closed")):
+                          ({"study": "pilot", "worker_id": pid("x")}, "closed")):
         with pytest.raises(Refusal, match=words):
             flow.enter(services, params)
     assert Counter(p.status for p in services.store.list_participants("pilot")) == Counter()

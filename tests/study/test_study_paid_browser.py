@@ -11,7 +11,7 @@ import csv
 import pytest
 
 from battle_support import FakeCatalogCRS, make_services
-from study_support import publish
+from study_support import pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import PHONE, assert_no_toasts, expect, shoot, wait_for_replies
 from webapp.leaderboard.study_results import payment_sheet
@@ -34,7 +34,9 @@ def services(tmp_path):
 
 
 def worker_link(url: str, worker: str, session: str) -> str:
-    return f"{url}/study/?study=pilot&PROLIFIC_PID={worker}&STUDY_ID=prolific-1&SESSION_ID={session}"
+    """The link as Prolific fills it in for the worker named `worker` (Prolific-format ids for names)."""
+    return (f"{url}/study/?study=pilot&PROLIFIC_PID={pid(worker)}&STUDY_ID={pid('prolific-1')}"
+            f"&SESSION_ID={pid(session)}")
 
 
 def take_task(page, text: str, answer: str, shots=None, name: str = "") -> None:
@@ -97,8 +99,9 @@ def test_a_paid_study_with_good_flagged_impersonating_and_late_workers(services,
 
     with payment_sheet(services, "pilot", tmp_path).open(newline="") as f:
         rows = {r["PROLIFIC_PID"]: (r["SESSION_ID"], r["status"]) for r in csv.DictReader(f)}
-    assert rows == {"5f-good-1": ("sess-1", "APPROVED"), "5f-careless": ("sess-2", "REJECTED"),
-                    "5f-good-2": ("sess-3", "APPROVED")}
+    assert rows == {pid("5f-good-1"): (pid("sess-1"), "APPROVED"),
+                    pid("5f-careless"): (pid("sess-2"), "REJECTED"),
+                    pid("5f-good-2"): (pid("sess-3"), "APPROVED")}
 
 
 def test_a_preview_walks_the_study_and_pause_holds_workers(services, browser):
@@ -138,8 +141,8 @@ def test_the_researcher_runs_the_study_from_the_tab_on_a_phone(services, browser
         admin.locator("#studies-pick input").click()
         admin.get_by_role("option", name="pilot (version 1)").click()
         link = admin.locator("#studies-link textarea, #studies-link input").first
-        expect(link).to_have_value(worker_link(url, "{{%PROLIFIC_PID%}}", "{{%SESSION_ID%}}")
-                                   .replace("prolific-1", "{{%STUDY_ID%}}"))
+        expect(link).to_have_value(f"{url}/study/?study=pilot&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+                                   "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
         expect(admin.locator("#studies-link button").first).to_be_visible()  # the copy button
         expect(admin.locator("#studies-overview")).to_contain_text("Preview the study")
         expect(admin.locator("#studies-participants")).to_be_hidden()  # no empty table with "1 2 3" headers
@@ -157,30 +160,55 @@ def test_the_researcher_runs_the_study_from_the_tab_on_a_phone(services, browser
         shoot(admin, shots, "studies-closed-400px")
 
 
-def test_a_place_is_taken_at_the_first_message_and_a_worker_too_late_is_told_plainly(services, browser):
+def test_a_place_is_held_from_start_and_a_worker_too_late_is_told_before_writing(services, browser):
     publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1)
     shots = browser.shots
     with running(build_app(services)) as url:
         pages = {}
-        for n in range(3):  # three workers read and reach their task: none of them holds one of the 2 places yet
+        for n in range(3):  # three workers read the consent and instructions: none of them holds a place yet
             page = browser.page(PHONE)
             page.goto(worker_link(url, f"5f-w{n}", f"sess-w{n}"), wait_until="load")
             page.locator("#study-agree").click()
-            page.locator("#study-start").click()
-            page.locator("#study-task-head").get_by_text("Task 1 of 1").wait_for()
+            page.locator("#study-instructions").get_by_text("Ask for a movie").wait_for()
             pages[n] = page
         assert all(n["reserved"] == 0 for n in services.store.cell_fill(flow.load_study(services, "pilot")[1]).values())
-        for n in (0, 1):  # the first two to write take the places (the second on the cell still free)
-            pages[n].locator("#study-msg-a textarea").fill(f"A film for worker {n}")
-            pages[n].locator("#study-send-a").click()
-            wait_for_replies(pages[n], "#study-chat-a", 1)
-            expect(pages[n].locator("#study-chat-a")).to_contain_text(f"A film for worker {n}")
+        for n in (0, 1):  # the first two to press Start take the two places
+            pages[n].locator("#study-start").click()
+            pages[n].locator("#study-task-head").get_by_text("Task 1 of 1").wait_for()
         late = pages[2]
-        late.locator("#study-msg-a textarea").fill("Am I too late?")
-        late.locator("#study-send-a").click()
+        late.locator("#study-start").click()  # told now, before writing anything
         late.locator("#study-full-notice").get_by_text("held by other workers").wait_for()
         expect(late.locator("#study-full-notice")).to_contain_text("Return submission")
         expect(late.locator("#study-task")).to_be_hidden()
         expect(late.locator("#study-retry")).to_be_visible()
-        assert_no_toasts(late, "a place taken meanwhile")
-        shoot(late, shots, "place-taken-meanwhile-400px")
+        assert_no_toasts(late, "every place held")
+        shoot(late, shots, "places-held-400px")
+        for n in (0, 1):  # the two who started write and keep their task
+            pages[n].locator("#study-msg-a textarea").fill(f"A film for worker {n}")
+            pages[n].locator("#study-send-a").click()
+            wait_for_replies(pages[n], "#study-chat-a", 1)
+            expect(pages[n].locator("#study-chat-a")).to_contain_text(f"A film for worker {n}")
+
+
+def test_a_made_up_or_unfilled_link_takes_nothing_and_a_bare_study_address_leads_on(services, browser):
+    publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1)
+    shots = browser.shots
+    with running(build_app(services)) as url:
+        page = browser.page(PHONE)
+        # The link of the Studies tab, opened as it is: one line for the researcher, no consent page.
+        page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}"
+                  "&SESSION_ID={{%SESSION_ID%}}", wait_until="load")
+        page.locator("#study-notice").get_by_text("the platform's placeholder").wait_for()
+        expect(page.locator("#study-notice")).to_contain_text("opened from the platform")
+        expect(page.locator("#study-consent")).to_be_hidden()
+        shoot(page, shots, "placeholder-link-400px")
+        page.goto(f"{url}/study/?study=pilot&PROLIFIC_PID=anything&SESSION_ID=x", wait_until="load")
+        page.locator("#study-notice").get_by_text("not a Prolific id").wait_for()
+        expect(page.locator("#study-consent")).to_be_hidden()
+        assert services.store.list_participants("pilot") == [] and services.store.platform_ids("pilot") == {}
+        # `/study` without its slash leads to the study page, the worker's ids kept.
+        bare = worker_link(url, "5f-bare", "sess-bare").replace("/study/?", "/study?")
+        page.goto(bare, wait_until="load")
+        page.locator("#study-consent").get_by_text("You agree").wait_for()
+        assert f"/study/?study=pilot&PROLIFIC_PID={pid('5f-bare')}" in page.url
+        assert_no_toasts(page, "made-up and unfilled links")

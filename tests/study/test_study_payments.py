@@ -9,14 +9,15 @@ import pytest
 
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.corpus.shards import STUDY_TABLES
-from study_support import INSTRUCTED, publish
+from study_support import INSTRUCTED, pid, publish
 from webapp.leaderboard.study_results import close_study, payment_sheet
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str) -> dict:
-    return {"study": "pilot", "PROLIFIC_PID": worker, "STUDY_ID": "prolific-study", "SESSION_ID": f"S-{worker}"}
+    return {"study": "pilot", "PROLIFIC_PID": pid(worker), "STUDY_ID": pid("prolific-study"),
+            "SESSION_ID": pid(f"S-{worker}")}
 
 
 def one_task(services, worker: str, attention=None):
@@ -47,17 +48,19 @@ def test_the_payment_sheet_takes_prolific_ids_kept_for_it_alone_and_gone_on_clos
         one_task(services, worker, attention=answer)
     begin(services, "5f3left")
     rows = {r["PROLIFIC_PID"]: r for r in sheet_rows(services, tmp_path)}
-    assert rows["5f1good"]["status"] == "APPROVED" and rows["5f1good"]["SESSION_ID"] == "S-5f1good"
-    assert rows["5f1good"]["completion_code"] == "CODE-7731" and rows["5f1good"]["reason"] == ""
-    assert rows["5f2careless"]["status"] == "REJECTED"
-    assert rows["5f2careless"]["reason"].startswith("attention check failed")
-    assert rows["5f3left"]["status"] == "NOT COMPLETED" and rows["5f3left"]["completion_code"] == ""
+    good = rows[pid("5f1good")]
+    assert good["status"] == "APPROVED" and good["SESSION_ID"] == pid("S-5f1good")
+    assert rows[pid("5f1good")]["completion_code"] == "CODE-7731" and rows[pid("5f1good")]["reason"] == ""
+    assert rows[pid("5f2careless")]["status"] == "REJECTED"
+    assert rows[pid("5f2careless")]["reason"].startswith("attention check failed")
+    assert rows[pid("5f3left")]["status"] == "NOT COMPLETED" and rows[pid("5f3left")]["completion_code"] == ""
     # The raw ids are nowhere else: not in the participants' rows, exports or the tables the mirror copies.
     assert "study_platform_ids" not in STUDY_TABLES
-    assert "5f1good" not in str([p.data for p in services.store.list_participants("pilot")])
+    assert pid("5f1good") not in str([p.data for p in services.store.list_participants("pilot")])
     export_bundle(services.store, tmp_path / "export", ExportFilter(), zip_name="all.zip")
     for path in (tmp_path / "export").iterdir():
-        assert b"5f1good" not in path.read_bytes() and b"S-5f1good" not in path.read_bytes()
+        assert pid("5f1good").encode() not in path.read_bytes()
+        assert pid("S-5f1good").encode() not in path.read_bytes()
     assert close_study(services, "pilot") == 3
     assert services.store.platform_ids("pilot") == {}
     assert {r["PROLIFIC_PID"] for r in sheet_rows(services, tmp_path)} == {""}

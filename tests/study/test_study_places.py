@@ -16,13 +16,14 @@ from arena.store.statements import utc_key
 from arena.study import parse_study
 from battle_support import FakeCatalogCRS, make_services
 from crs.registry import CRSRegistry
-from study_support import publish, study_yaml
+from study_support import pid, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
 
 
 def link(worker: str, session: str = "s1", **more) -> dict:
-    return {"study": "pilot", "PROLIFIC_PID": worker, "STUDY_ID": "abc", "SESSION_ID": session, **more}
+    return {"study": "pilot", "PROLIFIC_PID": pid(worker), "STUDY_ID": pid("platform-study"),
+            "SESSION_ID": pid(session), **more}
 
 
 def started(services, worker: str, **kw):
@@ -73,21 +74,31 @@ def test_a_study_naming_a_system_that_cannot_run_is_refused_with_the_reason(swit
     assert "beta" in flow.systems_status(services)
 
 
-def test_no_task_is_handed_out_on_a_system_that_is_down(switchable):
+def test_no_task_is_handed_out_on_a_system_that_is_down_and_the_notice_names_the_cause(switchable):
     services, up = switchable
     publish(services, quota_per_cell=5, tasks_per_participant=1)
     up["alpha"] = up["beta"] = False
     study, p = started(services, "W1")
     assert p.data["task"]["cell"] == "gamma"
+    study, w2 = flow.enter(services, link("W2"))  # came while gamma was up
+    flow.consent(services, study, w2)
     up["gamma"] = False
-    study, p = started(services, "W2")
-    assert p.data["step"] == "full"
-    notice, may_retry = flow.full_notice(services, study, p)
-    assert notice == flow.SYSTEMS_DOWN and may_retry
+    # A new worker is told before the consent page, and the line names the cause, not other workers.
+    with pytest.raises(Refusal) as before:
+        flow.enter(services, link("W3"))
+    assert before.value.text == flow.SYSTEMS_DOWN and "other workers" not in before.value.text
+    assert services.store.get_participant("pilot", flow.worker_pseudonym(services, "pilot", pid("W3"))) \
+        is None
+    assert flow.start_notice(services, study, w2) == flow.SYSTEMS_DOWN  # shown on a returning worker's page
+    flow.begin(services, study, w2)
+    _, w2 = flow.enter(services, link("W2"))
+    assert w2.data["step"] == "full" and flow.full_notice(services, study, w2) == (flow.SYSTEMS_DOWN, True)
     up["beta"] = True
-    flow.retry_full(services, study, p)
-    _, p = flow.enter(services, link("W2"))
-    assert p.data["step"] == "task" and p.data["task"]["cell"] == "beta"
+    # The first notice once a system is back says a place is free, not that places are held by others.
+    assert flow.full_notice(services, study, w2) == (flow.ROOM_AGAIN, True)
+    flow.retry_full(services, study, w2)
+    _, w2 = flow.enter(services, link("W2"))
+    assert w2.data["step"] == "task" and w2.data["task"]["cell"] == "beta"
 
 
 def test_a_system_that_goes_down_before_the_first_message_is_swapped_and_nothing_empty_is_exported(switchable):
@@ -106,6 +117,19 @@ def test_a_system_that_goes_down_before_the_first_message_is_swapped_and_nothing
     exported = take_snapshot(services.store, ExportFilter(crowd="pilot")).dialogues
     assert len(services.store.list_dialogues()) == 2  # the given-up task's conversation stays stored ...
     assert [d.crs_id for d in exported] == [p.data["served"][0]] and all(d.utterances for d in exported)
+
+
+def claim_expiry(services, claim: str) -> str:
+    with services.store.read() as conn:
+        return conn.execute(sa.select(t.study_claims.c.expires_at)
+                            .where(t.study_claims.c.claim_id == claim)).scalar()
+
+
+def lapse(services, claim: str) -> None:
+    """The place's time runs out (set in the past here), as it would after its minutes without activity."""
+    with services.store.write() as conn:
+        conn.execute(sa.update(t.study_claims).where(t.study_claims.c.claim_id == claim)
+                     .values(expires_at="2000-01-01T00:00:00.000000Z"))
 
 
 # -- 2. quotas fill with good work -----------------------------------------------------------------
@@ -133,40 +157,64 @@ def test_a_place_lapses_after_minutes_without_activity_and_activity_keeps_it(ser
     publish(services, quota_per_cell=1, tasks_per_participant=1, idle_minutes=3, abandon_after_minutes=60)
     study, p = started(services, "W1")
     claim = p.data["task"]["claim"]
-    flow.send(services, study, p, "A", "a film for tonight")  # the first message takes the place
-
-    def expires() -> str:
-        with services.store.read() as conn:
-            return conn.execute(sa.select(t.study_claims.c.expires_at)
-                                .where(t.study_claims.c.claim_id == claim)).scalar()
-
-    assert expires() <= utc_key(utc_now() + timedelta(minutes=3))  # not abandon_after_minutes
-    with services.store.write() as conn:  # three idle minutes later
-        conn.execute(sa.update(t.study_claims).where(t.study_claims.c.claim_id == claim)
-                     .values(expires_at="2000-01-01T00:00:00.000000Z"))
+    flow.send(services, study, p, "A", "a film for tonight")  # the first message keeps the place
+    assert claim_expiry(services, claim) <= utc_key(utc_now() + timedelta(minutes=3))  # not abandon_after
+    lapse(services, claim)  # three idle minutes later
     assert services.store.cell_fill(study)[p.data["task"]["cell"]]["reserved"] == 0
     flow.send(services, study, p, "A", "back again")  # the worker comes back: the cell had room, held again
-    assert expires() > utc_key(utc_now() + timedelta(minutes=2))
+    assert claim_expiry(services, claim) > utc_key(utc_now() + timedelta(minutes=2))
 
 
-def test_a_task_holds_its_place_only_from_its_first_message(services):
-    publish(services, quota_per_cell=1, tasks_per_participant=1)
-    study, p = started(services, "W1")
-    cell = p.data["task"]["cell"]
-    # Consent, instructions and an assigned task take nothing: a worker who reads and leaves fills no place.
+def test_a_task_holds_its_place_from_its_start_and_lets_it_go_on_timeout(services):
+    publish(services, quota_per_cell=1, tasks_per_participant=1, start_hold_minutes=7, idle_minutes=3,
+            new_workers_per_minute=50)
+    study, reader = flow.enter(services, link("reader"))
+    flow.consent(services, study, reader)  # consent and instructions take nothing
     assert all(n["reserved"] == 0 for n in services.store.cell_fill(study).values())
+    study, p = started(services, "W1")
+    cell, claim = p.data["task"]["cell"], p.data["task"]["claim"]
+    assert p.data["task"]["held"] and services.store.cell_fill(study)[cell]["reserved"] == 1  # from Start
+    # Held for the first message as long as the study file says (not idle_minutes, not abandon_after_minutes).
+    assert utc_key(utc_now() + timedelta(minutes=6.9)) < claim_expiry(services, claim) \
+        <= utc_key(utc_now() + timedelta(minutes=7))
     flow.send(services, study, p, "A", "a film for tonight")
-    assert services.store.cell_fill(study)[cell]["reserved"] == 1
     flow.send(services, study, p, "A", "something older")  # later messages keep the one place
     assert sum(n["reserved"] for n in services.store.cell_fill(study).values()) == 1
+    assert claim_expiry(services, claim) <= utc_key(utc_now() + timedelta(minutes=3))  # now idle_minutes
+    lapse(services, claim)  # on timeout the place is free for others
+    assert services.store.cell_fill(study)[cell]["reserved"] == 0
 
 
-def test_a_cell_filled_before_the_first_message_gives_another_cell_or_the_full_notice(services):
+def test_a_worker_who_writes_never_loses_the_task(services):
+    publish(services, quota_per_cell=1, tasks_per_participant=1, new_workers_per_minute=50)
+    study, real = started(services, "W1")
+    _, other = started(services, "W2")
+    _, third = started(services, "W3")
+    assert len({w.data["task"]["cell"] for w in (real, other, third)}) == 3
+    # Every place is held from Start on: a late worker is told before anything, and nobody takes a place
+    # that a worker who started holds.
+    with pytest.raises(Refusal) as late:
+        flow.enter(services, link("late"))
+    assert late.value.text == flow.FULL_FOR_NOW
+    flow.send(services, study, real, "A", "a film for tonight")
+    _, real = flow.enter(services, link("W1"))
+    (d,) = flow.task_dialogues(services, real).values()
+    assert [u.text for u in d.user_turns()] == ["a film for tonight"]
+    # W2 wrote nothing within the hold: the place lapses and is taken by someone else meanwhile. W2 writing
+    # now still keeps a task: with no other cell free it goes on all the same (and counts when finished).
+    cell = other.data["task"]["cell"]
+    lapse(services, other.data["task"]["claim"])
+    assert services.store.reserve_cell(study, "someone", prefer=cell)[0] == cell
+    flow.send(services, study, other, "A", "hello")
+    _, other = finish_task(services, "W2")
+    assert other.status == "completed" and other.data["served"] == [cell]
+
+
+def test_a_lapsed_task_moves_to_a_free_cell_at_its_first_message(services):
     publish(services, quota_per_cell=1, tasks_per_participant=1, new_workers_per_minute=50)
     study, p = started(services, "W1")
-    _, late = started(services, "W2")
     first = p.data["task"]["cell"]
-    # Meanwhile another worker (on another app process, say) takes that cell's only place.
+    lapse(services, p.data["task"]["claim"])
     assert services.store.reserve_cell(study, "someone", prefer=first)[0] == first
     flow.send(services, study, p, "A", "a film for tonight")
     _, p = flow.enter(services, link("W1"))
@@ -175,15 +223,6 @@ def test_a_cell_filled_before_the_first_message_gives_another_cell_or_the_full_n
     (d,) = flow.task_dialogues(services, p).values()
     assert d.crs_id == moved and [u.text for u in d.user_turns()] == ["a film for tonight"]
     assert services.store.cell_fill(study)[moved]["reserved"] == 1
-    # The last place goes too: a worker whose task has not begun gets the full study's notice, not a task.
-    (last,) = [c for c in study.cells() if c not in (first, moved)]
-    services.store.reserve_cell(study, "another", prefer=last)
-    with pytest.raises(Refusal) as full:
-        flow.send(services, study, late, "A", "hello")
-    assert full.value.text == flow.FULL_FOR_NOW
-    _, late = flow.enter(services, link("W2"))
-    assert late.data["step"] == "full" and "task" not in late.data
-    assert all(not d.utterances for d in services.store.list_dialogues() if d.user.id.endswith(late.pseudonym))
 
 
 def test_a_full_study_says_whether_a_place_may_open(services):
@@ -219,12 +258,12 @@ def test_a_worker_id_is_bound_to_its_platform_session_or_first_browser(services)
     with pytest.raises(Refusal, match="another browser or platform session"):
         flow.enter(services, link("P-1", session="s2"))
     with pytest.raises(Refusal, match="another browser or platform session"):
-        flow.enter(services, {"study": "pilot", "PROLIFIC_PID": "P-1"}, browser="someone-else")
+        flow.enter(services, {"study": "pilot", "PROLIFIC_PID": pid("P-1")}, browser="someone-else")
     # Without a platform session id, the first browser holds the worker id.
-    plain = {"study": "pilot", "worker_id": "M-9"}
+    plain = {"study": "pilot", "worker_id": pid("M-9")}
     flow.enter(services, plain, browser="browser-one")
     flow.enter(services, plain, browser="browser-one")
     with pytest.raises(Refusal, match="another browser"):
         flow.enter(services, plain, browser="browser-two")
     stored = str([q.data for q in services.store.list_participants("pilot")])
-    assert "'s1'" not in stored and "browser-one" not in stored  # kept only as pseudonyms
+    assert pid("s1") not in stored and "browser-one" not in stored  # kept only as pseudonyms

@@ -1,17 +1,21 @@
 """A study's rules, without the page: enter through a link, consent, tasks, attention check, completion.
 
 A worker arrives through a link carrying the study id and their platform's
-worker id (`PROLIFIC_PID`, or `worker_id` for other platforms). The worker id
-is kept only as a salted pseudonym (`worker_pseudonym`); their place in the
-flow is a row in the store (`arena.store.studies`), so a reload, another tab or
-another app process resumes where they left off, and a completed worker
-cannot complete again. A task handed out is given a quota cell but holds no
-place: the place is taken at the worker's first message of the task
-(`reserve_cell`, one transaction in the store), and when the cell filled
-meanwhile the task moves to another cell with room (the worker never saw the
-first system answer), or the worker gets the "study is full" notice. The place
-lapses after the study's `idle_minutes` without a message or verdict, and each
-one extends it (`keep_cell`).
+worker id (`PROLIFIC_PID`, or `worker_id` for other platforms), checked against
+the platform's id format before anything is taken (`webapp.sessions.study_ids`).
+The worker id is kept only as a salted pseudonym (`worker_pseudonym`); their
+place in the flow is a row in the store (`arena.store.studies`), so a reload,
+another tab or another app process resumes where they left off, and a
+completed worker cannot complete again. A task takes its place in a quota cell
+when it is handed out (`reserve_cell`, one transaction in the store), as a
+platform reserves a place for a worker who starts; with no room, the worker
+gets the notice before writing anything. The place is held
+`start_hold_minutes` for the first message, then lapses after the study's
+`idle_minutes` without a message or verdict (each one extends it,
+`keep_cell`). A worker who writes is never turned away: when their place
+lapsed and its cell filled meanwhile, the task moves to a cell with room (they
+have seen no system answer yet), and with none it goes on all the same (a
+finished task always counts).
 
 A worker id is bound to the platform session that first used it (Prolific's
 SESSION_ID), else to the first browser (a token the page keeps in the
@@ -49,11 +53,10 @@ from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
 from webapp.sessions.refusal import refuse
+from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids
 from webapp.sessions.turn_step import (ChangedElsewhere, checked_message, read_current, same_conversation,
                                        store_label, stored_turn)
 
-WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")
-MAX_WORKER_ID_CHARS = 128
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
 
@@ -63,8 +66,9 @@ FULL_FOR_GOOD = ("This study is full: every place has been taken, and no place w
 FULL_FOR_NOW = ("Every place in this study is held by other workers right now; a place opens again when one of "
                 "them stops. Choose Try again in a few minutes, or return the study on the platform (on "
                 "Prolific: \"Return submission\").")
-SYSTEMS_DOWN = ("The systems of this study are not available at the moment. Please choose Try again in a few "
-                "minutes; your progress is kept.")
+SYSTEMS_DOWN = ("No task can start right now: the systems of this study are not available at the moment (its "
+                "places are free, not taken). Please try again in a few minutes; nothing you did is lost.")
+ROOM_AGAIN = "A place is free again: choose Try again to start your task."
 OTHER_SESSION = ("This worker id is already taking the study in another browser or platform session; please "
                  "continue there.")
 
@@ -130,22 +134,12 @@ def worker_pseudonym(services: Services, study_id: str, worker_id: str) -> str:
     return pseudonym(f"study-worker:{study_id}:{worker_id}")
 
 
-def worker_id_of(params: Mapping[str, Any]) -> str:
-    worker = next((str(params[k]).strip() for k in WORKER_ID_PARAMS if params.get(k)), "")
-    if not worker:
-        raise refuse("This study link has no worker id; please open it from the platform that sent you here.")
-    if len(worker) > MAX_WORKER_ID_CHARS or not worker.isprintable():
-        raise refuse("The worker id in this link is not valid; please open it from the platform that sent you.")
-    return worker
-
-
-def _binding(services: Services, study_id: str, params: Mapping[str, Any], browser: Optional[str]) -> str:
+def _binding(services: Services, study_id: str, ids: LinkIds, browser: Optional[str]) -> str:
     """What the worker id is bound to: the platform's session id when the link has one, else the browser's
     token; kept only as a salted pseudonym. "" when neither is known (nothing to bind to)."""
-    session = str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS]
-    token = str(browser or "").strip()[:MAX_WORKER_ID_CHARS]
-    if session:
-        return "session:" + worker_pseudonym(services, study_id, "session:" + session)
+    token = str(browser or "").strip()[:MAX_ID_CHARS]
+    if ids.session:
+        return "session:" + worker_pseudonym(services, study_id, "session:" + ids.session)
     if token:
         return "browser:" + worker_pseudonym(services, study_id, "browser:" + token)
     return ""
@@ -162,8 +156,9 @@ def enter(services: Services, params: Mapping[str, Any], request: Any = None, *,
     version, study = load_study(services, study_id)
     if params.get("preview"):
         return _enter_preview(services, study, version, str(params["preview"]), browser)
-    pseudonym = worker_pseudonym(services, study.id, worker_id_of(params))
-    bound = _binding(services, study.id, params, browser)
+    ids = link_ids(study, params)
+    pseudonym = worker_pseudonym(services, study.id, ids.worker)
+    bound = _binding(services, study.id, ids, browser)
     found = services.store.get_participant(study.id, pseudonym)
     if found is not None:
         kept = found.data.get("bound_to", "")
@@ -178,17 +173,17 @@ def enter(services: Services, params: Mapping[str, Any], request: Any = None, *,
     closed = study.open_at(utc_now()) or _state_notice(services, study)
     if closed:
         raise refuse(closed)
-    if not _has_room(services, study):
-        raise refuse(full_notice(services, study)[0])
+    no_task = start_notice(services, study)  # said before the consent page, not after it
+    if no_task is not None:
+        raise refuse(no_task)
     # Which platform study the worker came from (not the session id, which binds the worker, pseudonymised).
-    platform = {k: str(params[k])[:MAX_WORKER_ID_CHARS] for k in ("STUDY_ID",) if params.get(k)}
+    platform = {"STUDY_ID": ids.platform_study} if ids.platform_study else {}
     with _admit_new_worker(services, request, study, address):  # a row not stored gives its places back
         joined = services.store.join_study(study.id, pseudonym, version, {
             "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform,
             "bound_to": bound})
         # The raw ids, in the researcher-only table the payment sheet reads (deleted when the study closes).
-        services.store.keep_platform_ids(study.id, pseudonym, worker_id_of(params),
-                                         str(params.get("SESSION_ID") or "").strip()[:MAX_WORKER_ID_CHARS])
+        services.store.keep_platform_ids(study.id, pseudonym, ids.worker, ids.session)
     return study, joined
 
 
@@ -244,10 +239,6 @@ def _state_notice(services: Services, study: Study) -> Optional[str]:
     return PAUSED if state == "paused" else CLOSED if state == "closed" else None
 
 
-def _has_room(services: Services, study: Study) -> bool:
-    return any(n["done"] + n["reserved"] < n["quota"] for n in services.store.cell_fill(study).values())
-
-
 def _down_cells(services: Services, study: Study) -> list[str]:
     """The cells with a system that cannot run here now (a task is never handed out on one)."""
     down = {name for name in study.systems if services.registry.problem(name) is not None}
@@ -256,7 +247,8 @@ def _down_cells(services: Services, study: Study) -> list[str]:
 
 def full_notice(services: Services, study: Study, p: Optional[Participant] = None) -> tuple[str, bool]:
     """Why the worker gets no task now, and whether trying again later may help: every place filled for
-    good, every place held by workers under way, or the systems with room are down."""
+    good, the systems of every cell with room are down, every place is held by workers under way, or (a
+    system back, a place freed since) a task may start again now (`ROOM_AGAIN`)."""
     state = _state_notice(services, study)
     if state:
         return state, state == PAUSED
@@ -265,9 +257,19 @@ def full_notice(services: Services, study: Study, p: Optional[Participant] = Non
     if all(n["done"] >= n["quota"] for n in fill.values()):
         return FULL_FOR_GOOD, False
     down = set(_down_cells(services, study))
-    if any(n["done"] + n["reserved"] < n["quota"] for cell, n in fill.items() if cell in down):
+    room = [cell for cell, n in fill.items() if n["done"] + n["reserved"] < n["quota"]]
+    if any(cell not in down for cell in room):
+        return ROOM_AGAIN, True
+    if room:  # places are free, but only on systems that cannot run now: that is the cause, not other workers
         return SYSTEMS_DOWN, True
     return FULL_FOR_NOW, True
+
+
+def start_notice(services: Services, study: Study, p: Optional[Participant] = None) -> Optional[str]:
+    """Why no task could start now for the worker (`p`; None: a new worker), else None: said on entering,
+    before the consent page, so that nobody reads consent and instructions for a task that cannot start."""
+    why, _ = full_notice(services, study, p)
+    return None if why == ROOM_AGAIN else why
 
 
 def current(services: Services, ident: Optional[tuple[str, str]]) -> tuple[Study, Participant]:
@@ -312,18 +314,23 @@ def _next(services: Services, study: Study, p: Participant) -> None:
         return
     _mark_dialogues(services, p)
     exclude = _excluded(services, study, p)
+    started = utc_now()
     if is_preview(p):
-        cell = _preview_cell(services, study, exclude)
+        held = (_preview_cell(services, study, exclude), new_id())
+    elif _state_notice(services, study):
+        held = None
     else:
-        # Ties broken the same way for the same worker and hand-out, so that a Start reaching two app
-        # processes at once picks one cell (and so one set of conversations) in both.
+        # The task takes its place now, held `start_hold_minutes` for the first message. Ties are broken the
+        # same way for the same worker and hand-out, and a second Start (another app process) gets the place
+        # the first one took, so both pick one cell and one set of conversations.
         tie = random.Random(f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}")
-        cell = None if _state_notice(services, study) else services.store.choose_cell(study, exclude, tie)
-    if cell is None:
+        held = services.store.reserve_cell(study, p.pseudonym, exclude, tie, started=started,
+                                           minutes=study.start_hold_minutes)
+    if held is None or held[0] is None:
         p.data["step"] = "full"
         services.store.save_participant(p)
         return
-    _hand_out(services, study, p, cell, new_id())
+    _hand_out(services, study, p, held[0], held[1], held=not is_preview(p), started=started)
 
 
 def _excluded(services: Services, study: Study, p: Participant) -> list[str]:
@@ -333,9 +340,9 @@ def _excluded(services: Services, study: Study, p: Participant) -> list[str]:
 
 
 def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim_id: str,
-              held: bool = False) -> None:
-    """Give the worker a task on `cell`: its empty conversations, and the id its place will be claimed
-    under (`held`: the place is taken already)."""
+              held: bool = False, started: Optional[datetime] = None) -> None:
+    """Give the worker a task on `cell`: its empty conversations, and the id its place is claimed under
+    (`held`: the place is taken already; `started`: when the task began, which bounds its place)."""
     done = len(p.data.get("task_seconds", []))
     # A task's ids follow from the worker's row as read (who, how many conversations handed out so far, which
     # cell): the same worker pressing Start on two app processes at once makes the same conversations,
@@ -358,7 +365,7 @@ def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim
     p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
     p.data["task"] = {"cell": cell, "claim": claim_id, "held": held, "battle_id": battle_id,
-                      "started": utc_now().isoformat(),
+                      "started": (started or utc_now()).isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
 
@@ -416,34 +423,36 @@ SWAPPED = "That system stopped working before you began, so you have a new task;
 
 
 def _take_place(services: Services, study: Study, p: Participant) -> None:
-    """At the worker's first message of a task, the task takes its place in the store. A task on a system that
-    went down is given up for a task on another cell (and the message refused: the worker starts again); a
-    cell that filled meanwhile gives way to another cell with room, which the message goes to (the worker saw
-    no system answer yet); with no room anywhere the worker gets the full study's notice."""
+    """At the worker's first message of a task, the task makes sure of its place. A task on a system that went
+    down is given up for a task on another cell (and the message refused: the worker starts again). The place
+    taken at the task's start is still held within `start_hold_minutes`; when it lapsed and its cell filled
+    meanwhile, the task moves to another cell with room, which the message goes to (the worker saw no system
+    answer yet); with no room anywhere the task goes on without a place: a worker who writes never loses
+    it."""
     with _lock(p.pseudonym):
         p = _fresh(services, p)
         task = p.data.get("task")
-        # (A task handed out before places were taken at the first message has no "held": it holds one.)
-        if p.data.get("step") != "task" or not task or task.get("held", True) or is_preview(p):
+        if p.data.get("step") != "task" or not task or is_preview(p):
             return
+        if any(d.user_turns() for d in task_dialogues(services, p).values()):
+            return  # under way: each message keeps the place (`_keep_place`)
         exclude = _excluded(services, study, p)
         if task["cell"] in exclude:  # its system went down
+            services.store.release_cell(task["claim"])
             p.data.pop("task")
             _next(services, study, p)
             raise refuse(SWAPPED)
         held = services.store.reserve_cell(study, p.pseudonym, exclude, prefer=task["cell"], claim_id=task["claim"],
                                            started=datetime.fromisoformat(task["started"]))
         if held is None:
-            p.data.pop("task")
-            p.data["step"] = "full"
-            services.store.save_participant(p)
-            raise refuse(full_notice(services, study, p)[0])
+            return
         cell, claim_id = held
-        if cell == task["cell"]:
+        if cell != task["cell"]:
+            started = datetime.fromisoformat(task["started"])
+            _hand_out(services, study, p, cell, claim_id, held=True, started=started)
+        elif not task.get("held", True) or task["claim"] != claim_id:
             task.update(claim=claim_id, held=True)
             services.store.save_participant(p)
-        else:
-            _hand_out(services, study, p, cell, claim_id, held=True)
 
 
 def _keep_place(services: Services, study: Study, p: Participant) -> None:

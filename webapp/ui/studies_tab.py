@@ -54,11 +54,19 @@ def preview_link(site: str, study_id: str, token: str) -> str:
     return f"{site}/study/?study={study_id}&preview={token}"
 
 
-def _link_help(site: str, study_id: str, token: str) -> str:
+def _link_help(site: str, study_id: str, token: str, worker_ids: str = "prolific") -> str:
     preview = preview_link(site, study_id, token)
-    return (f"Other platforms: `{site}/study/?study={study_id}&worker_id=...`. "
-            f"[Preview the study]({preview}) (the whole flow as a worker sees it; it takes no place and counts "
-            "nowhere; keep this link to yourselves).")
+    other = f"`{site}/study/?study={study_id}&worker_id=...`"
+    # The link above carries Prolific's placeholders: opened as it is, it is refused (`study_ids`).
+    if worker_ids == "prolific":
+        ids = ("Paste the link into Prolific as it is: Prolific fills in each worker's ids; a link with "
+               f"other ids, or with its placeholders left in, is refused. Other platforms: {other}, once "
+               "the study file says `worker_ids: any`. ")
+    else:
+        ids = (f"Other platforms: {other} (this study takes any worker id: nothing checks that it is a "
+               "real worker's). ")
+    return (ids + f"[Preview the study]({preview}) (the whole flow as a worker sees it; it takes no place "
+            "and counts nowhere; keep this link to yourselves).")
 
 
 CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
@@ -118,7 +126,8 @@ def build(services: Services) -> None:
         head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}, "
                 f"{STATE_WORDS[services.store.study_state(study_id)]}): "
                 f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
-                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id, preview_token(services, study_id)))
+                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id, preview_token(services, study_id),
+                                                      study.worker_ids))
         table = results.study_leaderboard(services, study_id)
         if table.empty:
             head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"

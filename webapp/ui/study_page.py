@@ -268,8 +268,12 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 study, p = flow.enter(services, params, request, browser=browser)
             except Refusal as exc:
                 return draw(None, None, notice(exc))
-            message = ("You have already completed this study; it can be completed only once."
-                       if flow.completed(p) else "")
+            if flow.completed(p):
+                message = "You have already completed this study; it can be completed only once."
+            elif p.data.get("step") in ("consent", "instructions") and not flow.is_preview(p):
+                message = flow.start_notice(services, study, p) or ""  # before reading on, not after Start
+            else:
+                message = ""
             return draw(study, p, message)
 
         def enter_from_link(browser: str, request: gr.Request) -> list[Any]:
