@@ -13,8 +13,10 @@ has said what they like, turns without slots and without a title written
 out ("Perhaps Love and Friendship would be up your alley?" for "Hi!"). Turns already said in this
 dialogue are skipped, and so are turns whose claims the filled items'
 catalog genres do not bear out ("It's about a serial killer" for a romantic
-comedy, "good for little ones" for a horror film) and goodbyes in the middle
-of a conversation. The reply then passes the same title check as every
+comedy, "good for little ones" for a horror film), goodbyes in the middle
+of a conversation, and turns whose filler answers or continues something this
+conversation never said ("Yes I have seen that movie many times" when nobody
+asked, "Hi!" on the third turn: `crs.crb_context`). The reply then passes the same title check as every
 system, so a title written out in a human turn is never left unshown.
 
 The dialogue policy (`crs.dialogue_policy`) comes first, shared with the
@@ -44,6 +46,7 @@ from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
+from crs.crb_context import TurnContext, context_problem
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
@@ -195,7 +198,7 @@ class CRBCRS(ConversationalRecommender):
             query = request_part(query) or query
         elif move.act in ("correction", "shrug"):
             query = FALLBACK_QUERY
-        turn = self.retrieve(query, len(items), said, items)
+        turn = self.retrieve(query, len(items), said, items, self.context_of(dialogue))
         if turn is None:  # nothing eligible: recommend in plain words, or ask
             text = "You might like " + " or ".join(i.label for i in items[:2]) + "." if items else (
                 "What kind of movies do you like?"
@@ -207,10 +210,19 @@ class CRBCRS(ConversationalRecommender):
         text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
         return text, [item.to_recommended() for item in shown]
 
+    def context_of(self, dialogue: Dialogue) -> TurnContext:
+        last_user = _last_user_text(dialogue)
+        agents = [u for u in dialogue.utterances if u.role == Role.AGENT]
+        return TurnContext(last_user=last_user, agent_turns=len(agents),
+                           recommended_before=any(u.items for u in agents),
+                           user_named_title=bool(self.catalog.link(last_user, limit=1)))
+
     def retrieve(
-        self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = ()
+        self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = (),
+        context: Optional[TurnContext] = None,
     ) -> Optional[RecommenderTurn]:
-        """The best turn for `query` with 1..item_count slots (none when item_count is 0)."""
+        """The best turn for `query` with 1..item_count slots (none when item_count is 0) whose filler
+        fits `context` (every turn when None)."""
         mask = (self._slots >= 1) & (self._slots <= item_count) if item_count else self._slots == 0
         if not mask.any():
             return None
@@ -228,6 +240,8 @@ class CRBCRS(ConversationalRecommender):
             if not item_count and named_titles(turn.response, self.catalog):
                 continue  # a turn with no slot that writes a title out recommends without the recommender
             if items and claims_problem(turn, items) is not None:
+                continue
+            if context is not None and context_problem(turn.response, context) is not None:
                 continue
             return turn
         return None

@@ -1,0 +1,66 @@
+"""CRB-CRS leaves out human turns whose filler answers or continues what this conversation never said."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.llm import FakeProvider, LLMClient
+from crs.crb_context import TurnContext, context_problem
+from crs.crb_crs import CRBCRS, RecommenderTurn, crb_crs_specs
+from crs.registry import CRSRegistry
+from crs.reply_cli import context_dialogue
+
+REQUEST = TurnContext(last_user="I'm after a tense horror film for tonight.", agent_turns=1)
+
+
+def test_a_claim_of_having_seen_it_needs_a_question_about_it():
+    turn = "<movie_0> was good Yes I have seen that movie many times"
+    assert context_problem(turn, REQUEST) is not None
+    asked = TurnContext(last_user="Have you seen anything scary lately?", agent_turns=1)
+    assert context_problem(turn, asked) is None
+
+
+def test_a_yes_or_no_answers_only_a_question():
+    assert "yes/no" in context_problem("Yeah, <movie_0> is a great pick.", REQUEST)
+    assert context_problem("Yeah, <movie_0> is a great pick.",
+                           TurnContext(last_user="Is there a good slasher from the eighties?", agent_turns=1)) is None
+    assert context_problem("There is no other film like <movie_0>.", REQUEST) is None
+
+
+def test_a_greeting_only_opens_a_conversation():
+    turn = "Hello! You might enjoy <movie_0>."
+    assert context_problem(turn, TurnContext(last_user="I want a comedy", agent_turns=0)) is None
+    assert "greets" in context_problem(turn, TurnContext(last_user="Something with more action", agent_turns=2))
+
+
+def test_thanks_agreement_and_sorrow_need_what_they_answer():
+    assert context_problem("You're welcome! Try <movie_0>.", REQUEST) is not None
+    assert context_problem("You're welcome! Try <movie_0>.", TurnContext(last_user="thanks, any other?")) is None
+    assert context_problem("Me too! Try <movie_0>.", REQUEST) is not None
+    assert context_problem("Me too! Try <movie_0>.", TurnContext(last_user="I love gritty crime stories")) is None
+    assert context_problem("Sorry about that, maybe <movie_0>?", REQUEST) is not None
+
+
+def test_also_and_another_follow_a_title_already_talked_about():
+    assert context_problem("Another good one is <movie_0>.", REQUEST) is not None
+    after = TurnContext(last_user="Something else?", agent_turns=1, recommended_before=True)
+    assert context_problem("Another good one is <movie_0>.", after) is None
+
+
+@pytest.fixture(scope="module")
+def crb(small_redial, retriever) -> CRBCRS:
+    spec = crb_crs_specs(lambda: LLMClient(FakeProvider([])), retriever.cache_dir,
+                         catalog_loader=lambda name: small_redial)[0]
+    return CRSRegistry([spec]).get("crb_crs_redial")
+
+
+def test_retrieval_skips_a_turn_whose_filler_does_not_fit(crb: CRBCRS, small_redial):
+    items = list(small_redial.items[:1])
+    bad = RecommenderTurn("horror film tense", "<movie_0> was good Yes I have seen that movie many times", 1)
+    good = RecommenderTurn("horror film tense scary", "You should watch <movie_0>, it is tense.", 1)
+    only_bad = CRBCRS("test", small_redial, [bad], crb.candidates, policy=crb.policy)
+    context = only_bad.context_of(context_dialogue(["I'm after a tense horror film"], only_bad))
+    assert only_bad.retrieve("tense horror film", 1, set(), items, None) == bad
+    assert only_bad.retrieve("tense horror film", 1, set(), items, context) is None
+    both = CRBCRS("test", small_redial, [bad, good], crb.candidates, policy=crb.policy)
+    assert both.retrieve("tense horror film", 1, set(), items, context) == good
