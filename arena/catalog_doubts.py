@@ -111,7 +111,7 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
             continue
         era = next((eras[i] for i in ids if i in eras), None)
 
-        def fit(item_id: str) -> tuple:
+        def fit(item_id: str, era=era) -> tuple:
             record = records[item_id]
             year = cc.year_of(record["name"], record)
             if year is None:

@@ -29,6 +29,7 @@ class TurnContext:
     agent_turns: int = 0  # the system's turns so far
     recommended_before: bool = False  # the system has shown an item already
     user_named_title: bool = False  # the user's last message names a catalog title
+    user_named_person: bool = False  # the user's last message names a person of the catalog
 
     @property
     def asked(self) -> bool:
@@ -59,6 +60,7 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
     ("says it has or has not seen a film, unasked",
      re.compile(r"\bi('?ve| have| had)? (not |never |already |just |also |recently )?(seen|watched|saw)\b|"
                 r"\bi (haven'?t|havent|didn'?t|didnt|never) (seen|watched|see|watch)\b|"
+                r"\b(never|haven'?t|havent|not yet) (seen|watched)\b|"
                 r"\b(seen|watched) (it|that|this)( one| movie| film)? (many|a few|several|so many|\d+) times\b",
                 re.IGNORECASE),
      lambda c: c.asked_seen),
@@ -66,6 +68,13 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
      re.compile(r"\b(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening))\b|\bhow are you\b|"
                 r"\bnice to meet you\b", re.IGNORECASE),
      lambda c: c.agent_turns == 0 or c.says(_GREETED)),
+    ("opens the conversation again",
+     re.compile(r"\bwhat can i (help you (find|with)|recommend|do for you)\b|\bhow (can|may) i help\b",
+                re.IGNORECASE),
+     lambda c: c.agent_turns == 0 or c.says(_GREETED)),
+    ("speaks of a person nobody named",
+     re.compile(r"\b(his|her|him)\b", re.IGNORECASE),
+     lambda c: c.user_named_person),
     ("answers thanks nobody gave",
      re.compile(r"\b(you'?re welcome|no problem|my pleasure|anytime|glad (i|to) (could )?help|no worries)\b",
                 re.IGNORECASE),
@@ -86,9 +95,17 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
 )
 
 
+_SHOUTED = re.compile(r"\b[A-Z]{2,}(\s+[A-Z]{2,}){2,}\b")  # three capitalised words in a row: a typo'd shout
+_UNFINISHED = re.compile(r"\b(but|and|or|because|so|the|a|an|with)\s*$", re.IGNORECASE)
+
+
 def context_problem(response: str, context: TurnContext) -> Optional[str]:
     """Why the turn's filler (its words around the slots) does not fit the conversation, or None."""
+    if _UNFINISHED.search(response.strip()):
+        return "stops in the middle of a sentence"
     filler = _SLOT.sub(" ", response)
+    if _SHOUTED.search(filler):
+        return "is written in capitals"
     for act, pattern, fits in ACTS:
         match = pattern.search(filler)
         if match and not fits(context):

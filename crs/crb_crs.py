@@ -126,7 +126,8 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
 
 
 NEW_SINCE = 2015  # the catalogs' conversations were collected about 2017-2018
-_NEW = re.compile(r"\b(the new|newest|a new one|brand new|just came out|came out recently|out now|recent one)\b", re.I)
+_NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|just came out|came out recently|"
+                  r"out now|recent one)\b", re.I)
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
@@ -215,7 +216,8 @@ class CRBCRS(ConversationalRecommender):
         agents = [u for u in dialogue.utterances if u.role == Role.AGENT]
         return TurnContext(last_user=last_user, agent_turns=len(agents),
                            recommended_before=any(u.items for u in agents),
-                           user_named_title=bool(self.catalog.link(last_user, limit=1)))
+                           user_named_title=bool(self.catalog.link(last_user, limit=1)),
+                           user_named_person=bool(self.catalog.link_people(last_user)))
 
     def retrieve(
         self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = (),

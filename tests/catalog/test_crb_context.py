@@ -64,3 +64,16 @@ def test_retrieval_skips_a_turn_whose_filler_does_not_fit(crb: CRBCRS, small_red
     assert only_bad.retrieve("tense horror film", 1, set(), items, context) is None
     both = CRBCRS("test", small_redial, [bad, good], crb.candidates, policy=crb.policy)
     assert both.retrieve("tense horror film", 1, set(), items, context) == good
+
+
+def test_a_turn_cut_off_mid_sentence_or_reopening_the_conversation_is_not_used():
+    assert context_problem("<movie_0> was a great movie but", REQUEST) == "stops in the middle of a sentence"
+    assert "opens" in context_problem("What can I help you find today? <movie_0> maybe", REQUEST)
+    assert "seen" in context_problem("Never seen <movie_0> but I heard great things", REQUEST)
+
+
+def test_a_pronoun_for_a_person_needs_someone_named_and_a_shout_is_not_used():
+    assert "person" in context_problem("<movie_0> is one of his latest movies.", REQUEST)
+    named = TurnContext(last_user="Anything with Tom Hanks?", agent_turns=1, user_named_person=True)
+    assert context_problem("<movie_0> is one of his best.", named) is None
+    assert context_problem("WHAT MOVIE GENRES ARE YOU INTO <movie_0>", REQUEST) == "is written in capitals"
