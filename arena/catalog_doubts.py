@@ -117,10 +117,12 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
             if year is None:
                 return (0, -999.0, cc._owner_score(record["name"], record))
             fits = era is None or era[2] < OLD_NUMBERS or era[0] - year < RECORD_GAP
-            return (2 if fits else 0, -abs(year - era[1]) if era else 0.0, cc._owner_score(record["name"], record))
+            closeness = -abs(year - era[1]) if era else 0.0
+            return (2 if fits else 0, closeness, cc._owner_score(record["name"], record))
 
         ranked = sorted(ids, key=fit, reverse=True)
-        owner = ranked[0] if fit(ranked[0])[0] or all(fit(i)[0] == 0 and fit(i)[1] == -999.0 for i in ids) else None
+        undated = all(fit(i)[0] == 0 and fit(i)[1] == -999.0 for i in ids)
+        owner = ranked[0] if fit(ranked[0])[0] or undated else None
         rival = next((i for i in ranked[1:] if fit(i) == fit(ranked[0])), None)
         if owner is not None and rival is not None and not _one_film(records, owner, rival):
             owner = None  # two films fit the record equally: nothing tells which it is
@@ -128,8 +130,7 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
             record = records[item_id]
             if owner is not None:
                 other = records[owner]
-                if item_id == owner or same_film(record["name"], other["name"], cc.year_of(record["name"], record),
-                                                 cc.year_of(other["name"], other)):
+                if item_id == owner or _one_film(records, item_id, owner):
                     continue
                 why = f"shares its IMDb record {record['imdb_id']} with {other['name']!r}, whose year fits it"
             else:
@@ -177,7 +178,8 @@ def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Ma
         year = cc.year_of(record["name"], record)
         years = {cc.year_of(f["name"], f) for f in films}
         if _apart(directors, ours):
-            match = next((f for f in ours if year and cc.year_of(f["name"], f) in (year - 1, year, year + 1)), None)
+            near = (year - 1, year, year + 1) if year else ()
+            match = next((f for f in ours if cc.year_of(f["name"], f) in near), None)
             fields = ["director", "actor", "genre"]  # the genres of two films cannot be told apart
             if match is None or not _keys(record.get("writer")) <= _keys(match.get("writer")):
                 fields.append("writer")
@@ -196,11 +198,15 @@ def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Ma
             complete = len(other.get("writer") or ()) < 3
             extra = [w for w in record.get("writer") or ()
                      if _key(w) not in _keys(other.get("writer")) and (complete or _key(w) in book_writers)]
+            # a second director ReDial does not credit made the entry's year's film: his cast is mixed in
+            credited = _keys(other.get("director"))
+            strangers = [d for d in record.get("director") or () if _key(d) not in credited]
+            fix = f"year set to {other_year}" + ("; withheld writers: " + ", ".join(extra) if extra else "")
+            if strangers:
+                fix += "; withheld directors: " + ", ".join(strangers) + "; withheld: actor, genre"
             out.append(cc.Conflict("opendialkg", item_id, record["name"], "merged_year",
-                                   f"year {year}, but {other['name']} by the same director is from {other_year} "
-                                   f"and no film of that title is from {year}",
-                                   f"year set to {other_year}" + ("; withheld writers: " + ", ".join(extra)
-                                                                  if extra else "")))
+                                   f"year {year}, but {other['name']} by the same director is from "
+                                   f"{other_year} and no film of that title is from {year}", fix))
     return out
 
 
@@ -230,8 +236,8 @@ def fix(record: dict, conflict) -> None:
             withheld[field] = reason
             record[field] = "" if field == "plot" else []
     elif conflict.check == "merged_remake":
-        kept = conflict.fix.split("director kept: ")[1].split("; withheld")[0] if "director kept" in conflict.fix \
-            else ""
+        kept = (conflict.fix.split("director kept: ")[1].split("; withheld")[0]
+                if "director kept" in conflict.fix else "")
         keep = _keys(kept.split("; ")) if kept else set()
         directors = [d for d in record.get("director") or () if _key(d) in keep]
         if len(directors) < len(record.get("director") or ()):
@@ -244,8 +250,16 @@ def fix(record: dict, conflict) -> None:
     elif conflict.check == "merged_year":
         record["year"] = conflict.fix.split("year set to ")[1][:4]
         if "withheld writers: " in conflict.fix:
-            extra = set(conflict.fix.split("withheld writers: ")[1].split(", "))
+            extra = set(conflict.fix.split("withheld writers: ")[1].split("; ")[0].split(", "))
             record["writer"] = [w for w in record.get("writer") or () if w not in extra]
             withheld["writer"] = "some writer credits belong to another work of that title"
+        if "withheld directors: " in conflict.fix:
+            strangers = set(conflict.fix.split("withheld directors: ")[1].split("; ")[0].split(", "))
+            record["director"] = [d for d in record.get("director") or () if d not in strangers]
+            withheld["director"] = "mixes the directors of two films of that title"
+            for field in ("actor", "genre"):
+                if record.get(field):
+                    withheld[field] = "mixes the credits of two films of that title"
+                    record[field] = []
     if withheld:
         record["withheld"] = withheld

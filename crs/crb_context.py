@@ -48,7 +48,9 @@ class TurnContext:
 
 _GREETED = r"\b(hi|hello|hey|good (morning|afternoon|evening)|how are you|howdy)\b"
 _THANKED = r"\b(thanks?|thank you|thx|ty|appreciate)\b"
-_LIKED = r"\b(i|we) (really )?(like|love|liked|loved|enjoy|enjoyed|adore|prefer|am into|'m into)\b|\bfavou?rite\b"
+_LIKED = (r"\b(i|we) (really )?(like|love|liked|loved|enjoy|enjoyed|adore|prefer|am into|'m into)\b|"
+          r"\bfavou?rite\b")
+_ASKED_HOW = r"\bhow (are|r) (you|u)\b|\bhow'?s it going\b|\bhow (are|have) you been\b|\bhow do you do\b"
 _COMPLAINED = r"\b(no|not|don'?t|didn'?t|never|hate|hated|dislike|already|seen it|boring|bad)\b"
 
 # (act, what in the filler carries it, whether the conversation supports it)
@@ -61,13 +63,18 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
      re.compile(r"\bi('?ve| have| had)? (not |never |already |just |also |recently )?(seen|watched|saw)\b|"
                 r"\bi (haven'?t|havent|didn'?t|didnt|never) (seen|watched|see|watch)\b|"
                 r"\b(never|haven'?t|havent|not yet) (seen|watched)\b|"
-                r"\b(seen|watched) (it|that|this)( one| movie| film)? (many|a few|several|so many|\d+) times\b",
+                r"\b(seen|watched) (it|that|this)( one| movie| film)? "
+                r"(many|a few|several|so many|\d+) times\b",
                 re.IGNORECASE),
      lambda c: c.asked_seen),
     ("greets in the middle of a conversation",
      re.compile(r"\b(hi|hello|hey|hiya|howdy|good (morning|afternoon|evening))\b|\bhow are you\b|"
                 r"\bnice to meet you\b", re.IGNORECASE),
      lambda c: c.agent_turns == 0 or c.says(_GREETED)),
+    ("says how it is, unasked",
+     re.compile(r"\b(i'?m|i am|im) (good|fine|great|well|doing (well|good|great|fine)|ok|okay)\b( thanks?)?",
+                re.IGNORECASE),
+     lambda c: c.says(_ASKED_HOW)),
     ("opens the conversation again",
      re.compile(r"\bwhat can i (help you (find|with)|recommend|do for you)\b|\bhow (can|may) i help\b",
                 re.IGNORECASE),
@@ -80,7 +87,8 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
                 re.IGNORECASE),
      lambda c: c.says(_THANKED)),
     ("agrees with an opinion nobody gave",
-     re.compile(r"\b(me too|me neither|same here|i agree|i do too|so do i|agreed|i feel the same)\b", re.IGNORECASE),
+     re.compile(r"\b(me too|me neither|same here|i agree|i (do|did) too|so (do|did) i|agreed|"
+                r"i feel the same)\b", re.IGNORECASE),
      lambda c: c.says(_LIKED)),
     ("continues from a title nobody has talked about",
      re.compile(r"\b(also|another|other one|similar|like that one|that one)\b", re.IGNORECASE),

@@ -29,7 +29,8 @@ def test_an_original_holding_its_remakes_record_loses_the_record_and_keeps_its_y
     assert found == {"old": "later_record"}
     fixed, _ = cleaned({"redial": records})
     old, new = fixed["redial"]["old"], fixed["redial"]["new"]
-    assert old["name"] == "Dream Street (1984)" and not old["director"] and not old["star"] and not old["plot"]
+    assert old["name"] == "Dream Street (1984)"
+    assert not old["director"] and not old["star"] and not old["plot"]
     assert set(old["withheld"]) == {"director", "star", "plot", "genre"}
     assert new["director"] == ["Remake Director"] and "withheld" not in new
     assert conflicts(fixed) == []
@@ -45,7 +46,8 @@ def test_a_record_shared_with_another_title_stays_with_the_title_whose_year_fits
     assert set(found) == {"toy", "sequel"} and found["sequel"] == "shared_record"
     fixed, _ = cleaned({"redial": records})
     assert fixed["redial"]["ark"]["director"] == ["Ark Director"]
-    assert not (fixed["redial"].get("toy") or {}).get("director") and not fixed["redial"]["sequel"]["director"]
+    assert not (fixed["redial"].get("toy") or {}).get("director")
+    assert not fixed["redial"]["sequel"]["director"]
 
 
 def test_an_entry_merging_an_original_and_its_remake_keeps_only_its_own_director():
@@ -75,7 +77,8 @@ def test_a_year_one_off_or_later_is_set_from_the_films_record_and_a_novels_write
     fixed, found = cleaned({"redial": redial, "opendialkg": opendialkg})
     assert {(c.item_id, c.check) for c in found} == {("8", "merged_year"), ("9", "merged_year")}
     assert fixed["opendialkg"]["8"]["year"] == "1957"
-    assert fixed["opendialkg"]["9"]["year"] == "1999" and fixed["opendialkg"]["9"]["writer"] == ["Andy Writer"]
+    last_days = fixed["opendialkg"]["9"]
+    assert last_days["year"] == "1999" and last_days["writer"] == ["Andy Writer"]
 
 
 def test_the_shipped_catalogs_no_longer_hold_the_errors_seen_in_replies():
@@ -122,3 +125,13 @@ def test_the_report_counts_and_names_what_changed():
     for name in ("A Nightmare on Elm Street (1984)", "Sunset Boulevard (1950)", "Old Yeller", "The Fog",
                  "later_record", "shared_record", "merged_remake", "merged_year", "entries changed"):
         assert name in report
+
+
+def test_a_second_director_behind_a_wrong_year_takes_his_cast_with_him():
+    redial = {"1": {"name": "The Step Parent (1987)", "director": ["Joe Maker"], "writer": ["W One"]}}
+    opendialkg = {"9": {"name": "The Step Parent", "year": "2009", "director": ["Nel Maker", "Joe Maker"],
+                        "actor": ["New Face"], "genre": ["Thriller"]}}
+    fixed, found = cleaned({"redial": redial, "opendialkg": opendialkg})
+    entry = fixed["opendialkg"]["9"]
+    assert entry["year"] == "1987" and entry["director"] == ["Joe Maker"] and entry["actor"] == []
+    assert {"director", "actor", "genre"} <= set(entry["withheld"])

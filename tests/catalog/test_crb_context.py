@@ -23,21 +23,24 @@ def test_a_claim_of_having_seen_it_needs_a_question_about_it():
 def test_a_yes_or_no_answers_only_a_question():
     assert "yes/no" in context_problem("Yeah, <movie_0> is a great pick.", REQUEST)
     assert context_problem("Yeah, <movie_0> is a great pick.",
-                           TurnContext(last_user="Is there a good slasher from the eighties?", agent_turns=1)) is None
+                           TurnContext(last_user="Is there a good slasher from the eighties?")) is None
     assert context_problem("There is no other film like <movie_0>.", REQUEST) is None
 
 
 def test_a_greeting_only_opens_a_conversation():
     turn = "Hello! You might enjoy <movie_0>."
     assert context_problem(turn, TurnContext(last_user="I want a comedy", agent_turns=0)) is None
-    assert "greets" in context_problem(turn, TurnContext(last_user="Something with more action", agent_turns=2))
+    later = TurnContext(last_user="Something with more action", agent_turns=2)
+    assert "greets" in context_problem(turn, later)
 
 
 def test_thanks_agreement_and_sorrow_need_what_they_answer():
     assert context_problem("You're welcome! Try <movie_0>.", REQUEST) is not None
-    assert context_problem("You're welcome! Try <movie_0>.", TurnContext(last_user="thanks, any other?")) is None
+    thanked = TurnContext(last_user="thanks, any other?")
+    assert context_problem("You're welcome! Try <movie_0>.", thanked) is None
     assert context_problem("Me too! Try <movie_0>.", REQUEST) is not None
-    assert context_problem("Me too! Try <movie_0>.", TurnContext(last_user="I love gritty crime stories")) is None
+    liked = TurnContext(last_user="I love gritty crime stories")
+    assert context_problem("Me too! Try <movie_0>.", liked) is None
     assert context_problem("Sorry about that, maybe <movie_0>?", REQUEST) is not None
 
 
@@ -77,3 +80,9 @@ def test_a_pronoun_for_a_person_needs_someone_named_and_a_shout_is_not_used():
     named = TurnContext(last_user="Anything with Tom Hanks?", agent_turns=1, user_named_person=True)
     assert context_problem("<movie_0> is one of his best.", named) is None
     assert context_problem("WHAT MOVIE GENRES ARE YOU INTO <movie_0>", REQUEST) == "is written in capitals"
+
+
+def test_how_it_is_needs_a_how_are_you():
+    turn = "Good morning, I'm good thanks. Try <movie_0>"
+    assert "unasked" in context_problem(turn, TurnContext(last_user="Hi"))
+    assert context_problem(turn, TurnContext(last_user="Hi, how are you?")) is None
