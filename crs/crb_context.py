@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Optional
+from functools import lru_cache
+from typing import Callable, Optional, Sequence
 
 _SLOT = re.compile(r"<movie_\d>")
 _QUESTION_START = re.compile(
@@ -30,6 +31,7 @@ class TurnContext:
     recommended_before: bool = False  # the system has shown an item already
     user_named_title: bool = False  # the user's last message names a catalog title
     user_named_person: bool = False  # the user's last message names a person of the catalog
+    named_years: tuple[int, ...] = ()  # years of the titles the user's last message names
 
     @property
     def asked(self) -> bool:
@@ -50,7 +52,8 @@ _GREETED = r"\b(hi|hello|hey|good (morning|afternoon|evening)|how are you|howdy)
 _THANKED = r"\b(thanks?|thank you|thx|ty|appreciate)\b"
 _LIKED = (r"\b(i|we) (really )?(like|love|liked|loved|enjoy|enjoyed|adore|prefer|am into|'m into)\b|"
           r"\bfavou?rite\b")
-_ASKED_HOW = r"\bhow (are|r) (you|u)\b|\bhow'?s it going\b|\bhow (are|have) you been\b|\bhow do you do\b"
+_ASKED_HOW = (r"\bhow (are |r )?(you|u)( been| doin'?g?)?\b|\bhow'?s it going\b|\bhow (are|have) you been\b|"
+              r"\bhow do you do\b")
 _COMPLAINED = r"\b(no|not|don'?t|didn'?t|never|hate|hated|dislike|already|seen it|boring|bad)\b"
 
 # (act, what in the filler carries it, whether the conversation supports it)
@@ -80,8 +83,17 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
                 re.IGNORECASE),
      lambda c: c.agent_turns == 0 or c.says(_GREETED)),
     ("speaks of a person nobody named",
-     re.compile(r"\b(his|her|him)\b", re.IGNORECASE),
+     re.compile(r"\b(he|she|his|her|him|hers)\b", re.IGNORECASE),
      lambda c: c.user_named_person),
+    ("gives its own favourite, unasked",
+     re.compile(r"\b(mine is|my (all[ -]time |personal )?(favou?rite|fav))\b", re.IGNORECASE),
+     lambda c: c.says(r"\byour\b.{0,20}\b(favou?rites?|fav|faves|top)\b|"
+                      r"\bwhat do you (like|love|recommend)\b|\bdo you have a favou?rite\b")),
+    ("speaks of the person's family nobody mentioned",
+     re.compile(r"\byour (kids?|children|child|son|sons|daughters?|wife|husband|girlfriend|boyfriend|family|"
+                r"partner)\b", re.IGNORECASE),
+     lambda c: c.says(r"\b(kids?|children|child|son|sons|daughters?|wife|husband|girlfriend|boyfriend|family|"
+                      r"partner|nephew|niece|grand\w+|year[ -]old)\b")),
     ("answers thanks nobody gave",
      re.compile(r"\b(you'?re welcome|no problem|my pleasure|anytime|glad (i|to) (could )?help|no worries)\b",
                 re.IGNORECASE),
@@ -96,6 +108,10 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
     ("apologises or sympathises with nothing to be sorry for",
      re.compile(r"\b(sorry|oh no|that'?s too bad|that'?s a shame|my bad)\b", re.IGNORECASE),
      lambda c: c.says(_COMPLAINED)),
+    ("pans the title it recommends",
+     re.compile(r"\b(not a fan of|wasn'?t a fan|was not a fan|i (don'?t|didn'?t|did not|do not) "
+                r"(like|love|enjoy)|i hated|was terrible|was awful|was boring)\b", re.IGNORECASE),
+     lambda c: False),
     ("acknowledges a choice nobody made",
      re.compile(r"\b(good|great|excellent|nice) choice\b|\bglad you (like|liked|enjoy|enjoyed)\b|"
                 r"(^|[.!?]\s*)enjoy (it|the (movie|film|show))\b", re.IGNORECASE),
@@ -103,15 +119,78 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
 )
 
 
+_ADJACENT_SLOTS = re.compile(r"<movie_\d>\s*<movie_\d>")
+# An acknowledgement after the turn has begun ("... Scream (1996) Okay. It sounds great too") replies to
+# something the other person said in the original dialogue, between two spliced messages.
+_ACKNOWLEDGEMENT = re.compile(
+    r"\b(ok|okay|alright|got it|sounds (good|great|fun|interesting)|it sounds)\b", re.IGNORECASE)
+_COMPARED = re.compile(r"\b(newer|more recent|older)\b", re.IGNORECASE)
+_SLANG = frozenset("lol lmao haha hahaha hahah omg btw hbu idk tbh ok okay yea ya yup nope hmm hmmm um umm "
+                   "ummm uh oh ohh ooh wow aww awww fav faves flick flicks scifi rewatch rom com "
+                   "coms".split())
 _SHOUTED = re.compile(r"\b[A-Z]{2,}(\s+[A-Z]{2,}){2,}\b")  # three capitalised words in a row: a typo'd shout
 _UNFINISHED = re.compile(r"\b(but|and|or|because|so|the|a|an|with)\s*$", re.IGNORECASE)
 
 
-def context_problem(response: str, context: TurnContext) -> Optional[str]:
-    """Why the turn's filler (its words around the slots) does not fit the conversation, or None."""
-    if _UNFINISHED.search(response.strip()):
+@lru_cache(maxsize=1)
+def english() -> frozenset[str]:
+    """Everyday English words: the catalog's plot words and the embedding model's whole words."""
+    from arena.catalog import _frequent_words, vocabulary
+
+    return frozenset(vocabulary().words) | frozenset(_frequent_words(40000)) | _SLANG
+
+
+_SUFFIXES = ("s", "es", "'s", "ed", "ing", "y", "er", "ers", "est", "ful", "ly", "ness", "ish", "ier", "iest")
+
+
+def _known(word: str, words: frozenset[str]) -> bool:
+    """Whether `word` or its stem is English ("thrillers", "suspenseful", "gory" from "gore")."""
+    word = word.lower().strip("'")
+    if word in words or word.replace("'", "") in words:
+        return True
+    for end in _SUFFIXES:
+        if word.endswith(end) and len(word) > len(end) + 2:
+            stem = word[:-len(end)]
+            if stem in words or stem + "e" in words or (stem[-1:] == stem[-2:-1] and stem[:-1] in words):
+                return True
+    return False
+
+
+def misspelt(filler: str) -> Optional[str]:
+    """A lower-case word of the filler that is no English word ("similiar", "lkke"), or None."""
+    words = english()
+    for word in re.findall(r"(?<![\w'])[a-z][a-z']{2,}", filler):
+        if not _known(word, words):
+            return word
+    return None
+
+
+def context_problem(response: str, context: TurnContext, years: Sequence[int] = ()) -> Optional[str]:
+    """Why the turn's filler (its words around the slots) does not fit the conversation, or None.
+    `years`: those of the items the slots would be filled with, for "a newer one"."""
+    if _UNFINISHED.search(response.strip().rstrip(" .!?,")):
         return "stops in the middle of a sentence"
+    if _ADJACENT_SLOTS.search(response):
+        return "runs two titles together with nothing between them"
     filler = _SLOT.sub(" ", response)
+    words = re.findall(r"[a-z']+", response.lower())
+    grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
+    if len(grams) != len(set(grams)):
+        return "says the same words twice"
+    word = misspelt(filler)
+    if word is not None:
+        return f"has a misspelt word ({word!r})"
+    for match in _ACKNOWLEDGEMENT.finditer(response):
+        before = response[:match.start()]
+        if _SLOT.search(before) or re.search(r"[.!?]", before):
+            return f"acknowledges something mid-turn ({match.group(0)!r})"
+    match = _COMPARED.search(filler)
+    if match:
+        newer = match.group(1).lower() != "older"
+        named = context.named_years
+        fits = bool(named and years) and (min(years) > max(named) if newer else max(years) < min(named))
+        if not fits:
+            return f"compares ages ({match.group(0)!r}) that the titles' years do not bear out"
     if _SHOUTED.search(filler):
         return "is written in capitals"
     for act, pattern, fits in ACTS:

@@ -127,11 +127,13 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
 
 NEW_SINCE = 2015  # the catalogs' conversations were collected about 2017-2018
 _NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|just came out|came out recently|"
-                  r"out now|recent one)\b", re.I)
+                  r"out now|recent one|recent years|yet to be released|not out yet|coming out|comes out|"
+                  r"upcoming|in theaters?( now)?)\b", re.I)
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
-_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|spin-?offs?|based on|adaptation|adapted from|version of|"
+_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
+                       r"adapted from|version of|"
                        r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 
 
@@ -217,7 +219,8 @@ class CRBCRS(ConversationalRecommender):
         return TurnContext(last_user=last_user, agent_turns=len(agents),
                            recommended_before=any(u.items for u in agents),
                            user_named_title=bool(self.catalog.link(last_user, limit=1)),
-                           user_named_person=bool(self.catalog.link_people(last_user)))
+                           user_named_person=bool(self.catalog.link_people(last_user)),
+                           named_years=tuple(i.year for i in self.catalog.link(last_user) if i.year))
 
     def retrieve(
         self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = (),
@@ -243,7 +246,8 @@ class CRBCRS(ConversationalRecommender):
                 continue  # a turn with no slot that writes a title out recommends without the recommender
             if items and claims_problem(turn, items) is not None:
                 continue
-            if context is not None and context_problem(turn.response, context) is not None:
+            years = [i.year for i in items[: turn.slots] if i.year]
+            if context is not None and context_problem(turn.response, context, years) is not None:
                 continue
             return turn
         return None

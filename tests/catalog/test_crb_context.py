@@ -86,3 +86,40 @@ def test_how_it_is_needs_a_how_are_you():
     turn = "Good morning, I'm good thanks. Try <movie_0>"
     assert "unasked" in context_problem(turn, TurnContext(last_user="Hi"))
     assert context_problem(turn, TurnContext(last_user="Hi, how are you?")) is None
+
+
+def test_misspelt_spliced_or_run_together_turns_are_not_used():
+    assert "misspelt" in context_problem("<movie_0> u might lkke that movie", REQUEST)
+    assert context_problem("You might like <movie_0>, it is suspenseful and gory.", REQUEST) is None
+    assert "mid-turn" in context_problem("You can also go for <movie_0> Okay. It sounds great too", REQUEST)
+    assert context_problem("Okay, how about <movie_0>?", REQUEST) is None
+    assert "together" in context_problem("did you like <movie_0> <movie_1> is good", REQUEST)
+
+
+def test_a_newer_one_must_be_newer_than_the_titles_named():
+    named = TurnContext(last_user="I loved Dead Poets Society (1989)", user_named_title=True,
+                        named_years=(1989,))
+    assert "ages" in context_problem("A good newer one is <movie_0>.", named, years=[1993 - 10])
+    assert context_problem("A good newer one is <movie_0>.", named, years=[2001]) is None
+
+
+def test_a_turn_ending_on_an_article_is_unfinished_and_she_needs_someone_named():
+    assert context_problem("Can I help you find more? sounds like you need a .", REQUEST).startswith("stops")
+    assert "person" in context_problem("How about <movie_0>? She did a great job in it!", REQUEST)
+
+
+def test_a_turn_saying_the_same_words_twice_is_not_used():
+    turn = "Ok, have you seen <movie_0>? you might also like <movie_1> you might also like <movie_1>"
+    assert context_problem(turn, REQUEST) == "says the same words twice"
+    assert context_problem("hey i am fine and you", TurnContext(last_user="hey, how you doin")) is None
+
+
+def test_favourites_family_and_panning_need_what_they_answer():
+    greeted = TurnContext(last_user="Hi, how are you tonight?")
+    assert "favourite" in context_problem("Mine is <movie_0>", greeted)
+    asked = TurnContext(last_user="what are your personal favorite movies")
+    assert context_problem("Well my all time favorite is <movie_0>", asked) is None
+    assert "family" in context_problem("How old are your children? <movie_0> is great", REQUEST)
+    kids = TurnContext(last_user="Any comedies I can watch with my kids?")
+    assert context_problem("How old are your children? <movie_0> is great", kids) is None
+    assert "pans" in context_problem("I am not a fan of <movie_0>", REQUEST)
