@@ -75,6 +75,8 @@ CLAIMS = (
     (re.compile(r"\b(musicals?|sung|singing|songs?)\b", re.I), ("musical", "music")),
     (re.compile(r"\b(football|baseball|basketball|soccer|hockey|boxing|sports?)\b", re.I), ("sport",)),
     (re.compile(r"\b(westerns?)\b", re.I), ("western",)),
+    (re.compile(r"\b(adventures?)\b", re.I), ("adventure", "fantasy", "action")),
+    (re.compile(r"\b(dramas?)\b", re.I), ("drama",)),
     (re.compile(r"\b(thrillers?|suspense\w*)\b", re.I), ("thriller", "mystery")),
 )
 _NAME_WORD = re.compile(r"\b[A-Z][\w'\-]+")
@@ -118,6 +120,8 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
         return "says it suits children, and no filled item is a family or animation title"
     if (match := _NEW.search(text)) and any(item.year and item.year < NEW_SINCE for item in filled):
         return f"calls an item new ({match.group(0)!r}) that is from before {NEW_SINCE}"
+    if (match := _OLD.search(text)) and any(item.year and item.year >= OLD_BEFORE for item in filled):
+        return f"calls an item old ({match.group(0)!r}) that is from {OLD_BEFORE} or later"
     if match := _ROLE.search(text):  # "She played a minor role": a part no filled entry names
         return f"states a role ({match.group(0)!r}) of someone it does not name"
     if match := _RELATION.search(text):  # "It's the movie <b> is a remake of": not in any catalog entry
@@ -126,9 +130,12 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
 
 
 NEW_SINCE = 2015  # the catalogs' conversations were collected about 2017-2018
+OLD_BEFORE = 2000  # "a classic", "an old one": from well before then
+_OLD = re.compile(r"\b(classics?|old school|oldies?|old (ones?|movies?|films?)|"
+                  r"older (ones?|movies?|films?))\b", re.I)
 _NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|just came out|came out recently|"
                   r"out now|recent one|recent years|yet to be released|not out yet|coming out|comes out|"
-                  r"upcoming|in theaters?( now)?)\b", re.I)
+                  r"upcoming|in theaters?( now)?|recent (film|movie|one|release)s?)\b", re.I)
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
