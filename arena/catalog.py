@@ -99,6 +99,7 @@ class CatalogItem:
     # Fields the catalog check emptied because they belonged to another work -> why (see
     # arena.catalog_doubts): a reply says it cannot vouch for them instead of stating them.
     withheld: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    withheld_values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CatalogItem):
@@ -216,6 +217,8 @@ def _item_from_info(item_id: str, info: dict, dataset: str, entity2id: Mapping[s
         name=name,
         languages=_dedupe(info.get("language") or ()),
         withheld=MappingProxyType(dict(info.get("withheld") or {})),
+        withheld_values=MappingProxyType(
+            {f: tuple(values) for f, values in (info.get("withheld_values") or {}).items()}),
     )
 
 

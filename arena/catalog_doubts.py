@@ -227,7 +227,22 @@ def _apart(directors: set[str], films: list[Mapping]) -> bool:
 
 
 def fix(record: dict, conflict) -> None:
-    """Put `conflict` right in `record` (a copy): fields emptied, their reason kept."""
+    """Put `conflict` right in `record` (a copy): fields emptied, their reason kept under "withheld" and
+    the values taken out under "withheld_values" (field -> names), so a reply can be kept from stating
+    them (`crs.reply_check.withheld_facts`)."""
+    before = {f: list(record.get(f) or ()) for f in RECORD_FIELDS if f != "plot"}
+    _fix_fields(record, conflict)
+    removed = dict(record.get("withheld_values") or {})
+    for field, values in before.items():
+        left = set(record.get(field) or ())
+        gone = [v for v in dict.fromkeys(values) if v not in left]
+        if gone:
+            removed[field] = sorted(set(removed.get(field, [])) | set(gone))
+    if removed:
+        record["withheld_values"] = removed
+
+
+def _fix_fields(record: dict, conflict) -> None:
     withheld = dict(record.get("withheld") or {})
     if conflict.check in ("later_record", "shared_record"):
         reason = ("belongs to a later work of that title" if conflict.check == "later_record"

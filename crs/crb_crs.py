@@ -189,6 +189,7 @@ class CRBCRS(ConversationalRecommender):
             show_progress=False,
         )
         self._slots = np.array([t.slots for t in self.corpus])
+        self.fit_context = True  # False: turns are chosen without `crs.crb_context` (for measuring it)
 
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         move = self.policy.read(dialogue)
@@ -208,7 +209,8 @@ class CRBCRS(ConversationalRecommender):
             query = request_part(query) or query
         elif move.act in ("correction", "shrug"):
             query = FALLBACK_QUERY
-        turn = self.retrieve(query, len(items), said, items, self.context_of(dialogue))
+        context = self.context_of(dialogue) if self.fit_context else None
+        turn = self.retrieve(query, len(items), said, items, context)
         if turn is None:  # nothing eligible: recommend in plain words, or ask
             text = "You might like " + " or ".join(i.label for i in items[:2]) + "." if items else (
                 "What kind of movies do you like?"

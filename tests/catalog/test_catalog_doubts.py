@@ -135,3 +135,19 @@ def test_a_second_director_behind_a_wrong_year_takes_his_cast_with_him():
     entry = fixed["opendialkg"]["9"]
     assert entry["year"] == "1987" and entry["director"] == ["Joe Maker"] and entry["actor"] == []
     assert {"director", "actor", "genre"} <= set(entry["withheld"])
+
+
+def test_no_reply_states_a_withheld_fact_whoever_wrote_it():
+    from crs.reply_check import enforce_shown_titles
+
+    redial = load_catalog("redial")
+    original = _labelled(redial, "A Nightmare on Elm Street (1984)")
+    assert "Samuel Bayer" in original.withheld_values["director"]
+    text = "A Nightmare on Elm Street (1984) was directed by Samuel Bayer. It is a classic of its kind."
+    kept = enforce_shown_titles(text, [original], redial, fallback="")
+    assert "Samuel Bayer" not in kept and "classic of its kind" in kept
+    remake = _labelled(redial, "A Nightmare on Elm Street (2010)")
+    both = "A Nightmare on Elm Street (2010) was directed by Samuel Bayer."
+    assert "Samuel Bayer" in enforce_shown_titles(both, [original, remake], redial)
+    sunset = _labelled(redial, "Sunset Boulevard (1950)")
+    assert "musical" not in enforce_shown_titles("Sunset Boulevard (1950) is a musical.", [sunset], redial)
