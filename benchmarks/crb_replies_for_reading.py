@@ -15,7 +15,9 @@ import argparse
 import json
 import random
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,11 +60,14 @@ def main() -> int:
     rows = [json.loads(line) for line in SOURCE.read_text(encoding="utf-8").splitlines() if line.strip()]
     random.Random(args.seed).shuffle(rows)
     replies = flagged = 0
+    seconds = []
     for number, row in enumerate(rows[: args.dialogues], 1):
         dialogue = Dialogue(crs_id=crb.name)
         for text in seeker_messages(row, args.turns):
             dialogue.utterances.append(Utterance(role=Role.USER, text=text))
+            started = time.perf_counter()
             reply, items = crb.respond(dialogue)
+            seconds.append(time.perf_counter() - started)
             filler = reply
             for item in items:
                 filler = filler.replace(item.title, "<movie_0>")
@@ -71,7 +76,8 @@ def main() -> int:
             note = f"\n     (filler: {problem})" if problem else ""
             print(f"[{number}] USER: {text}\n     CRB:  {reply}{note}")
             dialogue.utterances.append(Utterance(role=Role.AGENT, text=reply, items=items))
-    print(f"{replies} replies; {flagged} whose filler the context check would not pass")
+    print(f"{replies} replies; {flagged} whose filler the context check would not pass; turn time median "
+          f"{statistics.median(seconds):.3f} s, p95 {sorted(seconds)[int(0.95 * (len(seconds) - 1))]:.3f} s")
     return 0
 
 

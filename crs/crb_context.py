@@ -41,8 +41,8 @@ class TurnContext:
     @property
     def asked_seen(self) -> bool:
         """The user asked whether the system has seen or watched something."""
-        return bool(re.search(r"\b(have|did|had) you (ever )?(seen|watched|see|watch)\b|\bseen it\?",
-                              self.last_user, re.IGNORECASE))
+        return bool(re.search(r"\b(have|did|had) you (ever )?(seen|watched|see|watch)\b|\bseen it\?|"
+                              r"\b(seen|watched|see|watch) (any|anything)\b", self.last_user, re.IGNORECASE))
 
     def says(self, pattern: str) -> bool:
         return bool(re.search(pattern, self.last_user, re.IGNORECASE))
@@ -85,9 +85,9 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
     ("speaks of a person nobody named",
      re.compile(r"\b(he|she|his|her|him|hers)\b", re.IGNORECASE),
      lambda c: c.user_named_person),
-    ("gives its own favourite, unasked",
-     re.compile(r"\b(mine is|my (all[ -]time |personal )?(favou?rite|fav))\b", re.IGNORECASE),
-     lambda c: c.says(r"\byour\b.{0,20}\b(favou?rites?|fav|faves|top)\b|"
+    ("answers a question about its favourite nobody asked",
+     re.compile(r"\b(mine is|mine'?s|mine would be)\b", re.IGNORECASE),
+     lambda c: c.says(r"\byour\b.{0,20}\b(favou?rites?|fav|faves|top|pick)\b|"
                       r"\bwhat do you (like|love|recommend)\b|\bdo you have a favou?rite\b")),
     ("speaks of the person's family nobody mentioned",
      re.compile(r"\byour (kids?|children|child|son|sons|daughters?|wife|husband|girlfriend|boyfriend|family|"
@@ -174,7 +174,7 @@ def context_problem(response: str, context: TurnContext, years: Sequence[int] = 
         return "runs two titles together with nothing between them"
     filler = _SLOT.sub(" ", response)
     words = re.findall(r"[a-z']+", response.lower())
-    grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
+    grams = [" ".join(words[i:i + 5]) for i in range(len(words) - 4)]
     if len(grams) != len(set(grams)):
         return "says the same words twice"
     word = misspelt(filler)

@@ -18,6 +18,8 @@ def test_a_claim_of_having_seen_it_needs_a_question_about_it():
     assert context_problem(turn, REQUEST) is not None
     asked = TurnContext(last_user="Have you seen anything scary lately?", agent_turns=1)
     assert context_problem(turn, asked) is None
+    recently = TurnContext(last_user="Hi, seen any good movies recently?")
+    assert context_problem("I recently saw <movie_0>. It was really cute.", recently) is None
 
 
 def test_a_yes_or_no_answers_only_a_question():
@@ -111,6 +113,7 @@ def test_a_turn_ending_on_an_article_is_unfinished_and_she_needs_someone_named()
 def test_a_turn_saying_the_same_words_twice_is_not_used():
     turn = "Ok, have you seen <movie_0>? you might also like <movie_1> you might also like <movie_1>"
     assert context_problem(turn, REQUEST) == "says the same words twice"
+    assert context_problem("Have you seen <movie_0>? Or have you seen <movie_1>?", REQUEST) is None
     assert context_problem("hey i am fine and you", TurnContext(last_user="hey, how you doin")) is None
 
 
@@ -118,7 +121,8 @@ def test_favourites_family_and_panning_need_what_they_answer():
     greeted = TurnContext(last_user="Hi, how are you tonight?")
     assert "favourite" in context_problem("Mine is <movie_0>", greeted)
     asked = TurnContext(last_user="what are your personal favorite movies")
-    assert context_problem("Well my all time favorite is <movie_0>", asked) is None
+    assert context_problem("Mine is <movie_0>", asked) is None
+    assert context_problem("Those are great! My favorite is <movie_0>.", REQUEST) is None
     assert "family" in context_problem("How old are your children? <movie_0> is great", REQUEST)
     kids = TurnContext(last_user="Any comedies I can watch with my kids?")
     assert context_problem("How old are your children? <movie_0> is great", kids) is None
