@@ -46,7 +46,7 @@ from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
-from crs.crb_context import TurnContext, context_problem
+from crs.crb_context import TurnContext, context_problem, english
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
@@ -190,6 +190,7 @@ class CRBCRS(ConversationalRecommender):
         )
         self._slots = np.array([t.slots for t in self.corpus])
         self.fit_context = True  # False: turns are chosen without `crs.crb_context` (for measuring it)
+        english()  # its word list is read here, not on the first turn
 
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         move = self.policy.read(dialogue)
