@@ -16,7 +16,7 @@ import collections
 import importlib.util
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -66,7 +66,18 @@ _GENRE_SYNONYMS = {
 
 
 # Genres OpenDialKG gives only to series and only to books.
-_SERIES_GENRES = frozenset({"television", "tv series", "sitcom", "television series", "soap opera"})
+_SERIES_GENRES = frozenset({
+    "television", "tv series", "sitcom", "television series", "soap opera", "miniseries",
+    "reality television", "talk show", "variety show", "game show", "talent show", "animated series",
+    "children's television series", "television comedy", "teen drama"})
+_BOOK_GENRES = frozenset({"novel", "literature", "children's literature", "young-adult fiction", "romance novel",
+                          "literary criticism", "english literature", "historical novel", "non-fiction"})
+# Genres of records that are music albums, not films ("1984" as Van Halen's album).
+_MUSIC_GENRES = frozenset({
+    "hip hop music", "gangsta rap", "g-funk", "west coast hip hop", "hard rock", "heavy metal", "glam metal",
+    "electronic rock", "pop music", "rock music", "alternative rock", "pop rock", "rhythm and blues",
+    "soul music", "punk rock", "country music", "dance-pop"})
+_TV_QUALIFIER = re.compile(r"\((?:[^()]* )?TV Program\)", re.IGNORECASE)
 _BOOK_GENRES = frozenset({"novel", "literature", "children's literature", "young-adult fiction", "romance novel",
                           "literary criticism", "english literature", "historical novel", "non-fiction"})
 
@@ -85,6 +96,10 @@ class CatalogItem:
     dataset: str
     name: str  # the dataset's own name, e.g. "The Matrix (1999)"
     languages: tuple[str, ...] = ()
+    # Fields the catalog check emptied because they belonged to another work -> why (see
+    # arena.catalog_doubts): a reply says it cannot vouch for them instead of stating them.
+    withheld: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    withheld_values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CatalogItem):
@@ -107,16 +122,27 @@ class CatalogItem:
 
     @property
     def kind(self) -> str:
-        """"film", "series" or "book". ReDial lists films only; OpenDialKG mixes all three, and an
-        entry with writers but no cast or director is a book."""
+        """"film", "series", "book" or "other". ReDial lists films only; OpenDialKG mixes them: a TV
+        genre ("Sitcom", "Miniseries") or a "(TV Program)" qualifier without a director is a series,
+        an entry with writers but no cast or director is a book, and a music album (music genres
+        only, no people) is "other", never offered."""
         if self.dataset != "opendialkg":
             return "film"
         genres = {g.lower() for g in self.genres}
-        if genres & _SERIES_GENRES and not self.people.get("director"):
+        if genres and genres <= _MUSIC_GENRES and not self.people:
+            return "other"
+        if (genres & _SERIES_GENRES or _TV_QUALIFIER.search(self.name)) and not self.people.get("director"):
             return "series"
         if not (self.people.get("actor") or self.people.get("star") or self.people.get("director")):
             return "book" if self.people.get("writer") or genres & _BOOK_GENRES else "film"
         return "film"
+
+    @property
+    def offered_unasked(self) -> bool:
+        """Whether the item may be recommended when the person named no kind: films and books (the
+        OpenDialKG conversations ask for both, and a reply says which it is), not series or
+        anything else, which are offered only when asked for."""
+        return self.kind in ("film", "book")
 
     def to_recommended(self) -> RecommendedItem:
         return RecommendedItem(item_id=self.item_id, title=self.label)
@@ -190,6 +216,9 @@ def _item_from_info(item_id: str, info: dict, dataset: str, entity2id: Mapping[s
         dataset=dataset,
         name=name,
         languages=_dedupe(info.get("language") or ()),
+        withheld=MappingProxyType(dict(info.get("withheld") or {})),
+        withheld_values=MappingProxyType(
+            {f: tuple(values) for f, values in (info.get("withheld_values") or {}).items()}),
     )
 
 

@@ -34,6 +34,8 @@ from rapidfuzz import fuzz
 
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
+WITHHOLDING = ("later_record", "shared_record", "merged_remake", "merged_year")  # see arena.catalog_doubts
+
 _YEAR = re.compile(r"\s*\((1[89]\d\d|20\d\d)\)")
 _DOUBLED_YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)\s*\(\1\)")
 RECORD_FIELDS = ("plot", "director", "writer", "star", "actor", "genre", "imdb_id")
@@ -107,6 +109,8 @@ def _doubled_year(dataset: str, records: Mapping[str, Mapping]) -> list[Conflict
 def _borrowed_records(dataset: str, records: Mapping[str, Mapping]) -> list[Conflict]:
     groups: dict[str, list[str]] = defaultdict(list)
     for item_id, record in records.items():
+        if record.get("withheld"):
+            continue  # its borrowed fields are already emptied (arena.catalog_doubts)
         if record.get("imdb_id"):
             groups["imdb " + record["imdb_id"]].append(item_id)
         if record.get("plot") and len(record["plot"]) > 40:
@@ -201,13 +205,23 @@ def _reference_titles(reference: Mapping[str, Mapping]) -> dict[str, list[Mappin
 
 def conflicts(catalogs: Mapping[str, Mapping[str, Mapping]]) -> list[Conflict]:
     """Every conflict in the catalogs (dataset -> {item id: record})."""
+    from arena.catalog_doubts import opendialkg_doubts, redial_doubts
+
     out = []
     for dataset, records in catalogs.items():
-        out += _person_as_title(dataset, records) + _doubled_year(dataset, records)
+        found = _person_as_title(dataset, records) + _doubled_year(dataset, records)
         if dataset == "redial":
-            out += _borrowed_records(dataset, records) + _year_after_record(dataset, records)
+            found += _borrowed_records(dataset, records) + _year_after_record(dataset, records)
         elif "redial" in catalogs:
-            out += _merged_book_film(dataset, records, catalogs["redial"])
+            found += _merged_book_film(dataset, records, catalogs["redial"])
+        # An entry is fixed one way a round: a dropped entry needs no credits withheld, and a
+        # year put right first tells which of two directors made the entry's film.
+        flagged = {c.item_id for c in found}
+        if dataset == "redial":
+            found += [c for c in redial_doubts(records) if c.item_id not in flagged]
+        elif "redial" in catalogs:
+            found += [c for c in opendialkg_doubts(records, catalogs["redial"]) if c.item_id not in flagged]
+        out += found
     return out
 
 
@@ -227,6 +241,8 @@ def cleaned(catalogs: Mapping[str, Mapping[str, Mapping]], rounds: int = 5) -> t
 
 
 def _fix(catalogs: Mapping[str, Mapping[str, Mapping]], found: list[Conflict]) -> dict[str, dict]:
+    from arena.catalog_doubts import fix as fix_withheld
+
     out = {dataset: copy.deepcopy(dict(records)) for dataset, records in catalogs.items()}
     by_title = _reference_titles(catalogs.get("redial", {}))
     for conflict in found:
@@ -239,6 +255,8 @@ def _fix(catalogs: Mapping[str, Mapping[str, Mapping]], found: list[Conflict]) -
             year = year_of(record["name"], record)
             record["name"] = _YEAR.sub("", record["name"]).strip() + (
                 f" ({year})" if conflict.dataset == "redial" and year else "")
+        elif conflict.check in WITHHOLDING:
+            fix_withheld(record, conflict)
         elif conflict.check == "merged_book_film":
             directors = set(record.get("director") or ())
             other = next(o for o in by_title[normalize(title_of(record["name"]))]

@@ -13,8 +13,10 @@ has said what they like, turns without slots and without a title written
 out ("Perhaps Love and Friendship would be up your alley?" for "Hi!"). Turns already said in this
 dialogue are skipped, and so are turns whose claims the filled items'
 catalog genres do not bear out ("It's about a serial killer" for a romantic
-comedy, "good for little ones" for a horror film) and goodbyes in the middle
-of a conversation. The reply then passes the same title check as every
+comedy, "good for little ones" for a horror film), goodbyes in the middle
+of a conversation, and turns whose filler answers or continues something this
+conversation never said ("Yes I have seen that movie many times" when nobody
+asked, "Hi!" on the third turn: `crs.crb_context`). The reply then passes the same title check as every
 system, so a title written out in a human turn is never left unshown.
 
 The dialogue policy (`crs.dialogue_policy`) comes first, shared with the
@@ -44,6 +46,7 @@ from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
+from crs.crb_context import TurnContext, context_problem, english
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
@@ -72,6 +75,8 @@ CLAIMS = (
     (re.compile(r"\b(musicals?|sung|singing|songs?)\b", re.I), ("musical", "music")),
     (re.compile(r"\b(football|baseball|basketball|soccer|hockey|boxing|sports?)\b", re.I), ("sport",)),
     (re.compile(r"\b(westerns?)\b", re.I), ("western",)),
+    (re.compile(r"\b(adventures?)\b", re.I), ("adventure", "fantasy", "action")),
+    (re.compile(r"\b(dramas?)\b", re.I), ("drama",)),
     (re.compile(r"\b(thrillers?|suspense\w*)\b", re.I), ("thriller", "mystery")),
 )
 _NAME_WORD = re.compile(r"\b[A-Z][\w'\-]+")
@@ -115,6 +120,8 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
         return "says it suits children, and no filled item is a family or animation title"
     if (match := _NEW.search(text)) and any(item.year and item.year < NEW_SINCE for item in filled):
         return f"calls an item new ({match.group(0)!r}) that is from before {NEW_SINCE}"
+    if (match := _OLD.search(text)) and any(item.year and item.year >= OLD_BEFORE for item in filled):
+        return f"calls an item old ({match.group(0)!r}) that is from {OLD_BEFORE} or later"
     if match := _ROLE.search(text):  # "She played a minor role": a part no filled entry names
         return f"states a role ({match.group(0)!r}) of someone it does not name"
     if match := _RELATION.search(text):  # "It's the movie <b> is a remake of": not in any catalog entry
@@ -123,11 +130,17 @@ def claims_problem(turn: RecommenderTurn, items: Sequence[CatalogItem]) -> Optio
 
 
 NEW_SINCE = 2015  # the catalogs' conversations were collected about 2017-2018
-_NEW = re.compile(r"\b(the new|newest|a new one|brand new|just came out|came out recently|out now|recent one)\b", re.I)
+OLD_BEFORE = 2000  # "a classic", "an old one": from well before then
+_OLD = re.compile(r"\b(classics?|old school|oldies?|old (ones?|movies?|films?)|"
+                  r"older (ones?|movies?|films?))\b", re.I)
+_NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|just came out|came out recently|"
+                  r"out now|recent one|recent years|yet to be released|not out yet|coming out|comes out|"
+                  r"upcoming|in theaters?( now)?|recent (film|movie|one|release)s?)\b", re.I)
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
-_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|spin-?offs?|based on|adaptation|adapted from|version of|"
+_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
+                       r"adapted from|version of|"
                        r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 
 
@@ -176,6 +189,8 @@ class CRBCRS(ConversationalRecommender):
             show_progress=False,
         )
         self._slots = np.array([t.slots for t in self.corpus])
+        self.fit_context = True  # False: turns are chosen without `crs.crb_context` (for measuring it)
+        english()  # its word list is read here, not on the first turn
 
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         move = self.policy.read(dialogue)
@@ -195,7 +210,8 @@ class CRBCRS(ConversationalRecommender):
             query = request_part(query) or query
         elif move.act in ("correction", "shrug"):
             query = FALLBACK_QUERY
-        turn = self.retrieve(query, len(items), said, items)
+        context = self.context_of(dialogue) if self.fit_context else None
+        turn = self.retrieve(query, len(items), said, items, context)
         if turn is None:  # nothing eligible: recommend in plain words, or ask
             text = "You might like " + " or ".join(i.label for i in items[:2]) + "." if items else (
                 "What kind of movies do you like?"
@@ -207,10 +223,21 @@ class CRBCRS(ConversationalRecommender):
         text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
         return text, [item.to_recommended() for item in shown]
 
+    def context_of(self, dialogue: Dialogue) -> TurnContext:
+        last_user = _last_user_text(dialogue)
+        agents = [u for u in dialogue.utterances if u.role == Role.AGENT]
+        return TurnContext(last_user=last_user, agent_turns=len(agents),
+                           recommended_before=any(u.items for u in agents),
+                           user_named_title=bool(self.catalog.link(last_user, limit=1)),
+                           user_named_person=bool(self.catalog.link_people(last_user)),
+                           named_years=tuple(i.year for i in self.catalog.link(last_user) if i.year))
+
     def retrieve(
-        self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = ()
+        self, query: str, item_count: int, said: set[str] = frozenset(), items: Sequence[CatalogItem] = (),
+        context: Optional[TurnContext] = None,
     ) -> Optional[RecommenderTurn]:
-        """The best turn for `query` with 1..item_count slots (none when item_count is 0)."""
+        """The best turn for `query` with 1..item_count slots (none when item_count is 0) whose filler
+        fits `context` (every turn when None)."""
         mask = (self._slots >= 1) & (self._slots <= item_count) if item_count else self._slots == 0
         if not mask.any():
             return None
@@ -228,6 +255,9 @@ class CRBCRS(ConversationalRecommender):
             if not item_count and named_titles(turn.response, self.catalog):
                 continue  # a turn with no slot that writes a title out recommends without the recommender
             if items and claims_problem(turn, items) is not None:
+                continue
+            years = [i.year for i in items[: turn.slots] if i.year]
+            if context is not None and context_problem(turn.response, context, years) is not None:
                 continue
             return turn
         return None

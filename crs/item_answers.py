@@ -2,9 +2,11 @@
 farewells, and the opening sentence of a list that says what the system did.
 
 An answer uses only what the catalog holds (plot, director, writers, cast,
-year, genres); when the entry lacks the fact the answer says so. The catalogs
-have no age ratings, so whether a title suits a child is judged from its
-genres, and the answer says that is what it rests on.
+year, genres); when the entry lacks the fact the answer says so, and when the
+catalog check withheld it (it belonged to another work of that title, see
+`arena.catalog_doubts`) the answer says it cannot vouch for it and gives what
+the entry does hold. The catalogs have no age ratings, so whether a title suits
+a child is judged from its genres, and the answer says that is what it rests on.
 """
 
 from __future__ import annotations
@@ -44,6 +46,32 @@ def _genres(item: CatalogItem, limit: int = 3) -> str:
     return _names([g.lower() if item.dataset == "redial" else genre_label(g) for g in item.genres], limit)
 
 
+_FIELDS = {"plot": ("plot",), "director": ("director",), "writer": ("writer",), "stars": ("star", "actor"),
+           "genres": ("genre",), "suitability": ("genre",), "rating": ("genre",)}
+_FIELD_WORDS = {"plot": "plot", "director": "director", "writer": "writer credit", "stars": "cast",
+                "genres": "genres", "suitability": "genres", "rating": "genres"}
+
+
+def withheld_note(aspect: str, item: CatalogItem) -> Optional[str]:
+    """What to say when the asked field was withheld by the catalog check: that it cannot be vouched for,
+    why, and what the entry does hold (None: the field was not withheld, or the entry holds it still)."""
+    reason = next((item.withheld[f] for f in _FIELDS.get(aspect, ()) if f in item.withheld), None)
+    present = {"plot": item.plot, "director": item.people.get("director"), "writer": item.people.get("writer"),
+               "stars": item.people.get("star") or item.people.get("actor"), "genres": item.genres,
+               "suitability": item.genres, "rating": item.genres}.get(aspect)
+    if reason is None or present:
+        return None
+    known = [f"it is from {item.year}" if item.year else ""]
+    if aspect != "director" and item.people.get("director"):
+        known.append(f"it was directed by {_names(item.people['director'], 2)}")
+    if aspect not in ("genres", "suitability", "rating") and item.genres:
+        known.append(f"it is listed as {_genres(item)}")
+    known = [k for k in known if k]
+    said = f" What it does hold: {' and '.join(known)}." if known else ""
+    return (f"I can't vouch for the {_FIELD_WORDS[aspect]} of {item.label}: the catalog's entry for it "
+            f"{reason}, so I leave it out.{said}")
+
+
 def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
     """The answer to a question about `items` (one item, or the shown list for a comparison),
     and the items it names."""
@@ -51,6 +79,9 @@ def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[Catalog
         return _compare_for_children(items)
     item = items[0]
     label = item.label
+    note = withheld_note(aspect, item)
+    if note is not None:
+        return f"{note} {FOLLOW_UP}", [item]
     if aspect == "plot":
         listed = f"; it lists it as {_genres(item)}." if item.genres else "."
         text = f"{label}: {item.plot}" if item.plot else f"The catalog has no plot summary for {label}{listed}"
@@ -94,6 +125,7 @@ def _suitability(item: CatalogItem) -> str:
 
 
 def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
+    items = [i for i in items if i.genres or "genre" not in i.withheld]  # nothing to judge them by
     if not items:
         return "Which titles should I compare? Tell me a few and I'll check them for children.", []
     ranked = sorted(items, key=lambda i: (not child_friendly(i), any(has_genre(i, g) for g in CHILD_UNSAFE)))

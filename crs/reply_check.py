@@ -17,7 +17,7 @@ from typing import Iterable, Optional, Sequence
 
 from rapidfuzz import fuzz
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalog import Catalog, CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 _QUOTED = re.compile(r"[\"“]([A-Z0-9][^\"“”\n]{0,80}?)[\"”]")
@@ -182,7 +182,7 @@ def enforce_shown_titles(
         return _bare_key(t.text) not in also_shown
 
     titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
-    bad = [(t.start, t.end) for t in titles if is_bad(t)]
+    bad = [(t.start, t.end) for t in titles if is_bad(t)] + withheld_facts(text, shown)
     if bad:
         text = drop_sentences(text, bad, keep_together=[(t.start, t.end) for t in titles])
         titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
@@ -193,6 +193,30 @@ def enforce_shown_titles(
     ]
     text = _tidy(replace_spans(text, labels))
     return text or fallback
+
+
+def withheld_facts(text: str, shown: Sequence[CatalogItem]) -> list[tuple[int, int]]:
+    """Where a sentence naming a shown item states a value the catalog check withheld from it (a
+    remake's director for the original, a second film's cast: `CatalogItem.withheld_values`), unless
+    the value is still a fact of a shown item. Such a sentence is dropped like one naming an unshown
+    title, so no reply states a fact the check flagged, whoever wrote it."""
+    known = {normalize(person_label(v)) for item in shown
+             for v in (*item.genres, *(n for names in item.people.values() for n in names))}
+    spans = []
+    sentences = sentence_spans(text)
+    for item in shown:
+        values = {person_label(v) for values in item.withheld_values.values() for v in values}
+        # a short title ("It", "Up") only as written, or every "it" would name it
+        flags = re.IGNORECASE if len(item.title) > 4 else 0
+        title = re.compile(r"(?<!\w)" + re.escape(item.title) + r"(?!\w)", flags)
+        for value in values:
+            if len(value) < 3 or normalize(value) in known:
+                continue
+            for match in re.finditer(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text, re.IGNORECASE):
+                sentence = next(((a, b) for a, b in sentences if a <= match.start() < b), None)
+                if sentence is not None and title.search(text[sentence[0]:sentence[1]]):
+                    spans.append((match.start(), match.end()))
+    return spans
 
 
 def fact_spans(text: str, shown: Sequence[CatalogItem]) -> list[tuple[int, int]]:

@@ -111,6 +111,8 @@ class Constraints:
             return False
         if self.kind is not None and item.kind != self.kind:
             return False
+        if self.kind is None and not item.offered_unasked:  # a TV series only when asked for
+            return False
         if any(has_genre(item, g) for g in self.unwanted_genres):
             return False
         if self.unwanted_people and _keys(self.unwanted_people) & _people(item):

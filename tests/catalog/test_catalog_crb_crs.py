@@ -141,3 +141,15 @@ def test_list_shows_every_system(capsys, monkeypatch, embedding_cache):
     listed = capsys.readouterr().out
     for name in ("chatcrs_redial", "chatcrs_opendialkg", "crb_crs_redial", "kbrd_redial"):
         assert f"  {name} " in listed
+
+
+def test_age_and_genre_claims_need_the_filled_items_years_and_genres(small_redial):
+    from crs.crb_crs import RecommenderTurn, claims_problem
+
+    recent = next(i for i in small_redial if i.year and i.year >= 2005 and i.genres)
+    old = next(i for i in small_redial if i.year and i.year < 1990 and i.genres)
+    assert "old" in claims_problem(RecommenderTurn("", "It is a classic: <movie_0>", 1), [recent])
+    assert claims_problem(RecommenderTurn("", "It is a classic: <movie_0>", 1), [old]) is None
+    assert "new" in claims_problem(RecommenderTurn("", "<movie_0> which is a recent film.", 1), [old])
+    not_drama = next(i for i in small_redial if i.genres and "drama" not in i.genres and i.year)
+    assert "drama" in claims_problem(RecommenderTurn("", "<movie_0> is a good drama", 1), [not_drama])
