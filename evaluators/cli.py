@@ -29,6 +29,7 @@ from arena.corpus.dialoguekit import DialogueImportError, scored_record
 from arena.corpus.reading import load_dialogues
 from arena.files import atomic_open
 from arena.distributed import ENGINES
+from arena.imports import heavy_imports
 from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
 from evaluators import recall
 
@@ -150,8 +151,9 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
 
 def cmd_meta(args: argparse.Namespace) -> int:
     from arena.aspects import FormError, load_form, load_mapping
-    from evaluators.meta import format_table, meta_table, ranking_correlations
-    from evaluators.meta_correlations import correlation_records, format_records
+    with heavy_imports():
+        from evaluators.meta import format_table, meta_table, ranking_correlations
+        from evaluators.meta_correlations import correlation_records, format_records
     from evaluators.rating_files import RatingImportError, attach_ratings, read_rating_file
 
     try:

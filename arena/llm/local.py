@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from arena.imports import heavy_imports
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -107,7 +108,8 @@ class _LlamaCppEngine:
     name = "llama_cpp"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int):
-        from llama_cpp import Llama
+        with heavy_imports():
+            from llama_cpp import Llama
 
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         self.n_ctx = self._llm.n_ctx()
@@ -115,7 +117,8 @@ class _LlamaCppEngine:
         self._render = self._chat_renderer()
 
     def _chat_renderer(self) -> Callable[[Sequence[Message]], str]:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        with heavy_imports():
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         def text_of(token: int) -> str:
             return self._llm.detokenize([token], special=True).decode("utf-8", "ignore") if token >= 0 else ""
@@ -156,7 +159,8 @@ class _TransformersEngine:
     name = "transformers"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int):  # torch keeps its own thread setting
-        import torch
+        with heavy_imports():
+            import torch
 
         self._torch = torch
         self._model, self._tok = _load_gguf(path)
@@ -201,8 +205,9 @@ class _TransformersEngine:
 
 def _load_gguf(path: Path) -> tuple[Any, Any]:
     """The GGUF file de-quantised by transformers: (model, tokenizer)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    with heavy_imports():
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # the GGUF de-quantisation bar is noise in logs
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
@@ -211,7 +216,8 @@ def _load_gguf(path: Path) -> tuple[Any, Any]:
 
 def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
     """The GGUF file as a plain (float32) transformers model and its tokenizer."""
-    from transformers import AutoModelForCausalLM
+    with heavy_imports():
+        from transformers import AutoModelForCausalLM
 
     loaded, tokenizer = _load_gguf(path)
     # A model loaded from GGUF refuses to be saved; the same weights in a model built from its config do not.
@@ -239,7 +245,8 @@ def converted_ctranslate2(path: Path, models_dir: Optional[Path] = None) -> Path
     for place in places:
         if (place / "model.bin").exists():
             return place
-    import ctranslate2.converters
+    with heavy_imports():
+        import ctranslate2.converters
 
     target = places[0]
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -266,8 +273,9 @@ class _CTranslate2Engine:
     name = "ctranslate2"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int, models_dir: Optional[Path] = None):
-        import ctranslate2
-        from transformers import AutoTokenizer
+        with heavy_imports():
+            import ctranslate2
+            from transformers import AutoTokenizer
 
         folder = converted_ctranslate2(path, models_dir)
         self._tok = AutoTokenizer.from_pretrained(str(folder))
