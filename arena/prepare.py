@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from arena.config import Settings, reports_bad_settings
 from arena.llm.local import resolve_backend, smollm_path
@@ -41,6 +41,17 @@ def prepare_local_model(settings: Settings, say=lambda line: print(line, file=sy
     started = time.monotonic()
     folder = converted_ctranslate2(path, models_dir)
     return f"local model: converted for CTranslate2 in {time.monotonic() - started:.1f} s ({folder})"
+
+
+def load_before_replies(provider: Any, say=lambda line: print(line, file=sys.stderr)) -> None:
+    """For a command line about to reply (`crs-arena reply`, `serve-crs`): the local model converted and
+    loaded first, with a line when that means converting, so no reply waits for it unannounced."""
+    if getattr(provider, "backend", None) != "ctranslate2" or not hasattr(provider, "load"):
+        return
+    if converted_copy(provider.path, provider.models_dir) is None:
+        say("local model: converting it once for CTranslate2 before the first reply (about 30 s on a quiet "
+            "machine; `crs-arena prepare` does it at set-up)...")
+    provider.load()
 
 
 @reports_bad_settings
