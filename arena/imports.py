@@ -26,8 +26,9 @@ _IMPORT_LOCK = threading.RLock()
 # The third-party packages counted as heavy: slow to import and unsafe to import from two threads at once
 # (the architecture test reads this tuple).
 HEAVY_PACKAGES = (
-    "accelerate", "ctranslate2", "datasets", "huggingface_hub", "llama_cpp", "nltk", "onnxruntime", "pandas",
-    "peft", "ray", "scipy", "sentence_transformers", "sklearn", "spacy", "tokenizers", "torch", "transformers",
+    "accelerate", "ctranslate2", "datasets", "huggingface_hub", "llama_cpp", "nltk", "onnxruntime",
+    "pandas", "peft", "ray", "scipy", "sentence_transformers", "sklearn", "spacy", "tokenizers", "torch",
+    "transformers",
 )
 
 

@@ -1,4 +1,4 @@
-"""`crs-arena prepare`: the one-time work of a first start, done at set-up instead (the README's set-up runs it).
+"""`crs-arena prepare`: the one-time work of a first start, done at set-up (the README's set-up runs it).
 
 Today that is the local model's conversion for CTranslate2 (`arena.llm.local_conversion`): about 30 s on
 a quiet machine, minutes on a busy one. Without it the first process that needs the model converts it in
@@ -61,7 +61,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         print(prepare_local_model(settings))
     except (LLMError, OSError, ValueError, RuntimeError) as exc:
-        print(f"error: could not prepare the local model: {' '.join(str(exc).split())[:400]}", file=sys.stderr)
+        why = " ".join(str(exc).split())[:400]
+        print(f"error: could not prepare the local model: {why}", file=sys.stderr)
         return 1
     return 0
 

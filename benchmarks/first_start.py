@@ -60,8 +60,8 @@ def make_environment(where: Path) -> Path:
 
 def prepare(python: Path, env: dict[str, str]) -> float:
     started = time.monotonic()
-    done = subprocess.run([str(python), "-m", "webapp.cli", "prepare"], cwd=ROOT, env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run([str(python), "-m", "webapp.cli", "prepare"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
     took = time.monotonic() - started
     if done.returncode != 0:
         raise RuntimeError(f"crs-arena prepare failed:\n{done.stderr[-2000:]}")
@@ -83,15 +83,18 @@ def first_start(python: Path, env: dict[str, str], tmp: Path, app_dir: Path = RO
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {**env, "PYTHONPATH": str(app_dir), "ARENA_PORT": str(port), "ARENA_DB": str(tmp / f"db-{port}.sqlite3"),
-           "ARENA_CACHE_DIR": str(tmp / f"cache-{port}"), "ARENA_WARM_START": "1", "ARENA_LLM_PROVIDER": "local"}
+    env = {**env, "PYTHONPATH": str(app_dir), "ARENA_PORT": str(port),
+           "ARENA_DB": str(tmp / f"db-{port}.sqlite3"), "ARENA_CACHE_DIR": str(tmp / f"cache-{port}"),
+           "ARENA_WARM_START": "1", "ARENA_LLM_PROVIDER": "local"}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         page = browser.new_page()
         log = open(tmp / f"server-{port}.log", "w")
         started = time.monotonic()
-        process = subprocess.Popen([str(python), "app.py"], cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen([str(python), "app.py"], cwd=app_dir, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
         ready: dict[str, float] = {}
 
         def poll_ready() -> None:
@@ -135,8 +138,8 @@ def main() -> int:
     parser.add_argument("--skip-prepare", action="store_true",
                         help="also measure a first start in an environment where prepare was not run")
     parser.add_argument("--compare-dir", type=Path, default=None,
-                        help="also a first start of another checkout (e.g. `git archive` of the commit before), "
-                             "in an environment of its own, without prepare")
+                        help="also a first start of another checkout (e.g. `git archive` of the commit "
+                             "before), in an environment of its own, without prepare")
     args = parser.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONPATH": str(ROOT)}
     for name in ("ARENA_DB", "ARENA_PORT", "ARENA_ADMIN_USERS", "OPENAI_BASE_URL", "ARENA_SYSTEMS"):
@@ -169,8 +172,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|---|")
     for label, prepared, r in rows:
         ready = f"{r['ready_s']:.1f}" if r["ready_s"] is not None else "-"
-        print(f"| {label} | {prepared} | {r['page_s']:.1f} | {r['drawn_s']:.1f} | {r['usable_s']:.1f} | {ready} | "
-              f"{r['line'] or '(enabled when drawn)'} |")
+        print(f"| {label} | {prepared} | {r['page_s']:.1f} | {r['drawn_s']:.1f} | {r['usable_s']:.1f} "
+              f"| {ready} | {r['line'] or '(enabled when drawn)'} |")
     return 0
 
 

@@ -24,7 +24,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from arena.imports import heavy_imports
 from arena.llm.local_conversion import (
-    WARMING_LINE, LocalModelWarming, conversion_problem, converted_ctranslate2, load_gguf, wait_for_conversion,
+    WARMING_LINE, LocalModelWarming, conversion_problem, converted_ctranslate2, load_gguf,
+    wait_for_conversion,
 )
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 

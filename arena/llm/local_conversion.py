@@ -1,4 +1,4 @@
-"""The local model's one-time conversion to CTranslate2, done at set-up or in a child process, never in a reply.
+"""The local model's one-time conversion to CTranslate2: at set-up or in a child process, never in a reply.
 
 CTranslate2 runs its own int8 format, made once from the GGUF file (about 30 s on a quiet machine; 254 to
 1,367 s were seen on a busy one). Made inside a reply, that first reply waited for it; made inside the
@@ -175,7 +175,8 @@ def conversion_problem(path: Path, models_dir: Optional[Path] = None) -> Optiona
     return conversion.error or "the local model's conversion ended without a copy"
 
 
-def wait_for_conversion(path: Path, models_dir: Optional[Path] = None, timeout_s: Optional[float] = None) -> None:
+def wait_for_conversion(path: Path, models_dir: Optional[Path] = None,
+                        timeout_s: Optional[float] = None) -> None:
     """Wait until the copy is there (starting the child if need be); LLMError if the conversion failed or
     took longer than `timeout_s`."""
     conversion = start_conversion(path, models_dir)

@@ -61,7 +61,8 @@ def _heavy(target: str, heavy_modules: set[str]) -> bool:
 
 def heavy_project_modules(modules: dict[str, Path], trees: dict[str, ast.Module]) -> set[str]:
     """Project modules whose loading imports a heavy library, directly or through another such module."""
-    loads = {name: {t for node in _load_time_imports(trees[name]) for t in _targets(node, name, path, modules)}
+    loads = {name: {target for node in _load_time_imports(trees[name])
+                    for target in _targets(node, name, path, modules)}
              for name, path in modules.items()}
     heavy: set[str] = set()
     grew = True
@@ -86,11 +87,13 @@ def unlocked_heavy_imports() -> list[str]:
     found: list[str] = []
 
     def visit(node: ast.AST, ancestors: list[ast.AST], name: str, path: Path) -> None:
-        in_function = any(isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for a in ancestors)
+        functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+        in_function = any(isinstance(a, functions) for a in ancestors)
         if in_function and isinstance(node, (ast.Import, ast.ImportFrom)) and not _under_the_lock(ancestors):
             names = [t for t in _targets(node, name, path, modules) if _heavy(t, heavy)]
             if names:
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {', '.join(sorted(set(names)))}")
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                found.append(f"{where} imports {', '.join(sorted(set(names)))}")
         for child in ast.iter_child_nodes(node):
             visit(child, [*ancestors, node], name, path)
 
@@ -134,6 +137,7 @@ def test_two_threads_importing_transformers_at_once_under_the_lock():
         [t.join() for t in threads]
         print(errors or "ok")
     """)
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "ok", result.stdout

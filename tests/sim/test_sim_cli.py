@@ -55,13 +55,14 @@ def test_cli_run_with_an_errored_dialogue_exits_non_zero_and_says_which(cli_env,
     """Every dialogue is stored, the failed ones too, but a run whose dialogues ended in an error is not a
     run that worked: exit 1 and one line per such dialogue."""
     _, db = cli_env
-    rc = main(["run", "--crs", "attr,broken", "--simulator", "abus", "--nlu", "llm", "-n", "2", "--max-turns", "2",
-               "--no-score"])
+    rc = main(["run", "--crs", "attr,broken", "--simulator", "abus", "--nlu", "llm", "-n", "2",
+               "--max-turns", "2", "--no-score"])
     captured = capsys.readouterr()
     assert rc == 1, captured.out + captured.err
     assert "status: finished; 4 dialogues stored, 2 with errors" in captured.out
     lines = [line for line in captured.err.splitlines() if line.startswith("error: dialogue ")]
-    assert len(lines) == 2 and all("(broken)" in line and "model crashed" in line for line in lines), captured.err
+    assert len(lines) == 2, captured.err
+    assert all("(broken)" in line and "model crashed" in line for line in lines), captured.err
     assert len(Store(db).list_dialogues()) == 4  # nothing lost
 
 

@@ -181,8 +181,8 @@ def report_errored(rows: Sequence[dict[str, Any]]) -> int:
     with it: a run whose dialogues broke is not a run that worked."""
     errored = [row for row in rows if row.get("errors")]
     for row in errored:
-        print(f"error: dialogue {row['dialogue_id']} ({row['system']}): {row.get('error') or 'ended in an error'}",
-              file=sys.stderr)
+        why = row.get("error") or "ended in an error"
+        print(f"error: dialogue {row['dialogue_id']} ({row['system']}): {why}", file=sys.stderr)
     return len(errored)
 
 
