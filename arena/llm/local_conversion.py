@@ -127,10 +127,8 @@ class _Conversion:
         command = [sys.executable, "-m", "arena.llm.local_conversion", str(path)]
         if models_dir is not None:
             command.append(str(models_dir))
-        # Low priority: the child should take the CPU the pages and replies leave.
         offline_model_environment()  # the child inherits it: the conversion reads local files only
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT,
-                                        preexec_fn=lambda: os.nice(10))
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
         self.started = time.monotonic()
         self.done = threading.Event()
         self.error = ""
@@ -140,8 +138,9 @@ class _Conversion:
         code = self.process.wait()
         if code != 0 and converted_copy(self.path, self.models_dir) is None:
             self.log.seek(0)
-            tail = " ".join(self.log.read()[-600:].split())
-            self.error = f"the local model's conversion failed (exit {code}): {tail}"
+            lines = [line for line in self.log.read().splitlines() if line.strip()]
+            last = " ".join(lines[-1].split())[:300] if lines else "no output"  # the exception's own line
+            self.error = f"the local model's conversion failed (exit {code}): {last}"
         self.log.close()
         self.done.set()
 
@@ -150,14 +149,15 @@ _CONVERSIONS: dict[str, _Conversion] = {}
 _CONVERSIONS_LOCK = threading.Lock()
 
 
-def start_conversion(path: Path, models_dir: Optional[Path] = None) -> Optional[_Conversion]:
-    """Start converting `path` in a child process, once per process (a failed one is started again);
-    None when the copy is already there."""
+def start_conversion(path: Path, models_dir: Optional[Path] = None, *,
+                     retry_failed: bool = False) -> Optional[_Conversion]:
+    """The child process converting `path`, started if none has been in this process (or, with
+    `retry_failed`, if the last one failed); None when the copy is already there."""
     if converted_copy(path, models_dir) is not None:
         return None
     with _CONVERSIONS_LOCK:
         running = _CONVERSIONS.get(str(path))
-        if running is None or (running.done.is_set() and running.error):
+        if running is None or (retry_failed and running.done.is_set() and running.error):
             running = _CONVERSIONS[str(path)] = _Conversion(path, models_dir)
         return running
 
@@ -166,31 +166,31 @@ def conversion_problem(path: Path, models_dir: Optional[Path] = None) -> Optiona
     """Why the engine cannot load now without converting: the warming-up line while the child runs (it is
     started if need be), the child's error if it failed, None once the copy is there."""
     conversion = start_conversion(path, models_dir)
-    if conversion is None:
+    if conversion is None or converted_copy(path, models_dir) is not None:
         return None
     if not conversion.done.is_set():
         return WARMING_LINE
-    if converted_copy(path, models_dir) is not None:
-        return None
     return conversion.error or "the local model's conversion ended without a copy"
 
 
 def wait_for_conversion(path: Path, models_dir: Optional[Path] = None,
                         timeout_s: Optional[float] = None) -> None:
-    """Wait until the copy is there (starting the child if need be); LLMError if the conversion failed or
-    took longer than `timeout_s`."""
-    conversion = start_conversion(path, models_dir)
+    """Wait until the copy is there (starting the child if need be, again if the last one failed);
+    LLMError if the conversion failed or took longer than `timeout_s`."""
+    conversion = start_conversion(path, models_dir, retry_failed=True)
     if conversion is None:
         return
     if not conversion.done.wait(timeout_s):
         raise LLMError(f"the local model's conversion is still running after {timeout_s:g} s")
-    problem = conversion_problem(path, models_dir)
-    if problem is not None:
-        raise LLMError(problem)
+    if converted_copy(path, models_dir) is None:
+        raise LLMError(conversion.error or "the local model's conversion ended without a copy")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """The child: `python -m arena.llm.local_conversion GGUF_FILE [MODELS_DIR]`."""
+    """The child: `python -m arena.llm.local_conversion GGUF_FILE [MODELS_DIR]`, at low priority, so that it
+    takes the CPU the pages and replies leave (set here, not by the parent: a hook run between fork and
+    exec is unsafe in a process with threads)."""
+    os.nice(10)
     args = list(sys.argv[1:] if argv is None else argv)
     path, models_dir = Path(args[0]), (Path(args[1]) if len(args) > 1 else None)
     print(converted_ctranslate2(path, models_dir))
