@@ -11,11 +11,13 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
 from arena.config import DEVICES
+from arena.imports import heavy_imports
 
 
 def cuda_available() -> bool:
     try:
-        import torch
+        with heavy_imports():
+            import torch
     except ImportError:
         return False
     return torch.cuda.is_available()
@@ -35,7 +37,8 @@ def resolve_device(choice: str) -> str:
 
 def half_dtype() -> Any:
     """The 16-bit float type for this GPU: bf16 where supported (same range as fp32), else fp16."""
-    import torch
+    with heavy_imports():
+        import torch
 
     return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
@@ -47,7 +50,8 @@ def running_on(device: Optional[str], half: bool = True) -> Iterator[None]:
     if device in (None, "cpu"):
         yield
         return
-    import torch
+    with heavy_imports():
+        import torch
 
     with torch.device(device), torch.autocast(device_type="cuda", dtype=half_dtype(), enabled=half):
         yield
@@ -55,7 +59,8 @@ def running_on(device: Optional[str], half: bool = True) -> Iterator[None]:
 
 def move_tensors(obj: Any, device: str) -> None:
     """Move every module and tensor attribute of `obj` (a model wrapper) to `device`, in place."""
-    import torch
+    with heavy_imports():
+        import torch
 
     for name, value in list(vars(obj).items()):
         if isinstance(value, torch.nn.Module):

@@ -16,6 +16,7 @@ import sys
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from arena.config import worker_environment
+from arena.imports import heavy_imports
 
 ENGINES = ("threads", "ray")
 MAX_RETRIES = 2
@@ -23,7 +24,8 @@ MAX_RETRIES = 2
 
 def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None) -> None:
     """Join the Ray cluster at `address` (e.g. ray://head:10001 or auto), or start a local one."""
-    import ray
+    with heavy_imports():
+        import ray
 
     if ray.is_initialized():
         return
@@ -45,7 +47,8 @@ def map_unordered(fn: Callable[..., Any], items: Iterable[tuple], *, max_in_flig
     At most `max_in_flight` tasks are submitted at once; once `stop()` is true
     no further item is submitted (tasks already submitted run to their end).
     """
-    import ray
+    with heavy_imports():
+        import ray
 
     remote = ray.remote(num_cpus=task_cpus, max_retries=max_retries)(fn)
     queue = list(items)

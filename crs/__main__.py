@@ -108,8 +108,12 @@ def _loaded_system(name: str):
     from arena.llm import LLMError, build_client
     from arena.crs_interface import CRSUnavailable
 
+    from arena.prepare import load_before_replies
+
     try:
-        registry = _registry(build_client(Settings.from_env()))
+        client = build_client(Settings.from_env())
+        load_before_replies(client.provider)
+        registry = _registry(client)
         return registry, registry.get(name)
     except (KeyError, CRSUnavailable, LLMError) as exc:
         print(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", file=sys.stderr)

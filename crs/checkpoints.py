@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Optional
 from urllib.parse import unquote, urlparse
 
+from arena.imports import heavy_imports
 from crs.neural.variants import VARIANTS
 
 DEFAULT_SOURCE = "https://gustav1.ux.uis.no/crs_arena/models.tar.gz"
@@ -288,7 +289,8 @@ def _check_digest(actual: str, expected: Optional[str], origin: str) -> None:
 
 
 def _hub_offline_error(what: str, exc: Exception) -> DownloadError:
-    from huggingface_hub import is_offline_mode
+    with heavy_imports():
+        from huggingface_hub import is_offline_mode
 
     offline = is_offline_mode()
     why = "HF_HUB_OFFLINE is set" if offline else f"{type(exc).__name__}: {exc}"
@@ -297,7 +299,8 @@ def _hub_offline_error(what: str, exc: Exception) -> DownloadError:
 
 def _fetch_hf(source: Source, staging: Path, folders: list[str]) -> Optional[Path]:
     """Folders straight from the repository, or its models.tar.gz (returned) if it has no folders."""
-    from huggingface_hub import hf_hub_download, snapshot_download
+    with heavy_imports():
+        from huggingface_hub import hf_hub_download, snapshot_download
 
     try:
         snapshot_download(
@@ -331,7 +334,8 @@ def base_model_problem(path: Path, weights: bool) -> Optional[str]:
 
 def download_base_model(repo_id: str, models_dir: Path, *, weights: bool) -> Path:
     """Fetch a base model's tokenizer (and weights) from the hub into models_dir/base/."""
-    from huggingface_hub import HfApi, snapshot_download
+    with heavy_imports():
+        from huggingface_hub import HfApi, snapshot_download
 
     target = base_dir(models_dir, repo_id)
     if base_model_problem(target, weights) is None:

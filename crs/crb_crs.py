@@ -38,6 +38,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.imports import heavy_imports
 from arena.titles.phrases import normalize
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
@@ -303,7 +304,8 @@ def _load(
     catalog_loader: Callable[[str], Catalog],
     act_reader: Optional[IntentReader] = None,
 ) -> CRBCRS:
-    from crs.chatcrs import ChatCRS
+    with heavy_imports():
+        from crs.chatcrs import ChatCRS
 
     catalog = catalog_loader("redial")
     retriever = ItemRetriever(catalog, cache_dir)

@@ -12,6 +12,7 @@ from typing import Optional
 
 from arena.config import Settings
 from arena.crs_interface import CRSSpec
+from arena.imports import heavy_imports
 from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
 
@@ -35,7 +36,8 @@ def external_system_specs(settings: Settings, builtin_names: frozenset[str]) -> 
 
 def builtin_specs(settings: Settings, llm: LLMClient, act_reader: Optional[IntentReader] = None) -> list[CRSSpec]:
     """The systems shipped with the arena."""
-    from crs.chatcrs import chatcrs_specs
+    with heavy_imports():
+        from crs.chatcrs import chatcrs_specs
     from crs.crb_crs import crb_crs_specs
 
     specs = list(chatcrs_specs(lambda: llm, settings.cache_dir, embed_threads=settings.embed_threads,

@@ -29,6 +29,7 @@ from arena.corpus.dialoguekit import DialogueImportError, scored_record
 from arena.corpus.reading import load_dialogues, with_rename_hint
 from arena.files import atomic_open
 from arena.distributed import ENGINES
+from arena.imports import heavy_imports
 from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
 from evaluators import recall
 
@@ -76,7 +77,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     annotator = _annotator(args.annotator, client)
     out_path = Path(args.out)
     started = time.time()
-    failures = 0
+    failures: dict[str, str] = {}
     with atomic_open(out_path) as fh:
         for n, d in enumerate(dialogues, start=1):
             if args.reannotate:
@@ -84,14 +85,24 @@ def cmd_score(args: argparse.Namespace) -> int:
                     u.dialogue_acts = None
             scores = score_dialogue(d, metrics, client=client, annotator=annotator, force=args.force,
                                     settings=settings)
-            failures += any(s.error for s in scores.values())
+            failed = sorted((name, s.error) for name, s in scores.items() if s.error)
+            if failed:
+                failures[d.dialogue_id] = "; ".join(f"{name}: {error}" for name, error in failed)
             fh.write(json.dumps(record_of(d), ensure_ascii=False, allow_nan=False) + "\n")
             if not args.quiet and (n % 25 == 0 or n == len(dialogues)):
                 print(f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
     print(f"wrote {len(dialogues)} dialogues to {out_path}"
-          + (f"; {failures} with a failed metric (see metadata.score_details)" if failures else ""),
+          + (f"; {len(failures)} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)
-    return 0
+    return report_failures(failures)
+
+
+def report_failures(failures: dict[str, str]) -> int:
+    """One line per dialogue with a failed metric; the exit status (1 when any: a failed metric is
+    stored as unscored, never as 0, but the command that stored it does not report success)."""
+    for dialogue_id, why in failures.items():
+        print(f"error: {dialogue_id}: {' '.join(why.split())[:300]}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
@@ -125,7 +136,7 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     counts = jobs.drain(workers=workers, progress=progress)
     print(f"scored {counts['done']} stored dialogues with {workers} worker(s) in {time.time() - started:.1f}s"
           + (f"; {counts['failed']} failed attempt(s)" if counts["failed"] else ""), file=sys.stderr)
-    return 0
+    return report_failures(jobs.failures)
 
 
 def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
@@ -140,9 +151,12 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
         ids = pending(store, job, args.limit)
     print(f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr)
     started, done, failed, lost = time.time(), 0, 0, []
+    failed_metrics: dict[str, str] = {}
     for outcome in score_all(job, ids, address=args.address, concurrency=args.concurrency,
                              task_cpus=args.task_cpus):
         done += 1
+        if outcome.get("failed"):
+            failed_metrics[outcome["dialogue_id"]] = "failed metric(s): " + ", ".join(outcome["failed"])
         if outcome.get("error"):
             lost.append(outcome)
         failed += bool(outcome.get("failed"))
@@ -152,13 +166,14 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
         print(f"not scored: {outcome['dialogue_id']}: {outcome['error']}", file=sys.stderr)
     print(f"stored scores of {done - len(lost)} dialogues" + (f"; {failed} with a failed metric" if failed else "")
           + (f"; {len(lost)} left unscored (run again to retry)" if lost else ""), file=sys.stderr)
-    return 1 if lost else 0
+    return 1 if report_failures(failed_metrics) or lost else 0
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
     from arena.aspects import FormError, load_form, load_mapping
-    from evaluators.meta import format_table, meta_table, ranking_correlations
-    from evaluators.meta_correlations import correlation_records, format_records
+    with heavy_imports():
+        from evaluators.meta import format_table, meta_table, ranking_correlations
+        from evaluators.meta_correlations import correlation_records, format_records
     from evaluators.rating_files import RatingImportError, attach_ratings, read_rating_file
 
     try:

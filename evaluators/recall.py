@@ -25,6 +25,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from arena.catalog import load_catalog
 from arena.dialogue import Dialogue
+from arena.imports import heavy_imports
 from crs.recommender.training import recall_per_target
 
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
@@ -85,7 +86,8 @@ def load_system(name: str) -> tuple[Optional[Any], Optional[str], str]:
     """(system, why it cannot rank, dataset)."""
     from arena.config import Settings
     from arena.llm import build_client
-    from crs.chatcrs import chatcrs_specs
+    with heavy_imports():
+        from crs.chatcrs import chatcrs_specs
     from crs.registry import CRSRegistry
 
     settings = Settings.from_env()

@@ -82,6 +82,7 @@ class QueueScorer:
         self.settings = settings
         self._annotator = annotator
         self._lock = threading.Lock()
+        self.failures: dict[str, str] = {}  # dialogue id -> why its last attempt failed (`drain`)
 
     def annotator(self) -> Any:
         """The act annotator the metrics need (built now if not yet), or None when none needs acts."""
@@ -117,17 +118,30 @@ class QueueScorer:
                               lost=True)
         return JobOutcome(job.dialogue_id, scores=scores)
 
+    def _note_failure(self, outcome: JobOutcome) -> None:
+        """Keep why a dialogue's last attempt failed (a job that failed, or a metric that did), for the
+        command line's report; a later attempt that worked clears it."""
+        self.failures.pop(outcome.dialogue_id, None)
+        if outcome.lost:  # another process scores it: not a failure of ours
+            return
+        failed = {name: score.error for name, score in (outcome.scores or {}).items() if score.error}
+        if outcome.error or failed:
+            self.failures[outcome.dialogue_id] = outcome.error or "; ".join(
+                f"{name}: {error}" for name, error in sorted(failed.items()))
+
     def drain(self, workers: int = 2, progress: Optional[Callable[[int], None]] = None) -> dict[str, int]:
         """Run queued jobs with `workers` threads until none is left; returns counts of done and failed
         attempts. `progress` gets the number of attempts finished so far after each one."""
         counts = {"done": 0, "failed": 0}
         lock = threading.Lock()
+        self.failures = {}
 
         def worker() -> None:
             while (outcome := self.run_next_job()) is not None:
                 with lock:
                     counts["failed" if outcome.error else "done"] += 1
                     finished = counts["done"] + counts["failed"]
+                    self._note_failure(outcome)
                 if progress is not None:
                     progress(finished)
 

@@ -1,5 +1,6 @@
 """`crs-arena`: one command line for the whole arena.
 
+    crs-arena prepare                             one-time set-up: the local model's conversion
     crs-arena serve [--host H --port P ...]       the web app (also `python app.py`)
     crs-arena simulate run|list|runs ...          simulated evaluation runs (also `python -m simulators`)
     crs-arena export|import ...                   the rated corpus (also `python -m arena.corpus`)
@@ -30,11 +31,14 @@ class Command:
 
     def alias(self) -> str:
         package = self.module.removesuffix(".__main__").removesuffix(".cli")
-        names = {"webapp.serve": "python app.py", "webapp.runs.cli": "python -m simulators"}
+        names = {"webapp.serve": "python app.py", "webapp.runs.cli": "python -m simulators",
+                 "arena.prepare": "python -m arena.prepare"}
         return names.get(self.module) or " ".join(["python -m", package, *self.prefix])
 
 
 COMMANDS: dict[str, Command] = {
+    "prepare": Command("arena.prepare", (), "one-time set-up: convert the local model (part of the set-up)",
+                       offline_hub=True),
     "serve": Command("webapp.serve", (), "start the web app"),
     "simulate": Command("webapp.runs.cli", (), "simulated evaluation runs: run, list, runs"),
     "export": Command("arena.corpus.cli", ("export",), "export the rated corpus, votes, scores and a dataset card"),

@@ -77,9 +77,14 @@ def plan(services: Services) -> list[Step]:
     # sorted() is stable: equal chances keep the registry's order
     systems = sorted(drawable, key=lambda name: -chances[name])
     shared: dict[str, Step] = {}
-    if services.settings.llm_provider == "local" and hasattr(services.llm.provider, "engine"):
+    provider = services.llm.provider
+    # Looked up on the class: `engine` is a property that loads the model, and asking the instance
+    # whether it has one loaded it (and converted it, minutes on a busy machine) before the first page.
+    if services.settings.llm_provider == "local" and hasattr(type(provider), "engine"):
         llm_label = f"local LLM {services.settings.llm_model_name}"
-        shared[llm_label] = Step(llm_label, lambda: services.llm.provider.engine)
+        # `load` waits, here in the background, for a one-time conversion running in a child process
+        load = getattr(provider, "load", None) or (lambda: provider.engine)
+        shared[llm_label] = Step(llm_label, load)
     # ChatCRS's dialogue policy reads the user with the act model (webapp.services.default_specs), the
     # scorer annotates with it: one network, shared by the process.
     act_users = [name for name in systems if registry.spec(name).family == "chatcrs"]

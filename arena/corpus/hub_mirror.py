@@ -42,6 +42,7 @@ from typing import Any, Iterator, Optional
 
 from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
+from arena.imports import heavy_imports
 from arena.store import Store, describe_location
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ class MirrorRefused(RuntimeError):
 @contextmanager
 def hub_online() -> Iterator[None]:
     """Let huggingface_hub reach the Hub for the calls inside, whatever HF_HUB_OFFLINE says."""
-    from huggingface_hub import constants
+    with heavy_imports():
+        from huggingface_hub import constants
 
     with _ONLINE:
         before = constants.HF_HUB_OFFLINE
@@ -81,7 +83,8 @@ class HubMirror:
     def __init__(self, store: Store, repo_id: str, *, salt: Optional[str], token: Optional[str] = None,
                  endpoint: Optional[str] = None, private: bool = True, replica: Optional[str] = None,
                  every_s: float = 300.0, check_s: float = MODERATION_CHECK_S):
-        from huggingface_hub import HfApi
+        with heavy_imports():
+            from huggingface_hub import HfApi
 
         self.store = store
         self.repo_id = repo_id
@@ -118,7 +121,8 @@ class HubMirror:
     def prepare(self) -> dict[str, int]:
         """Create the dataset repository if needed, check the salt, and restore an empty store from the
         shards. Returns what was restored (empty when nothing was). Raises MirrorRefused."""
-        from huggingface_hub import hf_hub_download
+        with heavy_imports():
+            from huggingface_hub import hf_hub_download
 
         with hub_online():
             self.api.create_repo(self.repo_id, repo_type=REPO_TYPE, private=self.private, exist_ok=True)
@@ -145,7 +149,8 @@ class HubMirror:
         return self._restore(sorted(f for f in files if f.startswith(SHARDS_DIR + "/")))
 
     def _restore(self, files: list[str]) -> dict[str, int]:
-        from huggingface_hub import snapshot_download
+        with heavy_imports():
+            from huggingface_hub import snapshot_download
 
         found = []
         with hub_online(), tempfile.TemporaryDirectory(prefix="arena-hub-restore-") as scratch:
@@ -176,7 +181,8 @@ class HubMirror:
         A push that carries a deletion (a tombstone of a dialogue or a vote) also erases: in the same
         commit it rewrites every earlier shard that holds a record of a deleted key, then squashes the
         dataset's history, so the text is gone from the current files and from every revision."""
-        from huggingface_hub import CommitOperationAdd
+        with heavy_imports():
+            from huggingface_hub import CommitOperationAdd
 
         with self._push_lock:
             current = self._current()
@@ -216,7 +222,8 @@ class HubMirror:
     def _purge_operations(self, new: list[tuple[str, str, bytes]]) -> tuple[str, list[Any]]:
         """(the head commit read, the operations rewriting or deleting every shard at that head that holds
         a record of a deleted key, counting the tombstones in `new` too)."""
-        from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
+        with heavy_imports():
+            from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
 
         head = self.api.repo_info(self.repo_id, repo_type=REPO_TYPE).sha
         with tempfile.TemporaryDirectory(prefix="arena-hub-purge-") as scratch:

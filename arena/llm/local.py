@@ -22,6 +22,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from arena.imports import heavy_imports
+from arena.llm.local_conversion import (
+    WARMING_LINE, LocalModelWarming, conversion_problem, converted_ctranslate2, load_gguf,
+    wait_for_conversion,
+)
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Message
 
 SMOLLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -107,7 +112,8 @@ class _LlamaCppEngine:
     name = "llama_cpp"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int):
-        from llama_cpp import Llama
+        with heavy_imports():
+            from llama_cpp import Llama
 
         self._llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         self.n_ctx = self._llm.n_ctx()
@@ -115,7 +121,8 @@ class _LlamaCppEngine:
         self._render = self._chat_renderer()
 
     def _chat_renderer(self) -> Callable[[Sequence[Message]], str]:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        with heavy_imports():
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         def text_of(token: int) -> str:
             return self._llm.detokenize([token], special=True).decode("utf-8", "ignore") if token >= 0 else ""
@@ -156,10 +163,11 @@ class _TransformersEngine:
     name = "transformers"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int):  # torch keeps its own thread setting
-        import torch
+        with heavy_imports():
+            import torch
 
         self._torch = torch
-        self._model, self._tok = _load_gguf(path)
+        self._model, self._tok = load_gguf(path)
         self._model.eval()
         trained = getattr(self._model.config, "max_position_embeddings", n_ctx) or n_ctx
         self.n_ctx = min(n_ctx, trained)
@@ -199,75 +207,13 @@ class _TransformersEngine:
         return text, int(ids.shape[1]), int(new.shape[0])
 
 
-def _load_gguf(path: Path) -> tuple[Any, Any]:
-    """The GGUF file de-quantised by transformers: (model, tokenizer)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # the GGUF de-quantisation bar is noise in logs
-    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    return AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name), tokenizer
-
-
-def _load_gguf_as_float(path: Path) -> tuple[Any, Any]:
-    """The GGUF file as a plain (float32) transformers model and its tokenizer."""
-    from transformers import AutoModelForCausalLM
-
-    loaded, tokenizer = _load_gguf(path)
-    # A model loaded from GGUF refuses to be saved; the same weights in a model built from its config do not.
-    config = loaded.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    model = AutoModelForCausalLM.from_config(config)
-    model.load_state_dict(loaded.state_dict())
-    return model, tokenizer
-
-
-def converted_ctranslate2(path: Path, models_dir: Optional[Path] = None) -> Path:
-    """The CTranslate2 (int8) copy of the GGUF file, made on first use and kept.
-
-    Kept beside the GGUF file when its folder is writable (like Python's byte-code caches: one copy per
-    installed file, whatever cache folder a process is given), else in `<models_dir>/local/`. Made in a
-    temporary folder and renamed into place, so a process that dies half-way, or two replicas converting
-    at once, never leave a half-written model that another would load."""
-    import shutil
-    import tempfile
-
-    name = f"{path.stem}-ct2-int8"
-    places = [path.parent / name] if os.access(path.parent, os.W_OK) else []
-    places.append((models_dir or default_models_dir()) / "local" / name)
-    for place in places:
-        if (place / "model.bin").exists():
-            return place
-    import ctranslate2.converters
-
-    target = places[0]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
-    try:
-        model, tokenizer = _load_gguf_as_float(path)
-        model.save_pretrained(work / "float")
-        tokenizer.save_pretrained(work / "float")
-        del model
-        ctranslate2.converters.TransformersConverter(str(work / "float")).convert(
-            str(work / "ct2"), quantization="int8")
-        tokenizer.save_pretrained(work / "ct2")  # the engine tokenises with the model's own tokenizer
-        try:
-            os.rename(work / "ct2", target)
-        except OSError:  # another process put its copy in place first: theirs serves
-            if not (target / "model.bin").exists():
-                raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return target
-
-
 class _CTranslate2Engine:
     name = "ctranslate2"
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int, models_dir: Optional[Path] = None):
-        import ctranslate2
-        from transformers import AutoTokenizer
+        with heavy_imports():
+            import ctranslate2
+            from transformers import AutoTokenizer
 
         folder = converted_ctranslate2(path, models_dir)
         self._tok = AutoTokenizer.from_pretrained(str(folder))
@@ -411,6 +357,19 @@ class LocalProvider:
 
     @property
     def engine(self) -> Any:
+        """The loaded engine. While the one-time CTranslate2 conversion runs (started here in a child
+        process if need be), `LocalModelWarming` at once: a reply never waits for the conversion."""
+        if self.backend == "ctranslate2":
+            problem = conversion_problem(self.path, self.models_dir)
+            if problem is not None:
+                raise (LocalModelWarming if problem == WARMING_LINE else LLMError)(problem)
+        return load_engine(self.path, self.backend, self.n_ctx, self.n_threads, self.models_dir)
+
+    def load(self, timeout_s: Optional[float] = None) -> Any:
+        """The engine, once the conversion has finished (waiting for it at most `timeout_s`): what the
+        server's background warm-up calls, never a reply."""
+        if self.backend == "ctranslate2":
+            wait_for_conversion(self.path, self.models_dir, timeout_s)
         return load_engine(self.path, self.backend, self.n_ctx, self.n_threads, self.models_dir)
 
     @property
@@ -441,7 +400,9 @@ class LocalProvider:
 
 __all__ = [
     "LOCAL_BACKENDS",
+    "LocalModelWarming",
     "LocalProvider",
+    "converted_ctranslate2",
     "ctranslate2_available",
     "default_threads",
     "fit_context",

@@ -21,6 +21,7 @@ import httpx
 from arena.catalog import Catalog, load_catalog
 from arena.config import Settings
 from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.imports import heavy_imports
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy
 from arena.llm.cache import ResponseCache
 from arena.llm.redaction import redact_url
@@ -163,14 +164,16 @@ def chatcrs_llm_client(entry: ChatCRSEntry, settings: Settings) -> LLMClient:
 
 def _chatcrs_check(entry: ChatCRSEntry, settings: Settings,
                    reachable: CachedProbe) -> Optional[CRSUnavailable]:
-    from crs.chatcrs import chatcrs_problem
+    with heavy_imports():
+        from crs.chatcrs import chatcrs_problem
 
     return (chatcrs_problem(entry.name, entry.dataset) or _key_problem(entry.name, entry, settings)
             or _down_problem(entry.name, reachable, "its LLM endpoint", "start the server"))
 
 
 def _chatcrs_load(entry: ChatCRSEntry, settings: Settings, catalog_loader: Callable[[str], Catalog]):
-    from crs.chatcrs import load_chatcrs
+    with heavy_imports():
+        from crs.chatcrs import load_chatcrs
 
     llm_factory = partial(chatcrs_llm_client, entry, settings)
     return load_chatcrs(entry.name, entry.dataset, llm_factory, settings.cache_dir,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.config import ASSETS_DIR
+from arena.imports import heavy_imports
 
 if TYPE_CHECKING:  # torch is imported where a graph is used: the app builds its specs without it
     import torch
@@ -70,7 +71,8 @@ class KnowledgeGraph:
     @cached_property
     def edges(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(edge_index [2, E], edge_type [E]), both directions, deduplicated, sorted."""
-        import torch
+        with heavy_imports():
+            import torch
 
         rows: list[tuple[int, int, int]] = []
         for entity in self.entity2id.values():
@@ -84,6 +86,7 @@ class KnowledgeGraph:
 
     @cached_property
     def item_tensor(self) -> torch.Tensor:
-        import torch
+        with heavy_imports():
+            import torch
 
         return torch.tensor(self.item_ids, dtype=torch.long)

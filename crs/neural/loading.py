@@ -13,6 +13,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
+from arena.imports import heavy_imports
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.networks import (
     GPT2_IGNORED_KEYS,
@@ -100,15 +101,18 @@ def build(variant: Variant, models_dir: Path, base: dict[str, Path], kg: Knowled
         return shared(key, lambda: Encoder(load_tokenizer(base[repo_id], special)))
 
     if variant.family == "kbrd":
-        from crs.neural.kbrd import KBRD
+        with heavy_imports():
+            from crs.neural.kbrd import KBRD
 
         system = KBRD.load(variant, rec_dir, conv_dir, kg, tokenizer(variant.tokenizer), linker, items, options)
     elif variant.family == "barcor":
-        from crs.neural.barcor import BARCOR
+        with heavy_imports():
+            from crs.neural.barcor import BARCOR
 
         system = BARCOR.load(variant, rec_dir, conv_dir, kg, tokenizer(variant.tokenizer), linker, items, options)
     elif variant.family == "unicrs":
-        from crs.neural.unicrs import UniCRS, gpt2_special_tokens, roberta_special_tokens
+        with heavy_imports():
+            from crs.neural.unicrs import UniCRS, gpt2_special_tokens, roberta_special_tokens
 
         encoder = tokenizer(variant.model, gpt2_special_tokens(variant.dataset))
         prompt_encoder = tokenizer(variant.text_encoder, roberta_special_tokens(variant.dataset))
@@ -138,6 +142,7 @@ def build(variant: Variant, models_dir: Path, base: dict[str, Path], kg: Knowled
 def _maybe_quantize(model: nn.Module, quantize: bool) -> nn.Module:
     if not quantize:
         return model
-    from crs.neural.quantize import quantize_model
+    with heavy_imports():
+        from crs.neural.quantize import quantize_model
 
     return quantize_model(model)

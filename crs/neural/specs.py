@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from arena.config import Settings
 from arena.crs_interface import CRSSpec, CRSUnavailable
+from arena.imports import heavy_imports
 from crs.checkpoints import base_dir, base_model_problem, missing_folders
 from crs.neural.kg import default_kg_dir, missing_kg_files
 from crs.neural.variants import BART_BASE, VARIANTS, RuntimeOptions, Variant
@@ -60,7 +61,8 @@ def find_base_model(repo_id: str, models_dir: Optional[Path], *, weights: bool,
             if base_model_problem(candidate, weights) is None:
                 return candidate
     try:
-        from huggingface_hub import snapshot_download
+        with heavy_imports():
+            from huggingface_hub import snapshot_download
     except ImportError:
         return None
     for name in names:
@@ -117,7 +119,8 @@ def load_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Path
     problem = check_variant(variant, settings, kg_root=kg_root, hf_cache_dir=hf_cache_dir)
     if problem is not None:
         raise problem
-    from crs.neural import loading
+    with heavy_imports():
+        from crs.neural import loading
 
     options = options or RuntimeOptions.from_settings(settings)
     if options.device is None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
+from arena.imports import heavy_imports
+
 
 def load_tokenizer(path: Path, special_tokens: Optional[dict] = None):
     """A Hugging Face tokenizer from a local folder (never the network)."""
-    from transformers import AutoTokenizer
+    with heavy_imports():
+        from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     if special_tokens:

@@ -19,6 +19,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from arena.imports import heavy_imports
+
 
 @dataclass
 class TrainingTurn:
@@ -111,8 +113,9 @@ def _pairs(turns: Sequence[TrainingTurn], weights: np.ndarray, rng: np.random.Ge
 def _fit_logistic(differences: np.ndarray, regularization: float,
                   bounds: list[tuple[Optional[float], Optional[float]]], start: np.ndarray) -> np.ndarray:
     """Pairwise logistic regression without intercept, weights within `bounds` (L-BFGS-B)."""
-    from scipy.optimize import minimize
-    from scipy.special import expit, log1p
+    with heavy_imports():
+        from scipy.optimize import minimize
+        from scipy.special import expit, log1p
 
     x = differences.astype(np.float64)
     n = len(x)

@@ -34,6 +34,7 @@ from typing import Optional
 import numpy as np
 
 from arena.dialogue import Role
+from arena.imports import heavy_imports
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
 from evaluators.acts.metric_calibration import (
     FOLDS, Scored, agreement, decided, fold_of, objective, with_predicted_acts,
@@ -119,7 +120,8 @@ def _labels(item: Scored, users: list[int], intent: str) -> np.ndarray:
 
 def _fit_regression(parts: dict[str, list[Scored]], names: tuple[str, ...], output: int,
                     keep=lambda name, k: True, words: bool = False) -> ContextDecision:
-    from sklearn.linear_model import LogisticRegression
+    with heavy_imports():
+        from sklearn.linear_model import LogisticRegression
 
     intent = "ACC" if output == ACC else "REJ"
     rows, labels = [], []

@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from arena.config import deterministic_cuda_environment
+from arena.imports import heavy_imports
 from evaluators.acts.network import bert_config, build_network, batch_tensors, trained_names
 
 HYPER = {
@@ -46,7 +47,8 @@ def row_weights(sources: np.ndarray, roles: np.ndarray, hyper: dict) -> np.ndarr
 
 def epoch_batches(lengths: list[int], batch_size: int, pool: int, gen) -> list[list[int]]:
     """One epoch's batches of row indices, drawn with the torch generator `gen` (see the module doc)."""
-    import torch
+    with heavy_imports():
+        import torch
 
     perm = torch.randperm(len(lengths), generator=gen).tolist()
     if pool <= 0:
@@ -59,7 +61,8 @@ def epoch_batches(lengths: list[int], batch_size: int, pool: int, gen) -> list[l
 
 
 def deterministic(seed: int) -> None:
-    import torch
+    with heavy_imports():
+        import torch
 
     deterministic_cuda_environment()
     torch.manual_seed(seed)
@@ -71,8 +74,9 @@ def fit(rows: list[tuple[list[int], list[int]]], y: np.ndarray, known: np.ndarra
         base: dict[str, np.ndarray], hyper: Optional[dict] = None, seed: int = 0, device: str = "cpu",
         config_dir=None, log=print) -> dict[str, np.ndarray]:
     """Trained weights (full parameter names, half precision) for the network over `base`."""
-    import torch
-    from transformers import get_linear_schedule_with_warmup
+    with heavy_imports():
+        import torch
+        from transformers import get_linear_schedule_with_warmup
 
     hyper = {**HYPER, **(hyper or {})}
     deterministic(seed)

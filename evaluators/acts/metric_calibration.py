@@ -24,6 +24,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
+from arena.imports import heavy_imports
 from evaluators import metrics as M
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
 from evaluators.acts.offline import MixedDecisions, decide
@@ -99,7 +100,8 @@ def _training_rows(parts: dict[str, list[Scored]], feats: dict[str, list], keep:
 
 
 def _fit(rows: np.ndarray, labels: np.ndarray, c: float) -> ContextDecision:
-    from sklearn.linear_model import LogisticRegression
+    with heavy_imports():
+        from sklearn.linear_model import LogisticRegression
 
     model = LogisticRegression(C=c, max_iter=2000).fit(rows, labels)
     return ContextDecision(coef=model.coef_[0].astype(np.float64), intercept=float(model.intercept_[0]))

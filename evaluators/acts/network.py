@@ -24,6 +24,7 @@ import numpy as np
 
 from arena.config import offline_model_environment
 from arena.dialogue import Role
+from arena.imports import heavy_imports
 from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
 REC = "REC"  # the system's extra "any recommendation" output, beside REC-S/REC-E (which kind)
@@ -70,7 +71,8 @@ def state_digest(state: dict[str, np.ndarray]) -> str:
 
 def bert_config(directory: Path | None = None, layers: int | None = None, **overrides):
     """The network's configuration: the base's, with `layers` encoder layers (default: all of the base's)."""
-    from transformers import BertConfig
+    with heavy_imports():
+        from transformers import BertConfig
 
     data = json.loads((Path(directory or base_dir()) / "config.json").read_text(encoding="utf-8"))
     data.update(num_labels=len(LABELS), problem_type="multi_label_classification", **overrides)
@@ -84,8 +86,9 @@ def build_network(config, base: dict[str, np.ndarray], trained: dict[str, np.nda
     """A BertForSequenceClassification with `base` under `bert.` and then `trained` (full names) on top.
 
     With fewer layers than the base (`config.num_hidden_layers`), the base's lowest layers are used."""
-    import torch
-    from transformers import BertForSequenceClassification
+    with heavy_imports():
+        import torch
+        from transformers import BertForSequenceClassification
 
     torch.manual_seed(seed)  # the classifier's initial weights, when `trained` does not give them
     model = BertForSequenceClassification(config)
@@ -118,7 +121,8 @@ def trained_names(model, top_layers: int) -> list[str]:
 
 
 def tokenizer(directory: Path | None = None):
-    from transformers import AutoTokenizer
+    with heavy_imports():
+        from transformers import AutoTokenizer
 
     offline_model_environment()
     return AutoTokenizer.from_pretrained(str(directory or base_dir()))
@@ -134,7 +138,8 @@ def encode_pairs(tok, pairs: Sequence[tuple[str, str]]) -> list[tuple[list[int],
 
 def batch_tensors(rows: Iterable[tuple[list[int], list[int]]]):
     """Padded input ids, token types and attention mask for `rows`."""
-    import torch
+    with heavy_imports():
+        import torch
 
     rows = list(rows)
     width = max(len(ids) for ids, _ in rows)
@@ -163,7 +168,8 @@ def in_length_batches(rows: Sequence[tuple[list[int], list[int]]], run: Callable
 def predict(model, rows: Sequence[tuple[list[int], list[int]]], batch_size: int = 64, device: str = "cpu"
             ) -> np.ndarray:
     """Sigmoid outputs of the PyTorch network, one row per input, in input order."""
-    import torch
+    with heavy_imports():
+        import torch
 
     def run(ids, types, mask) -> np.ndarray:
         logits = model(input_ids=ids.to(device), token_type_ids=types.to(device), attention_mask=mask.to(device)).logits

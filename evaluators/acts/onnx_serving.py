@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from arena.imports import heavy_imports
 from evaluators.acts.network import batch_tensors, in_length_batches
 
 INPUTS = ("input_ids", "token_type_ids", "attention_mask")
@@ -27,7 +28,8 @@ OPSET = 17
 def export_graph(network) -> bytes:
     """The ONNX graph of `network` (a BertForSequenceClassification) giving sigmoid outputs,
     with the batch size and the sequence length left free."""
-    import torch
+    with heavy_imports():
+        import torch
 
     class Probabilities(torch.nn.Module):
         def __init__(self, inner):
@@ -61,7 +63,8 @@ class OnnxNetwork:
 
     def __init__(self, graph: bytes, threads: Optional[int] = 1):
         """`threads`: intra-operator threads (None or 0: ONNX Runtime's default, one per core)."""
-        import onnxruntime as ort
+        with heavy_imports():
+            import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = int(threads or 0)

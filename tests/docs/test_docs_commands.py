@@ -27,6 +27,7 @@ from tests.docs.doc_blocks import (
     split_environment,
     without_optional_parts,
 )
+from tests.docs.stored_outcomes import problems_in
 
 BLOCKS = all_blocks()
 COMMAND_TIMEOUT_S = 240
@@ -155,6 +156,22 @@ def _ci_command() -> str:
     return [line for line in lines if line and not line.startswith("#")][-1]
 
 
+def _ci_setup_command() -> str:
+    """The set-up line of `.ci/run` (continuations joined, pip's `-q` left out)."""
+    text = (ROOT / ".ci" / "run").read_text().replace("\\\n", " ")
+    (line,) = [line for line in text.splitlines()
+               if "requirements-models.txt" in line and not line.startswith("#")]
+    return " ".join(word for word in line.split() if word != "-q")
+
+
+def test_ci_runs_the_readme_setup_command() -> None:
+    """CI sets up as a newcomer does: the README's set-up block, `crs-arena prepare` included."""
+    (setup,) = [b for b in BLOCKS
+                if b.source.startswith("README.md") and "requirements-models.txt" in b.commands[0]]
+    assert setup.commands == [_ci_setup_command()]
+    assert setup.commands[0].endswith("&& crs-arena prepare")
+
+
 @pytest.mark.parametrize("block", BLOCKS, ids=str)
 def test_documented_commands(block: Block, tmp_path: Path) -> None:
     assert block.commands, f"{block}: a shell block with no command"
@@ -163,7 +180,8 @@ def test_documented_commands(block: Block, tmp_path: Path) -> None:
         assert block.commands == [_ci_command()], f"{block} is not the command .ci/run runs"
     elif block.mode == "help-only":
         for command in block.commands:
-            _check_help(command, work, env)
+            for part in re.split(r"\s+&&\s+", command):  # each command of a chain (the set-up's `prepare`)
+                _check_help(part, work, env)
     elif block.mode == "server":
         _check_server(block, work, env)
     else:
@@ -174,6 +192,12 @@ def test_documented_commands(block: Block, tmp_path: Path) -> None:
         for name in block.creates:
             path = work / name
             assert path.exists() and path.stat().st_size > 0, f"{block}: {name} was not written"
+        # ... and so is one whose stored dialogues ended in an error or whose scores failed.
+        written = [work / name for name in block.creates]
+        if (work / "data").is_dir():
+            written += sorted(p for p in (work / "data").glob("*") if p.is_file())
+        problems = problems_in(written)
+        assert not problems, f"{block} stored dialogues that ended in an error:\n" + "\n".join(problems[:20])
 
 
 def test_every_page_and_mode_is_seen() -> None:
@@ -204,3 +228,28 @@ def test_reader_of_blocks(tmp_path: Path, monkeypatch) -> None:
     assert without_optional_parts("crs-arena meta --input x [--json OUT] [--a [--b]]") == "crs-arena meta --input x"
     assert options_named("crs-arena score --db p [--all|--force] -n 2") == ["--db", "--all", "--force", "-n"]
     assert help_prefix(["crs-arena", "ratings", "import", "FILE", "--db", "p"]) == ["crs-arena", "ratings", "import"]
+
+
+def test_the_run_check_reads_errors_out_of_what_was_stored(tmp_path: Path) -> None:
+    """The check after a `run` block finds a dialogue that ended in an error in the database and in its
+    export (the README's first simulated run once exited 0 with one), and a failed score in a scored file."""
+    from arena.dialogue import Dialogue, UserInfo, UserKind
+    from arena.store import Store
+
+    db = tmp_path / "arena.sqlite3"
+    with Store(db) as store:
+        broken = Dialogue(dialogue_id="run-1-x-0000", crs_id="crb_crs_redial",
+                          user=UserInfo(kind=UserKind.SIMULATOR, id="sim-abus-0"),
+                          metadata={"errors": ["simulator: ImportError: cannot import name 'BertConfig'"]})
+        broken.end("error")
+        store.save_dialogue(broken)
+    corpus = tmp_path / "corpus.jsonl"
+    exported = _run(f"crs-arena export --out {corpus} --db {db}", tmp_path, _environment(tmp_path))
+    assert exported.returncode == 0, exported.stderr
+    assert problems_in([db, corpus]) == [
+        f"{name}: run-1-x-0000: simulator: ImportError: cannot import name 'BertConfig'"
+        for name in ("arena.sqlite3", "corpus.jsonl")]
+    scored = tmp_path / "scored.jsonl"
+    _run(f"crs-arena score --input {corpus} --metrics recall --out {scored}", tmp_path,
+         _environment(tmp_path))
+    assert any("score recall: no target items" in p for p in problems_in([scored]))

@@ -130,3 +130,26 @@ def test_the_ctranslate2_copy_is_made_once_and_never_left_half_written(tmp_path)
             assert elsewhere == folder or elsewhere.parent == tmp_path / "models" / "local"
     finally:
         gguf.parent.chmod(0o755)
+
+
+@needs_ctranslate2
+def test_a_reply_never_waits_for_the_conversion(tmp_path):
+    """Without a converted copy the first call does not convert in the reply (a first reply once waited
+    254 to 1,367 s on a busy machine): it gets the warming-up line at once while a child process converts;
+    the warm-up's `load` waits for that child, and replies follow."""
+    from arena.llm.local_conversion import WARMING_LINE, LocalModelWarming, converted_copy
+
+    gguf = tmp_path / "package" / smollm_path().name  # a model file never converted
+    gguf.parent.mkdir()
+    gguf.symlink_to(smollm_path())
+    provider = LocalProvider(path=gguf, backend="ctranslate2", models_dir=tmp_path / "models")
+    client = LLMClient(provider)
+    with pytest.raises(LocalModelWarming) as warming:
+        client.complete(QUESTION, max_tokens=8)
+    assert str(warming.value) == WARMING_LINE
+    assert converted_copy(gguf, tmp_path / "models") is None  # the call returned before any copy existed
+    with pytest.raises(LocalModelWarming):  # asked again meanwhile: the same line, no second conversion
+        provider.engine
+    provider.load(timeout_s=1800)
+    assert converted_copy(gguf, tmp_path / "models") is not None
+    assert client.complete(QUESTION, max_tokens=8).text.strip()

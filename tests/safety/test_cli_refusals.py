@@ -127,3 +127,25 @@ def test_refused_input_is_logged_in_one_line(tmp_path, caplog):
     refused = [r for r in caplog.records if r.name == "arena.refused"]
     assert len(refused) == 1
     assert refused[0].exc_info is None and "\n" not in refused[0].getMessage()
+
+
+def test_score_with_a_failed_metric_exits_non_zero_and_names_the_dialogue(tmp_path, capsys):
+    """A metric that cannot be computed is stored as unscored (never 0), but the command that stored it
+    does not exit 0: one line per such dialogue, with the metric and why. Recall needs target items,
+    which these dialogues do not carry."""
+    good = write_records(tmp_path / "a.json", [dialogue_record("conv-1"), dialogue_record("conv-2")])
+    scored = tmp_path / "scored.jsonl"
+    code = evaluators_cli.main(["score", "--input", str(good), "--metrics", "recall", "--out", str(scored),
+                                "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert len(scored.read_text().splitlines()) == 2  # written all the same
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert [line.split(":")[1].strip() for line in lines] == ["conv-1", "conv-2"], err
+    assert all("recall: no target items" in line for line in lines), err
+    db = tmp_path / "arena.sqlite3"
+    assert corpus_cli.main(["import", str(good), "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert evaluators_cli.main(["score", "--db", str(db), "--metrics", "recall", "--all", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert sum(line.startswith("error: conv-") for line in err.splitlines()) == 2, err

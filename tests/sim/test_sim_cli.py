@@ -1,7 +1,7 @@
 """End to end: the command line, through the real openai client, against a local test server."""
 
 import pytest
-from sim_fakes import AttributeCRS, spec
+from sim_fakes import AttributeCRS, BrokenCRS, spec
 
 from arena.dialogue import UserKind
 from arena.store import Store
@@ -22,7 +22,8 @@ def cli_env(isolated_env, monkeypatch, view):
     import webapp.services
 
     monkeypatch.setattr(webapp.services, "default_specs",
-                        lambda settings, llm: [spec("attr", AttributeCRS(view)), spec("attr2", AttributeCRS(view))])
+                        lambda settings, llm: [spec("attr", AttributeCRS(view)), spec("attr2", AttributeCRS(view)),
+                                               spec("broken", BrokenCRS())])
     with OpenAIStubServer(default=stub_user) as server:
         monkeypatch.setenv("ARENA_LLM_PROVIDER", "openai")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -48,6 +49,21 @@ def test_cli_run_through_the_openai_client(cli_env, capsys):
     assert all(r.json["model"] == "stub-user-model" for r in server.chat_requests)
     runs = Store(db).list_runs()
     assert len(runs) == 1 and runs[0][1]["status"] == "finished"
+
+
+def test_cli_run_with_an_errored_dialogue_exits_non_zero_and_says_which(cli_env, capsys):
+    """Every dialogue is stored, the failed ones too, but a run whose dialogues ended in an error is not a
+    run that worked: exit 1 and one line per such dialogue."""
+    _, db = cli_env
+    rc = main(["run", "--crs", "attr,broken", "--simulator", "abus", "--nlu", "llm", "-n", "2",
+               "--max-turns", "2", "--no-score"])
+    captured = capsys.readouterr()
+    assert rc == 1, captured.out + captured.err
+    assert "status: finished; 4 dialogues stored, 2 with errors" in captured.out
+    lines = [line for line in captured.err.splitlines() if line.startswith("error: dialogue ")]
+    assert len(lines) == 2, captured.err
+    assert all("(broken)" in line and "model crashed" in line for line in lines), captured.err
+    assert len(Store(db).list_dialogues()) == 4  # nothing lost
 
 
 def test_cli_rejects_unknown_simulators_and_systems(cli_env, capsys):

@@ -19,6 +19,7 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
+from arena.imports import heavy_imports
 from arena.study import OPEN_CROWD
 from webapp.leaderboard.board_select import StoreFrames
 
@@ -61,8 +62,9 @@ class ExtraRows:
         nor a judgement: it takes no part), made once per run for each set of counted labels and form."""
         key = (np.packbits(rated).tobytes(), getattr(form, "version", None))
         if key not in self._judged:
-            from evaluators.meta import NOT_METRICS
-            from evaluators.meta_correlations import JudgedDialogue, judged
+            with heavy_imports():
+                from evaluators.meta import NOT_METRICS
+                from evaluators.meta_correlations import JudgedDialogue, judged
 
             d = self.frames.d
             out = np.full(len(self.scores), None, dtype=object)

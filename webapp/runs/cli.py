@@ -170,7 +170,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("waiting for automatic scoring to finish...")
         _wait_for_scoring(services.scorer)
     services.close()
-    return 0 if state["status"] in ("finished", "cancelled") else 1
+    errored = report_errored(state["dialogues"])
+    return 0 if state["status"] in ("finished", "cancelled") and not errored else 1
+
+
+def report_errored(rows: Sequence[dict[str, Any]]) -> int:
+    """One line on stderr per stored dialogue that ended in an error (its first error); how many.
+
+    Such a dialogue is kept (a run's failures are part of its record) but the command does not exit 0
+    with it: a run whose dialogues broke is not a run that worked."""
+    errored = [row for row in rows if row.get("errors")]
+    for row in errored:
+        why = row.get("error") or "ended in an error"
+        print(f"error: dialogue {row['dialogue_id']} ({row['system']}): {why}", file=sys.stderr)
+    return len(errored)
 
 
 def cmd_list(_: argparse.Namespace) -> int:

@@ -48,6 +48,8 @@ from webapp.sessions.turn_step import limit_status
 
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"
+# Shown by the disabled "New battle" until the page knows its participant (a moment after it loads).
+GETTING_READY = "_Getting your page ready: **New battle** is enabled in a moment._"
 HELLO = "Say hello and tell the system what you would like to watch."
 VOTE_LOCKED = "_The vote opens once you have rated both conversations (Satisfied or Frustrated)._"
 VOTE_OPEN = "Both conversations are rated: which system was better?"
@@ -155,7 +157,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         # at once is theirs.
         new_button = gr.Button("New battle", variant="primary", interactive=participant is None,
                                elem_id="battle-new", scale=0, min_width=160)
-        notice_line = gr.Markdown("", elem_id="battle-notice", elem_classes=["status-line"])
+        notice_line = gr.Markdown(GETTING_READY if participant is not None else "", elem_id="battle-notice",
+                                  elem_classes=["status-line"])
     panes: dict[str, dict[str, Any]] = {}
     with gr.Row(equal_height=False):
         for side in SIDES:
@@ -241,7 +244,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         """Once the page knows its participant: their battle under way, if any, and "New battle" enabled."""
         session = current(services, user_of(services, participant_id, request), request)
         if session is None or session.vote is not None:  # a finished battle is not shown again
-            return (gr.Button(interactive=True), *_skips(len(page_outputs) - 1))
+            return (gr.Button(interactive=True), "", *_skips(len(page_outputs) - 2))
         # A reply still being written (its message sent just before the reload) is shown with its message:
         # the turn goes on in its handler's thread even when the page that sent it has gone.
         for side in SIDES:

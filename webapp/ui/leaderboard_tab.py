@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import gradio as gr
 import pandas as pd
 
+from arena.imports import heavy_imports
 from webapp.leaderboard import categories as leaderboard_categories
 from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderboard_figure
 from webapp.leaderboard.board_extras import BoardDialogues
@@ -139,7 +140,8 @@ def metric_meta_table_of(entries: list) -> Optional[pd.DataFrame]:
 def _meta_display(make_rows: Callable[[Any], list]) -> Optional[pd.DataFrame]:
     """The table of the rows `make_rows` makes with `evaluators.meta`, with a Kendall tau line."""
     try:
-        from evaluators import meta
+        with heavy_imports():
+            from evaluators import meta
     except ImportError:
         return None
     try:

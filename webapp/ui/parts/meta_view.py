@@ -15,6 +15,8 @@ from typing import Any, Optional, Sequence
 
 import pandas as pd
 
+from arena.imports import heavy_imports
+
 log = logging.getLogger(__name__)
 
 BOOTSTRAP_ROUNDS = 300  # enough for a 95% interval on screen; the command line defaults to 1000
@@ -41,7 +43,8 @@ class CorrelationMemo:
         """The records of `dialogues` (whole `Dialogue`s, or `JudgedDialogue`s as the board job reads them
         from the compact rows), or None when the evaluators are missing or the analysis fails."""
         try:
-            from evaluators.meta_correlations import JudgedDialogue, judged, judged_records
+            with heavy_imports():
+                from evaluators.meta_correlations import JudgedDialogue, judged, judged_records
         except ImportError:
             return None
         try:
