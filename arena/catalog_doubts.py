@@ -30,6 +30,9 @@ import re
 from collections import defaultdict
 from typing import Mapping, Optional
 
+from arena.catalog_records import (
+    Conflict, imdb_number, owner_score, reference_titles, same_film_names, title_of, year_of,
+)
 from arena.titles.phrases import normalize
 
 RECORD_GAP = 4  # an IMDb record numbered among films at least this many years younger is not the film's
@@ -38,17 +41,11 @@ WINDOW = 100  # entries on each side of a record number that say what years it w
 RECORD_FIELDS = ("director", "writer", "star", "actor", "plot", "genre")
 
 
-def _catalog():  # the helpers live beside the other checks; imported late, they import this module
-    from arena import catalog_conflicts
-    return catalog_conflicts
-
-
 def record_eras(records: Mapping[str, Mapping]) -> dict[str, tuple[int, int, int]]:
     """item id -> (10th, 50th percentile year, number): the years of the entries numbered closest to
     its IMDb record, roughly when IMDb gave that number out."""
-    cc = _catalog()
     rows = sorted((n, year, i) for i, r in records.items()
-                  if (n := cc._imdb_number(r)) is not None and (year := cc.year_of(r["name"], r)) is not None)
+                  if (n := imdb_number(r)) is not None and (year := year_of(r["name"], r)) is not None)
     eras = {}
     for index, (number, _, item_id) in enumerate(rows):
         window = sorted(y for _, y, _ in rows[max(0, index - WINDOW):index + WINDOW])
@@ -65,17 +62,15 @@ def _numbers(title: str) -> set[str]:
 def same_film(name: str, other: str, year: Optional[int], other_year: Optional[int]) -> bool:
     """Two entries naming one film: variant titles with the same numbers ("High School Musical 2" is
     not "High School Musical 3") and years a year apart at most when both are written."""
-    cc = _catalog()
-    a, b = cc.title_of(name), cc.title_of(other)
-    if not cc._variant(name, other) or _numbers(a) != _numbers(b):
+    a, b = title_of(name), title_of(other)
+    if not same_film_names(name, other) or _numbers(a) != _numbers(b):
         return False
     return year is None or other_year is None or abs(year - other_year) <= 1
 
 
 def _one_film(records: Mapping[str, Mapping], a: str, b: str) -> bool:
-    cc = _catalog()
     ra, rb = records[a], records[b]
-    return same_film(ra["name"], rb["name"], cc.year_of(ra["name"], ra), cc.year_of(rb["name"], rb))
+    return same_film(ra["name"], rb["name"], year_of(ra["name"], ra), year_of(rb["name"], rb))
 
 
 def _withheld(record: Mapping) -> list[str]:
@@ -83,23 +78,21 @@ def _withheld(record: Mapping) -> list[str]:
 
 
 def later_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> list:
-    cc = _catalog()
     eras = record_eras(records) if eras is None else eras
     out = []
     for item_id, (low, _, number) in eras.items():
         record = records[item_id]
-        year = cc.year_of(record["name"], record)
+        year = year_of(record["name"], record)
         fields = _withheld(record)
         if number < OLD_NUMBERS or year is None or low - year < RECORD_GAP or not fields:
             continue
-        out.append(cc.Conflict(dataset, item_id, record["name"], "later_record",
+        out.append(Conflict(dataset, item_id, record["name"], "later_record",
                                f"year {year}, but its IMDb record {record['imdb_id']} was given out among "
                                f"films from {low} on", "withheld: " + ", ".join(fields)))
     return out
 
 
 def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> list:
-    cc = _catalog()
     eras = record_eras(records) if eras is None else eras
     groups: dict[str, list[str]] = defaultdict(list)
     for item_id, record in records.items():
@@ -113,12 +106,12 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
 
         def fit(item_id: str, era=era) -> tuple:
             record = records[item_id]
-            year = cc.year_of(record["name"], record)
+            year = year_of(record["name"], record)
             if year is None:
-                return (0, -999.0, cc._owner_score(record["name"], record))
+                return (0, -999.0, owner_score(record["name"], record))
             fits = era is None or era[2] < OLD_NUMBERS or era[0] - year < RECORD_GAP
             closeness = -abs(year - era[1]) if era else 0.0
-            return (2 if fits else 0, closeness, cc._owner_score(record["name"], record))
+            return (2 if fits else 0, closeness, owner_score(record["name"], record))
 
         ranked = sorted(ids, key=fit, reverse=True)
         undated = all(fit(i)[0] == 0 and fit(i)[1] == -999.0 for i in ids)
@@ -137,7 +130,7 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
                 others = ", ".join(repr(records[i]["name"]) for i in ids if i != item_id)
                 why = (f"shares its IMDb record {record['imdb_id']} with {others}, and no year or plot tells "
                        f"which film it is")
-            out.append(cc.Conflict(dataset, item_id, record["name"], "shared_record", why,
+            out.append(Conflict(dataset, item_id, record["name"], "shared_record", why,
                                    "withheld: " + ", ".join(_withheld(record))))
     return out
 
@@ -161,9 +154,8 @@ def _keys(names) -> set[str]:
 
 def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Mapping]) -> list:
     """`reference`: ReDial's records, whose IMDb credits say which director made which year."""
-    cc = _catalog()
     doubtful = {c.item_id for c in redial_doubts(reference)}
-    by_title = cc._reference_titles({i: r for i, r in reference.items() if i not in doubtful})
+    by_title = reference_titles({i: r for i, r in reference.items() if i not in doubtful})
     book_writers = {_key(w) for r in records.values() if not (r.get("director") or r.get("actor"))
                     for w in r.get("writer") or ()}
     out = []
@@ -171,27 +163,27 @@ def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Ma
         directors = _keys(record.get("director"))
         if not directors:
             continue
-        films = by_title.get(normalize(cc.title_of(record["name"])), [])
+        films = by_title.get(normalize(title_of(record["name"])), [])
         ours = [f for f in films if directors & _keys(f.get("director"))]
         if not ours:
             continue
-        year = cc.year_of(record["name"], record)
-        years = {cc.year_of(f["name"], f) for f in films}
+        year = year_of(record["name"], record)
+        years = {year_of(f["name"], f) for f in films}
         if _apart(directors, ours):
             near = (year - 1, year, year + 1) if year else ()
-            match = next((f for f in ours if cc.year_of(f["name"], f) in near), None)
+            match = next((f for f in ours if year_of(f["name"], f) in near), None)
             fields = ["director", "actor", "genre"]  # the genres of two films cannot be told apart
             if match is None or not _keys(record.get("writer")) <= _keys(match.get("writer")):
                 fields.append("writer")
             detail = ", ".join(sorted(f["name"] for f in ours))
-            out.append(cc.Conflict("opendialkg", item_id, record["name"], "merged_remake",
+            out.append(Conflict("opendialkg", item_id, record["name"], "merged_remake",
                                    f"its directors made different films of that title: {detail}",
                                    ("director kept: " + "; ".join(match.get("director") or ()) + "; "
                                     if match is not None else "") + "withheld: " + ", ".join(
                                        f for f in fields if record.get(f))))
             continue
         other = ours[0]
-        other_year = cc.year_of(other["name"], other)
+        other_year = year_of(other["name"], other)
         if year and other_year and year != other_year and year not in years:
             # ReDial lists three writers at most: a shorter list is complete, a full one may leave out
             # the film's source author, so then only a writer of the catalog's books is taken out
@@ -204,7 +196,7 @@ def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Ma
             fix = f"year set to {other_year}" + ("; withheld writers: " + ", ".join(extra) if extra else "")
             if strangers:
                 fix += "; withheld directors: " + ", ".join(strangers) + "; withheld: actor, genre"
-            out.append(cc.Conflict("opendialkg", item_id, record["name"], "merged_year",
+            out.append(Conflict("opendialkg", item_id, record["name"], "merged_year",
                                    f"year {year}, but {other['name']} by the same director is from "
                                    f"{other_year} and no film of that title is from {year}", fix))
     return out
@@ -213,13 +205,12 @@ def opendialkg_doubts(records: Mapping[str, Mapping], reference: Mapping[str, Ma
 def _apart(directors: set[str], films: list[Mapping]) -> bool:
     """Whether two of `directors` made different films of the title (in different years), never
     one together: co-directors ("Chris Buck and Jennifer Lee") are one film's credit."""
-    cc = _catalog()
     years: dict[str, set] = defaultdict(set)
     together: set[frozenset] = set()
     for film in films:
         credit = _keys(film.get("director")) & directors
         for d in credit:
-            years[d].add(cc.year_of(film["name"], film))
+            years[d].add(year_of(film["name"], film))
         together |= {frozenset((a, b)) for a in credit for b in credit if a != b}
     named = sorted(years)
     return any(frozenset((a, b)) not in together and years[a] != years[b]
