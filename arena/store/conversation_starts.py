@@ -46,10 +46,12 @@ class ConversationStarts:
             conn.execute(sa.delete(t.conversation_starts).where(s.expires_at <= now))
             # Inserted or not in one statement: of two processes claiming at once, one wins (on PostgreSQL
             # the second waits for the first's transaction and then finds its row).
+            # (Whether it was inserted is read from RETURNING: PostgreSQL's driver reports no row count here.)
             inserted = conn.execute(insert_for(conn, t.conversation_starts).values(
                 start_key=key, dialogue_id=dialogue_id, expires_at=now + hold_s)
-                .on_conflict_do_nothing(index_elements=["start_key"])).rowcount
-            if inserted:
+                .on_conflict_do_nothing(index_elements=["start_key"])
+                .returning(t.conversation_starts.c.start_key)).first()
+            if inserted is not None:
                 return dialogue_id
             holder = conn.execute(_HOLDER, {"key": key}).scalar()
             if holder is not None and holder != dialogue_id:
