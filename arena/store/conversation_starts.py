@@ -69,10 +69,12 @@ class ConversationStarts:
         now = time.time() if now is None else now
         s = t.conversation_starts.c
         with self.read() as conn:
-            return conn.execute(sa.select(s.dialogue_id).where(s.start_key == key, s.expires_at > now)).scalar()
+            return conn.execute(sa.select(s.dialogue_id)
+                                .where(s.start_key == key, s.expires_at > now)).scalar()
 
     def release_conversation_start(self, key: str, dialogue_id: str) -> None:
         """Give up the claim of `dialogue_id` on `key` (its first turn was refused, nothing was stored)."""
         s = t.conversation_starts.c
         with self.write() as conn:
-            conn.execute(sa.delete(t.conversation_starts).where(s.start_key == key, s.dialogue_id == dialogue_id))
+            conn.execute(sa.delete(t.conversation_starts)
+                         .where(s.start_key == key, s.dialogue_id == dialogue_id))

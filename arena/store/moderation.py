@@ -57,7 +57,8 @@ class Moderation:
                 result = conn.execute(sa.delete(table).where(column.in_(vote_ids)))
                 if table is t.votes:
                     counts["votes"] = result.rowcount
-            for table in (t.scores, t.scoring_jobs, t.hidden_dialogues, t.board_dialogues, t.conversation_starts):
+            for table in (t.scores, t.scoring_jobs, t.hidden_dialogues, t.board_dialogues,
+                          t.conversation_starts):
                 conn.execute(sa.delete(table).where(table.c.dialogue_id.in_(ids)))
             counts["dialogues"] = conn.execute(sa.delete(t.dialogues)
                                                .where(t.dialogues.c.dialogue_id.in_(ids))).rowcount

@@ -63,7 +63,8 @@ def build(db: str, scorer_delay: Optional[float], workers: int, reply_delay: flo
         scorer.resume()  # what the app does on start
     return Services(settings=settings, store=store,
                     llm=LLMClient(FakeProvider(default="ok"), retry=RetryPolicy(base_delay_s=0.01)),
-                    registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=reply_delay)) for s in SYSTEMS]),
+                    registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=reply_delay))
+                                          for s in SYSTEMS]),
                     scorer=scorer)
 
 

@@ -36,8 +36,8 @@ from webapp.services import Services
 from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.sessions.battle import (
-    SIDES, BattleSession, check_send, check_send_both, current, page_behind, partly_sent, rate, reveal_markdown,
-    send, start_battle, system_card, vote,
+    SIDES, BattleSession, check_send, check_send_both, current, page_behind, partly_sent, rate,
+    reveal_markdown, send, start_battle, system_card, vote,
 )
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
@@ -400,7 +400,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             for side in SIDES
         }
         line = notice(partly_sent(refused)) if refused else ""
-        yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line, gr.skip())
+        yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line,
+               gr.skip())
         with ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
             turns = {pool.submit(send, services, session, side, text): side for side in taken}
             views = {side: _skips(7) for side in SIDES}  # a pane the message did not go to stays as it is
@@ -431,8 +432,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     for choice, button in vote_buttons.items():
 
-        def on_vote(comment_text: str, participant_id: Optional[str], shown: Optional[str], request: gr.Request,
-                    choice: str = choice) -> tuple[Any, ...]:
+        def on_vote(comment_text: str, participant_id: Optional[str], shown: Optional[str],
+                    request: gr.Request, choice: str = choice) -> tuple[Any, ...]:
             user = user_of(services, participant_id, request)
             session = current(services, user, request)
             if page_behind(session, shown):  # no vote stored; the page is drawn as stored next
