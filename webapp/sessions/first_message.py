@@ -21,6 +21,8 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Role
 from arena.store import VersionedDialogue
+from webapp.sessions import participants
+from webapp.sessions.idempotent_sends import already_sent
 from webapp.sessions.refusal import refuse
 
 WAIT_STEP_S = 0.2
@@ -33,8 +35,6 @@ STILL_ANSWERING = ("This message is still being answered elsewhere, so it was no
 
 def claims_starts(user_id: Optional[str]) -> bool:
     """Whether conversations of `user_id` claim their starts: a participant, or a server-named session."""
-    from webapp.sessions import participants
-
     return participants.is_participant(user_id) or str(user_id or "").startswith("session-")
 
 
@@ -76,8 +76,6 @@ def release_start(services: Any, dialogue: Dialogue, key: Optional[str]) -> None
 def holds_message(dialogue: Dialogue, message_id: Optional[str], text: str) -> bool:
     """Whether the conversation another process started holds this very message: its id, or (no id) the
     text as its only message so far."""
-    from webapp.sessions.idempotent_sends import already_sent
-
     if message_id is not None:
         return already_sent(dialogue, message_id)
     said = [u.text for u in dialogue.utterances if u.role == Role.USER]
