@@ -9,6 +9,7 @@ transaction); the modules each add one part of it:
 - `run_leases`: which process runs an evaluation run (a lease it renews) and a cancel any process asks
 - `votes`: battles and their votes (one per battle, origins, flags) and the pairing claims
 - `scoring_queue`: the durable scoring queue (enqueue, claim under a lease, finish, requeue)
+- `conversation_starts`: the claim a first message makes before its conversation is created
 - `moderation`: hidden and deleted dialogues and the moderation log
 - `studies`: study files, participants and quota cells
 - `limits`: hard limits and the login lockout, counted atomically for every process sharing the store

@@ -44,6 +44,12 @@ _VOTED = sa.select(sa.exists().where(sa.or_(t.votes.c.dialogue_a == sa.bindparam
                                             t.votes.c.dialogue_b == sa.bindparam("id"))))
 
 
+def _inserted(result: Any) -> bool:
+    """Whether an INSERT ... ON CONFLICT DO NOTHING ... RETURNING wrote its row. Its returned row says so
+    on both backends; the row count does not (PostgreSQL's driver reports -1 for it here)."""
+    return result.first() is not None
+
+
 class DialogueVersions:
     """Versioned reads and compare-and-set writes of one dialogue (a part of `Store`)."""
 
@@ -65,10 +71,9 @@ class DialogueVersions:
         with self.write() as conn:
             if expected_version == 0:
                 # A first write inserts or fails: two processes starting the same row cannot both win.
-                inserted = conn.execute(insert_for(conn, t.dialogues).values(
-                    **self._dialogue_row(dialogue), version=1).on_conflict_do_nothing(
-                        index_elements=["dialogue_id"])).rowcount
-                if not inserted:
+                if not _inserted(conn.execute(insert_for(conn, t.dialogues).values(
+                        **self._dialogue_row(dialogue), version=1).on_conflict_do_nothing(
+                            index_elements=["dialogue_id"]).returning(t.dialogues.c.dialogue_id))):
                     raise DialogueChanged(dialogue.dialogue_id, "was stored meanwhile by another step")
                 self._put_board_row(conn, dialogue)
                 self._put_scores(conn, dialogue.dialogue_id, dialogue.scores)
@@ -94,8 +99,9 @@ class DialogueVersions:
         with self.write() as conn:
             for dialogue in sorted(dialogues, key=lambda d: d.dialogue_id):
                 row = {**self._dialogue_row(dialogue), "version": 1}
-                if conn.execute(insert_for(conn, t.dialogues).values(**row)
-                                .on_conflict_do_nothing(index_elements=["dialogue_id"])).rowcount:
+                if _inserted(conn.execute(insert_for(conn, t.dialogues).values(**row)
+                                                .on_conflict_do_nothing(index_elements=["dialogue_id"])
+                                                .returning(t.dialogues.c.dialogue_id))):
                     self._put_board_row(conn, dialogue)
                     self._put_scores(conn, dialogue.dialogue_id, dialogue.scores)
                     created += 1

@@ -1,6 +1,7 @@
 """The `Store` class: connections, schema migrations on open, dialogues with their scores, evaluation
 runs and small settings. The rest of its methods come from the package's other modules (`votes`,
-`scoring_queue`, `moderation`, `studies`, `bulk`, `limits`), which `Store` inherits.
+`scoring_queue`, `moderation`, `studies`, `bulk`, `limits`, `conversation_starts`, ...), which `Store`
+inherits.
 
 One code path over SQLAlchemy Core for two backends, chosen by location:
 a file path is a SQLite database (WAL mode, the default for one machine), a
@@ -39,6 +40,7 @@ from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t
 from arena.store.board_rows import BoardRowsStore
 from arena.store.bulk import BulkRows
+from arena.store.conversation_starts import ConversationStarts
 from arena.store.limits import LimitCounters
 from arena.store.dialogue_versions import DialogueVersions
 from arena.store.researcher_logins import ResearcherLogins
@@ -213,7 +215,7 @@ def _redact_errors(d: Dialogue) -> None:
 
 
 class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters,
-            BoardRowsStore, ResearcherLogins):
+            BoardRowsStore, ResearcherLogins, ConversationStarts):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store

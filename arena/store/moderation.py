@@ -45,7 +45,7 @@ class Moderation:
 
     def delete_dialogues(self, dialogue_ids: list[str], *, actor: str, reason: str,
                          target: Optional[str] = None) -> dict[str, int]:
-        """Delete dialogues with their scores, jobs and battle votes; one logged transaction."""
+        """Delete dialogues with their scores, jobs, battle votes and start claims; one logged transaction."""
         ids = sorted(set(dialogue_ids))
         v = t.votes.c
         counts = {"dialogues": 0, "votes": 0}
@@ -57,7 +57,8 @@ class Moderation:
                 result = conn.execute(sa.delete(table).where(column.in_(vote_ids)))
                 if table is t.votes:
                     counts["votes"] = result.rowcount
-            for table in (t.scores, t.scoring_jobs, t.hidden_dialogues, t.board_dialogues):
+            for table in (t.scores, t.scoring_jobs, t.hidden_dialogues, t.board_dialogues,
+                          t.conversation_starts):
                 conn.execute(sa.delete(table).where(table.c.dialogue_id.in_(ids)))
             counts["dialogues"] = conn.execute(sa.delete(t.dialogues)
                                                .where(t.dialogues.c.dialogue_id.in_(ids))).rowcount

@@ -253,3 +253,15 @@ researcher_logins = sa.Table(
     sa.Column("username", sa.Text, nullable=False),
     sa.Column("expires_at", FLOAT8, nullable=False),  # seconds since the epoch
 )
+
+# A conversation's first message claims its key (a digest of the participant and the message's id) before
+# the conversation is created (arena/store/conversation_starts.py; revision 0011): the key is the table's
+# primary key, so two processes starting the same conversation at once store it once. Rows expire.
+conversation_starts = sa.Table(
+    "conversation_starts", metadata,
+    sa.Column("start_key", sa.Text, primary_key=True),
+    sa.Column("dialogue_id", sa.Text, nullable=False),
+    sa.Column("expires_at", FLOAT8, nullable=False),  # seconds since the epoch
+    sa.Index("conversation_starts_dialogue", "dialogue_id"),
+    sa.Index("conversation_starts_expires", "expires_at"),
+)

@@ -1,7 +1,7 @@
 """One app replica in its own process, for the replica tests: the app's services on a shared database,
 driven step by step through the same session functions the Chat and Battle tabs call.
 
-    python replica_app.py DB_URL NAME [--scorer-delay S] [--workers N] [--runs]
+    python replica_app.py DB_URL NAME [--scorer-delay S] [--workers N] [--runs] [--reply-delay S]
 
 Reads one JSON command a line on stdin and answers one JSON line on stdout.
 The replica keeps what a browser page would keep on the server (the page's
@@ -12,7 +12,9 @@ is stored. With `--scorer-delay` the replica runs the app's background scorer
 takes that long, so jobs are still running when a test kills the process.
 With `--runs` the replica holds an evaluation run manager (simulated seekers
 and a slow system, scripted LLM) that looks for interrupted runs to resume,
-as the app's serving processes do (`webapp.serve.main`).
+as the app's serving processes do (`webapp.serve.main`). With `--reply-delay` every
+reply of the Chat and Battle systems takes that long, so a message sent to two
+replicas at once is being answered on both at the same time.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from webapp.runs.scorer import BackgroundScorer
 from webapp.services import Services
 from webapp.sessions import battle, chat, participants, study
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.turn_step import CHANGED_ELSEWHERE
 
 from battle_support import FakeCatalogCRS, fake_spec
 from tests.study.study_support import pid
@@ -44,7 +47,7 @@ from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_r
 SYSTEMS = ["alpha", "bravo"]
 
 
-def build(db: str, scorer_delay: Optional[float], workers: int) -> Services:
+def build(db: str, scorer_delay: Optional[float], workers: int, reply_delay: float = 0.0) -> Services:
     settings = Settings.from_env(db_path=db, llm_provider="fake", max_turns=8, min_user_turns=1, min_battle_s=0.0,
                         burst_votes=10_000, burst_labels=10_000, max_rated_per_user=10_000,
                         max_rated_per_ip=10_000)
@@ -61,7 +64,9 @@ def build(db: str, scorer_delay: Optional[float], workers: int) -> Services:
         scorer.resume()  # what the app does on start
     return Services(settings=settings, store=store,
                     llm=LLMClient(FakeProvider(default="ok"), retry=RetryPolicy(base_delay_s=0.01)),
-                    registry=CRSRegistry([fake_spec(FakeCatalogCRS(s)) for s in SYSTEMS]), scorer=scorer)
+                    registry=CRSRegistry([fake_spec(FakeCatalogCRS(s, delay_s=reply_delay))
+                                          for s in SYSTEMS]),
+                    scorer=scorer)
 
 
 def texts(dialogue: Optional[Dialogue]) -> Optional[list[str]]:
@@ -85,6 +90,7 @@ class Replica:
         self.services = services
         self.runs = runs
         self.pages: dict[str, Optional[Dialogue]] = {}  # user -> the Chat page's conversation
+        self.battle_pages: dict[str, Optional[str]] = {}  # user -> the battle the Battle page shows
 
     # -- Chat ------------------------------------------------------------------------------
     def chat_open(self, user: str) -> dict:
@@ -92,9 +98,10 @@ class Replica:
         self.pages[user] = chat.resumable(self.services, user)
         return {"turns": texts(self.pages[user])}
 
-    def chat_send(self, user: str, text: str, message_id: Optional[str] = None) -> dict:
-        page = self.pages.get(user)
-        if page is None:
+    def chat_send(self, user: str, text: str, message_id: Optional[str] = None, new: bool = False) -> dict:
+        """The Chat tab's Send (`new`: on a page where "New conversation" was pressed first)."""
+        page = None if new else self.pages.get(user)
+        if page is None and not new:
             page = chat.resumable(self.services, user)
         if page is None:
             page, _ = chat.start_conversation(self.services, "alpha", user)
@@ -117,10 +124,16 @@ class Replica:
     # -- Battle ----------------------------------------------------------------------------
     def battle_start(self, user: str) -> dict:
         session = battle.start_battle(self.services, user, battle.current(self.services, user))
+        self.battle_pages[user] = session.battle_id
         return {"battle": session.battle_id}
 
     def battle_send(self, user: str, side: str, text: str) -> dict:
+        """A message in one pane of the Battle page: a page behind the store (its battle voted, deleted or
+        replaced elsewhere) gets the line and is drawn as the store has the battle now."""
         session = battle.current(self.services, user)
+        if battle.page_behind(session, self.battle_pages.get(user)):
+            self.battle_pages[user] = session.battle_id if session is not None else None
+            return {"status": CHANGED_ELSEWHERE, **self.battle_view(user)}
         return {"status": battle.send(self.services, session, side, text)}
 
     def battle_rate(self, user: str, side: str, sentiment: str) -> dict:
@@ -178,8 +191,9 @@ def main() -> None:
     parser.add_argument("--scorer-delay", type=float, default=None)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--runs", action="store_true")
+    parser.add_argument("--reply-delay", type=float, default=0.0)
     args = parser.parse_args()
-    services = build(args.db, args.scorer_delay, args.workers)
+    services = build(args.db, args.scorer_delay, args.workers, args.reply_delay)
     replica = Replica(services, run_manager(services) if args.runs else None)
     print(json.dumps({"ready": args.name, "owner": replica.services.store.owner_id}), flush=True)
     for line in sys.stdin:

@@ -92,7 +92,8 @@ def test_a_battle_finished_on_the_other_replica_keeps_its_labels_and_vote(db, re
     vote_id = r2.call("battle_vote", user=user, choice="A")["vote"]
     # r1 no longer offers the battle, and a message there stores nothing.
     assert r1.call("battle_view", user=user) == {"battle": None}
-    assert "refused" in r1.call("battle_send", user=user, side="A", text="late")
+    late = r1.call("battle_send", user=user, side="A", text="late")  # the page still shows the battle
+    assert late == {"status": CHANGED_ELSEWHERE, "battle": None}
     assert "refused" in r1.call("battle_vote", user=user, choice="B")
     with Store(db) as store:
         sides = {d.metadata["side"]: d for d in store.list_dialogues(user_id=user)}

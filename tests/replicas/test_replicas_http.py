@@ -61,6 +61,11 @@ def texts(chatbot) -> list[str]:
     return out
 
 
+def box_text(update: Any) -> str:
+    """The text a message box shows after an answer (the API gives the box's update, with its value)."""
+    return update.get("value") if isinstance(update, dict) else update
+
+
 def stored_with(db: str, marker: str) -> list[list[str]]:
     """The stored conversations in which some message contains `marker`."""
     with Store(db) as store:
@@ -88,8 +93,9 @@ def test_a_chat_moves_between_servers_and_a_deletion_in_the_middle_is_never_undo
         ids = [d.dialogue_id for d in store.list_dialogues() if any(tag in u.text for u in d.utterances)]
         assert store.delete_dialogues(ids, actor="participant", reason="your data")["dialogues"] == 1
     assert stored_with(db, tag) == []
-    chatbot, _, status, _ = page1.predict(f"{tag} t4 anything", SYSTEM, "m4", api_name="/chat_send")
+    chatbot, _, status, box = page1.predict(f"{tag} t4 anything", SYSTEM, "m4", api_name="/chat_send")
     assert status == CHANGED and not any("t1" in text for text in texts(chatbot))
+    assert box_text(box) == f"{tag} t4 anything"  # the message was not sent: it stays in its box
     page1.predict(f"{tag} t5 once more", SYSTEM, "m5", api_name="/chat_send")  # the page goes on afresh
     page2.predict(f"{tag} t6 and here", SYSTEM, "m6", api_name="/chat_send")
     stored = stored_with(db, tag)
@@ -148,8 +154,10 @@ def test_a_battle_started_on_one_server_is_rated_and_voted_on_the_other(servers)
     assert "satisfied" in page2.predict(api_name="/battle_satisfied_a")[0]
     assert "frustrated" in page2.predict(api_name="/battle_frustrated_b")[0]
     assert "your vote was saved" in page2.predict("", api_name="/battle_vote_a")[0]
-    # r1's page still shows the battle under way: a message there changes nothing stored.
-    page1.predict(f"{tag} one more", api_name="/battle_send_a")
+    # r1's page still shows the battle under way: a message there changes nothing stored, says so, and the
+    # pane shows the battle as stored now (none under way), with the message still in its box.
+    chatbot, _, status, box, _ = page1.predict(f"{tag} one more", api_name="/battle_send_a")
+    assert status.endswith(CHANGED) and texts(chatbot) == [] and box_text(box) == f"{tag} one more"
     with Store(db) as store:
         sides = [d for d in store.list_dialogues() if any(tag in u.text for u in d.utterances)]
         ids = {d.dialogue_id for d in sides}
@@ -179,6 +187,21 @@ def at_once(*calls: Callable[[], Any]) -> list[Any]:
         thread.join()
     assert not errors, errors
     return answers
+
+
+def test_a_first_message_reaching_both_servers_at_once_stores_one_conversation(servers):
+    """A client retrying its first message through a balancer: the same request (session, message id) reaches
+    both servers at the same moment, three times over."""
+    db, r1, r2 = servers
+    for n in range(3):
+        tag = session()
+        pages = (r1.client(tag), r2.client(tag))
+        answers = at_once(*(lambda page=page, tag=tag: page.predict(f"{tag} hello", SYSTEM, "m1",
+                                                                    api_name="/chat_send")
+                            for page in pages))
+        stored = stored_with(db, tag)
+        assert len(stored) == 1 and stored[0][0] == f"{tag} hello", stored  # not one per server
+        assert all(texts(chatbot)[::2] == stored[0][::2] for chatbot, *_ in answers)
 
 
 def study_page(server):

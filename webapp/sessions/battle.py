@@ -14,7 +14,8 @@ participant's last step. So `current` checks the book against the store on
 every step (the battle still open, and each side as stored), a turn or a
 label is written over the side's stored version, and a page that is behind
 gets `CHANGED_ELSEWHERE` with the battle as stored. A battle voted or deleted
-elsewhere is never written again.
+elsewhere is never written again; a page still showing it (`page_behind`) gets
+the same line, and the page is drawn again as the store has it.
 
 Every refusal raises `Refusal` (webapp.sessions.refusal) with words for the
 participant; the tab shows them in the pane's status line.
@@ -147,6 +148,13 @@ def start_battle(services: Services, user_id: str, previous: Optional[BattleSess
     session = BattleSession(battle_id=battle_id, ticket=ticket, dialogues=dialogues, user_key=user_key,
                             ip_key=ip_key)
     return services.battle_book.put(user_id, session)
+
+
+def page_behind(session: Optional[BattleSession], page_battle: Optional[str]) -> bool:
+    """Whether a page showing the battle `page_battle` is behind the store: that battle was voted or
+    deleted elsewhere, or another one was started there (`session` is the participant's battle now, from
+    `current`). A page that shows no battle is never behind: it is asked to start one."""
+    return page_battle is not None and (session is None or session.battle_id != page_battle)
 
 
 def _session(session: Optional[BattleSession]) -> BattleSession:

@@ -11,7 +11,10 @@ Any app process may serve any step: each step reads the conversation as
 stored (with its version) and writes over that version, so a page that is
 behind (a turn taken on another replica, the conversation deleted or rated
 there) is answered with `CHANGED_ELSEWHERE` and the stored conversation
-(None when it was deleted), never written over it.
+(None when it was deleted), never written over it. A conversation's first
+message claims its start in the store before the conversation is created
+(`webapp.sessions.first_message`), so that message reaching two processes at
+once stores one conversation.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from webapp.services import Services
-from webapp.sessions import participants
+from webapp.sessions import first_message, participants
 from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.sessions.turn_guard import repeats_last_message
 from webapp.sessions.turn_step import (CHANGED_ELSEWHERE, ChangedElsewhere, checked_message, read_current,
@@ -68,6 +71,8 @@ def send_message(
     Steps of one session (`session_key`, else the dialogue) run one at a time;
     a second copy of the message being answered (Enter, then Send) adds nothing, nor does a
     message whose client id (`message_id`, webapp.sessions.idempotent_sends) the dialogue already holds.
+    A conversation's first message claims its start first (`webapp.sessions.first_message`): the same
+    first message sent to two processes at once stores one conversation.
     """
     try:
         message_id = clean_message_id(message_id)
@@ -89,6 +94,17 @@ def send_message(
             return current, CHANGED_ELSEWHERE
         if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
+        start = None
+        if stored is None and first_message.claims_starts(dialogue.user.id):
+            # The conversation's first message: claimed in the store before the conversation is created, so
+            # the same message reaching another process at once makes no second conversation there.
+            start = first_message.start_key(dialogue.user.id, message_id, text)
+            other = first_message.claim_start(services, dialogue, start)
+            if other is not None:
+                step.remember(other.dialogue)
+                if first_message.holds_message(other.dialogue, message_id, text):
+                    return other.dialogue, ""  # the same message, answered there: nothing more to store
+                return other.dialogue, CHANGED_ELSEWHERE
         remember_sent(dialogue, message_id)  # stored with the turn
         try:
             status = _run_turn(services, dialogue, text, stored.version if stored is not None else 0)
@@ -98,6 +114,10 @@ def send_message(
             return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
         except Refusal:
             forget_sent(dialogue, message_id)
+            first_message.release_start(services, dialogue, start)  # nothing stored: the start is free again
+            raise
+        except Exception:
+            first_message.release_start(services, dialogue, start)
             raise
         step.remember(dialogue)
     return dialogue, status

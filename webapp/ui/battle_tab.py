@@ -17,6 +17,12 @@ it now (rated, at its limit, still answering) is named in a line under the
 box. While a battle is under way (a message sent, no vote yet) its message
 boxes carry the mark that makes "New battle" and leaving the page ask first
 (`webapp.ui.parts.under_way`).
+
+The page remembers which battle it shows. A step from a page whose battle was
+voted, deleted or replaced on another app process (`page_behind`) stores
+nothing and says "changed elsewhere"; the event chained after it then draws
+the whole page as the store has the participant's battle now, with what was
+typed left in the boxes.
 """
 
 from __future__ import annotations
@@ -30,8 +36,8 @@ from webapp.services import Services
 from webapp.sessions import aspect_ratings
 from webapp.ui.parts import aspect_form
 from webapp.sessions.battle import (
-    SIDES, BattleSession, check_send, check_send_both, current, partly_sent, rate, reveal_markdown, send,
-    start_battle, system_card, vote,
+    SIDES, BattleSession, check_send, check_send_both, current, page_behind, partly_sent, rate,
+    reveal_markdown, send, start_battle, system_card, vote,
 )
 from webapp.ui.chat_tab import CONSENT
 from webapp.ui.parts.participant import ParticipantSlot, user_of
@@ -44,7 +50,7 @@ from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
 from arena.text_safety import escape_text
-from webapp.sessions.turn_step import limit_status
+from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
 
 VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"
@@ -146,6 +152,10 @@ def _skips(n: int) -> tuple[Any, ...]:
 
 def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
     user_state = participant.user if participant is not None else gr.State(None)
+    # The battle this page shows (None: none), and whether a step found the page behind the store (that
+    # battle voted, deleted or replaced elsewhere): the step after it then draws the page as stored.
+    page_battle = gr.State(None)
+    behind = gr.State(False)
     form = aspect_ratings.form_for(services)
     gr.Markdown(
         "Chat with two anonymous systems at the same time, end each conversation with **Satisfied** or "
@@ -225,12 +235,14 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         out += [*both_view(services, session, message=message), ""]
         for side in SIDES:
             out += panes[side]["panel"].hide()
+        out.append(session.battle_id if session is not None else None)
         return tuple(out)
 
     page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs,
                     *both_outputs, both_notice]
     for side in SIDES:
         page_outputs += panes[side]["panel"].outputs
+    page_outputs.append(page_battle)
 
     def on_new(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         user = user_of(services, participant_id, request)
@@ -257,6 +269,18 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         session = current(services, user_of(services, participant_id, request), request)
         return whole_page(session if session is not None and session.vote is None else None)
 
+    def on_behind(was_behind: bool, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        """After a step that found the page behind the store: the page drawn afresh, as the participant's
+        battle now stands (none, or the one started elsewhere), with what is typed left in the boxes."""
+        if not was_behind:
+            return _skips(len(page_outputs) + 1)
+        session = current(services, user_of(services, participant_id, request), request)
+        shown = session if session is not None and session.vote is None else None
+        return (*whole_page(shown, notice(CHANGED_ELSEWHERE), message=None), False)
+
+    redraw_args = dict(fn=on_behind, inputs=[behind, user_state], outputs=page_outputs + [behind],
+                       api_visibility="private", show_progress="hidden")
+
     new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw)
@@ -264,56 +288,63 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     for side in SIDES:
         p, s = panes[side], side.lower()
 
-        def on_send(text: str, participant_id: Optional[str], request: gr.Request,
+        def on_send(text: str, participant_id: Optional[str], shown: Optional[str], request: gr.Request,
                     side: str = side) -> Iterator[tuple[Any, ...]]:
             session = current(services, user_of(services, participant_id, request), request)
+            if page_behind(session, shown):  # this pane as stored now, the message kept; the page follows
+                yield (*pane_view(services, session, side, status=notice(CHANGED_ELSEWHERE), message=text),
+                       *both_view(services, session), True)
+                return
             try:
                 check_send(services, session, side, text)
             except Refusal as exc:  # the message stays in its box, to be fixed and sent again
-                yield (gr.skip(), gr.skip(), notice(exc), *_skips(6))
+                yield (gr.skip(), gr.skip(), notice(exc), *_skips(7))
                 return
             dialogue = session.dialogues[side]
             yield (echo_messages(dialogue, text), gr.skip(), "",
                    under_way.message_box(True, value="", interactive=False), gr.Button(interactive=False),
-                   gr.Button(interactive=False), gr.Button(interactive=False), *_skips(2))
+                   gr.Button(interactive=False), gr.Button(interactive=False), *_skips(3))
             warming = warming_line(services, dialogue.crs_id)  # the reply follows once the model has loaded
             if warming:
-                yield (gr.skip(), gr.skip(), warming, *_skips(6))
+                yield (gr.skip(), gr.skip(), warming, *_skips(7))
             try:
                 status_text = send(services, session, side, text)
             except Refusal as exc:
                 yield (*pane_view(services, session, side, status=notice(exc), message=text),
-                       *both_view(services, session))
+                       *both_view(services, session), gr.skip())
                 return
-            yield (*pane_view(services, session, side, status=status_text), *both_view(services, session))
+            yield (*pane_view(services, session, side, status=status_text), *both_view(services, session),
+                   gr.skip())
 
-        send_args = dict(fn=on_send, inputs=[p["message"], user_state],
-                         outputs=pane_outputs(side) + both_outputs, show_progress="hidden")
-        p["send"].click(api_name=f"battle_send_{s}", **send_args)
-        p["message"].submit(api_name=False, **send_args)
+        send_args = dict(fn=on_send, inputs=[p["message"], user_state, page_battle],
+                         outputs=pane_outputs(side) + both_outputs + [behind], show_progress="hidden")
+        p["send"].click(api_name=f"battle_send_{s}", **send_args).then(**redraw_args)
+        p["message"].submit(api_name=False, **send_args).then(**redraw_args)
 
         for sentiment in ("satisfied", "frustrated"):
 
-            def on_rate(participant_id: Optional[str], request: gr.Request, side: str = side,
-                        sentiment: str = sentiment) -> tuple[Any, ...]:
+            def on_rate(participant_id: Optional[str], shown: Optional[str], request: gr.Request,
+                        side: str = side, sentiment: str = sentiment) -> tuple[Any, ...]:
                 session = current(services, user_of(services, participant_id, request), request)
                 rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs) + len(both_outputs)
+                if page_behind(session, shown):  # nothing rated; the page is drawn as stored next
+                    return (notice(CHANGED_ELSEWHERE), *_skips(rate_outputs - 1), True)
                 try:
                     both = rate(services, session, side, sentiment)
                 except Refusal as exc:
-                    return (notice(exc), *_skips(rate_outputs - 1))
+                    return (notice(exc), *_skips(rate_outputs - 1), gr.skip())
                 note = f"You were **{sentiment}** with System {side}."
                 note += " Now vote below." if both else " Finish the other conversation, then vote."
                 return (note, gr.Textbox(interactive=False), gr.Button(interactive=False),
                         gr.Button(interactive=False), gr.Button(interactive=False), *vote_view(session),
-                        *panes[side]["panel"].show(), *both_view(services, session))
+                        *panes[side]["panel"].show(), *both_view(services, session), gr.skip())
 
             p[sentiment].click(
-                on_rate, [user_state],
+                on_rate, [user_state, page_battle],
                 [p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"], *vote_outputs,
-                 *p["panel"].outputs, *both_outputs],
+                 *p["panel"].outputs, *both_outputs, behind],
                 api_name=f"battle_{sentiment}_{s}",
-            )
+            ).then(**redraw_args)
 
         def on_aspects(participant_id: Optional[str], request: gr.Request, *answers: Any,
                        side: str = side) -> tuple[Any, ...]:
@@ -350,15 +381,20 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     both_send_outputs = [*pane_outputs("A"), *pane_outputs("B"), *both_outputs, both_notice]
 
-    def on_send_both(text: str, participant_id: Optional[str],
+    def on_send_both(text: str, participant_id: Optional[str], shown: Optional[str],
                      request: gr.Request) -> Iterator[tuple[Any, ...]]:
         """One message to both systems: each side that takes it shows it at once and answers in its own pane,
-        both at the same time; a side that cannot take it now is named under the box."""
+        both at the same time; a side that cannot take it now is named under the box. A side whose turn is
+        refused gets the message in its own box; when no side stored it, it goes back in this one."""
         session = current(services, user_of(services, participant_id, request), request)
+        if page_behind(session, shown):  # both panes as stored now, the message kept; the page follows
+            yield (*pane_view(services, session, "A"), *pane_view(services, session, "B"),
+                   *both_view(services, session, message=text), notice(CHANGED_ELSEWHERE), True)
+            return
         try:
             taken, refused = check_send_both(services, session, text)
         except Refusal as exc:  # the message stays in the box, to be fixed and sent again
-            yield (*_skips(len(both_send_outputs) - 1), notice(exc))
+            yield (*_skips(len(both_send_outputs) - 1), notice(exc), gr.skip())
             return
         echoes = {
             side: (echo_messages(session.dialogues[side], text), gr.skip(), "",
@@ -367,23 +403,28 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             for side in SIDES
         }
         line = notice(partly_sent(refused)) if refused else ""
-        yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line)
+        yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line,
+               gr.skip())
         with ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
             turns = {pool.submit(send, services, session, side, text): side for side in taken}
             views = {side: _skips(7) for side in SIDES}  # a pane the message did not go to stays as it is
+            stored = False
             for answered, turn in enumerate(as_completed(turns), 1):
                 side = turns[turn]
                 try:
                     views[side] = pane_view(services, session, side, status=turn.result())
-                except Refusal as exc:  # what is typed in the pane's own box stays there
-                    views[side] = pane_view(services, session, side, status=notice(exc))
+                    stored = True
+                except Refusal as exc:  # the message in the pane's own box, to send it to this side again
+                    views[side] = pane_view(services, session, side, status=notice(exc), message=text)
                 done = answered == len(taken)  # the last update shows both answers (what an API client reads)
+                box = both_view(services, session, message=None if stored else text)
                 yield (*(views["A"] if done or side == "A" else _skips(7)),
                        *(views["B"] if done or side == "B" else _skips(7)),
-                       *(both_view(services, session) if done else _skips(2)), line if done else gr.skip())
+                       *(box if done else _skips(2)), line if done else gr.skip(), gr.skip())
 
-    gr.on(triggers=[both_send.click, both_message.submit], fn=on_send_both, inputs=[both_message, user_state],
-          outputs=both_send_outputs, api_name="battle_send_both", trigger_mode="once", show_progress="hidden")
+    gr.on(triggers=[both_send.click, both_message.submit], fn=on_send_both,
+          inputs=[both_message, user_state, page_battle], outputs=both_send_outputs + [behind],
+          api_name="battle_send_both", trigger_mode="once", show_progress="hidden").then(**redraw_args)
 
     vote_result_outputs = [result, panes["A"]["title"], panes["B"]["title"], panes["A"]["reveal"],
                            panes["B"]["reveal"], *vote_outputs[:-1]]
@@ -394,21 +435,23 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     for choice, button in vote_buttons.items():
 
-        def on_vote(comment_text: str, participant_id: Optional[str], request: gr.Request,
-                    choice: str = choice) -> tuple[Any, ...]:
+        def on_vote(comment_text: str, participant_id: Optional[str], shown: Optional[str],
+                    request: gr.Request, choice: str = choice) -> tuple[Any, ...]:
             user = user_of(services, participant_id, request)
             session = current(services, user, request)
+            if page_behind(session, shown):  # no vote stored; the page is drawn as stored next
+                return (notice(CHANGED_ELSEWHERE), *_skips(len(vote_result_outputs) - 1), True)
             try:
                 cast = vote(services, session, choice, comment_text, user)
             except Refusal as exc:  # the comment stays in its box
-                return (notice(exc), *_skips(len(vote_result_outputs) - 1))
+                return (notice(exc), *_skips(len(vote_result_outputs) - 1), gr.skip())
             controls = []
             for side in SIDES:
                 controls += pane_view(services, session, side)[2:]
             return (reveal_markdown(cast, services),
                     *[pane_title(services, session, side) for side in SIDES],
                     *[pane_reveal(services, session, side) for side in SIDES],
-                    *vote_view(session)[:-1], *controls, *both_view(services, session), "")
+                    *vote_view(session)[:-1], *controls, *both_view(services, session), "", gr.skip())
 
-        button.click(on_vote, [comment, user_state], vote_result_outputs,
-                     api_name=f"battle_vote_{choice.lower()}")
+        button.click(on_vote, [comment, user_state, page_battle], vote_result_outputs + [behind],
+                     api_name=f"battle_vote_{choice.lower()}").then(**redraw_args)

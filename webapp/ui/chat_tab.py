@@ -9,7 +9,8 @@ status line under the input, never an error toast; a conversation that
 reached its limit waits to be rated and never silently becomes a new one.
 While a conversation is under way (a message sent, not rated yet), "New
 conversation", another system in the dropdown and leaving the page ask first
-(`webapp.ui.parts.under_way`); what is typed and not sent survives a reload.
+(`webapp.ui.parts.under_way`); what is typed and not sent survives a reload, and stays in its box
+whenever the message is refused or the conversation changed elsewhere.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from webapp.sessions.refusal import Refusal
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts import under_way
-from webapp.ui.parts.page_script import KEEPS_DRAFT
+from webapp.ui.parts.page_script import KEEPS_DRAFT, name_message_js
 from webapp.ui.parts.render import (
     WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
 )
@@ -160,6 +161,9 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         except Refusal as exc:
             yield view(dialogue, notice(exc), message_value=text)
             return
+        if status_text == CHANGED_ELSEWHERE:  # the conversation as stored; the message was not sent
+            yield view(dialogue, status_text, message_value=text)
+            return
         yield view(dialogue, " ".join(part for part in (started, status_text) if part))
 
     def on_feedback(sentiment: str):
@@ -203,9 +207,11 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
                                    redraw=on_redraw)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
+    # The page names each message it sends (an API client may name its own): the first message of a
+    # conversation claims its start under that name (webapp.sessions.first_message).
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
           inputs=[message, dialogue_state, crs_choice, message_id, user_state], outputs=outputs,
-          api_name="chat_send", trigger_mode="once", show_progress="hidden")
+          js=name_message_js(3), api_name="chat_send", trigger_mode="once", show_progress="hidden")
     feedback_outputs = outputs + [comment, scores_box, *panel.outputs]
     satisfied.click(on_feedback("satisfied"), [comment, dialogue_state, user_state], feedback_outputs,
                     api_name="chat_satisfied")

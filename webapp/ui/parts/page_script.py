@@ -172,3 +172,12 @@ def page_script() -> str:
 
 
 PAGE_HEAD = f"<script>{page_script()}</script>"
+
+
+def name_message_js(index: int) -> str:
+    """The `js` of a send event whose input at `index` is the message's id (a hidden Textbox): left empty
+    by the page, it becomes a fresh random id, so every message the page sends is named. A request
+    repeated by the network or a load balancer carries the same id; the server then stores it once."""
+    return (f"(...args) => {{ if (!args[{index}]) {{ args[{index}] = 'page-' + ((window.crypto && "
+            "window.crypto.randomUUID) ? window.crypto.randomUUID() : Date.now().toString(36) + '-' + "
+            "Math.random().toString(36).slice(2)); } return args; }")
