@@ -32,12 +32,16 @@ complaining half of complaints.
 
 from __future__ import annotations
 
+import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
+from arena.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
@@ -53,9 +57,15 @@ from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
     without_possessives,
 )
-from arena.reading.scope import NEGATION_CUE, SEEN_CUE, negated_before
+from arena.reading.phrase_table import known_subject, moods_named
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
+from crs.policy_state import Reading, from_state, stamp, to_state, with_reply
 
+# "start over", "forget all that", "let's start again": what was asked so far no longer holds.
+STARTS_OVER = re.compile(r"\b(start (over|again|afresh|from scratch)|forget (all |everything )?(that|i said|"
+                         r"what i said|about (that|it|all that))|scratch (all )?that|new search|something "
+                         r"completely different|reset)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
@@ -72,6 +82,30 @@ class UserMove:
     constraints: Constraints = field(default_factory=Constraints)
     left_out: set[str] = field(default_factory=set)  # ids turned down or seen, with their variants
     intents: list[str] = field(default_factory=list)  # what the act reader said about the last message
+    state: Optional[DialogueState] = None  # the conversation's state after the message (stored with the reply)
+    reading: Optional[Reading] = None  # the policy's working copy of that state
+    relaxed_to: Optional[Constraints] = None  # the looser constraints a list had to be made under
+    text: str = ""  # the message itself (an answer may need its words: "is it scary?")
+
+
+class StateLedger:
+    """The states a system computed for the dialogues it answered, until the caller stores them with
+    the reply (`ConversationalRecommender.state_for`); keyed by dialogue and length, bounded."""
+
+    def __init__(self, size: int = 512):
+        self._states: OrderedDict[tuple[str, int], DialogueState] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def keep(self, dialogue: Dialogue, state: DialogueState) -> None:
+        with self._lock:
+            self._states[(dialogue.dialogue_id, len(dialogue.utterances))] = state
+            while len(self._states) > self._size:
+                self._states.popitem(last=False)
+
+    def take(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        with self._lock:
+            return self._states.pop((dialogue.dialogue_id, len(dialogue.utterances)), None)
 
 
 def _genres_of(item: CatalogItem) -> frozenset[str]:
@@ -105,8 +139,9 @@ class DialoguePolicy:
         return self.franchises.variants(item)
 
     def bearable(self, subject: str) -> bool:
-        """Whether enough catalog entries bear a subject out for it to be asked of every item."""
-        return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
+        """Whether a subject may be asked of every item: it is on the phrase table's curated list (a
+        word the reader does not know is never a topic) and enough catalog entries bear it out."""
+        return known_subject(subject) and subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
 
     def plain_subjects(self, text: str, names: Sequence[str]) -> list[tuple[str, int]]:
         """The subjects a request names without a cue word, judged by the catalog's plots."""
@@ -150,58 +185,120 @@ class DialoguePolicy:
         return intents or rule_intents(text)
 
     def read(self, dialogue: Dialogue) -> UserMove:
-        constraints, left_out = Constraints(), set()
-        shown: list[CatalogItem] = []
-        last_list: list[CatalogItem] = []  # the last reply that showed several items
-        shown_years: list[int] = []
-        move = UserMove(act="request")
+        """The last message's move and the conversation's state: resumed from the state stored with
+        the last system turn that has one, each later message read once (`advance`)."""
+        reading, start = self.resume(dialogue)
+        move = None
         last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
-        for index, utterance in enumerate(dialogue.utterances):
+        for index in range(start, len(dialogue.utterances)):
+            utterance = dialogue.utterances[index]
             if utterance.role == Role.AGENT:
-                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
-                shown_years += [i.year for i in shown if i.year]
-                last_list = shown if len(shown) > 1 else last_list
-                continue
-            text = utterance.text or ""
-            is_last = index == last_user
-            intents = self._intents(dialogue, text) if is_last else rule_intents(text)
-            act, aspect, about, turned_down = self._act(text, intents, shown)
-            if act in ("reject", "seen"):
-                turned_down = about
-            for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
-                left_out.update(v.item_id for v in self.variants(item))
-            ruled_out_words: set[str] = set()
-            if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
-                for item in self._reference_titles(text, shown):
-                    left_out.update(v.item_id for v in (
-                        [item] if wants_the_series(text) else self.franchises.franchise(item)))
-            if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
-                constraints = audience(constraints, text)
-            if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
-                for item, start in self._linked_spans(text, shown):
-                    if negated_before(text, start):
-                        left_out.update(v.item_id for v in self.franchises.franchise(item))
-                        ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
-            if act not in ("correction", "end", "chat", "question"):
-                bare = self._without_titles(text)
-                people = self._people_named(without_possessives(bare),
-                                            constraints.people | constraints.unwanted_people)
-                constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
-                                     kinds_matter=self.catalog.dataset == "opendialkg", people=people,
-                                     shown=list(shown) + last_list, bearable=self.bearable,
-                                     plain=self.plain_subjects)
-                # "like <title>" gives genres only when none were asked for (the message names none either)
-                wants_like = act in ("request", "seen") and not constraints.genres
-                like = self._like_genres(text, shown) if wants_like else frozenset()
-                if like or ruled_out_words:
-                    constraints = replace(
-                        constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
-                        any_genre=constraints.any_genre if not like else True,
-                        unwanted_words=constraints.unwanted_words | ruled_out_words)
-            if is_last:
-                move = UserMove(act, aspect, about, list(shown), intents=intents)
-        move.constraints, move.left_out = constraints, left_out
+                self.observe_reply(reading, utterance.items)
+            else:
+                move = self.advance(reading, dialogue, utterance.text or "", index == last_user)
+            reading.read_through = index + 1
+        if move is None:  # nothing new to read: the last user message's reading as stored
+            move = UserMove(act="request", last_shown=list(reading.shown))
+        move.constraints, move.left_out = reading.constraints, set(reading.left_out)
+        move.reading = reading
+        move.state = to_state(reading, act=move.act, intents=move.intents, about=move.about, aspect=move.aspect)
         return move
+
+    def state_after(self, move: UserMove, shown: Sequence[CatalogItem], dialogue: Dialogue) -> DialogueState:
+        """The state to store with the reply that showed `shown` (it takes that reply in too)."""
+        turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
+        return with_reply(move.state, list(shown), turn, len(dialogue.utterances) + 1, move.relaxed_to)
+
+    def resume(self, dialogue: Dialogue) -> tuple[Reading, int]:
+        """(the reading to go on from, the index of the first utterance it has not taken in)."""
+        for index in range(len(dialogue.utterances) - 1, -1, -1):
+            utterance = dialogue.utterances[index]
+            state = utterance.state
+            if utterance.role != Role.AGENT or state is None:
+                continue
+            # The state must be this turn's own: it took in everything up to and including the turn's items.
+            if state.read_through == index + 1 and state.last_shown == [r.item_id for r in utterance.items]:
+                return from_state(state, self.catalog), index + 1
+        return Reading(reader=self.reader_label), 0
+
+    def observe_reply(self, reading: Reading, items) -> None:
+        shown = [i for i in (self.catalog.get(r.item_id) for r in items) if i is not None]
+        reading.shown_records += [ShownItem(item_id=i.item_id, title=i.label, turn=reading.system_turns,
+                                            position=n) for n, i in enumerate(shown, start=1)]
+        reading.system_turns += 1
+        reading.shown = shown
+        reading.shown_years += [i.year for i in shown if i.year]
+        reading.last_list = shown if len(shown) > 1 else reading.last_list
+
+    def advance(self, reading: Reading, dialogue: Dialogue, text: str, is_last: bool) -> "UserMove":
+        """Take one user message into `reading` (read once) and return its move."""
+        constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
+        reading.user_turns += 1
+        turn = reading.user_turns - 1
+        if STARTS_OVER.search(text):  # "start over", "forget all that": what was asked so far goes
+            constraints, reading.like, reading.moods = Constraints(), [], []
+        self._mentions(reading, text, turn)
+        intents = self._intents(dialogue, text) if is_last else rule_intents(text)
+        act, aspect, about, turned_down = self._act(text, intents, shown)
+        if act in ("reject", "seen"):
+            turned_down = about
+        (reading.seen if act == "seen" else reading.turned_down).extend(
+            i.item_id for i in turned_down if i.item_id not in reading.turned_down + reading.seen)
+        if act == "accept":
+            reading.taken += [i.item_id for i in about if i.item_id not in reading.taken]
+        for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
+            left_out.update(v.item_id for v in self.variants(item))
+        ruled_out_words: set[str] = set()
+        if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
+            for item in self._reference_titles(text, shown):
+                left_out.update(v.item_id for v in (
+                    [item] if wants_the_series(text) else self.franchises.franchise(item)))
+                reading.like = [i for i in reading.like if i != item.item_id] + [item.item_id]
+        if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
+            constraints = audience(constraints, text)
+        if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
+            for item, start in self._linked_spans(text, shown):
+                if negated_before(text, start):
+                    left_out.update(v.item_id for v in self.franchises.franchise(item))
+                    ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
+        if act not in ("correction", "end", "chat", "question"):
+            bare = self._without_titles(text)
+            people = self._people_named(without_possessives(bare),
+                                        constraints.people | constraints.unwanted_people)
+            constraints = update(constraints, bare, complaint=act == "reject", shown_years=reading.shown_years,
+                                 kinds_matter=self.catalog.dataset == "opendialkg", people=people,
+                                 shown=list(shown) + reading.last_list, bearable=self.bearable,
+                                 plain=self.plain_subjects)
+            reading.moods = moods_named(bare) or reading.moods
+            # "like <title>" gives genres only when none were asked for (the message names none either)
+            wants_like = act in ("request", "seen") and not constraints.genres
+            like = self._like_genres(text, shown) if wants_like else frozenset()
+            if like or ruled_out_words:
+                constraints = replace(
+                    constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
+                    any_genre=constraints.any_genre if not like else True,
+                    unwanted_words=constraints.unwanted_words | ruled_out_words)
+        reading.constraints = constraints
+        reading.asked.append(self._asked(text, act))
+        stamp(reading)
+        return UserMove(act, aspect, about, list(shown), intents=intents, text=text)
+
+    def _mentions(self, reading: Reading, text: str, turn: int) -> None:
+        """The titles the message names, liked or not, and whether it gives anything to go on."""
+        linked = self._link_spans(text)
+        for item, start, _ in linked:
+            liked = not negated_before(text, start) and not SEEN_CUE.search(text)
+            reading.mentioned.append(MentionedItem(item_id=item.item_id, liked=liked, turn=turn))
+        if linked or has_request_content(text) or self.catalog.link_entities(text):
+            reading.has_preference = True
+
+    @staticmethod
+    def _asked(text: str, act: str) -> str:
+        """What the message gives the ranker to read: nothing for a question, closing, small talk,
+        correction or shrug, and only the asking part of a complaint."""
+        if act in ("end", "chat", "question", "correction", "shrug"):
+            return ""
+        return request_part(text) if act == "reject" else text
 
     def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]
              ) -> tuple[str, Optional[str], list, list]:
@@ -321,27 +418,12 @@ class DialoguePolicy:
         return text
 
     def ranking_texts(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> list[tuple[Role, str, list]]:
-        """(role, text, items) of the conversation as the recommender should read it; `move` is
-        the last message's reading when the caller has it (the learnt reader's act)."""
-        out = []
-        shown: list[CatalogItem] = []
-        last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
-        for index, utterance in enumerate(dialogue.utterances):
-            if utterance.role == Role.AGENT:
-                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
-                out.append((utterance.role, utterance.text, utterance.items))
-                continue
-            text = utterance.text or ""
-            if move is not None and index == last_user:
-                act = move.act
-            else:
-                act = self._act(text, rule_intents(text), shown)[0]
-            if act in ("end", "chat", "question", "correction", "shrug"):
-                text = ""
-            elif act == "reject":
-                text = request_part(text)
-            out.append((utterance.role, text, []))
-        return out
+        """(role, text, items) of the conversation as the recommender should read it: each user message
+        as the state holds what it asks (`DialogueState.asked`), the system turns as they were."""
+        move = move if move is not None and move.state is not None else self.read(dialogue)
+        asked = iter(move.state.asked)
+        return [(u.role, u.text, u.items) if u.role == Role.AGENT else (u.role, next(asked, ""), [])
+                for u in dialogue.utterances]
 
     def ranking_dialogue(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> Dialogue:
         copy = Dialogue(crs_id=dialogue.crs_id)

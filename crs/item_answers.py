@@ -113,8 +113,10 @@ def greeting(turn: int, kind: str = "movie") -> str:
     return GREETINGS[turn % len(GREETINGS)].format(kind=kind, verb=verb)
 
 
-def taken(turn: int) -> str:
+def taken(turn: int, items: Sequence[CatalogItem] = ()) -> str:
     """The answer to "sounds good, I'll watch it": a short follow-up, no new list."""
+    if items:
+        return f"{items[0].title} it is, then. Enjoy! If you would like another idea later, just ask."
     return TAKEN[turn % len(TAKEN)]
 
 
@@ -132,18 +134,57 @@ def correction_note(items: Sequence[CatalogItem]) -> str:
     return f"Thanks for the correction; my catalog lists it as {item.label}."
 
 
-def list_opening(act: str, constraints: Constraints, turn: int) -> str:
-    """The sentence before a list: what was done with the user's message, and what rules apply."""
-    lead = {
-        "reject": "Understood, I'll leave those out.",
-        "seen": "Then here are some you may not have seen.",
-        "shrug": "No problem, I'll pick.",
-    }.get(act, "")
-    rules = constraints.describe()
-    kind = f"{constraints.genre_words()} picks" if constraints.genres else "picks"
-    body = f"Here are some {kind} {rules}:".replace(" :", ":") if rules or constraints.genres else ("Here are a few picks for you:", "These might suit you:",
-                                                          "You could try these:")[turn % 3]
-    return f"{lead} {body}".strip()
+def heading(constraints: Constraints) -> str:
+    """"comedy picks from the 1990s", "picks with Tom Hanks": the list's rules in a few words (two
+    genres and two other rules at most; what is left out is said only when nothing else is)."""
+    genres = sorted(constraints.genres)
+    joiner = " or " if constraints.any_genre else " and "
+    noun = (joiner.join(genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
+    parts = []
+    if constraints.subjects:
+        parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
+    if constraints.people:
+        parts.append("with " + " and ".join(sorted(map(person_label, constraints.people))[:2]))
+    if constraints.for_children:
+        parts.append("for children")
+    era = _era_words(constraints.years)
+    if era:
+        parts.append(era)
+    if not parts and not genres:
+        left_out = sorted(constraints.unwanted_genres)[:2]
+        if left_out:
+            parts.append("without " + " or ".join(left_out))
+    return " ".join([noun] + parts[:2])
+
+
+def _era_words(years: Optional[tuple[int, int]]) -> str:
+    if years is None:
+        return ""
+    low, high = years
+    if high - low == 9 and low % 10 == 0:
+        return f"from the {low}s"
+    if high >= 2100:
+        return f"from {low} on"
+    if low <= 1800:
+        return f"from before {high + 1}"
+    return f"from {low} to {high}" if low != high else f"from {low}"
+
+
+def list_opening(act: str, constraints: Constraints, turn: int, turned_down: bool = True) -> str:
+    """The one sentence before a list: what was done with the user's message and the list's rules
+    in a few words. "I'll leave those out" only when something was turned down."""
+    ruled = constraints.any or bool(constraints.genres)
+    what = heading(constraints) if ruled else "picks"
+    if act == "reject":
+        return (f"Understood, I'll leave those out. Some other {what}:" if turned_down
+                else f"Let's try something different. Some {what}:")
+    if act == "seen":
+        return f"Then here are some {what} you may not have seen:"
+    if act == "shrug":
+        return f"No problem, I'll pick. Some {what}:" if ruled else "No problem, I'll pick:"
+    if ruled:
+        return f"Here are some {what}:"
+    return ("Here are a few picks for you:", "These might suit you:", "You could try these:")[turn % 3]
 
 
 # -- the model's connecting sentence must answer the message it follows ---------------------
