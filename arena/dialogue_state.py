@@ -97,6 +97,7 @@ class DialogueState(BaseModel):
     left_out: list[str] = Field(default_factory=list)  # ids kept out of lists: turned down, seen, variants
     about: list[str] = Field(default_factory=list)  # ids the last message refers to
     open_question: Optional[OpenQuestion] = None
+    focus: list[str] = Field(default_factory=list)  # ids "it" refers to when the last reply showed none
     # What each user message gives the ranker to read (empty for a question, closing, small talk).
     asked: list[str] = Field(default_factory=list)
     has_preference: bool = False

@@ -159,7 +159,7 @@ class ChatCRS(ConversationalRecommender):
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "question":
-            text, shown = answer(move.aspect, move.about)
+            text, shown = answer(move.aspect, move.about, move.text)
             return enforce_shown_titles(text, shown, self.catalog, fallback), shown
         view = self.view(move)
         candidates = self.candidates(dialogue, view, move)

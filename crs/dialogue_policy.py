@@ -45,7 +45,7 @@ from arena.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
-from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
+from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
@@ -66,6 +66,21 @@ from crs.policy_state import Reading, from_state, stamp, to_state, with_reply
 STARTS_OVER = re.compile(r"\b(start (over|again|afresh|from scratch)|forget (all |everything )?(that|i said|"
                          r"what i said|about (that|it|all that))|scratch (all )?that|new search|something "
                          r"completely different|reset)\b", re.IGNORECASE)
+# A message that asks on after taking or praising a title: "..., something supernatural please".
+_ASKS_ON = re.compile(r"\b(something|anything|another|any other|instead|rather|recommend|suggest|show me|give me)\b",
+                      re.IGNORECASE)
+_RECOMMENDING = re.compile(r"\b(recommend\w*|suggest\w*|movies?|films?|flicks?|watch\w*|something|anything|"
+                           r"show me|give me|any|ideas?|looking for|in the mood|want|like|similar|more|another|else|"
+                           r"other|books?|read|novels?|series|shows?|tv|see|seen|pick|options?)\b", re.IGNORECASE)
+# What asks the system for something else than items: a poem, a joke, the weather, a fact.
+_OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capital of|who won|how many|"
+                       r"calculate|translate|what time|your name|are you (a )?(human|robot|bot|real))\b|\?",
+                       re.IGNORECASE)
+CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
+           "What kind of movie would you like?")
+_COUNTS = {"two": 2, "2": 2, "three": 3, "3": 3}
+_FIRST_N = re.compile(r"\b(?:the )?(?:first|top) (two|2|three|3)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\b(both|the two of them|either of them)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
@@ -239,7 +254,15 @@ class DialoguePolicy:
             constraints, reading.like, reading.moods = Constraints(), [], []
         self._mentions(reading, text, turn)
         intents = self._intents(dialogue, text) if is_last else rule_intents(text)
-        act, aspect, about, turned_down = self._act(text, intents, shown)
+        # "is it scary?" after an answer or a choice that showed nothing: "it" is the item in focus
+        referable = shown or [i for i in (self.catalog.get(x) for x in reading.focus) if i is not None]
+        act, aspect, about, turned_down = self._act(text, intents, referable)
+        if about and act in ("question", "accept", "correction"):
+            reading.focus = [i.item_id for i in about]
+        elif shown:
+            reading.focus = []
+        if act == "clarify":
+            reading.understood = CLARIFY
         if act in ("reject", "seen"):
             turned_down = about
         (reading.seen if act == "seen" else reading.turned_down).extend(
@@ -261,7 +284,7 @@ class DialoguePolicy:
                 if negated_before(text, start):
                     left_out.update(v.item_id for v in self.franchises.franchise(item))
                     ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
-        if act not in ("correction", "end", "chat", "question"):
+        if act not in ("correction", "end", "chat", "question", "clarify"):
             bare = self._without_titles(text)
             people = self._people_named(without_possessives(bare),
                                         constraints.people | constraints.unwanted_people)
@@ -296,7 +319,7 @@ class DialoguePolicy:
     def _asked(text: str, act: str) -> str:
         """What the message gives the ranker to read: nothing for a question, closing, small talk,
         correction or shrug, and only the asking part of a complaint."""
-        if act in ("end", "chat", "question", "correction", "shrug"):
+        if act in ("end", "chat", "question", "correction", "shrug", "clarify"):
             return ""
         return request_part(text) if act == "reject" else text
 
@@ -304,8 +327,9 @@ class DialoguePolicy:
              ) -> tuple[str, Optional[str], list, list]:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
-        if is_closing(text):
-            return "end", None, [], []
+        if is_closing(text):  # "I'll go with the second one, thanks!": the choice it names is taken
+            chosen = self._linked(text, shown) or self._pointed(text, shown)
+            return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
         linked = self._linked(text, shown)
@@ -316,7 +340,8 @@ class DialoguePolicy:
         if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
             return "accept", None, list(shown[:1]), []
         taken, down = self._decided_apart(text, shown)
-        if taken and not asks_for_more_after_taking(text):  # one title taken, another turned down
+        # one title taken, another turned down ("X sounds cool but ..., something supernatural please" asks on)
+        if taken and not asks_for_more_after_taking(text) and not _ASKS_ON.search(text):
             return "accept", None, taken, down
         if is_shrug(text):
             return "shrug", None, [], []
@@ -342,7 +367,33 @@ class DialoguePolicy:
             return "seen", None, linked or list(shown), []
         if takes_it(text):
             return "accept", None, linked or list(shown[:1]), down
+        if not linked and self._off_task(text):  # "Can you write me a poem?": nothing to recommend from
+            return "clarify", None, [], []
         return "request", None, linked, []
+
+    def _off_task(self, text: str) -> bool:
+        """A message that asks for nothing a recommender can give and names nothing the reader knows
+        (no genre, person, title, era, mood, subject or kind of item): asking is better than a guess."""
+        if _RECOMMENDING.search(text) or genre_mentions(text) or moods_named(text) or self._link_people(text):
+            return False
+        bare = normalize(text)
+        if re.search(r"\b(19|20)\d\d|\d0s\b", bare) or subjects_asked(text):
+            return False
+        return bool(_OFF_TASK.search(text))
+
+    def _pointed(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """The shown items an ordinal points at: "the second one", "the first two", "both"."""
+        if not shown:
+            return []
+        if match := _FIRST_N.search(text):
+            count = _COUNTS[match.group(1).lower()]
+            return list(shown[:count])
+        if _BOTH.search(text) and len(shown) >= 2:
+            return list(shown[:2])
+        index = pointed_index(text)
+        if index is not None and -len(shown) <= index < len(shown):
+            return [shown[index]]
+        return []
 
     def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         """(person, position) of the people the text names, by full name or by a surname that
@@ -383,9 +434,9 @@ class DialoguePolicy:
             return list(shown)
         if linked:
             return linked[:1]
-        index = pointed_index(text)
-        if shown and index is not None and -len(shown) <= index < len(shown):
-            return [shown[index]]
+        pointed = self._pointed(text, shown)
+        if pointed:
+            return pointed
         if shown and (points_back(text) or len(shown) == 1):
             return [shown[0]]
         return []

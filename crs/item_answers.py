@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from arena.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
-from arena.reading.vocabulary import genre_label
+from arena.reading.vocabulary import genre_label, intensity_of
 
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",
@@ -44,53 +44,151 @@ def _genres(item: CatalogItem, limit: int = 3) -> str:
     return _names([g.lower() if item.dataset == "redial" else genre_label(g) for g in item.genres], limit)
 
 
-def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
-    """The answer to a question about `items` (one item, or the shown list for a comparison),
-    and the items it names."""
+def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[str, list[CatalogItem]]:
+    """The answer to a question (`text`) about `items` (the items it refers to, or the shown list for
+    a comparison), and the items it names; said plainly from the field the question asks about."""
     if aspect == "compare_children":
         return _compare_for_children(items)
+    if aspect == "plot" and len(items) > 1:  # "tell me about the first two"
+        return " ".join(_plot(i) for i in items[:3]) + f" {FOLLOW_UP}", list(items[:3])
     item = items[0]
     label = item.label
     if aspect == "plot":
-        listed = f"; it lists it as {_genres(item)}." if item.genres else "."
-        text = f"{label}: {item.plot}" if item.plot else f"The catalog has no plot summary for {label}{listed}"
+        text_out = _plot(item)
     elif aspect == "director":
         directors = item.people.get("director")
-        text = (f"{label} was directed by {_names(directors, 2)}." if directors else
-                f"The catalog does not say who directed {label}.")
+        text_out = (f"{label} was directed by {_names(directors, 2)}." if directors else
+                    f"I don't know who directed {label}; {_known(item)}")
     elif aspect == "writer":
         writers = item.people.get("writer")
-        text = (f"{label} was written by {_names(writers, 2)}." if writers else
-                f"The catalog does not name the writer of {label}.")
+        text_out = (f"{label} was written by {_names(writers, 2)}." if writers else
+                    f"I don't know who wrote {label}; {_known(item)}")
     elif aspect == "stars":
         cast = item.people.get("star") or item.people.get("actor")
-        text = f"{label} stars {_names(cast, 3)}." if cast else f"The catalog does not list the cast of {label}."
+        text_out = (f"{label} stars {_names(cast, 3)}." if cast else
+                    f"I don't have the cast of {label}; {_known(item)}")
     elif aspect == "year":
-        text = f"{label} is from {item.year}." if item.year else f"The catalog does not give a year for {label}."
+        text_out = (f"{item.title} came out in {item.year}." if item.year else
+                    f"I don't know what year {item.title} came out; {_known(item)}")
     elif aspect == "rating":
-        listed = f"; it lists it as {_genres(item)}" if item.genres else ""
-        text = f"The catalog holds no ratings or reviews, so I cannot say how well {label} is rated{listed}."
+        text_out = f"I have no ratings or reviews to go by, so I can't say how well {label} is rated; {_known(item)}"
+    elif aspect == "true_story":
+        text_out = _true_story(item)
     elif aspect == "genres":
-        text = (f"The catalog lists {label} as {_genres(item)}." if item.genres else
-                f"The catalog gives no genre for {label}.")
+        text_out = _genre_question(item, text)
     else:  # suitability
-        text = _suitability(item)
-    return f"{text} {FOLLOW_UP}", [item]
+        text_out = _suitability(item, text)
+    return f"{text_out} {FOLLOW_UP}", [item]
 
 
-def _suitability(item: CatalogItem) -> str:
+def _kind_noun(item: CatalogItem) -> str:
+    return {"book": "book", "series": "series"}.get(getattr(item, "kind", "film") or "film", "film")
+
+
+def _known(item: CatalogItem) -> str:
+    """What is known of an item in one clause: "it is a drama from 1994, directed by X"."""
+    parts = [f"it is {_a(_genres(item, 2))} {_kind_noun(item)}" if item.genres else f"it is a {_kind_noun(item)}"]
+    if item.year:
+        parts.append(f"from {item.year}")
+    directors = item.people.get("director")
+    if directors:
+        parts.append(f"directed by {_names(directors, 1)}")
+    cast = item.people.get("star") or item.people.get("actor")
+    if cast:
+        parts.append(f"starring {_names(cast, 2)}")
+    return " ".join(parts[:2]) + (", " + ", ".join(parts[2:]) if parts[2:] else "") + "."
+
+
+def _a(words: str) -> str:
+    return ("an " if words[:1].lower() in "aeiou" else "a ") + words
+
+
+def _plot(item: CatalogItem) -> str:
+    if item.plot:
+        return f"{item.label}: {item.plot}"
+    return f"I don't have a plot summary for {item.label}, but {_known(item)}"
+
+
+_TRUE_STORY_IN_PLOT = re.compile(r"\b(true story|based on (the )?(true|real)|real[- ]life|biograph\w*|"
+                                 r"the life of|the story of|life story|memoir)\b", re.I)
+
+
+def _true_story(item: CatalogItem) -> str:
     label = item.label
+    if _TRUE_STORY_IN_PLOT.search(item.plot or "") or any(
+            g.lower() in ("biography", "history") for g in item.genres):
+        return f"Yes, as far as I can tell: {label} tells a real story. {item.plot}".strip()
+    if item.plot:
+        return f"Nothing I have says {label} is based on a true story. It is about this: {item.plot}"
+    return f"I can't tell whether {label} is based on a true story; {_known(item)}"
+
+
+# The qualities a yes/no question asks about, and the genres (and plot words) that bear them out.
+_QUALITIES = {
+    "scary": (("horror",), ("thriller", "mystery")),
+    "creepy": (("horror",), ("thriller", "mystery")),
+    "funny": (("comedy",), ()),
+    "romantic": (("romance",), ()),
+    "sad": (("drama",), ("war",)),
+    "violent": (("war", "crime", "action", "horror"), ("thriller",)),
+    "gory": (("horror",), ()),
+    "dark": (("horror", "thriller", "crime", "war"), ()),
+}
+_ASKED_GENRE = re.compile(r"\b(an?)\s+(documentary|musical|western|cartoon|animated|anime|comedy|horror|thriller|"
+                          r"romance|drama|war|sci-?fi|family|kids'?)\b", re.I)
+_GENRE_OF_WORD = {"cartoon": "animation", "animated": "animation", "anime": "animation", "kids": "family",
+                  "kids'": "family", "scifi": "sci fi", "sci-fi": "sci fi"}
+
+
+def _genre_question(item: CatalogItem, text: str) -> str:
+    """"is it scary?", "Is Planet Earth Live a documentary?": yes or no in plain words, from the
+    genres and what the plot says; a bare "what genre is it?" gets the genres."""
+    label, low = item.label, (text or "").lower()
+    kinds = _genres(item) if item.genres else ""
+    quality = next((q for q in _QUALITIES if re.search(rf"\b{q}\b", low)), None)
+    if quality is not None:
+        strong, some = _QUALITIES[quality]
+        intense = intensity_of(item)
+        if any(has_genre(item, g) for g in strong) or (quality in ("violent", "gory") and intense):
+            return f"Yes, {label} is {quality}: it is {_a(kinds)} {_kind_noun(item)}."
+        if any(has_genre(item, g) for g in some) or (quality in ("scary", "dark") and intense):
+            return f"A little: {label} is {_a(kinds)} {_kind_noun(item)}, tense rather than {quality}."
+        return f"Not really: {label} is {_a(kinds)} {_kind_noun(item)}." if kinds else (
+            f"I can't tell how {quality} {label} is; {_known(item)}")
+    if match := _ASKED_GENRE.search(low):
+        word = match.group(2).lower()
+        genre = _GENRE_OF_WORD.get(word, word)
+        if not item.genres:
+            return f"I can't tell; {_known(item)}"
+        if has_genre(item, genre):
+            return f"Yes, {label} is {_a(word)} {_kind_noun(item) if word in ('war', 'family') else ''}".rstrip() + \
+                f" ({kinds})."
+        return f"No, {label} is not listed as {_a(word)}; it is {_a(kinds)} {_kind_noun(item)}."
+    return f"{label} is {_a(kinds)} {_kind_noun(item)}." if kinds else f"I don't know the genre of {label}."
+
+
+_AGE_ASKED = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?old", re.I)
+
+
+def _suitability(item: CatalogItem, text: str = "") -> str:
+    """Whether a title suits a child, from its genres and what its plot says (the catalogs hold no
+    age ratings)."""
+    label = item.label
+    age = _AGE_ASKED.search(text or "")
+    who = f"a {age.group(1)}-year-old" if age else "a young child"
     unsafe = [g for g in CHILD_UNSAFE if has_genre(item, g)]
+    intense = sorted(intensity_of(item))
     if unsafe:
-        return (f"I would not pick {label} for a young child: the catalog lists it as {_names(unsafe)}. "
-                f"It has no age ratings, so that is going by genre.")
+        return f"I would not pick {label} for {who}: it is {_a(_names(unsafe))} {_kind_noun(item)}."
+    if intense:
+        return (f"Probably not for {who}: {label} is {_a(_genres(item))} {_kind_noun(item)}, and its story "
+                f"has {' and '.join(intense)} in it.")
     if any(has_genre(item, g) for g in CHILD_FRIENDLY):
-        return (f"{label} should suit a child: the catalog lists it as {_genres(item)}. "
-                f"It has no age ratings, so check the details if in doubt.")
+        return f"Yes, {label} should suit {who}: it is {_a(_genres(item))} {_kind_noun(item)}."
     if not item.genres:
-        return f"The catalog has no age rating or genre for {label}, so I cannot tell."
-    return (f"The catalog has no age rating for {label}; it is listed as {_genres(item)}, with no horror, "
-            f"crime or thriller among them, but not as a family film either.")
+        return f"I can't tell whether {label} suits {who}; {_known(item)}"
+    return (f"Probably: {label} is {_a(_genres(item))} {_kind_noun(item)}, with nothing in its genres or story "
+            f"that should upset {who}, though it is not made for children.")
 
 
 def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:

@@ -37,6 +37,8 @@ class Reading:
     like: list[str] = field(default_factory=list)  # ids of titles held up as the model of the wish
     moods: list[str] = field(default_factory=list)
     sinces: dict[tuple, int] = field(default_factory=dict)  # (slot, value, polarity) -> user turn
+    focus: list[str] = field(default_factory=list)  # ids "it" refers to when the last reply showed none
+    understood: str = ""
     has_preference: bool = False
     user_turns: int = 0
     system_turns: int = 0
@@ -102,14 +104,15 @@ def to_state(reading: Reading, *, act: str, intents: list[str], about: list[Cata
                                                                         reading.moods)]
     return DialogueState(
         reader=reading.reader, read_through=reading.read_through, user_turns=reading.user_turns, act=act,
-        understood=understood, intents=list(intents), constraints=constraints,
+        understood=understood or (reading.understood if act == "clarify" else ""), intents=list(intents),
+        constraints=constraints,
         shown=list(reading.shown_records), last_shown=[i.item_id for i in reading.shown],
         last_list=[i.item_id for i in reading.last_list], mentioned=list(reading.mentioned),
         seen=list(reading.seen), turned_down=list(reading.turned_down), taken=list(reading.taken),
         left_out=sorted(reading.left_out), about=[i.item_id for i in about],
         open_question=OpenQuestion(aspect=aspect, item_ids=[i.item_id for i in about])
         if act == "question" and aspect else None,
-        asked=list(reading.asked), has_preference=reading.has_preference)
+        asked=list(reading.asked), has_preference=reading.has_preference, focus=list(reading.focus))
 
 
 def from_state(state: DialogueState, catalog: Catalog) -> Reading:
@@ -126,7 +129,7 @@ def from_state(state: DialogueState, catalog: Catalog) -> Reading:
         shown_records=list(state.shown), mentioned=list(state.mentioned), seen=list(state.seen),
         turned_down=list(state.turned_down), taken=list(state.taken), asked=list(state.asked), like=like,
         moods=moods, sinces={(c.slot, c.value, c.polarity): c.since for c in state.constraints},
-        has_preference=state.has_preference, user_turns=state.user_turns,
+        has_preference=state.has_preference, user_turns=state.user_turns, focus=list(state.focus),
         system_turns=len({s.turn for s in state.shown}) if state.shown else 0,
         read_through=state.read_through, reader=state.reader)
 
