@@ -47,6 +47,7 @@ from crs.grounded import GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
+from crs.state_reader import LLMStateReader
 from crs.reply_check import enforce_shown_titles
 from crs.title_matching import TitleMatcher
 
@@ -111,6 +112,7 @@ class ChatCRS(ConversationalRecommender):
         max_tokens: int = 220,
         recommender: Optional[Recommender] = None,
         act_reader: Optional[IntentReader] = None,
+        read_state_with_llm: bool = False,
     ):
         if mode not in MODES:
             raise ValueError(f"ChatCRS mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -133,6 +135,8 @@ class ChatCRS(ConversationalRecommender):
         self.grounded = GroundedReplies(catalog, llm, self.system_prompt, self.item_kind, temperature=temperature)
         self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
         self.policy = DialoguePolicy(catalog, act_reader)
+        if read_state_with_llm:  # the model reads each message into the state; the rules stand in
+            self.policy.state_reader = LLMStateReader(llm, catalog)
         self._allowed_cache: dict[Constraints, np.ndarray] = {}
         self._states = StateLedger()
 

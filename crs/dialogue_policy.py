@@ -60,7 +60,7 @@ from arena.reading.references import (
 from arena.reading.phrase_table import known_subject, moods_named
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
-from crs.policy_state import Reading, from_state, stamp, to_state, with_reply
+from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
 STARTS_OVER = re.compile(r"\b(start (over|again|afresh|from scratch)|forget (all |everything )?(that|i said|"
@@ -144,6 +144,9 @@ class DialoguePolicy:
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
+        # With an LLM endpoint the last message may be read by the model (`crs.state_reader`), the
+        # offline rules standing in whenever its answer fails the checks.
+        self.state_reader = None
 
     @property
     def reader_label(self) -> str:
@@ -248,6 +251,8 @@ class DialoguePolicy:
     def advance(self, reading: Reading, dialogue: Dialogue, text: str, is_last: bool) -> "UserMove":
         """Take one user message into `reading` (read once) and return its move."""
         constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
+        model = self.state_reader if is_last else None
+        prior = to_state(reading, act="request", intents=[], about=[], aspect=None) if model else None
         reading.user_turns += 1
         turn = reading.user_turns - 1
         if STARTS_OVER.search(text):  # "start over", "forget all that": what was asked so far goes
@@ -302,6 +307,16 @@ class DialoguePolicy:
                     any_genre=constraints.any_genre if not like else True,
                     unwanted_words=constraints.unwanted_words | ruled_out_words)
         reading.constraints = constraints
+        reading.reader = self.reader_label
+        if model is not None and (read := model.read(prior, text, shown)) is not None:
+            # The model's reading, checked against the schema and the catalog, replaces the rules' act
+            # and constraints; what the rules keep out of plots and lists (turned-down titles) stays.
+            change, about = read
+            act, aspect = change.act, change.aspect
+            reading.constraints = replace(constraints_of(change.constraints),
+                                          unwanted_words=constraints.unwanted_words)
+            reading.moods = [c.value for c in change.constraints if c.slot == "mood"]
+            reading.reader = model.label
         reading.asked.append(self._asked(text, act))
         stamp(reading)
         return UserMove(act, aspect, about, list(shown), intents=intents, text=text)

@@ -141,3 +141,35 @@ def test_headings_are_short_and_say_leaving_out_only_when_something_was_turned_d
     assert len(opening.split()) <= 10, opening
     assert "leave those out" not in list_opening("reject", c, 0, turned_down=False)
     assert "leave those out" in list_opening("reject", c, 0, turned_down=True)
+
+
+def _llm_policy(redial, answers):
+    from arena.llm import FakeProvider, LLMClient
+    from crs.state_reader import LLMStateReader
+
+    policy = DialoguePolicy(redial)
+    policy.state_reader = LLMStateReader(LLMClient(FakeProvider(list(answers))), redial)
+    return policy
+
+
+def test_the_llm_reader_gives_the_state_when_its_answer_checks_out(redial):
+    good = ('{"act": "request", "constraints": [{"slot": "genre", "value": "comedy", "polarity": "want"}, '
+            '{"slot": "era", "value": "1990-1999", "polarity": "want"}]}')
+    policy = _llm_policy(redial, [good])
+    move = policy.read(conversation(redial, "something to laugh at from back when I was a kid in the nineties"))
+    assert move.constraints.genres == {"comedy"} and move.constraints.years == (1990, 1999)
+    assert move.state.reader.startswith("llm:")
+
+
+@pytest.mark.parametrize("bad", [
+    "not json at all",
+    '{"act": "request", "constraints": [{"slot": "subject", "value": "white", "polarity": "want"}]}',
+    '{"act": "request", "constraints": [{"slot": "person", "value": "Nobody Atall", "polarity": "want"}]}',
+    '{"act": "question", "aspect": "director", "refers_to": [7]}',
+    '{"act": "dance"}',
+])
+def test_a_bad_llm_answer_falls_back_to_the_offline_reader(redial, bad):
+    policy = _llm_policy(redial, [bad])
+    move = policy.read(conversation(redial, "a comedy from the 90s"))
+    assert move.constraints.genres == {"comedy"} and move.constraints.years == (1990, 1999)
+    assert not move.state.reader.startswith("llm:") and policy.state_reader.refused == 1
