@@ -98,6 +98,7 @@ class DialogueState(BaseModel):
     about: list[str] = Field(default_factory=list)  # ids the last message refers to
     open_question: Optional[OpenQuestion] = None
     focus: list[str] = Field(default_factory=list)  # ids "it" refers to when the last reply showed none
+    audience_asked: bool = False  # the audience constraint came from a question only, not a request
     # What each user message gives the ranker to read (empty for a question, closing, small talk).
     asked: list[str] = Field(default_factory=list)
     has_preference: bool = False

@@ -292,8 +292,10 @@ def _load(
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     llm = llm_client_factory()
+    # With an LLM endpoint the model also reads each message into the conversation's state.
     return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm), prompt_path=prompt_path,
-                   temperature=temperature, act_reader=act_reader)
+                   temperature=temperature, act_reader=act_reader,
+                   read_state_with_llm=llm.provider_name == "openai")
 
 
 def load_chatcrs(name: str, dataset: str, llm_client_factory: Callable[[], LLMClient], cache_dir: Path | str,

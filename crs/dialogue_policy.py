@@ -57,7 +57,7 @@ from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
     without_possessives,
 )
-from arena.reading.phrase_table import known_subject, moods_named
+from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
@@ -76,6 +76,8 @@ _RECOMMENDING = re.compile(r"\b(recommend\w*|suggest\w*|movies?|films?|flicks?|w
 _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capital of|who won|how many|"
                        r"calculate|translate|what time|your name|are you (a )?(human|robot|bot|real))\b|\?",
                        re.IGNORECASE)
+_CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
+                         re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
            "What kind of movie would you like?")
 _COUNTS = {"two": 2, "2": 2, "three": 3, "3": 3}
@@ -283,7 +285,10 @@ class DialoguePolicy:
                     [item] if wants_the_series(text) else self.franchises.franchise(item)))
                 reading.like = [i for i in reading.like if i != item.item_id] + [item.item_id]
         if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
-            constraints = audience(constraints, text)
+            asked_for = audience(constraints, text)
+            if asked_for.for_children and not constraints.for_children:
+                reading.audience_asked = True
+            constraints = asked_for
         if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
             for item, start in self._linked_spans(text, shown):
                 if negated_before(text, start):
@@ -297,7 +302,19 @@ class DialoguePolicy:
                                  kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                  shown=list(shown) + reading.last_list, bearable=self.bearable,
                                  plain=self.plain_subjects)
-            reading.moods = moods_named(bare) or reading.moods
+            named_moods = [m for m in moods_named(bare) if not negated_before(bare, bare.lower().find(m))]
+            reading.moods = named_moods or reading.moods
+            for mood in named_moods:  # "one where he plays a darker role": no animation or family films
+                avoid = genres_a_mood_rules_out(mood) - constraints.genres
+                if avoid:
+                    constraints = replace(constraints, unwanted_genres=constraints.unwanted_genres | avoid)
+            if reading.audience_asked and constraints.for_children and not _CHILD_WORDS.search(bare) and (
+                    constraints.genres, constraints.people, constraints.subjects) != (
+                    reading.constraints.genres, reading.constraints.people, reading.constraints.subjects):
+                # A child named only in a question ("is it ok for my 8 year old?") holds for the next
+                # "another one?", not for a new request about something else.
+                constraints = replace(constraints, for_children=False)
+                reading.audience_asked = False
             # "like <title>" gives genres only when none were asked for (the message names none either)
             wants_like = act in ("request", "seen") and not constraints.genres
             like = self._like_genres(text, shown) if wants_like else frozenset()
@@ -445,7 +462,7 @@ class DialoguePolicy:
                    for _, start, end in self._title_spans(text))
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
-        if aspect == "compare_children":
+        if aspect in ("compare_children", "pick"):
             return list(shown)
         if linked:
             return linked[:1]

@@ -49,6 +49,10 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
     a comparison), and the items it names; said plainly from the field the question asks about."""
     if aspect == "compare_children":
         return _compare_for_children(items)
+    if aspect == "pick":  # "which would you pick?": one of what was shown, and why, no new titles
+        best = items[0]
+        why = f" {best.plot}" if best.plot else f" {_known(best)[0].upper()}{_known(best)[1:]}"
+        return f"I'd go with {best.label}.{why} {FOLLOW_UP}", [best]
     if aspect == "plot" and len(items) > 1:  # "tell me about the first two"
         return " ".join(_plot(i) for i in items[:3]) + f" {FOLLOW_UP}", list(items[:3])
     item = items[0]

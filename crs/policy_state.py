@@ -39,6 +39,7 @@ class Reading:
     sinces: dict[tuple, int] = field(default_factory=dict)  # (slot, value, polarity) -> user turn
     focus: list[str] = field(default_factory=list)  # ids "it" refers to when the last reply showed none
     understood: str = ""
+    audience_asked: bool = False  # the child in the audience was named only in a question
     has_preference: bool = False
     user_turns: int = 0
     system_turns: int = 0
@@ -112,7 +113,8 @@ def to_state(reading: Reading, *, act: str, intents: list[str], about: list[Cata
         left_out=sorted(reading.left_out), about=[i.item_id for i in about],
         open_question=OpenQuestion(aspect=aspect, item_ids=[i.item_id for i in about])
         if act == "question" and aspect else None,
-        asked=list(reading.asked), has_preference=reading.has_preference, focus=list(reading.focus))
+        asked=list(reading.asked), has_preference=reading.has_preference, focus=list(reading.focus),
+        audience_asked=reading.audience_asked)
 
 
 def from_state(state: DialogueState, catalog: Catalog) -> Reading:
@@ -130,6 +132,7 @@ def from_state(state: DialogueState, catalog: Catalog) -> Reading:
         turned_down=list(state.turned_down), taken=list(state.taken), asked=list(state.asked), like=like,
         moods=moods, sinces={(c.slot, c.value, c.polarity): c.since for c in state.constraints},
         has_preference=state.has_preference, user_turns=state.user_turns, focus=list(state.focus),
+        audience_asked=state.audience_asked,
         system_turns=len({s.turn for s in state.shown}) if state.shown else 0,
         read_through=state.read_through, reader=state.reader)
 

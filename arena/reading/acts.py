@@ -84,6 +84,9 @@ ASPECTS = (
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
         r"for (her|him|them)|(that|this|his|her|their) age)|"
         r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b", re.IGNORECASE)),
+    ("pick", re.compile(r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
+                        r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
+                        r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),
     ("true_story", re.compile(r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
                               r"really happen(ed)?|actually happen(ed)?|biopic)\b", re.IGNORECASE)),
     ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"

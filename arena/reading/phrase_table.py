@@ -27,7 +27,8 @@ def _table() -> dict:
             for p, span in sorted(data["eras"].items(), key=lambda kv: -len(kv[0]))]
     moods = [(re.compile(r"(?<![\w-])" + re.escape(m) + r"(?![\w-])", re.I), m)
              for m in sorted(data["moods"], key=len, reverse=True)]
-    return {"version": data["version"], "eras": eras, "moods": moods,
+    avoids = {m: frozenset(entry.get("avoid", ())) for m, entry in data["moods"].items()}
+    return {"version": data["version"], "eras": eras, "moods": moods, "avoids": avoids,
             "subjects": frozenset(normalize(s) for s in data["subjects"])}
 
 
@@ -53,6 +54,11 @@ def moods_named(text: str) -> list[str]:
                 if mood not in found:
                     found.append(mood)
     return found
+
+
+def genres_a_mood_rules_out(mood: str) -> frozenset[str]:
+    """The genres a mood rules out ("darker": animation and family), none for most moods."""
+    return _table()["avoids"].get(mood, frozenset())
 
 
 def _singulars(word: str) -> set[str]:

@@ -173,3 +173,25 @@ def test_a_bad_llm_answer_falls_back_to_the_offline_reader(redial, bad):
     move = policy.read(conversation(redial, "a comedy from the 90s"))
     assert move.constraints.genres == {"comedy"} and move.constraints.years == (1990, 1999)
     assert not move.state.reader.startswith("llm:") and policy.state_reader.refused == 1
+
+
+def test_a_darker_role_rules_out_childrens_films_and_is_no_topic(policy, redial):
+    move = policy.read(conversation(redial, "a movie with Tom Hanks", ["Toy Story (1995)", "Big (1988)"],
+                                    "What about one where he plays a darker role?"))
+    assert {"animation", "family"} <= move.constraints.unwanted_genres and not move.constraints.subjects
+    assert move.constraints.people == {"Tom Hanks"}
+
+
+def test_a_child_named_in_a_question_does_not_hold_for_a_new_request(policy, redial):
+    turns = ("an animated film", ["Coco (2017)"], "Is Coco suitable for my 8 year old?", ["Coco (2017)"])
+    assert policy.read(conversation(redial, *turns, "another one?")).constraints.for_children
+    later = policy.read(conversation(redial, *turns, "now a crime thriller for me"))
+    assert not later.constraints.for_children
+
+
+def test_which_would_you_pick_answers_from_the_list_shown(policy, redial):
+    shown = ["Alien (1979)", "Aliens (1986)"]
+    move = policy.read(conversation(redial, "sci-fi", shown, "which would you pick?"))
+    assert move.act == "question" and move.aspect == "pick"
+    text, items = answer(move.aspect, move.about, move.text)
+    assert [i.label for i in items] == ["Alien (1979)"] and text.startswith("I'd go with Alien (1979).")
