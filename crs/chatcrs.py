@@ -159,7 +159,7 @@ class ChatCRS(ConversationalRecommender):
         if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
             return greeting(turn, "book" if move.constraints.kind == "book" else "movie"), []
         if move.act == "accept":
-            return taken(turn, move.about), []
+            return taken(turn, move.about, move.text), []
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "question":

@@ -193,7 +193,7 @@ class CRBCRS(ConversationalRecommender):
         if move.act == "end":
             return farewell(turns_so_far), []
         if move.act == "accept":
-            return taken(turns_so_far, move.about), []
+            return taken(turns_so_far, move.about, move.text), []
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "question":

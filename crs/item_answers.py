@@ -104,7 +104,8 @@ def _known(item: CatalogItem) -> str:
 
 
 def _a(words: str) -> str:
-    return ("an " if words[:1].lower() in "aeiou" else "a ") + words
+    vowel = words[:1].lower() in "aeiou" or re.match(r"(8|11|18)\b|(8|11|18)-", words)
+    return ("an " if vowel else "a ") + words
 
 
 def _plot(item: CatalogItem) -> str:
@@ -165,8 +166,9 @@ def _genre_question(item: CatalogItem, text: str) -> str:
         if not item.genres:
             return f"I can't tell; {_known(item)}"
         if has_genre(item, genre):
-            return f"Yes, {label} is {_a(word)} {_kind_noun(item) if word in ('war', 'family') else ''}".rstrip() + \
-                f" ({kinds})."
+            noun = f" {_kind_noun(item)}" if word in ("war", "family", "kids", "kids'", "animated") else ""
+            listed = f" (listed as {kinds})" if kinds.lower() != word else ""
+            return f"Yes, {label} is {_a(word)}{noun}{listed}."
         return f"No, {label} is not listed as {_a(word)}; it is {_a(kinds)} {_kind_noun(item)}."
     return f"{label} is {_a(kinds)} {_kind_noun(item)}." if kinds else f"I don't know the genre of {label}."
 
@@ -179,7 +181,7 @@ def _suitability(item: CatalogItem, text: str = "") -> str:
     age ratings)."""
     label = item.label
     age = _AGE_ASKED.search(text or "")
-    who = f"a {age.group(1)}-year-old" if age else "a young child"
+    who = _a(f"{age.group(1)}-year-old") if age else "a young child"
     unsafe = [g for g in CHILD_UNSAFE if has_genre(item, g)]
     intense = sorted(intensity_of(item))
     if unsafe:
@@ -215,9 +217,10 @@ def greeting(turn: int, kind: str = "movie") -> str:
     return GREETINGS[turn % len(GREETINGS)].format(kind=kind, verb=verb)
 
 
-def taken(turn: int, items: Sequence[CatalogItem] = ()) -> str:
-    """The answer to "sounds good, I'll watch it": a short follow-up, no new list."""
-    if items:
+def taken(turn: int, items: Sequence[CatalogItem] = (), message: str = "") -> str:
+    """The answer to "sounds good, I'll watch it": a short follow-up, no new list. The title is said
+    back only when the message named it (a reply names no title it does not show otherwise)."""
+    if items and normalize(items[0].title) in normalize(message):
         return f"{items[0].title} it is, then. Enjoy! If you would like another idea later, just ask."
     return TAKEN[turn % len(TAKEN)]
 
@@ -236,12 +239,16 @@ def correction_note(items: Sequence[CatalogItem]) -> str:
     return f"Thanks for the correction; my catalog lists it as {item.label}."
 
 
+_GENRE_SHOWN = {"sci fi": "sci-fi"}
+
+
 def heading(constraints: Constraints) -> str:
     """"comedy picks from the 1990s", "picks with Tom Hanks": the list's rules in a few words (two
     genres and two other rules at most; what is left out is said only when nothing else is)."""
     genres = sorted(constraints.genres)
     joiner = " or " if constraints.any_genre else " and "
-    noun = (joiner.join(genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
+    shown_genres = [_GENRE_SHOWN.get(g, g) for g in genres]
+    noun = (joiner.join(shown_genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
     parts = []
     if constraints.subjects:
         parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
@@ -267,7 +274,7 @@ def _era_words(years: Optional[tuple[int, int]]) -> str:
         return f"from the {low}s"
     if high >= 2100:
         return f"from {low} on"
-    if low <= 1800:
+    if low <= 1900:  # "black and white" is 1900-1965: the start says nothing (and "1900" is a title)
         return f"from before {high + 1}"
     return f"from {low} to {high}" if low != high else f"from {low}"
 
