@@ -125,6 +125,26 @@ class StateLedger:
             return self._states.pop((dialogue.dialogue_id, len(dialogue.utterances)), None)
 
 
+def _shown_titles_named(text: str, shown: Sequence[CatalogItem], found: Sequence[tuple]) -> list[tuple]:
+    """Shown titles the text names that the catalog's linker passed over: a one-word title ("Up",
+    "Her") counts when it refers to an item on the list just shown and is written as a title
+    (capitalised, and not the first word of the message, where every word is)."""
+    taken = [(start, end) for _, start, end in found]
+    out = []
+    for item in shown:
+        title = item.title
+        one_word = len(title.split()) == 1
+        flags = 0 if one_word else re.IGNORECASE
+        for match in re.finditer(r"(?<![\w'])" + re.escape(title) + r"(?![\w'])", text, flags):
+            if any(a <= match.start() < b for a, b in taken):
+                continue
+            if one_word and (match.start() == len(text) - len(text.lstrip()) or not title[:1].isupper()):
+                continue
+            out.append((item, match.start(), match.end()))
+            taken.append(match.span())
+    return out
+
+
 def _genres_of(item: CatalogItem) -> frozenset[str]:
     """The item's genres as the words a request would use ("drama" says too little to count)."""
     genres = set()
@@ -399,7 +419,8 @@ class DialoguePolicy:
             return "seen", None, linked or list(shown), []
         if takes_it(text):
             return "accept", None, linked or list(shown[:1]), down
-        if not linked and self._off_task(text):  # "Can you write me a poem?": nothing to recommend from
+        if not linked and not (shown and points_back(text)) and self._off_task(text):
+            # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
 
@@ -462,7 +483,7 @@ class DialoguePolicy:
                    for _, start, end in self._title_spans(text))
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
-        if aspect in ("compare_children", "pick"):
+        if aspect in ("compare_children", "pick", "compare_year"):
             return list(shown)
         if linked:
             return linked[:1]
@@ -479,7 +500,10 @@ class DialoguePolicy:
         for item in shown:
             shown_by_title.setdefault(normalize(item.title), []).append(item)
         out = []
-        for item, start, _ in self._title_spans(text):
+        spans = self._title_spans(text)
+        for item, start, _ in _shown_titles_named(text, shown, spans):  # "what is Up about?" after Up
+            out.append((item, start))
+        for item, start, _ in spans:
             namesakes = shown_by_title.get(normalize(item.title), [])
             # "Ghostbusters (1984)" of a list holding both Ghostbusters: the one of the year named
             same_year = [i for i in namesakes if i.year is not None and i.year == item.year]

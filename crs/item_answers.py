@@ -49,6 +49,13 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
     a comparison), and the items it names; said plainly from the field the question asks about."""
     if aspect == "compare_children":
         return _compare_for_children(items)
+    if aspect == "compare_year":  # "which of those is newer?": the years, side by side
+        dated = sorted((i for i in items if i.year), key=lambda i: i.year)
+        if len(dated) < 2:
+            return "I don't have the years of those to compare. " + FOLLOW_UP, []
+        newest, oldest = dated[-1], dated[0]
+        return (f"{newest.label} is the newest of them; {oldest.label} the oldest. {FOLLOW_UP}",
+                [newest, oldest])
     if aspect == "pick":  # "which would you pick?": one of what was shown, and why, no new titles
         best = items[0]
         why = f" {best.plot}" if best.plot else f" {_known(best)[0].upper()}{_known(best)[1:]}"

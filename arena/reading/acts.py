@@ -84,6 +84,8 @@ ASPECTS = (
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
         r"for (her|him|them)|(that|this|his|her|their) age)|"
         r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b", re.IGNORECASE)),
+    ("compare_year", re.compile(r"\bwhich (one |of (these|those|them|the \w+) )?(is|was|came out) (the )?(newer|older|"
+                                r"newest|oldest|more recent|most recent|earlier|later|first)\b", re.IGNORECASE)),
     ("pick", re.compile(r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
                         r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
                         r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),

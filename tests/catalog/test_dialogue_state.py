@@ -195,3 +195,21 @@ def test_which_would_you_pick_answers_from_the_list_shown(policy, redial):
     assert move.act == "question" and move.aspect == "pick"
     text, items = answer(move.aspect, move.about, move.text)
     assert [i.label for i in items] == ["Alien (1979)"] and text.startswith("I'd go with Alien (1979).")
+
+
+@pytest.mark.parametrize("shown, text, about", [
+    (["Up (2009)", "Coco (2017)"], "what is Up about?", ["Up (2009)"]),
+    (["Her (2013)", "Titanic (1997)"], "who directed Her?", ["Her (2013)"]),
+    (["Coco (2017)", "Frozen (2013)"], "I'm up for anything, something funny", []),
+    (["Her (2013)", "Titanic (1997)"], "my wife loves her romance films, something like that", []),
+])
+def test_one_word_titles_count_only_when_they_refer_to_a_shown_item(policy, redial, shown, text, about):
+    move = policy.read(conversation(redial, "a film", shown, text))
+    assert [i.label for i in move.about] == about
+
+
+def test_which_is_newer_compares_the_years_of_the_list(policy, redial):
+    move = policy.read(conversation(redial, "a romance", ["Titanic (1997)", "The Notebook (2004)"],
+                                    "which of those is newer?"))
+    text, _ = answer(move.aspect, move.about, move.text)
+    assert text.startswith("The Notebook (2004) is the newest")
