@@ -76,6 +76,9 @@ _RECOMMENDING = re.compile(r"\b(recommend\w*|suggest\w*|movies?|films?|flicks?|w
 _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capital of|who won|how many|"
                        r"calculate|translate|what time|your name|are you (a )?(human|robot|bot|real))\b|\?",
                        re.IGNORECASE)
+# A question that leaves its verb out: "and the third one?", "what about the second?", "the last one?"
+_ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
+                       r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
@@ -283,7 +286,13 @@ class DialoguePolicy:
         intents = self._intents(dialogue, text) if is_last else rule_intents(text)
         # "is it scary?" after an answer or a choice that showed nothing: "it" is the item in focus
         referable = shown or [i for i in (self.catalog.get(x) for x in reading.focus) if i is not None]
-        act, aspect, about, turned_down = self._act(text, intents, referable)
+        act, aspect, about, turned_down = self._act(text, intents, referable, reading.last_list)
+        if act == "request" and reading.last_aspect and "?" in text and not about and _ELLIPSIS.match(text):
+            # "and the third one?" after "who directed the first one?": the same question of another item
+            pointed = self._pointed(text, referable, reading.last_list)
+            if pointed:
+                act, aspect, about = "question", reading.last_aspect, pointed
+        reading.last_aspect = aspect if act == "question" else None
         if about and act in ("question", "accept", "correction"):
             reading.focus = [i.item_id for i in about]
         elif shown:
@@ -375,12 +384,13 @@ class DialoguePolicy:
             return ""
         return request_part(text) if act == "reject" else text
 
-    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]
+    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem],
+             listed: Sequence[CatalogItem] = ()
              ) -> tuple[str, Optional[str], list, list]:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
         if is_closing(text):  # "I'll go with the second one, thanks!": the choice it names is taken
-            chosen = self._linked(text, shown) or self._pointed(text, shown)
+            chosen = self._linked(text, shown) or self._pointed(text, shown, listed)
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
@@ -405,7 +415,7 @@ class DialoguePolicy:
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:
-            about = self._referred(text, linked, shown, aspect)
+            about = self._referred(text, linked, shown, aspect, listed)
             if about:
                 return "question", aspect, about, []
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
@@ -413,10 +423,10 @@ class DialoguePolicy:
                            if (not in_request_clause(text, start) or negated_before(text, start))
                            and not part_takes(part_at(text, start))]  # "..., but I'll watch X" keeps X
             if not turned_down:  # "not my thing": the list just shown
-                turned_down = list(shown)
+                turned_down = self._pointed(text, shown, listed) or list(shown)
             return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
-            return "seen", None, linked or list(shown), []
+            return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
         if takes_it(text):
             return "accept", None, linked or list(shown[:1]), down
         if not linked and not (shown and points_back(text)) and self._off_task(text):
@@ -434,8 +444,13 @@ class DialoguePolicy:
             return False
         return bool(_OFF_TASK.search(text))
 
-    def _pointed(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
-        """The shown items an ordinal points at: "the second one", "the first two", "both"."""
+    def _pointed(self, text: str, shown: Sequence[CatalogItem], listed: Sequence[CatalogItem] = ()
+                 ) -> list[CatalogItem]:
+        """The shown items an ordinal points at: "the second one", "the first two", "both". An ordinal
+        past the last reply's items (an answer showed one) points into the last list (`listed`)."""
+        index = pointed_index(text)
+        if listed and (len(shown) < 2 and (index not in (None, 0, -1) or _FIRST_N.search(text))):
+            shown = listed
         if not shown:
             return []
         if match := _FIRST_N.search(text):
@@ -482,12 +497,13 @@ class DialoguePolicy:
         return any(len(normalize(text[start:end]).split()) >= min(2, words)
                    for _, start, end in self._title_spans(text))
 
-    def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
+    def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str,
+                  listed: Sequence[CatalogItem] = ()):
         if aspect in ("compare_children", "pick", "compare_year"):
             return list(shown)
         if linked:
             return linked[:1]
-        pointed = self._pointed(text, shown)
+        pointed = self._pointed(text, shown, listed)
         if pointed:
             return pointed
         if shown and (points_back(text) or len(shown) == 1):

@@ -40,6 +40,7 @@ class Reading:
     focus: list[str] = field(default_factory=list)  # ids "it" refers to when the last reply showed none
     understood: str = ""
     audience_asked: bool = False  # the child in the audience was named only in a question
+    last_aspect: Optional[str] = None  # what the last question asked ("and the third one?" asks it again)
     has_preference: bool = False
     user_turns: int = 0
     system_turns: int = 0
@@ -133,6 +134,7 @@ def from_state(state: DialogueState, catalog: Catalog) -> Reading:
         moods=moods, sinces={(c.slot, c.value, c.polarity): c.since for c in state.constraints},
         has_preference=state.has_preference, user_turns=state.user_turns, focus=list(state.focus),
         audience_asked=state.audience_asked,
+        last_aspect=state.open_question.aspect if state.open_question else None,
         system_turns=len({s.turn for s in state.shown}) if state.shown else 0,
         read_through=state.read_through, reader=state.reader)
 

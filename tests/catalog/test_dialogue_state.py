@@ -213,3 +213,16 @@ def test_which_is_newer_compares_the_years_of_the_list(policy, redial):
                                     "which of those is newer?"))
     text, _ = answer(move.aspect, move.about, move.text)
     assert text.startswith("The Notebook (2004) is the newest")
+
+
+def test_an_ordinal_after_an_answer_points_into_the_last_list(policy, redial):
+    shown = ["Alien (1979)", "Aliens (1986)", "The Terminator (1984)"]
+    d = _stored(policy, redial, "sci-fi", shown, "who directed the first one?", ["Alien (1979)"],
+                "and the third one?")
+    move = policy.read(d)
+    assert [i.label for i in move.about] == ["The Terminator (1984)"]
+    d = _stored(policy, redial, "sci-fi", shown, "who directed the first one?", ["Alien (1979)"],
+                "I've seen the second one, anything else?")
+    state = policy.read(d).state  # seen or turned down: either way it stays out of the next list
+    assert redial.find_title("Aliens (1986)").item_id in set(state.seen) | set(state.turned_down)
+    assert redial.find_title("Alien (1979)").item_id not in set(state.seen) | set(state.turned_down)
