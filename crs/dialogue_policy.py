@@ -32,6 +32,7 @@ complaining half of complaints.
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 from collections import OrderedDict
@@ -79,6 +80,7 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 # A question that leaves its verb out: "and the third one?", "what about the second?", "the last one?"
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
+_GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
@@ -276,6 +278,7 @@ class DialoguePolicy:
     def advance(self, reading: Reading, dialogue: Dialogue, text: str, is_last: bool) -> "UserMove":
         """Take one user message into `reading` (read once) and return its move."""
         constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
+        text = self._spelled(text)  # "a horor movie": the genre word meant
         model = self.state_reader if is_last else None
         prior = to_state(reading, act="request", intents=[], about=[], aspect=None) if model else None
         reading.user_turns += 1
@@ -366,6 +369,18 @@ class DialoguePolicy:
         reading.asked.append(self._asked(text, act))
         stamp(reading)
         return UserMove(act, aspect, about, list(shown), intents=intents, text=text)
+
+    def _spelled(self, text: str) -> str:
+        """The text with misspelt genre words put right: a word no catalog plot uses that is close to
+        one genre word ("horor", "comdy", "thriler") is that word; every other word stays as written."""
+        def fix(match: re.Match) -> str:
+            word = match.group(0)
+            low = word.lower()
+            if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
+                return word
+            close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            return close[0] if close else word
+        return re.sub(r"[A-Za-z]+", fix, text)
 
     def _mentions(self, reading: Reading, text: str, turn: int) -> None:
         """The titles the message names, liked or not, and whether it gives anything to go on."""

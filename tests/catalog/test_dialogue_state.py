@@ -226,3 +226,13 @@ def test_an_ordinal_after_an_answer_points_into_the_last_list(policy, redial):
     state = policy.read(d).state  # seen or turned down: either way it stays out of the next list
     assert redial.find_title("Aliens (1986)").item_id in set(state.seen) | set(state.turned_down)
     assert redial.find_title("Alien (1979)").item_id not in set(state.seen) | set(state.turned_down)
+
+
+@pytest.mark.parametrize("text, genre", [("a horor movie please", "horror"), ("some good comdy", "comedy"),
+                                         ("a thriler from the 90s", "thriller")])
+def test_a_misspelt_genre_is_the_genre_meant(policy, redial, text, genre):
+    assert policy.read(conversation(redial, text)).constraints.genres == {genre}
+
+
+def test_a_real_word_near_a_genre_word_stays_itself(policy, redial):
+    assert "horror" not in policy.read(conversation(redial, "Horrible day, any comedy?")).constraints.genres
