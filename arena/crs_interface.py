@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, RecommendedItem
+from arena.dialogue_state import DialogueState
 
 # How many ranked items a CRS keeps internally and how many the UI shows.
 TOP_K_KEPT = 50
@@ -21,6 +22,11 @@ class ConversationalRecommender(ABC):
     @abstractmethod
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
         """Return the next system utterance and the items it recommends (best first)."""
+
+    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        """The conversation's state as this system read it when it answered `dialogue` (the
+        dialogue as `respond` got it), stored with the reply; None for a system that keeps none."""
+        return None
 
     def dialogue_details(self) -> dict[str, Any]:
         """Settings that shape this system's replies, recorded in the metadata of every

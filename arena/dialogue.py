@@ -15,6 +15,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from arena.dialogue_state import DialogueState
+
 SCHEMA_VERSION = 1
 
 
@@ -104,6 +106,9 @@ class Utterance(BaseModel):
     timestamp: datetime = Field(default_factory=utc_now)
     error: Optional[str] = None
     ratings: list[Rating] = Field(default_factory=list)  # per-reply aspect ratings (e.g. relevance)
+    # A system turn: the conversation's state as the system read it when it replied (None: the
+    # system keeps none, or the turn came from a corpus).
+    state: Optional[DialogueState] = None
 
 
 class UserInfo(BaseModel):

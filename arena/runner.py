@@ -114,7 +114,8 @@ class DialogueRunner:
             return dialogue.add_agent(POLITE_ERROR, error=detail[:2000])
         if not isinstance(text, str):
             return dialogue.add_agent(POLITE_ERROR, error=f"CRS returned {type(text).__name__}, not text")
-        return dialogue.add_agent(text.strip() or "...", items=list(items or []))
+        state = self.crs.state_for(snapshot) if hasattr(self.crs, "state_for") else None
+        return dialogue.add_agent(text.strip() or "...", items=list(items or []), state=state)
 
     def finish(self, dialogue: Dialogue, sentiment: str, comment: str = "") -> Dialogue:
         return finish_dialogue(dialogue, sentiment, comment)

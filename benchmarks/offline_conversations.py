@@ -153,7 +153,8 @@ def run_conversation(crs, conversation: dict) -> dict:
         started = time.perf_counter()
         text, recommended = crs.respond(dialogue)
         times.append(time.perf_counter() - started)
-        dialogue.add_agent(text, items=recommended)
+        state_for = getattr(crs, "state_for", None)  # stored as the runner does, so the next turn resumes
+        dialogue.add_agent(text, items=recommended, state=state_for(dialogue) if state_for else None)
         items = [catalog.get(r.item_id) for r in recommended]
         if index == 0:
             first = items

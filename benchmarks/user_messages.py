@@ -87,7 +87,8 @@ def run_conversation(crs, conversation: dict) -> list[dict]:
         started = time.perf_counter()
         text, recommended = crs.respond(dialogue)
         seconds = time.perf_counter() - started
-        dialogue.add_agent(text, items=recommended)
+        state_for = getattr(crs, "state_for", None)  # stored as the runner does, so the next turn resumes
+        dialogue.add_agent(text, items=recommended, state=state_for(dialogue) if state_for else None)
         items = [i for i in (catalog.get(r.item_id) for r in recommended) if i is not None]
         turn = Turn(spec, message, text, items, dict(constraints), list(earlier), list(rejected), about, list(named))
         listed = spec["expect"] == "list" and bool(items)

@@ -36,17 +36,18 @@ import numpy as np
 from arena.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
+from arena.dialogue_state import DialogueState
 from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints
-from crs.dialogue_policy import DialoguePolicy, UserMove
+from crs.dialogue_policy import DialoguePolicy, StateLedger, UserMove
 from crs.grounded import GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
-from arena.reading.scope import SEEN_CUE, has_request_content, negated_before
+from crs.state_reader import LLMStateReader
 from crs.reply_check import enforce_shown_titles
 from crs.title_matching import TitleMatcher
 
@@ -67,12 +68,11 @@ _SPEAKER_PREFIX = re.compile(r"^\s*(assistant|system|recommender)\s*:\s*", re.IG
 
 
 @dataclass
-class DialogueState:
-    """What the conversation so far tells the recommender."""
+class ConversationView:
+    """What the recommender reads of the conversation's state (`arena.dialogue_state.DialogueState`)."""
 
     mentioned: list[tuple[int, CatalogItem, bool]] = field(default_factory=list)  # (age, item, liked)
     shown_ids: set[str] = field(default_factory=set)
-    user_texts: list[str] = field(default_factory=list)  # oldest first
     has_preference: bool = False
     reacting_to_items: bool = False
 
@@ -112,6 +112,7 @@ class ChatCRS(ConversationalRecommender):
         max_tokens: int = 220,
         recommender: Optional[Recommender] = None,
         act_reader: Optional[IntentReader] = None,
+        read_state_with_llm: bool = False,
     ):
         if mode not in MODES:
             raise ValueError(f"ChatCRS mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -134,11 +135,23 @@ class ChatCRS(ConversationalRecommender):
         self.grounded = GroundedReplies(catalog, llm, self.system_prompt, self.item_kind, temperature=temperature)
         self.recommender = recommender or load_recommender(catalog.dataset, retriever, catalog=catalog)
         self.policy = DialoguePolicy(catalog, act_reader)
+        if read_state_with_llm:  # the model reads each message into the state; the rules stand in
+            self.policy.state_reader = LLMStateReader(llm, catalog)
         self._allowed_cache: dict[Constraints, np.ndarray] = {}
+        self._states = StateLedger()
 
     # -- the turn -----------------------------------------------------------------
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        move = self.policy.read(dialogue)
+        move = self.policy.read(dialogue)  # the new message read once into the conversation's state
+        text, shown = self._reply(dialogue, move)
+        self._states.keep(dialogue, self.policy.state_after(move, shown, dialogue))
+        return text, [i.to_recommended() for i in shown]
+
+    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        return self._states.take(dialogue)
+
+    def _reply(self, dialogue: Dialogue, move: UserMove) -> tuple[str, list[CatalogItem]]:
+        """The act planned from the state, then its words: (text, items shown)."""
         fallback = NO_TITLE_FALLBACK.format(kind=self.item_kind.split(",")[0].rstrip("s"))
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
@@ -146,43 +159,46 @@ class ChatCRS(ConversationalRecommender):
         if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
             return greeting(turn, "book" if move.constraints.kind == "book" else "movie"), []
         if move.act == "accept":
-            return taken(turn), []
+            return taken(turn, move.about, move.text), []
+        if move.act == "clarify":
+            return move.state.understood, []
         if move.act == "question":
-            text, shown = answer(move.aspect, move.about)
-            return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
-        state = self.analyse(dialogue)
-        candidates = self.candidates(dialogue, state, move)
+            text, shown = answer(move.aspect, move.about, move.text)
+            return enforce_shown_titles(text, shown, self.catalog, fallback), shown
+        view = self.view(move)
+        candidates = self.candidates(dialogue, view, move)
         lead = correction_note(move.about) if move.act == "correction" else ""
         if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
-            text, shown = self.llm_led.reply(dialogue, read_history(dialogue, state.mentioned), candidates)
+            text, shown = self.llm_led.reply(dialogue, read_history(dialogue, view.mentioned), candidates)
             # Titles the model added against the conversation's rules go, with their sentences.
             kept = [i for i in shown if self._fits(i, move)]
             if kept or not shown:
-                return enforce_shown_titles(text, kept, self.catalog, fallback), [i.to_recommended() for i in kept]
+                return enforce_shown_titles(text, kept, self.catalog, fallback), kept
         shown = candidates[:TOP_K_SHOWN]
         plain = move.act == "request" and not move.constraints.any
-        opening = None if plain else list_opening(move.act, move.constraints, turn)
+        opening = None if plain else list_opening(move.act, move.constraints, turn, turned_down=bool(
+            move.state.turned_down or move.state.seen))
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
         text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
-        return enforce_shown_titles(text, shown, self.catalog, fallback), [i.to_recommended() for i in shown]
+        return enforce_shown_titles(text, shown, self.catalog, fallback), shown
 
-    def candidates(self, dialogue: Dialogue, state: Optional[DialogueState] = None,
+    def candidates(self, dialogue: Dialogue, view: Optional[ConversationView] = None,
                    move: Optional[UserMove] = None) -> list[CatalogItem]:
         """The recommender's items for this turn, best first (none before a preference is known).
-        The one place the reply writers get their candidates from: the conversation as the
-        policy reads it, without what was turned down, under the conversation's constraints."""
-        state = state or self.analyse(dialogue)
+        The one place the reply writers get their candidates from: the conversation's state, without
+        what was turned down, under the state's constraints."""
         move = move or self.policy.read(dialogue)
-        if move.act == "chat" or not (state.recommend or move.act in ("reject", "seen", "shrug")):
+        view = view or self.view(move)
+        if move.act == "chat" or not (view.recommend or move.act in ("reject", "seen", "shrug")):
             return []  # small talk ("Hope you're having a good day") asks for no items
         context = self.policy.ranking_dialogue(dialogue, move)
-        exclude = state.excluded() | move.left_out
+        exclude = view.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
         # Nothing has all that was asked for: the subject goes first, then the genres and people; what
         # was ruled out still stays out. The move keeps the rules its items keep to (the list's opening
-        # says them).
+        # says them, the stored state names what was given up).
         for looser in (move.constraints.without_subjects(), move.constraints.loosened()):
             if ranked:
                 break
@@ -190,7 +206,7 @@ class ChatCRS(ConversationalRecommender):
                 continue
             ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                                 allowed=self._allowed(looser))
-            move.constraints = looser
+            move.relaxed_to = move.constraints = looser
         return [r.item for r in ranked]
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:
@@ -207,26 +223,22 @@ class ChatCRS(ConversationalRecommender):
                 [constraints.allows(item) for item in self.recommender.catalog.items], dtype=bool)
         return self._allowed_cache[constraints]
 
-    def analyse(self, dialogue: Dialogue) -> DialogueState:
-        state = DialogueState()
-        user_turns = [u for u in dialogue.utterances if u.role == Role.USER]
-        for age, utterance in enumerate(reversed(user_turns)):
-            linked = self.catalog.link_spans(utterance.text)
-            for item, start, _ in linked:
-                liked = not negated_before(utterance.text, start) and not SEEN_CUE.search(utterance.text)
-                state.mentioned.append((age, item, liked))
-            if linked or has_request_content(utterance.text) or self._has_attribute(utterance.text):
-                state.has_preference = True
-        state.user_texts = [u.text for u in user_turns]
-        for utterance in dialogue.utterances:
-            if utterance.role == Role.AGENT:
-                state.shown_ids.update(item.item_id for item in utterance.items)
-        last_agent = next((u for u in reversed(dialogue.utterances) if u.role == Role.AGENT), None)
-        state.reacting_to_items = bool(last_agent and last_agent.items and user_turns)
-        return state
+    def analyse(self, dialogue: Dialogue) -> ConversationView:
+        return self.view(self.policy.read(dialogue))
+
+    def view(self, move: UserMove) -> ConversationView:
+        """The recommender's reading of the conversation's state."""
+        state = move.state
+        ages = state.user_turns - 1
+        mentioned = [(ages - m.turn, item, m.liked) for m in state.mentioned
+                     if (item := self.catalog.get(m.item_id)) is not None]
+        mentioned.sort(key=lambda entry: entry[0])
+        return ConversationView(mentioned=mentioned, shown_ids=state.shown_ids(),
+                                has_preference=state.has_preference,
+                                reacting_to_items=bool(state.last_shown and state.user_turns))
 
     def rank(
-        self, dialogue: Dialogue, state: Optional[DialogueState] = None
+        self, dialogue: Dialogue, state: Optional[ConversationView] = None
     ) -> list[tuple[CatalogItem, float]]:
         """The `TOP_K_KEPT` best items for the dialogue so far, best first, leaving out
         what the user named, rejected or was already shown."""
@@ -241,9 +253,6 @@ class ChatCRS(ConversationalRecommender):
         return [r.item.to_recommended() for r in ranked]
 
     # -- pieces ---------------------------------------------------------------------
-    def _has_attribute(self, text: str) -> bool:
-        return bool(self.catalog.link_entities(text))
-
     def build_messages(self, dialogue: Dialogue, candidates: list[CatalogItem]) -> list[Message]:
         """The LLM-led prompt for this dialogue with `candidates` offered as suggestions."""
         history = read_history(dialogue, self.analyse(dialogue).mentioned)
@@ -283,8 +292,10 @@ def _load(
     retriever = ItemRetriever(catalog, cache_dir, threads=embed_threads)
     retriever.prepare()  # embeds the catalog the first time (about a minute), then reads the cache
     llm = llm_client_factory()
+    # With an LLM endpoint the model also reads each message into the conversation's state.
     return ChatCRS(name, catalog, retriever, llm, mode=mode_for(llm), prompt_path=prompt_path,
-                   temperature=temperature, act_reader=act_reader)
+                   temperature=temperature, act_reader=act_reader,
+                   read_state_with_llm=llm.provider_name == "openai")
 
 
 def load_chatcrs(name: str, dataset: str, llm_client_factory: Callable[[], LLMClient], cache_dir: Path | str,

@@ -48,7 +48,8 @@ from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.crb_context import TurnContext, context_problem, english
-from crs.dialogue_policy import DialoguePolicy
+from crs.dialogue_policy import DialoguePolicy, StateLedger, UserMove
+from arena.dialogue_state import DialogueState
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
 
@@ -183,6 +184,7 @@ class CRBCRS(ConversationalRecommender):
         self.corpus = list(corpus)
         self.candidates = candidates
         self.policy = policy or DialoguePolicy(catalog)
+        self._states = StateLedger()
         self._bm25s = bm25s
         self.index = bm25s.BM25()
         self.index.index(
@@ -194,16 +196,26 @@ class CRBCRS(ConversationalRecommender):
         english()  # its word list is read here, not on the first turn
 
     def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        move = self.policy.read(dialogue)
+        move = self.policy.read(dialogue)  # the new message read once into the conversation's state
+        text, shown = self._reply(dialogue, move)
+        self._states.keep(dialogue, self.policy.state_after(move, shown, dialogue))
+        return text, [item.to_recommended() for item in shown]
+
+    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        return self._states.take(dialogue)
+
+    def _reply(self, dialogue: Dialogue, move: UserMove) -> tuple[str, list[CatalogItem]]:
         turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turns_so_far), []
         if move.act == "accept":
-            return taken(turns_so_far), []
+            return taken(turns_so_far, move.about, move.text), []
+        if move.act == "clarify":
+            return move.state.understood, []
         if move.act == "question":
-            text, shown = answer(move.aspect, move.about)
+            text, shown = answer(move.aspect, move.about, move.text)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
-            return text, [item.to_recommended() for item in shown]
+            return text, shown
         items = self.candidates(dialogue, move=move)[:TOP_K_SHOWN]
         said = {u.text for u in dialogue.utterances if u.role == Role.AGENT}
         query = _last_user_text(dialogue)
@@ -222,7 +234,7 @@ class CRBCRS(ConversationalRecommender):
             shown = list(items[: turn.slots])
             text = turn.filled(shown)
         text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
-        return text, [item.to_recommended() for item in shown]
+        return text, shown
 
     def context_of(self, dialogue: Dialogue) -> TurnContext:
         last_user = _last_user_text(dialogue)

@@ -32,16 +32,21 @@ complaining half of complaints.
 
 from __future__ import annotations
 
+import difflib
+import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
 
 from arena.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
+from arena.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
-from arena.reading.subjects import plain_subjects, stem, subject_frequency, word_counts
+from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
@@ -53,9 +58,36 @@ from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
     without_possessives,
 )
-from arena.reading.scope import NEGATION_CUE, SEEN_CUE, negated_before
+from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
+from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
+# "start over", "forget all that", "let's start again": what was asked so far no longer holds.
+STARTS_OVER = re.compile(r"\b(start (over|again|afresh|from scratch)|forget (all |everything )?(that|i said|"
+                         r"what i said|about (that|it|all that))|scratch (all )?that|new search|something "
+                         r"completely different|reset)\b", re.IGNORECASE)
+# A message that asks on after taking or praising a title: "..., something supernatural please".
+_ASKS_ON = re.compile(r"\b(something|anything|another|any other|instead|rather|recommend|suggest|show me|give me)\b",
+                      re.IGNORECASE)
+_RECOMMENDING = re.compile(r"\b(recommend\w*|suggest\w*|movies?|films?|flicks?|watch\w*|something|anything|"
+                           r"show me|give me|any|ideas?|looking for|in the mood|want|like|similar|more|another|else|"
+                           r"other|books?|read|novels?|series|shows?|tv|see|seen|pick|options?)\b", re.IGNORECASE)
+# What asks the system for something else than items: a poem, a joke, the weather, a fact.
+_OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capital of|who won|how many|"
+                       r"calculate|translate|what time|your name|are you (a )?(human|robot|bot|real))\b|\?",
+                       re.IGNORECASE)
+# A question that leaves its verb out: "and the third one?", "what about the second?", "the last one?"
+_ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
+                       r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
+_GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
+_CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
+                         re.IGNORECASE)
+CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
+           "What kind of movie would you like?")
+_COUNTS = {"two": 2, "2": 2, "three": 3, "3": 3}
+_FIRST_N = re.compile(r"\b(?:the )?(?:first|top) (two|2|three|3)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\b(both|the two of them|either of them)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
@@ -72,6 +104,50 @@ class UserMove:
     constraints: Constraints = field(default_factory=Constraints)
     left_out: set[str] = field(default_factory=set)  # ids turned down or seen, with their variants
     intents: list[str] = field(default_factory=list)  # what the act reader said about the last message
+    state: Optional[DialogueState] = None  # the conversation's state after the message (stored with the reply)
+    reading: Optional[Reading] = None  # the policy's working copy of that state
+    relaxed_to: Optional[Constraints] = None  # the looser constraints a list had to be made under
+    text: str = ""  # the message itself (an answer may need its words: "is it scary?")
+
+
+class StateLedger:
+    """The states a system computed for the dialogues it answered, until the caller stores them with
+    the reply (`ConversationalRecommender.state_for`); keyed by dialogue and length, bounded."""
+
+    def __init__(self, size: int = 512):
+        self._states: OrderedDict[tuple[str, int], DialogueState] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def keep(self, dialogue: Dialogue, state: DialogueState) -> None:
+        with self._lock:
+            self._states[(dialogue.dialogue_id, len(dialogue.utterances))] = state
+            while len(self._states) > self._size:
+                self._states.popitem(last=False)
+
+    def take(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        with self._lock:
+            return self._states.pop((dialogue.dialogue_id, len(dialogue.utterances)), None)
+
+
+def _shown_titles_named(text: str, shown: Sequence[CatalogItem], found: Sequence[tuple]) -> list[tuple]:
+    """Shown titles the text names that the catalog's linker passed over: a one-word title ("Up",
+    "Her") counts when it refers to an item on the list just shown and is written as a title
+    (capitalised, and not the first word of the message, where every word is)."""
+    taken = [(start, end) for _, start, end in found]
+    out = []
+    for item in shown:
+        title = item.title
+        one_word = len(title.split()) == 1
+        flags = 0 if one_word else re.IGNORECASE
+        for match in re.finditer(r"(?<![\w'])" + re.escape(title) + r"(?![\w'])", text, flags):
+            if any(a <= match.start() < b for a, b in taken):
+                continue
+            if one_word and (match.start() == len(text) - len(text.lstrip()) or not title[:1].isupper()):
+                continue
+            out.append((item, match.start(), match.end()))
+            taken.append(match.span())
+    return out
 
 
 def _genres_of(item: CatalogItem) -> frozenset[str]:
@@ -95,6 +171,9 @@ class DialoguePolicy:
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
+        # With an LLM endpoint the last message may be read by the model (`crs.state_reader`), the
+        # offline rules standing in whenever its answer fails the checks.
+        self.state_reader = None
 
     @property
     def reader_label(self) -> str:
@@ -105,8 +184,9 @@ class DialoguePolicy:
         return self.franchises.variants(item)
 
     def bearable(self, subject: str) -> bool:
-        """Whether enough catalog entries bear a subject out for it to be asked of every item."""
-        return subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
+        """Whether a subject may be asked of every item: it is on the phrase table's curated list (a
+        word the reader does not know is never a topic) and enough catalog entries bear it out."""
+        return known_subject(subject) and subject_frequency(self._word_counts, subject) >= MIN_SUBJECT_ITEMS
 
     def plain_subjects(self, text: str, names: Sequence[str]) -> list[tuple[str, int]]:
         """The subjects a request names without a cue word, judged by the catalog's plots."""
@@ -150,65 +230,183 @@ class DialoguePolicy:
         return intents or rule_intents(text)
 
     def read(self, dialogue: Dialogue) -> UserMove:
-        constraints, left_out = Constraints(), set()
-        shown: list[CatalogItem] = []
-        last_list: list[CatalogItem] = []  # the last reply that showed several items
-        shown_years: list[int] = []
-        move = UserMove(act="request")
+        """The last message's move and the conversation's state: resumed from the state stored with
+        the last system turn that has one, each later message read once (`advance`)."""
+        reading, start = self.resume(dialogue)
+        move = None
         last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
-        for index, utterance in enumerate(dialogue.utterances):
+        for index in range(start, len(dialogue.utterances)):
+            utterance = dialogue.utterances[index]
             if utterance.role == Role.AGENT:
-                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
-                shown_years += [i.year for i in shown if i.year]
-                last_list = shown if len(shown) > 1 else last_list
-                continue
-            text = utterance.text or ""
-            is_last = index == last_user
-            intents = self._intents(dialogue, text) if is_last else rule_intents(text)
-            act, aspect, about, turned_down = self._act(text, intents, shown)
-            if act in ("reject", "seen"):
-                turned_down = about
-            for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
-                left_out.update(v.item_id for v in self.variants(item))
-            ruled_out_words: set[str] = set()
-            if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
-                for item in self._reference_titles(text, shown):
-                    left_out.update(v.item_id for v in (
-                        [item] if wants_the_series(text) else self.franchises.franchise(item)))
-            if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
-                constraints = audience(constraints, text)
-            if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
-                for item, start in self._linked_spans(text, shown):
-                    if negated_before(text, start):
-                        left_out.update(v.item_id for v in self.franchises.franchise(item))
-                        ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
-            if act not in ("correction", "end", "chat", "question"):
-                bare = self._without_titles(text)
-                people = self._people_named(without_possessives(bare),
-                                            constraints.people | constraints.unwanted_people)
-                constraints = update(constraints, bare, complaint=act == "reject", shown_years=shown_years,
-                                     kinds_matter=self.catalog.dataset == "opendialkg", people=people,
-                                     shown=list(shown) + last_list, bearable=self.bearable,
-                                     plain=self.plain_subjects)
-                # "like <title>" gives genres only when none were asked for (the message names none either)
-                wants_like = act in ("request", "seen") and not constraints.genres
-                like = self._like_genres(text, shown) if wants_like else frozenset()
-                if like or ruled_out_words:
-                    constraints = replace(
-                        constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
-                        any_genre=constraints.any_genre if not like else True,
-                        unwanted_words=constraints.unwanted_words | ruled_out_words)
-            if is_last:
-                move = UserMove(act, aspect, about, list(shown), intents=intents)
-        move.constraints, move.left_out = constraints, left_out
+                self.observe_reply(reading, utterance.items)
+            else:
+                move = self.advance(reading, dialogue, utterance.text or "", index == last_user)
+            reading.read_through = index + 1
+        if move is None:  # nothing new to read: the last user message's reading as stored
+            move = UserMove(act="request", last_shown=list(reading.shown))
+        move.constraints, move.left_out = reading.constraints, set(reading.left_out)
+        move.reading = reading
+        move.state = to_state(reading, act=move.act, intents=move.intents, about=move.about, aspect=move.aspect)
         return move
 
-    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem]
+    def state_after(self, move: UserMove, shown: Sequence[CatalogItem], dialogue: Dialogue) -> DialogueState:
+        """The state to store with the reply that showed `shown` (it takes that reply in too)."""
+        turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
+        return with_reply(move.state, list(shown), turn, len(dialogue.utterances) + 1, move.relaxed_to)
+
+    def resume(self, dialogue: Dialogue) -> tuple[Reading, int]:
+        """(the reading to go on from, the index of the first utterance it has not taken in)."""
+        for index in range(len(dialogue.utterances) - 1, -1, -1):
+            utterance = dialogue.utterances[index]
+            state = utterance.state
+            if utterance.role != Role.AGENT or state is None:
+                continue
+            # The state must be this turn's own: it took in everything up to and including the turn's items.
+            if state.read_through == index + 1 and state.last_shown == [r.item_id for r in utterance.items]:
+                return from_state(state, self.catalog), index + 1
+        return Reading(reader=self.reader_label), 0
+
+    def observe_reply(self, reading: Reading, items) -> None:
+        shown = [i for i in (self.catalog.get(r.item_id) for r in items) if i is not None]
+        reading.shown_records += [ShownItem(item_id=i.item_id, title=i.label, turn=reading.system_turns,
+                                            position=n) for n, i in enumerate(shown, start=1)]
+        reading.system_turns += 1
+        reading.shown = shown
+        reading.shown_years += [i.year for i in shown if i.year]
+        reading.last_list = shown if len(shown) > 1 else reading.last_list
+
+    def advance(self, reading: Reading, dialogue: Dialogue, text: str, is_last: bool) -> "UserMove":
+        """Take one user message into `reading` (read once) and return its move."""
+        constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
+        text = self._spelled(text)  # "a horor movie": the genre word meant
+        model = self.state_reader if is_last else None
+        prior = to_state(reading, act="request", intents=[], about=[], aspect=None) if model else None
+        reading.user_turns += 1
+        turn = reading.user_turns - 1
+        if STARTS_OVER.search(text):  # "start over", "forget all that": what was asked so far goes
+            constraints, reading.like, reading.moods = Constraints(), [], []
+        self._mentions(reading, text, turn)
+        intents = self._intents(dialogue, text) if is_last else rule_intents(text)
+        # "is it scary?" after an answer or a choice that showed nothing: "it" is the item in focus
+        referable = shown or [i for i in (self.catalog.get(x) for x in reading.focus) if i is not None]
+        act, aspect, about, turned_down = self._act(text, intents, referable, reading.last_list)
+        if act == "request" and reading.last_aspect and "?" in text and not about and _ELLIPSIS.match(text):
+            # "and the third one?" after "who directed the first one?": the same question of another item
+            pointed = self._pointed(text, referable, reading.last_list)
+            if pointed:
+                act, aspect, about = "question", reading.last_aspect, pointed
+        reading.last_aspect = aspect if act == "question" else None
+        if about and act in ("question", "accept", "correction"):
+            reading.focus = [i.item_id for i in about]
+        elif shown:
+            reading.focus = []
+        if act == "clarify":
+            reading.understood = CLARIFY
+        if act in ("reject", "seen"):
+            turned_down = about
+        (reading.seen if act == "seen" else reading.turned_down).extend(
+            i.item_id for i in turned_down if i.item_id not in reading.turned_down + reading.seen)
+        if act == "accept":
+            reading.taken += [i.item_id for i in about if i.item_id not in reading.taken]
+        for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
+            left_out.update(v.item_id for v in self.variants(item))
+        ruled_out_words: set[str] = set()
+        if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
+            for item in self._reference_titles(text, shown):
+                left_out.update(v.item_id for v in (
+                    [item] if wants_the_series(text) else self.franchises.franchise(item)))
+                reading.like = [i for i in reading.like if i != item.item_id] + [item.item_id]
+        if act == "question":  # "Is Coco suitable for my 8 year old?" says who is watching
+            asked_for = audience(constraints, text)
+            if asked_for.for_children and not constraints.for_children:
+                reading.audience_asked = True
+            constraints = asked_for
+        if act == "request":  # "a superhero movie, but not a Batman one": that franchise stays out
+            for item, start in self._linked_spans(text, shown):
+                if negated_before(text, start):
+                    left_out.update(v.item_id for v in self.franchises.franchise(item))
+                    ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
+        if act not in ("correction", "end", "chat", "question", "clarify"):
+            bare = self._without_titles(text)
+            people = self._people_named(without_possessives(bare),
+                                        constraints.people | constraints.unwanted_people)
+            constraints = update(constraints, bare, complaint=act == "reject", shown_years=reading.shown_years,
+                                 kinds_matter=self.catalog.dataset == "opendialkg", people=people,
+                                 shown=list(shown) + reading.last_list, bearable=self.bearable,
+                                 plain=self.plain_subjects)
+            named_moods = [m for m in moods_named(bare) if not negated_before(bare, bare.lower().find(m))]
+            reading.moods = named_moods or reading.moods
+            for mood in named_moods:  # "one where he plays a darker role": no animation or family films
+                avoid = genres_a_mood_rules_out(mood) - constraints.genres
+                if avoid:
+                    constraints = replace(constraints, unwanted_genres=constraints.unwanted_genres | avoid)
+            if reading.audience_asked and constraints.for_children and not _CHILD_WORDS.search(bare) and (
+                    constraints.genres, constraints.people, constraints.subjects) != (
+                    reading.constraints.genres, reading.constraints.people, reading.constraints.subjects):
+                # A child named only in a question ("is it ok for my 8 year old?") holds for the next
+                # "another one?", not for a new request about something else.
+                constraints = replace(constraints, for_children=False)
+                reading.audience_asked = False
+            # "like <title>" gives genres only when none were asked for (the message names none either)
+            wants_like = act in ("request", "seen") and not constraints.genres
+            like = self._like_genres(text, shown) if wants_like else frozenset()
+            if like or ruled_out_words:
+                constraints = replace(
+                    constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
+                    any_genre=constraints.any_genre if not like else True,
+                    unwanted_words=constraints.unwanted_words | ruled_out_words)
+        reading.constraints = constraints
+        reading.reader = self.reader_label
+        if model is not None and (read := model.read(prior, text, shown)) is not None:
+            # The model's reading, checked against the schema and the catalog, replaces the rules' act
+            # and constraints; what the rules keep out of plots and lists (turned-down titles) stays.
+            change, about = read
+            act, aspect = change.act, change.aspect
+            reading.constraints = replace(constraints_of(change.constraints),
+                                          unwanted_words=constraints.unwanted_words)
+            reading.moods = [c.value for c in change.constraints if c.slot == "mood"]
+            reading.reader = model.label
+        reading.asked.append(self._asked(text, act))
+        stamp(reading)
+        return UserMove(act, aspect, about, list(shown), intents=intents, text=text)
+
+    def _spelled(self, text: str) -> str:
+        """The text with misspelt genre words put right: a word no catalog plot uses that is close to
+        one genre word ("horor", "comdy", "thriler") is that word; every other word stays as written."""
+        def fix(match: re.Match) -> str:
+            word = match.group(0)
+            low = word.lower()
+            if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
+                return word
+            close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            return close[0] if close else word
+        return re.sub(r"[A-Za-z]+", fix, text)
+
+    def _mentions(self, reading: Reading, text: str, turn: int) -> None:
+        """The titles the message names, liked or not, and whether it gives anything to go on."""
+        linked = self._link_spans(text)
+        for item, start, _ in linked:
+            liked = not negated_before(text, start) and not SEEN_CUE.search(text)
+            reading.mentioned.append(MentionedItem(item_id=item.item_id, liked=liked, turn=turn))
+        if linked or has_request_content(text) or self.catalog.link_entities(text):
+            reading.has_preference = True
+
+    @staticmethod
+    def _asked(text: str, act: str) -> str:
+        """What the message gives the ranker to read: nothing for a question, closing, small talk,
+        correction or shrug, and only the asking part of a complaint."""
+        if act in ("end", "chat", "question", "correction", "shrug", "clarify"):
+            return ""
+        return request_part(text) if act == "reject" else text
+
+    def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem],
+             listed: Sequence[CatalogItem] = ()
              ) -> tuple[str, Optional[str], list, list]:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
-        if is_closing(text):
-            return "end", None, [], []
+        if is_closing(text):  # "I'll go with the second one, thanks!": the choice it names is taken
+            chosen = self._linked(text, shown) or self._pointed(text, shown, listed)
+            return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
         linked = self._linked(text, shown)
@@ -219,7 +417,8 @@ class DialoguePolicy:
         if shown and is_approval(text):  # "great", "perfect!" after a list: it is taken
             return "accept", None, list(shown[:1]), []
         taken, down = self._decided_apart(text, shown)
-        if taken and not asks_for_more_after_taking(text):  # one title taken, another turned down
+        # one title taken, another turned down ("X sounds cool but ..., something supernatural please" asks on)
+        if taken and not asks_for_more_after_taking(text) and not _ASKS_ON.search(text):
             return "accept", None, taken, down
         if is_shrug(text):
             return "shrug", None, [], []
@@ -231,7 +430,7 @@ class DialoguePolicy:
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text))
         if aspect is not None and asked:
-            about = self._referred(text, linked, shown, aspect)
+            about = self._referred(text, linked, shown, aspect, listed)
             if about:
                 return "question", aspect, about, []
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
@@ -239,13 +438,45 @@ class DialoguePolicy:
                            if (not in_request_clause(text, start) or negated_before(text, start))
                            and not part_takes(part_at(text, start))]  # "..., but I'll watch X" keeps X
             if not turned_down:  # "not my thing": the list just shown
-                turned_down = list(shown)
+                turned_down = self._pointed(text, shown, listed) or list(shown)
             return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
-            return "seen", None, linked or list(shown), []
+            return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
         if takes_it(text):
             return "accept", None, linked or list(shown[:1]), down
+        if not linked and not (shown and points_back(text)) and self._off_task(text):
+            # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
+            return "clarify", None, [], []
         return "request", None, linked, []
+
+    def _off_task(self, text: str) -> bool:
+        """A message that asks for nothing a recommender can give and names nothing the reader knows
+        (no genre, person, title, era, mood, subject or kind of item): asking is better than a guess."""
+        if _RECOMMENDING.search(text) or genre_mentions(text) or moods_named(text) or self._link_people(text):
+            return False
+        bare = normalize(text)
+        if re.search(r"\b(19|20)\d\d|\d0s\b", bare) or subjects_asked(text):
+            return False
+        return bool(_OFF_TASK.search(text))
+
+    def _pointed(self, text: str, shown: Sequence[CatalogItem], listed: Sequence[CatalogItem] = ()
+                 ) -> list[CatalogItem]:
+        """The shown items an ordinal points at: "the second one", "the first two", "both". An ordinal
+        past the last reply's items (an answer showed one) points into the last list (`listed`)."""
+        index = pointed_index(text)
+        if listed and (len(shown) < 2 and (index not in (None, 0, -1) or _FIRST_N.search(text))):
+            shown = listed
+        if not shown:
+            return []
+        if match := _FIRST_N.search(text):
+            count = _COUNTS[match.group(1).lower()]
+            return list(shown[:count])
+        if _BOTH.search(text) and len(shown) >= 2:
+            return list(shown[:2])
+        index = pointed_index(text)
+        if index is not None and -len(shown) <= index < len(shown):
+            return [shown[index]]
+        return []
 
     def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:
         """(person, position) of the people the text names, by full name or by a surname that
@@ -281,14 +512,15 @@ class DialoguePolicy:
         return any(len(normalize(text[start:end]).split()) >= min(2, words)
                    for _, start, end in self._title_spans(text))
 
-    def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str):
-        if aspect == "compare_children":
+    def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str,
+                  listed: Sequence[CatalogItem] = ()):
+        if aspect in ("compare_children", "pick", "compare_year"):
             return list(shown)
         if linked:
             return linked[:1]
-        index = pointed_index(text)
-        if shown and index is not None and -len(shown) <= index < len(shown):
-            return [shown[index]]
+        pointed = self._pointed(text, shown, listed)
+        if pointed:
+            return pointed
         if shown and (points_back(text) or len(shown) == 1):
             return [shown[0]]
         return []
@@ -299,7 +531,10 @@ class DialoguePolicy:
         for item in shown:
             shown_by_title.setdefault(normalize(item.title), []).append(item)
         out = []
-        for item, start, _ in self._title_spans(text):
+        spans = self._title_spans(text)
+        for item, start, _ in _shown_titles_named(text, shown, spans):  # "what is Up about?" after Up
+            out.append((item, start))
+        for item, start, _ in spans:
             namesakes = shown_by_title.get(normalize(item.title), [])
             # "Ghostbusters (1984)" of a list holding both Ghostbusters: the one of the year named
             same_year = [i for i in namesakes if i.year is not None and i.year == item.year]
@@ -321,27 +556,12 @@ class DialoguePolicy:
         return text
 
     def ranking_texts(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> list[tuple[Role, str, list]]:
-        """(role, text, items) of the conversation as the recommender should read it; `move` is
-        the last message's reading when the caller has it (the learnt reader's act)."""
-        out = []
-        shown: list[CatalogItem] = []
-        last_user = max((i for i, u in enumerate(dialogue.utterances) if u.role == Role.USER), default=-1)
-        for index, utterance in enumerate(dialogue.utterances):
-            if utterance.role == Role.AGENT:
-                shown = [i for i in (self.catalog.get(r.item_id) for r in utterance.items) if i is not None]
-                out.append((utterance.role, utterance.text, utterance.items))
-                continue
-            text = utterance.text or ""
-            if move is not None and index == last_user:
-                act = move.act
-            else:
-                act = self._act(text, rule_intents(text), shown)[0]
-            if act in ("end", "chat", "question", "correction", "shrug"):
-                text = ""
-            elif act == "reject":
-                text = request_part(text)
-            out.append((utterance.role, text, []))
-        return out
+        """(role, text, items) of the conversation as the recommender should read it: each user message
+        as the state holds what it asks (`DialogueState.asked`), the system turns as they were."""
+        move = move if move is not None and move.state is not None else self.read(dialogue)
+        asked = iter(move.state.asked)
+        return [(u.role, u.text, u.items) if u.role == Role.AGENT else (u.role, next(asked, ""), [])
+                for u in dialogue.utterances]
 
     def ranking_dialogue(self, dialogue: Dialogue, move: Optional[UserMove] = None) -> Dialogue:
         copy = Dialogue(crs_id=dialogue.crs_id)

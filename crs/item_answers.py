@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 from arena.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
-from arena.reading.vocabulary import genre_label
+from arena.reading.vocabulary import genre_label, intensity_of
 
 FAREWELLS = (
     "You're welcome, enjoy watching! Come back any time you need another idea.",
@@ -72,56 +72,167 @@ def withheld_note(aspect: str, item: CatalogItem) -> Optional[str]:
             f"{reason}, so I leave it out.{said}")
 
 
-def answer(aspect: str, items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
-    """The answer to a question about `items` (one item, or the shown list for a comparison),
-    and the items it names."""
+def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[str, list[CatalogItem]]:
+    """The answer to a question (`text`) about `items` (the items it refers to, or the shown list for
+    a comparison), and the items it names; said plainly from the field the question asks about."""
     if aspect == "compare_children":
         return _compare_for_children(items)
+    if aspect == "compare_year":  # "which of those is newer?": the years, side by side
+        dated = sorted((i for i in items if i.year), key=lambda i: i.year)
+        if len(dated) < 2:
+            return "I don't have the years of those to compare. " + FOLLOW_UP, []
+        newest, oldest = dated[-1], dated[0]
+        return (f"{newest.label} is the newest of them; {oldest.label} the oldest. {FOLLOW_UP}",
+                [newest, oldest])
+    if aspect == "pick":  # "which would you pick?": one of what was shown, and why, no new titles
+        best = items[0]
+        why = f" {best.plot}" if best.plot else f" {_known(best)[0].upper()}{_known(best)[1:]}"
+        return f"I'd go with {best.label}.{why} {FOLLOW_UP}", [best]
+    if aspect == "plot" and len(items) > 1:  # "tell me about the first two"
+        return " ".join(_plot(i) for i in items[:3]) + f" {FOLLOW_UP}", list(items[:3])
     item = items[0]
     label = item.label
     note = withheld_note(aspect, item)
     if note is not None:
         return f"{note} {FOLLOW_UP}", [item]
     if aspect == "plot":
-        listed = f"; it lists it as {_genres(item)}." if item.genres else "."
-        text = f"{label}: {item.plot}" if item.plot else f"The catalog has no plot summary for {label}{listed}"
+        text_out = _plot(item)
     elif aspect == "director":
         directors = item.people.get("director")
-        text = (f"{label} was directed by {_names(directors, 2)}." if directors else
-                f"The catalog does not say who directed {label}.")
+        text_out = (f"{label} was directed by {_names(directors, 2)}." if directors else
+                    f"I don't know who directed {label}; {_known(item)}")
     elif aspect == "writer":
         writers = item.people.get("writer")
-        text = (f"{label} was written by {_names(writers, 2)}." if writers else
-                f"The catalog does not name the writer of {label}.")
+        text_out = (f"{label} was written by {_names(writers, 2)}." if writers else
+                    f"I don't know who wrote {label}; {_known(item)}")
     elif aspect == "stars":
         cast = item.people.get("star") or item.people.get("actor")
-        text = f"{label} stars {_names(cast, 3)}." if cast else f"The catalog does not list the cast of {label}."
+        text_out = (f"{label} stars {_names(cast, 3)}." if cast else
+                    f"I don't have the cast of {label}; {_known(item)}")
     elif aspect == "year":
-        text = f"{label} is from {item.year}." if item.year else f"The catalog does not give a year for {label}."
+        text_out = (f"{item.title} came out in {item.year}." if item.year else
+                    f"I don't know what year {item.title} came out; {_known(item)}")
     elif aspect == "rating":
-        listed = f"; it lists it as {_genres(item)}" if item.genres else ""
-        text = f"The catalog holds no ratings or reviews, so I cannot say how well {label} is rated{listed}."
+        text_out = f"I have no ratings or reviews to go by, so I can't say how well {label} is rated; {_known(item)}"
+    elif aspect == "true_story":
+        text_out = _true_story(item)
     elif aspect == "genres":
-        text = (f"The catalog lists {label} as {_genres(item)}." if item.genres else
-                f"The catalog gives no genre for {label}.")
+        text_out = _genre_question(item, text)
     else:  # suitability
-        text = _suitability(item)
-    return f"{text} {FOLLOW_UP}", [item]
+        text_out = _suitability(item, text)
+    return f"{text_out} {FOLLOW_UP}", [item]
 
 
-def _suitability(item: CatalogItem) -> str:
+def _kind_noun(item: CatalogItem) -> str:
+    return {"book": "book", "series": "series"}.get(getattr(item, "kind", "film") or "film", "film")
+
+
+def _known(item: CatalogItem) -> str:
+    """What is known of an item in one clause: "it is a drama from 1994, directed by X"."""
+    parts = [f"it is {_a(_genres(item, 2))} {_kind_noun(item)}" if item.genres else f"it is a {_kind_noun(item)}"]
+    if item.year:
+        parts.append(f"from {item.year}")
+    directors = item.people.get("director")
+    if directors:
+        parts.append(f"directed by {_names(directors, 1)}")
+    cast = item.people.get("star") or item.people.get("actor")
+    if cast:
+        parts.append(f"starring {_names(cast, 2)}")
+    return " ".join(parts[:2]) + (", " + ", ".join(parts[2:]) if parts[2:] else "") + "."
+
+
+def _a(words: str) -> str:
+    vowel = words[:1].lower() in "aeiou" or re.match(r"(8|11|18)\b|(8|11|18)-", words)
+    return ("an " if vowel else "a ") + words
+
+
+def _plot(item: CatalogItem) -> str:
+    if item.plot:
+        return f"{item.label}: {item.plot}"
+    return f"I don't have a plot summary for {item.label}, but {_known(item)}"
+
+
+_TRUE_STORY_IN_PLOT = re.compile(r"\b(true story|based on (the )?(true|real)|real[- ]life|biograph\w*|"
+                                 r"the life of|the story of|life story|memoir)\b", re.I)
+
+
+def _true_story(item: CatalogItem) -> str:
     label = item.label
+    if _TRUE_STORY_IN_PLOT.search(item.plot or "") or any(
+            g.lower() in ("biography", "history") for g in item.genres):
+        return f"Yes, as far as I can tell: {label} tells a real story. {item.plot}".strip()
+    if item.plot:
+        return f"Nothing I have says {label} is based on a true story. It is about this: {item.plot}"
+    return f"I can't tell whether {label} is based on a true story; {_known(item)}"
+
+
+# The qualities a yes/no question asks about, and the genres (and plot words) that bear them out.
+_QUALITIES = {
+    "scary": (("horror",), ("thriller", "mystery")),
+    "creepy": (("horror",), ("thriller", "mystery")),
+    "funny": (("comedy",), ()),
+    "romantic": (("romance",), ()),
+    "sad": (("drama",), ("war",)),
+    "violent": (("war", "crime", "action", "horror"), ("thriller",)),
+    "gory": (("horror",), ()),
+    "dark": (("horror", "thriller", "crime", "war"), ()),
+}
+_ASKED_GENRE = re.compile(r"\b(an?)\s+(documentary|musical|western|cartoon|animated|anime|comedy|horror|thriller|"
+                          r"romance|drama|war|sci-?fi|family|kids'?)\b", re.I)
+_GENRE_OF_WORD = {"cartoon": "animation", "animated": "animation", "anime": "animation", "kids": "family",
+                  "kids'": "family", "scifi": "sci fi", "sci-fi": "sci fi"}
+
+
+def _genre_question(item: CatalogItem, text: str) -> str:
+    """"is it scary?", "Is Planet Earth Live a documentary?": yes or no in plain words, from the
+    genres and what the plot says; a bare "what genre is it?" gets the genres."""
+    label, low = item.label, (text or "").lower()
+    kinds = _genres(item) if item.genres else ""
+    quality = next((q for q in _QUALITIES if re.search(rf"\b{q}\b", low)), None)
+    if quality is not None:
+        strong, some = _QUALITIES[quality]
+        intense = intensity_of(item)
+        if any(has_genre(item, g) for g in strong) or (quality in ("violent", "gory") and intense):
+            return f"Yes, {label} is {quality}: it is {_a(kinds)} {_kind_noun(item)}."
+        if any(has_genre(item, g) for g in some) or (quality in ("scary", "dark") and intense):
+            return f"A little: {label} is {_a(kinds)} {_kind_noun(item)}, tense rather than {quality}."
+        return f"Not really: {label} is {_a(kinds)} {_kind_noun(item)}." if kinds else (
+            f"I can't tell how {quality} {label} is; {_known(item)}")
+    if match := _ASKED_GENRE.search(low):
+        word = match.group(2).lower()
+        genre = _GENRE_OF_WORD.get(word, word)
+        if not item.genres:
+            return f"I can't tell; {_known(item)}"
+        if has_genre(item, genre):
+            noun = f" {_kind_noun(item)}" if word in ("war", "family", "kids", "kids'", "animated") else ""
+            listed = f" (listed as {kinds})" if kinds.lower() != word else ""
+            return f"Yes, {label} is {_a(word)}{noun}{listed}."
+        return f"No, {label} is not listed as {_a(word)}; it is {_a(kinds)} {_kind_noun(item)}."
+    return f"{label} is {_a(kinds)} {_kind_noun(item)}." if kinds else f"I don't know the genre of {label}."
+
+
+_AGE_ASKED = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?old", re.I)
+
+
+def _suitability(item: CatalogItem, text: str = "") -> str:
+    """Whether a title suits a child, from its genres and what its plot says (the catalogs hold no
+    age ratings)."""
+    label = item.label
+    age = _AGE_ASKED.search(text or "")
+    who = _a(f"{age.group(1)}-year-old") if age else "a young child"
     unsafe = [g for g in CHILD_UNSAFE if has_genre(item, g)]
+    intense = sorted(intensity_of(item))
     if unsafe:
-        return (f"I would not pick {label} for a young child: the catalog lists it as {_names(unsafe)}. "
-                f"It has no age ratings, so that is going by genre.")
+        return f"I would not pick {label} for {who}: it is {_a(_names(unsafe))} {_kind_noun(item)}."
+    if intense:
+        return (f"Probably not for {who}: {label} is {_a(_genres(item))} {_kind_noun(item)}, and its story "
+                f"has {' and '.join(intense)} in it.")
     if any(has_genre(item, g) for g in CHILD_FRIENDLY):
-        return (f"{label} should suit a child: the catalog lists it as {_genres(item)}. "
-                f"It has no age ratings, so check the details if in doubt.")
+        return f"Yes, {label} should suit {who}: it is {_a(_genres(item))} {_kind_noun(item)}."
     if not item.genres:
-        return f"The catalog has no age rating or genre for {label}, so I cannot tell."
-    return (f"The catalog has no age rating for {label}; it is listed as {_genres(item)}, with no horror, "
-            f"crime or thriller among them, but not as a family film either.")
+        return f"I can't tell whether {label} suits {who}; {_known(item)}"
+    return (f"Probably: {label} is {_a(_genres(item))} {_kind_noun(item)}, with nothing in its genres or story "
+            f"that should upset {who}, though it is not made for children.")
 
 
 def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[CatalogItem]]:
@@ -145,8 +256,11 @@ def greeting(turn: int, kind: str = "movie") -> str:
     return GREETINGS[turn % len(GREETINGS)].format(kind=kind, verb=verb)
 
 
-def taken(turn: int) -> str:
-    """The answer to "sounds good, I'll watch it": a short follow-up, no new list."""
+def taken(turn: int, items: Sequence[CatalogItem] = (), message: str = "") -> str:
+    """The answer to "sounds good, I'll watch it": a short follow-up, no new list. The title is said
+    back only when the message named it (a reply names no title it does not show otherwise)."""
+    if items and normalize(items[0].title) in normalize(message):
+        return f"{items[0].title} it is, then. Enjoy! If you would like another idea later, just ask."
     return TAKEN[turn % len(TAKEN)]
 
 
@@ -164,18 +278,61 @@ def correction_note(items: Sequence[CatalogItem]) -> str:
     return f"Thanks for the correction; my catalog lists it as {item.label}."
 
 
-def list_opening(act: str, constraints: Constraints, turn: int) -> str:
-    """The sentence before a list: what was done with the user's message, and what rules apply."""
-    lead = {
-        "reject": "Understood, I'll leave those out.",
-        "seen": "Then here are some you may not have seen.",
-        "shrug": "No problem, I'll pick.",
-    }.get(act, "")
-    rules = constraints.describe()
-    kind = f"{constraints.genre_words()} picks" if constraints.genres else "picks"
-    body = f"Here are some {kind} {rules}:".replace(" :", ":") if rules or constraints.genres else ("Here are a few picks for you:", "These might suit you:",
-                                                          "You could try these:")[turn % 3]
-    return f"{lead} {body}".strip()
+_GENRE_SHOWN = {"sci fi": "sci-fi"}
+
+
+def heading(constraints: Constraints) -> str:
+    """"comedy picks from the 1990s", "picks with Tom Hanks": the list's rules in a few words (two
+    genres and two other rules at most; what is left out is said only when nothing else is)."""
+    genres = sorted(constraints.genres)
+    joiner = " or " if constraints.any_genre else " and "
+    shown_genres = [_GENRE_SHOWN.get(g, g) for g in genres]
+    noun = (joiner.join(shown_genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
+    parts = []
+    if constraints.subjects:
+        parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
+    if constraints.people:
+        parts.append("with " + " and ".join(sorted(map(person_label, constraints.people))[:2]))
+    if constraints.for_children:
+        parts.append("for children")
+    era = _era_words(constraints.years)
+    if era:
+        parts.append(era)
+    if not parts and not genres:
+        left_out = sorted(constraints.unwanted_genres)[:2]
+        if left_out:
+            parts.append("without " + " or ".join(left_out))
+    return " ".join([noun] + parts[:2])
+
+
+def _era_words(years: Optional[tuple[int, int]]) -> str:
+    if years is None:
+        return ""
+    low, high = years
+    if high - low == 9 and low % 10 == 0:
+        return f"from the {low}s"
+    if high >= 2100:
+        return f"from {low} on"
+    if low <= 1900:  # "black and white" is 1900-1965: the start says nothing (and "1900" is a title)
+        return f"from before {high + 1}"
+    return f"from {low} to {high}" if low != high else f"from {low}"
+
+
+def list_opening(act: str, constraints: Constraints, turn: int, turned_down: bool = True) -> str:
+    """The one sentence before a list: what was done with the user's message and the list's rules
+    in a few words. "I'll leave those out" only when something was turned down."""
+    ruled = constraints.any or bool(constraints.genres)
+    what = heading(constraints) if ruled else "picks"
+    if act == "reject":
+        return (f"Understood, I'll leave those out. Some other {what}:" if turned_down
+                else f"Let's try something different. Some {what}:")
+    if act == "seen":
+        return f"Then here are some {what} you may not have seen:"
+    if act == "shrug":
+        return f"No problem, I'll pick. Some {what}:" if ruled else "No problem, I'll pick:"
+    if ruled:
+        return f"Here are some {what}:"
+    return ("Here are a few picks for you:", "These might suit you:", "You could try these:")[turn % 3]
 
 
 # -- the model's connecting sentence must answer the message it follows ---------------------

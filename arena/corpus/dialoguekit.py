@@ -38,6 +38,7 @@ from arena.corpus.redial import DEFAULT_CRS_ID as REDIAL_CRS_ID
 from arena.corpus.redial import RedialRecordError, catalog_item_finder, is_redial_record, redial_dialogue
 from arena.llm.redaction import redact_text
 from arena.text_safety import valid_system_id
+from arena.dialogue_state import DialogueState
 from arena.dialogue import (
     Dialogue,
     DialogueAct,
@@ -64,7 +65,7 @@ DIALOGUEKIT_UTTERANCES = "dialoguekit_utterances"
 # Utterance keys the arena reads into its own fields; any other key is DialogueKit metadata.
 _OWN_UTTERANCE_KEYS = {
     "participant", "utterance", "utterance ID", "utterance_id", "timestamp", "recommended_items", "items",
-    "dialogue_acts", "intent", "acts_annotator", "error", "ratings",
+    "dialogue_acts", "intent", "acts_annotator", "error", "ratings", "state",
 }
 _DIALOGUEKIT_UTTERANCE_KEYS = ("utterance_feedback", "annotations")
 _MAX_LISTED_PROBLEMS = 10
@@ -200,6 +201,8 @@ def _utterance_record(u: Utterance, pseudonymise: Optional[Callable[[str], str]]
         rec["error"] = redact_text(u.error)
     if u.ratings:
         rec["ratings"] = [_rating_record(r, pseudonymise) for r in u.ratings]
+    if u.state is not None:  # why the system's list came: the conversation's state as it read it
+        rec["state"] = u.state.model_dump(mode="json")
     return rec
 
 
@@ -409,6 +412,11 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
     if u.get("error") is not None:
         fields["error"] = str(u["error"])
     fields["ratings"] = _parse_ratings(u.get("ratings"), f"{where}.ratings")
+    if u.get("state") is not None:
+        try:
+            fields["state"] = DialogueState.model_validate(u["state"])
+        except ValidationError as exc:
+            raise _RecordError(f"{where}.state", f"not a dialogue state: {exc.errors()[0]['msg']}") from None
     return Utterance(**fields)
 
 

@@ -84,6 +84,13 @@ ASPECTS = (
         r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
         r"for (her|him|them)|(that|this|his|her|their) age)|"
         r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b", re.IGNORECASE)),
+    ("compare_year", re.compile(r"\bwhich (one |of (these|those|them|the \w+) )?(is|was|came out) (the )?(newer|older|"
+                                r"newest|oldest|more recent|most recent|earlier|later|first)\b", re.IGNORECASE)),
+    ("pick", re.compile(r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
+                        r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
+                        r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),
+    ("true_story", re.compile(r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
+                              r"really happen(ed)?|actually happen(ed)?|biopic)\b", re.IGNORECASE)),
     ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
                         r"\b(plot|story ?line|story|premise|synopsis|what happens|"
                         r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
@@ -94,6 +101,10 @@ ASPECTS = (
                          re.IGNORECASE)),
     ("year", re.compile(r"\b(when|(what|which) year|how old|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
+                          r"^\W*(is|are|was|isn'?t)\s+(?!there\b|any\b)[^?]*\b(an?)\s+(documentary|musical|western|"
+                          r"cartoon|animated (film|movie)|anime|comedy|horror( film| movie)?|thriller|romance|"
+                          r"romantic comedy|drama|kids'? (film|movie)|family (film|movie)|war (film|movie)|"
+                          r"sci-?fi( film| movie)?|true story|biopic)\b[^?]*\?|"
                           r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
                           re.IGNORECASE)),
     ("rating", re.compile(r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"

@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from arena.catalog import CatalogItem, person_key
+from arena.reading.phrase_table import era_of_style
 from arena.reading.scope import negated_before
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
@@ -255,7 +256,19 @@ def _child_mentioned(text: str) -> Optional[bool]:
     return not ages or min(ages) <= 12
 
 
+_BEFORE_DECADE = re.compile(r"\b(?:pre-?|before (?:the )?|older than (?:the )?|earlier than (?:the )?)"
+                            r"((?:19|20)?[0-9]0'?s|twenties|thirties|forties|fifties|sixties|seventies|eighties|"
+                            r"nineties)\b", re.IGNORECASE)
+_AFTER_DECADE = re.compile(r"\b(?:post-?|after (?:the )?|since (?:the )?)((?:19|20)?[0-9]0'?s|twenties|thirties|"
+                           r"forties|fifties|sixties|seventies|eighties|nineties)\b", re.IGNORECASE)
+
+
 def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
+    # "pre-90s", "before the 80s": up to that decade, not the decade itself; "post-2000s" after it
+    if match := _BEFORE_DECADE.search(text):
+        return 1800, _decade_start(_DECADE.search(match.group(1))) - 1
+    if match := _AFTER_DECADE.search(text):
+        return _decade_start(_DECADE.search(match.group(1))) + 10, 2100
     if match := _AFTER.search(text):
         return int(match.group(2)) + (0 if match.group(1).lower() == "since" else 1), 2100
     if match := _BEFORE.search(text):
@@ -303,7 +316,7 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
     the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
     catalog's word statistics), read when no cue names one."""
-    years = _era(text, shown_years) or constraints.years
+    years = _era(text, shown_years) or era_of_style(text) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
     unwanted, wanted, adds = set(constraints.unwanted_genres), set(), True
