@@ -36,13 +36,12 @@ import numpy as np
 from arena.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
 from arena.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from arena.dialogue_state import DialogueState
 from arena.llm import LLMClient, Message
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints
-from crs.dialogue_policy import DialoguePolicy, StateLedger, UserMove
+from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
 from crs.llm_led import LLMLedReplies, read_history
@@ -98,7 +97,7 @@ def clean_reply(text: str) -> str:
     return text
 
 
-class ChatCRS(ConversationalRecommender):
+class ChatCRS(StatefulTurns, ConversationalRecommender):
     def __init__(
         self,
         name: str,
@@ -141,15 +140,6 @@ class ChatCRS(ConversationalRecommender):
         self._states = StateLedger()
 
     # -- the turn -----------------------------------------------------------------
-    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        move = self.policy.read(dialogue)  # the new message read once into the conversation's state
-        text, shown = self._reply(dialogue, move)
-        self._states.keep(dialogue, self.policy.state_after(move, shown, dialogue))
-        return text, [i.to_recommended() for i in shown]
-
-    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
-        return self._states.take(dialogue)
-
     def _reply(self, dialogue: Dialogue, move: UserMove) -> tuple[str, list[CatalogItem]]:
         """The act planned from the state, then its words: (text, items shown)."""
         fallback = NO_TITLE_FALLBACK.format(kind=self.item_kind.split(",")[0].rstrip("s"))

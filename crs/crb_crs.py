@@ -41,15 +41,14 @@ from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.imports import heavy_imports
 from arena.titles.phrases import normalize
 from arena.config import ASSETS_DIR
-from arena.dialogue import Dialogue, RecommendedItem, Role
+from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient
 from arena.simulator_interface import IntentReader
 from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.crb_context import TurnContext, context_problem, english
-from crs.dialogue_policy import DialoguePolicy, StateLedger, UserMove
-from arena.dialogue_state import DialogueState
+from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
 
@@ -166,7 +165,7 @@ def unfounded_fact(text: str, items: Sequence[CatalogItem]) -> Optional[str]:
     return None
 
 
-class CRBCRS(ConversationalRecommender):
+class CRBCRS(StatefulTurns, ConversationalRecommender):
     def __init__(
         self,
         name: str,
@@ -194,15 +193,6 @@ class CRBCRS(ConversationalRecommender):
         self._slots = np.array([t.slots for t in self.corpus])
         self.fit_context = True  # False: turns are chosen without `crs.crb_context` (for measuring it)
         english()  # its word list is read here, not on the first turn
-
-    def respond(self, dialogue: Dialogue) -> tuple[str, list[RecommendedItem]]:
-        move = self.policy.read(dialogue)  # the new message read once into the conversation's state
-        text, shown = self._reply(dialogue, move)
-        self._states.keep(dialogue, self.policy.state_after(move, shown, dialogue))
-        return text, [item.to_recommended() for item in shown]
-
-    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
-        return self._states.take(dialogue)
 
     def _reply(self, dialogue: Dialogue, move: UserMove) -> tuple[str, list[CatalogItem]]:
         turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)

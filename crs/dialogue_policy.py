@@ -130,6 +130,27 @@ class StateLedger:
             return self._states.pop((dialogue.dialogue_id, len(dialogue.utterances)), None)
 
 
+class StatefulTurns:
+    """The turn of a system that reads with a `DialoguePolicy`: the new message read once into the
+    conversation's state, the reply planned from it (`_reply`), and the state kept for the caller to
+    store with the reply. ChatCRS and CRB-CRS differ only in `_reply`."""
+
+    policy: "DialoguePolicy"
+    _states: StateLedger
+
+    def respond(self, dialogue: Dialogue) -> tuple[str, list]:
+        move = self.policy.read(dialogue)
+        text, shown = self._reply(dialogue, move)
+        self._states.keep(dialogue, self.policy.state_after(move, shown, dialogue))
+        return text, [item.to_recommended() for item in shown]
+
+    def state_for(self, dialogue: Dialogue) -> Optional[DialogueState]:
+        return self._states.take(dialogue)
+
+    def _reply(self, dialogue: Dialogue, move: "UserMove") -> tuple[str, list[CatalogItem]]:
+        raise NotImplementedError
+
+
 def _shown_titles_named(text: str, shown: Sequence[CatalogItem], found: Sequence[tuple]) -> list[tuple]:
     """Shown titles the text names that the catalog's linker passed over: a one-word title ("Up",
     "Her") counts when it refers to an item on the list just shown and is written as a title
