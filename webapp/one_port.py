@@ -25,6 +25,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount
 
+from webapp.protection.api_guard import ApiGuardMiddleware
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
 from webapp.protection.login_page import AUTH_MESSAGE
@@ -62,7 +63,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     (`webapp.protection.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
     at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
     refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
-    the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
+    the public mounts serve only their own files (`webapp.protection.private_files`); malformed API calls get a
+    4xx and one log line, and the development routes are off (`webapp.protection.api_guard`). With `session_idle_s`,
     browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`),
     then `idle_releases` let go of what caches held for them.
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
@@ -113,6 +115,10 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         app.add_middleware(PrivateFileMiddleware, public_blocks=[public, study],
                            private_prefixes=[admin_path] if admin is not None else [])
     admin_root = (admin_path if public is not None else "").rstrip("/")
+    # Inside the body limit (added after it runs first): the guard reads JSON bodies whole. The researcher
+    # app is not described to it, so its endpoints are not told apart before its login.
+    app.add_middleware(ApiGuardMiddleware, apps=[(STUDY_PATH, study if public is not None else None),
+                                                 ("", public), (admin_root, None)])
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
                        exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app
