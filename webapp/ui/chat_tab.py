@@ -201,7 +201,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                      js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
-                                   redraw=on_redraw)
+                                   redraw=on_redraw, busy_line=status)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     gr.on(triggers=[send_button.click, message.submit], fn=on_send,
           inputs=[message, dialogue_state, crs_choice, message_id, user_state], outputs=outputs,
