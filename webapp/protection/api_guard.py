@@ -81,8 +81,11 @@ class AppDescription:
                            for fn_id, dep in ((d.get("id", n), d) for n, d in
                                               enumerate(config.get("dependencies", [])))}
         info = self.blocks.get_api_info() or {}
-        self.parameters = {name.lstrip("/"): {p.get("parameter_name") for p in endpoint.get("parameters", [])}
-                           for name, endpoint in (info.get("named_endpoints") or {}).items()}
+        endpoints = {name.lstrip("/"): endpoint.get("parameters", [])
+                     for name, endpoint in (info.get("named_endpoints") or {}).items()}
+        self.parameters = {name: {p.get("parameter_name") for p in params} for name, params in endpoints.items()}
+        self.required = {name: {p.get("parameter_name") for p in params if not p.get("parameter_has_default")}
+                         for name, params in endpoints.items()}
         self._read = True
 
     def check_join(self, body: dict) -> None:
@@ -113,6 +116,9 @@ class AppDescription:
             unknown = sorted(str(k) for k in body if k not in allowed and k != "oauth_token")
             if unknown:
                 raise Refused(422, f"Unknown parameter {unknown[0][:40]!r} for this endpoint.")
+            missing = sorted(self.required[name] - set(body))
+            if missing:
+                raise Refused(422, f"The parameter {missing[0]!r} is required by this endpoint.")
             return
         data = body.get("data")
         fn = self.named[name]
@@ -160,38 +166,32 @@ class ApiGuardMiddleware:
             await self.app(scope, receive, send)
             return
         rest = route["rest"]
+        described = self.apps.get(route["mount"])
         try:
             if rest.rstrip("/").startswith(DEV_ROUTES):
                 raise Refused(404, "Not found.")
-            if scope.get("method") == "POST" and _JSON_ROUTES.match(rest):
-                body = await _read_body(receive)
-                receive = _replay(body)
-                self._check(route["mount"], rest, parse_json_object(body))
-            elif scope.get("method") == "POST" and rest.rstrip("/") == "upload":
-                body = await _read_body(receive)
-                receive = _replay(body)
-                _check_upload(scope, body)
+            # Only the public mounts' bodies are read here (bounded by `BodyLimitMiddleware`); the researcher
+            # app's uploads may be large and stay streamed.
+            if described is not None and scope.get("method") == "POST":
+                if _JSON_ROUTES.match(rest):
+                    body = await _read_body(receive)
+                    receive = _replay(body)
+                    _check(described, rest, parse_json_object(body))
+                elif rest.rstrip("/") == "upload":
+                    body = await _read_body(receive)
+                    receive = _replay(body)
+                    _check_upload(scope, body)
         except Refused as refused:
             log.info("refused %s %s: %s", scope.get("method"), _short(scope.get("path", "")), refused.line)
             await _answer(send, refused.status, refused.line)
             return
         await self._guarded(scope, receive, send)
 
-    def _check(self, mount: str, rest: str, body: dict) -> None:
-        described = self.apps.get(mount)
-        if described is None:
-            return
-        if rest == "queue/join":
-            described.check_join(body)
-            return
-        named = _NAMED.match(rest)
-        if named is not None:
-            described.check_named(named["kind"], named["name"], body)
-
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app, with its response's start held back until its first body bytes: when the app raises
-        while reading the call (an event stream for a session or event it does not hold raises only once
-        it runs), the client still gets a 4xx instead of an empty 200 or a 500."""
+        """The app, with its response's start held back until its first body bytes, and a 500 held back
+        whole: when the app raises while reading the call (Starlette writes its 500 before it raises; an
+        event stream for a session or event it does not hold raises only once it runs), the client gets
+        a 4xx instead of a 500 or an empty 200."""
         held: list[dict[str, Any]] = []
         flowing = False
 
@@ -199,12 +199,13 @@ class ApiGuardMiddleware:
             nonlocal flowing
             if flowing:
                 await send(message)
-            elif message["type"] == "http.response.start":
+            elif message["type"] == "http.response.start" or (held and held[0].get("status") == 500):
                 held.append(message)
             else:
                 flowing = True
                 for earlier in held:
                     await send(earlier)
+                held.clear()
                 await send(message)
 
         try:
@@ -222,14 +223,22 @@ class ApiGuardMiddleware:
             await _answer(send, status, "No such session or event." if status == 404 else
                           "This request could not be read.")
             return
-        if not flowing:
-            for message in held:
-                await send(message)
+        for message in held:  # the app's own answer, passed on as it is
+            await send(message)
 
 
 def _cause(exc: BaseException) -> str:
     inner = exc.__cause__ if isinstance(exc, RuntimeError) and exc.__cause__ is not None else exc
     return f"{type(inner).__name__}: {' '.join(str(inner).split())[:120]}"
+
+
+def _check(described: AppDescription, rest: str, body: dict) -> None:
+    if rest == "queue/join":
+        described.check_join(body)
+        return
+    named = _NAMED.match(rest)
+    if named is not None:
+        described.check_named(named["kind"], named["name"], body)
 
 
 def _reading_error(exc: BaseException) -> int | None:
