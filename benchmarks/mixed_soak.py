@@ -77,7 +77,7 @@ def serve(port: int, folder: Path, trace_out: str | None, trace_every_s: float) 
     if trace_out:  # started once the app is built: what the visits allocate is traced, not the imports
         import tracemalloc
 
-        tracemalloc.start(10)
+        tracemalloc.start(int(os.environ.get("MIXED_SOAK_TRACE_FRAMES", "1")))
         threading.Thread(target=_trace_reports, args=(Path(trace_out), trace_every_s), daemon=True).start()
     run(app, host="127.0.0.1", port=port, on_ready=lambda: print("READY", flush=True))
 
@@ -93,7 +93,7 @@ def _trace_reports(out: Path, every_s: float) -> None:
         time.sleep(every_s)
         count += 1
         now = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
-        stats = now.compare_to(first, "traceback")[:40]
+        stats = now.compare_to(first, "traceback" if tracemalloc.get_traceback_limit() > 1 else "lineno")[:40]
         lines = [f"report {count}: traced now {tracemalloc.get_traced_memory()[0] / 2 ** 20:.1f} MiB"]
         for stat in stats:
             lines.append(f"{stat.size_diff / 2 ** 20:+.2f} MiB {stat.count_diff:+d} blocks")
