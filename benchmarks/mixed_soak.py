@@ -108,13 +108,29 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def _client(url: str, **kwargs):
+def _new_client(url: str, **kwargs):
     from gradio_client import Client
 
     return Client(url, verbose=False, httpx_kwargs={"timeout": 120}, **kwargs)
 
 
 def visit(url: str, kind: str, n: int) -> None:
+    """One visit; its clients are closed at the end, as a closed browser tab ends its page's heartbeat."""
+    clients: list = []
+
+    def _client(address: str, **kwargs):
+        client = _new_client(address, **kwargs)
+        clients.append(client)
+        return client
+
+    try:
+        _steps(url, kind, n, _client)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _steps(url: str, kind: str, n: int, _client) -> None:
     if kind == "chat":
         c = _client(url)
         c.predict(random.choice(["alpha", "beta", "gamma"]), api_name="/chat_start")
