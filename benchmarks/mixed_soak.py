@@ -52,7 +52,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(port: int, folder: Path, trace_out: str | None, trace_every_s: float) -> None:
+def serve(port: int, folder: Path, trace_out: str | None, trace_every_s: float, keep_closed: bool) -> None:
     """The server process, until killed, started as the app starts."""
     sys.path.insert(0, str(ROOT))
     from webapp.system_allocator import restart_on_system_allocator
@@ -71,7 +71,9 @@ def serve(port: int, folder: Path, trace_out: str | None, trace_every_s: float) 
                              admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000),
                              # one address plays every visitor here: its limits are lifted
                              max_study_workers_per_ip=10 ** 6, max_battles_per_ip=10 ** 6,
-                             max_votes_per_ip=10 ** 6, login_max_failures=10 ** 6)
+                             max_votes_per_ip=10 ** 6, login_max_failures=10 ** 6,
+                             # --keep-closed: closed pages' sessions wait for the idle hour, as before
+                             **({"closed_session_grace_s": 10.0 ** 7} if keep_closed else {}))
     publish(services, quota_per_cell=10 ** 6, tasks_per_participant=1)
     app = build_app(services, admin_auth=admin_checker(services.settings))
     if trace_out:  # started once the app is built: what the visits allocate is traced, not the imports
@@ -201,18 +203,21 @@ def main() -> int:
                         help="reports go to NAME-1.txt, NAME-2.txt, ...")
     parser.add_argument("--trace-every-min", type=float, default=5.0, help="minutes between trace reports")
     parser.add_argument("--json", type=Path, help="write the samples here")
+    parser.add_argument("--keep-closed", action="store_true",
+                        help="the server keeps closed pages' sessions until the idle hour (the code before)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--trace-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.folder, args.trace_file, args.trace_every_min * 60)
+        serve(args.serve, args.folder, args.trace_file, args.trace_every_min * 60, args.keep_closed)
         return 0
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="arena-mixed-soak-") as folder:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "ARROW_DEFAULT_MEMORY_POOL")}
         env.update({"HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"})
-        command = [sys.executable, __file__, "--serve", str(port), "--folder", folder]
+        command = [sys.executable, __file__, "--serve", str(port), "--folder", folder] + (
+            ["--keep-closed"] if args.keep_closed else [])
         if args.trace:
             command += ["--trace-file", str(args.trace_out.resolve()), "--trace-every-min", str(args.trace_every_min)]
         server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -248,7 +253,11 @@ def main() -> int:
                       f"errors {len(errors)}", flush=True)
         finally:
             server.terminate()
-            server.wait(30)
+            try:
+                server.wait(60)
+            except subprocess.TimeoutExpired:  # a loaded machine: its graceful shutdown is not measured
+                server.kill()
+                server.wait(30)
     if args.json:
         args.json.write_text(json.dumps({"samples": samples, "visits": done, "errors": errors[:50]}))
     return report(samples, done, errors, args)
