@@ -175,11 +175,11 @@ class ApiGuardMiddleware:
             if described is not None and scope.get("method") == "POST":
                 if _JSON_ROUTES.match(rest):
                     body = await _read_body(receive)
-                    receive = _replay(body)
+                    receive = _replay(body, receive)
                     _check(described, rest, parse_json_object(body))
                 elif rest.rstrip("/") == "upload":
                     body = await _read_body(receive)
-                    receive = _replay(body)
+                    receive = _replay(body, receive)
                     _check_upload(scope, body)
         except Refused as refused:
             log.info("refused %s %s: %s", scope.get("method"), _short(scope.get("path", "")), refused.line)
@@ -268,17 +268,19 @@ async def _read_body(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-def _replay(body: bytes) -> Receive:
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body read whole, handed to the app as one message; after it, the connection's own messages
+    (a disconnect the app listens for comes when the client really leaves)."""
     sent = False
 
-    async def receive() -> dict[str, Any]:
+    async def replayed() -> dict[str, Any]:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
+        return await receive()
 
-    return receive
+    return replayed
 
 
 def _check_upload(scope: Scope, body: bytes) -> None:
