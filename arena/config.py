@@ -123,6 +123,8 @@ class Settings(BaseSettings):
     turn_timeout_s: float = Field(120.0, gt=0, validation_alias=_env("ARENA_TURN_TIMEOUT"))
     # A browser session idle this long is forgotten by the server (webapp.sessions.idle_sessions).
     session_idle_s: float = Field(3600.0, ge=30, validation_alias=_env("ARENA_SESSION_IDLE"))
+    # ... and a closed page's session (its heartbeat ended, none open since) this long after it closed.
+    closed_session_grace_s: float = Field(60.0, ge=10, validation_alias=_env("ARENA_CLOSED_SESSION_GRACE"))
     # -- neural systems ------------------------------------------------------------
     models_dir: Optional[Path] = None  # None: <cache_dir>/models
     checkpoint_source: Optional[str] = None

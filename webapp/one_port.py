@@ -25,11 +25,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from starlette.routing import Mount
 
+from webapp.protection.api_guard import ApiGuardMiddleware
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
 from webapp.protection.login_page import AUTH_MESSAGE
 from webapp.protection.private_files import PrivateFileMiddleware
-from webapp.sessions.idle_sessions import IdleSessionReaper
+from webapp.sessions.idle_sessions import IdleSessionReaper, OpenPages
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  public_upload_bytes: Optional[int] = 0,
                  admin_upload_bytes: Optional[int] = None, study: Optional[gr.Blocks] = None,
                  max_body_bytes: int = MIN_BODY_BYTES, session_idle_s: Optional[float] = None,
+                 closed_session_grace_s: Optional[float] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
                  idle_releases: Sequence[Callable[[], object]] = (),
                  readiness: Optional[Callable[[], dict[str, Any]]] = None,
@@ -62,8 +64,10 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     (`webapp.protection.upload_limits`: the public app takes none); `study`, the crowdsourced studies' page, is served
     at `/study` beside the public app (it takes no uploads). Every request body above `max_body_bytes` is
     refused before it is read whole (`webapp.protection.body_limits`; the researcher's uploads excepted), and
-    the public mounts serve only their own files (`webapp.protection.private_files`). With `session_idle_s`,
+    the public mounts serve only their own files (`webapp.protection.private_files`); malformed API calls get a
+    4xx and one log line, and the development routes are off (`webapp.protection.api_guard`). With `session_idle_s`,
     browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`),
+    and, with `closed_session_grace_s`, the sessions of pages closed that long ago (their heartbeat ended),
     then `idle_releases` let go of what caches held for them.
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
     ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). `share_login` is given the
@@ -71,8 +75,9 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     (`webapp.protection.shared_login`)."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
-    reaper = IdleSessionReaper([public, study, admin], session_idle_s,
-                               sweeps=idle_sweeps, releases=idle_releases) if session_idle_s else None
+    pages = OpenPages() if session_idle_s and closed_session_grace_s else None
+    reaper = IdleSessionReaper([public, study, admin], session_idle_s, sweeps=idle_sweeps, releases=idle_releases,
+                               pages=pages, closed_grace_s=closed_session_grace_s) if session_idle_s else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -116,6 +121,12 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         app.add_middleware(PrivateFileMiddleware, public_blocks=[public, study],
                            private_prefixes=[admin_path] if admin is not None else [])
     admin_root = (admin_path if public is not None else "").rstrip("/")
+    if pages is not None:  # which sessions have a page open: their heartbeat streams
+        app.add_middleware(pages.middleware)
+    # Inside the body limit (added after it runs first): the guard reads JSON bodies whole. The researcher
+    # app is not described to it, so its endpoints are not told apart before its login.
+    app.add_middleware(ApiGuardMiddleware, apps=[(STUDY_PATH, study if public is not None else None),
+                                                 ("", public), (admin_root, None)])
     app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes,
                        exempt_paths=[admin_root + "/gradio_api/upload"] if admin is not None else [])
     return app

@@ -129,6 +129,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         max_body_bytes=body_limit(services.settings),
                         # never shorter than a slow turn: a session waiting for its reply is not idle
                         session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
+                        closed_session_grace_s=max(services.settings.closed_session_grace_s,
+                                                   2 * services.settings.turn_timeout_s),
                         idle_sweeps=[services.turn_guard.forget_idle],
                         # SQLite's idle connections each keep a page cache of the rows they read
                         idle_releases=[services.store.release_idle_connections],

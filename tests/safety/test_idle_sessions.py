@@ -92,3 +92,39 @@ def test_the_idle_limit_is_never_shorter_than_a_slow_turn(tmp_path):
         assert reaper.releases == [svc.store.release_idle_connections]  # the app's sweep lets SQLite's caches go
     finally:
         svc.store.close()
+
+
+def test_a_closed_pages_session_is_forgotten_after_the_grace_and_an_open_one_is_kept(tmp_path):
+    """Two visitors through gradio_client, which keeps a page's heartbeat open as a browser does: the one
+    whose page closed (its heartbeat ended) is forgotten once the grace has passed, long before the idle
+    hour; the one still open is kept."""
+    from gradio_client import Client
+
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, turn_timeout_s=5,
+                        closed_session_grace_s=10)
+    try:
+        app = build_app(svc)
+        reaper = app.state.idle_sessions
+        assert reaper.idle_s == 3600 and reaper.closed_grace_s == 10
+        public = next(r.app for r in app.routes if getattr(r, "path", None) == "").get_blocks()
+        with running(app) as url:
+            closing = Client(url + "/", verbose=False, httpx_kwargs={"timeout": 60})
+            staying = Client(url + "/", verbose=False, httpx_kwargs={"timeout": 60})
+            for client in (closing, staying):
+                client.predict("alpha", api_name="/chat_start")
+                client.predict("a comedy please", api_name="/chat_send")
+            sessions = set(public.state_holder.session_data)
+            assert {closing.session_hash, staying.session_hash} <= sessions
+            closing.close()  # the tab is closed: its heartbeat stream ends
+            deadline = time.monotonic() + 60
+            while closing.session_hash in public.state_holder.session_data and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert closing.session_hash not in public.state_holder.session_data
+            assert staying.session_hash in public.state_holder.session_data
+            assert reaper.pages.closed_for(0) == set()  # nothing is kept about it either
+            chat = staying.predict("and a thriller", api_name="/chat_send")[0]  # the open page goes on
+            assert "thriller" in str(chat)
+            staying.close()
+        assert len(svc.store.list_dialogues()) == 2
+    finally:
+        svc.store.close()

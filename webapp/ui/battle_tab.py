@@ -283,7 +283,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
 
     new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
     if participant is not None:
-        participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw)
+        participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw,
+                                   busy_line=notice_line)
 
     for side in SIDES:
         p, s = panes[side], side.lower()

@@ -205,7 +205,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                      js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(on_resume, [participant.user], [crs_choice, new_button, *new_outputs],
-                                   redraw=on_redraw)
+                                   redraw=on_redraw, busy_line=status)
     # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
     # The page names each message it sends (an API client may name its own): the first message of a
     # conversation claims its start under that name (webapp.sessions.first_message).

@@ -8,12 +8,20 @@ the token can, and it is as hard to guess as a password. Tabs register what
 they resume once the participant is known (`after_identify`); `wire` chains
 those steps after the identification when the page loads.
 
+When the store stays locked past its busy timeout while a new page is being
+identified (a first visitor's key cannot be written, or the participant's rows
+cannot be read), the controls that wait for the participant stay disabled and
+each tab's status line beside them says why (`IDENTIFY_BUSY`); nothing is
+started under a session id instead.
+
 Clients without a browser (gradio_client, the load tests) never run the load
 event: they act under their session id (`session-...`), as before.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -22,9 +30,15 @@ import gradio as gr
 from webapp.sessions import participants
 from webapp.protection.identity import server_session_id
 from webapp.services import Services
+from webapp.sessions.turn_step import is_store_busy
+from webapp.ui.parts.refusal import notice
+
+log = logging.getLogger(__name__)
 
 STORAGE_KEY = "crs-arena-participant"
 BROWSER_SECRET_KEY = "browser_state_secret"
+IDENTIFY_BUSY = ("The arena is busy and could not open your session just now, so you cannot start yet. "
+                 "Please reload the page in a moment.")
 
 
 def _salt(services: Services) -> Optional[str]:
@@ -51,11 +65,17 @@ class ParticipantSlot:
     user: Any
     _after: list[tuple[Callable[..., Any], Callable[..., Any], list[Any], list[Any]]] = field(default_factory=list)
     _changes: list[Any] = field(default_factory=list)
+    _busy_lines: list[Any] = field(default_factory=list)
 
     def after_identify(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any],
-                       redraw: Optional[Callable[..., Any]] = None) -> None:
+                       redraw: Optional[Callable[..., Any]] = None, busy_line: Any = None) -> None:
         """Run `fn` when the page loads, once `user` holds the participant id; after the participant's
-        data changed (`refresh_after`), run `redraw` (default `fn`), which draws the tab afresh."""
+        data changed (`refresh_after`), run `redraw` (default `fn`), which draws the tab afresh.
+        `busy_line` (one of `outputs`, the tab's status line) says why the tab's controls stay disabled
+        when the store is too busy to identify the participant or to run `fn`."""
+        if busy_line is not None:
+            self._busy_lines.append(busy_line)
+            fn = _busy_told(fn, outputs, busy_line)
         self._after.append((fn, redraw or fn, inputs, outputs))
 
     def refresh_after(self, event: Any) -> None:
@@ -67,15 +87,43 @@ class ParticipantSlot:
         def identify(token: Any) -> tuple[str, str]:
             if not participants.valid_token(token):
                 token = participants.new_token()
-            return token, participants.participant_id(services.store, token, _salt(services))
+            try:
+                return token, participants.participant_id(services.store, token, _salt(services))
+            except Exception as exc:
+                if not is_store_busy(exc):
+                    raise
+                log.warning("a page could not be identified: the store stayed locked")
+                # Stops the steps that wait for the participant; the lines below say why (no toast).
+                raise gr.Error(IDENTIFY_BUSY, visible=False, print_exception=False) from None
 
         loaded = demo.load(identify, [self.token], [self.token, self.user], api_visibility="private",
                            show_progress="hidden")
+        if self._busy_lines:
+            lines = list(self._busy_lines)
+            loaded.failure(lambda: tuple(notice(IDENTIFY_BUSY) for _ in lines), None, lines,
+                           api_visibility="private", show_progress="hidden")
         for fn, _, inputs, outputs in self._after:
             loaded.success(fn, inputs, outputs, api_visibility="private", show_progress="hidden")
         for event in self._changes:
             for _, redraw, inputs, outputs in self._after:
                 event.success(redraw, inputs, outputs, api_visibility="private", show_progress="hidden")
+
+
+def _busy_told(fn: Callable[..., Any], outputs: list[Any], line: Any) -> Callable[..., Any]:
+    """`fn`, which shows `IDENTIFY_BUSY` in `line` (and changes nothing else) when the store is too busy."""
+    at = next(i for i, o in enumerate(outputs) if o is line)
+
+    @functools.wraps(fn)  # Gradio reads the signature (the request parameter) through the wrapper
+    def step(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if not is_store_busy(exc):
+                raise
+            log.warning("a page's tab could not be drawn: the store stayed locked")
+            return tuple(notice(IDENTIFY_BUSY) if i == at else gr.skip() for i in range(len(outputs)))
+
+    return step
 
 
 def participant_slot(services: Services) -> ParticipantSlot:

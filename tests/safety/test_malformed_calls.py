@@ -1,0 +1,111 @@
+"""Malformed calls to Gradio's HTTP API against the real server, run as its own process: 300 calls drawn
+from a seeded generator (`malformed_calls.py`: unknown function ids and endpoint names, missing inputs,
+`1e999999`, bodies that are not JSON, uploads without files, file paths outside the app) each get an
+answer below 500 with a one-line body, and the server's whole log holds no traceback and no error line.
+The development route `dev/reload` answers 404 at once, and a real visitor's calls still work after."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from malformed_calls import malformed_calls, send  # noqa: E402
+
+from tests.support.asgi_server import free_port  # noqa: E402
+
+pytestmark = pytest.mark.slow
+CALLS = 300
+SEED = 48
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """(base URL, the lines the server process has written so far)."""
+    folder = tmp_path_factory.mktemp("malformed")
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fake_app_server.py")), str(port),
+                                str(folder)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**__import__("os").environ, "HF_HUB_OFFLINE": "1",
+                                    "GRADIO_ANALYTICS_ENABLED": "False"})
+    lines: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if "READY" in line:
+                ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert ready.wait(300), "the server did not start:\n" + "".join(lines[-30:])
+        yield f"http://127.0.0.1:{port}", lines
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_malformed_calls_get_a_4xx_with_one_line_and_leave_no_traceback(server):
+    url, lines = server
+    started_at = len(lines)
+    answers: dict[str, list[str]] = {}
+    with httpx.Client(base_url=url, timeout=httpx.Timeout(20.0)) as client:
+        config = client.get("/config").json()
+        for call in malformed_calls(config, CALLS, SEED):
+            answers.setdefault(str(send(client, call)), []).append(str(call))
+    bad = {code: calls for code, calls in answers.items() if not code.isdigit() or int(code) >= 500}
+    assert not bad, {code: calls[:5] for code, calls in bad.items()}
+    assert sum(len(c) for code, c in answers.items() if code.startswith("4")) >= CALLS * 0.8
+    time.sleep(1)  # the last lines of the log
+    log = lines[started_at:]
+    assert not [line for line in log if "Traceback" in line], "".join(log)[-4000:]
+    assert not [line for line in log if line.startswith(("ERROR", "CRITICAL"))], "".join(log)[-4000:]
+
+
+def test_a_refusal_is_one_line_that_names_the_problem(server):
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=20) as client:
+        config = client.get("/config").json()
+        chat_send = next(d for d in config["dependencies"] if d.get("api_name") == "chat_send")
+        cases = [
+            (b'{"data": [], "fn_index": 100000, "session_hash": "abc"}', 404, "No such function."),
+            (b'{"data": [], "fn_index": %d, "session_hash": "abc"}' % chat_send["id"], 422, "list of"),
+            (b'{"data": [1e999999], "fn_index": 0, "session_hash": "abc"}', 400, "numbers in range"),
+            (b"[1, 2]", 400, "JSON object"),
+        ]
+        for body, status, words in cases:
+            answer = client.post("/gradio_api/queue/join", content=body, headers={"content-type": "application/json"})
+            assert answer.status_code == status and words in answer.json()["detail"], answer.text
+            assert "\n" not in answer.text
+        unknown = client.post("/gradio_api/call/no_such_endpoint", json={"data": []})
+        assert unknown.status_code == 404 and unknown.json() == {"detail": "No such endpoint."}
+
+
+def test_the_development_routes_are_off(server):
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=5) as client:  # Gradio's own route held it open indefinitely
+        for path in ("/gradio_api/dev/reload", "/study/gradio_api/dev/reload", "/admin/gradio_api/dev/reload",
+                     "/gradio_api/vibe-code"):
+            started = time.monotonic()
+            assert client.get(path).status_code == 404
+            assert time.monotonic() - started < 5
+
+
+def test_a_real_visitor_is_still_served(server):
+    from gradio_client import Client
+
+    url, _ = server
+    client = Client(url + "/", verbose=False, httpx_kwargs={"timeout": 120})
+    client.predict("alpha", api_name="/chat_start")
+    chat = client.predict("a comedy from the nineties, please", api_name="/chat_send")[0]
+    assert "comedy" in str(chat)
+    study = Client(url + "/study/", verbose=False, httpx_kwargs={"timeout": 120})
+    assert study.predict("no-such-study", "w1", "browser-1", api_name="/study_enter") is not None

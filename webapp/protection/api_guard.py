@@ -1,0 +1,316 @@
+"""Malformed calls to Gradio's HTTP API get a 4xx and one line, never a traceback.
+
+A probe sent 280 malformed calls to the public mounts: 40 were answered 500 and
+the operator's log got 44 tracebacks. Gradio reads an unknown function id or
+endpoint name as a `KeyError`, echoes `1e999999` (read by Python's JSON parser
+as infinity) back in a 422 that cannot be written as JSON, and lets a stream
+that raises after its first bytes end in "response already started".
+`ApiGuardMiddleware` stands in front of every mounted app and checks, before the
+app sees it, what can be checked from the app's own public description (its
+`/config` and `/info`, read once per app):
+
+- the body of a JSON call is one JSON object with no number JSON cannot hold;
+- `queue/join` names a function the app has, with as many inputs as it takes, a
+  session (a short string), and event data that is an object;
+- `run/`, `api/`, `call/` and `call/v2/` name an endpoint the app's API offers,
+  with a list of inputs (`call/v2/` with only that endpoint's parameter names);
+- `upload` is a multipart body whose parts are all files;
+- the development routes (`dev/reload`, the editor's `vibe-*`) answer 404: a
+  served app never reloads its code, and `dev/reload` held a connection open
+  for as long as the client waited.
+
+Anything else goes to the app as sent. Should the app still raise while it reads
+a call (before any handler of the project runs), the client gets 400 and the
+log one warning line with the route and the error's type; the app's own errors
+(a handler's, the store's) are not these and stay as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from typing import Any, Awaitable, Callable, Iterable
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+log = logging.getLogger(__name__)
+
+API = "/gradio_api/"
+DEV_ROUTES = ("dev/reload", "vibe-edit", "undo-vibe-edit", "vibe-code")
+MAX_SESSION_CHARS = 128
+MAX_NAME_CHARS = 200
+_ROUTE = re.compile(r"^(?P<mount>.*?)/gradio_api/(?P<rest>.*)$")
+_NAMED = re.compile(r"^(?P<kind>run|api|call|call/v2)/(?P<name>[^/]+)/?$")
+_JSON_ROUTES = re.compile(r"^(queue/join|run/[^/]+/?|api/[^/]+/?|call/[^/]+/?|call/v2/[^/]+/?|cancel|reset/?"
+                          r"|stream/[^/]+(/close)?)$")
+# Errors Gradio's routes raise while they read a call (an id, a name, a file part they cannot find).
+_READING_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, LookupError)
+
+
+class Refused(Exception):
+    def __init__(self, status: int, line: str):
+        super().__init__(line)
+        self.status = status
+        self.line = line
+
+
+class AppDescription:
+    """What one mounted app accepts, read from its public config and API description (once, on first use)."""
+
+    def __init__(self, blocks: Any):
+        self.blocks = blocks
+        self._read = False
+
+    def _load(self) -> None:
+        if self._read:
+            return
+        config = self.blocks.get_config_file()
+        self.inputs: dict[int, int] = {}
+        self.named: dict[str, int] = {}
+        for index, dep in enumerate(config.get("dependencies", [])):
+            fn_id = dep.get("id", index)
+            self.inputs[fn_id] = len(dep.get("inputs", []))
+            if dep.get("api_name") and dep.get("api_visibility", "public") != "private":
+                self.named[dep["api_name"]] = fn_id
+        skipped = {c["id"] for c in config.get("components", []) if c.get("skip_api")}
+        self.api_inputs = {fn_id: sum(1 for i in dep.get("inputs", []) if i not in skipped)
+                           for fn_id, dep in ((d.get("id", n), d) for n, d in
+                                              enumerate(config.get("dependencies", [])))}
+        info = self.blocks.get_api_info() or {}
+        endpoints = {name.lstrip("/"): endpoint.get("parameters", [])
+                     for name, endpoint in (info.get("named_endpoints") or {}).items()}
+        self.parameters = {name: {p.get("parameter_name") for p in params} for name, params in endpoints.items()}
+        self.required = {name: {p.get("parameter_name") for p in params if not p.get("parameter_has_default")}
+                         for name, params in endpoints.items()}
+        self._read = True
+
+    def check_join(self, body: dict) -> None:
+        self._load()
+        fn = body.get("fn_index")
+        if not isinstance(fn, int) or isinstance(fn, bool) or fn not in self.inputs:
+            raise Refused(404, "No such function.")
+        session = body.get("session_hash")
+        if not isinstance(session, str) or not 0 < len(session) <= MAX_SESSION_CHARS:
+            raise Refused(400, "A session id (a short string) is required.")
+        data = body.get("data")
+        if not isinstance(data, list) or len(data) != self.inputs[fn]:
+            raise Refused(422, f"This function takes a list of {self.inputs[fn]} inputs.")
+        if body.get("event_data") is not None and not isinstance(body["event_data"], dict):
+            raise Refused(422, "Event data must be an object.")
+        trigger = body.get("trigger_id")
+        if trigger is not None and (not isinstance(trigger, int) or isinstance(trigger, bool)):
+            raise Refused(422, "A trigger id must be a number.")
+
+    def check_named(self, kind: str, name: str, body: dict) -> None:
+        self._load()
+        if len(name) > MAX_NAME_CHARS or name not in self.named:
+            raise Refused(404, "No such endpoint.")
+        if kind == "call/v2":
+            allowed = self.parameters.get(name)
+            if allowed is None:
+                raise Refused(404, "No such endpoint.")
+            unknown = sorted(str(k) for k in body if k not in allowed and k != "oauth_token")
+            if unknown:
+                raise Refused(422, f"Unknown parameter {unknown[0][:40]!r} for this endpoint.")
+            missing = sorted(self.required[name] - set(body))
+            if missing:
+                raise Refused(422, f"The parameter {missing[0]!r} is required by this endpoint.")
+            return
+        data = body.get("data")
+        fn = self.named[name]
+        if not isinstance(data, list) or len(data) not in (self.inputs[fn], self.api_inputs[fn]):
+            raise Refused(422, f"This endpoint takes a list of {self.api_inputs[fn]} inputs as `data`.")
+        session = body.get("session_hash")
+        if session is not None and (not isinstance(session, str) or len(session) > MAX_SESSION_CHARS):
+            raise Refused(400, "A session id must be a short string.")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON can hold")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is not a number JSON can hold")
+    return value
+
+
+def parse_json_object(body: bytes) -> dict:
+    """The body as one JSON object; `Refused` (400) when it is not JSON, not an object, or holds a number
+    out of range (`1e999999`, NaN, Infinity)."""
+    try:
+        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise Refused(400, "The request body must be JSON with numbers in range.") from None
+    if not isinstance(value, dict):
+        raise Refused(400, "The request body must be a JSON object.")
+    return value
+
+
+class ApiGuardMiddleware:
+    """See the module doc. `apps` pairs each mount's path (`""` for `/`) with its Blocks."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
+                 apps: Iterable[tuple[str, Any]]):
+        self.app = app
+        self.apps = {mount.rstrip("/"): AppDescription(blocks) for mount, blocks in apps if blocks is not None}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = _ROUTE.match(scope.get("path", "")) if scope.get("type") == "http" else None
+        if route is None:
+            await self.app(scope, receive, send)
+            return
+        rest = route["rest"]
+        described = self.apps.get(route["mount"])
+        try:
+            if rest.rstrip("/").startswith(DEV_ROUTES):
+                raise Refused(404, "Not found.")
+            # Only the public mounts' bodies are read here (bounded by `BodyLimitMiddleware`); the researcher
+            # app's uploads may be large and stay streamed.
+            if described is not None and scope.get("method") == "POST":
+                if _JSON_ROUTES.match(rest):
+                    body = await _read_body(receive)
+                    receive = _replay(body, receive)
+                    _check(described, rest, parse_json_object(body))
+                elif rest.rstrip("/") == "upload":
+                    body = await _read_body(receive)
+                    receive = _replay(body, receive)
+                    _check_upload(scope, body)
+        except Refused as refused:
+            log.info("refused %s %s: %s", scope.get("method"), _short(scope.get("path", "")), refused.line)
+            await _answer(send, refused.status, refused.line)
+            return
+        await self._guarded(scope, receive, send)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, with its response's start held back until its first body bytes, and a 500 held back
+        whole: when the app raises while reading the call (Starlette writes its 500 before it raises; an
+        event stream for a session or event it does not hold raises only once it runs), the client gets
+        a 4xx instead of a 500 or an empty 200."""
+        held: list[dict[str, Any]] = []
+        flowing = False
+
+        async def holding(message: dict[str, Any]) -> None:
+            nonlocal flowing
+            if flowing:
+                await send(message)
+            elif message["type"] == "http.response.start" or (held and held[0].get("status") == 500):
+                held.append(message)
+            else:
+                flowing = True
+                for earlier in held:
+                    await send(earlier)
+                held.clear()
+                await send(message)
+
+        try:
+            await self.app(scope, receive, holding)
+        except Exception as exc:
+            status = _reading_error(exc)
+            if status is None:
+                raise
+            what = f"{scope.get('method')} {_short(scope['path'])}"
+            if flowing:  # a stream that had begun (Gradio wrote its own error message in it): ended here
+                log.info("ended %s: %s", what, _cause(exc))
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            log.warning("refused %s: %s", what, _cause(exc))
+            await _answer(send, status, "No such session or event." if status == 404 else
+                          "This request could not be read.")
+            return
+        for message in held:  # the app's own answer, passed on as it is
+            await send(message)
+
+
+def _cause(exc: BaseException) -> str:
+    inner = exc.__cause__ if isinstance(exc, RuntimeError) and exc.__cause__ is not None else exc
+    return f"{type(inner).__name__}: {' '.join(str(inner).split())[:120]}"
+
+
+def _check(described: AppDescription, rest: str, body: dict) -> None:
+    if rest == "queue/join":
+        described.check_join(body)
+        return
+    named = _NAMED.match(rest)
+    if named is not None:
+        described.check_named(named["kind"], named["name"], body)
+
+
+def _reading_error(exc: BaseException) -> int | None:
+    """The 4xx status for `exc` when it is how Gradio's routes refuse a call they cannot read (an HTTP
+    error, a lookup that failed, or Starlette's note that such an HTTP error came after a stream had begun:
+    an event stream for a session the queue does not hold); None for any other error."""
+    from fastapi.exceptions import HTTPException, RequestValidationError
+
+    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, (HTTPException, RequestValidationError)):
+        exc = exc.__cause__
+    if isinstance(exc, HTTPException):
+        return exc.status_code if 400 <= exc.status_code < 500 else 400
+    if isinstance(exc, RequestValidationError):
+        return 422
+    return 400 if isinstance(exc, _READING_ERRORS) else None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The whole request body (its size is bounded by `BodyLimitMiddleware`, which stands outside)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Refused(400, "The request ended before its body.")
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body read whole, handed to the app as one message; after it, the connection's own messages
+    (a disconnect the app listens for comes when the client really leaves)."""
+    sent = False
+
+    async def replayed() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def _check_upload(scope: Scope, body: bytes) -> None:
+    """Gradio's upload route takes multipart parts named `files`, each a file."""
+    from python_multipart.multipart import parse_options_header
+
+    ctype = dict(scope.get("headers") or []).get(b"content-type", b"")
+    kind, options = parse_options_header(ctype)
+    boundary = options.get(b"boundary")
+    if kind != b"multipart/form-data" or not boundary:
+        raise Refused(400, "An upload is a multipart form of files.")
+    parts = body.split(b"--" + boundary)
+    files = 0
+    for part in parts[1:]:
+        if part.startswith(b"--"):
+            break
+        head = part.split(b"\r\n\r\n", 1)[0]
+        if b'name="files"' not in head or b"filename=" not in head:
+            raise Refused(400, "An upload is a multipart form of files.")
+        files += 1
+    if not files:
+        raise Refused(400, "An upload is a multipart form of files.")
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 120 else path[:117] + "..."
+
+
+async def _answer(send: Send, status: int, line: str) -> None:
+    body = json.dumps({"detail": line}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
