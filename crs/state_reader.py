@@ -6,7 +6,8 @@ titles it refers to and the aspect asked. The answer is checked against the sche
 (`StateChange`) and against the catalog and the phrase table: a genre must be a genre word, a
 person a person of the catalog, a subject on the curated list, a title a catalog title, a
 position one that was shown. Anything else and the answer is refused whole; the caller then keeps
-the offline reader's reading, so a bad answer costs nothing but the call.
+the offline reader's reading, so a bad answer costs nothing but the call. An endpoint that fails
+(`LLMError`) fails the turn, as the reply's own call would.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from arena.catalog import Catalog, CatalogItem, person_key
 from arena.dialogue_state import Act, Constraint, DialogueState
-from arena.llm import LLMClient, LLMError
+from arena.llm import LLMClient
 from arena.llm.json_output import json_object
 from arena.reading.phrase_table import known_subject, moods_named
 from arena.reading.vocabulary import GENRE_WORDS
@@ -73,12 +74,10 @@ class LLMStateReader:
             state=json.dumps([c.model_dump(exclude={"since"}) for c in state.constraints]),
             shown=json.dumps({n: i.label for n, i in enumerate(shown, start=1)}),
             message=json.dumps(message), aspects=", ".join(ASPECTS))
-        try:
-            answer = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens,
-                                       json_mode=True)
-        except LLMError:
-            self.refused += 1
-            return None
+        # An endpoint that fails (LLMError) is not a bad answer: the turn fails as with any other model call
+        # and is recorded as a failed turn, rather than going on to a reply call on the same endpoint.
+        answer = self.llm.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens,
+                                   json_mode=True)
         checked = self.check(json_object(answer.text), shown)
         if checked is None:
             self.refused += 1
