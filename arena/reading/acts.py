@@ -92,7 +92,7 @@ ASPECTS = (
                         r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),
     ("true_story", re.compile(r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
                               r"really happen(ed)?|actually happen(ed)?|biopic)\b", re.IGNORECASE)),
-    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
+    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat\b.*\b(is|was|are|'s) about\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
                         r"\b(plot|story ?line|story|premise|synopsis|what happens|(more )?(info|information|details) (on|about)|"
                         r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
@@ -264,7 +264,7 @@ _ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|(is|ar
 
 # "Hmm, is it ...?", "So who directed it?": a word before the question changes nothing.
 _INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great|no|nope|yes|"
-                           r"yeah|yep)\b\W*",
+                           r"yeah|yep|please)\b\W*",
                            re.IGNORECASE)
 
 
