@@ -551,8 +551,8 @@ class DialoguePolicy:
         if aspect in ("compare_children", "pick", "compare_year"):
             return list(shown)
         if aspect == "about" and not linked and _PLURAL_POINTER.search(text) and not self._pointed(text, shown):
-            # "does anyone die in those?": every item of the last list, even after an answer showed one
-            return list(shown if len(shown) > 1 or not listed else listed)
+            # "does anyone die in those?": every item the last reply showed (after an answer, the one it named)
+            return list(shown)
         if linked:
             return linked[:1]
         pointed = self._pointed(text, shown, listed)

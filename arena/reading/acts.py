@@ -9,8 +9,13 @@ whatever reader is used: a closing ("thanks, bye"), a correction of a fact
 ("Flash Gordon is 1980") and a shrug ("whatever").
 
 `question_aspect` says what a question asks about an item (plot, director,
-cast, year, genres, whether it suits a child); the answer comes from the
-catalog (`crs.item_answers`).
+cast, year, genres, whether it suits a child); `open_question` marks a question
+about something already in the conversation that no aspect names ("How was
+it?"). The answer comes from the catalog (`crs.item_answers`).
+
+A closing is read from the act, not from whole sentences: some part of the
+message closes (thanks, goodbye, a choice taken, an approval) and nothing in it
+asks for more (`asks_for_anything`).
 """
 
 from __future__ import annotations

@@ -160,14 +160,6 @@ def test_a_turned_down_item_never_comes_back(systems, name, turn_down, position)
     assert all(down not in {i.item_id for i in turn.items} for turn in d.agent_turns()[1:])
 
 
-def test_those_after_an_answer_means_the_last_list(setting):
-    policy, catalog, labels, names = setting
-    d = conversation(catalog, "a film for tonight", labels, f"what is {names[1]} about?", [labels[1]],
-                     "does anyone die in those movies?")
-    move = policy.read(d)
-    assert move.act == "question" and [i.label for i in move.about] == labels
-
-
 def test_a_polite_request_for_a_plot_is_a_question(setting):
     move = _read(setting, "Please tell me what {2} is about")
     assert move.act == "question" and move.aspect == "plot" and move.about[0].label == setting[2][1]
