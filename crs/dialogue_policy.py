@@ -50,9 +50,9 @@ from arena.reading.subjects import plain_subjects, stem, subject_frequency, subj
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk,
-    is_yes_no_question, part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, rule_intents,
-    starts_with_wh, takes_it,
+    REJECTION as REJECTION_CUE, RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction,
+    is_shrug, is_small_talk, is_yes_no_question, open_question, part_at, part_takes, pointed_index, praises_only,
+    points_back, question_aspect, question_sentence, rule_intents, starts_with_wh, takes_it,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
@@ -89,6 +89,9 @@ _COUNTS = {"two": 2, "2": 2, "three": 3, "3": 3}
 _FIRST_N = re.compile(r"\b(?:the )?(?:first|top) (two|2|three|3)\b", re.IGNORECASE)
 _BOTH = re.compile(r"\b(both|the two of them|either of them)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
+_PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
+# "What is the movie about?": the item just shown, named by its kind.
+_THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.IGNORECASE)
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
 
@@ -426,7 +429,8 @@ class DialoguePolicy:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
         if is_closing(text):  # "I'll go with the second one, thanks!": the choice it names is taken
-            chosen = self._linked(text, shown) or self._pointed(text, shown, listed)
+            chosen = self._linked(text, shown) or self._pointed(text, shown, listed) or (
+                list(shown[:1]) if is_approval(text) or takes_it(text) else [])  # "Perfect!", "I'll watch it"
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
@@ -443,13 +447,22 @@ class DialoguePolicy:
             return "accept", None, taken, down
         if is_shrug(text):
             return "shrug", None, [], []
+        asked_part = question_sentence(text)
         aspect = question_aspect(text)
+        if aspect is None and asked_part and asked_part != text.strip():  # "Not seen it. Who's in it?"
+            aspect = question_aspect(asked_part)
+        # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
+        # those?"): answered about that item from what the catalog holds, never with a new list.
+        if aspect is None and open_question(text) and (
+                linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))):
+            aspect = "about"
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = ("REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))) and not praises_only(text)
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
-                 or not rejects or is_yes_no_question(text))
+                 or not rejects or is_yes_no_question(text)
+                 or (asked_part is not None and not REJECTION_CUE.search(asked_part)))
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect, listed)
             if about:
@@ -463,8 +476,8 @@ class DialoguePolicy:
             return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
             return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
-        if takes_it(text):
-            return "accept", None, linked or list(shown[:1]), down
+        if takes_it(text):  # "sounds good, I'll watch the second one": the one it points at
+            return "accept", None, linked or self._pointed(text, shown, listed)[:1] or list(shown[:1]), down
         if not linked and not (shown and points_back(text)) and self._off_task(text):
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
@@ -537,12 +550,15 @@ class DialoguePolicy:
                   listed: Sequence[CatalogItem] = ()):
         if aspect in ("compare_children", "pick", "compare_year"):
             return list(shown)
+        if aspect == "about" and not linked and _PLURAL_POINTER.search(text) and not self._pointed(text, shown):
+            # "does anyone die in those?": every item the last reply showed (after an answer, the one it named)
+            return list(shown)
         if linked:
             return linked[:1]
         pointed = self._pointed(text, shown, listed)
         if pointed:
             return pointed
-        if shown and (points_back(text) or len(shown) == 1):
+        if shown and (points_back(text) or _THE_ITEM.search(text) or len(shown) == 1):
             return [shown[0]]
         return []
 

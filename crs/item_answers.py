@@ -88,6 +88,11 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
         best = items[0]
         why = f" {best.plot}" if best.plot else f" {_known(best)[0].upper()}{_known(best)[1:]}"
         return f"I'd go with {best.label}.{why} {FOLLOW_UP}", [best]
+    if aspect == "about":  # "How was it?", "does anyone die in those?": what the catalog holds of them
+        shown = list(items[:3])
+        said = " ".join(_plot(i) if i.plot else f"{i.label}: {_known(i)[0].upper()}{_known(i)[1:]}"
+                        for i in shown)
+        return f"Here is what I know: {said} {FOLLOW_UP}", shown
     if aspect == "plot" and len(items) > 1:  # "tell me about the first two"
         return " ".join(_plot(i) for i in items[:3]) + f" {FOLLOW_UP}", list(items[:3])
     item = items[0]

@@ -9,8 +9,13 @@ whatever reader is used: a closing ("thanks, bye"), a correction of a fact
 ("Flash Gordon is 1980") and a shrug ("whatever").
 
 `question_aspect` says what a question asks about an item (plot, director,
-cast, year, genres, whether it suits a child); the answer comes from the
-catalog (`crs.item_answers`).
+cast, year, genres, whether it suits a child); `open_question` marks a question
+about something already in the conversation that no aspect names ("How was
+it?"). The answer comes from the catalog (`crs.item_answers`).
+
+A closing is read from the act, not from whole sentences: some part of the
+message closes (thanks, goodbye, a choice taken, an approval) and nothing in it
+asks for more (`asks_for_anything`).
 """
 
 from __future__ import annotations
@@ -69,7 +74,8 @@ ACCEPTANCE = re.compile(
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
-    r"^\W*(what|who|when|which|where|why|how|is|isn'?t|are|does|did|was|were|can you tell|tell me|would)\b", re.IGNORECASE
+    r"^\W*(what|who|when|which|where|why|how|is|isn'?t|are|does|did|was|were|can you tell|tell me|would|"
+    r"(give me |i'?d like )?(some |a bit of )?(more )?(info|information|details)( on| about)?)\b", re.IGNORECASE
 )
 
 _WH_START = re.compile(r"^\W*(what|who|when|which|how)\b", re.IGNORECASE)
@@ -91,15 +97,15 @@ ASPECTS = (
                         r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),
     ("true_story", re.compile(r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
                               r"really happen(ed)?|actually happen(ed)?|biopic)\b", re.IGNORECASE)),
-    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
-                        r"\b(plot|story ?line|story|premise|synopsis|what happens|"
+    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat\b.*\b(is|was|are|'s) about\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
+                        r"\b(plot|story ?line|story|premise|synopsis|what happens|(more )?(info|information|details) (on|about)|"
                         r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
     ("writer", re.compile(r"\b(wrote|written|writer|author)\b|^\W*who('?s| is| was) .+ by\W*$", re.IGNORECASE)),
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
                          r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
-    ("year", re.compile(r"\b(when|(what|which) year|how old|released|come out|came out)\b", re.IGNORECASE)),
+    ("year", re.compile(r"\b(when|(what|which) year|how old|how long ago|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
                           r"^\W*(is|are|was|isn'?t)\s+(?!there\b|any\b)[^?]*\b(an?)\s+(documentary|musical|western|"
                           r"cartoon|animated (film|movie)|anime|comedy|horror( film| movie)?|thriller|romance|"
@@ -135,16 +141,51 @@ _SMALL_TALK = re.compile(
     re.IGNORECASE)
 
 
+# The acts that close a conversation, one part of a message each: thanks, a compliment on the help, a
+# courtesy returned, a choice made ("the first one it is", "that works for me"), a plan to watch.
+_CLOSING_ACT = re.compile(
+    r"\b(thanks|thank you|thx|ty|cheers|(much |greatly |really )?appreciated?|grateful|"
+    r"(you'?ve|you have) been (\w+ )?(helpful|great|a (big |great )?help)|(you|that) helped|"
+    r"you too|same to you|likewise|"
+    r"(it|that) is|it'?ll be|(that )?works for (me|us)|sounds like a plan|(i'?m|i am|we'?re|we are) (off|going)"
+    r" to (watch|see|read)|(add|put) (it|that|them|those|these|this)( one| ones)? (to|on) (my|our) (\w+ ?)?list|"
+    r"(great|good|nice|perfect|excellent|helpful) (suggestions?|recommendations?|picks?|choices?|ideas?|help|"
+    r"start))\b",
+    re.IGNORECASE)
+# What makes a message ask for something even when it thanks or says goodbye: a question, a word that
+# asks for more, a wish, or a taste or audience that the next list should follow.
+_WISH = re.compile(
+    r"\b(i'?d (like|prefer|love|rather)|i want|(how|what) about|maybe|instead|also|prefer|"
+    r"(?<!sounds )(?<!looks )(?<!seems )(loves?|likes?|hates?)(?! (it|that|this|them|those|these|the (first|second|third|last)|the sound)\b)|"
+    r"into|fan of|kids?|son|daughter|wife|husband|years? old|but)\b", re.IGNORECASE)
+_COURTESY_QUESTION = re.compile(r"^\W*(and )?(you|yourself|how about you)\W*$", re.IGNORECASE)
+
+
+def _real_questions(text: str) -> list[str]:
+    return [q for q in re.findall(r"[^.!?]*\?", text) if not _COURTESY_QUESTION.match(q.rstrip("?"))]
+
+
+def asks_for_anything(text: str) -> bool:
+    """Whether a message asks for something new: a question (other than a courtesy returned, "you?"),
+    a word asking for more or other items, a wish, or a taste or audience to follow."""
+    return bool(_real_questions(text) or _ASKS_FOR_MORE_PLAIN.search(text) or _ASKS_FOR_SOMETHING.search(text)
+                or _WISH.search(text) or GENRE_WORD.search(text)
+                or (SEEN.search(text) and not _NOT_SEEN.search(text)) or REJECTION.search(text))
+
+
+def closes(text: str) -> bool:
+    """Whether some part of the message performs a closing act: thanks, a goodbye, a choice taken
+    ("I'll watch the second one", "Jumanji it is"), a bare approval."""
+    return bool(FAREWELL.search(text) or _ONLY_THANKS.match(text) or _CLOSING_ACT.search(text)
+                or _TAKES_IT.search(text) or is_approval(text) or words_take(text))
+
+
 def is_closing(text: str) -> bool:
-    """"Thanks, bye", "that's all, thank you", "Cool, thanks. I'll watch it tonight.": the user is done."""
-    asks = "?" in text and _ASKS_FOR_MORE.search(text)
-    if FAREWELL.search(text):
-        return not asks
-    if _ONLY_THANKS.match(text):
+    """"Thanks, bye", "that's all, thank you", "Cool, thanks. I'll watch it tonight.": a message that
+    performs a closing act and asks for nothing new. "thanks, any more like that?" asks for more."""
+    if FAREWELL.search(text) and not _real_questions(text) and not _WISH.search(text):
         return True
-    if _THANKS.search(text) and not asks and not _ASKS_FOR_MORE_PLAIN.search(text):
-        return bool(_TAKES_IT.search(text)) or len(text.split()) <= 5
-    return False
+    return closes(text) and not asks_for_anything(text)
 
 
 # "We'll watch with the kids, so something for the whole family please" asks for more.
@@ -222,12 +263,13 @@ _ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|e
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.
 _ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|(is|are|was|does)\s+(?!there\b|any|some)|"
                             r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about|"
-                            r"tell me the)\b(?!.*\b(recommend|suggest)\b)",
+                            r"tell me the|(give me )?(some |more )*(info|information|details) (on|about))\b(?!.*\b(recommend|suggest)\b)",
                             re.IGNORECASE)
 
 
 # "Hmm, is it ...?", "So who directed it?": a word before the question changes nothing.
-_INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great)\b\W*",
+_INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great|no|nope|yes|"
+                           r"yeah|yep|please)\b\W*",
                            re.IGNORECASE)
 
 
@@ -243,6 +285,32 @@ def question_aspect(text: str) -> Optional[str]:
         if pattern.search(text):
             return aspect
     return None
+
+
+# A question that asks for items, not about one: "what about a comedy?", "is there anything newer?".
+_ASKS_FOR_OTHER_ITEMS = re.compile(r"\b(what about|how about|is there|are there|got|have you got|do you have|"
+                                   r"can you (recommend|suggest|find|show)|give me|show me|need|want|"
+                                   r"(something|anything|one|ones) (else|similar|newer|older|more|less|with|without|"
+                                   r"from|like))\b", re.IGNORECASE)
+
+
+def question_sentence(text: str) -> Optional[str]:
+    """The last sentence of the message that ends in a question mark ("I haven't seen that one. Who else
+    stars in it?" asks its question in the second), or None."""
+    found = re.findall(r"[^.!?]*\?", text or "")
+    return found[-1].strip() if found else None
+
+
+def open_question(text: str) -> bool:
+    """Whether a question asks about something already in the conversation rather than for new items,
+    though no aspect of `ASPECTS` names what it asks ("How was it?", "does anyone die in those?",
+    "what do you think of Big Hero 6?"). The caller checks that it points at an item."""
+    asked = question_sentence(text)
+    if asked is None and not _WH_START.match(text or ""):
+        return False
+    asked = _INTERJECTION.sub("", asked or text, count=1) or asked or text
+    return not (_ASKS_FOR_ITEMS.search(asked) or _ASKS_FOR_OTHER_ITEMS.search(asked)
+                or re.search(r"\b(recommend|suggest)", asked, re.IGNORECASE))
 
 
 def pointed_index(text: str) -> Optional[int]:

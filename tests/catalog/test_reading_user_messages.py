@@ -70,9 +70,10 @@ def test_questions_about_an_item(text, aspect):
 
 
 @pytest.mark.parametrize("text, closing, accepts", [
-    ("Cool, thanks. I'll watch it tonight.", True, True), ("Sounds good, I'll watch it tonight.", False, True),
+    # Taking a shown title and asking for nothing more closes the conversation, with or without thanks.
+    ("Cool, thanks. I'll watch it tonight.", True, True), ("Sounds good, I'll watch it tonight.", True, True),
     ("Thanks! Any more like it?", False, False), ("Great, any others?", False, False),
-    ("Great, she'll love it, thank you!", True, True), ("Awesome, that's our movie tonight", False, True),
+    ("Great, she'll love it, thank you!", True, True), ("Awesome, that's our movie tonight", True, True),
     ("We'll watch with the kids, so something for the whole family please", False, False),
 ])
 def test_closings_and_acceptances(text, closing, accepts):
