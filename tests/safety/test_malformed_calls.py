@@ -93,7 +93,7 @@ def test_the_development_routes_are_off(server):
     url, _ = server
     with httpx.Client(base_url=url, timeout=5) as client:  # Gradio's own route held it open indefinitely
         for path in ("/gradio_api/dev/reload", "/study/gradio_api/dev/reload", "/admin/gradio_api/dev/reload",
-                     "/gradio_api/vibe-code"):
+                     "/gradio_api/vibe-code", "/study/gradio_api/proxy=%00", "/gradio_api/proxy=http://x"):
             started = time.monotonic()
             assert client.get(path).status_code == 404
             assert time.monotonic() - started < 5

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 
 API = "/gradio_api/"
 DEV_ROUTES = ("dev/reload", "vibe-edit", "undo-vibe-edit", "vibe-code")
+# Gradio's proxy for the files of another Space loaded with `gr.load`: the arena loads none, and the
+# route raised on a URL it could not parse (`proxy=%00` answered 500 with a traceback).
+UNUSED_ROUTES = ("proxy=",)
 MAX_SESSION_CHARS = 128
 MAX_NAME_CHARS = 200
 _ROUTE = re.compile(r"^(?P<mount>.*?)/gradio_api/(?P<rest>.*)$")
@@ -168,7 +171,7 @@ class ApiGuardMiddleware:
         rest = route["rest"]
         described = self.apps.get(route["mount"])
         try:
-            if rest.rstrip("/").startswith(DEV_ROUTES):
+            if rest.rstrip("/").startswith(DEV_ROUTES + UNUSED_ROUTES):
                 raise Refused(404, "Not found.")
             # Only the public mounts' bodies are read here (bounded by `BodyLimitMiddleware`); the researcher
             # app's uploads may be large and stay streamed.
