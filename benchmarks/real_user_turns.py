@@ -34,7 +34,7 @@ from arena.catalog import CATALOG_DIR, load_catalog  # noqa: E402
 from real_turn_checks import (  # noqa: E402
     answers_strict, false_facts_strict, misfits, off_vocabulary, resolve_texts, unnatural_strict, unresolved,
 )
-from user_message_checks import Turn, catalog_names, new_items, refer  # noqa: E402
+from user_message_checks import Turn, apply_gold, catalog_names, new_items  # noqa: E402
 
 CONVERSATIONS = ROOT / "benchmarks" / "conversations" / "real_user_turns_v1.json"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -68,22 +68,7 @@ def score_conversation(conversation: dict, rows: list[dict], catalog) -> list[di
     requests = 0
     scored = []
     for spec, row in zip(conversation["turns"], rows):
-        for key in spec.get("clear", ()):
-            constraints.pop(key, None)
-        for key, value in spec.get("set", {}).items():
-            constraints[key] = sorted(set(constraints.get(key, [])) | set(value)) if key.startswith("not_") \
-                else value
-        reject = spec.get("reject")
-        if reject == "all":
-            rejected += previous
-        elif reject:
-            item = refer(reject, previous, catalog.find_title)
-            if item is not None:
-                rejected.append(item)
-                named += [item] if reject.startswith("title:") else []
-        about = refer(spec["about"], previous, catalog.find_title) if spec.get("about") else None
-        if about is not None and spec["about"].startswith("title:"):
-            named.append(about)
+        about = apply_gold(spec, constraints, previous, rejected, named, catalog.find_title)
         items = [i for i in (catalog.get(r) for r in row["item_ids"]) if i is not None]
         turn = Turn(spec, spec["user"], row["reply"], items, dict(constraints), list(earlier), list(rejected),
                     about, list(named))

@@ -284,3 +284,27 @@ def refer(name: str, previous: Sequence[CatalogItem], find_title) -> Optional[Ca
     if not previous:
         return None
     return previous[min(index, len(previous) - 1)]
+
+
+def apply_gold(spec: dict, constraints: dict, previous: list, rejected: list, named: list, find_title):
+    """One user turn's gold applied to the constraints so far (`clear`, then `set`; a `not_` key adds to
+    what was ruled out), the items turned down and the items named; returns the item the turn asks about
+    (None when it asks about none). `previous` is the last list shown."""
+    for key in spec.get("clear", ()):
+        constraints.pop(key, None)
+    for key, value in spec.get("set", {}).items():
+        constraints[key] = sorted(set(constraints.get(key, [])) | set(value)) if key.startswith("not_") \
+            else value
+    reject = spec.get("reject")
+    if reject == "all":
+        rejected += previous
+    elif reject:
+        item = refer(reject, previous, find_title)
+        if item is not None:
+            rejected.append(item)
+            if reject.startswith("title:"):
+                named.append(item)
+    about = refer(spec["about"], previous, find_title) if spec.get("about") else None
+    if about is not None and spec["about"].startswith("title:"):
+        named.append(about)
+    return about

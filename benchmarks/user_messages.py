@@ -44,7 +44,7 @@ from arena.llm import build_client  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from crs.systems import system_specs  # noqa: E402
 from user_message_checks import (  # noqa: E402
-    Turn, answers, catalog_names, false_facts, fits, fresh, refer, unnatural,
+    Turn, answers, apply_gold, catalog_names, false_facts, fits, fresh, unnatural,
 )
 
 CONVERSATIONS = ROOT / "benchmarks" / "conversations" / "user_messages_v1.json"
@@ -66,23 +66,7 @@ def run_conversation(crs, conversation: dict) -> list[dict]:
             if "{" + place + "}" in message:
                 item = previous[min(index, len(previous) - 1)] if previous else None
                 message = message.replace("{" + place + "}", item.label if item else "it")
-        for key in spec.get("clear", ()):
-            constraints.pop(key, None)
-        for key, value in spec.get("set", {}).items():
-            constraints[key] = sorted(set(constraints.get(key, [])) | set(value)) if key.startswith("not_") \
-                else value
-        reject = spec.get("reject")
-        if reject == "all":
-            rejected += previous
-        elif reject:
-            item = refer(reject, previous, catalog.find_title)
-            if item is not None:
-                rejected.append(item)
-                if reject.startswith("title:"):
-                    named.append(item)
-        about = refer(spec["about"], previous, catalog.find_title) if spec.get("about") else None
-        if about is not None and spec["about"].startswith("title:"):
-            named.append(about)
+        about = apply_gold(spec, constraints, previous, rejected, named, catalog.find_title)
         dialogue.add_user(message)
         started = time.perf_counter()
         text, recommended = crs.respond(dialogue)
