@@ -34,6 +34,25 @@ from arena.store.scoring_queue import JOB_STATES, MAX_SCORING_ATTEMPTS, ScoringJ
 from arena.store.studies import Participant
 from arena.store.votes import BattleAlreadyVoted, PairCounts
 
-__all__ = ["Admitted", "BattleAlreadyVoted", "DialogueChanged", "VersionedDialogue", "Cap", "CapReached", "LoginTry", "JOB_STATES", "MAX_SCORING_ATTEMPTS", "PairCounts", "Participant", "ScoringJob",
-           "Store", "StoreError", "StoreFull", "describe_location", "engine_url", "head_revision",
-           "is_database_url", "is_disk_full"]
+__all__ = [
+    "Admitted",
+    "BattleAlreadyVoted",
+    "DialogueChanged",
+    "VersionedDialogue",
+    "Cap",
+    "CapReached",
+    "LoginTry",
+    "JOB_STATES",
+    "MAX_SCORING_ATTEMPTS",
+    "PairCounts",
+    "Participant",
+    "ScoringJob",
+    "Store",
+    "StoreError",
+    "StoreFull",
+    "describe_location",
+    "engine_url",
+    "head_revision",
+    "is_database_url",
+    "is_disk_full",
+]

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from arena.dialogue import Dialogue, Score, Vote
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import insert_for, utc_key
 
 # Tables whose rows say that the store holds a corpus (the scoring queue, settings and runs do not).
@@ -25,7 +26,7 @@ def _table(name: str) -> sa.Table:
         raise ValueError(f"the store has no table {name!r}") from None
 
 
-class BulkRows:
+class BulkRows(StorePart):
     """Reading and restoring whole tables (a part of `Store`)."""
 
     def is_empty(self) -> bool:

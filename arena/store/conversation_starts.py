@@ -24,6 +24,7 @@ from typing import Optional
 import sqlalchemy as sa
 
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import insert_for
 
 _HOLDER = (sa.select(t.conversation_starts.c.dialogue_id)
@@ -32,7 +33,7 @@ _OVER = sa.select(t.dialogues.c.ended, t.dialogues.c.sentiment).where(
     t.dialogues.c.dialogue_id == sa.bindparam("id"))
 
 
-class ConversationStarts:
+class ConversationStarts(StorePart):
     """Claims on the first message of a conversation (a part of `Store`)."""
 
     def claim_conversation_start(self, key: str, dialogue_id: str, *, hold_s: float,

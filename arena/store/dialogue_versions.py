@@ -19,6 +19,7 @@ import sqlalchemy as sa
 
 from arena.dialogue import Dialogue
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import insert_for
 
 
@@ -50,7 +51,7 @@ def _inserted(result: Any) -> bool:
     return result.first() is not None
 
 
-class DialogueVersions:
+class DialogueVersions(StorePart):
     """Versioned reads and compare-and-set writes of one dialogue (a part of `Store`)."""
 
     def current_dialogue(self, dialogue_id: str) -> Optional[VersionedDialogue]:
@@ -64,7 +65,9 @@ class DialogueVersions:
             dialogue.scores = self._scores_for(conn, [dialogue_id]).get(dialogue_id, {})
             return VersionedDialogue(dialogue, int(row.version))
 
-    def save_dialogue_checked(self, dialogue: Dialogue, expected_version: int, *, finished: bool = False) -> int:
+    def save_dialogue_checked(
+        self, dialogue: Dialogue, expected_version: int, *, finished: bool = False
+    ) -> int:
         """Write `dialogue` only if its row is still at `expected_version` (0: not stored yet), not
         labelled and not part of a voted battle (with `finished`, a labelled or voted one may be written:
         aspect ratings given after the label); returns the new version. Raises `DialogueChanged`."""

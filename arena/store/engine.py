@@ -159,6 +159,16 @@ def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _sqlite_foreign_keys(conn: Connection, state: str) -> None:
+    """Turn SQLite's foreign keys ON or OFF on the driver's connection, outside any transaction (inside one
+    SQLite ignores the pragma)."""
+    dbapi_conn = conn.connection.dbapi_connection
+    # None once a failed statement invalidated the connection: the pool's next one starts with them ON
+    # (`_sqlite_connect`), and the failure itself is what the caller must see.
+    if dbapi_conn is not None:
+        dbapi_conn.execute(f"PRAGMA foreign_keys = {state}")
+
+
 def _enable_wal(cursor: Any) -> None:
     import sqlite3
 
@@ -185,9 +195,11 @@ def _sqlite_begin(conn: Connection) -> None:
 # Frequent reads, built once (values are bound at execution).
 _DIALOGUE_DATA = sa.select(t.dialogues.c.data).where(t.dialogues.c.dialogue_id == sa.bindparam("id"))
 _DIALOGUE_DATA_LOCKED = _DIALOGUE_DATA.with_for_update()  # read-modify-write of one dialogue row
+# A row lock on PostgreSQL; SQLite holds the write lock already.
 _SCORE_TIME = (sa.select(t.scores.c.scored_at)
-               .where(t.scores.c.dialogue_id == sa.bindparam("id"), t.scores.c.metric == sa.bindparam("metric"))
-               .with_for_update())  # a row lock on PostgreSQL; SQLite holds the write lock already
+               .where(t.scores.c.dialogue_id == sa.bindparam("id"),
+                      t.scores.c.metric == sa.bindparam("metric"))
+               .with_for_update())
 _SCORES_OF = (sa.select(t.scores).where(t.scores.c.dialogue_id.in_(sa.bindparam("ids", expanding=True)))
               .order_by(t.scores.c.metric))
 
@@ -225,11 +237,18 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
     def __init__(self, location: Location):
         text = str(location)
         if text in ("", ":memory:") or ":memory:" in text:
-            raise ValueError("Store needs a file path or a database URL (each thread opens its own connection)")
+            raise ValueError(
+                "Store needs a file path or a database URL (each thread opens its own connection)"
+            )
         self.location = text
         self.url = engine_url(location)
         self.backend = self.url.get_backend_name()
-        self.path: Optional[Path] = Path(self.url.database) if self.backend == "sqlite" else None
+        database = self.url.database
+        if self.backend == "sqlite" and not database:  # `sqlite://` names SQLite's in-memory database
+            raise ValueError(
+                "Store needs a file path or a database URL (each thread opens its own connection)"
+            )
+        self.path: Optional[Path] = Path(database) if self.backend == "sqlite" and database else None
         if self.path is not None:
             if self.path.is_dir():
                 raise StoreError(f"{self.path} is a directory, not a database file")
@@ -245,7 +264,9 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         except sa.exc.DBAPIError as exc:  # not a database, unreadable, server unreachable: one clear line
             self.close()
             cause = " ".join(str(exc.orig).split()) if exc.orig is not None else type(exc).__name__
-            raise StoreError(f"{describe_location(self.location)} is not a usable database ({cause})") from None
+            raise StoreError(
+                f"{describe_location(self.location)} is not a usable database ({cause})"
+            ) from None
 
     def __repr__(self) -> str:
         return f"Store({describe_location(self.location)!r})"
@@ -255,7 +276,7 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         return {"location": self.location}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["location"])
+        type(self).__init__(self, state["location"])
 
     def sql_engine(self) -> Engine:
         """The SQLAlchemy engine of this process (made on first use; a forked child makes its own)."""
@@ -287,7 +308,9 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
                     yield conn
         except (sa.exc.DBAPIError, OSError) as exc:
             if is_disk_full(exc):  # one kind the app answers in words; the transaction is already undone
-                raise StoreFull(f"{describe_location(self.location)} is full; nothing of this write was kept") from exc
+                raise StoreFull(
+                    f"{describe_location(self.location)} is full; nothing of this write was kept"
+                ) from exc
             raise
 
     @contextmanager
@@ -332,7 +355,7 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         with self.sql_engine().connect() as conn:
             if self.backend == "sqlite":
                 # Rebuilding a table (Alembic's batch mode) must not fire ON DELETE CASCADE.
-                conn.connection.dbapi_connection.execute("PRAGMA foreign_keys = OFF")
+                _sqlite_foreign_keys(conn, "OFF")
             try:
                 conn.execution_options(arena_write=True)
                 with conn.begin():
@@ -345,7 +368,7 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
                             raise StoreError(f"migration left rows with dangling references: {broken[:5]}")
             finally:
                 if self.backend == "sqlite":
-                    conn.connection.dbapi_connection.execute("PRAGMA foreign_keys = ON")
+                    _sqlite_foreign_keys(conn, "ON")
 
     def _upgrade(self, conn: Connection) -> None:
         from alembic import command
@@ -376,10 +399,10 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         """'ok', or what is wrong (SQLite's own check; on PostgreSQL, rows whose references dangle)."""
         with self.read() as conn:
             if self.backend == "sqlite":
-                return conn.exec_driver_sql("PRAGMA integrity_check").scalar()
+                return conn.exec_driver_sql("PRAGMA integrity_check").scalar_one()
             orphans = conn.execute(
                 sa.select(sa.func.count()).select_from(t.scores).where(
-                    ~sa.exists().where(t.dialogues.c.dialogue_id == t.scores.c.dialogue_id))).scalar()
+                    ~sa.exists().where(t.dialogues.c.dialogue_id == t.scores.c.dialogue_id))).scalar_one()
             return "ok" if not orphans else f"{orphans} scores of missing dialogues"
 
     # -- dialogues ----------------------------------------------------------------
@@ -531,7 +554,7 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         query = (sa.select(sa.func.count()).select_from(t.dialogues)
                  .where(*self._filters(crs_id, user_kind, ended, sentiment, missing_score)))
         with self.read() as conn:
-            return conn.execute(query).scalar()
+            return conn.execute(query).scalar_one()
 
     @staticmethod
     def _scores_for(conn: Connection, ids: list[str]) -> dict[str, dict[str, Score]]:
@@ -581,4 +604,4 @@ class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studie
         with self.write() as conn:
             conn.execute(insert_for(conn, t.meta).values(key=key, value=secrets.token_hex(32))
                          .on_conflict_do_nothing(index_elements=["key"]))
-            return conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key)).scalar()
+            return conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key)).scalar_one()

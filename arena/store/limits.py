@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import insert_for
 
 LOGIN_SCOPE = "login"
@@ -72,7 +73,7 @@ def _now(now: Optional[float]) -> float:
     return time.time() if now is None else float(now)
 
 
-class LimitCounters:
+class LimitCounters(StorePart):
     """The store's limit counters (a part of `arena.store.Store`)."""
 
     def _lock_keys(self, conn: Connection, keys: Iterable[tuple[str, str]], now: float) -> dict:
@@ -100,17 +101,24 @@ class LimitCounters:
         with self.write() as conn:
             self._lock_keys(conn, keys, now)
             for (scope, key), window in longest.items():  # what no window of this key can count again
-                conn.execute(sa.delete(t.limit_hits).where(h.scope == scope, h.key == key, h.at <= now - window))
+                conn.execute(
+                    sa.delete(t.limit_hits).where(h.scope == scope, h.key == key, h.at <= now - window)
+                )
             counts = []
             for cap in caps:
                 held = conn.execute(sa.select(sa.func.count()).select_from(t.limit_hits).where(
-                    h.scope == cap.scope, h.key == cap.key, h.at > now - cap.window_s)).scalar()
+                    h.scope == cap.scope, h.key == cap.key, h.at > now - cap.window_s)).scalar_one()
                 if cap.limit is not None and held >= cap.limit:
                     raise CapReached(cap)  # rolls the transaction back: nothing recorded
                 counts.append(held + 1)
             ids = tuple(secrets.token_hex(12) for _ in keys)
-            conn.execute(sa.insert(t.limit_hits), [
-                {"hit_id": hit, "scope": scope, "key": key, "at": now} for hit, (scope, key) in zip(ids, keys)])
+            conn.execute(
+                sa.insert(t.limit_hits),
+                [
+                    {"hit_id": hit, "scope": scope, "key": key, "at": now}
+                    for hit, (scope, key) in zip(ids, keys)
+                ],
+            )
         return Admitted(ids, tuple(counts))
 
     def take_back(self, hit_ids: Iterable[str]) -> None:
@@ -125,7 +133,7 @@ class LimitCounters:
         now, h = _now(now), t.limit_hits.c
         with self.read() as conn:
             return conn.execute(sa.select(sa.func.count()).select_from(t.limit_hits).where(
-                h.scope == scope, h.key == key, h.at > now - window_s)).scalar()
+                h.scope == scope, h.key == key, h.at > now - window_s)).scalar_one()
 
     # -- the researcher login -------------------------------------------------------------
     def begin_login(self, key: str, *, max_failures: int, lockout_s: float,

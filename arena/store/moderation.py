@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import now_key
 
 
@@ -22,14 +23,16 @@ def _log(conn: Connection, action: str, target: str, actor: str, reason: str, de
         detail=json.dumps(detail, ensure_ascii=False), created_at=now_key()))
 
 
-class Moderation:
+class Moderation(StorePart):
     """Hiding, deleting and the log of both (a part of `Store`)."""
 
     def hidden_dialogue_ids(self) -> set[str]:
         with self.read() as conn:
             return set(conn.execute(sa.select(t.hidden_dialogues.c.dialogue_id)).scalars())
 
-    def hide_dialogues(self, dialogue_ids: list[str], *, actor: str, reason: str, hide: bool = True) -> list[str]:
+    def hide_dialogues(
+        self, dialogue_ids: list[str], *, actor: str, reason: str, hide: bool = True
+    ) -> list[str]:
         """Hide (or show again) stored dialogues; returns the ids found. Logged in the same transaction."""
         h = t.hidden_dialogues.c
         with self.write() as conn:

@@ -19,13 +19,14 @@ from typing import Optional
 import sqlalchemy as sa
 
 from arena.store import schema as t
+from arena.store.part import StorePart
 
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(str(token).encode("utf-8")).hexdigest()
 
 
-class ResearcherLogins:
+class ResearcherLogins(StorePart):
     """Researcher login tokens (a part of `Store`)."""
 
     def add_researcher_login(self, digest: str, username: str, *, ttl_s: float,
@@ -50,7 +51,9 @@ class ResearcherLogins:
         now = time.time() if now is None else now
         r = t.researcher_logins.c
         with self.read() as conn:
-            return [(d, u) for d, u in conn.execute(sa.select(r.digest, r.username).where(r.expires_at > now))]
+            return [
+                (d, u) for d, u in conn.execute(sa.select(r.digest, r.username).where(r.expires_at > now))
+            ]
 
     def end_researcher_login(self, digest: str) -> bool:
         """Forget the login of `digest` (a logout); whether there was one."""

@@ -14,7 +14,7 @@ from sqlalchemy.dialects import postgresql
 metadata = sa.MetaData()
 
 # SQLite's REAL is an 8-byte float, PostgreSQL's only 4 bytes: use DOUBLE PRECISION there.
-FLOAT8 = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
+FLOAT8: sa.types.TypeEngine[float] = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
 
 meta = sa.Table(
     "meta", metadata,
@@ -57,7 +57,8 @@ scores = sa.Table(
 )
 
 votes = sa.Table(
-    "votes", metadata,
+    "votes",
+    metadata,
     sa.Column("vote_id", sa.Text, primary_key=True, nullable=True),
     sa.Column("battle_id", sa.Text, nullable=False),
     sa.Column("dialogue_a", sa.Text, nullable=False),
@@ -68,7 +69,8 @@ votes = sa.Table(
     sa.Column("user_kind", sa.Text, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("data", sa.Text, nullable=False),
-    sa.Column("study", sa.Text),  # the crowdsourced study it was cast in; NULL: the open arena (revision 0004)
+    # The crowdsourced study it was cast in; NULL: the open arena (revision 0004).
+    sa.Column("study", sa.Text),
     sa.Column("user_id", sa.Text),  # who voted, as in `data` (revision 0008)
     sa.Index("votes_created", "created_at"),
 )
@@ -204,12 +206,14 @@ study_participants = sa.Table(
 
 # A quota cell held by a worker's task (reserved, expiring) or filled by a finished task (done).
 study_claims = sa.Table(
-    "study_claims", metadata,
+    "study_claims",
+    metadata,
     sa.Column("claim_id", sa.Text, primary_key=True),
     sa.Column("study_id", sa.Text, nullable=False),
     sa.Column("cell", sa.Text, nullable=False),
     sa.Column("pseudonym", sa.Text, nullable=False),
-    sa.Column("state", sa.Text, nullable=False),  # reserved | done | released (a flagged worker's, not counted)
+    # reserved | done | released (a flagged worker's, not counted)
+    sa.Column("state", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
     sa.Index("study_claims_cell", "study_id", "cell", "state"),
 )
@@ -236,7 +240,8 @@ limit_hits = sa.Table(
     sa.Index("limit_hits_key", "scope", "key", "at"),
 )
 
-# Researcher-only: never exported or mirrored (arena.corpus.shards lists what is), deleted when a study closes.
+# Researcher-only: never exported or mirrored (arena.corpus.shards lists what is), deleted when a study
+# closes.
 study_platform_ids = sa.Table(
     "study_platform_ids", metadata,
     sa.Column("study_id", sa.Text, primary_key=True),

@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from arena.dialogue import utc_now
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import insert_for, now_key, utc_key
 from arena.study import Study
 
@@ -100,7 +101,7 @@ def _pick(study: Study, counts: dict[str, int], skip: set[str], rng: random.Rand
     return rng.choice(sorted(cell for share, cell in room if share == lowest))
 
 
-class Studies:
+class Studies(StorePart):
     """Study files, participants and quota cells (a part of `Store`)."""
 
     # -- study files ---------------------------------------------------------------------
@@ -110,7 +111,9 @@ class Studies:
         with self.write() as conn:
             if self.backend == "postgresql":
                 conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _STUDY_LOCK})
-            latest = conn.execute(sa.select(sa.func.max(f.version)).where(f.study_id == study.id)).scalar() or 0
+            latest = (
+                conn.execute(sa.select(sa.func.max(f.version)).where(f.study_id == study.id)).scalar() or 0
+            )
             conn.execute(sa.insert(t.study_files).values(study_id=study.id, version=latest + 1, text=text,
                                                          saved_by=saved_by, saved_at=now_key()))
         return latest + 1
@@ -203,6 +206,7 @@ class Studies:
                 c.expires_at >= utc_key(now))).first()
             if held is not None:
                 return held.cell, held.claim_id
+            cell: Optional[str]
             if prefer is not None and prefer not in skip and counts.get(prefer, 0) < study.quota(prefer):
                 cell = prefer
             else:
@@ -212,8 +216,16 @@ class Studies:
             claim_id = claim_id or uuid.uuid4().hex
             # A claim of this id that lapsed (deleted above) or was given up makes way for the new one.
             conn.execute(sa.delete(t.study_claims).where(c.claim_id == claim_id, c.state == RESERVED))
-            conn.execute(sa.insert(t.study_claims).values(claim_id=claim_id, study_id=study.id, cell=cell,
-                                                          pseudonym=pseudonym, state=RESERVED, expires_at=expires))
+            conn.execute(
+                sa.insert(t.study_claims).values(
+                    claim_id=claim_id,
+                    study_id=study.id,
+                    cell=cell,
+                    pseudonym=pseudonym,
+                    state=RESERVED,
+                    expires_at=expires,
+                )
+            )
         return cell, claim_id
 
     def keep_cell(self, study: Study, pseudonym: str, claim_id: str, cell: str, started: datetime) -> bool:
@@ -244,27 +256,41 @@ class Studies:
         not count flagged work); returns how many were released."""
         c = t.study_claims.c
         with self.write() as conn:
-            return conn.execute(sa.update(t.study_claims).where(c.study_id == study_id, c.pseudonym == pseudonym,
-                                                                c.state.in_((RESERVED, DONE)))
-                                .values(state=RELEASED)).rowcount
+            return conn.execute(
+                sa.update(t.study_claims)
+                .where(c.study_id == study_id, c.pseudonym == pseudonym, c.state.in_((RESERVED, DONE)))
+                .values(state=RELEASED)
+            ).rowcount
 
-    def finish_study_task(self, participant: Participant, claim_id: str, cell: str, counts: bool = True) -> bool:
+    def finish_study_task(
+        self, participant: Participant, claim_id: str, cell: str, counts: bool = True
+    ) -> bool:
         """The task's claim becomes a filled place and the worker's row moves on, in one transaction; False
         (and nothing written) when the stored row no longer holds this task (it was submitted already, by
         another tab or app process). A claim that expired while the worker was away still counts: the task
         was done. `counts` False: the place is released instead (a flagged worker's task)."""
         c, p = t.study_claims.c, t.study_participants.c
         with self.write() as conn:
-            row = conn.execute(sa.select(p.data).where(p.study_id == participant.study_id,
-                                                       p.pseudonym == participant.pseudonym).with_for_update()).first()
+            row = conn.execute(
+                sa.select(p.data)
+                .where(p.study_id == participant.study_id, p.pseudonym == participant.pseudonym)
+                .with_for_update()
+            ).first()
             if row is None or (json.loads(row.data).get("task") or {}).get("claim") != claim_id:
                 return False
             state = DONE if counts else RELEASED
             done = conn.execute(sa.update(t.study_claims).where(c.claim_id == claim_id).values(state=state))
             if done.rowcount == 0:
-                conn.execute(sa.insert(t.study_claims).values(
-                    claim_id=claim_id, study_id=participant.study_id, cell=cell, pseudonym=participant.pseudonym,
-                    state=state, expires_at=now_key()))
+                conn.execute(
+                    sa.insert(t.study_claims).values(
+                        claim_id=claim_id,
+                        study_id=participant.study_id,
+                        cell=cell,
+                        pseudonym=participant.pseudonym,
+                        state=state,
+                        expires_at=now_key(),
+                    )
+                )
             _put_participant(conn, participant)
         return True
 
@@ -279,10 +305,14 @@ class Studies:
         now = now_key()
         out = {cell: {"done": 0, "reserved": 0, "quota": study.quota(cell)} for cell in study.cells()}
         with self.read() as conn:
-            rows = conn.execute(sa.select(c.cell, c.state, sa.func.count())
-                                .where(c.study_id == study.id,
-                                       sa.or_(c.state == DONE, sa.and_(c.state == RESERVED, c.expires_at >= now)))
-                                .group_by(c.cell, c.state)).all()
+            rows = conn.execute(
+                sa.select(c.cell, c.state, sa.func.count())
+                .where(
+                    c.study_id == study.id,
+                    sa.or_(c.state == DONE, sa.and_(c.state == RESERVED, c.expires_at >= now)),
+                )
+                .group_by(c.cell, c.state)
+            ).all()
         for cell, state, n in rows:
             out.setdefault(cell, {"done": 0, "reserved": 0, "quota": 0})[state] = n
         return out
@@ -299,7 +329,9 @@ class Studies:
         """pseudonym -> (worker id, session id) of the study's workers (empty once the study is closed)."""
         i = t.study_platform_ids.c
         with self.read() as conn:
-            rows = conn.execute(sa.select(i.pseudonym, i.worker_id, i.session_id).where(i.study_id == study_id)).all()
+            rows = conn.execute(
+                sa.select(i.pseudonym, i.worker_id, i.session_id).where(i.study_id == study_id)
+            ).all()
         return {r.pseudonym: (r.worker_id, r.session_id) for r in rows}
 
     def forget_platform_ids(self, study_id: str) -> int:

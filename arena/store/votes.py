@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import datetime, timedelta
-from typing import Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.self_naming import void_reason
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import upsert, utc_key
 
 PairCounts = dict[frozenset, int]
@@ -36,7 +37,7 @@ def _check_battle(dialogue_a: Dialogue, dialogue_b: Dialogue, vote: Vote) -> Non
         raise ValueError("vote.crs_a/crs_b must be the systems of dialogue_a/dialogue_b")
 
 
-class Votes:
+class Votes(StorePart):
     """Battle votes and pairing claims (a part of `Store`)."""
 
     def save_battle(self, dialogue_a: Dialogue, dialogue_b: Dialogue, vote: Vote, *,
@@ -75,7 +76,9 @@ class Votes:
             # Votes of one address or session are counted one after another (on PostgreSQL, two at once
             # would each miss the other's row and a burst could pass unflagged; SQLite's lock does this).
             self._lock_keys(conn, [("vote-burst:ip", ip_key), ("vote-burst:user", user_key)], time.time())
-            taken = conn.execute(sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == vote.battle_id)).first()
+            taken = conn.execute(
+                sa.select(t.votes.c.vote_id).where(t.votes.c.battle_id == vote.battle_id)
+            ).first()
             if taken is not None:
                 raise BattleAlreadyVoted(f"battle {vote.battle_id} already has a vote")
             if versions is not None:
@@ -88,7 +91,7 @@ class Votes:
             reasons = [void] if (void := void_reason(dialogue_a, dialogue_b)) else []
             for column, key, who in ((o.ip_key, ip_key, "address"), (o.user_key, user_key, "session")):
                 recent = conn.execute(sa.select(sa.func.count()).select_from(t.vote_origins)
-                                      .where(column == key, o.cast_at >= since)).scalar()
+                                      .where(column == key, o.cast_at >= since)).scalar_one()
                 if recent > burst_votes:
                     reasons.append(f"burst: {recent} votes from one {who} within {burst_window_s:g} s")
             if started_at is not None:
@@ -143,7 +146,9 @@ class Votes:
         """How many battles each unordered pair of systems has had so far in the open arena (a crowdsourced
         study assigns its own pairs, `arena.store.studies`)."""
         v = t.votes.c
-        query = sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.study.is_(None)).group_by(v.crs_a, v.crs_b)
+        query = (
+            sa.select(v.crs_a, v.crs_b, sa.func.count()).where(v.study.is_(None)).group_by(v.crs_a, v.crs_b)
+        )
         if user_kind is not None:
             query = query.where(v.user_kind == UserKind(user_kind).value)
         with self.read() as conn:
@@ -192,10 +197,10 @@ class Votes:
         c = t.battle_claims.c
         with self.read() as conn:
             return conn.execute(sa.select(sa.func.count()).select_from(t.battle_claims).where(
-                c.user_kind == UserKind(user_kind).value, c.expires_at >= utc_key(utc_now()))).scalar()
+                c.user_kind == UserKind(user_kind).value, c.expires_at >= utc_key(utc_now()))).scalar_one()
 
 
-def _by_pair(rows: list) -> PairCounts:
+def _by_pair(rows: Sequence[Any]) -> PairCounts:
     """(system, system, count) rows -> counts per unordered pair (A-B and B-A together)."""
     counts: PairCounts = {}
     for a, b, n in rows:

@@ -27,6 +27,8 @@ def test_creates_parent_directory_and_uses_wal(tmp_path):
         assert s.schema_version() == head_revision()
     with pytest.raises(ValueError):
         Store(":memory:")
+    with pytest.raises(ValueError, match="file path or a database URL"):  # SQLite's in-memory URL
+        Store("sqlite://")
     with pytest.raises(ValueError, match="unsupported"):
         Store("mysql://somewhere/arena")
 

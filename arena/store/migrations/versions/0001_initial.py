@@ -18,7 +18,7 @@ branch_labels = None
 depends_on = None
 
 # Migrations keep their own copy of column types: later edits to arena.store.schema must not change history.
-FLOAT8 = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
+FLOAT8: sa.types.TypeEngine[float] = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
 
 
 def _key(name: str) -> sa.Column:

@@ -14,7 +14,7 @@ down_revision = "0004"
 branch_labels = None
 depends_on = None
 
-FLOAT8 = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
+FLOAT8: sa.types.TypeEngine[float] = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
 
 
 def upgrade() -> None:

@@ -18,7 +18,7 @@ down_revision = "0007"
 branch_labels = None
 depends_on = None
 
-FLOAT8 = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
+FLOAT8: sa.types.TypeEngine[float] = sa.REAL().with_variant(postgresql.DOUBLE_PRECISION(), "postgresql")
 
 
 def upgrade() -> None:
@@ -41,12 +41,18 @@ def upgrade() -> None:
     )
     op.add_column("votes", sa.Column("user_id", sa.Text))
     conn = op.get_bind()
-    votes = sa.table("votes", sa.column("vote_id", sa.Text), sa.column("data", sa.Text), sa.column("user_id", sa.Text))
+    votes = sa.table(
+        "votes", sa.column("vote_id", sa.Text), sa.column("data", sa.Text), sa.column("user_id", sa.Text)
+    )
     rows = conn.execute(sa.select(votes.c.vote_id, votes.c.data)).all()
     for start in range(0, len(rows), 1000):
-        conn.execute(sa.update(votes).where(votes.c.vote_id == sa.bindparam("id")).values(user_id=sa.bindparam("uid")),
-                     [{"id": r[0], "uid": json.loads(r[1]).get("user_id", "anonymous")}
-                      for r in rows[start:start + 1000]])
+        conn.execute(
+            sa.update(votes).where(votes.c.vote_id == sa.bindparam("id")).values(user_id=sa.bindparam("uid")),
+            [
+                {"id": r[0], "uid": json.loads(r[1]).get("user_id", "anonymous")}
+                for r in rows[start : start + 1000]
+            ],
+        )
 
 
 def downgrade() -> None:

@@ -18,7 +18,9 @@ depends_on = None
 
 def upgrade() -> None:
     op.execute("DELETE FROM board_dialogues")
-    op.add_column("board_dialogues", sa.Column("aspect_ratings", sa.Integer, nullable=False, server_default="0"))
+    op.add_column(
+        "board_dialogues", sa.Column("aspect_ratings", sa.Integer, nullable=False, server_default="0")
+    )
 
 
 def downgrade() -> None:
