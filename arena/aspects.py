@@ -177,7 +177,9 @@ def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> A
     aliases = {str(k): str(v) for k, v in aliases.items()}
     for name, target in aliases.items():
         if form.get(target) is None:
-            raise FormError(f"{where}: alias {name!r} points at {target!r}, which form {form.version} does not have")
+            raise FormError(
+                f"{where}: alias {name!r} points at {target!r}, which form {form.version} does not have"
+            )
         if form.get(name) is not None:
             raise FormError(f"{where}: alias {name!r} is already an aspect of form {form.version}")
     extra: list[Aspect] = []
@@ -191,7 +193,9 @@ def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> A
         extra += [_aspect(a, level, f"{where}: extra.{level}[{i}]") for i, a in enumerate(raw)]
     for aspect in extra:
         if form.get(aspect.name) is not None or aspect.name in aliases:
-            raise FormError(f"{where}: extra aspect {aspect.name!r} is already a name of the form or an alias")
+            raise FormError(
+                f"{where}: extra aspect {aspect.name!r} is already a name of the form or an alias"
+            )
     if len({a.name for a in extra}) != len(extra):
         raise FormError(f"{where}: extra aspect names must be unique")
     return AspectMapping(version=str(data["version"]), form_version=form.version, aliases=aliases,

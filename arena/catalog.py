@@ -70,16 +70,38 @@ _SERIES_GENRES = frozenset({
     "television", "tv series", "sitcom", "television series", "soap opera", "miniseries",
     "reality television", "talk show", "variety show", "game show", "talent show", "animated series",
     "children's television series", "television comedy", "teen drama"})
-_BOOK_GENRES = frozenset({"novel", "literature", "children's literature", "young-adult fiction", "romance novel",
-                          "literary criticism", "english literature", "historical novel", "non-fiction"})
+_BOOK_GENRES = frozenset(
+    {
+        "novel",
+        "literature",
+        "children's literature",
+        "young-adult fiction",
+        "romance novel",
+        "literary criticism",
+        "english literature",
+        "historical novel",
+        "non-fiction",
+    }
+)
 # Genres of records that are music albums, not films ("1984" as Van Halen's album).
 _MUSIC_GENRES = frozenset({
     "hip hop music", "gangsta rap", "g-funk", "west coast hip hop", "hard rock", "heavy metal", "glam metal",
     "electronic rock", "pop music", "rock music", "alternative rock", "pop rock", "rhythm and blues",
     "soul music", "punk rock", "country music", "dance-pop"})
 _TV_QUALIFIER = re.compile(r"\((?:[^()]* )?TV Program\)", re.IGNORECASE)
-_BOOK_GENRES = frozenset({"novel", "literature", "children's literature", "young-adult fiction", "romance novel",
-                          "literary criticism", "english literature", "historical novel", "non-fiction"})
+_BOOK_GENRES = frozenset(
+    {
+        "novel",
+        "literature",
+        "children's literature",
+        "young-adult fiction",
+        "romance novel",
+        "literary criticism",
+        "english literature",
+        "historical novel",
+        "non-fiction",
+    }
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -356,7 +378,11 @@ class Catalog:
     def is_person_or_attribute(self, phrase: str) -> bool:
         """Whether `phrase` as a whole names a person, genre, year or language of the graph."""
         text = (phrase or "").strip()
-        return any(m.start == 0 and m.end >= len(text) for m in match_phrases(text, self._entities)) if text else False
+        return (
+            any(m.start == 0 and m.end >= len(text) for m in match_phrases(text, self._entities))
+            if text
+            else False
+        )
 
     # -- linking mentions in text ---------------------------------------------------
     def link(self, text: str, limit: int = 5) -> list[CatalogItem]:

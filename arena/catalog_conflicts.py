@@ -47,7 +47,11 @@ def _person_as_title(dataset: str, records: Mapping[str, Mapping]) -> list[Confl
     for item_id, record in records.items():
         title = title_of(record["name"])
         has_record = any(record.get(f) for f in RECORD_FIELDS)
-        if title in people and has_record and not (record.get("director") or record.get("star") or record.get("actor")):
+        if (
+            title in people
+            and has_record
+            and not (record.get("director") or record.get("star") or record.get("actor"))
+        ):
             out.append(Conflict(dataset, item_id, record["name"], "person_as_title",
                                 f"{title!r} is a person in the catalog and the entry lists no people",
                                 "entry dropped"))
@@ -83,10 +87,17 @@ def _merged_book_film(dataset: str, records: Mapping[str, Mapping],
             stars = set(other.get("star") or ())
             cast = set(record.get("actor") or ())
             if year and other_year and year < other_year - 1:
-                out.append(Conflict(dataset, item_id, record["name"], "merged_book_film",
-                                    f"year {year}, but {other['name']} by the same director is from {other_year}",
-                                    f"year set to {other_year}" + ("; cast set to ReDial's stars"
-                                                                   if stars and cast and not stars & cast else "")))
+                out.append(
+                    Conflict(
+                        dataset,
+                        item_id,
+                        record["name"],
+                        "merged_book_film",
+                        f"year {year}, but {other['name']} by the same director is from {other_year}",
+                        f"year set to {other_year}"
+                        + ("; cast set to ReDial's stars" if stars and cast and not stars & cast else ""),
+                    )
+                )
             break
     return out
 
@@ -111,7 +122,9 @@ def conflicts(catalogs: Mapping[str, Mapping[str, Mapping]]) -> list[Conflict]:
     return out
 
 
-def cleaned(catalogs: Mapping[str, Mapping[str, Mapping]], rounds: int = 5) -> tuple[dict[str, dict], list[Conflict]]:
+def cleaned(
+    catalogs: Mapping[str, Mapping[str, Mapping]], rounds: int = 5
+) -> tuple[dict[str, dict], list[Conflict]]:
     """Fixed copies of the catalogs, and the conflicts fixed. A fix can bring another conflict to
     light (a dropped entry no longer hides a late year among its neighbours), so this repeats
     until none is left or `rounds` have passed."""

@@ -18,7 +18,8 @@ from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 YEAR_IN_NAME = re.compile(r"\s*\((1[89]\d\d|20\d\d)\)")
 RECORD_FIELDS = ("plot", "director", "writer", "star", "actor", "genre", "imdb_id")
-YEAR_SLACK = 9  # films are registered years before they come out (Jurassic World in 2004, Wonder Woman in 2005)
+# Films are registered years before they come out (Jurassic World in 2004, Wonder Woman in 2005).
+YEAR_SLACK = 9
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,9 @@ def year_after_record(dataset: str, records: Mapping[str, Mapping]) -> list[Conf
 
 def reference_titles(reference: Mapping[str, Mapping]) -> dict[str, list[Mapping]]:
     """ReDial's entries by title, less those whose record is borrowed or whose year is after it."""
-    doubtful = {c.item_id for c in borrowed_records("redial", reference) + year_after_record("redial", reference)}
+    doubtful = {
+        c.item_id for c in borrowed_records("redial", reference) + year_after_record("redial", reference)
+    }
     by_title: dict[str, list[Mapping]] = defaultdict(list)
     for item_id, record in reference.items():
         if item_id not in doubtful:

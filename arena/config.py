@@ -23,8 +23,22 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, Union
 
-from pydantic import AliasChoices, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic import (
+    AliasChoices,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ASSETS_DIR = PROJECT_ROOT / "assets"
@@ -54,11 +68,14 @@ class _MappingEnvSource(EnvSettingsSource):
     def _load_env_vars(self) -> Mapping[str, Optional[str]]:
         from pydantic_settings.sources.utils import parse_env_vars
 
-        return parse_env_vars(self._environment, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str)
+        return parse_env_vars(
+            self._environment, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
 
 
 def _env(name: str) -> Any:
-    """A field read from a variable that is not `ARENA_<FIELD>` (the field name still works as an argument)."""
+    """A field read from a variable that is not `ARENA_<FIELD>` (the field name still works as an
+    argument)."""
     return AliasChoices(name)
 
 
@@ -73,7 +90,8 @@ def writable_dir(path: Path) -> bool:
 
 
 def db_location(value: Union[str, Path]) -> Union[Path, str]:
-    """ARENA_DB as the store takes it: a `postgresql://` (or any `scheme://`) URL stays text, else a file path."""
+    """ARENA_DB as the store takes it: a `postgresql://` (or any `scheme://`) URL stays text, else a file
+    path."""
     if isinstance(value, str) and "://" in value.split("?", 1)[0][:40]:
         return value
     return Path(value)
@@ -190,7 +208,9 @@ class Settings(BaseSettings):
     # a system's rating and rank show only after this many battles (LMArena hides models below a count)
     leaderboard_min_votes: int = Field(10, ge=0)
     # the public board is published from a snapshot of the store taken at most this often (seconds); 0: live
-    leaderboard_snapshot_every_s: float = Field(0.0, ge=0, validation_alias=_env("ARENA_LEADERBOARD_SNAPSHOT_EVERY"))
+    leaderboard_snapshot_every_s: float = Field(
+        0.0, ge=0, validation_alias=_env("ARENA_LEADERBOARD_SNAPSHOT_EVERY")
+    )
     # endpoint calls scoring may make per hour (0: no bound) and judge retries per dialogue
     scoring_budget: int = Field(0, ge=0)
     judge_retries: int = Field(2, ge=0)
@@ -218,16 +238,22 @@ class Settings(BaseSettings):
     _environment: Union[None, str, dict[str, str]] = PrivateAttr(None)
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource,
-                                   dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource):
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ):
         environment = _ENVIRONMENT.get()
         if environment is None:
             return (init_settings,)
         return (init_settings, _MappingEnvSource(settings_cls, environment))
 
-    @field_validator("llm_provider", "llm_local_backend", "acts_annotator", "acts_runtime", "device", mode="before")
+    @field_validator(
+        "llm_provider", "llm_local_backend", "acts_annotator", "acts_runtime", "device", mode="before"
+    )
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
@@ -244,7 +270,11 @@ class Settings(BaseSettings):
     def _proxy_list(cls, value: Any) -> Any:
         if value is None:
             return None
-        parts = [p.strip() for p in value.split(",")] if isinstance(value, str) else [str(p).strip() for p in value]
+        parts = (
+            [p.strip() for p in value.split(",")]
+            if isinstance(value, str)
+            else [str(p).strip() for p in value]
+        )
         parts = [p for p in parts if p and p.lower() != "none"]  # `none`: no proxy, even on a Space
         for part in parts:  # `*` is refused: believing any peer lets a client name its own address
             try:
@@ -429,7 +459,10 @@ def _phrase(item: Mapping[str, Any]) -> str:
 
 def describe(error: ValidationError) -> str:
     """A validation error as one line: which variable, what is wrong, what it got."""
-    names = {**{k.lower(): v for k, v in environment_variables().items()}, **{n: n for n in Settings.model_fields}}
+    names = {
+        **{k.lower(): v for k, v in environment_variables().items()},
+        **{n: n for n in Settings.model_fields},
+    }
     parts = []
     for item in error.errors():
         key = str(item["loc"][0]) if item.get("loc") else ""

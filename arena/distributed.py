@@ -39,9 +39,15 @@ def connect(address: Optional[str] = None, *, num_cpus: Optional[int] = None) ->
                  runtime_env={"env_vars": env})
 
 
-def map_unordered(fn: Callable[..., Any], items: Iterable[tuple], *, max_in_flight: int = 8,
-                  max_retries: int = MAX_RETRIES, task_cpus: float = 1.0,
-                  stop: Callable[[], bool] = lambda: False) -> Iterator[tuple[tuple, Any, Optional[BaseException]]]:
+def map_unordered(
+    fn: Callable[..., Any],
+    items: Iterable[tuple],
+    *,
+    max_in_flight: int = 8,
+    max_retries: int = MAX_RETRIES,
+    task_cpus: float = 1.0,
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[tuple[tuple, Any, Optional[BaseException]]]:
     """Run `fn(*item)` as a Ray task per item; yield (item, result, None) or (item, None, error) as each ends.
 
     At most `max_in_flight` tasks are submitted at once; once `stop()` is true

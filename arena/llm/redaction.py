@@ -22,8 +22,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 REDACTED = "[redacted]"
 # Query parameters that commonly hold a secret, and a study link's platform ids and preview key (kept
 # only for the researchers' payment sheet, never in a log).
-SECRET_PARAMS = re.compile(r"(?i)^(api[-_]?key|key|token|access[-_]?token|secret|password|pass|sig|signature|auth"
-                           r"|prolific_pid|session_id|worker_id|preview)$")
+SECRET_PARAMS = re.compile(
+    r"(?i)^(api[-_]?key|key|token|access[-_]?token|secret|password|pass|sig|signature|auth"
+    r"|prolific_pid|session_id|worker_id|preview)$"
+)
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]*(?::[^/\s@]*)?@")
 _SECRET_QUERY = re.compile(
     r"(?i)([?&](?:api[-_]?key|key|token|access[-_]?token|secret|password|pass|sig|signature|auth"
