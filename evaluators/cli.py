@@ -1,8 +1,8 @@
 """`python -m evaluators ...`: score dialogue files and meta-evaluate the scores.
 
     python -m evaluators score --input FILE --metrics acts,rdl,srrr,sr --out OUT.jsonl
-    python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]   # scores into the store
-    python -m evaluators score --input OUT.jsonl|--db DB --explain ID   # why its RDL, SRRR and SR (explain_cli)
+    python -m evaluators score --db DB_OR_URL [--engine threads|ray [--address ADDR]]  # into the store
+    python -m evaluators score --input OUT.jsonl|--db DB --explain ID  # why its RDL, SRRR, SR (explain_cli)
     python -m evaluators meta --input OUT.jsonl
     python -m evaluators recall --crs NAME --input TURNS.jsonl --out RANKED.jsonl
     python -m evaluators export --out DIR
@@ -90,7 +90,9 @@ def cmd_score(args: argparse.Namespace) -> int:
                 failures[d.dialogue_id] = "; ".join(f"{name}: {error}" for name, error in failed)
             fh.write(json.dumps(record_of(d), ensure_ascii=False, allow_nan=False) + "\n")
             if not args.quiet and (n % 25 == 0 or n == len(dialogues)):
-                print(f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
+                print(
+                    f"scored {n}/{len(dialogues)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr
+                )
     print(f"wrote {len(dialogues)} dialogues to {out_path}"
           + (f"; {len(failures)} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)
@@ -149,7 +151,9 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
                      annotator=args.annotator, force=args.force)
     with Store(settings.db_path) as store:
         ids = pending(store, job, args.limit)
-    print(f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr)
+    print(
+        f"{len(ids)} dialogues to score in {describe_location(job.location)} ({args.engine})", file=sys.stderr
+    )
     started, done, failed, lost = time.time(), 0, 0, []
     failed_metrics: dict[str, str] = {}
     for outcome in score_all(job, ids, address=args.address, concurrency=args.concurrency,
@@ -164,8 +168,12 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
             print(f"scored {done}/{len(ids)} dialogues ({time.time() - started:.0f}s)", file=sys.stderr)
     for outcome in lost:
         print(f"not scored: {outcome['dialogue_id']}: {outcome['error']}", file=sys.stderr)
-    print(f"stored scores of {done - len(lost)} dialogues" + (f"; {failed} with a failed metric" if failed else "")
-          + (f"; {len(lost)} left unscored (run again to retry)" if lost else ""), file=sys.stderr)
+    print(
+        f"stored scores of {done - len(lost)} dialogues"
+        + (f"; {failed} with a failed metric" if failed else "")
+        + (f"; {len(lost)} left unscored (run again to retry)" if lost else ""),
+        file=sys.stderr,
+    )
     return 1 if report_failures(failed_metrics) or lost else 0
 
 
@@ -210,7 +218,9 @@ def cmd_meta(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from evaluators.scoring import REGISTRY
 
-    parser = argparse.ArgumentParser(prog="python -m evaluators", description="Score dialogues and meta-evaluate metrics.")
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluators", description="Score dialogues and meta-evaluate metrics."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="annotate dialogue acts and score dialogues from a file",
@@ -228,32 +238,48 @@ def build_parser() -> argparse.ArgumentParser:
                         "the arena's reading of SRRR and SR; srrr_usersimcrs,sr_usersimcrs give "
                         "UserSimCRS's)")
     p.add_argument("--out", default=None, help="output JSONL (with --input)")
-    p.add_argument("--engine", choices=ENGINES, default="threads",
-                   help="with --db: threads (the store's durable queue, --workers) or one Ray task per dialogue")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="threads",
+        help="with --db: threads (the store's durable queue, --workers) or one Ray task per dialogue",
+    )
     p.add_argument("--address", default=None, help="--db with Ray: cluster address (default: a local Ray)")
-    p.add_argument("--concurrency", type=int, default=4, help="--db with Ray: dialogues scored at once (default 4)")
+    p.add_argument(
+        "--concurrency", type=int, default=4, help="--db with Ray: dialogues scored at once (default 4)"
+    )
     p.add_argument("--task-cpus", type=float, default=1.0, help="--db with Ray: CPUs reserved per task")
     p.add_argument("--annotator", choices=["auto", "offline", "llm"], default="auto",
                    help="dialogue-act annotator (auto: LLM when an endpoint is configured, else offline)")
     p.add_argument("--reannotate", action="store_true", help="ignore dialogue acts already in the file")
-    p.add_argument("--force", action="store_true", help="recompute scores already present with the same version")
+    p.add_argument(
+        "--force", action="store_true", help="recompute scores already present with the same version"
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N dialogues")
     p.add_argument("--rename-duplicates", action="store_true",
                    help="with --input: records sharing a conversation ID (UserSimCRS output) are scored "
                         "under distinct ids, <id>-2, <id>-3..., each named on a line (refused otherwise)")
     p.add_argument("--quiet", action="store_true")
-    p.add_argument("--explain", action="append", default=[], metavar="ID",
-                   help="score only this dialogue (repeatable) and print why its RDL, SRRR and SR have their "
-                        "values: each recommendation round accepted, rejected or pending and by which utterance, "
-                        "|I_acc| and |d|")
+    p.add_argument(
+        "--explain",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="score only this dialogue (repeatable) and print why its RDL, SRRR and SR have their "
+        "values: each recommendation round accepted, rejected or pending and by which utterance, "
+        "|I_acc| and |d|",
+    )
     p.add_argument("--explain-format", choices=["text", "json"], default="text",
                    help="with --explain: plain text, or one JSON object per dialogue")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("meta", help="metrics against human ratings and satisfaction: Spearman, Pearson, Kendall",
-                       description="Per system: satisfaction, metric means and Kendall's tau; per metric and "
-                       "human judgement: dialogue-level Spearman and Pearson with 95%% bootstrap intervals "
-                       "and system-level Kendall's tau.")
+    p = sub.add_parser(
+        "meta",
+        help="metrics against human ratings and satisfaction: Spearman, Pearson, Kendall",
+        description="Per system: satisfaction, metric means and Kendall's tau; per metric and "
+        "human judgement: dialogue-level Spearman and Pearson with 95%% bootstrap intervals "
+        "and system-level Kendall's tau.",
+    )
     p.add_argument("--input", required=True, help="scored dialogues (the output of `score`)")
     p.add_argument("--metrics", default=None, help="comma-separated score names (default: all found)")
     p.add_argument("--crowd", default=None,
@@ -266,11 +292,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="human ratings file (CSV/JSON/JSONL, CRSArena-Eval records included) to attach first")
     p.add_argument("--group-by", choices=["dataset", "crs"], default=None,
                    help="correlate within each dataset or each system (people and simulators never pooled)")
-    p.add_argument("--raters", choices=["own", "human", "simulator"], default="own",
-                   help="whose aspect ratings count (own: people for human dialogues, the simulator for its own)")
+    p.add_argument(
+        "--raters",
+        choices=["own", "human", "simulator"],
+        default="own",
+        help="whose aspect ratings count (own: people for human dialogues, the simulator for its own)",
+    )
     p.add_argument("--rounds", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--form", default=None, help="aspect rating form YAML (default: assets/ratings/aspects_v1.yaml)")
+    p.add_argument(
+        "--form", default=None, help="aspect rating form YAML (default: assets/ratings/aspects_v1.yaml)"
+    )
     from evaluators.ratings_cli import add_mapping_argument
 
     add_mapping_argument(p)

@@ -35,7 +35,9 @@ def explain_command(args: argparse.Namespace, metrics: list[str]) -> int:
         print("error: --explain prints its explanations; leave out --out", file=sys.stderr)
         return 2
     ids = list(dict.fromkeys(args.explain))
-    scored = _score_from_db(args, metrics, ids) if args.db is not None else _score_from_file(args, metrics, ids)
+    scored = (
+        _score_from_db(args, metrics, ids) if args.db is not None else _score_from_file(args, metrics, ids)
+    )
     if scored is None:
         return 2
     failed = 0
@@ -55,7 +57,9 @@ def explain_command(args: argparse.Namespace, metrics: list[str]) -> int:
     return 1 if failed else 0
 
 
-def _score_from_file(args: argparse.Namespace, metrics: list[str], ids: list[str]) -> Optional[list[Dialogue]]:
+def _score_from_file(
+    args: argparse.Namespace, metrics: list[str], ids: list[str]
+) -> Optional[list[Dialogue]]:
     from arena.config import Settings
     from arena.corpus.reading import load_dialogues
     from evaluators.annotator_choice import annotator_named, client_if_needed
@@ -91,7 +95,8 @@ def _score_from_db(args: argparse.Namespace, metrics: list[str], ids: list[str])
             print(f"error: no dialogue {missing[0]!r} in {args.db}", file=sys.stderr)
             return None
         client = client_if_needed(metrics, args.annotator, settings)
-        annotator = annotator_named(args.annotator, client)  # None: scoring builds the default if acts are missing
+        # None: scoring builds the default if acts are missing
+        annotator = annotator_named(args.annotator, client)
         return [score_and_store(store, i, args.force, metrics, client=client, annotator=annotator,
                                 settings=settings)[0] for i in ids]
 
@@ -130,21 +135,32 @@ def format_explanation(dialogue: Dialogue, explanation: ActMetricsExplanation) -
         lines.append("  no recommendation rounds (no utterance with a Recommend act)")
     lines.append(f"  |I_acc| = {len(explanation.acceptances)} user utterance(s) with an Accept act")
     for a in explanation.acceptances:
-        where = ("before any recommendation" if a.round is None
-                 else f"decides round {a.round}" if a.decides_round else f"in round {a.round}, after its decision")
+        where = (
+            "before any recommendation"
+            if a.round is None
+            else f"decides round {a.round}"
+            if a.decides_round
+            else f"in round {a.round}, after its decision"
+        )
         lines.append(f"    {_utterance(a.utterance, annotator)}: {where}")
     accepted = sum(r.outcome == "accepted" for r in explanation.rounds)
     lines += [
         f"  |d| = {explanation.length} {explanation.length_unit}",
-        f"  RDL = |I_acc| / |d| = {_fraction(len(explanation.acceptances), explanation.length, explanation.rdl)}",
+        "  RDL = |I_acc| / |d| = "
+        + _fraction(len(explanation.acceptances), explanation.length, explanation.rdl),
         "  SRRR = accepted rounds / rounds = "
-        + (_fraction(accepted, len(explanation.rounds), explanation.srrr) if explanation.rounds else "0 (no rounds)"),
+        + (
+            _fraction(accepted, len(explanation.rounds), explanation.srrr)
+            if explanation.rounds
+            else "0 (no rounds)"
+        ),
         f"  SR = {explanation.sr:.0f} ({'a' if explanation.sr else 'no'} round accepted)",
     ]
     stored = _stored_scores(dialogue, explanation)
     if stored:
         lines.append("  stored: " + "; ".join(
-            f"{name} {'unscored' if s['value'] is None else format(s['value'], '.3f')} (version {s['version']})"
+            f"{name} {'unscored' if s['value'] is None else format(s['value'], '.3f')} "
+            f"(version {s['version']})"
             + ("" if s["agrees"] else " DIFFERS from these acts; --force recomputes it")
             for name, s in stored.items()))
     return "\n".join(lines)
@@ -162,7 +178,8 @@ def _stored_scores(dialogue: Dialogue, explanation: ActMetricsExplanation) -> di
 
 
 def explanation_record(dialogue: Dialogue, explanation: ActMetricsExplanation) -> dict[str, Any]:
-    """The explanation as one JSON object, with the dialogue's id, the acts' annotator and its stored scores."""
+    """The explanation as one JSON object, with the dialogue's id, the acts' annotator and its stored
+    scores."""
     return {"dialogue_id": dialogue.dialogue_id, "crs_id": dialogue.crs_id,
             "acts_annotator": dialogue.metadata.get("acts_annotator"), **explanation.as_dict(),
             "stored_scores": _stored_scores(dialogue, explanation)}

@@ -89,8 +89,11 @@ def ranking_correlations(rows: Sequence[dict[str, Any]], metrics: Optional[Seque
     fewer than two such systems gives None.
     """
     if metrics is None:
-        metrics = [k for k in (rows[0] if rows else {}) if k not in ("crs_id", "dialogues", "rated", SATISFACTION)
-                   and not k.endswith(".n")]
+        metrics = [
+            k
+            for k in (rows[0] if rows else {})
+            if k not in ("crs_id", "dialogues", "rated", SATISFACTION) and not k.endswith(".n")
+        ]
     out: dict[str, Optional[float]] = {}
     for name in metrics:
         pairs = [(r[SATISFACTION], r.get(name)) for r in rows

@@ -109,7 +109,9 @@ def reply_metric_values(d: Dialogue, metrics: Sequence[str]) -> dict[int, dict[s
     out: dict[int, dict[str, float]] = defaultdict(dict)
     if "srrr" in metrics and d.scores.get("srrr") is not None and d.scores["srrr"].scored:
         try:
-            rounds = recommendation_rounds(d) if all(u.dialogue_acts is not None for u in d.utterances) else []
+            rounds = (
+                recommendation_rounds(d) if all(u.dialogue_acts is not None for u in d.utterances) else []
+            )
         except MissingActs:
             rounds = []
         for r in rounds:
@@ -133,7 +135,8 @@ def metric_values(d: Dialogue) -> dict[str, float]:
 class JudgedDialogue:
     """What the correlations read of one dialogue: its system, whose it is (`users`), its metric values, its
     human-side judgements (`judgements`) and its rated replies, each as (the reply's per-reply metric terms,
-    its aspects). Made from a whole dialogue by `judged`, or from the store's compact rows by the leaderboard."""
+    its aspects). Made from a whole dialogue by `judged`, or from the store's compact rows by the
+    leaderboard."""
 
     crs_id: str
     users: str
@@ -150,7 +153,9 @@ class JudgedDialogue:
                 tuple((tuple(sorted(m.items())), tuple(sorted(h.items()))) for m, h in self.replies))
 
 
-def judged(d: Dialogue, form: AspectForm, raters: str = "own", group_by: Optional[str] = None) -> JudgedDialogue:
+def judged(
+    d: Dialogue, form: AspectForm, raters: str = "own", group_by: Optional[str] = None
+) -> JudgedDialogue:
     """`d` as the correlations read it."""
     metrics = metric_values(d)
     rated = reply_judgements(d, form, raters)
@@ -290,9 +295,16 @@ def correlation_records(
                           by_system=group_by != "crs", rounds=rounds, confidence=confidence, seed=seed)
 
 
-def judged_records(dialogues: Iterable[JudgedDialogue], *, form: AspectForm, metrics: Optional[Sequence[str]] = None,
-                   by_system: bool = True, rounds: int = DEFAULT_ROUNDS, confidence: float = 0.95, seed: int = 0
-                   ) -> list[dict[str, Any]]:
+def judged_records(
+    dialogues: Iterable[JudgedDialogue],
+    *,
+    form: AspectForm,
+    metrics: Optional[Sequence[str]] = None,
+    by_system: bool = True,
+    rounds: int = DEFAULT_ROUNDS,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
     """`correlation_records` of dialogues already read (`JudgedDialogue`); `by_system`: the system-level
     records too (not when each group is one system)."""
     groups: dict[tuple[str, Optional[str]], list[JudgedDialogue]] = defaultdict(list)
@@ -321,10 +333,14 @@ def _turn_level(ds, form, names, users, group, rounds, confidence, seed) -> list
     """Rated replies paired with the per-reply terms of the metrics (`reply_metric_values`), pooled over the
     group's dialogues; the bootstrap resamples replies. Only pairs that occur make records."""
     wanted = set(names)
-    rows = [({k: v for k, v in terms.items() if k in wanted}, values) for d in ds for terms, values in d.replies]
+    rows = [
+        ({k: v for k, v in terms.items() if k in wanted}, values) for d in ds for terms, values in d.replies
+    ]
     found_metrics = sorted({k for m, _ in rows for k in m})
     aspects = _ordered(form, {k for m, h in rows if m for k in h})
-    records = _dialogue_level(rows, found_metrics, aspects, users, group, rounds, confidence, seed, level="turn")
+    records = _dialogue_level(
+        rows, found_metrics, aspects, users, group, rounds, confidence, seed, level="turn"
+    )
     return [r for r in records if r["n"]]
 
 

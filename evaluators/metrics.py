@@ -129,7 +129,8 @@ OUTCOMES = {"accept": "accepted", "reject": "rejected", None: "pending"}
 
 @dataclass(frozen=True)
 class UtteranceRef:
-    """One utterance an explanation points at: its index in the dialogue, text, intents and their annotator."""
+    """One utterance an explanation points at: its index in the dialogue, text, intents and their
+    annotator."""
 
     index: int
     text: str
@@ -180,18 +181,30 @@ def explain_act_metrics(dialogue: Dialogue, length_unit: str = "utterances") -> 
     require_acts(dialogue)
     rounds = recommendation_rounds(dialogue)
     explained = tuple(
-        RoundExplanation(n, _ref(dialogue, r.start),
-                         tuple(title for _, title in turn_recommendations(dialogue.utterances[r.start])),
-                         OUTCOMES[r.decision], _ref(dialogue, r.decided_at) if r.decided_at is not None else None)
-        for n, r in enumerate(rounds, start=1))
+        RoundExplanation(
+            n,
+            _ref(dialogue, r.start),
+            tuple(title for _, title in turn_recommendations(dialogue.utterances[r.start])),
+            OUTCOMES[r.decision],
+            _ref(dialogue, r.decided_at) if r.decided_at is not None else None,
+        )
+        for n, r in enumerate(rounds, start=1)
+    )
     acceptances = []
     for i, utt in enumerate(dialogue.utterances):
         if is_acceptance(utt):
             within = next((n for n, r in enumerate(rounds, start=1) if r.start < i < r.end), None)
             decides = within is not None and rounds[within - 1].decided_at == i
             acceptances.append(AcceptanceExplanation(_ref(dialogue, i), within, decides))
-    return ActMetricsExplanation(explained, tuple(acceptances), dialogue_length(dialogue, length_unit), length_unit,
-                                 rdl(dialogue, length_unit), srrr(dialogue), success(dialogue))
+    return ActMetricsExplanation(
+        explained,
+        tuple(acceptances),
+        dialogue_length(dialogue, length_unit),
+        length_unit,
+        rdl(dialogue, length_unit),
+        srrr(dialogue),
+        success(dialogue),
+    )
 
 
 # -- target-based ----------------------------------------------------------------
@@ -221,7 +234,9 @@ def recall_per_turn(dialogue: Dialogue, targets: Sequence[str], k: int) -> list[
     if not targets:
         raise ValueError("recall needs at least one target item")
     keys = target_keys(targets)
-    return [recall_at(turn_recommendations(utt), keys, k) for utt in dialogue.utterances if utt.role == Role.AGENT]
+    return [
+        recall_at(turn_recommendations(utt), keys, k) for utt in dialogue.utterances if utt.role == Role.AGENT
+    ]
 
 
 def recall_at_k(dialogue: Dialogue, targets: Sequence[str], k: int) -> float:

@@ -185,12 +185,19 @@ def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: 
             problems.append(f"{where}, column {column!r}: {exc}")
             continue
         if name in values:
-            problems.append(f"{where}, column {column!r}: gives {name!r} a second value (an alias and its aspect?)")
+            problems.append(
+                f"{where}, column {column!r}: gives {name!r} a second value (an alias and its aspect?)"
+            )
         values[name] = value
     out = []
     if values:
-        rating = Rating(values=values, rater_id=rater_id, rater_kind=rater_kind, form_version=names.form.version,
-                        source=source)
+        rating = Rating(
+            values=values,
+            rater_id=rater_id,
+            rater_kind=rater_kind,
+            form_version=names.form.version,
+            source=source,
+        )
         out.append(RatingRow(where, dialogue_id, utterance_id, rating, turn))
     turns = rec.get("turns")
     if turns is not None and not isinstance(turns, list):
@@ -198,9 +205,16 @@ def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: 
     for j, inner in enumerate(turns if isinstance(turns, list) else []):
         if isinstance(inner, dict):
             if _first(inner, UTTERANCE_KEYS) is None and _blank(inner.get("turn_ind")):
-                problems.append(f"{where} turns[{j}], column 'utterance_id': missing (or give turn_ind and role)")
+                problems.append(
+                    f"{where} turns[{j}], column 'utterance_id': missing (or give turn_ind and role)"
+                )
                 continue
-            inner = {**inner, "dialogue_id": dialogue_id, "rater_id": rater_id, "rater_kind": rater_kind.value}
+            inner = {
+                **inner,
+                "dialogue_id": dialogue_id,
+                "rater_id": rater_id,
+                "rater_kind": rater_kind.value,
+            }
         out += _check_row(f"{where} turns[{j}]", inner, names, source, problems)
     if not out and not any(p.startswith(f"{where},") or p.startswith(f"{where} ") for p in problems):
         problems.append(f"{where}: no aspect values")

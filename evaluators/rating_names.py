@@ -83,7 +83,9 @@ class AspectNames:
         if first is not None:
             raise ValueError(f"an extra aspect first met at {aspect_level} level ({first}) cannot be "
                              f"{level}-level here")
-        need = "with an utterance_id or turn_ind" if aspect_level == "utterance" else "without an utterance_id"
+        need = (
+            "with an utterance_id or turn_ind" if aspect_level == "utterance" else "without an utterance_id"
+        )
         raise ValueError(f"a {aspect_level}-level aspect belongs on a row {need}")
 
     def scale(self, name: str) -> Optional[tuple[float, float]]:

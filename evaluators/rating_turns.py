@@ -32,7 +32,13 @@ from arena.dialogue import Dialogue, Role, Utterance
 TURN_KEYS = ("turn_ind", "role", "utterance")
 OCCURRENCE = "__occurrence"  # a turn's rank among the record's turns of the same role and text
 AGGREGATED_RATER = "aggregated"  # CRSArena-Eval publishes labels aggregated over its annotators
-ROLES = {"USER": Role.USER, "ASST": Role.AGENT, "ASSISTANT": Role.AGENT, "AGENT": Role.AGENT, "SYSTEM": Role.AGENT}
+ROLES = {
+    "USER": Role.USER,
+    "ASST": Role.AGENT,
+    "ASSISTANT": Role.AGENT,
+    "AGENT": Role.AGENT,
+    "SYSTEM": Role.AGENT,
+}
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,8 @@ class TurnRef:
     turn_ind: int
     role: Role
     text: Optional[str] = None
-    occurrence: Optional[int] = None  # rank among the record's turns of this role and text, when it lists them all
+    # rank among the record's turns of this role and text, when it lists them all
+    occurrence: Optional[int] = None
 
     def describe(self) -> str:
         return f"turn_ind {self.turn_ind} ({'USER' if self.role == Role.USER else 'ASST'})"
@@ -53,12 +60,17 @@ def normal_text(text: Any) -> Optional[str]:
 
 
 def is_crsarena_eval(rec: Any) -> bool:
-    return isinstance(rec, dict) and "conv_id" in rec and ("dial_level_aggregated" in rec or "dialogue" in rec)
+    return (
+        isinstance(rec, dict) and "conv_id" in rec and ("dial_level_aggregated" in rec or "dialogue" in rec)
+    )
 
 
 def from_crsarena_eval(rec: dict[str, Any], where: str, problems: list[str]) -> dict[str, Any]:
     """A CRSArena-Eval record as a rating row whose `turns` are the labelled turns."""
-    row: dict[str, Any] = {"dialogue_id": rec.get("conv_id"), "rater_id": rec.get("rater_id") or AGGREGATED_RATER}
+    row: dict[str, Any] = {
+        "dialogue_id": rec.get("conv_id"),
+        "rater_id": rec.get("rater_id") or AGGREGATED_RATER,
+    }
     labels = rec.get("dial_level_aggregated")
     if labels is not None and not isinstance(labels, dict):
         problems.append(f"{where}, column 'dial_level_aggregated': expected an object of aspect -> number")
@@ -125,6 +137,8 @@ def find_turn(dialogue: Dialogue, turn: TurnRef) -> Union[Utterance, str]:
     if not 0 <= turn.turn_ind < len(utts):
         return f"dialogue {dialogue.dialogue_id!r} has no utterance {turn.turn_ind} (it has {len(utts)})"
     if utts[turn.turn_ind].role != turn.role:
-        return (f"utterance {turn.turn_ind} of dialogue {dialogue.dialogue_id!r} is not a {speaker} utterance "
-                "(give the turn's text to match it by text)")
+        return (
+            f"utterance {turn.turn_ind} of dialogue {dialogue.dialogue_id!r} is not a {speaker} utterance "
+            "(give the turn's text to match it by text)"
+        )
     return utts[turn.turn_ind]

@@ -32,17 +32,23 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     target.add_argument("--db", help="SQLite database of the arena")
     target.add_argument("--corpus", help="scored JSONL corpus (the output of `score`)")
     imp.add_argument("--out", help="where to write the rated corpus (default: replace --corpus)")
-    imp.add_argument("--form", default=None,
-                     help="aspect rating form YAML (default: $ARENA_RATING_FORM or assets/ratings/aspects_v1.yaml)")
+    imp.add_argument(
+        "--form",
+        default=None,
+        help="aspect rating form YAML (default: $ARENA_RATING_FORM or assets/ratings/aspects_v1.yaml)",
+    )
     add_mapping_argument(imp)
     imp.set_defaults(func=run_import)
     return parser
 
 
 def add_mapping_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mapping", default=None,
-                        help="aspect names of another study: aliases onto the form's aspects and extra aspects' "
-                             "scales (YAML; default: assets/ratings/aliases_v1.yaml, CRSArena-Eval's names)")
+    parser.add_argument(
+        "--mapping",
+        default=None,
+        help="aspect names of another study: aliases onto the form's aspects and extra aspects' "
+        "scales (YAML; default: assets/ratings/aliases_v1.yaml, CRSArena-Eval's names)",
+    )
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -94,7 +94,9 @@ def _act_version(ctx: Context) -> str:
 def _act_score(name: str, ctx: Context, fn: Callable[[], tuple[float, dict[str, Any]]]) -> dict[str, Score]:
     version = _act_version(ctx)
     if ctx.acts_error:
-        return {name: Score(value=None, scorer=name, version=version, model=ctx.acts_model, error=ctx.acts_error)}
+        return {
+            name: Score(value=None, scorer=name, version=version, model=ctx.acts_model, error=ctx.acts_error)
+        }
     try:
         value, details = fn()
     except Exception as exc:  # one metric's failure must not hide the others
@@ -158,12 +160,17 @@ def _target_scores(d: Dialogue, ctx: Context, names: tuple[str, ...],
     version = f"{METRICS_VERSION}/k{RECALL_K}/{ctx.acts_label or PROVIDED_ACTS}"
     targets = M.targets_of(d)
     if not targets:
-        return {n: Score(value=None, scorer=n, version=version, error="no target items in metadata['targets']")
-                for n in names}
+        return {
+            n: Score(value=None, scorer=n, version=version, error="no target items in metadata['targets']")
+            for n in names
+        }
     try:
         results = fn(targets)
     except Exception as exc:
-        return {n: Score(value=None, scorer=n, version=version, error=f"{type(exc).__name__}: {exc}") for n in names}
+        return {
+            n: Score(value=None, scorer=n, version=version, error=f"{type(exc).__name__}: {exc}")
+            for n in names
+        }
     return {n: Score(value=v, scorer=n, version=version, model=ctx.acts_model, details=det)
             for n, (v, det) in results.items()}
 
@@ -193,7 +200,9 @@ def _pc(d: Dialogue, ctx: Context) -> dict[str, Score]:
 
 def _core(d: Dialogue, ctx: Context) -> dict[str, Score]:
     if ctx.client is None:
-        return {"core.overall": Score(value=None, scorer="core", version="?", error="no LLM client configured")}
+        return {
+            "core.overall": Score(value=None, scorer="core", version="?", error="no LLM client configured")
+        }
     from evaluators.core import score_core
 
     return score_core(d, ctx.client, settings=ctx.settings)
@@ -216,7 +225,11 @@ def _core_current(d: Dialogue, ctx: Context) -> bool:
 
 
 register(MetricGroup("acts", "dialogue acts annotated (share of utterances)", _acts, needs_acts=True))
-register(MetricGroup("rdl", "Reward-per-Dialogue-Length: accepted recommendations / utterances", _rdl, needs_acts=True))
+register(
+    MetricGroup(
+        "rdl", "Reward-per-Dialogue-Length: accepted recommendations / utterances", _rdl, needs_acts=True
+    )
+)
 register(MetricGroup("srrr", "Successful Recommendation Round Ratio", _srrr, needs_acts=True))
 register(MetricGroup("sr", "success: some recommendation accepted (0/1)", _sr, needs_acts=True))
 register(MetricGroup("srrr_usersimcrs", "SRRR as UserSimCRS computes it: rounds counted from the dialogue's "
@@ -234,7 +247,9 @@ register(MetricGroup("core", "CoRE LLM judge: 12 factors and an overall score", 
 # -- entry points ----------------------------------------------------------------------
 
 
-def default_annotator(settings: Optional[Settings] = None, client: Optional[LLMClient] = None) -> ActAnnotator:
+def default_annotator(
+    settings: Optional[Settings] = None, client: Optional[LLMClient] = None
+) -> ActAnnotator:
     """The LLM annotator when an LLM endpoint is configured and a client given, else the offline one.
 
     The setting `acts_annotator` (ARENA_ACTS_ANNOTATOR=offline|llm) overrides the choice.

@@ -44,7 +44,9 @@ def score_stored(store: Store, dialogue_id: str, force: bool, metrics: list[str]
     dialogue = store.get_dialogue(dialogue_id)
     if dialogue is None:
         raise MissingDialogue(f"no dialogue {dialogue_id!r} in the store")
-    scores = score_dialogue(dialogue, metrics, client=client, annotator=annotator, force=force, settings=settings)
+    scores = score_dialogue(
+        dialogue, metrics, client=client, annotator=annotator, force=force, settings=settings
+    )
     return dialogue, scores
 
 

@@ -70,8 +70,20 @@ ARENA_TEST9 = ACT_SETS / "test9_arena_style.jsonl"
 ARENA_TEST10 = ACT_SETS / "test10_arena_style.jsonl"
 # Every arena-style set, oldest first. All have been read and tuned on by now; from test3 on, each was
 # first measured before its errors were read (benchmarks/acts_fresh_sets.py replays those measurements).
-ARENA_SETS = (ARENA_DEV, ARENA_EVAL, ARENA_EVAL2, ARENA_DEV3, ARENA_TEST, ARENA_TEST3, ARENA_TEST4, ARENA_TEST5,
-              ARENA_TEST6, ARENA_TEST7, ARENA_TEST8, ARENA_TEST9)
+ARENA_SETS = (
+    ARENA_DEV,
+    ARENA_EVAL,
+    ARENA_EVAL2,
+    ARENA_DEV3,
+    ARENA_TEST,
+    ARENA_TEST3,
+    ARENA_TEST4,
+    ARENA_TEST5,
+    ARENA_TEST6,
+    ARENA_TEST7,
+    ARENA_TEST8,
+    ARENA_TEST9,
+)
 # Written before the shipped annotator was run on it; never tuned on.
 ARENA_HELD_OUT = ARENA_TEST10
 # Of ARENA_SETS, the learnt annotator trains on all but these, on which its thresholds are chosen.
@@ -87,7 +99,9 @@ def iard_path() -> Path:
     """The project's copy of the IARD file (origin and licence in assets/iard/README.md)."""
     path = ASSETS_DIR / "iard" / IARD_FILE_NAME
     if not path.exists():
-        raise FileNotFoundError(f"{IARD_FILE_NAME} not found under assets/iard/ (restore it from the repository)")
+        raise FileNotFoundError(
+            f"{IARD_FILE_NAME} not found under assets/iard/ (restore it from the repository)"
+        )
     return path
 
 
@@ -127,7 +141,9 @@ def load_second_annotation(path: Path = SECOND_ANNOTATION) -> dict[str, tuple[bo
     return labels
 
 
-def with_second_annotation(dialogues: Iterable[Dialogue], labels: dict[str, tuple[bool, bool]]) -> list[Dialogue]:
+def with_second_annotation(
+    dialogues: Iterable[Dialogue], labels: dict[str, tuple[bool, bool]]
+) -> list[Dialogue]:
     """Copies whose user utterances carry the second annotation's ACC/REJ instead of IARD's.
 
     Other intents are kept; utterances the second annotation does not cover are left as they are.
@@ -140,7 +156,9 @@ def with_second_annotation(dialogues: Iterable[Dialogue], labels: dict[str, tupl
             if utt.role != Role.USER or decision is None:
                 continue
             acts = [a for a in utt.dialogue_acts or [] if a.intent not in ("ACC", "REJ")]
-            acts += [DialogueAct(intent=name, slot_values=[]) for name, on in zip(("ACC", "REJ"), decision) if on]
+            acts += [
+                DialogueAct(intent=name, slot_values=[]) for name, on in zip(("ACC", "REJ"), decision) if on
+            ]
             utt.dialogue_acts = acts
         out.append(copy)
     return out
@@ -171,11 +189,15 @@ def load_crsarena_acts(part: str, texts: Path) -> list[Dialogue]:
     for cid, by_index in labels.items():
         dialogue = dialogues[cid].model_copy(deep=True)
         if sorted(by_index) != list(range(len(dialogue.utterances))):
-            raise ValueError(f"{CRSARENA_PARTS[part].name}: {cid} is labelled on other utterances than the text has")
+            raise ValueError(
+                f"{CRSARENA_PARTS[part].name}: {cid} is labelled on other utterances than the text has"
+            )
         for i, utt in enumerate(dialogue.utterances):
             rec = by_index[i]
             if rec["role"] != utt.role.value:
-                raise ValueError(f"{CRSARENA_PARTS[part].name}: {cid}:{i} is {utt.role.value}, labelled {rec['role']}")
+                raise ValueError(
+                    f"{CRSARENA_PARTS[part].name}: {cid}:{i} is {utt.role.value}, labelled {rec['role']}"
+                )
             names = (["REC-S"] if rec.get("rec") else []) if utt.role == Role.AGENT else \
                 [name for name, key in (("ACC", "acc"), ("REJ", "rej")) if rec.get(key)]
             utt.dialogue_acts = [DialogueAct(intent=name, slot_values=[]) for name in names or ["OTH"]]
@@ -205,5 +227,7 @@ def load_arena_style(path: Path) -> list[LabelledUtterance]:
             role = Role(ctx["role"])
             (d.add_user if role == Role.USER else d.add_agent)(ctx["text"])
         (d.add_user if rec["role"] == "USER" else d.add_agent)(rec["text"])
-        rows.append(LabelledUtterance(id=str(rec.get("id", line_no)), dialogue=d, intents=set(rec["intents"])))
+        rows.append(
+            LabelledUtterance(id=str(rec.get("id", line_no)), dialogue=d, intents=set(rec["intents"]))
+        )
     return rows

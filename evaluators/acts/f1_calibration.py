@@ -9,8 +9,8 @@ optionally with Reject also decided in context (`context_decision.REJECT_FEATURE
 A `Candidate` names the parts each regression is fitted on (IARD val, the CRS Arena calibration
 part, IARD train: the network's own training dialogues, used for fitting only; none: the
 network's own output) and whether its thresholds are chosen for F1 or given. `evaluate`
-measures a candidate out of fold (the folds by dialogue of `metric_calibration`): each regression is fitted on four
-folds and read on the fifth, and the thresholds are chosen on IARD val's other four folds from
+measures a candidate out of fold (the folds by dialogue of `metric_calibration`): each regression is
+fitted on four folds and read on the fifth, and the thresholds are chosen on IARD val's other four folds from
 those out-of-fold probabilities, then applied to the fifth fold of every part. `fit` makes what
 would ship: regressions fitted on every dialogue of their parts, thresholds chosen on all of
 IARD val's out-of-fold probabilities. `passes` is the rule written before any candidate was
@@ -44,11 +44,13 @@ from evaluators.acts.schema import intents_of
 
 IARD_VAL = "iard-val"
 CRSARENA = "crsarena-calibration"
-IARD_TRAIN = "iard-train"  # the network's own training dialogues: regressions may fit on them, nothing is measured
+# The network's own training dialogues: regressions may fit on them, nothing is measured.
+IARD_TRAIN = "iard-train"
 MEASURED = (IARD_VAL, CRSARENA)
 GRID = tuple(float(t) for t in np.round(np.arange(0.05, 0.96, 0.05), 2))
 C = 0.1  # inverse L2 strength of both regressions (version 14's choice for Accept)
-# The rule (BENCHMARKS.md): both F1 at least this much above version 14's, the objective at most this much below.
+# The rule (BENCHMARKS.md): both F1 at least this much above version 14's, the objective at most this much
+# below.
 MIN_F1_GAIN = 0.03
 MAX_OBJECTIVE_DROP = 0.02
 
@@ -58,8 +60,9 @@ class Candidate:
     name: str
     accept_parts: tuple[str, ...]  # parts the Accept regression is fitted on; () = the network's own output
     reject_parts: tuple[str, ...]  # the same for Reject
-    thresholds: Optional[tuple[float, float]] = None  # (Accept, Reject) given; None = chosen for F1 on IARD val
-    decided_first: bool = False  # Accept and Reject kept first under the limit of three intents (offline.decide)
+    thresholds: Optional[tuple[float, float]] = None
+    # Accept and Reject kept first under the limit of three intents (offline.decide)
+    decided_first: bool = False
     mixed: Optional[MixedDecisions] = None  # Accept with Reject where the utterance addresses different items
     accept_words: bool = False  # the Accept regression also reads what the words say (round 17)
 
@@ -82,7 +85,9 @@ CANDIDATES = (
     # Added after the first five were measured: the coherent label sets cost version 14 Accept and Reject.
     Candidate("F: Accept and Reject first among three", BOTH, (), (0.35, 0.2), decided_first=True),
     Candidate("F-A: F, thresholds for F1", BOTH, (), decided_first=True),
-    Candidate("F-D: F, Reject in context (IARD train + val)", BOTH, (IARD_TRAIN, IARD_VAL), decided_first=True),
+    Candidate(
+        "F-D: F, Reject in context (IARD train + val)", BOTH, (IARD_TRAIN, IARD_VAL), decided_first=True
+    ),
 )
 _V14 = (BOTH, (), (0.35, 0.2))
 ROUND_16 = (
@@ -153,7 +158,9 @@ def _apply(decisions: list[ContextDecision], item: Scored) -> np.ndarray:
     return out
 
 
-def out_of_fold_probabilities(candidate: Candidate, parts: dict[str, list[Scored]]) -> dict[str, list[np.ndarray]]:
+def out_of_fold_probabilities(
+    candidate: Candidate, parts: dict[str, list[Scored]]
+) -> dict[str, list[np.ndarray]]:
     """Per measured part and dialogue, the outputs with each regression's column read by one fitted
     without its fold."""
     oof = {name: [s.probs.copy() for s in parts[name]] for name in MEASURED}
@@ -186,8 +193,13 @@ def _f1(c: np.ndarray) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def best_f1_thresholds(items: list[Scored], probs: list[np.ndarray], base: np.ndarray, decided_first: bool = False,
-                       mixed: Optional[MixedDecisions] = None) -> tuple[float, float]:
+def best_f1_thresholds(
+    items: list[Scored],
+    probs: list[np.ndarray],
+    base: np.ndarray,
+    decided_first: bool = False,
+    mixed: Optional[MixedDecisions] = None,
+) -> tuple[float, float]:
     """The (Accept, Reject) grid point with the highest Accept F1 + Reject F1 on `items`
     (ties: the higher thresholds, the surer decisions)."""
     best: Optional[tuple[float, float, float]] = None
@@ -213,16 +225,21 @@ def evaluate(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndar
         if candidate.thresholds is None:
             inner = [k for k in range(len(parts[IARD_VAL])) if fold_of(IARD_VAL, k) != fold]
             threshold[ACC], threshold[REJ] = best_f1_thresholds(
-                [parts[IARD_VAL][k] for k in inner], [oof[IARD_VAL][k] for k in inner], base, candidate.decided_first,
-                candidate.mixed)
+                [parts[IARD_VAL][k] for k in inner],
+                [oof[IARD_VAL][k] for k in inner],
+                base,
+                candidate.decided_first,
+                candidate.mixed,
+            )
         else:
             threshold[ACC], threshold[REJ] = candidate.thresholds
         used.append((float(threshold[ACC]), float(threshold[REJ])))
         for name in MEASURED:
             for k, item in enumerate(parts[name]):
                 if fold_of(name, k) == fold:
-                    predicted[name][k] = with_predicted_acts(item, oof[name][k], threshold, candidate.decided_first,
-                                                             candidate.mixed)
+                    predicted[name][k] = with_predicted_acts(
+                        item, oof[name][k], threshold, candidate.decided_first, candidate.mixed
+                    )
     results = {name: agreement([s.dialogue for s in parts[name]], predicted[name]) for name in MEASURED}
     return {"parts": results, "objective": statistics.mean(objective(r) for r in results.values()),
             "thresholds": used}

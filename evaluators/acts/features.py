@@ -74,12 +74,16 @@ def view_dialogue(dialogue: Dialogue, linker: Optional[TitleLinker] = None) -> l
     named: set[str] = set()
     named_by_user: set[str] = set()
     for utt in dialogue.utterances:
-        mentions = list(_mentions_of(linker, utt.role, utt.text, tuple((i.item_id, i.title) for i in utt.items)))
+        mentions = list(
+            _mentions_of(linker, utt.role, utt.text, tuple((i.item_id, i.title) for i in utt.items))
+        )
         if utt.role == Role.AGENT:
             mentions = [m for m in mentions if not cut_short(utt.text, m)]
         else:
             recent = [m for v in views[-4:] if v.role == Role.AGENT for m in v.mentions]
-            mentions = sorted([*mentions, *echoed_mentions(utt.text, recent, mentions)], key=lambda m: m.start)
+            mentions = sorted(
+                [*mentions, *echoed_mentions(utt.text, recent, mentions)], key=lambda m: m.start
+            )
         view = UtteranceView(utterance=utt, mentions=mentions, masked=mask_titles(utt.text, mentions))
         keys = view.title_keys
         view.new_titles = len(keys - named)

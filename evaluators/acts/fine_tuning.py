@@ -55,7 +55,8 @@ def epoch_batches(lengths: list[int], batch_size: int, pool: int, gen) -> list[l
         return [perm[s:s + batch_size] for s in range(0, len(perm), batch_size)]
     batches = []
     for start in range(0, len(perm), pool * batch_size):
-        chunk = sorted(perm[start:start + pool * batch_size], key=lambda i: lengths[i])  # stable: ties keep order
+        # sorted() is stable: ties keep their order
+        chunk = sorted(perm[start:start + pool * batch_size], key=lambda i: lengths[i])
         batches += [chunk[s:s + batch_size] for s in range(0, len(chunk), batch_size)]
     return [batches[k] for k in torch.randperm(len(batches), generator=gen).tolist()]
 

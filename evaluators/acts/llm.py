@@ -100,7 +100,9 @@ class LLMActAnnotator(ActAnnotator):
     def _annotate_one(self, dialogue: Dialogue, index: int) -> tuple[list[str], list[list[Any]]]:
         utt = dialogue.utterances[index]
         messages = build_messages(self._prompt, dialogue, index, self.context_size)
-        response = self.client.complete(messages, model=self.model, temperature=0.0, max_tokens=200, json_mode=True)
+        response = self.client.complete(
+            messages, model=self.model, temperature=0.0, max_tokens=200, json_mode=True
+        )
         intents, titles = parse_answer(response.text, utt.role)
         mentions = find_mentions(utt, self._linker)
         slots = [m.slot() for m in mentions]

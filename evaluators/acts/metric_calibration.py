@@ -47,7 +47,8 @@ class Scored:
     roles: list[Role]
     probs: np.ndarray
     facts: Optional[np.ndarray] = None  # `context_decision.utterance_facts` (the Reject decision reads them)
-    titles: Optional[list[int]] = None  # distinct titles each utterance names (`MixedDecisions.by_items` reads them)
+    # distinct titles each utterance names (`MixedDecisions.by_items` reads them)
+    titles: Optional[list[int]] = None
 
 
 def decided(item: Scored, probs: np.ndarray, threshold: np.ndarray, decided_first: bool = False,
@@ -114,9 +115,13 @@ def _best_thresholds(parts: dict[str, list[Scored]], accept_probs: dict[str, lis
     for t_acc, t_rej in itertools.product(ACCEPT_GRID, REJECT_GRID):
         threshold = base.copy()
         threshold[ACC], threshold[REJ] = t_acc, t_rej
-        results = {name: agreement([s.dialogue for s in items],
-                                   [with_predicted_acts(s, p, threshold) for s, p in zip(items, accept_probs[name])])
-                   for name, items in parts.items()}
+        results = {
+            name: agreement(
+                [s.dialogue for s in items],
+                [with_predicted_acts(s, p, threshold) for s, p in zip(items, accept_probs[name])],
+            )
+            for name, items in parts.items()
+        }
         score = statistics.mean(objective(r) for r in results.values())
         if best is None or score > best[0]:
             best = (score, t_acc, t_rej, results)

@@ -57,7 +57,9 @@ def base_state(directory: Path | None = None) -> dict[str, np.ndarray]:
     from safetensors.numpy import load_file
 
     raw = load_file(str(Path(directory or base_dir()) / "model.safetensors"))
-    return {k: v.astype(np.float16).astype(np.float32) for k, v in raw.items() if k != "embeddings.position_ids"}
+    return {
+        k: v.astype(np.float16).astype(np.float32) for k, v in raw.items() if k != "embeddings.position_ids"
+    }
 
 
 def state_digest(state: dict[str, np.ndarray]) -> str:
@@ -82,7 +84,9 @@ def bert_config(directory: Path | None = None, layers: int | None = None, **over
     return BertConfig(**{k: v for k, v in data.items() if k not in ("architectures", "transformers_version")})
 
 
-def build_network(config, base: dict[str, np.ndarray], trained: dict[str, np.ndarray] | None = None, seed: int = 0):
+def build_network(
+    config, base: dict[str, np.ndarray], trained: dict[str, np.ndarray] | None = None, seed: int = 0
+):
     """A BertForSequenceClassification with `base` under `bert.` and then `trained` (full names) on top.
 
     With fewer layers than the base (`config.num_hidden_layers`), the base's lowest layers are used."""
@@ -116,7 +120,10 @@ def _layer_of(name: str) -> int:
 def trained_names(model, top_layers: int) -> list[str]:
     """Parameter names that training updates: the top `top_layers` layers, the pooler, the classifier."""
     n = model.config.num_hidden_layers
-    prefixes = tuple(f"bert.encoder.layer.{k}." for k in range(n - top_layers, n)) + ("bert.pooler.", "classifier.")
+    prefixes = tuple(f"bert.encoder.layer.{k}." for k in range(n - top_layers, n)) + (
+        "bert.pooler.",
+        "classifier.",
+    )
     return [name for name, _ in model.named_parameters() if name.startswith(prefixes)]
 
 
@@ -172,7 +179,9 @@ def predict(model, rows: Sequence[tuple[list[int], list[int]]], batch_size: int 
         import torch
 
     def run(ids, types, mask) -> np.ndarray:
-        logits = model(input_ids=ids.to(device), token_type_ids=types.to(device), attention_mask=mask.to(device)).logits
+        logits = model(
+            input_ids=ids.to(device), token_type_ids=types.to(device), attention_mask=mask.to(device)
+        ).logits
         return torch.sigmoid(logits.float()).cpu().numpy()
 
     model.eval()

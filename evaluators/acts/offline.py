@@ -37,7 +37,16 @@ from evaluators.acts.context_decision import REJ, ContextDecision, utterance_fac
 from evaluators.acts.artifacts import ACTS_ASSETS
 from evaluators.acts.features import INPUT_LAYOUT, dialogue_pairs
 from evaluators.acts.network import (
-    LABELS, REC, base_state, bert_config, build_network, encode_pairs, predict, role_labels, state_digest, tokenizer,
+    LABELS,
+    REC,
+    base_state,
+    bert_config,
+    build_network,
+    encode_pairs,
+    predict,
+    role_labels,
+    state_digest,
+    tokenizer,
 )
 from evaluators.acts.schema import make_acts
 
@@ -107,7 +116,9 @@ class ActModel:
         self.runtime = runtime
         self.threshold = np.array([float(meta["thresholds"][name]) for name in LABELS])
         # Artifacts from version 14 on decide Accept in the dialogue's context (context_decision.py).
-        self.context = ContextDecision.from_meta(meta["context_decision"]) if "context_decision" in meta else None
+        self.context = (
+            ContextDecision.from_meta(meta["context_decision"]) if "context_decision" in meta else None
+        )
         self.reject_context = (ContextDecision.from_meta(meta["reject_decision"], REJ)
                                if "reject_decision" in meta else None)
         self.decided_first = bool(meta.get("decided_first", False))  # see `decide`
@@ -134,8 +145,10 @@ class ActModel:
             raise ArtifactError(f"act model artifact not found at {path} (+ .json); {REBUILD}")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("input_layout") != INPUT_LAYOUT:
-            raise ArtifactError(f"{path} was built for input layout {meta.get('input_layout')!r}, this code makes "
-                                f"{INPUT_LAYOUT!r}; {REBUILD}")
+            raise ArtifactError(
+                f"{path} was built for input layout {meta.get('input_layout')!r}, this code makes "
+                f"{INPUT_LAYOUT!r}; {REBUILD}"
+            )
         if meta.get("labels") != list(LABELS):
             raise ArtifactError(f"{path} has other outputs than this code's intents; {REBUILD}")
         data = path.read_bytes()
@@ -163,7 +176,9 @@ class ActModel:
         """The outputs for already tokenised pairs (`network.encode_pairs`)."""
         return self._run(rows)
 
-    def in_context(self, roles: list[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None) -> np.ndarray:
+    def in_context(
+        self, roles: list[Role], probs: np.ndarray, facts: Optional[np.ndarray] = None
+    ) -> np.ndarray:
         """`probs` (every utterance of one dialogue, in order) with Accept, and Reject where the artifact
         decides it so, replaced by the context decisions' probabilities; both read the network's own
         outputs. `facts`: `context_decision.utterance_facts` of the dialogue (needed where `needs_facts`)."""
@@ -224,12 +239,22 @@ def decide(roles: list[Role], probs: np.ndarray, threshold: np.ndarray, coherent
             if mixed is not None and texts is not None and (
                     {"ACC", "REJ"} <= set(chosen) or (mixed.second_at > 0 and {"ACC", "REJ"} & set(chosen))):
                 apart = decisions_apart(texts[i])
-                together = apart or (mixed.by_items and names_different_items(texts[i], titles[i] if titles else 0))
+                together = apart or (
+                    mixed.by_items and names_different_items(texts[i], titles[i] if titles else 0)
+                )
                 if apart and mixed.second_at > 0:
                     chosen += _second_decision(chosen, p, names, threshold, mixed.second_at)
-            chosen = coherent([(name, _margin(p[names[name]], threshold[names[name]])
-                                + (_FIRST if decided_first and name in ("ACC", "REJ") else 0.0)) for name in chosen],
-                              together=together)
+            chosen = coherent(
+                [
+                    (
+                        name,
+                        _margin(p[names[name]], threshold[names[name]])
+                        + (_FIRST if decided_first and name in ("ACC", "REJ") else 0.0),
+                    )
+                    for name in chosen
+                ],
+                together=together,
+            )
         if role == Role.AGENT and p[names[REC]] >= threshold[names[REC]]:
             chosen.insert(0, "REC-E" if p[names["REC-E"]] > p[names["REC-S"]] else "REC-S")
         if not chosen:
@@ -307,9 +332,14 @@ class OfflineActAnnotator(ActAnnotator):
         # Only an artifact whose context decisions read them (Reject's; Accept's with the words) needs
         # the facts.
         facts = utterance_facts(views) if model.needs_facts and not last_only else None
-        intents = model.intents([v.role for v in views], model.probabilities(pairs), whole_dialogue=not last_only,
-                                facts=facts, texts=[v.utterance.text for v in views],
-                                titles=[len(v.title_keys) for v in views])
+        intents = model.intents(
+            [v.role for v in views],
+            model.probabilities(pairs),
+            whole_dialogue=not last_only,
+            facts=facts,
+            texts=[v.utterance.text for v in views],
+            titles=[len(v.title_keys) for v in views],
+        )
         return [[intent_list, [m.slot() for m in view.mentions]] for intent_list, view in zip(intents, views)]
 
     def _annotate_in_place(self, dialogue: Dialogue, overwrite: bool) -> None:

@@ -52,9 +52,16 @@ def export_graph(network) -> bytes:
         # for an encoder (tests/acts/test_acts_serving.py compares the outputs with PyTorch's
         # over batches of mixed lengths), and that this exporter is the older of two.
         warnings.simplefilter("ignore")
-        torch.onnx.export(Probabilities(network), example, buffer, dynamo=False, input_names=list(INPUTS),
-                          output_names=["probabilities"], dynamic_axes={**free, "probabilities": {0: "batch"}},
-                          opset_version=OPSET)
+        torch.onnx.export(
+            Probabilities(network),
+            example,
+            buffer,
+            dynamo=False,
+            input_names=list(INPUTS),
+            output_names=["probabilities"],
+            dynamic_axes={**free, "probabilities": {0: "batch"}},
+            opset_version=OPSET,
+        )
     return buffer.getvalue()
 
 

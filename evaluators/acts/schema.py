@@ -52,7 +52,17 @@ RECOMMEND: frozenset[str] = frozenset({"REC-S", "REC-E"})
 ACCEPT: frozenset[str] = frozenset({"ACC"})
 REJECT: frozenset[str] = frozenset({"REJ"})
 
-SLOTS: tuple[str, ...] = ("GENRE", "TITLE", "PLOT", "ACTOR", "DIRECTOR", "RATING", "KEYWORDS", "YEAR", "OTHER")
+SLOTS: tuple[str, ...] = (
+    "GENRE",
+    "TITLE",
+    "PLOT",
+    "ACTOR",
+    "DIRECTOR",
+    "RATING",
+    "KEYWORDS",
+    "YEAR",
+    "OTHER",
+)
 
 
 def intents_for(role: Role) -> tuple[str, ...]:
@@ -101,8 +111,12 @@ def make_acts(intents: Iterable[str], titles: Iterable[list] = ()) -> list[Dialo
     slots = [list(t) for t in titles]
     ordered = list(dict.fromkeys(intents))
     carriers = [i for i in ordered if i in _ITEM_INTENTS] or ordered[:1]
-    return [DialogueAct(intent=i, slot_values=[list(s) for s in slots] if i in carriers else []) for i in ordered]
+    return [
+        DialogueAct(intent=i, slot_values=[list(s) for s in slots] if i in carriers else []) for i in ordered
+    ]
 
 
 # Intents whose slot values naturally name the items being talked about.
-_ITEM_INTENTS = frozenset({"REC-S", "REC-E", "ACC", "REJ", "SEE", "EXP-I", "EXP-P", "EXP-S", "INQ", "CRI-C", "PRO", "IQU"})
+_ITEM_INTENTS = frozenset(
+    {"REC-S", "REC-E", "ACC", "REJ", "SEE", "EXP-I", "EXP-P", "EXP-S", "INQ", "CRI-C", "PRO", "IQU"}
+)

@@ -86,7 +86,9 @@ def from_arena_style(rows: Iterable[LabelledUtterance], with_items: bool = False
             found = [m.title for m in find_mentions(utt)]
             if found:
                 copy = row.dialogue.model_copy(deep=True)
-                copy.utterances[-1].items = [RecommendedItem(item_id=f"t{k}", title=t) for k, t in enumerate(found)]
+                copy.utterances[-1].items = [
+                    RecommendedItem(item_id=f"t{k}", title=t) for k, t in enumerate(found)
+                ]
                 out.append(LabelledDialogue(copy, labels, "arena"))
     return out
 
@@ -146,7 +148,9 @@ def choose_threshold(y: np.ndarray, s: np.ndarray, decided: bool) -> float:
     f1 = np.array([p.f1 or 0.0 for p in stats])
     if not decided:
         return float(GRID[int(np.argmax(f1))])
-    precise = np.array([p.precision is not None and p.precision >= PRECISION_TARGET and p.tp >= 5 for p in stats])
+    precise = np.array(
+        [p.precision is not None and p.precision >= PRECISION_TARGET and p.tp >= 5 for p in stats]
+    )
     if precise.any():
         return float(GRID[int(np.argmax(np.where(precise, f1, -1.0)))])
     f05 = np.array([(1.25 * p.tp / (1.25 * p.tp + 0.25 * p.fn + p.fp)) if p.tp else 0.0 for p in stats])

@@ -59,7 +59,9 @@ def score_core(
                          {"calls": 0, "provider_calls": 0, "tokens": 0, "wall_s": 0.0})
 
     started = time.monotonic()
-    ledger = CallLedger(retries_left=settings.judge_retries if settings is not None else DEFAULT_JUDGE_RETRIES)
+    ledger = CallLedger(
+        retries_left=settings.judge_retries if settings is not None else DEFAULT_JUDGE_RETRIES
+    )
     tasks = [(factor, model) for factor in FACTOR_KEYS for model in config.judges_for(factor, client.model)]
     workers = config.max_workers or getattr(settings, "llm_concurrency", None) or client.concurrency
     with guarded_pool(max_workers=max(1, min(workers, len(tasks))),
