@@ -171,10 +171,17 @@ def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> A
         raise FormError(f"{where}: expected a mapping with a version and the form version it maps onto")
     if str(data["form"]) != form.version:
         raise FormError(f"{where}: maps onto form {data['form']}, but the form in use is {form.version}")
-    aliases = data.get("aliases") or {}
-    if not isinstance(aliases, dict):
+    aliases = _mapping_aliases(data.get("aliases") or {}, form, where)
+    extra = _mapping_extra(data.get("extra") or {}, form, aliases, where)
+    return AspectMapping(version=str(data["version"]), form_version=form.version, aliases=aliases,
+                         extra=tuple(extra), path=path)
+
+
+def _mapping_aliases(raw: Any, form: AspectForm, where: str) -> dict[str, str]:
+    """A mapping's aliases: each a name the form does not have, pointing at an aspect it has."""
+    if not isinstance(raw, dict):
         raise FormError(f"{where}: aliases must map a file's name to an aspect of the form")
-    aliases = {str(k): str(v) for k, v in aliases.items()}
+    aliases = {str(k): str(v) for k, v in raw.items()}
     for name, target in aliases.items():
         if form.get(target) is None:
             raise FormError(
@@ -182,10 +189,14 @@ def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> A
             )
         if form.get(name) is not None:
             raise FormError(f"{where}: alias {name!r} is already an aspect of form {form.version}")
-    extra: list[Aspect] = []
-    raw_extra = data.get("extra") or {}
+    return aliases
+
+
+def _mapping_extra(raw_extra: Any, form: AspectForm, aliases: dict[str, str], where: str) -> list[Aspect]:
+    """A mapping's extra aspects, per level: unique names that are neither the form's nor an alias."""
     if not isinstance(raw_extra, dict):
         raise FormError(f"{where}: extra must have dialogue and utterance lists of aspects")
+    extra: list[Aspect] = []
     for level in LEVELS:
         raw = raw_extra.get(level) or []
         if not isinstance(raw, list):
@@ -198,8 +209,7 @@ def parse_mapping(data: Any, form: AspectForm, path: Optional[Path] = None) -> A
             )
     if len({a.name for a in extra}) != len(extra):
         raise FormError(f"{where}: extra aspect names must be unique")
-    return AspectMapping(version=str(data["version"]), form_version=form.version, aliases=aliases,
-                         extra=tuple(extra), path=path)
+    return extra
 
 
 def load_mapping(form: AspectForm, path: Union[str, Path, None] = None) -> Optional[AspectMapping]:

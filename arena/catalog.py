@@ -457,20 +457,26 @@ class Catalog:
                     attributes.add(entity, (entity, eid))
             else:
                 people.add(entity, (entity, eid))
-        phrases = attributes.phrases
-        extra = {}
-        for key in phrases:
-            if not key.isdigit():
-                extra[key[:-1] + "ies" if key.endswith("y") else key + "s"] = phrases[key]
-        for word, targets in _GENRE_SYNONYMS.items():
-            target = next((t for t in targets if t in phrases), None)
-            if target is not None:
-                extra[word] = phrases[target]
-        for key, payloads in extra.items():
-            if key not in phrases:
-                for payload in payloads:
-                    attributes.add_key(key, payload)
+        _add_plurals_and_synonyms(attributes)
         return [people, attributes]
+
+
+def _add_plurals_and_synonyms(attributes: PhraseIndex) -> None:
+    """Let "comedies" and the genre synonyms find what their singular or canonical name finds (keys the
+    index has already keep their own targets)."""
+    phrases = attributes.phrases
+    extra = {}
+    for key in phrases:
+        if not key.isdigit():
+            extra[key[:-1] + "ies" if key.endswith("y") else key + "s"] = phrases[key]
+    for word, targets in _GENRE_SYNONYMS.items():
+        target = next((t for t in targets if t in phrases), None)
+        if target is not None:
+            extra[word] = phrases[target]
+    for key, payloads in extra.items():
+        if key not in phrases:
+            for payload in payloads:
+                attributes.add_key(key, payload)
 
 
 def read_catalog(directory: Path, dataset: str) -> Catalog:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Mapping
+from typing import Any, Mapping
 
 from arena.catalog_doubts import fix as fix_withheld
 from arena.catalog_doubts import opendialkg_doubts, redial_doubts
@@ -140,7 +140,9 @@ def cleaned(
 
 
 def _fix(catalogs: Mapping[str, Mapping[str, Mapping]], found: list[Conflict]) -> dict[str, dict]:
-    out = {dataset: copy.deepcopy(dict(records)) for dataset, records in catalogs.items()}
+    # The records are JSON objects (dicts); each fix changes its own copy.
+    out: dict[str, dict[str, Any]] = {dataset: copy.deepcopy(dict(records))
+                                      for dataset, records in catalogs.items()}
     by_title = reference_titles(catalogs.get("redial", {}))
     for conflict in found:
         record = out[conflict.dataset].get(conflict.item_id)

@@ -103,35 +103,49 @@ def shared_record(dataset: str, records: Mapping[str, Mapping], eras=None) -> li
         if len(ids) < 2:
             continue
         era = next((eras[i] for i in ids if i in eras), None)
+        out += _shared_conflicts(dataset, records, ids, _record_owner(records, ids, era))
+    return out
 
-        def fit(item_id: str, era=era) -> tuple:
-            record = records[item_id]
-            year = year_of(record["name"], record)
-            if year is None:
-                return (0, -999.0, owner_score(record["name"], record))
-            fits = era is None or era[2] < OLD_NUMBERS or era[0] - year < RECORD_GAP
-            closeness = -abs(year - era[1]) if era else 0.0
-            return (2 if fits else 0, closeness, owner_score(record["name"], record))
 
-        ranked = sorted(ids, key=fit, reverse=True)
-        undated = all(fit(i)[0] == 0 and fit(i)[1] == -999.0 for i in ids)
-        owner = ranked[0] if fit(ranked[0])[0] or undated else None
-        rival = next((i for i in ranked[1:] if fit(i) == fit(ranked[0])), None)
-        if owner is not None and rival is not None and not _one_film(records, owner, rival):
-            owner = None  # two films fit the record equally: nothing tells which it is
-        for item_id in ids:
-            record = records[item_id]
-            if owner is not None:
-                other = records[owner]
-                if item_id == owner or _one_film(records, item_id, owner):
-                    continue
-                why = f"shares its IMDb record {record['imdb_id']} with {other['name']!r}, whose year fits it"
-            else:
-                others = ", ".join(repr(records[i]["name"]) for i in ids if i != item_id)
-                why = (f"shares its IMDb record {record['imdb_id']} with {others}, and no year or plot tells "
-                       f"which film it is")
-            out.append(Conflict(dataset, item_id, record["name"], "shared_record", why,
-                                   "withheld: " + ", ".join(_withheld(record))))
+def _record_fit(record: Mapping, era) -> tuple:
+    """How well an entry fits the era of its IMDb record: (fits, closeness of years, owner score)."""
+    year = year_of(record["name"], record)
+    if year is None:
+        return (0, -999.0, owner_score(record["name"], record))
+    fits = era is None or era[2] < OLD_NUMBERS or era[0] - year < RECORD_GAP
+    closeness = -abs(year - era[1]) if era else 0.0
+    return (2 if fits else 0, closeness, owner_score(record["name"], record))
+
+
+def _record_owner(records: Mapping[str, Mapping], ids: list[str], era) -> Optional[str]:
+    """The entry an IMDb record shared by `ids` belongs to, or None when nothing tells."""
+    fit = {i: _record_fit(records[i], era) for i in ids}
+    ranked = sorted(ids, key=fit.__getitem__, reverse=True)
+    undated = all(fit[i][0] == 0 and fit[i][1] == -999.0 for i in ids)
+    owner = ranked[0] if fit[ranked[0]][0] or undated else None
+    rival = next((i for i in ranked[1:] if fit[i] == fit[ranked[0]]), None)
+    if owner is not None and rival is not None and not _one_film(records, owner, rival):
+        owner = None  # two films fit the record equally: nothing tells which it is
+    return owner
+
+
+def _shared_conflicts(dataset: str, records: Mapping[str, Mapping], ids: list[str],
+                      owner: Optional[str]) -> list:
+    """A conflict for each entry of `ids` that is not the record's owner (nor the owner's film)."""
+    out = []
+    for item_id in ids:
+        record = records[item_id]
+        if owner is not None:
+            other = records[owner]
+            if item_id == owner or _one_film(records, item_id, owner):
+                continue
+            why = f"shares its IMDb record {record['imdb_id']} with {other['name']!r}, whose year fits it"
+        else:
+            others = ", ".join(repr(records[i]["name"]) for i in ids if i != item_id)
+            why = (f"shares its IMDb record {record['imdb_id']} with {others}, and no year or plot tells "
+                   f"which film it is")
+        out.append(Conflict(dataset, item_id, record["name"], "shared_record", why,
+                            "withheld: " + ", ".join(_withheld(record))))
     return out
 
 
@@ -242,30 +256,39 @@ def _fix_fields(record: dict, conflict) -> None:
             withheld[field] = reason
             record[field] = "" if field == "plot" else []
     elif conflict.check == "merged_remake":
-        kept = (conflict.fix.split("director kept: ")[1].split("; withheld")[0]
-                if "director kept" in conflict.fix else "")
-        keep = _keys(kept.split("; ")) if kept else set()
-        directors = [d for d in record.get("director") or () if _key(d) in keep]
-        if len(directors) < len(record.get("director") or ()):
-            withheld["director"] = "mixes the directors of two films of that title"
-        record["director"] = directors
-        for field in ("actor", "writer", "genre"):
-            if field in conflict.fix.split("withheld: ")[-1] and record.get(field):
-                withheld[field] = "mixes the credits of two films of that title"
-                record[field] = []
+        _fix_merged_remake(record, conflict.fix, withheld)
     elif conflict.check == "merged_year":
-        record["year"] = conflict.fix.split("year set to ")[1][:4]
-        if "withheld writers: " in conflict.fix:
-            extra = set(conflict.fix.split("withheld writers: ")[1].split("; ")[0].split(", "))
-            record["writer"] = [w for w in record.get("writer") or () if w not in extra]
-            withheld["writer"] = "some writer credits belong to another work of that title"
-        if "withheld directors: " in conflict.fix:
-            strangers = set(conflict.fix.split("withheld directors: ")[1].split("; ")[0].split(", "))
-            record["director"] = [d for d in record.get("director") or () if d not in strangers]
-            withheld["director"] = "mixes the directors of two films of that title"
-            for field in ("actor", "genre"):
-                if record.get(field):
-                    withheld[field] = "mixes the credits of two films of that title"
-                    record[field] = []
+        _fix_merged_year(record, conflict.fix, withheld)
     if withheld:
         record["withheld"] = withheld
+
+
+def _fix_merged_remake(record: dict, fix: str, withheld: dict) -> None:
+    """Keep the director the fix names; withhold the credits it lists (reasons into `withheld`)."""
+    kept = fix.split("director kept: ")[1].split("; withheld")[0] if "director kept" in fix else ""
+    keep = _keys(kept.split("; ")) if kept else set()
+    directors = [d for d in record.get("director") or () if _key(d) in keep]
+    if len(directors) < len(record.get("director") or ()):
+        withheld["director"] = "mixes the directors of two films of that title"
+    record["director"] = directors
+    for field in ("actor", "writer", "genre"):
+        if field in fix.split("withheld: ")[-1] and record.get(field):
+            withheld[field] = "mixes the credits of two films of that title"
+            record[field] = []
+
+
+def _fix_merged_year(record: dict, fix: str, withheld: dict) -> None:
+    """Set the year the fix names; drop the writers and directors it withholds (reasons into `withheld`)."""
+    record["year"] = fix.split("year set to ")[1][:4]
+    if "withheld writers: " in fix:
+        extra = set(fix.split("withheld writers: ")[1].split("; ")[0].split(", "))
+        record["writer"] = [w for w in record.get("writer") or () if w not in extra]
+        withheld["writer"] = "some writer credits belong to another work of that title"
+    if "withheld directors: " in fix:
+        strangers = set(fix.split("withheld directors: ")[1].split("; ")[0].split(", "))
+        record["director"] = [d for d in record.get("director") or () if d not in strangers]
+        withheld["director"] = "mixes the directors of two films of that title"
+        for field in ("actor", "genre"):
+            if record.get(field):
+                withheld[field] = "mixes the credits of two films of that title"
+                record[field] = []

@@ -106,8 +106,8 @@ def imdb_number(record: Mapping) -> Optional[int]:
 def year_after_record(dataset: str, records: Mapping[str, Mapping]) -> list[Conflict]:
     """A year later than the latest year among the records numbered below it (plus slack): IMDb
     numbers its records in the order it creates them, so a 2007 film cannot hold a 1999 number."""
-    rows = sorted((n, year_of(r["name"], r), i) for i, r in records.items()
-                  if (n := imdb_number(r)) is not None and year_of(r["name"], r) is not None)
+    rows = sorted((n, y, i) for i, r in records.items()
+                  if (n := imdb_number(r)) is not None and (y := year_of(r["name"], r)) is not None)
     out = []
     for index, (number, year, item_id) in enumerate(rows):
         # the 90th percentile year of the 200 records numbered closest: what that number stood for

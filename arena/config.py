@@ -358,7 +358,8 @@ class Settings(BaseSettings):
     def secret_variable(self, variable: str) -> Optional[SecretStr]:
         """The value of an environment variable a file names (a system's key variable in
         ARENA_SYSTEMS) as a secret; None when unset or empty, or when built without `from_env`."""
-        source = os.environ if self._environment == "process" else (self._environment or {})
+        env = self._environment  # "process" (the only text it holds), a copy of the variables, or None
+        source: Mapping[str, str] = os.environ if isinstance(env, str) else (env or {})
         value = source.get(variable)
         return SecretStr(value) if value else None
 

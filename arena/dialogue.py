@@ -123,6 +123,8 @@ class UserInfo(BaseModel):
 
 
 Sentiment = Literal["satisfied", "frustrated"]
+# Each sentiment by its own name: `SENTIMENTS.get(text)` is the sentiment `text` names, or None.
+SENTIMENTS: dict[Optional[str], Sentiment] = {"satisfied": "satisfied", "frustrated": "frustrated"}
 
 
 class Feedback(BaseModel):

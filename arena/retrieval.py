@@ -210,7 +210,7 @@ class ItemRetriever:
             except (OSError, ValueError) as exc:  # a torn or foreign file: rebuild it
                 log.warning("ignoring unreadable embedding cache %s: %s", path, exc)
         shipped = SHIPPED_DIR / path.name if path is not None else None
-        if shipped is not None and shipped.exists():
+        if path is not None and shipped is not None and shipped.exists():
             matrix = np.load(shipped).astype(np.float32)
             if matrix.shape[0] == len(self.catalog.items):
                 _save_atomically(path, matrix)

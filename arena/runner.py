@@ -14,7 +14,7 @@ import functools
 import traceback
 from typing import Callable, Optional, Protocol
 
-from arena.dialogue import Dialogue, Feedback, RecommendedItem, Utterance
+from arena.dialogue import SENTIMENTS, Dialogue, Feedback, RecommendedItem, Sentiment, Utterance
 from arena.simulator_interface import Simulator, StopDialogue
 
 POLITE_ERROR = "Sorry, I ran into a problem and cannot answer right now. Please try again."
@@ -52,7 +52,7 @@ def validate_message(text: Optional[str], max_chars: int) -> str:
     return text
 
 
-def finish_dialogue(dialogue: Dialogue, sentiment: str, comment: str = "") -> Dialogue:
+def finish_dialogue(dialogue: Dialogue, sentiment: Sentiment, comment: str = "") -> Dialogue:
     """End a dialogue with the user's verdict (satisfied or frustrated)."""
     dialogue.feedback = Feedback(sentiment=sentiment, comment=(comment or "").strip()[:5000])
     dialogue.end("feedback")
@@ -117,7 +117,7 @@ class DialogueRunner:
         state = self.crs.state_for(snapshot) if hasattr(self.crs, "state_for") else None
         return dialogue.add_agent(text.strip() or "...", items=list(items or []), state=state)
 
-    def finish(self, dialogue: Dialogue, sentiment: str, comment: str = "") -> Dialogue:
+    def finish(self, dialogue: Dialogue, sentiment: Sentiment, comment: str = "") -> Dialogue:
         return finish_dialogue(dialogue, sentiment, comment)
 
     def run_simulated(self, dialogue: Dialogue, simulator: Simulator) -> Dialogue:
@@ -134,8 +134,9 @@ class DialogueRunner:
                 dialogue.end("simulator_error")
                 break
             if isinstance(action, StopDialogue):
-                if action.sentiment in ("satisfied", "frustrated"):
-                    dialogue.feedback = Feedback(sentiment=action.sentiment, comment=action.comment)
+                sentiment = SENTIMENTS.get(action.sentiment)
+                if sentiment is not None:
+                    dialogue.feedback = Feedback(sentiment=sentiment, comment=action.comment)
                 dialogue.end(f"simulator_stop: {action.reason}")
                 break
             try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import datetime, timezone
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Mapping, Optional
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import yaml
@@ -142,12 +142,20 @@ class Study(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Study":
+        self._check_systems()
+        self._check_cells()
+        self._check_schedule_and_ending()
+        return self
+
+    def _check_systems(self) -> None:
         if len(set(self.systems)) != len(self.systems):
             raise ValueError("systems: a system is listed twice")
         if self.mode == "battle" and len(self.systems) < 2:
             raise ValueError("systems: a battle study needs at least two")
         if self.mode == "battle" and self.aspects:
             raise ValueError("aspects: the aspect form is offered in chat studies only")
+
+    def _check_cells(self) -> None:
         cells = self.cells()
         for cell, quota in self.quotas.items():
             if cell not in cells:
@@ -159,6 +167,8 @@ class Study(BaseModel):
                 f"tasks_per_participant: {self.tasks_per_participant} tasks but only {len(cells)} "
                 "cells, and repeat_systems is false"
             )
+
+    def _check_schedule_and_ending(self) -> None:
         if self.opens and self.closes and self.closes <= self.opens:
             raise ValueError("closes: must be after opens")
         if not self.completion_code and not self.redirect_url:
@@ -167,7 +177,6 @@ class Study(BaseModel):
             raise ValueError("redirect_code_param: needs both a redirect_url and a completion_code")
         if self.attention_check and self.attention_check.after_task > self.tasks_per_participant:
             raise ValueError("attention_check: after_task is beyond tasks_per_participant")
-        return self
 
     # -- cells and quotas ----------------------------------------------------------
     def cells(self) -> list[str]:
@@ -207,7 +216,7 @@ def cell_systems(cell: str) -> list[str]:
     return cell.split(PAIR_SEPARATOR)
 
 
-def _field(error: dict[str, Any]) -> str:
+def _field(error: Mapping[str, Any]) -> str:
     where = ".".join(str(part) for part in error.get("loc", ()))
     return where
 

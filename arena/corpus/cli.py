@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from arena.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
@@ -88,7 +88,8 @@ def add_import_parser(subparsers: "argparse._SubParsersAction") -> argparse.Argu
     return parser
 
 
-def _database(args: argparse.Namespace) -> Path:
+def _database(args: argparse.Namespace) -> Union[Path, str]:
+    """The store's file path, or its database URL."""
     return Settings.from_env(db_path=args.db).db_path
 
 

@@ -40,6 +40,7 @@ from arena.llm.redaction import redact_text
 from arena.text_safety import valid_system_id
 from arena.dialogue_state import DialogueState
 from arena.dialogue import (
+    SENTIMENTS,
     Dialogue,
     DialogueAct,
     Feedback,
@@ -47,6 +48,7 @@ from arena.dialogue import (
     RecommendedItem,
     Role,
     Score,
+    Sentiment,
     UserInfo,
     UserKind,
     Utterance,
@@ -59,7 +61,6 @@ _OWN_META_KEYS = {
     "sentiment", "feedback", "scores", "score_details", "schema_version",
     "created_at", "ended_at", "end_reason", "dialogue_metadata", "ratings",
 }
-_SENTIMENTS = {"satisfied": "satisfied", "frustrated": "frustrated"}
 # Dialogue.metadata key: utterance id -> what DialogueKit wrote on that utterance beyond our fields.
 DIALOGUEKIT_UTTERANCES = "dialoguekit_utterances"
 # Utterance keys the arena reads into its own fields; any other key is DialogueKit metadata.
@@ -364,7 +365,7 @@ def _dialoguekit_extras(u: Any) -> dict[str, Any]:
 
 
 def _int(obj: dict[str, Any], key: str) -> int:
-    value = obj.get(key)
+    value: Any = obj.get(key)  # None and text that is no number are both a clear error
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -387,19 +388,8 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
     where = f"conversation[{i}]"
     if not isinstance(u, dict):
         raise _RecordError(where, f"expected an object, got {type(u).__name__}")
-    participant = u.get("participant")
-    if participant is None:
-        raise _RecordError(f"{where}.participant", "missing (expected USER or AGENT)")
-    role_name = str(participant).strip().upper()
-    if role_name not in ("USER", "AGENT"):
-        raise _RecordError(f"{where}.participant",
-                           f"unknown participant {participant!r} (expected USER or AGENT)")
-    text = u.get("utterance")
-    if text is None:
-        raise _RecordError(f"{where}.utterance", "missing")
-    if not isinstance(text, str):
-        raise _RecordError(f"{where}.utterance", f"expected a string, got {type(text).__name__}")
-    fields: dict[str, Any] = {"role": Role(role_name), "text": text}
+    fields: dict[str, Any] = {"role": _parse_role(u.get("participant"), f"{where}.participant"),
+                              "text": _parse_text(u.get("utterance"), f"{where}.utterance")}
     utt_id = u.get("utterance ID", u.get("utterance_id"))
     fields["utterance_id"] = str(utt_id) if utt_id is not None else f"{conv_id}_{i}"
     fields["timestamp"] = _datetime(u, "timestamp", f"{where}.timestamp") or default_time
@@ -418,6 +408,23 @@ def _parse_utterance(u: Any, i: int, conv_id: str, default_time: datetime) -> Ut
         except ValidationError as exc:
             raise _RecordError(f"{where}.state", f"not a dialogue state: {exc.errors()[0]['msg']}") from None
     return Utterance(**fields)
+
+
+def _parse_role(participant: Any, field: str) -> Role:
+    if participant is None:
+        raise _RecordError(field, "missing (expected USER or AGENT)")
+    role_name = str(participant).strip().upper()
+    if role_name not in ("USER", "AGENT"):
+        raise _RecordError(field, f"unknown participant {participant!r} (expected USER or AGENT)")
+    return Role(role_name)
+
+
+def _parse_text(text: Any, field: str) -> str:
+    if text is None:
+        raise _RecordError(field, "missing")
+    if not isinstance(text, str):
+        raise _RecordError(field, f"expected a string, got {type(text).__name__}")
+    return text
 
 
 def _list(raw: Any, field: str) -> list[Any]:
@@ -510,10 +517,10 @@ def _parse_user(user: dict[str, Any]) -> UserInfo:
     )
 
 
-def _parse_sentiment(raw: Any, field: str) -> Optional[str]:
+def _parse_sentiment(raw: Any, field: str) -> Optional[Sentiment]:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return None
-    sentiment = _SENTIMENTS.get(str(raw).strip().lower())
+    sentiment = SENTIMENTS.get(str(raw).strip().lower())
     if sentiment is None:
         raise _RecordError(field, f"unknown sentiment {raw!r} (expected satisfied or frustrated)")
     return sentiment

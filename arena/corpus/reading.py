@@ -145,18 +145,7 @@ def load_dialogues(source: Source, *, default_crs_id: str = "unknown", rename_du
     (UserSimCRS names a simulated dialogue after the second it started in, so dialogues run in
     the same second share one.)
     """
-    name = None
-    lines: Optional[list[int]] = None
-    if isinstance(source, list):
-        records = source
-    else:
-        text, name = read_source(source)
-        try:
-            records, lines = parse_records(text)
-        except DialogueImportError as exc:
-            raise DialogueImportError(exc.problems, source=name) from None
-    if not records:
-        raise DialogueImportError([{"message": "no dialogues found (the input is empty)"}], source=name)
+    records, lines, name = _records_of(source)
     parsed: list[tuple[int, Optional[int], Dialogue]] = []
     problems: list[dict[str, Any]] = []
     for index, rec in enumerate(records):
@@ -165,10 +154,38 @@ def load_dialogues(source: Source, *, default_crs_id: str = "unknown", rename_du
             parsed.append((index, line, from_record(rec, index, default_crs_id=default_crs_id)))
         except DialogueImportError as exc:
             problems.extend({**p, "line": line} for p in exc.problems)
+    renames: list[Renamed] = []
+    dialogues = _without_duplicates(parsed, rename_duplicates, problems, renames)
+    if problems:
+        problems.sort(key=lambda p: p["index"] if p.get("index") is not None else -1)
+        raise DialogueImportError(problems, source=name)
+    if renamed is not None:
+        renamed.extend(renames)
+    return dialogues
+
+
+def _records_of(source: Source) -> tuple[list[Any], Optional[list[int]], Optional[str]]:
+    """The records of `source`, the line each starts on (JSONL and JSON lists of a text) and its name."""
+    if isinstance(source, list):
+        records, lines, name = source, None, None
+    else:
+        text, name = read_source(source)
+        try:
+            records, lines = parse_records(text)
+        except DialogueImportError as exc:
+            raise DialogueImportError(exc.problems, source=name) from None
+    if not records:
+        raise DialogueImportError([{"message": "no dialogues found (the input is empty)"}], source=name)
+    return records, lines, name
+
+
+def _without_duplicates(parsed: list[tuple[int, Optional[int], Dialogue]], rename_duplicates: bool,
+                        problems: list[dict[str, Any]], renames: list[Renamed]) -> list[Dialogue]:
+    """The dialogues, each id once: a repeated id is renamed (`rename_duplicates`, into `renames`) or a
+    problem (into `problems`)."""
     taken = {d.dialogue_id for _, _, d in parsed}
     first_seen: dict[str, int] = {}
     dialogues: list[Dialogue] = []
-    renames: list[Renamed] = []
     for index, line, d in parsed:
         if d.dialogue_id not in first_seen:
             first_seen[d.dialogue_id] = index
@@ -184,9 +201,4 @@ def load_dialogues(source: Source, *, default_crs_id: str = "unknown", rename_du
                              "message": f"{DUPLICATE_MESSAGE} {first_seen[d.dialogue_id]}"})
             continue
         dialogues.append(d)
-    if problems:
-        problems.sort(key=lambda p: p.get("index") if p.get("index") is not None else -1)
-        raise DialogueImportError(problems, source=name)
-    if renamed is not None:
-        renamed.extend(renames)
     return dialogues

@@ -79,6 +79,7 @@ def _scrub(value: Any, raw: str, alias: str) -> Any:
 
 
 def _vote_record(vote: Vote, side: str, pseudonym: Callable[[str], str]) -> dict[str, Any]:
+    result: str
     if vote.choice in ("tie", "both_bad"):
         result = vote.choice
     else:

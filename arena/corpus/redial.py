@@ -20,7 +20,7 @@ dialogue id, so ratings and annotations keyed by it still join.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, RecommendedItem, Role, UserInfo, UserKind, Utterance, utc_now
@@ -62,6 +62,46 @@ def _answers(rec: dict[str, Any], key: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _mentions(rec: dict[str, Any]) -> dict[str, str]:
+    """The record's films by id, each as its title."""
+    mentions_raw = rec.get("movieMentions") or {}
+    if not isinstance(mentions_raw, dict):
+        raise RedialRecordError("movieMentions", f"expected an object of movie id -> title, got "
+                                f"{type(mentions_raw).__name__}")
+    return {str(k): _title(v) for k, v in mentions_raw.items() if v is not None}
+
+
+def _utterance(message: Any, default_id: str, where: str, speakers: dict[str, Any], mentions: dict[str, str],
+               find_item: Callable[[str, str], Optional[RecommendedItem]], created_at: datetime) -> Utterance:
+    """One ReDial message: its text with the films' titles written in, and the agent's films linked."""
+    if not isinstance(message, dict):
+        raise RedialRecordError(where, f"expected an object, got {type(message).__name__}")
+    text = message.get("text")
+    if not isinstance(text, str):
+        raise RedialRecordError(f"{where}.text", "missing or not a string")
+    sender, recommender = message.get("senderWorkerId"), speakers["recommender"]
+    if sender == speakers["seeker"]:
+        role = Role.USER
+    elif recommender is None or sender == recommender:
+        role = Role.AGENT
+    else:
+        raise RedialRecordError(f"{where}.senderWorkerId", f"{sender!r} is neither the initiator nor the "
+                                "respondent")
+    named = [m for m in MENTION.findall(text)]
+    written = MENTION.sub(lambda m: mentions.get(m.group(1), m.group(0)), text)
+    items: list[RecommendedItem] = []
+    if role == Role.AGENT:
+        for movie_id in dict.fromkeys(named):
+            item = find_item(movie_id, mentions.get(movie_id, ""))
+            if item is not None and item not in items:
+                items.append(item)
+    offset = message.get("timeOffset")
+    at = created_at + timedelta(seconds=offset) if isinstance(offset, (int, float)) else created_at
+    utt_id = message.get("messageId")
+    return Utterance(role=role, text=written, items=items, timestamp=at,
+                     utterance_id=str(utt_id) if utt_id is not None else default_id)
+
+
 def redial_dialogue(rec: dict[str, Any], find_item: Callable[[str, str], Optional[RecommendedItem]],
                     crs_id: str = DEFAULT_CRS_ID) -> Dialogue:
     """One ReDial record as a Dialogue; `find_item(movie id, title)` links a film to the catalog."""
@@ -72,44 +112,14 @@ def redial_dialogue(rec: dict[str, Any], find_item: Callable[[str, str], Optiona
     recommender = rec.get("respondentWorkerId")
     if seeker is None:
         raise RedialRecordError("initiatorWorkerId", "missing (the seeker's worker id)")
-    mentions_raw = rec.get("movieMentions") or {}
-    if not isinstance(mentions_raw, dict):
-        raise RedialRecordError("movieMentions", f"expected an object of movie id -> title, got "
-                                f"{type(mentions_raw).__name__}")
-    mentions = {str(k): _title(v) for k, v in mentions_raw.items() if v is not None}
+    mentions = _mentions(rec)
     messages = rec.get("messages")
     if not isinstance(messages, list):
         raise RedialRecordError("messages", "expected a list of messages")
     created_at = utc_now()
-    utterances = []
-    for i, message in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(message, dict):
-            raise RedialRecordError(where, f"expected an object, got {type(message).__name__}")
-        text = message.get("text")
-        if not isinstance(text, str):
-            raise RedialRecordError(f"{where}.text", "missing or not a string")
-        sender = message.get("senderWorkerId")
-        if sender == seeker:
-            role = Role.USER
-        elif recommender is None or sender == recommender:
-            role = Role.AGENT
-        else:
-            raise RedialRecordError(f"{where}.senderWorkerId", f"{sender!r} is neither the initiator nor the "
-                                    "respondent")
-        named = [m for m in MENTION.findall(text)]
-        written = MENTION.sub(lambda m: mentions.get(m.group(1), m.group(0)), text)
-        items: list[RecommendedItem] = []
-        if role == Role.AGENT:
-            for movie_id in dict.fromkeys(named):
-                item = find_item(movie_id, mentions.get(movie_id, ""))
-                if item is not None and item not in items:
-                    items.append(item)
-        offset = message.get("timeOffset")
-        at = created_at + timedelta(seconds=offset) if isinstance(offset, (int, float)) else created_at
-        utt_id = message.get("messageId")
-        utterances.append(Utterance(role=role, text=written, items=items, timestamp=at,
-                                    utterance_id=str(utt_id) if utt_id is not None else f"{conv_id}_{i}"))
+    speakers = {"seeker": seeker, "recommender": recommender}
+    utterances = [_utterance(message, f"{conv_id}_{i}", f"messages[{i}]", speakers, mentions, find_item,
+                             created_at) for i, message in enumerate(messages)]
     metadata = {
         "source": "redial",
         "movie_mentions": mentions,

@@ -151,7 +151,7 @@ def changes(
     out: dict[str, list[dict[str, Any]]] = {}
     for kind in KINDS:
         before, now = pushed.get(kind, {}), current.get(kind, {})
-        lines = [
+        lines: list[dict[str, Any]] = [
             {"key": key, "record": record} for key, record in now.items() if before.get(key) != digest(record)
         ]
         if kind != "moderation":  # the log only grows

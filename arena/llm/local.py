@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, cast
 
 from arena.imports import heavy_imports
 from arena.llm.local_conversion import (
@@ -231,7 +231,8 @@ class _CTranslate2Engine:
     def _ids(self, messages: Sequence[Message]) -> list[int]:
         encoded = self._tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=True,
                                                 return_dict=True)
-        return list(encoded["input_ids"])
+        # With return_dict=True the template comes back as a BatchEncoding, a mapping of token lists.
+        return list(cast(Mapping[str, list[int]], encoded)["input_ids"])
 
     def count_tokens(self, messages: Sequence[Message]) -> int:
         return len(self._ids(messages))
@@ -251,7 +252,7 @@ class _CTranslate2Engine:
             end_token=self._ends or None,
         )[0]
         new = result.sequences_ids[0]
-        text = self._tok.decode(new, skip_special_tokens=True)
+        text = cast(str, self._tok.decode(new, skip_special_tokens=True))  # one sequence: one string
         for stop in request.stop:  # no stop strings in the engine: cut at the first, as the API does
             text = text.split(stop)[0]
         return text, len(ids), len(new)

@@ -34,6 +34,9 @@ class TitleLinker(Protocol):
     def link_spans(self, text: str) -> list[tuple[CatalogItem, int, int]]:
         """(item with a `label`, start, end) for every title mentioned in `text`."""
 
+    # Linkers key caches of the utterances they linked (evaluators.acts.features).
+    def __hash__(self) -> int: ...
+
 
 class CatalogLinker:
     """Links titles against the shipped catalogs (arena.catalog), loaded on first use."""
@@ -185,8 +188,8 @@ def find_mentions(utterance: Utterance, linker: Optional[TitleLinker] = None) ->
             linked = linker.link_spans(text)
         except Exception:  # a catalog problem must not stop annotation
             linked = []
-        for item, start, end in linked:
-            found.append(Mention(title=item.label, start=start, end=end, source="catalog"))
+        for catalog_item, start, end in linked:
+            found.append(Mention(title=catalog_item.label, start=start, end=end, source="catalog"))
     return _dedupe(found)
 
 

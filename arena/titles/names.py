@@ -11,7 +11,7 @@ accents, no punctuation, "&" read as "and"). Years count only within
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from arena.titles.phrases import MAX_YEAR, MIN_YEAR, normalize
 
@@ -25,7 +25,7 @@ def is_year(value: str) -> bool:
     return len(value) == 4 and value.isdigit() and MIN_YEAR <= int(value) <= MAX_YEAR
 
 
-def years_in_parens(text: str) -> Iterable[re.Match]:
+def years_in_parens(text: str) -> Iterator[re.Match]:
     """Every "(1995)" in `text` whose number is a plausible release year."""
     return (m for m in _YEAR_IN_PARENS.finditer(text) if is_year(m.group(1)))
 

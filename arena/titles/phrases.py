@@ -164,7 +164,7 @@ class PhraseIndex:
     def prefixes(self) -> frozenset[str]:
         """Every word-prefix of every phrase, so scanning stops as soon as no phrase fits."""
         if self._prefixes is None:
-            found = set()
+            found: set[str] = set()
             for key in self.phrases:
                 words = key.split()
                 found.update(" ".join(words[:n]) for n in range(1, len(words)))
@@ -265,24 +265,34 @@ def match_phrases(
         candidates.append((i, end_tok, mention, index.priority if index.is_ordinary(key) else 0))
 
     for index in indexes:
-        prefixes = index.prefixes
-        for i in range(len(tokens)):
-            key = tokens[i].norm
-            for j in range(i + 1, min(len(tokens), i + index.max_words) + 1):
-                if j > i + 1:
-                    key = f"{key} {tokens[j - 1].norm}"
-                if key in index.phrases:
-                    accept(index, key, i, j, 100.0)
-                if key not in prefixes:
-                    break
+        _exact(index, tokens, accept)
         if index.fuzzy_min_chars and index.fuzzy_choices():
             spans = _fuzzy_spans(tokens, index)
             if spans:
                 _fuzzy(index, spans[:max_fuzzy_spans], accept)
+    return _non_overlapping(candidates, len(tokens))
 
+
+def _exact(index: PhraseIndex, tokens: Sequence[Token],
+           accept: Callable[[PhraseIndex, str, int, int, float], None]) -> None:
+    """Every span of `tokens` that is one of the index's phrases, to `accept` (score 100)."""
+    prefixes = index.prefixes
+    for i in range(len(tokens)):
+        key = tokens[i].norm
+        for j in range(i + 1, min(len(tokens), i + index.max_words) + 1):
+            if j > i + 1:
+                key = f"{key} {tokens[j - 1].norm}"
+            if key in index.phrases:
+                accept(index, key, i, j, 100.0)
+            if key not in prefixes:
+                break
+
+
+def _non_overlapping(candidates: list[tuple[int, int, PhraseMatch, int]], n_tokens: int) -> list[PhraseMatch]:
+    """The best candidates that share no token, in text order."""
     # Longest spans first, then better scores, then index priority, then earlier ones.
     candidates.sort(key=lambda c: (-(c[1] - c[0]), -c[2].score, -c[3], c[0]))
-    taken = [False] * len(tokens)
+    taken = [False] * n_tokens
     chosen: list[PhraseMatch] = []
     for i, j, mention, _ in candidates:
         if not any(taken[i:j]):
