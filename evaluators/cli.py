@@ -27,6 +27,7 @@ from arena.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
 from arena.corpus.dialoguekit import DialogueImportError, scored_record
 from arena.corpus.reading import load_dialogues, with_rename_hint
+from arena.dialogue import Dialogue
 from arena.files import atomic_open
 from arena.distributed import ENGINES
 from arena.imports import heavy_imports
@@ -38,9 +39,8 @@ record_of = scored_record  # the name the scored-corpus tests and scripts use
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from arena.config import Settings
     from arena.refusals import check_output_file
-    from evaluators.scoring import parse_metrics, score_dialogue
+    from evaluators.scoring import parse_metrics
 
     try:
         metrics = parse_metrics(args.metrics)
@@ -62,16 +62,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         print("error: --input needs --out", file=sys.stderr)
         return 2
     check_output_file(args.out)
-    renamed: list = []
-    try:
-        dialogues = load_dialogues(Path(args.input), rename_duplicates=args.rename_duplicates,
-                                   renamed=renamed)
-    except DialogueImportError as exc:
-        raise (exc if args.rename_duplicates else with_rename_hint(exc)) from None
-    for r in renamed:
-        print(f"renamed: {r.describe()}", file=sys.stderr)
-    if args.limit is not None:
-        dialogues = dialogues[: args.limit]
+    return _score_file(args, metrics)
+
+
+def _score_file(args: argparse.Namespace, metrics: list[str]) -> int:
+    """`score --input FILE --out OUT`: every dialogue of the file scored, each written to OUT."""
+    from evaluators.scoring import score_dialogue
+
+    dialogues = _input_dialogues(args)
     settings = Settings.from_env()
     client = _client_if_needed(metrics, args.annotator, settings)
     annotator = _annotator(args.annotator, client)
@@ -97,6 +95,21 @@ def cmd_score(args: argparse.Namespace) -> int:
           + (f"; {len(failures)} with a failed metric (see metadata.score_details)" if failures else ""),
           file=sys.stderr)
     return report_failures(failures)
+
+
+def _input_dialogues(args: argparse.Namespace) -> list[Dialogue]:
+    """The dialogues of --input (renamed duplicates reported), at most --limit of them."""
+    renamed: list = []
+    try:
+        dialogues = load_dialogues(Path(args.input), rename_duplicates=args.rename_duplicates,
+                                   renamed=renamed)
+    except DialogueImportError as exc:
+        raise (exc if args.rename_duplicates else with_rename_hint(exc)) from None
+    for r in renamed:
+        print(f"renamed: {r.describe()}", file=sys.stderr)
+    if args.limit is not None:
+        dialogues = dialogues[: args.limit]
+    return dialogues
 
 
 def report_failures(failures: dict[str, str]) -> int:
@@ -188,8 +201,8 @@ def cmd_meta(args: argparse.Namespace) -> int:
         dialogues = load_dialogues(Path(args.input))
         form = load_form(args.form or Settings.from_env().rating_form)
         if args.ratings:
-            rows = read_rating_file(args.ratings, form, mapping=load_mapping(form, args.mapping))
-            attach_ratings(dialogues, rows, args.ratings)
+            rating_rows = read_rating_file(args.ratings, form, mapping=load_mapping(form, args.mapping))
+            attach_ratings(dialogues, rating_rows, args.ratings)
     except (DialogueImportError, RatingImportError, FormError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -96,8 +96,8 @@ def ranking_correlations(rows: Sequence[dict[str, Any]], metrics: Optional[Seque
         ]
     out: dict[str, Optional[float]] = {}
     for name in metrics:
-        pairs = [(r[SATISFACTION], r.get(name)) for r in rows
-                 if r[SATISFACTION] is not None and r.get(name) is not None]
+        pairs = [(satisfaction, value) for r in rows
+                 if (satisfaction := r[SATISFACTION]) is not None and (value := r.get(name)) is not None]
         out[name] = kendall_tau([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 2 else None
     return out
 

@@ -267,8 +267,8 @@ def _system_level(systems, rows, metrics, aspects, users, group) -> list[dict[st
     out = []
     for metric in metrics:
         for aspect in aspects:
-            pairs = [(mean(ix, 0, metric), mean(ix, 1, aspect)) for ix in by_system.values()]
-            pairs = [p for p in pairs if None not in p]
+            pairs = [(m, a) for ix in by_system.values()
+                     if (m := mean(ix, 0, metric)) is not None and (a := mean(ix, 1, aspect)) is not None]
             tau = kendall_tau([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 2 else None
             out.append(_record(metric, aspect, "system", users, group, len(pairs), kendall_tau=tau))
     return out

@@ -110,7 +110,8 @@ def _json_records(text: str, name: str) -> list[tuple[str, Any]]:
 
 
 def _jsonl_records(text: str, first_error: json.JSONDecodeError, name: str) -> list[tuple[str, Any]]:
-    records, problems = [], []
+    records: list[tuple[str, Any]] = []
+    problems: list[str] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -175,6 +176,27 @@ def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: 
         if turn is None:
             return []
     level = "utterance" if utterance_id or turn else "dialogue"
+    values = _row_values(rec, names, level, where, problems)
+    out = []
+    if values:
+        rating = Rating(
+            values=values,
+            rater_id=rater_id,
+            rater_kind=rater_kind,
+            form_version=names.form.version,
+            source=source,
+        )
+        out.append(RatingRow(where, dialogue_id, utterance_id, rating, turn))
+    inherited = {"dialogue_id": dialogue_id, "rater_id": rater_id, "rater_kind": rater_kind.value}
+    out += _inner_turn_rows(rec.get("turns"), inherited, where, names, source, problems)
+    if not out and not any(p.startswith(f"{where},") or p.startswith(f"{where} ") for p in problems):
+        problems.append(f"{where}: no aspect values")
+    return out
+
+
+def _row_values(rec: dict, names: AspectNames, level: str, where: str, problems: list[str]
+                ) -> dict[str, float]:
+    """The aspect values of a row's own columns, by aspect name (bad ones into `problems`)."""
     values: dict[str, float] = {}
     for column, raw in rec.items():
         if column in RESERVED or _blank(raw):
@@ -189,19 +211,15 @@ def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: 
                 f"{where}, column {column!r}: gives {name!r} a second value (an alias and its aspect?)"
             )
         values[name] = value
-    out = []
-    if values:
-        rating = Rating(
-            values=values,
-            rater_id=rater_id,
-            rater_kind=rater_kind,
-            form_version=names.form.version,
-            source=source,
-        )
-        out.append(RatingRow(where, dialogue_id, utterance_id, rating, turn))
-    turns = rec.get("turns")
+    return values
+
+
+def _inner_turn_rows(turns: Any, inherited: dict[str, Any], where: str, names: AspectNames, source: str,
+                     problems: list[str]) -> list[RatingRow]:
+    """The rows of a dialogue row's `turns` list, each with the dialogue and rater of its row."""
     if turns is not None and not isinstance(turns, list):
         problems.append(f"{where}, column 'turns': expected a list")
+    out: list[RatingRow] = []
     for j, inner in enumerate(turns if isinstance(turns, list) else []):
         if isinstance(inner, dict):
             if _first(inner, UTTERANCE_KEYS) is None and _blank(inner.get("turn_ind")):
@@ -209,15 +227,8 @@ def _check_row(where: str, rec: Any, names: AspectNames, source: str, problems: 
                     f"{where} turns[{j}], column 'utterance_id': missing (or give turn_ind and role)"
                 )
                 continue
-            inner = {
-                **inner,
-                "dialogue_id": dialogue_id,
-                "rater_id": rater_id,
-                "rater_kind": rater_kind.value,
-            }
+            inner = {**inner, **inherited}
         out += _check_row(f"{where} turns[{j}]", inner, names, source, problems)
-    if not out and not any(p.startswith(f"{where},") or p.startswith(f"{where} ") for p in problems):
-        problems.append(f"{where}: no aspect values")
     return out
 
 
@@ -256,7 +267,7 @@ def read_rating_file(source: Union[str, Path], form: Optional[AspectForm] = None
     if problems:
         raise RatingImportError(problems, str(path))
     for row in rows:
-        scales = {name: names.scale(name) for name in row.rating.values if name in names.extras}
+        scales = {name: scale for name in row.rating.values if (scale := names.scale(name)) is not None}
         row.rating.extra_scales = scales or None
     return rows
 
@@ -276,15 +287,8 @@ def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source:
     file twice changes nothing.
     """
     dialogues = list(dialogues)
-    by_id = {d.dialogue_id: d for d in dialogues}
-    for d in dialogues:
-        public = d.metadata.get("public_id")
-        if isinstance(public, str):
-            by_id.setdefault(public, d)
-    for alias, dialogue_id in (aliases or {}).items():
-        if dialogue_id in by_id:
-            by_id.setdefault(alias, by_id[dialogue_id])
-    problems = []
+    by_id = _by_any_id(dialogues, aliases or {})
+    problems: list[str] = []
     targets: dict[int, Utterance] = {}
     rated: dict[tuple, str] = {}
     for n, row in enumerate(rows):
@@ -292,27 +296,14 @@ def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source:
         if d is None:
             problems.append(f"{row.where}, column 'dialogue_id': unknown dialogue id {row.dialogue_id!r}")
             continue
-        if row.turn is not None:
-            found = find_turn(d, row.turn)
-            if isinstance(found, str):
-                problems.append(f"{row.where}, column 'turn_ind': {row.turn.describe()}: {found}")
-                continue
-            utt, column, name = found, "turn_ind", row.turn.describe()
-        elif row.utterance_id is not None:
-            utt = d.utterance(row.utterance_id)
-            column, name = "utterance_id", repr(row.utterance_id)
-            if utt is None:
-                problems.append(f"{row.where}, column 'utterance_id': dialogue {row.dialogue_id!r} has no "
-                                f"utterance {row.utterance_id!r}")
-                continue
-        else:
+        if row.turn is None and row.utterance_id is None:
             continue
-        if utt.role != Role.AGENT:
-            problems.append(f"{row.where}, column {column!r}: {name} is a user message; "
-                            "reply-level aspects rate the system's replies")
+        utt = _rated_reply(d, row, problems)
+        if utt is None:
             continue
         key = (d.dialogue_id, utt.utterance_id, row.rating.rater_id, row.rating.rater_kind)
         if key in rated:
+            column = "turn_ind" if row.turn is not None else "utterance_id"
             problems.append(f"{row.where}, column {column!r}: rates the same reply as {rated[key]}")
             continue
         rated[key] = row.where
@@ -325,6 +316,41 @@ def attach_ratings(dialogues: Iterable[Dialogue], rows: list[RatingRow], source:
         replace_rating(targets[n].ratings if n in targets else d.ratings, row.rating)
         changed[d.dialogue_id] = d
     return list(changed.values())
+
+
+def _by_any_id(dialogues: list[Dialogue], aliases: dict[str, str]) -> dict[str, Dialogue]:
+    """Dialogues by their id, by the public id an export gave them, and by `aliases`."""
+    by_id = {d.dialogue_id: d for d in dialogues}
+    for d in dialogues:
+        public = d.metadata.get("public_id")
+        if isinstance(public, str):
+            by_id.setdefault(public, d)
+    for alias, dialogue_id in aliases.items():
+        if dialogue_id in by_id:
+            by_id.setdefault(alias, by_id[dialogue_id])
+    return by_id
+
+
+def _rated_reply(d: Dialogue, row: RatingRow, problems: list[str]) -> Optional[Utterance]:
+    """The system reply of `d` a reply-level row rates, or None with the reason in `problems`."""
+    if row.turn is not None:
+        found = find_turn(d, row.turn)
+        if isinstance(found, str):
+            problems.append(f"{row.where}, column 'turn_ind': {row.turn.describe()}: {found}")
+            return None
+        utt, column, name = found, "turn_ind", row.turn.describe()
+    else:
+        reply = d.utterance(row.utterance_id) if row.utterance_id is not None else None
+        if reply is None:
+            problems.append(f"{row.where}, column 'utterance_id': dialogue {row.dialogue_id!r} has no "
+                            f"utterance {row.utterance_id!r}")
+            return None
+        utt, column, name = reply, "utterance_id", repr(row.utterance_id)
+    if utt.role != Role.AGENT:
+        problems.append(f"{row.where}, column {column!r}: {name} is a user message; "
+                        "reply-level aspects rate the system's replies")
+        return None
+    return utt
 
 
 def import_into_store(store: Any, source: Union[str, Path], form: Optional[AspectForm] = None,

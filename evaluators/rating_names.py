@@ -91,17 +91,13 @@ class AspectNames:
     def scale(self, name: str) -> Optional[tuple[float, float]]:
         """An extra aspect's scale: declared, else inferred (whole numbers around the values seen)."""
         extra = self.extras.get(name)
-        if extra is None:
-            return None
-        if extra.declared is not None:
-            return float(extra.declared.low), float(extra.declared.high)
-        return float(math.floor(extra.low)), float(math.ceil(extra.high))
+        return None if extra is None else _extra_scale(extra)
 
     def summary(self) -> list[str]:
         """One phrase per extra aspect kept, e.g. "explanation (dialogue, 0-2, declared)"."""
         out = []
         for name, extra in sorted(self.extras.items()):
-            low, high = self.scale(name)
+            low, high = _extra_scale(extra)
             how = "declared" if extra.declared else "inferred"
             out.append(f"{name} ({extra.level}, {low:g}-{high:g}, {how})")
         return out
@@ -117,3 +113,10 @@ def _number(raw: Any) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{raw!r} is not a finite number")
     return value
+
+
+def _extra_scale(extra: _Extra) -> tuple[float, float]:
+    """An extra aspect's scale: declared, else inferred (whole numbers around the values seen)."""
+    if extra.declared is not None:
+        return float(extra.declared.low), float(extra.declared.high)
+    return float(math.floor(extra.low)), float(math.ceil(extra.high))

@@ -80,7 +80,8 @@ def from_crsarena_eval(rec: dict[str, Any], where: str, problems: list[str]) -> 
     if entries is not None and not isinstance(entries, list):
         problems.append(f"{where}, column 'dialogue': expected a list of turns")
         entries = None
-    turns, seen = [], {}
+    turns: list[dict[str, Any]] = []
+    seen: dict[tuple, int] = {}
     for j, entry in enumerate(entries or []):
         if not isinstance(entry, dict):
             problems.append(f"{where} dialogue[{j}]: expected an object, got {type(entry).__name__}")
@@ -126,7 +127,7 @@ def find_turn(dialogue: Dialogue, turn: TurnRef) -> Union[Utterance, str]:
     utts = dialogue.utterances
     speaker = "user" if turn.role == Role.USER else "system"
     text = normal_text(turn.text)
-    if text is not None:
+    if turn.text is not None and text is not None:
         same = [i for i, u in enumerate(utts) if u.role == turn.role and normal_text(u.text) == text]
         if not same:
             shown = turn.text if len(turn.text) <= 40 else turn.text[:37] + "..."

@@ -267,11 +267,17 @@ def default_annotator(
     return OfflineActAnnotator(runtime=settings.acts_runtime, threads=settings.acts_threads)
 
 
+def _annotator_of(ctx: Context) -> ActAnnotator:
+    if ctx.annotator is None:  # `score_dialogue` chooses one whenever acts are to be made
+        raise RuntimeError("dialogue acts are to be annotated, but no annotator was chosen")
+    return ctx.annotator
+
+
 def _planned_label(dialogue: Dialogue, ctx: Context, force: bool) -> str:
     """The label the acts will have once `_prepare_acts` has run."""
     missing = any(u.dialogue_acts is None for u in dialogue.utterances)
     if force or missing:
-        return ctx.annotator.label
+        return _annotator_of(ctx).label
     return dialogue.metadata.get("acts_annotator") or PROVIDED_ACTS
 
 
@@ -279,17 +285,18 @@ def _prepare_acts(dialogue: Dialogue, ctx: Context, force: bool) -> None:
     """Fill missing acts in place and record where the acts came from."""
     missing = any(u.dialogue_acts is None for u in dialogue.utterances)
     if force or missing:
+        annotator = _annotator_of(ctx)
         try:
-            annotated = ctx.annotator.annotate(dialogue, overwrite=force)
+            annotated = annotator.annotate(dialogue, overwrite=force)
         except Exception as exc:
             log.warning("act annotation failed for %s: %s", dialogue.dialogue_id, exc)
-            ctx.acts_label, ctx.acts_model = ctx.annotator.label, ctx.annotator.model_label
+            ctx.acts_label, ctx.acts_model = annotator.label, annotator.model_label
             ctx.acts_error = f"annotation failed: {type(exc).__name__}: {exc}"
             return
         for utt, new in zip(dialogue.utterances, annotated.utterances):
             utt.dialogue_acts, utt.acts_annotator = new.dialogue_acts, new.acts_annotator
-        dialogue.metadata["acts_annotator"] = ctx.annotator.label
-        dialogue.metadata["acts_model"] = ctx.annotator.model_label
+        dialogue.metadata["acts_annotator"] = annotator.label
+        dialogue.metadata["acts_model"] = annotator.model_label
     label = dialogue.metadata.get("acts_annotator")
     ctx.acts_label = label or PROVIDED_ACTS
     ctx.acts_model = dialogue.metadata.get("acts_model") if label else None

@@ -118,7 +118,8 @@ def load_iard(path: Optional[Path] = None) -> list[Dialogue]:
 
 def iard_split(dialogues: Iterable[Dialogue]) -> tuple[list[Dialogue], list[Dialogue]]:
     """(training part, held-out part)."""
-    train, held = [], []
+    train: list[Dialogue] = []
+    held: list[Dialogue] = []
     for d in dialogues:
         (held if is_held_out(d.dialogue_id) else train).append(d)
     return train, held

@@ -33,7 +33,7 @@ from typing import Optional
 
 import numpy as np
 
-from arena.dialogue import Role
+from arena.dialogue import Dialogue, Role
 from arena.imports import heavy_imports
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
 from evaluators.acts.metric_calibration import (
@@ -218,7 +218,7 @@ def evaluate(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndar
     """Out-of-fold figures of `candidate`: per part, `agreement` of the predicted acts (act-level
     P/R/F1 and the metrics), the mean `objective`, and the thresholds each fold used."""
     oof = out_of_fold_probabilities(candidate, parts)
-    predicted = {name: [None] * len(parts[name]) for name in MEASURED}
+    predicted: dict[str, dict[int, Dialogue]] = {name: {} for name in MEASURED}  # by index in its part
     used = []
     for fold in range(FOLDS):
         threshold = base.copy()
@@ -240,7 +240,8 @@ def evaluate(candidate: Candidate, parts: dict[str, list[Scored]], base: np.ndar
                     predicted[name][k] = with_predicted_acts(
                         item, oof[name][k], threshold, candidate.decided_first, candidate.mixed
                     )
-    results = {name: agreement([s.dialogue for s in parts[name]], predicted[name]) for name in MEASURED}
+    results = {name: agreement([s.dialogue for s in parts[name]],
+                               [predicted[name][k] for k in range(len(parts[name]))]) for name in MEASURED}
     return {"parts": results, "objective": statistics.mean(objective(r) for r in results.values()),
             "thresholds": used}
 

@@ -110,39 +110,42 @@ def recommendation_pending(views: Sequence[UtteranceView], index: int) -> bool:
 
 
 def facts(views: Sequence[UtteranceView], index: int) -> list[str]:
-    """The exact facts about utterance `index`, each a short phrase."""
+    """The exact facts about utterance `index`, each a short phrase (the act model reads them in this
+    order)."""
     view = views[index]
     prev = views[index - 1] if index > 0 else None
-    sources = {m.source for m in view.mentions}
-    out = []
-    if index == 0:
-        out.append("first turn")
-    if view.mentions:
-        out.append(f"{min(len(view.mentions), 3)} titles")
-    if view.new_titles:
-        out.append(f"{min(view.new_titles, 3)} new titles")
-    if view.user_named:
-        out.append("titles the user named")
-    if view.utterance.items:
-        out.append("items attached")
-    if view.is_list:
-        out.append("numbered list")
-    if "year" in sources:
-        out.append("title with year")
-    if "catalog" in sources:
-        out.append("catalog title")
+    out = _own_facts(view, index)
     if prev is not None and view.title_keys & prev.title_keys:
         out.append("same title as before")
     if recommendation_pending(views, index):
         out.append("recommendation pending")
     if prev is not None:
-        if prev.utterance.items:
-            out.append("previous items attached")
-        if prev.is_list:
-            out.append("previous numbered list")
-        if prev.new_titles:
-            out.append("previous new titles")
+        out += _previous_facts(prev)
     return out
+
+
+def _own_facts(view: UtteranceView, index: int) -> list[str]:
+    sources = {m.source for m in view.mentions}
+    flags = [
+        (index == 0, "first turn"),
+        (bool(view.mentions), f"{min(len(view.mentions), 3)} titles"),
+        (bool(view.new_titles), f"{min(view.new_titles, 3)} new titles"),
+        (bool(view.user_named), "titles the user named"),
+        (bool(view.utterance.items), "items attached"),
+        (bool(view.is_list), "numbered list"),
+        ("year" in sources, "title with year"),
+        ("catalog" in sources, "catalog title"),
+    ]
+    return [fact for holds, fact in flags if holds]
+
+
+def _previous_facts(prev: UtteranceView) -> list[str]:
+    flags = [
+        (bool(prev.utterance.items), "previous items attached"),
+        (bool(prev.is_list), "previous numbered list"),
+        (bool(prev.new_titles), "previous new titles"),
+    ]
+    return [fact for holds, fact in flags if holds]
 
 
 def _words(text: str, n: int, keep_end: bool = False) -> str:

@@ -19,7 +19,7 @@ import hashlib
 import itertools
 import statistics
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -66,9 +66,10 @@ def with_predicted_acts(item: Scored, probs: np.ndarray, threshold: np.ndarray, 
     return copy
 
 
-def agreement(reference: Sequence[Dialogue], predicted: Sequence[Dialogue]) -> dict[str, object]:
+def agreement(reference: Sequence[Dialogue], predicted: Sequence[Dialogue]) -> dict[str, Any]:
     """Per-dialogue metric agreement and act-level P/R/F1 of predicted against reference acts."""
-    out: dict[str, object] = {"acts": compare_dialogues(list(reference), list(predicted))}
+    # "acts": the act-level PRF by act; each metric: its tau and means
+    out: dict[str, Any] = {"acts": compare_dialogues(list(reference), list(predicted))}
     for name, fn in METRICS.items():
         ref = [fn(d) for d in reference]
         pred = [fn(d) for d in predicted]
@@ -77,7 +78,7 @@ def agreement(reference: Sequence[Dialogue], predicted: Sequence[Dialogue]) -> d
     return out
 
 
-def objective(result: dict[str, object]) -> float:
+def objective(result: dict[str, Any]) -> float:
     """tau(RDL) + tau(SR) - |mean predicted SR - mean reference SR| (a tau that is undefined counts 0)."""
     rdl, sr = result["rdl"], result["sr"]
     return (rdl["tau"] or 0.0) + (sr["tau"] or 0.0) - abs(sr["mean_predicted"] - sr["mean_reference"])
@@ -149,6 +150,7 @@ def fit_context_decision(parts: dict[str, list[Scored]], base_threshold: np.ndar
         score, t_acc, t_rej, results = _best_thresholds(parts, oof, base_threshold)
         if best is None or score > best[0]:
             best = (score, c, t_acc, t_rej, results)
+    assert best is not None  # C_GRID is not empty
     score, c, t_acc, t_rej, results = best
     decision = _fit(*_training_rows(parts, feats, lambda name, k: True), c)
     threshold = base_threshold.copy()
@@ -156,10 +158,10 @@ def fit_context_decision(parts: dict[str, list[Scored]], base_threshold: np.ndar
     return {"decision": decision, "threshold": threshold, "c": c, "objective": score, "validation": results}
 
 
-def summary(result: dict[str, object]) -> dict[str, object]:
+def summary(result: dict[str, Any]) -> dict[str, object]:
     """`agreement`'s result as plain JSON (for the artifact and the benchmark)."""
-    acts: dict[str, PRF] = result["acts"]  # type: ignore[assignment]
+    acts: dict[str, PRF] = result["acts"]
     out: dict[str, object] = {name: prf.as_dict() for name, prf in acts.items()}
     for name in METRICS:
-        out[name] = dict(result[name])  # type: ignore[arg-type]
+        out[name] = dict(result[name])
     return out

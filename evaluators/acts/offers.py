@@ -11,6 +11,7 @@ Both only compare strings; neither says anything about the utterance's intent.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from arena.titles.linking import Mention
 from arena.titles.names import clean_title, years_in_parens
@@ -24,7 +25,7 @@ def cut_short(text: str, mention: Mention) -> bool:
     return re.match(r" [A-Z][a-z]", text[mention.end:mention.end + 3]) is not None
 
 
-def echoed_mentions(text: str, offered: list[Mention], taken: list[Mention] = ()) -> list[Mention]:
+def echoed_mentions(text: str, offered: list[Mention], taken: Sequence[Mention] = ()) -> list[Mention]:
     """Titles the system just offered, repeated by the user in any case ("ok district 9 then")."""
     out: list[Mention] = []
     for offer in offered:

@@ -24,7 +24,7 @@ import threading
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 import numpy as np
 
@@ -123,7 +123,8 @@ class ActModel:
                                if "reject_decision" in meta else None)
         self.decided_first = bool(meta.get("decided_first", False))  # see `decide`
         self.mixed = MixedDecisions.from_meta(meta["mixed_decisions"]) if "mixed_decisions" in meta else None
-        self._run = partial(predict, network)
+        # rows of token ids (and optionally a batch size) -> probabilities, by PyTorch or ONNX Runtime
+        self._run: Callable[..., np.ndarray] = partial(predict, network)
         if runtime == "onnxruntime":
             from evaluators.acts.onnx_serving import OnnxNetwork
 

@@ -55,7 +55,8 @@ def export_graph(network) -> bytes:
         torch.onnx.export(
             Probabilities(network),
             example,
-            buffer,
+            # torch annotates `f` as a path only; the TorchScript exporter writes to a file object too
+            buffer,  # type: ignore[arg-type]
             dynamo=False,
             input_names=list(INPUTS),
             output_names=["probabilities"],

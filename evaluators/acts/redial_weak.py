@@ -101,6 +101,8 @@ def weak_labels(record: dict) -> WeakLabels:
             last_new = new
             out.labels.append({"REC": rec})
             continue
+        acc: Optional[bool]
+        rej: Optional[bool]
         if last_new:
             liked = [_answers(record, m) for m in last_new]
             acc = any(a["liked"] == 1 and a["seen"] == 0 for a in liked)

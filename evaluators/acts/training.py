@@ -52,7 +52,7 @@ class LabelledDialogue:
 def from_iard(dialogues: Iterable[Dialogue]) -> list[LabelledDialogue]:
     out = []
     for d in dialogues:
-        rows = []
+        rows: list[dict[str, Optional[bool]]] = []
         for utt in d.utterances:
             gold = intents_of(utt)
             if utt.role == Role.AGENT and gold & RECOMMEND:
@@ -77,9 +77,10 @@ def from_arena_style(rows: Iterable[LabelledUtterance], with_items: bool = False
     out = []
     for row in rows:
         n = len(row.dialogue.utterances)
-        last = {REC: bool(row.intents & RECOMMEND)} if row.role == Role.AGENT else {
-            "ACC": "ACC" in row.intents, "REJ": "REJ" in row.intents}
-        labels = [{} for _ in range(n - 1)] + [last]
+        last: dict[str, Optional[bool]] = (
+            {REC: bool(row.intents & RECOMMEND)} if row.role == Role.AGENT
+            else {"ACC": "ACC" in row.intents, "REJ": "REJ" in row.intents})
+        labels: list[dict[str, Optional[bool]]] = [{} for _ in range(n - 1)] + [last]
         out.append(LabelledDialogue(row.dialogue, labels, "arena"))
         if with_items and last.get(REC):
             utt = row.dialogue.utterances[-1]
