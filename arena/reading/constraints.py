@@ -319,7 +319,44 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     years = _era(text, shown_years) or era_of_style(text) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
-    unwanted, wanted, adds = set(constraints.unwanted_genres), set(), True
+    unwanted = set(constraints.unwanted_genres)
+    wanted, adds, sub_genres_out = _genres_named(text, complaint, unwanted)
+    # "not a kids' film", "nothing for kids": family titles go ("an animated movie, for me not for kids"
+    # keeps animation)
+    if any(negated_before(text, match.start()) for match in _KIDS_KIND.finditer(text)):
+        unwanted |= {"family", "animation"} - wanted - constraints.genres
+        for_children = False
+    moods = _moods_asked(text, complaint, unwanted)
+    genres, any_genre = _genres_after(constraints, text, wanted, adds, moods, unwanted)
+    intensity = _intensity_after(constraints, text, complaint)
+    lighter = _asks_lighter(text)
+    if lighter:
+        # "too violent", "something lighter" (but "not too gory" is a wish about what is asked for)
+        heavy = {g for g in HEAVY_GENRES if any(has_genre(item, g) for item in shown)} | {"horror"}
+        heavy -= wanted
+        unwanted |= heavy
+        genres = frozenset(g for g in genres if g not in heavy)
+        intensity |= {"violence", "gore"}
+    chosen, ruled_out = _people_after(constraints, text, people, complaint)
+    kind = (_kind(text) or constraints.kind) if kinds_matter else None
+    names = [name for name, _ in people]
+    words = set(constraints.unwanted_words) | excluded_words(text, names)
+    for sub_genre in sub_genres_out:
+        words |= {stem(form) for form in SUB_GENRES[sub_genre]}
+    subjects = _subjects_after(constraints, text, names, complaint=complaint, wanted=wanted, lighter=lighter,
+                               bearable=bearable, plain=plain, words=words)
+    return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
+                   kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
+                   people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
+                   unwanted_intensity=frozenset(intensity), subjects=frozenset(subjects))
+
+
+def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[str], bool, set[str]]:
+    """The genres a message asks for, whether all of them come as additions ("with a bit of comedy
+    thrown in"), and the sub-genres it rules out. The genres it rules out go into `unwanted`, and those
+    it asks for leave it."""
+    wanted: set[str] = set()
+    adds = True
     sub_genres_out: set[str] = set()
     phrase_spans = subject_phrase_spans(text)
     for genre, position, negatable in _genre_mentions(text):
@@ -335,35 +372,51 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
             unwanted.discard(genre)
             wanted.add(genre)
             adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
-    for match in _KIDS_KIND.finditer(text):  # "not a kids' film", "nothing for kids": family titles go
-        if negated_before(text, match.start()):  # "an animated movie, for me not for kids" keeps animation
-            unwanted |= {"family", "animation"} - wanted - constraints.genres
-            for_children = False
-    moods: set[str] = set()  # "something creepy": the genres a mood asks for, when no genre is named
+    return wanted, adds, sub_genres_out
+
+
+def _moods_asked(text: str, complaint: bool, unwanted: set[str]) -> set[str]:
+    """The genres the message's moods ask for ("something creepy"); the genres of a mood it rules out
+    go into `unwanted`."""
+    moods: set[str] = set()
     for pattern, asked, ruled_out in MOODS:
         for match in pattern.finditer(text):
             if negated_before(text, match.start()) or (complaint and not in_request_clause(text, match.start())):
                 unwanted |= set(ruled_out)
             else:
                 moods |= set(asked)
+    return moods
+
+
+def _genres_after(constraints: Constraints, text: str, wanted: set[str], adds: bool, moods: set[str],
+                  unwanted: set[str]) -> tuple[frozenset[str], bool]:
+    """The genres asked for after this message, and whether any one of them will do."""
     genres, any_genre = constraints.genres, constraints.any_genre
-    if moods and not wanted and not (moods - unwanted) <= genres:
+    if moods and not wanted and not (moods - unwanted) <= genres:  # a mood counts when no genre is named
         genres, any_genre = frozenset(moods - unwanted), True
     if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:
         genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
+    return genres, any_genre
+
+
+def _intensity_after(constraints: Constraints, text: str, complaint: bool) -> set[str]:
     intensity = set(constraints.unwanted_intensity)
     for match in INTENSITY_WORD.finditer(text):
         if negated_before(text, match.start()) or complaint or re.search(r"\btoo\s+$", text[:match.start()]):
             intensity.add(INTENSITY_WORDS[match.group(1).lower()])
-    if any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()]) for m in LIGHTER.finditer(text)):
-        # "too violent", "something lighter" (but "not too gory" is a wish about what is asked for)
-        heavy = {g for g in HEAVY_GENRES if any(has_genre(item, g) for item in shown)} | {"horror"}
-        heavy -= wanted
-        unwanted |= heavy
-        genres = frozenset(g for g in genres if g not in heavy)
-        intensity |= {"violence", "gore"}
+    return intensity
+
+
+def _asks_lighter(text: str) -> bool:
+    """ "Something lighter", but not "nothing lighter"."""
+    return any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()]) for m in LIGHTER.finditer(text))
+
+
+def _people_after(constraints: Constraints, text: str, people: Sequence[tuple[str, int]],
+                  complaint: bool) -> tuple[set[str], set[str]]:
+    """The persons asked for and those ruled out, after this message."""
     chosen, ruled_out = set(constraints.people), set(constraints.unwanted_people)
     for name, position in people:
         if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
@@ -375,19 +428,21 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     if _OTHER_PERSON.search(text):  # "in the same vein by a different author": not the one asked for so far
         ruled_out |= chosen
         chosen = set()
-    kind = (_kind(text) or constraints.kind) if kinds_matter else None
-    words = set(constraints.unwanted_words) | excluded_words(text, [name for name, _ in people])
-    for sub_genre in sub_genres_out:
-        words |= {stem(form) for form in SUB_GENRES[sub_genre]}
-    subjects, lighter = set(), any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()])
-                                    for m in LIGHTER.finditer(text))
-    for subject, position in subjects_asked(text, [name for name, _ in people]):
+    return chosen, ruled_out
+
+
+def _subjects_after(constraints: Constraints, text: str, names: list[str], *, complaint: bool,
+                    wanted: set[str], lighter: bool, bearable: Callable[[str], bool],
+                    plain: Callable[[str, Sequence[str]], list[tuple[str, int]]], words: set[str]) -> set[str]:
+    """The subjects asked for after this message; the word stems of a subject it rules out go into
+    `words`."""
+    subjects = set()
+    for subject, position in subjects_asked(text, names):
         if negated_before(text, position):  # "not another Vietnam one"
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
         elif bearable(subject):
             subjects.add(subject)
     if not subjects and not complaint:  # "my daughter loves dinosaurs", "zombies but funny"
-        names = [name for name, _ in people]
         subjects = {subject for subject, position in plain(text, names)
                     if subject not in _NOT_A_SUBJECT and not negated_before(text, position) and bearable(subject)}
     if not subjects:
@@ -396,10 +451,7 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
         subjects = set(constraints.subjects)
         if wanted and (lighter or _INSTEAD.search(text)):  # "a music documentary instead?"
             subjects = set()
-    return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
-                   kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
-                   people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
-                   unwanted_intensity=frozenset(intensity), subjects=frozenset(subjects))
+    return subjects
 
 
 _REQUEST_CLAUSE = re.compile(
