@@ -61,6 +61,7 @@ from arena.reading.references import (
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
+from crs.shown_filter import filter_words
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
@@ -111,6 +112,7 @@ class UserMove:
     reading: Optional[Reading] = None  # the policy's working copy of that state
     relaxed_to: Optional[Constraints] = None  # the looser constraints a list had to be made under
     text: str = ""  # the message itself (an answer may need its words: "is it scary?")
+    filtered_by: Optional[Constraints] = None  # "which of those are comedies?": what the shown items must meet
 
 
 class StateLedger:
@@ -392,7 +394,8 @@ class DialoguePolicy:
             reading.reader = model.label
         reading.asked.append(self._asked(text, act))
         stamp(reading)
-        return UserMove(act, aspect, about, list(shown), intents=intents, text=text)
+        filtered_by = self.shown_filter(text) if aspect == "filter" else None
+        return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by)
 
     def _spelled(self, text: str) -> str:
         """The text with misspelt genre words put right: a word no catalog plot uses that is close to
@@ -434,6 +437,10 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
+        pool = list(listed) if len(shown) < 2 and listed else list(shown)
+        asked = self.shown_filter(text) if pool else None
+        if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items
+            return "question", "filter", [i for i in pool if asked.allows(i)], []
         linked = self._linked(text, shown)
         if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
             return "chat", None, [], []  # "ugh, long day at work" before anything was shown
@@ -482,6 +489,18 @@ class DialoguePolicy:
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
+
+    def shown_filter(self, text: str) -> Optional[Constraints]:
+        """What a question that sorts the shown items asks of them ("which of those are from the 90s?"),
+        or None when it is no such question or names nothing the reader knows."""
+        words = filter_words(text)
+        if words is None:
+            return None
+        bare = self._without_titles(words)
+        asked = update(Constraints(), bare, complaint=False, kinds_matter=self.catalog.dataset == "opendialkg",
+                       people=self._people_named(without_possessives(bare)), bearable=self.bearable,
+                       plain=self.plain_subjects)
+        return asked if asked.any or asked.kind else None
 
     def _off_task(self, text: str) -> bool:
         """A message that asks for nothing a recommender can give and names nothing the reader knows
