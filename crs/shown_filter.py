@@ -42,19 +42,24 @@ def what_was_asked(asked: Constraints) -> str:
 def filter_answer(matched: Sequence[CatalogItem], asked: Constraints, shown_count: int) -> str:
     said = what_was_asked(asked) or "what you asked"
     if not matched:
-        return f"None of the ones I showed matches that ({said}), going by the catalog. Shall I look for some that do?"
+        return (f"None of the ones I showed matches that ({said}), going by the catalog. "
+                "Shall I look for some that do?")
     names = [i.label for i in matched]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     if len(matched) == shown_count > 1:
         return f"All of them fit ({said}): {listed}. Would you like more like them, or something different?"
     verb = "fits" if len(matched) == 1 else "fit"
-    return f"Of the ones I showed, {listed} {verb} ({said}). Would you like more like {'it' if len(matched) == 1 else 'them'}?"
+    them = "it" if len(matched) == 1 else "them"
+    return f"Of the ones I showed, {listed} {verb} ({said}). Would you like more like {them}?"
 
 
 def reply_to_filter(move) -> tuple[str, list[CatalogItem]]:
     """The reply to a `UserMove` whose aspect is "filter", and the items it names (those that fit)."""
     reading = move.reading
-    pool = move.last_shown if len(move.last_shown) > 1 or reading is None else (reading.last_list or move.last_shown)
+    if len(move.last_shown) > 1 or reading is None:
+        pool = move.last_shown
+    else:
+        pool = reading.last_list or move.last_shown
     return filter_answer(move.about, move.filtered_by or Constraints(), len(pool)), list(move.about)
 
 

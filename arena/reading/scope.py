@@ -38,8 +38,8 @@ SEEN_CUE = re.compile(
 _NEW_PHRASE = re.compile(
     r"(,\s*|\s+(?=(or|and)\s+(a|an|some|something|anything|maybe|perhaps|possibly|just|one|ones|any|"
     r"instead|else|preferably|ideally)\b))"
-    r"(?=(or|and|maybe|perhaps|possibly|preferably|ideally|something|anything|a|an|some|just|i|i'?d|i'?m|we|"
-    r"please|like|more|how|what|one|ones|any|instead|else|rather)\b)",
+    r"(?=(or|and|maybe|perhaps|possibly|preferably|ideally|something|anything|a|an|some|just|i|i'?d|i'?m|"
+    r"we|please|like|more|how|what|one|ones|any|instead|else|rather)\b)",
     re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however|yet)\b", re.IGNORECASE)
 # Filler that a negated phrase drops: "not too gory" rules out "gory", not "too".

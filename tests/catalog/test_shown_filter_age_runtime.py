@@ -11,7 +11,8 @@ SHOWN = ["Die Hard (1988)", "Toy Story (1995)", "The Matrix (1999)"]
 
 
 def test_asking_which_shown_item_has_an_actor_answers_from_the_shown_items(policy, redial):
-    move = read(policy, redial, "a few films for the weekend", SHOWN, "do any of those have Bruce Willis in them?")
+    asked = "do any of those have Bruce Willis in them?"
+    move = read(policy, redial, "a few films for the weekend", SHOWN, asked)
     assert (move.act, move.aspect) == ("question", "filter")
     assert [i.label for i in move.about] == ["Die Hard (1988)"]
     text, named = answer_move(move)
@@ -20,7 +21,8 @@ def test_asking_which_shown_item_has_an_actor_answers_from_the_shown_items(polic
 
 def test_a_filter_by_decade_keeps_the_shown_order_and_makes_no_new_list(policy, redial):
     move = read(policy, redial, "a few films for the weekend", SHOWN, "which of these are from the 90s?")
-    assert move.aspect == "filter" and [i.label for i in move.about] == ["Toy Story (1995)", "The Matrix (1999)"]
+    assert move.aspect == "filter"
+    assert [i.label for i in move.about] == ["Toy Story (1995)", "The Matrix (1999)"]
 
 
 def test_a_filter_nothing_shown_meets_says_so_without_titles(policy, redial):
@@ -41,4 +43,4 @@ def test_a_question_on_the_running_time_says_it_is_not_known_and_what_is(policy,
     move = read(policy, redial, "a few films for the weekend", SHOWN, "how long is the second one?")
     assert (move.aspect, [i.label for i in move.about]) == ("runtime", ["Toy Story (1995)"])
     text, _ = answer("runtime", move.about)
-    assert text.startswith("I don't know the runtime of Toy Story (1995); here is what I know:") and "1995" in text
+    assert text.startswith("I don't know the runtime of Toy Story (1995); here is what I know:")
