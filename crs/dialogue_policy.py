@@ -59,6 +59,7 @@ from arena.reading.references import (
     without_possessives,
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
+from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
 from crs.shown_filter import filter_words
@@ -197,6 +198,7 @@ class DialoguePolicy:
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
+        self._title_words = frozenset(w for item in catalog.items for w in normalize(item.title).split())
         # With an LLM endpoint the last message may be read by the model (`crs.state_reader`), the
         # offline rules standing in whenever its answer fails the checks.
         self.state_reader = None
@@ -407,7 +409,8 @@ class DialoguePolicy:
                 return word
             close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
             return close[0] if close else word
-        return re.sub(r"[A-Za-z]+", fix, text)
+        # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
+        return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))
 
     def _mentions(self, reading: Reading, text: str, turn: int) -> None:
         """The titles the message names, liked or not, and whether it gives anything to go on."""
