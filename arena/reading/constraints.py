@@ -4,7 +4,7 @@ Read from every user message oldest first (titles are cut out first, so "Blade
 Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - era: "from the 90s", "after 2000", "before 1980", "something newer" (newer
   than what was shown so far), "older";
-- audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime
+- audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime, war
   or thriller; family or animation titles only), until "just for me" or an age over 12;
 - wanted genres: the genres the latest request names ("funny" is comedy, "a
   romantic comedy" is comedy and romance); a later request that names none keeps them;
