@@ -497,8 +497,8 @@ class DialoguePolicy:
         """What a question that sorts the shown items asks of them ("which of those are from the 90s?"),
         or None when it is no such question or names nothing the reader knows."""
         words = filter_words(text)
-        if words is None:
-            return None
+        if words is None or question_aspect(text) in ("compare_children", "compare_year", "pick"):
+            return None  # "which of those is newer / best for kids / would you pick?" compare the list
         bare = self._without_titles(words)
         asked = update(Constraints(), bare, complaint=False, kinds_matter=self.catalog.dataset == "opendialkg",
                        people=self._people_named(without_possessives(bare)), bearable=self.bearable,
