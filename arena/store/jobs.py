@@ -100,7 +100,8 @@ class Leased:
     def _id_is(self, job_id: str) -> sa.ColumnElement:
         return self.c[self.key] == job_id
 
-    def claim(self, conn, job_id: str, owner: str, lease_s: float, *where: sa.ColumnElement, **values) -> bool:
+    def claim(self, conn, job_id: str, owner: str, lease_s: float, *where: sa.ColumnElement,
+              **values) -> bool:
         """Take the row unless another process holds a live lease on it (and `where` holds)."""
         return bool(conn.execute(sa.update(self.table)
                                  .where(self._id_is(job_id), self.claimable_by(owner), *where)

@@ -84,7 +84,8 @@ class Periodic:
         self.name = name
         self.job_id = f"{name}-{uuid.uuid4().hex[:10]}"
         self._step = step
-        self._retry_s = retry_s  # the wait after a step raised (steps catch their own errors; a bug must not stop it)
+        # The wait after a step raised: steps catch their own errors, but a bug must not end the work.
+        self._retry_s = retry_s
         self._running = threading.Lock()  # held while a step runs: `cancel(wait=True)` waits for it
         self._state = threading.Lock()
         self._cancelled = False

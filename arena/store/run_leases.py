@@ -108,5 +108,6 @@ class RunLeases(LeaseHolder):
         """Runs whose lease ran out unreleased: their process died (or stalled) while running them."""
         r = t.runs.c
         with self.read() as conn:
-            return list(conn.execute(sa.select(r.run_id).where(RUNS.expired()).order_by(r.lease_until)).scalars())
+            query = sa.select(r.run_id).where(RUNS.expired()).order_by(r.lease_until)
+            return list(conn.execute(query).scalars())
 
