@@ -82,7 +82,9 @@ class Periodic:
 
     def __init__(self, name: str, step: Callable[[], Optional[float]], *, retry_s: float = 5.0):
         self.name = name
-        self.job_id = f"{name}-{uuid.uuid4().hex[:10]}"
+        self._prefix = f"{name}-{uuid.uuid4().hex[:10]}"
+        self._runs = 0
+        self.job_id = ""  # the scheduler's id of the next run
         self._step = step
         # The wait after a step raised: steps catch their own errors, but a bug must not end the work.
         self._retry_s = retry_s
@@ -104,8 +106,11 @@ class Periodic:
         """Schedule the next run (with `_state` held, so that a cancel is never undone)."""
         if self._cancelled:
             return
-        scheduler().add_job(self._run, "date", run_date=_at(delay_s), id=self.job_id, name=self.name,
-                            replace_existing=True)
+        # Each run is a job of its own id: the scheduler removes a one-off job by its id once it has handed
+        # it to the executor, which may be after the step ended and scheduled its successor.
+        self._runs += 1
+        self.job_id = f"{self._prefix}-{self._runs}"
+        scheduler().add_job(self._run, "date", run_date=_at(delay_s), id=self.job_id, name=self.name)
 
     def _run(self) -> None:
         with self._running:
@@ -145,8 +150,9 @@ class Periodic:
         """No more runs; with `wait`, until the run in progress (if any) has ended (at most `timeout` s)."""
         with self._state:
             self._cancelled = True
+            job_id = self.job_id
         try:
-            scheduler().remove_job(self.job_id)
+            scheduler().remove_job(job_id)
         except JobLookupError:  # running now, or never scheduled again
             pass
         if wait and self._runner != threading.get_ident():  # a step that cancels its own job does not wait
