@@ -54,7 +54,7 @@ class DaemonThreadExecutor(BaseExecutor):
             else:
                 self._run_job_success(job.id, events)
 
-        threading.Thread(target=run, name=f"job-{job.name}", daemon=True).start()
+        threading.Thread(target=run, name=job.name, daemon=True).start()
 
 
 def scheduler() -> BackgroundScheduler:
