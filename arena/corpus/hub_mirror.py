@@ -141,8 +141,9 @@ class HubMirror:
                    " (any long random text, kept as a secret: it must stay the same across restarts)"))
         if remote_salt is not None and not hmac.compare_digest(remote_salt, salt_fingerprint(self.salt)):
             raise MirrorRefused(
-                f"ARENA_PSEUDONYM_SALT differs from the salt the corpus in {self.repo_id} was pseudonymised with; "
-                "refusing to start, since a new salt would give every returning user a new pseudonym")
+                f"ARENA_PSEUDONYM_SALT differs from the salt the corpus in {self.repo_id} was pseudonymised "
+                "with; refusing to start, since a new salt would give every returning user a new pseudonym"
+            )
         self._salt_pushed = remote_salt is not None
         if not has_shards or not self.store.is_empty():
             return {}
@@ -154,14 +155,27 @@ class HubMirror:
 
         found = []
         with hub_online(), tempfile.TemporaryDirectory(prefix="arena-hub-restore-") as scratch:
-            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, allow_patterns=[SHARDS_DIR + "/**"],
-                                            local_dir=scratch, token=self.token, endpoint=self.endpoint))
+            folder = Path(
+                snapshot_download(
+                    self.repo_id,
+                    repo_type=REPO_TYPE,
+                    allow_patterns=[SHARDS_DIR + "/**"],
+                    local_dir=scratch,
+                    token=self.token,
+                    endpoint=self.endpoint,
+                )
+            )
             for name in files:
                 found.append((name.split("/")[1], Path(name).name, (folder / name).read_bytes()))
         counts = shards.restore(self.store, shards.merge(found))
         self._save_state(shards.digests_of(self._current()))
-        log.info("restored %s from the Hub dataset %s (%d shards): %s", describe_location(self.store.location),
-                 self.repo_id, len(files), ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+        log.info(
+            "restored %s from the Hub dataset %s (%d shards): %s",
+            describe_location(self.store.location),
+            self.repo_id,
+            len(files),
+            ", ".join(f"{n} {kind}" for kind, n in counts.items()),
+        )
         return counts
 
     # -- pushing ----------------------------------------------------------------------------
@@ -194,13 +208,18 @@ class HubMirror:
             self._seq += 1
             stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
             name = f"{stamp}-{self.replica}-{self.run_tag}-{self._seq:05d}.jsonl"
-            new = [(kind, f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows)) for kind, rows in shards.iter_kinds(lines)]
+            new = [
+                (kind, f"{SHARDS_DIR}/{kind}/{name}", shards.dumps(rows))
+                for kind, rows in shards.iter_kinds(lines)
+            ]
             operations = [CommitOperationAdd(path, content) for _kind, path, content in new]
             if not self._salt_pushed:
                 fingerprint = json.dumps({"fingerprint": salt_fingerprint(self.salt or "")}).encode()
                 operations.append(CommitOperationAdd(SALT_FILE, fingerprint))
             n = sum(len(rows) for rows in lines.values())
-            erasing = any(line.get("deleted") for kind in shards.FINAL_DELETIONS for line in lines.get(kind, ()))
+            erasing = any(
+                line.get("deleted") for kind in shards.FINAL_DELETIONS for line in lines.get(kind, ())
+            )
             with hub_online():
                 parent = None
                 if erasing:
@@ -226,19 +245,38 @@ class HubMirror:
             from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
 
         head = self.api.repo_info(self.repo_id, repo_type=REPO_TYPE).sha
+        if head is None:  # the purge's commit is made conditional on this head: without it, no purge
+            raise RuntimeError(f"the Hub named no head commit of {self.repo_id}; the purge waits for the next "
+                               "push")
         with tempfile.TemporaryDirectory(prefix="arena-hub-purge-") as scratch:
-            folder = Path(snapshot_download(self.repo_id, repo_type=REPO_TYPE, revision=head, token=self.token,
-                                            allow_patterns=[SHARDS_DIR + "/**"], local_dir=scratch,
-                                            endpoint=self.endpoint))
-            found = [(path.parent.name, path.relative_to(folder).as_posix(), path.read_bytes())
-                     for path in sorted((folder / SHARDS_DIR).glob("*/*.jsonl"))] if (folder / SHARDS_DIR).is_dir() else []
+            folder = Path(
+                snapshot_download(
+                    self.repo_id,
+                    repo_type=REPO_TYPE,
+                    revision=head,
+                    token=self.token,
+                    allow_patterns=[SHARDS_DIR + "/**"],
+                    local_dir=scratch,
+                    endpoint=self.endpoint,
+                )
+            )
+            found = (
+                [
+                    (path.parent.name, path.relative_to(folder).as_posix(), path.read_bytes())
+                    for path in sorted((folder / SHARDS_DIR).glob("*/*.jsonl"))
+                ]
+                if (folder / SHARDS_DIR).is_dir()
+                else []
+            )
         gone = shards.erased(found + new)
         operations: list[Any] = []
         for kind, path, content in found:
             rewritten = shards.purged(kind, content, gone)
             if rewritten is None:
                 continue
-            operations.append(CommitOperationAdd(path, rewritten) if rewritten else CommitOperationDelete(path))
+            operations.append(
+                CommitOperationAdd(path, rewritten) if rewritten else CommitOperationDelete(path)
+            )
         log.info("erasing %d deleted row(s) from %d shard(s) of the Hub dataset %s",
                  sum(map(len, gone.values())), len(operations), self.repo_id)
         return head, operations
@@ -247,8 +285,11 @@ class HubMirror:
         """Replace the dataset's history with one commit of its current files (the purged text leaves
         every earlier revision)."""
         with hub_online():
-            self.api.super_squash_history(self.repo_id, repo_type=REPO_TYPE,
-                                          commit_message=f"{self.replica}: erase deleted rows from the history")
+            self.api.super_squash_history(
+                self.repo_id,
+                repo_type=REPO_TYPE,
+                commit_message=f"{self.replica}: erase deleted rows from the history",
+            )
         self.store.set_meta(SQUASH_META_KEY, "")
         self.squashes += 1
 

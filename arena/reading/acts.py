@@ -42,81 +42,151 @@ _ONLY_THANKS = re.compile(
     re.IGNORECASE,
 )
 _SHRUG = re.compile(
-    r"^\W*(whatever|anything|any|i don'?t (care|mind|know)|dunno|idk|surprise me|up to you|you (choose|pick|decide)|"
-    r"no idea|not sure)\W*$",
+    r"^\W*(whatever|anything|any|i don'?t (care|mind|know)|dunno|idk|surprise me|up to you|you (choose|pick|"
+    r"decide)|no idea|not sure)\W*$",
     re.IGNORECASE,
 )
 # "<title> is 1980", "it was released in 1992": the user corrects a fact, asks for nothing.
-_CORRECTION = re.compile(r"\b(is|was|came out in|is from|was from|was (released|made) in)\s+(19|20)\d\d\b\W*$",
-                         re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"\b(is|was|came out in|is from|was from|was (released|made) in)\s+(19|20)\d\d\b\W*$", re.IGNORECASE
+)
 _ASKS_FOR_MORE = re.compile(
-    r"\b(recommend|suggest|want|like|looking for|how about|what about|something|anything|another|more|others?|"
-    r"ideas?|options?|else)\b",
+    r"\b(recommend|suggest|want|like|looking for|how about|what about|something|anything|another|more|"
+    r"others?|ideas?|options?|else)\b",
     re.IGNORECASE,
 )
 
 # Asks for more items whatever the punctuation ("Great, any others", "more like that please").
-_ASKS_FOR_MORE_PLAIN = re.compile(r"\b(recommend|suggest|another|more|others?|else|similar|any \w+)\b", re.IGNORECASE)
+_ASKS_FOR_MORE_PLAIN = re.compile(
+    r"\b(recommend|suggest|another|more|others?|else|similar|any \w+)\b", re.IGNORECASE
+)
 
 REJECTION = re.compile(
-    r"(not (really )?(my thing|for me|my (cup of tea|style|taste|type)|what i (want|wanted|asked|meant|had in mind))|"
-    r"\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|"
+    r"(not (really )?(my thing|for me|my (cup of tea|style|taste|type)|what i (want|wanted|asked|meant|had "
+    r"in mind))|\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|"
     r"not (a fan|into|interested|that|this|those|these|it)\b|"
     r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
-    r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|long|old)|"
-    r"\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
+    r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|"
+    r"long|old)|\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
     re.IGNORECASE,
 )
 _NOT_SEEN = re.compile(r"\b(haven'?t|have not|never) (seen|watched)\b", re.IGNORECASE)
 ACCEPTANCE = re.compile(
-    r"\b(sounds (good|great|fun|interesting|perfect)|i'?ll (watch|check|try|give)|i (like|love) (it|that|this)|"
+    r"\b(sounds (good|great|fun|interesting|perfect)|i'?ll (watch|check|try|give)|i (like|love) (it|that|"
+    r"this)|"
     r"perfect|great (choice|pick|idea)|good (choice|pick|idea)|will watch|looks (good|great|interesting))\b",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
     r"^\W*(what|who|when|which|where|why|how|is|isn'?t|are|does|did|was|were|can you tell|tell me|would|"
-    r"(give me |i'?d like )?(some |a bit of )?(more )?(info|information|details)( on| about)?)\b", re.IGNORECASE
+    r"(give me |i'?d like )?(some |a bit of )?(more )?(info|information|details)( on| about)?)\b",
+    re.IGNORECASE,
 )
 
 _WH_START = re.compile(r"^\W*(what|who|when|which|how)\b", re.IGNORECASE)
 # What a question asks about an item, first match wins (suitability before plain genres).
 ASPECTS = (
-    ("compare_children", re.compile(
-        r"\bwhich (one|of (these|those|them|the \w+))?\b.*"
-        r"\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
-        re.IGNORECASE)),
-    ("suitability", re.compile(
-        r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory|much|intense|dark)|scary)\b.*"
-        r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
-        r"for (her|him|them)|(that|this|his|her|their) age)|"
-        r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b", re.IGNORECASE)),
-    ("compare_year", re.compile(r"\bwhich (one |of (these|those|them|the \w+) )?(is|was|came out) (the )?(newer|older|"
-                                r"newest|oldest|more recent|most recent|earlier|later|first)\b", re.IGNORECASE)),
-    ("pick", re.compile(r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
-                        r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
-                        r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b", re.IGNORECASE)),
-    ("true_story", re.compile(r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
-                              r"really happen(ed)?|actually happen(ed)?|biopic)\b", re.IGNORECASE)),
-    ("plot", re.compile(r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat\b.*\b(is|was|are|'s) about\W*$|\bwhat'?s (it|that|this( one)?|the \w+ one) about|"
-                        r"\b(plot|story ?line|story|premise|synopsis|what happens|(more )?(info|information|details) (on|about)|"
-                        r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)", re.IGNORECASE)),
+    (
+        "compare_children",
+        re.compile(
+            r"\bwhich (one|of (these|those|them|the \w+))?\b.*"
+            r"\b(kids?|child(ren)?|family|little ones|\d{1,2}[ -]?(year|yr)s?[ -]?old)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "suitability",
+        re.compile(
+            r"\b(suitable|appropriate|ok(ay)?|safe|good|fine|alright|too (scary|violent|gory|much|intense|"
+            r"dark)|scary)\b.*"
+            r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
+            r"for (her|him|them)|(that|this|his|her|their) age)|"
+            r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "compare_year",
+        re.compile(
+            r"\bwhich (one |of (these|those|them|the \w+) )?(is|was|came out) (the )?(newer|older|"
+            r"newest|oldest|more recent|most recent|earlier|later|first)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "pick",
+        re.compile(
+            r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
+            r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
+            r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "true_story",
+        re.compile(
+            r"\b(true story|(based|built) on (a )?(true|real)|real (story|events|person|people)|"
+            r"really happen(ed)?|actually happen(ed)?|biopic)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "plot",
+        re.compile(
+            r"(\bwhat('s| is| was| are)\b.*\babout\W*$|\bwhat\b.*\b(is|was|are|'s) about\W*$|\bwhat'?s (it|"
+            r"that|this( one)?|the \w+ one) about|"
+            r"\b(plot|story ?line|story|premise|synopsis|what happens|(more )?(info|information|details) (on|"
+            r"about)|tell me (a (little )?bit |a little |some(thing)? )?(more )?about)\b)",
+            re.IGNORECASE,
+        ),
+    ),
     ("director", re.compile(r"\b(direct(ed|or|s)?|who made)\b", re.IGNORECASE)),
-    ("writer", re.compile(r"\b(wrote|written|writer|author)\b|^\W*who('?s| is| was) .+ by\W*$", re.IGNORECASE)),
-    ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
-                         r"plays? in|who else is in)\b",
-                         re.IGNORECASE)),
-    ("runtime", re.compile(r"\b(how long is|how long does it (run|last|take)|run ?time|running time|length|"
-                           r"how many (minutes|hours)|minutes long|hours long)\b", re.IGNORECASE)),
-    ("year", re.compile(r"\b(when|(what|which) year|how old|how long ago|released|come out|came out)\b", re.IGNORECASE)),
-    ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
-                          r"^\W*(is|are|was|isn'?t)\s+(?!there\b|any\b)[^?]*\b(an?)\s+(documentary|musical|western|"
-                          r"cartoon|animated (film|movie)|anime|comedy|horror( film| movie)?|thriller|romance|"
-                          r"romantic comedy|drama|kids'? (film|movie)|family (film|movie)|war (film|movie)|"
-                          r"sci-?fi( film| movie)?|true story|biopic)\b[^?]*\?|"
-                          r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
-                          re.IGNORECASE)),
-    ("rating", re.compile(r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
-                          r"score)\b", re.IGNORECASE)),
+    (
+        "writer",
+        re.compile(r"\b(wrote|written|writer|author)\b|^\W*who('?s| is| was) .+ by\W*$", re.IGNORECASE),
+    ),
+    (
+        "stars",
+        re.compile(
+            r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? "
+            r"in|plays? in|who else is in)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "runtime",
+        re.compile(
+            r"\b(how long is|how long does it (run|last|take)|run ?time|running time|length|"
+            r"how many (minutes|hours)|minutes long|hours long)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "year",
+        re.compile(
+            r"\b(when|(what|which) year|how old|how long ago|released|come out|came out)\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "genres",
+        re.compile(
+            r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
+            r"^\W*(is|are|was|isn'?t)\s+(?!there\b|any\b)[^?]*\b(an?)\s+(documentary|musical|western|"
+            r"cartoon|animated (film|movie)|anime|comedy|horror( film| movie)?|thriller|romance|"
+            r"romantic comedy|drama|kids'? (film|movie)|family (film|movie)|war (film|movie)|"
+            r"sci-?fi( film| movie)?|true story|biopic)\b[^?]*\?|"
+            r"^\W*(is|are)\b.*\b(violent|scary|gory|funny|dark|sad|romantic|a comedy|a horror film)\W*$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "rating",
+        re.compile(
+            r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
+            r"score)\b",
+            re.IGNORECASE,
+        ),
+    ),
 )
 # Words that point back at what the system showed ("the second one", "it").
 ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
@@ -127,20 +197,22 @@ _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", 
 
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
 # "I'll watch it tonight", "I'll go with that", "I'll check out X": the user has what they came for.
-_TAKES_IT = re.compile(r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?"
-                       r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
-                       r"pick)\b|"
-                       r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
-                       r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
-                       r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
-                       r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b",
-                       re.IGNORECASE)
+_TAKES_IT = re.compile(
+    r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?"
+    r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
+    r"pick)\b|\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
+    r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
+    r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
+    r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b",
+    re.IGNORECASE,
+)
 _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
-    r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how do you do|"
-    r"nice to meet you|"
+    r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how "
+    r"do you do|nice to meet you|"
     r"(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?\W*$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 # The acts that close a conversation, one part of a message each: thanks, a compliment on the help, a
@@ -149,17 +221,23 @@ _CLOSING_ACT = re.compile(
     r"\b(thanks|thank you|thx|ty|cheers|(much |greatly |really )?appreciated?|grateful|"
     r"(you'?ve|you have) been (\w+ )?(helpful|great|a (big |great )?help)|(you|that) helped|"
     r"you too|same to you|likewise|"
-    r"(it|that) is|it'?ll be|(that )?works for (me|us)|sounds like a plan|(i'?m|i am|we'?re|we are) (off|going)"
-    r" to (watch|see|read)|(add|put) (it|that|them|those|these|this)( one| ones)? (to|on) (my|our) (\w+ ?)?list|"
+    r"(it|that) is|it'?ll be|(that )?works for (me|us)|sounds like a plan|(i'?m|i am|we'?re|we are) (off|"
+    r"going)"
+    r" to (watch|see|read)|(add|put) (it|that|them|those|these|this)( one| ones)? (to|on) (my|our) (\w+ "
+    r"?)?list|"
     r"(great|good|nice|perfect|excellent|helpful) (suggestions?|recommendations?|picks?|choices?|ideas?|help|"
     r"start))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # What makes a message ask for something even when it thanks or says goodbye: a question, a word that
 # asks for more, a wish, or a taste or audience that the next list should follow.
 _WISH = re.compile(
     r"\b(i'?d (like|prefer|love|rather)|i want|(how|what) about|maybe|instead|also|prefer|"
-    r"(?<!sounds )(?<!looks )(?<!seems )(loves?|likes?|hates?)(?! (it|that|this|them|those|these|the (first|second|third|last)|the sound)\b)|"
-    r"into|fan of|kids?|son|daughter|wife|husband|years? old|but)\b", re.IGNORECASE)
+    r"(?<!sounds )(?<!looks )(?<!seems )(loves?|likes?|hates?)(?! (it|that|this|them|those|these|the (first|"
+    r"second|third|last)|the sound)\b)|"
+    r"into|fan of|kids?|son|daughter|wife|husband|years? old|but)\b",
+    re.IGNORECASE,
+)
 _COURTESY_QUESTION = re.compile(r"^\W*(and )?(you|yourself|how about you)\W*$", re.IGNORECASE)
 
 
@@ -230,8 +308,11 @@ def is_correction(text: str) -> bool:
 
 
 # A plain no: "seen it, loved it" is no turn-down, "not for me" and "didn't like it" are.
-_PLAIN_NO = re.compile(r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
-                       r"not interested|boring)\b", re.IGNORECASE)
+_PLAIN_NO = re.compile(
+    r"\b(not (for me|my thing|that)|no thanks|didn'?t like|don'?t like|hated?|dislike[ds]?|"
+    r"not interested|boring)\b",
+    re.IGNORECASE,
+)
 
 
 def turns_down(text: str) -> bool:
@@ -243,7 +324,9 @@ def is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START.match(text))
 
 
-_YES_NO = re.compile(r"^\W*(is|are|was|were|would|will|could|does|do you think|should)\b[^?]*\?\W*$", re.IGNORECASE)
+_YES_NO = re.compile(
+    r"^\W*(is|are|was|were|would|will|could|does|do you think|should)\b[^?]*\?\W*$", re.IGNORECASE
+)
 
 
 def is_yes_no_question(text: str) -> bool:
@@ -257,22 +340,30 @@ def starts_with_wh(text: str) -> bool:
 
 
 # "Any mystery books written before 2000?" asks for items, whatever word of an aspect it holds.
-_ASKS_FOR_ITEMS = re.compile(r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
-                             r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)|"
-                             r"[,;:.!?]\s+(anything|something)\b(?! about)", re.IGNORECASE)
+_ASKS_FOR_ITEMS = re.compile(
+    r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
+    r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)|"
+    r"[,;:.!?]\s+(anything|something)\b(?! about)",
+    re.IGNORECASE,
+)
 
 
 # "Who else stars in ...?", "Who is in the cast of ...?": asks about an item, whatever "else" says.
-_ABOUT_AN_ITEM = re.compile(r"^\W*(who|when|what year|how (well|long|old)|(is|are|was|does)\s+(?!there\b|any|some)|"
-                            r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about|"
-                            r"tell me the|(give me )?(some |more )*(info|information|details) (on|about))\b(?!.*\b(recommend|suggest)\b)",
-                            re.IGNORECASE)
+_ABOUT_AN_ITEM = re.compile(
+    r"^\W*(who|when|what year|how (well|long|old)|(is|are|was|does)\s+(?!there\b|any|some)|"
+    r"tell me (a (little )?bit |a little |some(thing)? )?(more )?about|"
+    r"tell me the|(give me )?(some |more )*(info|information|details) (on|about))\b(?!.*\b(recommend|"
+    r"suggest)\b)",
+    re.IGNORECASE,
+)
 
 
 # "Hmm, is it ...?", "So who directed it?": a word before the question changes nothing.
-_INTERJECTION = re.compile(r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great|no|nope|yes|"
-                           r"yeah|yep|please)\b\W*",
-                           re.IGNORECASE)
+_INTERJECTION = re.compile(
+    r"^\W*(hmm+|hm+|well|ok(ay)?|so|oh|ah|and|alright|right|cool|nice|great|no|nope|yes|"
+    r"yeah|yep|please)\b\W*",
+    re.IGNORECASE,
+)
 
 
 def question_aspect(text: str) -> Optional[str]:
@@ -290,10 +381,13 @@ def question_aspect(text: str) -> Optional[str]:
 
 
 # A question that asks for items, not about one: "what about a comedy?", "is there anything newer?".
-_ASKS_FOR_OTHER_ITEMS = re.compile(r"\b(what about|how about|is there|are there|got|have you got|do you have|"
-                                   r"can you (recommend|suggest|find|show)|give me|show me|need|want|"
-                                   r"(something|anything|one|ones) (else|similar|newer|older|more|less|with|without|"
-                                   r"from|like))\b", re.IGNORECASE)
+_ASKS_FOR_OTHER_ITEMS = re.compile(
+    r"\b(what about|how about|is there|are there|got|have you got|do you have|"
+    r"can you (recommend|suggest|find|show)|give me|show me|need|want|"
+    r"(something|anything|one|ones) (else|similar|newer|older|more|less|with|without|"
+    r"from|like))\b",
+    re.IGNORECASE,
+)
 
 
 def question_sentence(text: str) -> Optional[str]:
@@ -361,19 +455,22 @@ _PART_BREAK = re.compile(r"\.{2,}|\u2026|[.!?;]+(?=\s|$)|,?\s+\b(?:but|although|
                          re.IGNORECASE)
 # A part that turns an item down: "didn't really like it", "not interested in Rocky", "I'll pass on that".
 _PART_TURNS_DOWN = re.compile(
-    r"\b(didn'?t|did not|don'?t|do not|wasn'?t|was not|isn'?t|is not|not|never)\s+(really\s+|too\s+|that\s+|very\s+|"
+    r"\b(didn'?t|did not|don'?t|do not|wasn'?t|was not|isn'?t|is not|not|never)\s+(really\s+|too\s+|that\s+|"
+    r"very\s+|"
     r"much\s+|a\s+|big\s+|huge\s+)*(like|liked|care for|enjoy|enjoyed|fond|into|interested|up for|fan|"
     r"my (thing|type|style|taste|cup of tea)|for me|impressed)\b|"
     r"\b(don'?t|do not) think (i'?d|i would|i'?ll|i will) (like|enjoy)\b|"
     r"\b(hate[ds]?|dislike[ds]?|overrated|boring|pass on|maybe not|no thanks)\b|"
     r"\b(i'?ll|i will|i'?d|i would|gonna) (pass|skip)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # A part that takes an item: "I'll have to check that one out", "sounds really good", "interested in X";
 # "will check out X" at the start of a part has its subject left out ("Did not like Y but will check out X").
 _PART_TAKES = re.compile(
     r"^\W*will\s+(definitely\s+|probably\s+|also\s+)*(check|watch|look into|add|give it a)\b|"
     r"\b(i'?ll|i will|i'?m going to|gonna|going to|have to|need to|got to|gotta|want to|wanna|would like to|"
-    r"i'?d like to|might|may|should|definitely|must)\s+(definitely\s+|probably\s+|really\s+|have to\s+|also\s+|"
+    r"i'?d like to|might|may|should|definitely|must)\s+(definitely\s+|probably\s+|really\s+|have to\s+|"
+    r"also\s+|"
     r"give it a\s+)*(watch|see|check|look into|look (it|that|them|those) up|look for|give|try|add|go with|"
     r"take)\b|"
     r"\b(sounds?|looks?|looked|seems?)\s+(really\s+|very\s+|pretty\s+|so\s+)?(good|great|cool|interesting|fun|"
@@ -381,10 +478,14 @@ _PART_TAKES = re.compile(
     r"\b(interested in|good (one|choice|pick|idea|suggestion|recommendation)|"
     r"great (one|choice|pick|idea|suggestion|recommendation)|worth (watching|a (try|watch|look))|"
     r"on my (list|watch ?list)|yet to see|(may|might|could) be (a )?good)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # A take counts unless the word before it negates it ("not interested in", "don't really want to see").
-_NEGATED = re.compile(r"\b(not|no|never|(do|does|did|wo|would|ca|could|is|was|are|were|have|has|should)n'?t)\s+"
-                      r"((really|even|too|that|so)\s+)?$", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"\b(not|no|never|(do|does|did|wo|would|ca|could|is|was|are|were|have|has|should)n'?t)\s+"
+    r"((really|even|too|that|so)\s+)?$",
+    re.IGNORECASE,
+)
 # "the other two", "the first one": an item told apart from another.
 _OTHER_ITEM = re.compile(r"\b(the )?(" + "|".join(["other", "latter", "former", *ORDINALS]) +
                          r")( one| ones| two| three)?\b", re.IGNORECASE)
@@ -424,8 +525,11 @@ _PRAISE = re.compile(r"\b(good|great|nice|excellent|cool|solid|perfect|brilliant
 
 
 # A bare approval of what was just shown: "great", "perfect!", "awesome, good pick".
-_APPROVAL = re.compile(r"^\W*((great|perfect|awesome|brilliant|excellent|fantastic|lovely|nice|cool|sweet|superb|"
-                       r"wonderful|amazing|ace|splendid)( one| choice| pick| stuff)?[\s,.!]*)+\W*$", re.IGNORECASE)
+_APPROVAL = re.compile(
+    r"^\W*((great|perfect|awesome|brilliant|excellent|fantastic|lovely|nice|cool|sweet|superb|"
+    r"wonderful|amazing|ace|splendid)( one| choice| pick| stuff)?[\s,.!]*)+\W*$",
+    re.IGNORECASE,
+)
 
 
 def is_approval(text: str) -> bool:

@@ -38,13 +38,39 @@ from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
-    ADDED_GENRE_AFTER, ADDED_GENRE_BEFORE, CHILD_FRIENDLY, CHILD_UNSAFE, COMPOUNDS, GENRE_WORD, GENRE_WORDS,
-    HEAVY_GENRES, INTENSITY_WORD, INTENSITY_WORDS, KIND_ASIDE, KINDS, LIGHTER, MOODS, SUB_GENRE_WORD, SUB_GENRES,
-    child_friendly, has_genre, intensity_of,
+    ADDED_GENRE_AFTER,
+    ADDED_GENRE_BEFORE,
+    CHILD_FRIENDLY,
+    CHILD_UNSAFE,
+    COMPOUNDS,
+    GENRE_WORD,
+    GENRE_WORDS,
+    HEAVY_GENRES,
+    INTENSITY_WORD,
+    INTENSITY_WORDS,
+    KIND_ASIDE,
+    KINDS,
+    LIGHTER,
+    MOODS,
+    SUB_GENRE_WORD,
+    SUB_GENRES,
+    child_friendly,
+    has_genre,
+    intensity_of,
 )
 
-__all__ = ["CHILD_FRIENDLY", "CHILD_UNSAFE", "Constraints", "audience", "child_friendly", "genre_mentions", "has_genre",
-           "in_request_clause", "request_part", "update"]
+__all__ = [
+    "CHILD_FRIENDLY",
+    "CHILD_UNSAFE",
+    "Constraints",
+    "audience",
+    "child_friendly",
+    "genre_mentions",
+    "has_genre",
+    "in_request_clause",
+    "request_part",
+    "update",
+]
 
 _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
 _CHILDREN = re.compile(
@@ -53,13 +79,19 @@ _CHILDREN = re.compile(
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
 # Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
-_KIDS_KIND = re.compile(r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
-                        r"(for|aimed at) (the )?(kids|children)|children'?s (films?|movies?)|family (films?|movies?))\b",
-                        re.IGNORECASE)
-_ADULTS_ONLY = re.compile(r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b",
-                          re.IGNORECASE)
-_DECADE = re.compile(r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
-                     r"eighties|nineties))\b", re.IGNORECASE)
+_KIDS_KIND = re.compile(
+    r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
+    r"(for|aimed at) (the )?(kids|children)|children'?s (films?|movies?)|family (films?|movies?))\b",
+    re.IGNORECASE,
+)
+_ADULTS_ONLY = re.compile(
+    r"\b(just (for )?me|only me|for adults|kids are (asleep|in bed|gone)|without the kids)\b", re.IGNORECASE
+)
+_DECADE = re.compile(
+    r"\b(?:the )?(?:(19|20)?([0-9])0'?s|(twenties|thirties|forties|fifties|sixties|seventies|"
+    r"eighties|nineties))\b",
+    re.IGNORECASE,
+)
 _DECADE_WORDS = {"twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixties": 6, "seventies": 7,
                  "eighties": 8, "nineties": 9}
 _AFTER = re.compile(r"\b(after|since|newer than|later than|post)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
@@ -68,15 +100,34 @@ _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
-CATALOG_PRESENT = 2018  # "the last ten years" counts back from when the catalogs' conversations were collected
-_LAST_YEARS = re.compile(r"\b(?:last|past) (?:(\d{1,2}|a|one|two|three|few|five|ten|fifteen|twenty|thirty|couple(?: of)?) )?"
-                         r"(years?|decades?)\b", re.IGNORECASE)
-_NUMBER_WORDS = {"a": 1, "one": 1, "two": 2, "couple": 2, "couple of": 2, "three": 3, "few": 5, "five": 5, "ten": 10,
-                 "fifteen": 15, "twenty": 20, "thirty": 30}
+# "The last ten years" counts back from when the catalogs' conversations were collected.
+CATALOG_PRESENT = 2018
+_LAST_YEARS = re.compile(
+    r"\b(?:last|past) (?:(\d{1,2}|a|one|two|three|few|five|ten|fifteen|twenty|thirty|couple(?: of)?) )?"
+    r"(years?|decades?)\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {
+    "a": 1,
+    "one": 1,
+    "two": 2,
+    "couple": 2,
+    "couple of": 2,
+    "three": 3,
+    "few": 5,
+    "five": 5,
+    "ten": 10,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+}
 _OR = re.compile(r"\b(or|either)\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
-_OTHER_PERSON = re.compile(r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
-                           r"(author|writer|director|actor|actress|person|people|lead|star|filmmaker|novelist)s?\b", re.I)
+_OTHER_PERSON = re.compile(
+    r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
+    r"(author|writer|director|actor|actress|person|people|lead|star|filmmaker|novelist)s?\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -120,7 +171,9 @@ class Constraints:
             return False
         if self.unwanted_intensity and self.unwanted_intensity & intensity_of(item):
             return False
-        if self.unwanted_words and self.unwanted_words & _stems(" ".join([item.title, item.plot, *item.genres])):
+        if self.unwanted_words and self.unwanted_words & _stems(
+            " ".join([item.title, item.plot, *item.genres])
+        ):
             return False
         return not self.for_children or child_friendly(item)
 
@@ -170,14 +223,18 @@ class Constraints:
         return ", ".join(parts)
 
 
-_EXCLUSION = re.compile(r"\b(nothing (with|about|involving)|(don'?t|do not|never) want (anything|something|any|stuff|"
-                        r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+"
-                        r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
-                        re.IGNORECASE)
-_NOT_A_SUBJECT = frozenset("""too very so much more less really any anything something movie movies film films show
+_EXCLUSION = re.compile(
+    r"\b(nothing (with|about|involving)|(don'?t|do not|never) want (anything|something|any|stuff|"
+    r"films?|movies?|one) ?(with|about|involving)|no|without|not about|nothing)\s+"
+    r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})",
+    re.IGNORECASE,
+)
+_NOT_A_SUBJECT = frozenset(
+    """too very so much more less really any anything something movie movies film films show
     shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
     problem worries way need rush hurry matter thing things more others other fan big long short scary dark
-    sad violent gory silly heavy time today tonight again ending endings story stories love""".split())
+    sad violent gory silly heavy time today tonight again ending endings story stories love""".split()
+)
 
 
 _stem = stem  # one stem for the words ruled out and the subjects asked for
@@ -196,13 +253,14 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
     out = set()
     for match in _EXCLUSION.finditer(text):
         # Only the phrase the cue attaches to: "no romance, maybe an action movie" rules out romance alone.
-        group = match.lastindex
+        group = match.lastindex or 0  # every alternative of the pattern ends in a group
         ruled = text[match.start(group):min(match.end(group), phrase_end(text, match.start(group)))]
         for word in normalize(ruled).split():
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):
-                out |= {_stem(form) for form in subject_forms(word) if " " not in form}  # "ghosts": "haunted" too
+                # "ghosts": "haunted" too
+                out |= {_stem(form) for form in subject_forms(word) if " " not in form}
     return out
 
 
@@ -262,8 +320,11 @@ def _child_mentioned(text: str) -> Optional[bool]:
 _BEFORE_DECADE = re.compile(r"\b(?:pre-?|before (?:the )?|older than (?:the )?|earlier than (?:the )?)"
                             r"((?:19|20)?[0-9]0'?s|twenties|thirties|forties|fifties|sixties|seventies|eighties|"
                             r"nineties)\b", re.IGNORECASE)
-_AFTER_DECADE = re.compile(r"\b(?:post-?|after (?:the )?|since (?:the )?)((?:19|20)?[0-9]0'?s|twenties|thirties|"
-                           r"forties|fifties|sixties|seventies|eighties|nineties)\b", re.IGNORECASE)
+_AFTER_DECADE = re.compile(
+    r"\b(?:post-?|after (?:the )?|since (?:the )?)((?:19|20)?[0-9]0'?s|twenties|thirties|"
+    r"forties|fifties|sixties|seventies|eighties|nineties)\b",
+    re.IGNORECASE,
+)
 
 
 def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
@@ -293,7 +354,10 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
     return None
 
 
-def _decade_start(match: re.Match) -> int:
+def _decade_start(match: Optional[re.Match]) -> int:
+    """The first year of the decade `_DECADE` matched (in a part of a match of a pattern that has it)."""
+    if match is None:
+        raise ValueError("not a decade")
     if match.group(3):
         return 1900 + 10 * _DECADE_WORDS[match.group(3).lower()]
     century = int(match.group(1)) * 100 if match.group(1) else (2000 if match.group(2) in "01" else 1900)
@@ -308,10 +372,18 @@ def _kind(text: str) -> Optional[str]:
     return kinds[0] if len(kinds) == 1 else None
 
 
-def update(constraints: Constraints, text: str, *, complaint: bool, shown_years: Sequence[int] = (),
-           kinds_matter: bool = False, people: Sequence[tuple[str, int]] = (),
-           shown: Sequence[CatalogItem] = (), bearable: Callable[[str], bool] = lambda subject: True,
-           plain: Callable[[str, Sequence[str]], list[tuple[str, int]]] = lambda text, names: []) -> Constraints:
+def update(
+    constraints: Constraints,
+    text: str,
+    *,
+    complaint: bool,
+    shown_years: Sequence[int] = (),
+    kinds_matter: bool = False,
+    people: Sequence[tuple[str, int]] = (),
+    shown: Sequence[CatalogItem] = (),
+    bearable: Callable[[str], bool] = lambda subject: True,
+    plain: Callable[[str, Sequence[str]], list[tuple[str, int]]] = lambda text, names: [],
+) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
     In a `complaint` a genre named outside a request clause is one the user does not want.
     `people` are the persons the message names, with their positions; `shown` the items the
@@ -348,10 +420,20 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
         words |= {stem(form) for form in SUB_GENRES[sub_genre]}
     subjects = _subjects_after(constraints, text, names, complaint=complaint, wanted=wanted, lighter=lighter,
                                bearable=bearable, plain=plain, words=words)
-    return replace(constraints, unwanted_words=frozenset(words), years=years, for_children=for_children, unwanted_genres=frozenset(unwanted),
-                   kind=kind, genres=frozenset(g for g in genres if g not in unwanted), any_genre=any_genre,
-                   people=frozenset(chosen), unwanted_people=frozenset(ruled_out),
-                   unwanted_intensity=frozenset(intensity), subjects=frozenset(subjects))
+    return replace(
+        constraints,
+        unwanted_words=frozenset(words),
+        years=years,
+        for_children=for_children,
+        unwanted_genres=frozenset(unwanted),
+        kind=kind,
+        genres=frozenset(g for g in genres if g not in unwanted),
+        any_genre=any_genre,
+        people=frozenset(chosen),
+        unwanted_people=frozenset(ruled_out),
+        unwanted_intensity=frozenset(intensity),
+        subjects=frozenset(subjects),
+    )
 
 
 def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[str], bool, set[str]]:
@@ -374,7 +456,9 @@ def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[s
         else:
             unwanted.discard(genre)
             wanted.add(genre)
-            adds = adds and bool(ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position))
+            adds = adds and bool(
+                ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position)
+            )
     return wanted, adds, sub_genres_out
 
 
@@ -384,7 +468,9 @@ def _moods_asked(text: str, complaint: bool, unwanted: set[str]) -> set[str]:
     moods: set[str] = set()
     for pattern, asked, ruled_out in MOODS:
         for match in pattern.finditer(text):
-            if negated_before(text, match.start()) or (complaint and not in_request_clause(text, match.start())):
+            if negated_before(text, match.start()) or (
+                complaint and not in_request_clause(text, match.start())
+            ):
                 unwanted |= set(ruled_out)
             else:
                 moods |= set(asked)
@@ -416,7 +502,9 @@ def _intensity_after(constraints: Constraints, text: str, complaint: bool) -> se
 
 def _asks_lighter(text: str) -> bool:
     """ "Something lighter", but not "nothing lighter"."""
-    return any(not re.search(r"\b(not|nothing|no|never)\s+$", text[:m.start()]) for m in LIGHTER.finditer(text))
+    return any(
+        not re.search(r"\b(not|nothing|no|never)\s+$", text[: m.start()]) for m in LIGHTER.finditer(text)
+    )
 
 
 def _people_after(constraints: Constraints, text: str, people: Sequence[tuple[str, int]],
@@ -436,9 +524,18 @@ def _people_after(constraints: Constraints, text: str, people: Sequence[tuple[st
     return chosen, ruled_out
 
 
-def _subjects_after(constraints: Constraints, text: str, names: list[str], *, complaint: bool,
-                    wanted: set[str], lighter: bool, bearable: Callable[[str], bool],
-                    plain: Callable[[str, Sequence[str]], list[tuple[str, int]]], words: set[str]) -> set[str]:
+def _subjects_after(
+    constraints: Constraints,
+    text: str,
+    names: list[str],
+    *,
+    complaint: bool,
+    wanted: set[str],
+    lighter: bool,
+    bearable: Callable[[str], bool],
+    plain: Callable[[str, Sequence[str]], list[tuple[str, int]]],
+    words: set[str],
+) -> set[str]:
     """The subjects asked for after this message; the word stems of a subject it rules out go into
     `words`."""
     subjects = set()
@@ -448,8 +545,11 @@ def _subjects_after(constraints: Constraints, text: str, names: list[str], *, co
         elif bearable(subject):
             subjects.add(subject)
     if not subjects and not complaint:  # "my daughter loves dinosaurs", "zombies but funny"
-        subjects = {subject for subject, position in plain(text, names)
-                    if subject not in _NOT_A_SUBJECT and not negated_before(text, position) and bearable(subject)}
+        subjects = {
+            subject
+            for subject, position in plain(text, names)
+            if subject not in _NOT_A_SUBJECT and not negated_before(text, position) and bearable(subject)
+        }
     if not subjects:
         # Kept by a refinement, a complaint that adds a genre ("not that one, something with more
         # action?" is still set in space); a genre asked for "instead" or "lighter" replaces it.
@@ -460,10 +560,12 @@ def _subjects_after(constraints: Constraints, text: str, names: list[str], *, co
 
 
 _REQUEST_CLAUSE = re.compile(
-    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|other|"
-    r"(films?|movies?|ones?) like|prefer|"
+    r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|"
+    r"other|(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
-    r"how about|what about|instead|maybe|give me|show me|recommend)\b", re.IGNORECASE)
+    r"how about|what about|instead|maybe|give me|show me|recommend)\b",
+    re.IGNORECASE,
+)
 CLAUSE_SPLIT = re.compile(r"[.!?;]+|,|\bbut\b", re.IGNORECASE)
 
 

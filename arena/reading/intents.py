@@ -24,7 +24,9 @@ MAX_INTENTS = 3
 CONTRADICTORY = (frozenset({"ACC", "REJ"}),)
 
 
-def coherent(passed: Sequence[tuple[str, float]], limit: int = MAX_INTENTS, together: bool = False) -> list[str]:
+def coherent(
+    passed: Sequence[tuple[str, float]], limit: int = MAX_INTENTS, together: bool = False
+) -> list[str]:
     """The intents to keep, in the order given, from (intent, margin) pairs: every intent that passed
     its threshold and by how much (a larger margin is a surer intent). `together`: the utterance
     addresses different items (`decisions_apart`, `names_different_items`), so Accept and Reject may

@@ -46,7 +46,8 @@ def era_of_style(text: str) -> Optional[tuple[int, int]]:
 
 def moods_named(text: str) -> list[str]:
     """The moods of the table the text names, each once, in the table's words."""
-    found, covered = [], []
+    found: list[str] = []
+    covered: list[tuple[int, int]] = []
     for pattern, mood in _table()["moods"]:
         for match in pattern.finditer(text):
             if not any(a <= match.start() < b for a, b in covered):

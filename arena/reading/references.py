@@ -24,7 +24,9 @@ _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _ASKS_MORE_AFTER = re.compile(r"\b(another|any( ?thing)? (else|more|other)|more like|others?|something else|"
                               r"recommend|suggest)\b|\?", re.I)
 # The user asks for the rest of a franchise: "the sequels", "more in the series".
-_WANTS_SERIES = re.compile(r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I)
+_WANTS_SERIES = re.compile(
+    r"\b(sequels?|prequels?|franchise|trilogy|saga|(in|of) the series|the rest of)\b", re.I
+)
 
 
 def asks_for_similar(text: str) -> bool:

@@ -20,7 +20,8 @@ NEGATION_CUE = re.compile(
     # "fed up with Jim Carrey", "done with superheroes", "so over Home Alone", "enough of the sequels".
     r"fed up (with|of)|done with|bored (of|with)|had (my|our|their|his|her|enough of( my)?) fill of|"
     r"(had|seen) enough( of)?|enough (of|with)|^\s*enough|no more|not into|not keen on|"
-    r"(i'?m|we'?re|i am|we are|they'?re|(s)?he'?s) (so |totally |completely |really |kind of |kinda |a bit |pretty )?over)\b",
+    r"(i'?m|we'?re|i am|we are|they'?re|(s)?he'?s) (so |totally |completely |really |kind of |kinda |a bit |"
+    r"pretty )?over)\b",
     re.IGNORECASE,
 )
 # Words after a cue that still say the user likes the thing ("not a fan of X" is negative,

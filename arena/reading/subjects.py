@@ -23,21 +23,72 @@ from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSI
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 # Subjects of more than one word, as people say them (matched before single words).
-PHRASES = ("time travel", "coming of age", "world war", "second world war", "first world war", "serial killer",
-           "road trip", "high school", "true story", "martial arts", "haunted house", "natural world")
+PHRASES = (
+    "time travel",
+    "coming of age",
+    "world war",
+    "second world war",
+    "first world war",
+    "serial killer",
+    "road trip",
+    "high school",
+    "true story",
+    "martial arts",
+    "haunted house",
+    "natural world",
+)
 # Words that say the same thing as a subject in a plot or a genre name (plural and stem forms match
 # anyway: "zombie" finds "zombies"). Kept to common film subjects, not to one conversation's words.
 RELATED = {
-    "time travel": ("time travel", "time machine", "back in time", "through time", "time traveler",
-                    "time traveller", "travels back", "travel back", "into the past", "to the past",
-                    "into the future", "to the future", "sent back"),
-    "heist": ("heist", "robbery", "robbers", "bank robber", "thieves", "thief", "steal", "vault",
-              "con artist"),
+    "time travel": (
+        "time travel",
+        "time machine",
+        "back in time",
+        "through time",
+        "time traveler",
+        "time traveller",
+        "travels back",
+        "travel back",
+        "into the past",
+        "to the past",
+        "into the future",
+        "to the future",
+        "sent back",
+    ),
+    "heist": (
+        "heist",
+        "robbery",
+        "robbers",
+        "bank robber",
+        "thieves",
+        "thief",
+        "steal",
+        "vault",
+        "con artist",
+    ),
     "robbery": ("robbery", "heist", "robbers", "thieves", "steal"),
-    "superhero": ("superhero", "super hero", "superheroes", "superpowers", "superpower", "super powers",
-                  "mutant",
-                  "mutants", "vigilante", "crime fighter", "superman", "spider man", "batman", "avengers",
-                  "x men", "justice league", "wonder woman", "iron man", "captain america", "hulk"),
+    "superhero": (
+        "superhero",
+        "super hero",
+        "superheroes",
+        "superpowers",
+        "superpower",
+        "super powers",
+        "mutant",
+        "mutants",
+        "vigilante",
+        "crime fighter",
+        "superman",
+        "spider man",
+        "batman",
+        "avengers",
+        "x men",
+        "justice league",
+        "wonder woman",
+        "iron man",
+        "captain america",
+        "hulk",
+    ),
     "nature": ("nature", "wildlife", "natural world", "animals", "ocean", "forest", "jungle", "wilderness"),
     "animal": ("animal", "wildlife", "creatures"),
     "courtroom": ("courtroom", "court", "trial", "lawyer", "attorney", "jury", "judge", "legal"),
@@ -46,21 +97,69 @@ RELATED = {
     "holiday": ("holiday", "christmas", "santa", "thanksgiving"),
     "zombie": ("zombie", "undead", "living dead"),
     "vampire": ("vampire", "dracula"),
-    "musician": ("musician", "singer", "band", "composer", "rapper", "pianist", "guitarist", "rock star",
-                 "jazz", "songwriter"),
+    "musician": (
+        "musician",
+        "singer",
+        "band",
+        "composer",
+        "rapper",
+        "pianist",
+        "guitarist",
+        "rock star",
+        "jazz",
+        "songwriter",
+    ),
     "band": ("band", "musician", "singer", "rock star"),
     "singer": ("singer", "musician", "songwriter"),
     "boxing": ("boxing", "boxer", "prizefighter", "fighter"),
     "football": ("football", "quarterback", "soccer", "nfl"),
     "world war": ("world war", "wwii", "nazi", "nazis", "hitler", "holocaust", "d day"),
-    "second world war": ("second world war", "world war ii", "world war 2", "wwii", "ww2", "nazi", "nazis", "hitler",
-                         "holocaust", "d day", "normandy", "pearl harbor", "third reich", "luftwaffe", "1939", "1940",
-                         "1941", "1942", "1943", "1944", "1945"),
+    "second world war": (
+        "second world war",
+        "world war ii",
+        "world war 2",
+        "wwii",
+        "ww2",
+        "nazi",
+        "nazis",
+        "hitler",
+        "holocaust",
+        "d day",
+        "normandy",
+        "pearl harbor",
+        "third reich",
+        "luftwaffe",
+        "1939",
+        "1940",
+        "1941",
+        "1942",
+        "1943",
+        "1944",
+        "1945",
+    ),
     "first world war": ("first world war", "world war i", "great war", "wwi", "ww1", "trenches"),
-    "coming of age": ("coming of age", "teenager", "teenagers", "teen", "adolescent", "growing up",
-                      "high school"),
-    "gangster": ("gangster", "mobster", "mafia", "mob boss", "crime boss", "organized crime", "crime family",
-                 "racketeer", "gang", "syndicate", "hoodlum"),
+    "coming of age": (
+        "coming of age",
+        "teenager",
+        "teenagers",
+        "teen",
+        "adolescent",
+        "growing up",
+        "high school",
+    ),
+    "gangster": (
+        "gangster",
+        "mobster",
+        "mafia",
+        "mob boss",
+        "crime boss",
+        "organized crime",
+        "crime family",
+        "racketeer",
+        "gang",
+        "syndicate",
+        "hoodlum",
+    ),
     "mafia": ("mafia", "mobster", "gangster", "mob boss", "crime boss", "organized crime", "crime family"),
     "spy": ("spy", "spies", "secret agent", "espionage", "cia"),
     "alien": ("alien", "aliens", "extraterrestrial", "ufo"),
@@ -73,8 +172,10 @@ RELATED = {
     "prison": ("prison", "inmate", "jail", "convict", "prisoner"),
 }
 # Words before "movie" that say what it is like, not what it is about.
-_NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic classics fun funny sad scary
-    dark light lighter nice cool bad little big long short whole family kids kid children child other another more
+_NOT_A_SUBJECT = frozenset(
+    """good great best new old older newer recent classic classics fun funny sad scary
+    dark light lighter nice cool bad little big long short whole family kids kid children child other another
+    more
     some any similar different same cute sweet feel heavy serious dumb smart clever inspiring inspirational
     popular famous underrated favourite favorite particular specific certain real decent interesting exciting
     entertaining lovely quick easy simple tv kind sort type adult adults modern recent older proper decent
@@ -86,7 +187,8 @@ _NOT_A_SUBJECT = frozenset("""good great best new old older newer recent classic
     again also still such those these that this what which your their our my his her its movie movies film
     films flick flicks show shows book books novel novels story stories series documentary documentaries
     thing things stuff one ones got get gets give show find try need know recommend suggest instead maybe
-    perhaps please""".split())
+    perhaps please""".split()
+)
 _GENRE_NAMES = frozenset(GENRE_WORDS.values()) | {"music", "family", "adventure", "genre", "genres"}
 _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies)|thrillers?|novels?|books?|"
               r"stories|shows?|series|ones?|theme|themed|genre|fans?")
@@ -95,12 +197,16 @@ _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring
                         r"(?:really |big |so )?into|obsessed with|crazy about|mad about|"
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
-_STOP_AFTER_CUE = re.compile(r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
-                             r"maybe|right now|now|at the moment|lately|these days|tonight|today|currently|again)\b")
+_STOP_AFTER_CUE = re.compile(
+    r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
+    r"maybe|right now|now|at the moment|lately|these days|tonight|today|currently|again)\b"
+)
 
 
 # "WW2 films", "World War II": the war by its number (the genre word "war" is read apart).
-_WAR_BY_NUMBER = re.compile(r"\b(ww ?(2|ii)|world war (2|ii|two)|ww ?(1|i)|world war (1|i|one))\b", re.IGNORECASE)
+_WAR_BY_NUMBER = re.compile(
+    r"\b(ww ?(2|ii)|world war (2|ii|two)|ww ?(1|i)|world war (1|i|one))\b", re.IGNORECASE
+)
 
 
 def subject_phrase_spans(text: str) -> list[tuple[int, int]]:
@@ -125,7 +231,7 @@ def _is_subject_word(word: str, names: set[str]) -> bool:
 def _subjects_in(words: Sequence[str], names: set[str]) -> list[str]:
     """The subjects in a run of words: known phrases first, then single content words."""
     text = " ".join(words)
-    found = []
+    found: list[str] = []
     for phrase in sorted(PHRASES, key=len, reverse=True):
         if f" {phrase} " in f" {text} " and not any(phrase in f for f in found):
             found.append(phrase)
@@ -157,7 +263,10 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
         elif words and _is_subject_word(words[-1], name_words):
             found.append((words[-1], match.start(1) + match.group(1).rfind(" ") + 1))
     war_matches = list(_WAR_BY_NUMBER.finditer(low))
-    wars = [("second world war" if (m.group(2) or m.group(3)) else "first world war", m.start()) for m in war_matches]
+    wars = [
+        ("second world war" if (m.group(2) or m.group(3)) else "first world war", m.start())
+        for m in war_matches
+    ]
     war_words = {w for m in war_matches for w in normalize(m.group(0)).split()}
     seen, out = set(), []
     for subject, position in wars + found:
@@ -241,13 +350,19 @@ def subject_frequency(counts: Counter, subject: str) -> int:
 # People of the user's own life ("my nephew", "our kids") and time words are no subjects either.
 PLAIN_MIN = 3
 PLAIN_MAX_SHARE = 0.03
-_OWN_PHRASE = re.compile(r"\b(?:my|our|your|his|her|their)\b((?:\s+[\w'-]+){1,4}?)(?=\s+(?:is|are|was|were|has|have|"
-                         r"loves?|likes?|wants?|enjoys?|needs?|and|who|,|\.|$)|[,.!?]|$)", re.IGNORECASE)
+_OWN_PHRASE = re.compile(
+    r"\b(?:my|our|your|his|her|their)\b((?:\s+[\w'-]+){1,4}?)(?=\s+(?:is|are|was|were|has|have|"
+    r"loves?|likes?|wants?|enjoys?|needs?|and|who|,|\.|$)|[,.!?]|$)",
+    re.IGNORECASE,
+)
 _SUBJECT_PRONOUN = re.compile(r"\b(it|that|this|he|she|they|who|which|everyone|everybody|nobody|one)\s+$")
-_CONVERSATION_NOUNS = frozenset("""ideas options suggestions recommendations recs picks titles choices kids guys
-    friends parents years days weeks hours minutes nights evenings weekends times things others ones lots loads
+_CONVERSATION_NOUNS = frozenset(
+    """ideas options suggestions recommendations recs picks titles choices kids guys
+    friends parents years days weeks hours minutes nights evenings weekends times things others ones lots
+    loads
     tons plenty thanks questions answers reviews ratings stars actors actresses people characters endings
-    sequels prequels episodes seasons genres kinds types sorts""".split())
+    sequels prequels episodes seasons genres kinds types sorts""".split()
+)
 
 
 def _verb_forms(word: str, counts: Counter) -> int:

@@ -16,18 +16,59 @@ from arena.catalog import CatalogItem
 from arena.titles.phrases import normalize
 
 GENRE_WORDS = {
-    "horror": "horror", "horrors": "horror", "scary": "horror", "slasher": "horror", "slashers": "horror",
-    "war": "war", "crime": "crime", "gangster": "crime", "mafia": "crime",
-    "thriller": "thriller", "thrillers": "thriller", "romance": "romance", "romantic": "romance",
-    "romances": "romance", "comedy": "comedy", "comedies": "comedy", "funny": "comedy", "funnier": "comedy",
-    "action": "action", "drama": "drama", "dramas": "drama", "dramatic": "drama", "documentary": "documentary",
-    "documentaries": "documentary", "musical": "musical", "musicals": "musical", "western": "western",
-    "westerns": "western", "animated": "animation", "animation": "animation", "cartoon": "animation",
-    "cartoons": "animation", "fantasy": "fantasy", "mystery": "mystery", "mysteries": "mystery",
-    "sci-fi": "sci fi", "scifi": "sci fi", "science fiction": "science fiction",
-    "sports": "sport", "sport": "sport", "sitcom": "sitcom", "sitcoms": "sitcom", "historical": "history",
-    "history": "history", "biography": "biography", "biographies": "biography", "biopic": "biography",
-    "biopics": "biography", "anime": "animation", "ww2": "war", "wwii": "war", "ww1": "war", "wwi": "war",
+    "horror": "horror",
+    "horrors": "horror",
+    "scary": "horror",
+    "slasher": "horror",
+    "slashers": "horror",
+    "war": "war",
+    "crime": "crime",
+    "gangster": "crime",
+    "mafia": "crime",
+    "thriller": "thriller",
+    "thrillers": "thriller",
+    "romance": "romance",
+    "romantic": "romance",
+    "romances": "romance",
+    "comedy": "comedy",
+    "comedies": "comedy",
+    "funny": "comedy",
+    "funnier": "comedy",
+    "action": "action",
+    "drama": "drama",
+    "dramas": "drama",
+    "dramatic": "drama",
+    "documentary": "documentary",
+    "documentaries": "documentary",
+    "musical": "musical",
+    "musicals": "musical",
+    "western": "western",
+    "westerns": "western",
+    "animated": "animation",
+    "animation": "animation",
+    "cartoon": "animation",
+    "cartoons": "animation",
+    "fantasy": "fantasy",
+    "mystery": "mystery",
+    "mysteries": "mystery",
+    "sci-fi": "sci fi",
+    "scifi": "sci fi",
+    "science fiction": "science fiction",
+    "sports": "sport",
+    "sport": "sport",
+    "sitcom": "sitcom",
+    "sitcoms": "sitcom",
+    "historical": "history",
+    "history": "history",
+    "biography": "biography",
+    "biographies": "biography",
+    "biopic": "biography",
+    "biopics": "biography",
+    "anime": "animation",
+    "ww2": "war",
+    "wwii": "war",
+    "ww1": "war",
+    "wwi": "war",
 }
 # Words for a kind within a genre: asked for, they ask for the genre ("a slasher" is horror);
 # ruled out, they rule out only themselves, read from plots ("tired of slashers" keeps horror).
@@ -44,7 +85,11 @@ ADDED_GENRE_BEFORE = re.compile(r"\b(a (little|bit|touch|dash) (more|of)|bit mor
 ADDED_GENRE_AFTER = re.compile(r"\w+\s+(thrown in|mixed in|too|as well)\b", re.IGNORECASE)
 # Compound genres: the words, the genres they name, and what a negation of them rules out.
 COMPOUNDS = (
-    (re.compile(r"\b(romantic comed(y|ies)|rom-?coms?|rom coms?)\b", re.I), ("comedy", "romance"), ("romance",)),
+    (
+        re.compile(r"\b(romantic comed(y|ies)|rom-?coms?|rom coms?)\b", re.I),
+        ("comedy", "romance"),
+        ("romance",),
+    ),
     (re.compile(r"\b(crime thrillers?)\b", re.I), ("crime", "thriller"), ("crime", "thriller")),
     (re.compile(r"\b(music documentar(y|ies))\b", re.I), ("documentary", "music"), ("music",)),
 )
@@ -52,8 +97,9 @@ GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("s
                  "horror": ("horror", "slasher"), "thriller": ("thriller", "suspense"),
                  "history": ("history", "historical"), "biography": ("biography", "biographical"),
                  "romance": ("romance", "romantic")}
-GENRE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b",
-                        re.IGNORECASE)
+GENRE_WORD = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
 CHILD_UNSAFE = ("horror", "crime", "thriller", "war")
 CHILD_FRIENDLY = ("family", "animation", "children")  # "children": OpenDialKG's "Children's literature"
 HEAVY_GENRES = ("horror", "thriller", "crime", "war")  # what "something lighter" moves away from
@@ -63,40 +109,69 @@ INTENSITY_WORDS = {"gory": "gore", "gore": "gore", "bloody": "gore", "violent": 
                    "violence": "violence", "brutal": "violence", "graphic": "gore"}
 INTENSITY_WORD = re.compile(r"\b(" + "|".join(INTENSITY_WORDS) + r")\b", re.IGNORECASE)
 INTENSITY_IN_ITEM = {
-    "gore": re.compile(r"\b(gore|gory|slasher|massacre|chainsaw|tortur\w*|cannibal\w*|butcher\w*|dismember\w*|"
-                       r"bloodbath|bloody)\b", re.I),
-    "violence": re.compile(r"\b(violent|violence|killers?|murder(s|ed|er|ers|ous)?|massacre|slaughter\w*|brutal\w*|"
-                           r"serial|assassins?|hitman|gangs?|gangsters?|revenge|vengeance|torture\w*|chainsaw|"
-                           r"bloodbath|bloody|rampage)\b", re.I),
+    "gore": re.compile(
+        r"\b(gore|gory|slasher|massacre|chainsaw|tortur\w*|cannibal\w*|butcher\w*|dismember\w*|"
+        r"bloodbath|bloody)\b",
+        re.I,
+    ),
+    "violence": re.compile(
+        r"\b(violent|violence|killers?|murder(s|ed|er|ers|ous)?|massacre|slaughter\w*|brutal\w*|"
+        r"serial|assassins?|hitman|gangs?|gangsters?|revenge|vengeance|torture\w*|chainsaw|"
+        r"bloodbath|bloody|rampage)\b",
+        re.I,
+    ),
 }
 # "Something lighter", "tamer", "less violent", "too violent", "a bit heavy": away from the intensity shown.
 LIGHTER = re.compile(
-    r"\b(lighter|tamer|less (violent|dark|scary|intense|gory|heavy|depressing)|too (violent|dark|heavy|intense|gory|"
-    r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|fun)|"
-    r"light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
-    r"not so (dark|heavy|violent|intense))\b", re.I)
+    r"\b(lighter|tamer|less (violent|dark|scary|intense|gory|heavy|depressing)|too (violent|dark|heavy|"
+    r"intense|gory|"
+    r"scary|brutal|depressing|bleak|grim)|(bit|little|too|very|quite|so) heavy|more (light|cheerful|upbeat|"
+    r"fun)|light-?hearted|feel-?good|happier|cheerful|upbeat|heart-?warming|cozy|cosy|wholesome|uplifting|"
+    r"not so (dark|heavy|violent|intense))\b",
+    re.I,
+)
 
 # Moods and what a film shows, said instead of a genre: the genres they ask for (one of them is
 # enough) and the genres they rule out when negated. "Something creepy, but I can't stand horror" asks
 # for a thriller or a mystery; "nothing with lasers and big explosions" rules out action.
 MOODS = (
-    (re.compile(r"\b(creep(y|ier)|spook(y|ier)|eerie|unsettling|chilling|sinister|disturbing)\b", re.I),
-     ("thriller", "mystery", "horror"), ("horror",)),
-    (re.compile(r"\b(explosions?|explosive|shoot-?outs?|gun ?fights?|car chases?|fight scenes?|lasers?|"
-                r"blow(ing)? (things|stuff) up)\b", re.I), ("action",), ("action",)),
-    (re.compile(r"\b(laughs?|laugh out loud|hilarious|make (me|us|them|her|him) laugh)\b", re.I),
-     ("comedy",), ("comedy",)),
+    (
+        re.compile(r"\b(creep(y|ier)|spook(y|ier)|eerie|unsettling|chilling|sinister|disturbing)\b", re.I),
+        ("thriller", "mystery", "horror"),
+        ("horror",),
+    ),
+    (
+        re.compile(
+            r"\b(explosions?|explosive|shoot-?outs?|gun ?fights?|car chases?|fight scenes?|lasers?|"
+            r"blow(ing)? (things|stuff) up)\b",
+            re.I,
+        ),
+        ("action",),
+        ("action",),
+    ),
+    (
+        re.compile(r"\b(laughs?|laugh out loud|hilarious|make (me|us|them|her|him) laugh)\b", re.I),
+        ("comedy",),
+        ("comedy",),
+    ),
     (re.compile(r"\b(cheer (me|us|her|him|them) up|pick-?me-?up)\b", re.I), ("comedy",), ()),
     (re.compile(r"\b(tear-?jerkers?|weepies|make (me|us) cry|a good cry)\b", re.I), ("drama", "romance"), ()),
-    (re.compile(r"\b(love stor(y|ies)|love interests?|kissing|smooch\w*)\b", re.I), ("romance",), ("romance",)),
+    (
+        re.compile(r"\b(love stor(y|ies)|love interests?|kissing|smooch\w*)\b", re.I),
+        ("romance",),
+        ("romance",),
+    ),
 )
 
 KINDS = (("book", re.compile(r"\b(books?|novels?|read|reading)\b", re.IGNORECASE)),
          ("series", re.compile(r"\b(tv|series|shows?|sitcoms?)\b", re.IGNORECASE)),
          ("film", re.compile(r"\b(movies?|films?|flicks?|watch)\b", re.IGNORECASE)))
 # Kind words that do not name what is asked for: "films made from his books", "a film rather than a book".
-KIND_ASIDE = re.compile(r"\b((made|based|adapted) (from|on) (\w+ )?(books?|novels?)|(than|instead of|not) (an? )?"
-                        r"(books?|novels?|films?|movies?|series|tv shows?|shows?))\b", re.I)
+KIND_ASIDE = re.compile(
+    r"\b((made|based|adapted) (from|on) (\w+ )?(books?|novels?)|(than|instead of|not) (an? )?"
+    r"(books?|novels?|films?|movies?|series|tv shows?|shows?))\b",
+    re.I,
+)
 
 
 def has_genre(item: CatalogItem, genre: str) -> bool:
@@ -114,8 +189,11 @@ def padded_words(genre_name: str) -> str:
 def child_friendly(item: CatalogItem) -> bool:
     """A children's genre, no genre unfit for a child, and no gore or violence in the title or plot (the
     catalogs hold no age ratings: an animated war story or a family film about a killer is no pick)."""
-    return (any(has_genre(item, g) for g in CHILD_FRIENDLY) and not any(has_genre(item, g) for g in CHILD_UNSAFE)
-            and not intensity_of(item))
+    return (
+        any(has_genre(item, g) for g in CHILD_FRIENDLY)
+        and not any(has_genre(item, g) for g in CHILD_UNSAFE)
+        and not intensity_of(item)
+    )
 
 
 def intensity_of(item: CatalogItem) -> frozenset[str]:
@@ -130,7 +208,8 @@ def _intensity(title: str, plot: str) -> frozenset[str]:
 
 
 def genre_label(name: str) -> str:
-    """A catalog genre as words: "Family (Film genre) #395" -> "Family", "Revenge (Film subject)" -> "Revenge"."""
+    """A catalog genre as words: "Family (Film genre) #395" -> "Family", "Revenge (Film subject)" ->
+    "Revenge"."""
     label = re.sub(r"\s*#\d+\s*$", "", name)
     label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
     return label.strip() or name

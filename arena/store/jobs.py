@@ -36,6 +36,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 
 from arena.dialogue import utc_now
+from arena.store.part import StorePart
 from arena.store.statements import now_key, utc_key
 
 _OWNER_LOCK = threading.Lock()
@@ -51,7 +52,7 @@ def new_owner_id() -> str:
     return f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
-class LeaseHolder:
+class LeaseHolder(StorePart):
     """Who this process's claims belong to (a part of `arena.store.Store`)."""
 
     @property

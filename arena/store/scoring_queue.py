@@ -72,7 +72,9 @@ class ScoringQueue(LeaseHolder):
         j = t.scoring_jobs.c
         with self.write() as conn:
             for dialogue_id in sorted(set(dialogue_ids)):
-                row = conn.execute(sa.select(j.state).where(j.dialogue_id == dialogue_id).with_for_update()).first()
+                row = conn.execute(
+                    sa.select(j.state).where(j.dialogue_id == dialogue_id).with_for_update()
+                ).first()
                 if row is None:
                     conn.execute(sa.insert(t.scoring_jobs).values(
                         dialogue_id=dialogue_id, state="queued", force=int(force), attempts=0,
@@ -147,12 +149,15 @@ class ScoringQueue(LeaseHolder):
             log.warning("could not renew scoring leases: %s", exc)
         return None if self._lease_idle >= 2 else self.lease_s / 3
 
-    def finish_scoring_job(self, dialogue_id: str, error: Optional[str] = None, *, retry: bool = False) -> bool:
+    def finish_scoring_job(
+        self, dialogue_id: str, error: Optional[str] = None, *, retry: bool = False
+    ) -> bool:
         """Mark a job this process runs done, or failed. A failure with `retry` goes back to the queue while
         the job has tries left (`MAX_SCORING_ATTEMPTS`). A job re-queued meanwhile stays queued, and a job
         another process took over (this one's lease expired) is left to that process; returns whether the
         job was this process's to finish."""
         j = t.scoring_jobs.c
+        state: sa.ColumnElement[str]
         if error is None:
             state = sa.literal("done")
         elif retry:
