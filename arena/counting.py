@@ -32,7 +32,9 @@ other pane's conversation was unaffected and still counts for its own system's s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
+
+import numpy as np
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from arena.store import Store
@@ -45,6 +47,39 @@ from arena.study import crowd_of_dialogue, crowd_of_vote
 # The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
 VOID_FLAG = "void: a system failed a turn"
 USER_KINDS = tuple(kind.value for kind in UserKind)  # the audiences: ("human", "simulator")
+
+
+# -- the rules, each written once ------------------------------------------------------------------------
+# Each rule is an expression over a few facts of a dialogue or a vote, written with numpy's operators
+# (`~`, `&`, `|`, `==`, `np.isin`), so that one definition answers both for one object (the methods below
+# pass each fact as a numpy boolean or a string) and for a column of the store's compact rows at once
+# (`webapp.leaderboard.board_select` passes arrays). tests/battle/test_counting_rules.py checks that
+# the two agree.
+
+def shows_dialogue(hidden: Any, in_battle: Any, voted: Any) -> Any:
+    """A dialogue counts when it is not hidden and, if one side of a battle, once the battle's vote is
+    stored (before that, counting it would tell a visitor whom they are talking to)."""
+    return ~hidden & (~in_battle | voted)
+
+
+def shows_vote(hidden_a: Any, hidden_b: Any) -> Any:
+    """A vote counts while neither of its battle's dialogues is hidden."""
+    return ~(hidden_a | hidden_b)
+
+
+def vote_counts(flagged: Any, include_flagged: Any = False) -> Any:
+    """A flagged vote counts only when asked for (a researcher's export keeps it, marked)."""
+    return include_flagged | ~flagged
+
+
+def label_counts(labelled: Any, label_flagged: Any, in_flagged_battle: Any) -> Any:
+    """A satisfied/frustrated label counts unless it was flagged when given or its battle's vote is
+    flagged (the rater test comes after, on the labels that count: `Visibility.counted_labels`)."""
+    return labelled & ~label_flagged & ~in_flagged_battle
+
+
+def _flag(value: Any) -> np.bool_:
+    return np.bool_(bool(value))
 
 
 @dataclass(frozen=True)
@@ -60,16 +95,24 @@ class Participants:
         if self.user_kind is not None and self.user_kind not in USER_KINDS:
             raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {self.user_kind!r}")
 
+    def keeps(self, crowd: Any, user_kind: Any, user_id: Any) -> Any:
+        """The rule: whether rows of this crowd, audience and user are kept (strings, or arrays of them)."""
+        keep = np.ones(np.shape(crowd), dtype=bool)
+        if self.crowd is not None:
+            keep &= np.asarray(crowd == self.crowd, dtype=bool)
+        if self.user_kind is not None:
+            keep &= np.asarray(user_kind == self.user_kind, dtype=bool)
+        if self.left_out_users:
+            out = np.asarray(list(self.left_out_users), dtype=object)
+            keep &= ~np.isin(np.asarray(user_id, dtype=object), out)
+        return keep
+
     def keeps_dialogue(self, d: Dialogue) -> bool:
-        return ((self.crowd is None or crowd_of_dialogue(d) == self.crowd)
-                and (self.user_kind is None or d.user.kind.value == self.user_kind)
-                and d.user.id not in self.left_out_users)
+        return bool(self.keeps(crowd_of_dialogue(d), d.user.kind.value, d.user.id))
 
     def keeps_vote(self, v: Vote) -> bool:
         kind = v.user_kind.value if isinstance(v.user_kind, UserKind) else str(v.user_kind)
-        return ((self.crowd is None or crowd_of_vote(v) == self.crowd)
-                and (self.user_kind is None or kind == self.user_kind)
-                and v.user_id not in self.left_out_users)
+        return bool(self.keeps(crowd_of_vote(v), kind, v.user_id))
 
     def select(self, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
         return [d for d in dialogues if self.keeps_dialogue(d)], [v for v in votes if self.keeps_vote(v)]
@@ -83,20 +126,17 @@ class Visibility:
     in_flagged_battle: frozenset[str] = frozenset()  # dialogues of battles whose vote is flagged
 
     def keeps_dialogue(self, d: Dialogue) -> bool:
-        if d.dialogue_id in self.hidden:
-            return False
-        in_battle = d.metadata.get("source") == "battle" or "battle_id" in d.metadata
-        return not in_battle or d.dialogue_id in self.voted
+        return bool(shows_dialogue(_flag(d.dialogue_id in self.hidden), _flag(d.in_battle),
+                                   _flag(d.dialogue_id in self.voted)))
 
     def keeps_vote(self, v: Vote, *, include_flagged: bool = False) -> bool:
-        if v.dialogue_a in self.hidden or v.dialogue_b in self.hidden:
-            return False
-        return include_flagged or v.vote_id not in self.flags
+        return bool(shows_vote(_flag(v.dialogue_a in self.hidden), _flag(v.dialogue_b in self.hidden))
+                    & vote_counts(_flag(v.vote_id in self.flags), _flag(include_flagged)))
 
     def counts_label(self, d: Dialogue) -> bool:
         """Whether the dialogue's satisfied/frustrated label counts in satisfaction rates."""
-        return (d.feedback is not None and not d.metadata.get(LABEL_FLAG)
-                and d.dialogue_id not in self.in_flagged_battle)
+        return bool(label_counts(_flag(d.feedback is not None), _flag(d.metadata.get(LABEL_FLAG)),
+                                 _flag(d.dialogue_id in self.in_flagged_battle)))
 
     def counted_labels(self, dialogues: Iterable[Dialogue]) -> list[Dialogue]:
         """The dialogues, those whose label does not count as copies without it (rated = unrated).

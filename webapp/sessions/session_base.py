@@ -24,8 +24,14 @@ from typing import Any, NamedTuple, Optional
 from arena.dialogue import Dialogue, Feedback, Utterance
 from arena.store import VersionedDialogue
 from webapp.sessions import participants
-from webapp.sessions.turn_step import (ChangedElsewhere, read_current, refused_when_full, same_conversation,
-                                       store_label, stored_turn)
+from webapp.sessions.turn_step import (
+    ChangedElsewhere,
+    read_current,
+    refused_when_full,
+    same_conversation,
+    store_label,
+    stored_turn,
+)
 
 
 class PageView(NamedTuple):
@@ -61,13 +67,15 @@ def as_stored(services: Any, page: Dialogue) -> VersionedDialogue:
     return stored
 
 
-def send_turn(services: Any, dialogue: Dialogue, text: str, *, version: int, unavailable: str) -> Utterance:
+def send_turn(services: Any, dialogue: Dialogue, text: str, *, version: int,
+              unavailable: str) -> Utterance:
     """One turn of `dialogue` (read at `version`), stored over that version (`turn_step.stored_turn`)."""
     return stored_turn(services, dialogue, text, version=version, unavailable=unavailable)
 
 
 def rate_conversation(services: Any, dialogue: Dialogue, sentiment: str, comment: str = "", *, version: int,
-                      limited: bool = True, keys: Optional[tuple[str, str]] = None, request: Any = None) -> None:
+                      limited: bool = True, keys: Optional[tuple[str, str]] = None,
+                      request: Any = None) -> None:
     """Store the verdict on `dialogue` (read at `version`) over that version: a first verdict ends the
     conversation (`turn_step.store_label`, with the label limits when `limited`); a verdict already given is
     replaced (a study's verdict may change until its task is submitted). A write finding the conversation
