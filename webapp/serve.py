@@ -7,6 +7,7 @@ environment (see README.md).
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import sys
 from typing import Any, Callable, Optional, Sequence
@@ -62,14 +63,19 @@ def _blocks(title: str, intro: str, tabs, services: Services, *, participants: b
             gr.Button("Log out", link="logout", size="sm", scale=0, min_width=100, elem_id="admin-logout")
         slot = participant_slot(services) if participants else None
         for label, tab in tabs:
-            with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):
-                if slot is not None:
-                    tab.build(services, slot)
-                else:
-                    tab.build(services)
+            with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}") as opened:
+                _build_tab(tab, services, slot, opened, demo)
         if slot is not None:
             slot.wire(services, demo)
     return demo
+
+
+def _build_tab(module: Any, services: Services, slot: Any, opened: gr.Tab, page: gr.Blocks) -> None:
+    """`module.build` inside its tab; a builder that fills itself when its tab opens (`tab`) or when the page
+    loads (`page`) is handed that block, rather than reading Gradio's private render context."""
+    wants = inspect.signature(module.build).parameters
+    extra = {name: block for name, block in (("tab", opened), ("page", page)) if name in wants}
+    module.build(*((services, slot) if slot is not None else (services,)), **extra)
 
 
 def build_demo(services: Services) -> gr.Blocks:
@@ -104,6 +110,14 @@ def launch_shared(services: Services, settings: Settings, port: int, *, share: b
     launch_app(demo, server_name=settings.host, server_port=port, share=share, head=SHARE_STUDY_REFUSAL,
                **launch_options(settings, admin=False), **kwargs)
     return demo
+
+
+def _build_tab(module: Any, services: Services, slot: Any, opened: gr.Tab, page: gr.Blocks) -> None:
+    """`module.build` inside its tab; a builder that fills itself when its tab opens (`tab`) or when the page
+    loads (`page`) is handed that block, rather than reading Gradio's private render context."""
+    wants = inspect.signature(module.build).parameters
+    extra = {name: block for name, block in (("tab", opened), ("page", page)) if name in wants}
+    module.build(*((services, slot) if slot is not None else (services,)), **extra)
 
 
 def launch_app(demo: gr.Blocks, **kwargs) -> None:
