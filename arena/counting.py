@@ -124,7 +124,9 @@ class Participants:
         kind = v.user_kind.value if isinstance(v.user_kind, UserKind) else str(v.user_kind)
         return self.keeps(crowd_of_vote(v), kind, v.user_id)
 
-    def select(self, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
+    def select(
+        self, dialogues: Iterable[Dialogue], votes: Iterable[Vote]
+    ) -> tuple[list[Dialogue], list[Vote]]:
         return [d for d in dialogues if self.keeps_dialogue(d)], [v for v in votes if self.keeps_vote(v)]
 
 

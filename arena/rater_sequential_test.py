@@ -31,10 +31,11 @@ POOLED_IDS = frozenset({"", "anonymous"})
 def rater_evidence(dialogues: Iterable[Dialogue]) -> dict[str, float]:
     """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1), of
     people's labelled dialogues (`label_evidence` on their columns)."""
-    labelled = [d for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN]
-    return label_evidence([d.user.id for d in labelled], [d.crs_id for d in labelled],
-                          [d.feedback.sentiment == "satisfied" for d in labelled],
-                          [d.feedback.timestamp for d in labelled])
+    labelled = [(d, fb) for d in dialogues
+                if (fb := d.feedback) is not None and d.user.kind == UserKind.HUMAN]
+    return label_evidence([d.user.id for d, _ in labelled], [d.crs_id for d, _ in labelled],
+                          [fb.sentiment == "satisfied" for _, fb in labelled],
+                          [fb.timestamp for _, fb in labelled])
 
 
 def flagged_raters(dialogues: Iterable[Dialogue], alpha: float = ALPHA) -> set[str]:

@@ -246,8 +246,9 @@ class HubMirror:
 
         head = self.api.repo_info(self.repo_id, repo_type=REPO_TYPE).sha
         if head is None:  # the purge's commit is made conditional on this head: without it, no purge
-            raise RuntimeError(f"the Hub named no head commit of {self.repo_id}; the purge waits for the next "
-                               "push")
+            raise RuntimeError(
+                f"the Hub named no head commit of {self.repo_id}; the purge waits for the next push"
+            )
         with tempfile.TemporaryDirectory(prefix="arena-hub-purge-") as scratch:
             folder = Path(
                 snapshot_download(

@@ -16,13 +16,14 @@ rows existed get theirs at the next read (`board_rows`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arena.dialogue import Dialogue
 from arena.store import schema as t
+from arena.store.part import StorePart
 from arena.store.statements import upsert, utc_key
 from arena.study import STUDY_KEY
 
@@ -30,10 +31,35 @@ from arena.study import STUDY_KEY
 # re-exports it: the store writes it into the compact rows, so it is defined below the store).
 LABEL_FLAG = "label_flag"
 BOARD_SCORES = ("rdl", "core.overall")  # the automatic scores a board averages
-DIALOGUE_FIELDS = ("dialogue_id", "crs_id", "user_kind", "user_id", "crowd", "in_battle", "failed", "num_turns",
-                   "sentiment", "label_flagged", "label_at", "reply_length", "items_shown", "aspect_ratings",
-                   "rdl", "core")
-VOTE_FIELDS = ("vote_id", "crs_a", "crs_b", "choice", "dialogue_a", "dialogue_b", "user_kind", "user_id", "study")
+DIALOGUE_FIELDS = (
+    "dialogue_id",
+    "crs_id",
+    "user_kind",
+    "user_id",
+    "crowd",
+    "in_battle",
+    "failed",
+    "num_turns",
+    "sentiment",
+    "label_flagged",
+    "label_at",
+    "reply_length",
+    "items_shown",
+    "aspect_ratings",
+    "rdl",
+    "core",
+)
+VOTE_FIELDS = (
+    "vote_id",
+    "crs_a",
+    "crs_b",
+    "choice",
+    "dialogue_a",
+    "dialogue_b",
+    "user_kind",
+    "user_id",
+    "study",
+)
 
 
 def dialogue_style(d: Dialogue) -> tuple[float, float]:
@@ -41,21 +67,29 @@ def dialogue_style(d: Dialogue) -> tuple[float, float]:
     replies = d.agent_turns()
     if not replies:
         return 0.0, 0.0
-    return (sum(len(u.text) for u in replies) / len(replies), sum(len(u.items) for u in replies) / len(replies))
+    return (
+        sum(len(u.text) for u in replies) / len(replies),
+        sum(len(u.items) for u in replies) / len(replies),
+    )
 
 
 def board_row(d: Dialogue) -> dict[str, Any]:
     """The dialogue's `board_dialogues` row."""
     length, items = dialogue_style(d)
     return {
-        "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value, "user_id": d.user.id,
+        "dialogue_id": d.dialogue_id,
+        "crs_id": d.crs_id,
+        "user_kind": d.user.kind.value,
+        "user_id": d.user.id,
         "crowd": (d.metadata or {}).get(STUDY_KEY) or None,
         "in_battle": int(d.in_battle),
-        "failed": int(d.system_failed()), "num_turns": d.num_turns,
+        "failed": int(d.system_failed()),
+        "num_turns": d.num_turns,
         "sentiment": d.feedback.sentiment if d.feedback else None,
         "label_flagged": int(bool(d.metadata.get(LABEL_FLAG))),
         "label_at": utc_key(d.feedback.timestamp) if d.feedback else None,
-        "reply_length": float(length), "items_shown": float(items),
+        "reply_length": float(length),
+        "items_shown": float(items),
         "aspect_ratings": len(d.ratings) + sum(len(u.ratings) for u in d.utterances),
     }
 
@@ -75,15 +109,15 @@ def _fetch_all(conn: Connection, query: Any) -> list[tuple]:
     """All rows of `query` through the driver's own cursor: SQLAlchemy's row objects would cost more than
     the query itself for a few hundred thousand small rows. Runs in `conn`'s transaction (its snapshot)."""
     sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    cursor = conn.connection.driver_connection.cursor()
+    cursor = conn.connection.cursor()  # the driver's own cursor, through the pool's connection
     try:
         cursor.execute(sql)
-        return cursor.fetchall()
+        return cast(list[tuple], cursor.fetchall())  # a list from both drivers (sqlite3, psycopg)
     finally:
         cursor.close()
 
 
-class BoardRowsStore:
+class BoardRowsStore(StorePart):
     """The compact rows of `arena.store.Store` (`board_rows`, `board_version`)."""
 
     @staticmethod
@@ -110,23 +144,26 @@ class BoardRowsStore:
         self._fill_missing_board_rows()
         b, v = t.board_dialogues.c, t.votes.c
         rdl, core = t.scores.alias("rdl"), t.scores.alias("core")
-        dialogue_query = (
-            sa.select(*[getattr(b, f) for f in DIALOGUE_FIELDS[:-2]], rdl.c.value, core.c.value)
-            .select_from(t.board_dialogues
-                         .outerjoin(rdl, sa.and_(rdl.c.dialogue_id == b.dialogue_id, rdl.c.metric == BOARD_SCORES[0]))
-                         .outerjoin(core, sa.and_(core.c.dialogue_id == b.dialogue_id,
-                                                  core.c.metric == BOARD_SCORES[1]))))
+        dialogue_query = sa.select(
+            *[getattr(b, f) for f in DIALOGUE_FIELDS[:-2]], rdl.c.value, core.c.value
+        ).select_from(
+            t.board_dialogues.outerjoin(
+                rdl, sa.and_(rdl.c.dialogue_id == b.dialogue_id, rdl.c.metric == BOARD_SCORES[0])
+            ).outerjoin(core, sa.and_(core.c.dialogue_id == b.dialogue_id, core.c.metric == BOARD_SCORES[1]))
+        )
         vote_query = sa.select(*[getattr(v, f) for f in VOTE_FIELDS]).order_by(v.created_at, v.vote_id)
         with self.read() as conn:
             dialogues = _fetch_all(conn, dialogue_query)
             votes = _fetch_all(conn, vote_query)
             hidden = frozenset(conn.execute(sa.select(t.hidden_dialogues.c.dialogue_id)).scalars())
-            flags = {r[0]: r[1] for r in conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason))}
+            flags = {
+                r[0]: r[1] for r in conn.execute(sa.select(t.vote_flags.c.vote_id, t.vote_flags.c.reason))
+            }
         return BoardRows(dialogues, votes, hidden, flags)
 
     def board_scores(self) -> list[tuple[str, str, Optional[float]]]:
-        """(dialogue id, metric, value: None when unscored) of every stored score, from the `scores` rows alone
-        (no details, no dialogue), for the metric tables beside the boards."""
+        """(dialogue id, metric, value: None when unscored) of every stored score, from the `scores` rows
+        alone (no details, no dialogue), for the metric tables beside the boards."""
         s = t.scores.c
         with self.read() as conn:
             return _fetch_all(conn, sa.select(s.dialogue_id, s.metric, s.value))
@@ -155,11 +192,18 @@ class BoardRowsStore:
 
         count = sa.func.count
         with self.read() as conn:
-            return tuple(conn.execute(sa.select(
-                scalar(count(), table=t.dialogues), scalar(sa.func.max(t.dialogues.c.updated_at), table=t.dialogues),
-                scalar(count(), table=t.votes),
-                scalar(count(), table=t.scores), scalar(sa.func.max(t.scores.c.scored_at), table=t.scores),
-                scalar(count(), table=t.vote_flags), scalar(sa.func.max(t.vote_flags.c.flagged_at), table=t.vote_flags),
-                scalar(count(), table=t.hidden_dialogues),
-                scalar(sa.func.max(t.hidden_dialogues.c.hidden_at), table=t.hidden_dialogues),
-            )).one())
+            return tuple(
+                conn.execute(
+                    sa.select(
+                        scalar(count(), table=t.dialogues),
+                        scalar(sa.func.max(t.dialogues.c.updated_at), table=t.dialogues),
+                        scalar(count(), table=t.votes),
+                        scalar(count(), table=t.scores),
+                        scalar(sa.func.max(t.scores.c.scored_at), table=t.scores),
+                        scalar(count(), table=t.vote_flags),
+                        scalar(sa.func.max(t.vote_flags.c.flagged_at), table=t.vote_flags),
+                        scalar(count(), table=t.hidden_dialogues),
+                        scalar(sa.func.max(t.hidden_dialogues.c.hidden_at), table=t.hidden_dialogues),
+                    )
+                ).one()
+            )
