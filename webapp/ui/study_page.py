@@ -1,10 +1,11 @@
 """The page a recruited worker sees: consent, instructions, the tasks in order, then the completion code.
 
 Served at `/study/` (the public page sends a link with `?study=` there, query
-intact). The page keeps nothing but (study id, pseudonym) in a server-side
-State; every handler reads the worker's row from the store and redraws the
-whole page from it (`draw`), so a reload resumes exactly where the worker
-was. The task view works as the public Chat does: a message shows the moment
+intact). The page keeps (study id, pseudonym) in a server-side State, and
+what it drew of each conversation (so that a verdict from a page the store
+has moved on from is refused); every handler reads the worker's row from the
+store and redraws the whole page from it (`draw`), so a reload resumes
+exactly where the worker was. The task view works as the public Chat does: a message shows the moment
 it is sent, with a typing indicator until the reply, and only the component
 that changes shows progress; a refusal is one line next to the control that was
 used (never a toast), and what the worker typed or picked stays.
@@ -22,6 +23,7 @@ from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.session_base import PageView
 from webapp.sessions.warming import start_after_page, warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
@@ -90,6 +92,9 @@ def build_study_demo(services: Services) -> gr.Blocks:
     age = services.settings.file_cache_max_age_s
     with gr.Blocks(title=TITLE, delete_cache=(age, age)) as demo:
         ident = gr.State(None)
+        # Each conversation as the page last drew it: a verdict from a page the store has moved on from
+        # (a verdict or a turn given in another tab, served by another app process) is refused, not stored.
+        drawn = gr.State({})
         title = gr.Markdown(f"# {TITLE}", elem_id="study-title")
         status = gr.Markdown("", elem_id="study-notice", elem_classes=["status-line"])
         # For clients without a browser (and tests): the link's parameters as values.
@@ -149,7 +154,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
 
         pane_parts = [c for pane in panes.values() for c in (pane.column, pane.chat, pane.items, pane.send,
                                                               pane.line, pane.verdict)]
-        view = [ident, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
+        view = [ident, drawn, title, status, consent_box, consent_md, instr_box, instr_md, task_box, task_head,
                 *pane_parts, choice, attention, aspects_box, *radios, submit_line, gold_box, gold_md, gold_answer,
                 gold_line, full_box, full_md, retry, done_md, forward]
         lines = [status, submit_line, gold_line, *[pane.line for pane in panes.values()]]
@@ -166,6 +171,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 message = PREVIEW_NOTE
             out: dict[Any, Any] = {
                 ident: (p.study_id, p.pseudonym) if p is not None else None,
+                drawn: {},
                 title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
                 **{line: message if line is where else "" for line in lines},
                 consent_box: gr.update(visible=step == "consent"),
@@ -184,6 +190,7 @@ def build_study_demo(services: Services) -> gr.Blocks:
                 forward: (study.completion_url() or "") if step == "done" and study and not preview else "",
             }
             dialogues = flow.task_dialogues(services, p) if step == "task" else {}
+            out[drawn] = {side: PageView.of(d) for side, d in dialogues.items()}
             for side in ("A", "B"):
                 pane = panes[side]
                 d = dialogues.get(side)
@@ -309,9 +316,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
             gr.on(triggers=[send.click, msg.submit], fn=sent, inputs=[ident, msg], outputs=sent_outputs,
                   api_name=f"study_send_{s}", trigger_mode="once", show_progress="hidden")
             for button, sentiment in ((good, "satisfied"), (bad, "frustrated")):
-                button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
-                                     flow.rate(services, st, p, side, sentiment), where=line),
-                             [ident], view, api_name=f"study_{sentiment}_{s}", **near(verdict))
+                button.click(guarded(lambda st, p, page, side=side, sentiment=sentiment:
+                                     flow.rate(services, st, p, side, sentiment, shown=(page or {}).get(side)),
+                                     where=line),
+                             [ident, drawn], view, api_name=f"study_{sentiment}_{s}", **near(verdict))
         forwarding(submit.click(
             guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True,
                     where=submit_line),
