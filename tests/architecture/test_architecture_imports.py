@@ -7,11 +7,22 @@ cycle).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grimp
 import networkx as nx
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("arena", "crs", "simulators", "evaluators", "webapp")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a project file (test_heavy_imports.py reads the files by these names)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
 def cycles(graph: nx.DiGraph) -> list[list[str]]:
