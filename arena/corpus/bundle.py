@@ -377,7 +377,8 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
         from huggingface_hub import DatasetCard, DatasetCardData
 
     metadata = DatasetCardData(license=LICENCE_ID, language=["en"], task_categories=["text-generation"],
-                               tags=["conversational-recommendation", "user-satisfaction", "pairwise-comparison"],
+                               tags=["conversational-recommendation", "user-satisfaction",
+                                     "pairwise-comparison"],
                                size_categories=[size])
     card = DatasetCard.from_template(
         metadata, template_path=str(CARD_TEMPLATE),

@@ -164,7 +164,8 @@ class LLMClient:
         def note_retry(state: tenacity.RetryCallState) -> None:
             failure = state.outcome.exception() if state.outcome is not None else None
             wait = state.next_action.sleep if state.next_action is not None else 0.0
-            log.info("%s: attempt %d failed (%s); retrying in %.2f s", label, state.attempt_number, failure, wait)
+            log.info("%s: attempt %d failed (%s); retrying in %.2f s", label, state.attempt_number, failure,
+                     wait)
             self._count(retries=1)
 
         retrying = tenacity.Retrying(

@@ -82,7 +82,8 @@ def test_retry_after_ms_header_is_understood(stub_server, make_openai_client):
 
 def test_unavailable_with_retry_after_as_http_date_is_honoured(stub_server, api_key):
     provider = OpenAIProvider(stub_server.base_url, default_model="stub-model", api_key=api_key)
-    client = LLMClient(provider, timeout_s=5, retry=RetryPolicy(max_retries=1, base_delay_s=0.01, max_delay_s=5))
+    policy = RetryPolicy(max_retries=1, base_delay_s=0.01, max_delay_s=5)  # the date, not the cap, decides
+    client = LLMClient(provider, timeout_s=5, retry=policy)
     # An HTTP date has whole seconds: two seconds ahead is at least one second of wait.
     when = email.utils.formatdate(time.time() + 2, usegmt=True)
     busy = Action(status=503, headers={"retry-after": when}, json_body={"error": {"message": "busy"}})
