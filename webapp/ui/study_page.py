@@ -24,7 +24,7 @@ from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
 from webapp.sessions.session_base import PageView
-from webapp.sessions.warming import warming_line
+from webapp.sessions.warming import start_after_page, warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
 from webapp.ui.parts.page_script import KEEPS_DRAFT
@@ -292,8 +292,10 @@ def build_study_demo(services: Services) -> gr.Blocks:
         def forwarding(event: Any) -> None:
             event.then(None, [forward], None, js=FORWARD_JS, api_visibility="private")
 
-        forwarding(demo.load(enter_from_link, [link_browser], view, js=BROWSER_TOKEN_JS, api_visibility="private",
-                             show_progress="hidden"))
+        entered = demo.load(enter_from_link, [link_browser], view, js=BROWSER_TOKEN_JS, api_visibility="private",
+                            show_progress="hidden")
+        forwarding(entered)
+        entered.then(start_after_page(services), None, None, api_visibility="private", show_progress="hidden")
         gr.Button(visible=False).click(enter_from_values, [link_study, link_worker, link_browser], view,
                                        api_name="study_enter")
         # Every event redraws the page, but only the line next to the control shows progress: Gradio's
