@@ -132,11 +132,21 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
     flags = flags or {}
     return [
         {
-            "vote_id": v.vote_id, "battle_id": v.battle_id, "timestamp": v.timestamp.isoformat(),
-            "crs_a": v.crs_a, "crs_b": v.crs_b, "dialogue_a": v.dialogue_a, "dialogue_b": v.dialogue_b,
-            "choice": v.choice, "winner": v.winner or "", "comment": v.comment,
-            "user_id": pseudonym(v.user_id), "user_kind": v.user_kind.value, "flagged": flags.get(v.vote_id, ""),
-            "crowd": crowd_of_vote(v), "study_version": v.study_version if v.study_version is not None else "",
+            "vote_id": v.vote_id,
+            "battle_id": v.battle_id,
+            "timestamp": v.timestamp.isoformat(),
+            "crs_a": v.crs_a,
+            "crs_b": v.crs_b,
+            "dialogue_a": v.dialogue_a,
+            "dialogue_b": v.dialogue_b,
+            "choice": v.choice,
+            "winner": v.winner or "",
+            "comment": v.comment,
+            "user_id": pseudonym(v.user_id),
+            "user_kind": v.user_kind.value,
+            "flagged": flags.get(v.vote_id, ""),
+            "crowd": crowd_of_vote(v),
+            "study_version": v.study_version if v.study_version is not None else "",
         }
         for v in votes
     ]
@@ -161,30 +171,46 @@ def score_rows(dialogues: Iterable[Dialogue], pseudonym: Callable[[str], str],
                 "model": s.model, "error": redact_optional(s.error), "scored_at": s.timestamp.isoformat(),
                 "utterance_id": None, "rater_id": None, "rater_kind": None, "prompt_version": None,
             })
-        rated = [(None, r) for r in d.ratings] + [(u.utterance_id, r) for u in d.utterances for r in u.ratings]
+        rated = [(None, r) for r in d.ratings] + [
+            (u.utterance_id, r) for u in d.utterances for r in u.ratings
+        ]
         for utterance_id, r in rated:
             utterance_id = shown(utterance_id) if utterance_id is not None else None
             rater = pseudonym(r.rater_id) if r.rater_kind == UserKind.HUMAN else r.rater_id
             for aspect, value in sorted(r.values.items()):
-                rows.append({
-                    **base, "metric": RATING_PREFIX + aspect, "value": value,
-                    "scorer": f"{r.rater_kind.value} rating", "version": r.form_version, "model": r.model, "error": redact_optional(r.error),
-                    "scored_at": r.timestamp.isoformat(), "utterance_id": utterance_id, "rater_id": rater,
-                    "rater_kind": r.rater_kind.value, "prompt_version": r.prompt_version,
-                })
+                rows.append(
+                    {
+                        **base,
+                        "metric": RATING_PREFIX + aspect,
+                        "value": value,
+                        "scorer": f"{r.rater_kind.value} rating",
+                        "version": r.form_version,
+                        "model": r.model,
+                        "error": redact_optional(r.error),
+                        "scored_at": r.timestamp.isoformat(),
+                        "utterance_id": utterance_id,
+                        "rater_id": rater,
+                        "rater_kind": r.rater_kind.value,
+                        "prompt_version": r.prompt_version,
+                    }
+                )
     return rows
 
 
 # -- writers ------------------------------------------------------------------------
 
 
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
     with atomic_path(path) as tmp:
         write(tmp)
 
 
+def _write_text(path: Path, text: str) -> None:
+    _atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
 def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
-    def write(tmp: str) -> None:
+    def write(tmp: Path) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(columns))
             writer.writeheader()
@@ -215,12 +241,12 @@ def _write_dialogues(jsonl: Path, json_list: Path, snapshot: Snapshot, pseudonym
     records = [export_record(d, pseudonym, by_dialogue.get(d.dialogue_id), source_ids=source_ids)
                for d in snapshot.dialogues]
 
-    def write_lines(tmp: str) -> None:
+    def write_lines(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             for rec in records:
                 fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-    def write_list(tmp: str) -> None:
+    def write_list(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(records, fh, ensure_ascii=False, indent=1)
 
@@ -243,7 +269,9 @@ def study_files(store: Store, snapshot: Snapshot) -> dict[str, str]:
     the completion code left out: it is the workers' proof of completion on their platform."""
     runs = {(str(d.metadata[STUDY_KEY]), int(d.metadata[STUDY_VERSION_KEY])) for d in snapshot.dialogues
             if d.metadata.get(STUDY_KEY) and d.metadata.get(STUDY_VERSION_KEY) is not None}
-    runs |= {(v.study, int(v.study_version)) for v in snapshot.votes if v.study and v.study_version is not None}
+    runs |= {
+        (v.study, int(v.study_version)) for v in snapshot.votes if v.study and v.study_version is not None
+    }
     out = {}
     for study_id, version in sorted(runs):
         found = store.study_text(study_id, version)
@@ -283,10 +311,10 @@ def export_bundle(
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
     card = dataset_card(snapshot, extras=sorted(extras or {}), source_ids=source_ids)
-    _atomic(files["card"], lambda tmp: Path(tmp).write_text(card, encoding="utf-8"))
+    _write_text(files["card"], card)
     for name, text in (extras or {}).items():
         files[name] = folder / Path(name).name
-        _atomic(files[name], lambda tmp, text=text: Path(tmp).write_text(text, encoding="utf-8"))
+        _write_text(files[name], text)
     counts = {"dialogues": len(snapshot.dialogues), "votes": len(snapshot.votes), "scores": len(scores)}
     if zip_name:
         bundle = folder / zip_name
@@ -296,7 +324,7 @@ def export_bundle(
     return ExportResult(folder=folder, files=files, counts=counts)
 
 
-def _zip(tmp: str, members: list[Path]) -> None:
+def _zip(tmp: Path, members: list[Path]) -> None:
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for member in members:
             zf.write(member, arcname=member.name)
@@ -308,8 +336,10 @@ def _zip(tmp: str, members: list[Path]) -> None:
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     # Cells hold stored text (system ids): escaped, so no markup or image reaches the rendered card.
-    lines += ["| " + " | ".join(str(c) if isinstance(c, (int, float)) else escape_markdown(c) for c in row) + " |"
-              for row in rows]
+    lines += [
+        "| " + " | ".join(str(c) if isinstance(c, (int, float)) else escape_markdown(c) for c in row) + " |"
+        for row in rows
+    ]
     return "\n".join(lines)
 
 
@@ -333,10 +363,12 @@ def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> str:
     if flt.crowd is None:
         if not extras:
             return ""
-        return ("The open arena and crowdsourced studies together: a study's dialogues carry its "
-                "id, the version of its study file and the worker's standing (see Fields); the study files are "
-                "included (" + ", ".join(escape_markdown(n) for n in extras) + ", completion codes left "
-                "out).")
+        return (
+            "The open arena and crowdsourced studies together: a study's dialogues carry its "
+            "id, the version of its study file and the worker's standing (see Fields); the study files are "
+            "included (" + ", ".join(escape_markdown(n) for n in extras) + ", completion codes left "
+            "out)."
+        )
     if flt.crowd == "open":
         return "The open arena only: crowdsourced studies are exported on their own."
     versions = sorted({int(d.metadata[STUDY_VERSION_KEY]) for d in snapshot.dialogues

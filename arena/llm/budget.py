@@ -62,8 +62,11 @@ class HourlyBudget:
                 return True
             if not self._announced:
                 self._announced = True
-                log.warning("scoring budget reached: %d endpoint calls in the last hour (ARENA_SCORING_BUDGET); "
-                            "scoring waits until calls age out of the window", self.limit)
+                log.warning(
+                    "scoring budget reached: %d endpoint calls in the last hour (ARENA_SCORING_BUDGET); "
+                    "scoring waits until calls age out of the window",
+                    self.limit,
+                )
             return False
 
     def exhausted(self) -> bool:

@@ -154,7 +154,7 @@ class LLMClient:
             completion_tokens=response.completion_tokens,
             wall_s=response.latency_s,
         )
-        if key is not None:
+        if key is not None and self.cache is not None:  # a key is made only with a cache
             self.cache.put(key, response.to_cache())
         return response
 
