@@ -48,6 +48,7 @@ from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
 from crs.state_reader import LLMStateReader
 from crs.reply_check import enforce_shown_titles
+from crs.shown_filter import answer_move
 from crs.title_matching import TitleMatcher
 
 PROMPTS_DIR = ASSETS_DIR / "prompts"
@@ -153,7 +154,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "question":
-            text, shown = answer(move.aspect, move.about, move.text)
+            text, shown = answer_move(move)
             return enforce_shown_titles(text, shown, self.catalog, fallback), shown
         view = self.view(move)
         candidates = self.candidates(dialogue, view, move)

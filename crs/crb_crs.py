@@ -51,6 +51,7 @@ from crs.crb_context import TurnContext, context_problem, english
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.item_answers import answer, farewell, taken
 from crs.reply_check import enforce_shown_titles, named_titles
+from crs.shown_filter import answer_move
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class CRBCRS(StatefulTurns, ConversationalRecommender):
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "question":
-            text, shown = answer(move.aspect, move.about, move.text)
+            text, shown = answer_move(move)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
             return text, shown
         items = self.candidates(dialogue, move=move)[:TOP_K_SHOWN]

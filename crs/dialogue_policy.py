@@ -59,8 +59,10 @@ from arena.reading.references import (
     without_possessives,
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
+from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
+from crs.shown_filter import filter_words
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
@@ -111,6 +113,7 @@ class UserMove:
     reading: Optional[Reading] = None  # the policy's working copy of that state
     relaxed_to: Optional[Constraints] = None  # the looser constraints a list had to be made under
     text: str = ""  # the message itself (an answer may need its words: "is it scary?")
+    filtered_by: Optional[Constraints] = None  # "which of those are comedies?": what the shown items must meet
 
 
 class StateLedger:
@@ -195,6 +198,7 @@ class DialoguePolicy:
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
         self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
+        self._title_words = frozenset(w for item in catalog.items for w in normalize(item.title).split())
         # With an LLM endpoint the last message may be read by the model (`crs.state_reader`), the
         # offline rules standing in whenever its answer fails the checks.
         self.state_reader = None
@@ -392,7 +396,8 @@ class DialoguePolicy:
             reading.reader = model.label
         reading.asked.append(self._asked(text, act))
         stamp(reading)
-        return UserMove(act, aspect, about, list(shown), intents=intents, text=text)
+        filtered_by = self.shown_filter(text) if aspect == "filter" else None
+        return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by)
 
     def _spelled(self, text: str) -> str:
         """The text with misspelt genre words put right: a word no catalog plot uses that is close to
@@ -404,7 +409,8 @@ class DialoguePolicy:
                 return word
             close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
             return close[0] if close else word
-        return re.sub(r"[A-Za-z]+", fix, text)
+        # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
+        return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))
 
     def _mentions(self, reading: Reading, text: str, turn: int) -> None:
         """The titles the message names, liked or not, and whether it gives anything to go on."""
@@ -434,6 +440,10 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
+        pool = list(listed) if len(shown) < 2 and listed else list(shown)
+        asked = self.shown_filter(text) if pool else None
+        if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items
+            return "question", "filter", [i for i in pool if asked.allows(i)], []
         linked = self._linked(text, shown)
         if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
             return "chat", None, [], []  # "ugh, long day at work" before anything was shown
@@ -482,6 +492,18 @@ class DialoguePolicy:
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
+
+    def shown_filter(self, text: str) -> Optional[Constraints]:
+        """What a question that sorts the shown items asks of them ("which of those are from the 90s?"),
+        or None when it is no such question or names nothing the reader knows."""
+        words = filter_words(text)
+        if words is None or question_aspect(text) in ("compare_children", "compare_year", "pick"):
+            return None  # "which of those is newer / best for kids / would you pick?" compare the list
+        bare = self._without_titles(words)
+        asked = update(Constraints(), bare, complaint=False, kinds_matter=self.catalog.dataset == "opendialkg",
+                       people=self._people_named(without_possessives(bare)), bearable=self.bearable,
+                       plain=self.plain_subjects)
+        return asked if asked.any or asked.kind else None
 
     def _off_task(self, text: str) -> bool:
         """A message that asks for nothing a recommender can give and names nothing the reader knows

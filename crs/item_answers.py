@@ -117,6 +117,8 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
     elif aspect == "year":
         text_out = (f"{item.title} came out in {item.year}." if item.year else
                     f"I don't know what year {item.title} came out; {_known(item)}")
+    elif aspect == "runtime":  # neither catalog records running times
+        text_out = f"I don't know the runtime of {label}; here is what I know: {_known(item)}"
     elif aspect == "rating":
         text_out = f"I have no ratings or reviews to go by, so I can't say how well {label} is rated; {_known(item)}"
     elif aspect == "true_story":

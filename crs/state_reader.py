@@ -25,7 +25,7 @@ from arena.llm.json_output import json_object
 from arena.reading.phrase_table import known_subject, moods_named
 from arena.reading.vocabulary import GENRE_WORDS
 
-ASPECTS = ("plot", "director", "writer", "stars", "year", "genres", "suitability", "true_story", "rating",
+ASPECTS = ("plot", "director", "writer", "stars", "year", "genres", "suitability", "true_story", "rating", "runtime",
            "compare_children")
 _SLOTS_FROM_MODEL = ("genre", "person", "era", "kind", "mood", "audience", "subject", "intensity")
 _ERA = re.compile(r"^(1[89]\d\d|20\d\d|2100)-(1[89]\d\d|20\d\d|2100)$")

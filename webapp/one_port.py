@@ -23,13 +23,13 @@ from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence
 import gradio as gr
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse
-from starlette.routing import Mount
 
 from webapp.protection.api_guard import ApiGuardMiddleware
 from webapp.protection.body_limits import MIN_BODY_BYTES, BodyLimitMiddleware
 from webapp.protection.login_limits import LoginLimiter, LoginLimitMiddleware
 from webapp.protection.login_page import AUTH_MESSAGE
 from webapp.protection.private_files import PrivateFileMiddleware
+from webapp.protection.shared_login import ResearcherLogin
 from webapp.sessions.idle_sessions import IdleSessionReaper, OpenPages
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
                  idle_releases: Sequence[Callable[[], object]] = (),
                  readiness: Optional[Callable[[], dict[str, Any]]] = None,
-                 share_login: Optional[Callable[[Any], None]] = None) -> FastAPI:
+                 researcher_login: Optional[ResearcherLogin] = None) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both and `head` goes
     into every page's head (Gradio 6 takes both where an app is served, not where it is built);
@@ -70,9 +70,9 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     and, with `closed_session_grace_s`, the sessions of pages closed that long ago (their heartbeat ended),
     then `idle_releases` let go of what caches held for them.
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
-    ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). `share_login` is given the
-    mounted researcher app (Gradio's `App`) to keep its logins where every replica finds them
-    (`webapp.protection.shared_login`)."""
+    ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). With `researcher_login`, the
+    researcher app's login is the server's own, kept where every replica finds it
+    (`webapp.protection.shared_login`); without it, Gradio's login of one process."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     pages = OpenPages() if session_idle_s and closed_session_grace_s else None
@@ -101,11 +101,17 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
             bare = path.rstrip("/")
             app.add_api_route(bare, lambda: RedirectResponse(bare + "/", status_code=308), methods=["GET", "HEAD"],
                               include_in_schema=False)
+        # Gradio is told who is logged in (`auth_dependency`, its public hook) by the server's own login,
+        # whose routes come before the mount, which would otherwise answer them.
+        login: dict[str, Any] = {"auth": admin_auth, "auth_message": AUTH_MESSAGE}
+        if researcher_login is not None:
+            researcher_login.add_routes(app, path)
+            login = {"auth_dependency": researcher_login.user_of}
         # Mounted before "/": the first mount whose prefix matches takes the request.
-        gr.mount_gradio_app(app, admin, path=path, auth=admin_auth, ssr_mode=False, css=css, head=head,
-                            max_file_size=admin_upload_bytes, auth_message=AUTH_MESSAGE)
-        if share_login is not None:
-            share_login(_mounted_app(app, path))
+        gr.mount_gradio_app(app, admin, path=path, ssr_mode=False, css=css, head=head,
+                            max_file_size=admin_upload_bytes, **login)
+        if researcher_login is not None:  # the login form on the page until a login is made
+            app.add_middleware(researcher_login.page_middleware(path))
         app.add_middleware(LoginLimitMiddleware, limiter=limiter or LoginLimiter(),
                            login_paths=[path.rstrip("/") + "/login"])
     if public is not None and study is not None:
@@ -135,15 +141,6 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
 def _to_study_page(request: Request) -> RedirectResponse:
     query = request.url.query
     return RedirectResponse(STUDY_PATH + "/" + (f"?{query}" if query else ""), status_code=308)
-
-
-def _mounted_app(app: FastAPI, path: str) -> Any:
-    """The Gradio app `gr.mount_gradio_app` mounted at `path` (the last mount there)."""
-    prefix = path.rstrip("/")
-    mounts = [r for r in app.routes if isinstance(r, Mount) and r.path == prefix]
-    if not mounts:
-        raise RuntimeError(f"no app is mounted at {path!r}")
-    return mounts[-1].app
 
 
 def add_health_routes(app: FastAPI, readiness: Callable[[], dict[str, Any]]) -> None:

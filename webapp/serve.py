@@ -7,6 +7,7 @@ environment (see README.md).
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import sys
 from typing import Any, Callable, Optional, Sequence
@@ -19,7 +20,7 @@ from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.protection.login_limits import LoginLimiter
-from webapp.protection.shared_login import share_researcher_login
+from webapp.protection.shared_login import ResearcherLogin
 from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.services import Services, build_services
 from webapp.ui import (
@@ -58,18 +59,23 @@ def _blocks(title: str, intro: str, tabs, services: Services, *, participants: b
     age = services.settings.file_cache_max_age_s
     with gr.Blocks(title=title, delete_cache=(age, age)) as demo:
         gr.Markdown(intro)
-        if not participants:  # the researcher pages: Gradio's own logout, beside the mount (/admin/logout)
+        if not participants:  # the researcher pages: the server's logout, beside the mount (/admin/logout)
             gr.Button("Log out", link="logout", size="sm", scale=0, min_width=100, elem_id="admin-logout")
         slot = participant_slot(services) if participants else None
         for label, tab in tabs:
-            with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):
-                if slot is not None:
-                    tab.build(services, slot)
-                else:
-                    tab.build(services)
+            with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}") as opened:
+                _build_tab(tab, services, slot, opened, demo)
         if slot is not None:
             slot.wire(services, demo)
     return demo
+
+
+def _build_tab(module: Any, services: Services, slot: Any, opened: gr.Tab, page: gr.Blocks) -> None:
+    """`module.build` inside its tab; a builder that fills itself when its tab opens (`tab`) or when the page
+    loads (`page`) is handed that block, rather than reading Gradio's private render context."""
+    wants = inspect.signature(module.build).parameters
+    extra = {name: block for name, block in (("tab", opened), ("page", page)) if name in wants}
+    module.build(*((services, slot) if slot is not None else (services,)), **extra)
 
 
 def build_demo(services: Services) -> gr.Blocks:
@@ -106,6 +112,14 @@ def launch_shared(services: Services, settings: Settings, port: int, *, share: b
     return demo
 
 
+def _build_tab(module: Any, services: Services, slot: Any, opened: gr.Tab, page: gr.Blocks) -> None:
+    """`module.build` inside its tab; a builder that fills itself when its tab opens (`tab`) or when the page
+    loads (`page`) is handed that block, rather than reading Gradio's private render context."""
+    wants = inspect.signature(module.build).parameters
+    extra = {name: block for name, block in (("tab", opened), ("page", page)) if name in wants}
+    module.build(*((services, slot) if slot is not None else (services,)), **extra)
+
+
 def launch_app(demo: gr.Blocks, **kwargs) -> None:
     """`demo.launch` with the app's CSS and page script (Gradio 6 takes both at launch); a `head` given
     comes after the script."""
@@ -135,8 +149,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         # SQLite's idle connections each keep a page cache of the rows they read
                         idle_releases=[services.store.release_idle_connections],
                         readiness=lambda: readiness(services),
-                        share_login=lambda admin_app: share_researcher_login(
-                            admin_app, services.store, services.settings.admin_login_ttl_s))
+                        researcher_login=None if admin_auth is None else ResearcherLogin(
+                            services.store, services.settings.admin_login_ttl_s, admin_auth))
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from arena.store.jobs_scheduler import Periodic
+
 # `services` below is a `webapp.services.Services` (not imported: that module holds a WarmUp).
 Services = Any
 
@@ -121,8 +123,7 @@ class WarmUp:
         self._queue = list(steps)
         self._lock = threading.Lock()
         self._report = report or log.info
-        self._thread: Optional[threading.Thread] = None
-        self._timer: Optional[threading.Timer] = None
+        self._job: Optional[Periodic] = None  # the loading, a one-off job on the process's scheduler
         self.started_at = time.monotonic()
         self.finished = threading.Event()
         if not self._steps:
@@ -136,25 +137,27 @@ class WarmUp:
     def steps(self) -> list[Step]:
         return list(self._steps)
 
-    def start(self) -> threading.Thread:
-        """Load in a background thread (once); returns the thread."""
+    def start(self) -> "WarmUp":
+        """Load in the background (once), a one-off job on the process's scheduler."""
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            if self._thread is None:
-                self._thread = threading.Thread(target=self.run, name="warm-up", daemon=True)
-                self._thread.start()
-            return self._thread
+            if self._job is None:
+                self._job = Periodic("warm-up", self._load_all).start()
+            else:  # waiting for the first page's grace, or running or done already (then nothing happens)
+                self._job.wake()
+        return self
 
     def start_soon(self, grace_s: float = FIRST_PAGE_GRACE_S) -> None:
         """Start in `grace_s` seconds at the latest; `StartAfterFirstPage` starts it sooner, once the server has
         answered its first page (the loading holds the interpreter a good part of the time, so a page
         asked while it runs waits for it)."""
         with self._lock:
-            if self._thread is None and self._timer is None:
-                self._timer = threading.Timer(grace_s, self.start)
-                self._timer.daemon = True
-                self._timer.start()
+            if self._job is None:
+                self._job = Periodic("warm-up", self._load_all).start(grace_s)
+
+    def _load_all(self) -> None:
+        """The job: every step once (None: it does not run again)."""
+        self.run()
+        return None
 
     def _next(self) -> Optional[Step]:
         with self._lock:

@@ -44,6 +44,7 @@ from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
 from arena.imports import heavy_imports
 from arena.store import Store, describe_location
+from arena.store.jobs_scheduler import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +103,7 @@ class HubMirror:
         self._seq = 0
         self._salt_pushed = False  # salt.json is in the dataset (checked by `prepare`)
         self._push_lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._job: Optional[Periodic] = None
         self.pushes = 0
         self.squashes = 0
 
@@ -253,35 +253,37 @@ class HubMirror:
         self.squashes += 1
 
     def start(self) -> "HubMirror":
-        """Push every `every_s` seconds on a background thread until `stop`."""
-        self._thread = threading.Thread(target=self._loop, name="hub-mirror", daemon=True)
-        self._thread.start()
+        """Push every `every_s` seconds, a job on the process's scheduler, until `stop`."""
+        self._mark, self._due = self.store.last_moderation_entry_id(), time.monotonic() + self.every_s
+        self._job = Periodic("hub-mirror", self._check).start(self._next_check())
         return self
 
-    def _loop(self) -> None:
-        # Why not `huggingface_hub.CommitScheduler`: it uploads the changed files of a local folder
-        # every N minutes. The mirror's source is the database, not a folder: each push computes new
-        # shards from the rows changed since the stored digests, and records what it pushed in the same
-        # database. It must also push at once after moderation and retry sooner after a failure; the
-        # scheduler would need the shards written to disk first and would still need this check loop.
-        # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
-        # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
-        mark, due = self.store.last_moderation_entry_id(), time.monotonic() + self.every_s
-        while not self._stop.wait(max(0.0, min(self.check_s, due - time.monotonic()))):
-            try:
-                now_mark = self.store.last_moderation_entry_id()
-                if time.monotonic() >= due or now_mark != mark:
-                    self.push()
-                    mark, due = now_mark, time.monotonic() + self.every_s
-            except Exception as exc:  # the Hub is down or refuses: keep serving, try again next time
-                log.warning("could not push to the Hub dataset %s: %s", self.repo_id, exc)
-                due = time.monotonic() + min(self.every_s, 60.0)
+    # Why not `huggingface_hub.CommitScheduler`: it uploads the changed files of a local folder
+    # every N minutes. The mirror's source is the database, not a folder: each push computes new
+    # shards from the rows changed since the stored digests, and records what it pushed in the same
+    # database. It must also push at once after moderation and retry sooner after a failure; the
+    # scheduler would need the shards written to disk first and would still need this check.
+    # Moderation (a deletion above all) is pushed within `check_s`, not at the next period: on a disk
+    # that does not survive, a deletion lost in a crash would bring the dialogue back on restore.
+    def _next_check(self) -> float:
+        return max(0.0, min(self.check_s, self._due - time.monotonic()))
+
+    def _check(self) -> float:
+        """One look: push when the period is over or moderation changed something; returns the wait."""
+        try:
+            now_mark = self.store.last_moderation_entry_id()
+            if time.monotonic() >= self._due or now_mark != self._mark:
+                self.push()
+                self._mark, self._due = now_mark, time.monotonic() + self.every_s
+        except Exception as exc:  # the Hub is down or refuses: keep serving, try again next time
+            log.warning("could not push to the Hub dataset %s: %s", self.repo_id, exc)
+            self._due = time.monotonic() + min(self.every_s, 60.0)
+        return self._next_check()
 
     def stop(self) -> None:
         """Stop the periodic pushes and push what is left (at shutdown)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=60)
+        if self._job is not None:
+            self._job.cancel(wait=True, timeout=60)
         try:
             self.push()
         except Exception as exc:

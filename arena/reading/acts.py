@@ -105,6 +105,8 @@ ASPECTS = (
     ("stars", re.compile(r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? in|"
                          r"plays? in|who else is in)\b",
                          re.IGNORECASE)),
+    ("runtime", re.compile(r"\b(how long is|how long does it (run|last|take)|run ?time|running time|length|"
+                           r"how many (minutes|hours)|minutes long|hours long)\b", re.IGNORECASE)),
     ("year", re.compile(r"\b(when|(what|which) year|how old|how long ago|released|come out|came out)\b", re.IGNORECASE)),
     ("genres", re.compile(r"\b(what (kind|sort|type|genre)|genres?|is it (scary|funny|a comedy|a horror|horror|sad))\b|"
                           r"^\W*(is|are|was|isn'?t)\s+(?!there\b|any\b)[^?]*\b(an?)\s+(documentary|musical|western|"

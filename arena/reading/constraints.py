@@ -4,7 +4,7 @@ Read from every user message oldest first (titles are cut out first, so "Blade
 Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 - era: "from the 90s", "after 2000", "before 1980", "something newer" (newer
   than what was shown so far), "older";
-- audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime
+- audience: "my 7-year-old", "the kids", "family movie night" (no horror, crime, war
   or thriller; family or animation titles only), until "just for me" or an age over 12;
 - wanted genres: the genres the latest request names ("funny" is comedy, "a
   romantic comedy" is comedy and romance); a later request that names none keeps them;
@@ -34,7 +34,7 @@ from typing import Callable, Optional, Sequence
 
 from arena.catalog import CatalogItem, person_key
 from arena.reading.phrase_table import era_of_style
-from arena.reading.scope import negated_before
+from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
@@ -195,7 +195,10 @@ def excluded_words(text: str, names: Sequence[str] = ()) -> set[str]:
     name_words = {w for n in names for w in normalize(n).split()}
     out = set()
     for match in _EXCLUSION.finditer(text):
-        for word in normalize(match.group(match.lastindex)).split():
+        # Only the phrase the cue attaches to: "no romance, maybe an action movie" rules out romance alone.
+        group = match.lastindex
+        ruled = text[match.start(group):min(match.end(group), phrase_end(text, match.start(group)))]
+        for word in normalize(ruled).split():
             if (len(word) >= 4 and word not in FUNCTION_WORDS and word not in _NOT_A_SUBJECT
                     and word not in GENRE_WORDS and word not in INTENSITY_WORDS and word not in name_words
                     and not any(p.search(word) for _, p in KINDS)):
@@ -349,6 +352,8 @@ def update(constraints: Constraints, text: str, *, complaint: bool, shown_years:
     genres, any_genre = constraints.genres, constraints.any_genre
     if moods and not wanted and not (moods - unwanted) <= genres:
         genres, any_genre = frozenset(moods - unwanted), True
+    elif moods and wanted and _OR.search(text):  # "documentaries or spooky movies": either will do
+        wanted |= moods - unwanted
     if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:

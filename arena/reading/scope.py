@@ -15,7 +15,7 @@ from arena.titles.phrases import FUNCTION_WORDS, normalize
 # A cue that turns what follows it in the clause into something unwanted.
 NEGATION_CUE = re.compile(
     r"\b(not|never|no|nothing|without|don'?t|didn'?t|doesn'?t|isn'?t|wasn'?t|aren'?t|can'?t|won'?t|"
-    r"hate[ds]?|dislike[ds]?|avoid|except|other than|rather than|instead of|too much|tired of|sick of|"
+    r"hate[ds]?|dislike[ds]?|avoid|except|minus|other than|rather than|instead of|too much|tired of|sick of|"
     # Dislike idioms, whatever they name (a person, a genre, a franchise): "had my fill of Stallone",
     # "fed up with Jim Carrey", "done with superheroes", "so over Home Alone", "enough of the sequels".
     r"fed up (with|of)|done with|bored (of|with)|had (my|our|their|his|her|enough of( my)?) fill of|"
@@ -32,6 +32,15 @@ SEEN_CUE = re.compile(
     r"seen (it|that|this|them|those|both|all)|watched (it|that|this|them|those)|saw (it|that|this|them))\b",
     re.IGNORECASE,
 )
+# Where a new phrase starts inside a clause, ending the scope of a negation before it: "a comedy without
+# romance or a thriller" and "funny with no romance, maybe an action movie" rule out romance only. A bare
+# list stays in scope ("no horror or thriller", "no horror, thriller or crime").
+_NEW_PHRASE = re.compile(
+    r"(,\s*|\s+(?=(or|and)\s+(a|an|some|something|anything|maybe|perhaps|possibly|just|one|ones|any|"
+    r"instead|else|preferably|ideally)\b))"
+    r"(?=(or|and|maybe|perhaps|possibly|preferably|ideally|something|anything|a|an|some|just|i|i'?d|i'?m|"
+    r"we|please|like|more|how|what|one|ones|any|instead|else|rather)\b)",
+    re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however|yet)\b", re.IGNORECASE)
 # Filler that a negated phrase drops: "not too gory" rules out "gory", not "too".
 _NEGATION_FILLER = frozenset(
@@ -48,19 +57,27 @@ def clause_bounds(text: str, position: int) -> tuple[int, int]:
     return start, min(end, len(text))
 
 
+def phrase_end(text: str, start: int) -> int:
+    """Where the phrase a negation cue ending at `start` attaches to stops: the clause end, or an
+    earlier point where a new phrase begins (`_NEW_PHRASE`)."""
+    _, end = clause_bounds(text, start)
+    new = _NEW_PHRASE.search(text, start, end)
+    return new.start() if new else end
+
+
 def negated_before(text: str, start: int) -> bool:
-    """Whether a negation cue governs the span starting at `start` (same clause, before it)."""
+    """Whether a negation cue governs the span starting at `start`: a cue before it in its clause
+    whose phrase reaches it."""
     clause_start, _ = clause_bounds(text, start)
-    before = text[clause_start:start]
-    for cue in NEGATION_CUE.finditer(before):
-        if not _POSITIVE_AFTER_CUE.match(before[cue.end():]):
+    for cue in NEGATION_CUE.finditer(text, clause_start, start):
+        if not _POSITIVE_AFTER_CUE.match(text, cue.end()) and phrase_end(text, cue.end()) > start:
             return True
     return False
 
 
 def _scope_end(text: str, start: int) -> int:
-    """Where a negation that ends at `start` stops: the clause end or the next comma."""
-    _, end = clause_bounds(text, start)
+    """Where the words a negation rules out stop: its phrase's end or the next comma."""
+    end = phrase_end(text, start)
     comma = text.find(",", start, end)
     return comma if comma >= 0 else end
 

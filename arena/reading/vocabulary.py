@@ -54,7 +54,7 @@ GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("s
                  "romance": ("romance", "romantic")}
 GENRE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, GENRE_WORDS), key=len, reverse=True)) + r")\b",
                         re.IGNORECASE)
-CHILD_UNSAFE = ("horror", "crime", "thriller")
+CHILD_UNSAFE = ("horror", "crime", "thriller", "war")
 CHILD_FRIENDLY = ("family", "animation", "children")  # "children": OpenDialKG's "Children's literature"
 HEAVY_GENRES = ("horror", "thriller", "crime", "war")  # what "something lighter" moves away from
 
@@ -112,7 +112,10 @@ def padded_words(genre_name: str) -> str:
 
 
 def child_friendly(item: CatalogItem) -> bool:
-    return any(has_genre(item, g) for g in CHILD_FRIENDLY) and not any(has_genre(item, g) for g in CHILD_UNSAFE)
+    """A children's genre, no genre unfit for a child, and no gore or violence in the title or plot (the
+    catalogs hold no age ratings: an animated war story or a family film about a killer is no pick)."""
+    return (any(has_genre(item, g) for g in CHILD_FRIENDLY) and not any(has_genre(item, g) for g in CHILD_UNSAFE)
+            and not intensity_of(item))
 
 
 def intensity_of(item: CatalogItem) -> frozenset[str]:

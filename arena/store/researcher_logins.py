@@ -1,9 +1,9 @@
 """Researcher logins kept in the store, so that every app process sharing the database knows them.
 
-Gradio's login route hands out a random token in a cookie and remembers it in
-its own memory (`App.tokens`): behind a load balancer, a researcher logged in on
-one replica would be a stranger to the next. `webapp.protection.shared_login`
-swaps that memory for these rows. A row holds a digest of the token (SHA-256:
+Gradio's own login route remembers the token it hands out in its process's
+memory: behind a load balancer, a researcher logged in on one replica would be
+a stranger to the next. The server's own login (`webapp.protection.shared_login`)
+keeps these rows instead. A row holds a digest of the token (SHA-256:
 the database never holds a usable cookie), the user name and an expiry; a
 token past its expiry reads as unknown and is dropped at the next login.
 

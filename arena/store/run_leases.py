@@ -15,7 +15,8 @@ in a transaction that first checks the run is still the writer's. An owner
 that stalled past its lease while another process resumed the run therefore
 stores nothing late: no dialogue twice, no state over the new owner's.
 
-`RunLeases` is a part of `arena.store.Store`.
+The lease rules are those of every job of the project (`arena.store.jobs`,
+which scoring jobs follow too). `RunLeases` is a part of `arena.store.Store`.
 """
 
 from __future__ import annotations
@@ -28,49 +29,43 @@ import sqlalchemy as sa
 
 from arena.dialogue import Dialogue
 from arena.store import schema as t
-from arena.store.scoring_queue import lease_key
+from arena.store.jobs import Leased, LeaseHolder
 from arena.store.statements import now_key
 
 log = logging.getLogger(__name__)
 
 RUN_LEASE_S = 30.0
+RUNS = Leased(t.runs, "run_id")
 
 
-class RunLeases:
+class RunLeases(LeaseHolder):
     """Leases on evaluation runs (a part of `Store`)."""
 
     def claim_run(self, run_id: str, lease_s: float = RUN_LEASE_S) -> bool:
         """Take the stored run under this process's lease unless another process holds a live one; the
         cancel request of an earlier life is cleared. Returns whether this process now holds it."""
-        r = t.runs.c
-        free = sa.or_(r.lease_until.is_(None), r.lease_until < now_key(), r.owner == self.owner_id)
         with self.write() as conn:
-            return bool(conn.execute(sa.update(t.runs).where(r.run_id == run_id, free).values(
-                owner=self.owner_id, lease_until=lease_key(lease_s), cancel_requested=0)).rowcount)
+            return RUNS.claim(conn, run_id, self.owner_id, lease_s, cancel_requested=0)
 
     def renew_run_lease(self, run_id: str, lease_s: float = RUN_LEASE_S) -> Optional[bool]:
         """Extend this process's lease on the run; returns whether a cancel was asked (None: the lease is
         not this process's any more)."""
         r = t.runs.c
         with self.write() as conn:
-            done = conn.execute(sa.update(t.runs).where(r.run_id == run_id, r.owner == self.owner_id)
-                                .values(lease_until=lease_key(lease_s))).rowcount
-            if not done:
+            if not RUNS.renew(conn, self.owner_id, lease_s, r.run_id == run_id):
                 return None
             return bool(conn.execute(sa.select(r.cancel_requested).where(r.run_id == run_id)).scalar())
 
     def release_run(self, run_id: str) -> None:
         """The run ended here: its lease ends with it."""
-        r = t.runs.c
         with self.write() as conn:
-            conn.execute(sa.update(t.runs).where(r.run_id == run_id, r.owner == self.owner_id)
-                         .values(lease_until=None))
+            RUNS.release(conn, run_id, self.owner_id)
 
     def request_run_cancel(self, run_id: str) -> bool:
         """Ask the run's owner, in whichever process, to cancel it; False when no live process holds it."""
         r = t.runs.c
         with self.write() as conn:
-            return bool(conn.execute(sa.update(t.runs).where(r.run_id == run_id, r.lease_until >= now_key())
+            return bool(conn.execute(sa.update(t.runs).where(r.run_id == run_id, RUNS.live())
                                      .values(cancel_requested=1)).rowcount)
 
     def run_lease(self, run_id: str) -> Optional[tuple[Optional[str], Optional[str], bool]]:
@@ -85,22 +80,14 @@ class RunLeases:
         """Whether `owner` holds the run under a live lease, as the store has it now (one read, nothing
         locked: what a Ray worker asks before an LLM call)."""
         with self.read() as conn:
-            return conn.execute(_held(run_id, owner)).first() is not None
-
-    def _run_held_by(self, conn, run_id: str, owner: str) -> bool:
-        """Whether `owner` holds the run under a live lease (on PostgreSQL its row stays locked until the
-        transaction ends)."""
-        query = _held(run_id, owner)
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update()  # a claim waits for this write, or this write sees the claim
-        return conn.execute(query).first() is not None
+            return RUNS.holds(conn, run_id, owner)
 
     def save_run_dialogue(self, dialogue: Dialogue, run_id: str, owner: Optional[str] = None) -> bool:
         """Store a dialogue of the run (as `save_dialogue`) only while `owner` (this process by default; a
         Ray worker passes its run's owner) holds the run; returns False, storing nothing, otherwise."""
         owner = owner or self.owner_id
         with self.write() as conn:
-            if not self._run_held_by(conn, run_id, owner):
+            if not RUNS.holds(conn, run_id, owner, lock=True):
                 log.warning("run %s is no longer %s's (lease lost); dialogue %s discarded", run_id, owner,
                             dialogue.dialogue_id)
                 return False
@@ -111,7 +98,7 @@ class RunLeases:
         """Write the run's state document only while this process holds the run; returns whether it did."""
         r = t.runs.c
         with self.write() as conn:
-            if not self._run_held_by(conn, run_id, self.owner_id):
+            if not RUNS.holds(conn, run_id, self.owner_id, lock=True):
                 return False
             conn.execute(sa.update(t.runs).where(r.run_id == run_id).values(
                 state=json.dumps(state, ensure_ascii=False, default=str), updated_at=now_key()))
@@ -121,11 +108,6 @@ class RunLeases:
         """Runs whose lease ran out unreleased: their process died (or stalled) while running them."""
         r = t.runs.c
         with self.read() as conn:
-            expired = sa.and_(r.lease_until.is_not(None), r.lease_until < now_key())
-            return list(conn.execute(sa.select(r.run_id).where(expired).order_by(r.lease_until)).scalars())
+            query = sa.select(r.run_id).where(RUNS.expired()).order_by(r.lease_until)
+            return list(conn.execute(query).scalars())
 
-
-def _held(run_id: str, owner: str) -> sa.Select:
-    """The run's row while `owner` holds it under a live lease."""
-    r = t.runs.c
-    return sa.select(r.run_id).where(r.run_id == run_id, r.owner == owner, r.lease_until >= now_key())

@@ -8,8 +8,9 @@ lives in the database, so a crash loses nothing.
 Several app processes share one queue (revision 0006). A claim is a lease:
 the job records its owner (`Store.owner_id`, one per process) and a time
 until which the claim holds (`lease_s` from now). While the owner has running
-jobs, a thread of its store renews their leases every `lease_s / 3`, so a
-live owner keeps its jobs however long scoring takes. A job whose lease
+jobs, a keeper of its store renews their leases every `lease_s / 3`, so a
+live owner keeps its jobs however long scoring takes (the keeper is a job on
+the process's scheduler, `arena.store.jobs_scheduler`). A job whose lease
 expired (its owner was killed, or lost the database) is claimed again by any
 process's next `claim_scoring_job`, so it is retaken within `lease_s` plus a
 worker's poll interval; a live lease is never taken, also not by a process
@@ -19,8 +20,10 @@ is stored only together with finishing the job (`store_scoring_result`, one
 transaction that first checks the job is still this process's), so an owner
 that stalled past its lease and lost the job to another process has its late
 result thrown away, never stored over the new owner's. `holds_scoring_job` lets
-the owner stop calling (paid) LLMs once the job is gone. These are all the
-queue's rules; `evaluators.stored_scoring.QueueScorer` runs the jobs.
+the owner stop calling (paid) LLMs once the job is gone, and `cancel_scoring`,
+from any process, ends a job so (its owner finds it gone at its next check).
+The lease rules are those of every job of the project (`arena.store.jobs`);
+`evaluators.stored_scoring.QueueScorer` runs the jobs.
 
 `ScoringQueue` is a part of `arena.store.Store`: each method is one
 transaction on the store's own engine.
@@ -30,17 +33,16 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-import uuid
-from datetime import timedelta
 from typing import Iterable, NamedTuple, Optional
 
 import sqlalchemy as sa
 
-from arena.dialogue import Dialogue, Score, utc_now
+from arena.dialogue import Dialogue, Score
 from arena.llm.redaction import redact_optional
 from arena.store import schema as t
-from arena.store.statements import now_key, utc_key
+from arena.store.jobs import Leased, LeaseHolder
+from arena.store.jobs_scheduler import Periodic
+from arena.store.statements import now_key
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +51,9 @@ MAX_SCORING_ATTEMPTS = 3
 # How long a claim holds without renewal: a killed owner's jobs are retaken after at most this long.
 # (The app sets `Store.lease_s` from ARENA_SCORING_LEASE_S, `Settings.scoring_lease_s`.)
 SCORING_LEASE_S = 60.0
-_OWNER_LOCK = threading.Lock()
-
-
-def lease_key(seconds: float) -> str:
-    """The time key `seconds` from now."""
-    return utc_key(utc_now() + timedelta(seconds=seconds))
-
-
-def new_owner_id() -> str:
-    """A name for one process's claims: unique across processes and hosts."""
-    return f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+SCORING_JOBS = Leased(t.scoring_jobs, "dialogue_id")
+_RUNNING = t.scoring_jobs.c.state == "running"
+CANCELLED = "cancelled"  # the error of a job cancelled from any process (`cancel_scoring`)
 
 
 class ScoringJob(NamedTuple):
@@ -69,7 +63,7 @@ class ScoringJob(NamedTuple):
     attempt: int
 
 
-class ScoringQueue:
+class ScoringQueue(LeaseHolder):
     """The durable scoring queue (a part of `Store`)."""
 
     def enqueue_scoring(self, dialogue_ids: Iterable[str], *, force: bool = False) -> int:
@@ -93,17 +87,6 @@ class ScoringQueue:
         return n
 
     @property
-    def owner_id(self) -> str:
-        """Who this process's claims belong to (made once per process: a forked child is another owner)."""
-        owner = getattr(self, "_owner", None)
-        if owner is None or owner[0] != os.getpid():
-            with _OWNER_LOCK:  # worker threads asking first at once must not each make their own
-                owner = getattr(self, "_owner", None)
-                if owner is None or owner[0] != os.getpid():
-                    owner = self._owner = (os.getpid(), new_owner_id())
-        return owner[1]
-
-    @property
     def lease_s(self) -> float:
         return getattr(self, "_lease_s", SCORING_LEASE_S)
 
@@ -117,8 +100,7 @@ class ScoringQueue:
         j = t.scoring_jobs.c
         now = now_key()
         with self.write() as conn:
-            claimable = sa.or_(j.state == "queued",
-                               sa.and_(j.state == "running", sa.or_(j.lease_until.is_(None), j.lease_until < now)))
+            claimable = sa.or_(j.state == "queued", sa.and_(j.state == "running", SCORING_JOBS.unheld()))
             query = (sa.select(j.dialogue_id, j.force, j.attempts, j.state)
                      .where(claimable, j.attempts < MAX_SCORING_ATTEMPTS)
                      .order_by(j.queued_at, j.dialogue_id).limit(1))
@@ -131,47 +113,39 @@ class ScoringQueue:
                 log.warning("scoring job %s: its owner's lease expired; taken over", row.dialogue_id)
             conn.execute(sa.update(t.scoring_jobs).where(j.dialogue_id == row.dialogue_id)
                          .values(state="running", attempts=j.attempts + 1, updated_at=now,
-                                 owner=self.owner_id, lease_until=lease_key(self.lease_s)))
+                                 **SCORING_JOBS.lease(self.owner_id, self.lease_s)))
         self._keep_leases()
         return ScoringJob(row.dialogue_id, bool(row.force), row.attempts + 1)
 
     def renew_scoring_leases(self) -> int:
         """Extend the lease of every job this process is running; returns how many."""
-        j = t.scoring_jobs.c
         with self.write() as conn:
-            return conn.execute(sa.update(t.scoring_jobs)
-                                .where(j.state == "running", j.owner == self.owner_id)
-                                .values(lease_until=lease_key(self.lease_s))).rowcount
+            return SCORING_JOBS.renew(conn, self.owner_id, self.lease_s, t.scoring_jobs.c.state == "running")
 
     def _keep_leases(self) -> None:
         """Start this process's lease keeper (once): it renews while the process runs jobs, then stops."""
         with self._engine_lock:
             keeper = getattr(self, "_lease_keeper", None)
-            if keeper is not None and keeper.is_alive() and getattr(self, "_lease_pid", 0) == os.getpid():
+            if keeper is not None and keeper.active and getattr(self, "_lease_pid", 0) == os.getpid():
                 return
-            self._lease_pid = os.getpid()
-            self._lease_stop = threading.Event()
-            self._lease_keeper = threading.Thread(target=self._renew_while_running, args=(self._lease_stop,),
-                                                  daemon=True, name="scoring-leases")
-            self._lease_keeper.start()
+            self._lease_pid, self._lease_idle = os.getpid(), 0
+            self._lease_keeper = Periodic("scoring-leases", self._renew_while_running)
+            self._lease_keeper.start(self.lease_s / 3)
 
     def stop_renewing_leases(self) -> None:
         """Stop renewing this process's leases (the store is closing): its running jobs expire and others
         retake them."""
-        stop = getattr(self, "_lease_stop", None)
-        if stop is not None:
-            stop.set()
+        keeper = getattr(self, "_lease_keeper", None)
+        if keeper is not None:
+            keeper.cancel(wait=False)
 
-    def _renew_while_running(self, stop: threading.Event) -> None:
-        idle = 0
-        while idle < 2 and not stop.wait(self.lease_s / 3):  # two renewals with nothing running: done
-            try:
-                idle = idle + 1 if self.renew_scoring_leases() == 0 else 0
-            except Exception as exc:  # the database is away: the leases may expire, and others retake the jobs
-                log.warning("could not renew scoring leases: %s", exc)
-        with self._engine_lock:
-            if getattr(self, "_lease_keeper", None) is threading.current_thread():
-                self._lease_keeper = None
+    def _renew_while_running(self) -> Optional[float]:
+        """One renewal; the keeper ends after two renewals that found nothing running."""
+        try:
+            self._lease_idle = self._lease_idle + 1 if self.renew_scoring_leases() == 0 else 0
+        except Exception as exc:  # the database is away: the leases may expire, and others retake the jobs
+            log.warning("could not renew scoring leases: %s", exc)
+        return None if self._lease_idle >= 2 else self.lease_s / 3
 
     def finish_scoring_job(self, dialogue_id: str, error: Optional[str] = None, *, retry: bool = False) -> bool:
         """Mark a job this process runs done, or failed. A failure with `retry` goes back to the queue while
@@ -193,16 +167,10 @@ class ScoringQueue:
                 .values(state=state, error=redact_optional(error), force=0 if error is None else j.force,
                         updated_at=now_key(), lease_until=None)).rowcount)
 
-    def _held_job(self, dialogue_id: str) -> sa.Select:
-        """The job row, when this process still runs it (locked for the rest of the transaction)."""
-        j = t.scoring_jobs.c
-        return (sa.select(j.dialogue_id)
-                .where(j.dialogue_id == dialogue_id, j.state == "running", j.owner == self.owner_id))
-
     def holds_scoring_job(self, dialogue_id: str) -> bool:
         """Whether this process still runs the job (no other process took it over, nothing re-queued it)."""
         with self.read() as conn:
-            return conn.execute(self._held_job(dialogue_id)).first() is not None
+            return SCORING_JOBS.holds(conn, dialogue_id, self.owner_id, _RUNNING, live=False)
 
     def store_scoring_result(self, dialogue_id: str, scores: dict[str, Score], *,
                              acts_from: Optional[Dialogue] = None) -> bool:
@@ -211,10 +179,7 @@ class ScoringQueue:
         expired and another process took the job, or it was queued again)."""
         j = t.scoring_jobs.c
         with self.write() as conn:
-            held = self._held_job(dialogue_id)
-            if conn.dialect.name == "postgresql":
-                held = held.with_for_update()  # a claim waits for this write, or this write sees the claim
-            if conn.execute(held).first() is None:
+            if not SCORING_JOBS.holds(conn, dialogue_id, self.owner_id, _RUNNING, live=False, lock=True):
                 log.warning("scoring job %s is no longer this process's (lease lost); its result is "
                             "discarded", dialogue_id)
                 return False
@@ -228,10 +193,20 @@ class ScoringQueue:
         j = t.scoring_jobs.c
         with self.write() as conn:
             return conn.execute(sa.update(t.scoring_jobs)
-                                .where(j.state == "running",
-                                       sa.or_(j.lease_until.is_(None), j.lease_until < now_key()))
+                                .where(j.state == "running", SCORING_JOBS.unheld())
                                 .values(state="queued", owner=None, lease_until=None,
                                         updated_at=now_key())).rowcount
+
+    def cancel_scoring(self, dialogue_id: str) -> bool:
+        """End a queued or running job from any process: it is marked failed ("cancelled"), so no process
+        claims it, and its owner, if it runs it, finds it gone at its next check before an LLM call and
+        stores nothing. Returns whether there was such a job."""
+        j = t.scoring_jobs.c
+        with self.write() as conn:
+            return bool(conn.execute(sa.update(t.scoring_jobs)
+                                     .where(j.dialogue_id == dialogue_id, j.state.in_(("queued", "running")))
+                                     .values(state="failed", error=CANCELLED, owner=None, lease_until=None,
+                                             updated_at=now_key())).rowcount)
 
     def enqueue_unscored(self, metric: str) -> int:
         """Queue every ended dialogue with no value for `metric` that is not queued or running already."""

@@ -224,10 +224,15 @@ def build_signals(catalog: Catalog, stats: ItemStatistics, item_matrix: Optional
     """Every signal; the dense one only when item embeddings and an encoder are given."""
     row_of = {item.item_id: row for row, item in enumerate(catalog.items)}
     size = len(catalog.items)
+    if size == 0:
+        raise ValueError(f"catalog {catalog.name} has no items to rank: check the sample that built it")
     kg_path = kg_path or CATALOG_DIR / catalog.dataset / "kg.json"
     graph = GraphSignal.from_kg_file(catalog, kg_path) if kg_path.exists() else GraphSignal(catalog, {})
     signals: list[Signal] = [LexicalSignal(catalog)]
     if item_matrix is not None and encode is not None:
+        if item_matrix.shape[0] != size:  # embeddings of another catalog: fail now, not on the first turn
+            raise ValueError(f"item embeddings have {item_matrix.shape[0]} rows but catalog {catalog.name} "
+                             f"has {size} items: build the retriever over the same catalog")
         signals.append(DenseSignal(item_matrix, encode, row_of))
     signals += [MentionSignal(row_of, size), graph, CoMentionSignal(stats, row_of, size),
                 PopularitySignal(stats, row_of, size), ElsewhereSignal(stats, row_of, size),
@@ -242,7 +247,8 @@ def load_recommender(dataset: str, retriever=None, catalog: Optional[Catalog] = 
     `retriever` (an `arena.retrieval.ItemRetriever` over the same catalog) adds the
     dense signal; without it the recommender runs on the other signals.
     """
-    catalog = catalog or load_catalog(dataset)
+    # An empty sample is still the catalog asked for (a Catalog of no items is falsy).
+    catalog = catalog if catalog is not None else load_catalog(dataset)
     directory = Path(directory or artifact_dir(catalog.dataset))
     stats_path, weights_path = directory / "statistics.json", directory / "weights.json"
     stats = ItemStatistics.load(stats_path) if stats_path.exists() else ItemStatistics()

@@ -293,7 +293,14 @@ def feature_names(signals: Sequence[Signal]) -> list[str]:
 
 def feature_matrix(signals: Sequence[Signal], ctx: RequestContext) -> np.ndarray:
     """(items x features) float32, columns in `feature_names` order."""
-    columns = [column for signal in signals for column in signal.scores(ctx)]
+    columns, sizes = [], {}
+    for signal in signals:
+        for column in signal.scores(ctx):
+            columns.append(column)
+            sizes.setdefault(len(column), type(signal).__name__)
+    if len(sizes) > 1:  # name the signal built over another catalog rather than numpy's bare shape error
+        raise ValueError("signals score catalogs of different sizes: "
+                         + ", ".join(f"{name} {size}" for size, name in sizes.items()))
     return np.stack(columns, axis=1).astype(np.float32)
 
 

@@ -80,3 +80,24 @@ def test_stored_logins_expire(tmp_path):
         assert tokens.get("b-token") is None
     finally:
         services.store.close()
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_the_page_shows_the_login_form_until_a_login_is_made(tmp_path, public):
+    """At `/admin/` beside the public app, and at `/` when the researcher app is served alone (`--admin`)."""
+    services = _services(tmp_path)
+    base = "/admin" if public else ""
+    try:
+        with running(build_app(services, public=public, admin_auth=admin_checker(services.settings))) as url, \
+                httpx.Client(base_url=url, timeout=30) as browser:
+            form = browser.get(base + "/")
+            assert form.status_code == 200 and 'type="password"' in form.text and "gradio_config" not in form.text
+            assert browser.get(base + "/config").status_code == 401
+            assert browser.post(base + "/login", data={"username": "ada", "password": PASSWORD}).status_code == 200
+            page = browser.get(base + "/")
+            assert page.status_code == 200 and "gradio_config" in page.text and 'type="password"' not in page.text
+            assert browser.get(base + "/config").json()["username"] == "ada"  # Gradio knows who it is
+            assert browser.get(base + "/logout", follow_redirects=False).status_code == 302
+            assert browser.get(base + "/config").status_code == 401
+    finally:
+        services.store.close()

@@ -28,7 +28,7 @@ def wait_done(manager, run_id, timeout=60):
 
 def test_tab_builds_and_starts_a_background_run(services):
     with gr.Blocks() as demo:
-        evaluate_tab.build(services)
+        evaluate_tab.build(services, page=demo)
     # The page offers the registry's systems and its Start button is wired to an event.
     systems = next(b for b in demo.blocks.values()
                    if isinstance(b, gr.CheckboxGroup) and b.label == "Systems")
@@ -65,7 +65,7 @@ def test_through_the_running_app(services):
     from gradio_client import Client
 
     with gr.Blocks() as demo:
-        evaluate_tab.build(services)
+        evaluate_tab.build(services, page=demo)
     demo.queue()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -60,7 +60,7 @@ def test_the_evaluate_tab_reads_at_400_px_and_opens_a_transcript(services, brows
     assert manager.wait(run_id, 60)
     state = manager.status(run_id)
     with gr.Blocks() as demo:
-        evaluate_tab.build(services)
+        evaluate_tab.build(services, page=demo)
     demo.queue()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -35,6 +35,7 @@ import pandas as pd
 
 from arena.corpus.records import PSEUDONYM_PREFIX
 from arena.counting import USER_KINDS
+from arena.store.jobs_scheduler import Periodic
 from arena.study import OPEN_CROWD
 from webapp.leaderboard.board_extras import BoardDialogues, ExtraRows
 from webapp.leaderboard.board_select import StoreFrames
@@ -156,7 +157,7 @@ class BoardJob:
         self._changed = threading.Condition()
         self._published: Optional[Published] = None
         self._wanted_since: Optional[float] = None  # a page waits for a result begun after this (monotonic)
-        self._thread: Optional[threading.Thread] = None
+        self._job: Optional[Periodic] = None
         self._stopped = False
         self._last_end = 0.0
         self._last_seconds = 0.0
@@ -169,18 +170,18 @@ class BoardJob:
         return self.every_s <= 0
 
     def start(self) -> "BoardJob":
+        """Run the job on the process's scheduler (once): a step every POLL_S while nothing is due."""
         with self._changed:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="leaderboard-job", daemon=True)
-                self._thread.start()
+            if self._job is None:
+                self._job = Periodic("leaderboard-job", self._step).start()
         return self
 
     def stop(self) -> None:
         with self._changed:
             self._stopped = True
             self._changed.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=WAIT_S)
+        if self._job is not None:
+            self._job.cancel(wait=True, timeout=WAIT_S)
 
     def latest(self, fresh: bool = False) -> Published:
         """The newest result; waits for one when there is none yet, when (live) `fresh` and the store changed
@@ -215,6 +216,10 @@ class BoardJob:
                 self._wanted_since = asked
             self._changed.notify_all()
             failures = self.failures
+            job = self._job
+        if job is not None:
+            job.wake()  # the next step now, not after its pause
+        with self._changed:
             while not current() and not self._stopped and time.monotonic() < deadline:
                 if self.failures > failures:  # the run this request waited for failed
                     if self._published is None:
@@ -241,46 +246,45 @@ class BoardJob:
         self._last_check = now
         return self.store.board_version() != published.version
 
-    def _run(self) -> None:
+    def _step(self) -> Optional[float]:
+        """Compute the boards when due (`_due`); returns the wait before the next look (None: stopped)."""
+        with self._changed:
+            if self._stopped:
+                return None
         try:  # the job yields the cores to people's turns: lowest priority for this thread alone (Linux)
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), JOB_NICENESS)
         except (AttributeError, OSError):  # no per-thread priority here: the pacing alone bounds the job
             pass
-        while True:
-            with self._changed:
-                if self._stopped:
-                    return
+        try:
+            due = self._due()
+            if due:
+                published = compute_boards(self.store, self.options, now=self.clock(),
+                                           keep_frames=self.extra is not None)
+        except Exception as exc:  # keep serving the last boards; try again after the pause
+            self.last_error = exc
+            self.failures += 1
+            log.exception("leaderboard job failed")
+            due = False
+            self._last_end = time.monotonic()
+        if not due:
+            return POLL_S
+        frames, published.frames = published.frames, None
+        if frames is not None and self.extra is not None:  # boards first, the tables beside them after
+            previous = self._published
+            published.extras = previous.extras if previous is not None else {}
+            published.extras_done = False
+        self._publish(published)
+        if frames is not None and self.extra is not None:
+            started = time.perf_counter()
             try:
-                due = self._due()
-                if due:
-                    published = compute_boards(self.store, self.options, now=self.clock(),
-                                               keep_frames=self.extra is not None)
-            except Exception as exc:  # keep serving the last boards; try again after the pause
-                self.last_error = exc
-                self.failures += 1
-                log.exception("leaderboard job failed")
-                due = False
-                self._last_end = time.monotonic()
-            if not due:
-                with self._changed:
-                    self._changed.wait(timeout=POLL_S)
-                continue
-            frames, published.frames = published.frames, None
-            if frames is not None and self.extra is not None:  # boards first, the tables beside them after
-                previous = self._published
-                published.extras = previous.extras if previous is not None else {}
-                published.extras_done = False
-            self._publish(published)
-            if frames is not None and self.extra is not None:
-                started = time.perf_counter()
-                try:
-                    extras = compute_extras(self.store, frames, self.extra)
-                except Exception:  # the boards stand; the previous tables stay beside them
-                    log.exception("leaderboard extras failed")
-                    extras = published.extras
-                del frames
-                self._publish(dataclasses.replace(published, extras=extras, extras_done=True,
-                                                  seconds=published.seconds + time.perf_counter() - started))
+                extras = compute_extras(self.store, frames, self.extra)
+            except Exception:  # the boards stand; the previous tables stay beside them
+                log.exception("leaderboard extras failed")
+                extras = published.extras
+            del frames
+            self._publish(dataclasses.replace(published, extras=extras, extras_done=True,
+                                              seconds=published.seconds + time.perf_counter() - started))
+        return 0.0
 
     def _publish(self, published: Published) -> None:
         with self._changed:

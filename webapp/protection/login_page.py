@@ -1,10 +1,10 @@
 """The researcher login page's word about a lockout: how long until the address may try again.
 
-Gradio's own login page shows one fixed line for a refused login ("Incorrect
-credentials", for an answer 400) and nothing at all for any other answer, and
-its page carries no script of the app (a `head` reaches only a logged-in
-page). So `LoginLimitMiddleware` adds, to the researcher app's page, a line
-in the login panel (Gradio's `auth_message`, `AUTH_MESSAGE`) and a small
+A login form shows one fixed line for a refused login ("Incorrect
+credentials", for an answer 400) and nothing at all for any other answer (the
+server's own form, `webapp.protection.shared_login`, and Gradio's alike). So
+`LoginLimitMiddleware` adds, to the researcher app's page, a line in the
+login panel (`AUTH_MESSAGE`, also Gradio's `auth_message`) and a small
 script (`page_script`): when a login is refused with 429, the script writes
 the answer's one line there ("Too many failed logins from this address: try
 again in 14 min 30 s.") and counts it down; a page opened during a lockout

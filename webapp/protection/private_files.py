@@ -5,9 +5,9 @@ file route accepts any file under its shared cache folder, whichever app made it
 a researcher's corpus export, made behind the login at `/admin`, could be fetched
 through the public app by anyone holding its URL. `PrivateFileMiddleware` lets a
 public mount (`/`, `/study`) serve only files that the public apps themselves
-handed out (their components' cached files) and the static paths; every other
-path answers 404 there, so researcher exports are served only by `/admin`, behind
-its login.
+handed out (their components' cached files) and the folders the server itself
+declares public (`public_paths`: none today); every other path answers 404
+there, so researcher exports are served only by `/admin`, behind its login.
 
 A participant's own download ("Your data") gets a file name carrying a random
 token (`DownloadLinks.name_for`); the link works for `DOWNLOAD_TTL_S` seconds and
@@ -17,6 +17,7 @@ removed and its URL answers 404. A restart forgets every link.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import threading
@@ -97,30 +98,30 @@ LINKS = DownloadLinks()  # this process's links (the server is one process)
 
 
 class PrivateFileMiddleware:
-    """On the public mounts, serve only the public apps' own files and static paths (see the module doc)."""
+    """On the public mounts, serve only the public apps' own files and public paths (see the module doc)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, public_blocks: Iterable[Any],
-                 private_prefixes: Iterable[str] = (), links: DownloadLinks = LINKS):
+                 private_prefixes: Iterable[str] = (), links: DownloadLinks = LINKS,
+                 public_paths: Iterable[str | Path] = ()):
         self.app = app
         self.blocks = [b for b in public_blocks if b is not None]
+        # Folders served whole (what `mount_gradio_app(allowed_paths=...)` would be given); kept here, not
+        # read back from Gradio's own records of static paths, which are not part of its public API.
+        self.public_paths = tuple(Path(p).resolve() for p in public_paths)
         self.private_prefixes = tuple(p.rstrip("/") + "/" for p in private_prefixes if p.rstrip("/"))
         self.links = links
 
     def _served_publicly(self, target: str) -> bool:
-        from gradio.data_classes import _StaticFiles
-        from gradio.utils import abspath, is_in_or_equal
-
         path = Path(target).resolve()
         own = self.links.allowed(path)
         if own is not None:
             return own
-        names = {str(abspath(target)), str(path)}  # Gradio records its cached files by absolute path
+        # Gradio records the files it handed out by absolute path, symbolic links not followed.
+        names = {os.path.abspath(target), str(path)}
         for blocks in self.blocks:
             if any(names & files for files in blocks.temp_file_sets):
                 return True
-            if any(is_in_or_equal(path, allowed) for allowed in list(blocks.allowed_paths) + _StaticFiles.all_paths):
-                return True
-        return False
+        return any(path.is_relative_to(folder) for folder in self.public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = _FILE_ROUTE.search(scope.get("path", "")) if scope.get("type") == "http" else None

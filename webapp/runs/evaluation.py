@@ -7,8 +7,8 @@ Every dialogue is stored, including those that failed: a failure is
 recorded on the dialogue (`metadata["errors"]`, utterance errors), never
 dropped. The run's status lives in the store (`save_run`), so a reloaded
 page, or another process, sees the same progress; runs can be cancelled.
-A run is held under a lease in the store (`arena.store.run_leases`) that its
-process renews every `LEASE_TICK_S`: a cancel asked on any app process
+A run is held under a lease in the store (`arena.store.run_leases`, the rules
+of `arena.store.jobs`) that its process renews every `LEASE_TICK_S`: a cancel asked on any app process
 reaches the owner at its next renewal, and a run whose lease expired (its
 process died) shows as interrupted and is resumed by exactly one process: the
 app's processes look for such runs every `Settings.run_resume_s`
@@ -51,6 +51,7 @@ from arena.llm.call_guard import calls_wanted_while
 from arena.runner import DialogueRunner
 from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
+from arena.store.jobs_scheduler import Periodic
 from arena.store.run_leases import RUN_LEASE_S
 from arena.store.statements import now_key
 from crs.registry import CRSRegistry
@@ -199,7 +200,7 @@ class RunManager(ResumesInterruptedRuns):
         self._leased_until: dict[str, float] = {}  # run -> (monotonic) end of the lease last renewed
         self._lost: set[str] = set()  # runs another process took over from this one
         self._not_resumable: set[str] = set()  # runs this process cannot run (told once in the log)
-        self._resumer: Optional[tuple[threading.Thread, threading.Event]] = None
+        self._resumer: Optional[Periodic] = None
 
     # -- starting and stopping ---------------------------------------------------
     def check(self, config: RunConfig) -> RunConfig:

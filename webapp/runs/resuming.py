@@ -3,7 +3,8 @@
 A run is held under a lease that its process renews (`arena.store.run_leases`);
 when the process dies the lease runs out and the run shows as interrupted.
 Every serving process looks for such runs every `Settings.run_resume_s`
-(`keep_resuming`, started by `webapp.serve.main`), and exactly one of them
+(`keep_resuming`, a job on the process's scheduler started by
+`webapp.serve.main`), and exactly one of them
 takes each over (`Store.claim_run`): a run being cancelled ends as cancelled,
 any other goes on from the dialogues it had stored. A run therefore goes on
 within `run_lease_s + run_resume_s` of its process's death (35 s by default).
@@ -14,9 +15,10 @@ within `run_lease_s + run_resume_s` of its process's death (35 s by default).
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import datetime, timezone
 from typing import Any, Optional
+
+from arena.store.jobs_scheduler import Periodic
 
 log = logging.getLogger("webapp.runs.evaluation")
 
@@ -70,29 +72,25 @@ class ResumesInterruptedRuns:
         self.store.release_run(run_id)
 
     def keep_resuming(self, every_s: Optional[float] = None) -> None:
-        """Look for interrupted runs now and every `every_s` (`Settings.run_resume_s`) in a background thread,
-        until `stop_resuming`; an interrupted run is resumed within `run_lease_s + every_s`."""
+        """Look for interrupted runs now and every `every_s` (`Settings.run_resume_s`), a job on the process's
+        scheduler, until `stop_resuming`; an interrupted run is resumed within `run_lease_s + every_s`."""
         every_s = float(every_s if every_s is not None else getattr(self.settings, "run_resume_s", 5.0))
-        stop = threading.Event()
 
-        def look() -> None:
-            while True:
-                try:
-                    self.resume_interrupted()
-                except Exception:  # the store is away: the next look tries again
-                    log.exception("could not look for interrupted runs")
-                if stop.wait(every_s):
-                    return
+        def look() -> float:
+            try:
+                self.resume_interrupted()
+            except Exception:  # the store is away: the next look tries again
+                log.exception("could not look for interrupted runs")
+            return every_s
 
         with self._lock:
             if self._resumer is not None:
                 return
-            thread = threading.Thread(target=look, daemon=True, name="run-resumer")
-            self._resumer = (thread, stop)
-        thread.start()
+            self._resumer = Periodic("run-resumer", look)
+        self._resumer.start()
 
     def stop_resuming(self) -> None:
         with self._lock:
             resumer, self._resumer = self._resumer, None
         if resumer is not None:
-            resumer[1].set()
+            resumer.cancel()

@@ -6,13 +6,25 @@ values of its `gr.State`s (`StateHolder.session_data`), and drops one only when
 228 MB that an idle minute did not give back. `IdleSessionReaper` removes, every
 `every_s`, each session untouched for `idle_s` (ARENA_SESSION_IDLE, an hour by
 default) from every app served, running its States' delete callbacks as Gradio
-does, with Gradio's queue entries and analytics of the session, the server-issued
+does, with the server-issued
 identity (`webapp.protection.identity`) and the turn guard's entry
 (`webapp.sessions.turn_guard`); then the `releases` let caches go (the app's:
 SQLite's idle pooled connections, a page cache each) and the freed memory goes
 back to the system (`webapp.system_allocator.release_free_memory`). How much comes back depends on
 the allocator, which is why the server's start switches to the C library's
-(`webapp.system_allocator`; BENCHMARKS.md, Security and memory).
+(`webapp.system_allocator`; BENCHMARKS.md, Security and memory). Gradio's queue
+bounds its own per-session records (a fixed-size cache of message queues, event
+ids dropped as events end, a capped analytics log), so they are left to it.
+
+Why not Gradio's own expiry alone: `gr.State(time_to_live=...)` and the closing of
+a page drop a State's value and run its delete callback, and `delete_cache` ages
+files, but the session's entry in `Blocks.state_holder` (a copy of the page's
+configuration, the memory measured above) stays until `state_session_capacity`
+newer sessions arrived. The reaper therefore drops that entry itself, through
+`Blocks.state_holder`'s `lock`, `time_last_used`, `delete_state` and
+`session_data`, never an underscore name or a private Gradio module
+(`tests/architecture/test_no_gradio_internals.py`); a Gradio upgrade is checked
+by `tests/safety/test_idle_sessions.py`.
 
 A page that was closed is forgotten much sooner: its session's heartbeat (the
 stream every Gradio page, and gradio_client, keeps open at
@@ -141,7 +153,6 @@ class IdleSessionReaper:
                         log.warning("a session's state callback failed while it was forgotten: %s", exc)
                     holder.session_data.pop(sid, None)
                     holder.time_last_used.pop(sid, None)
-                    self._forget_queue_entries(blocks, sid)
                     for hook in self.forget:
                         hook(sid)
                     if self.pages is not None:
@@ -162,19 +173,6 @@ class IdleSessionReaper:
             self.evicted += gone
             log.info("forgot %d browser session(s), closed or idle for %.0f s or more", gone, self.idle_s)
         return gone
-
-    @staticmethod
-    def _forget_queue_entries(blocks: Any, session_hash: str) -> None:
-        """Gradio's queue keeps a message queue and an event-id set per session it ever served; both go
-        with the session, unless an event of it is still pending."""
-        queue = getattr(blocks, "_queue", None)
-        if queue is None or queue.pending_event_ids_session.get(session_hash):
-            return
-        queue.pending_event_ids_session.pop(session_hash, None)
-        queue.pending_messages_per_session.pop(session_hash, None)
-        # Gradio's own analytics keep each event with its session hash; the session's go with it.
-        for event_id in [e for e, data in queue.event_analytics.items() if data.get("session_hash") == session_hash]:
-            queue.event_analytics.pop(event_id, None)
 
     def start(self) -> "IdleSessionReaper":
         self._thread = threading.Thread(target=self._loop, name="idle-sessions", daemon=True)

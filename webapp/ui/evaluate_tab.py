@@ -13,7 +13,6 @@ import time
 from typing import Any, Optional
 
 import gradio as gr
-from gradio.context import Context
 
 from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_options
 from webapp.services import Services
@@ -168,7 +167,7 @@ def start_run(manager: RunManager, systems: list[str], simulator: str, n: float,
         raise refuse(str(exc)) from None
 
 
-def build(services: Services) -> None:
+def build(services: Services, *, page: Optional[gr.Blocks] = None) -> None:
     manager = services.evaluation_runs
     systems = services.registry.available()
     gr.Markdown(INTRO)
@@ -269,6 +268,5 @@ def build(services: Services) -> None:
     run_box.change(lambda run_id: view(run_id), [run_box], outputs, api_visibility="private")
     timer.tick(on_tick, [run_box, shown], [run_box, shown, *outputs], api_visibility="private",
                show_progress="hidden")
-    root = Context.root_block
-    if root is not None:  # pick the latest run again after a page reload
-        root.load(on_load, None, [run_box, shown, *outputs], api_visibility="private")
+    if page is not None:  # pick the latest run again after a page reload (`page`: the Blocks holding it)
+        page.load(on_load, None, [run_box, shown, *outputs], api_visibility="private")

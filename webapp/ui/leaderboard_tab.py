@@ -206,7 +206,7 @@ def checked_choice(kind_value: Any, category: Any) -> tuple[str, str]:
     return kind_value, category
 
 
-def build(services: Services, participant: Any = None) -> None:
+def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] = None) -> None:
     cache = LeaderboardCache(services)
     cache.start()  # the first visitor finds the boards computed, or being computed, off the request path
     titles = {name: services.registry.title(name) for name in services.registry.names}
@@ -280,7 +280,6 @@ def build(services: Services, participant: Any = None) -> None:
     refresh.click(current, inputs, outputs, api_name="leaderboard", preprocess=False)
     kind.change(current, inputs, outputs, api_name=False, preprocess=False)
     category.change(current, inputs, outputs, api_name=False, preprocess=False)
-    # Fill the tab whenever it is opened (the tab itself is the enclosing block).
-    parent = gr.context.Context.block
-    if isinstance(parent, gr.Tab):
-        parent.select(current, inputs, outputs, api_name=False, preprocess=False)
+    # Fill the tab whenever it is opened (`tab`: the one holding it, given by the page).
+    if tab is not None:
+        tab.select(current, inputs, outputs, api_name=False, preprocess=False)

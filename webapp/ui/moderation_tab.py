@@ -46,7 +46,7 @@ def scoring_markdown(services: Services) -> str:
     return text
 
 
-def build(services: Services) -> None:
+def build(services: Services, *, tab: Optional[gr.Tab] = None) -> None:
     gr.Markdown("Hide a dialogue to take it off the leaderboard and out of every export (it can be shown "
                 "again); delete it to remove it with its scores and battle vote. Every action is logged.")
     with gr.Row():
@@ -106,7 +106,6 @@ def build(services: Services) -> None:
     delete_user_button.click(act("delete_user"), inputs, outputs, api_name="moderation_delete_user")
     refresh.click(views, None, [scoring, log_box, flags_box], api_name="moderation_refresh")
     refresh.click(labels_view, None, [labels_box], api_name="moderation_label_flags")
-    parent = gr.context.Context.block
-    if isinstance(parent, gr.Tab):
-        parent.select(views, None, [scoring, log_box, flags_box], api_name=False)
-        parent.select(labels_view, None, [labels_box], api_name=False)
+    if tab is not None:  # the tab holding this one, given by the page
+        tab.select(views, None, [scoring, log_box, flags_box], api_name=False)
+        tab.select(labels_view, None, [labels_box], api_name=False)

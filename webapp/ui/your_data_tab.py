@@ -60,7 +60,8 @@ def counts_markdown(services: Services, user_id: Optional[str]) -> str:
     return text
 
 
-def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
+def build(services: Services, participant: Optional[ParticipantSlot] = None, *,
+          tab: Optional[gr.Tab] = None) -> None:
     user_state = participant.user if participant is not None else gr.State(None)
     folders = ExportFolders()
     gr.Markdown(INTRO)
@@ -136,6 +137,5 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
     if participant is not None:
         participant.after_identify(on_show, [participant.user], [identity, counts])
         participant.refresh_after(deleted)  # the Battle and Chat tabs start afresh
-    parent = gr.context.Context.block
-    if isinstance(parent, gr.Tab):
-        parent.select(on_show, [user_state], [identity, counts], api_visibility="private")
+    if tab is not None:  # the tab holding this one, given by the page
+        tab.select(on_show, [user_state], [identity, counts], api_visibility="private")

@@ -1,0 +1,72 @@
+"""Questions that sort the items already shown: "do any of those have Bruce Willis?", "which of
+these are from the 90s?". The answer comes from the shown items' catalog records; no new list is made.
+
+The words after the lead ("which of those") are read as a request would be (genre, person, era,
+audience, subject); the items the last list showed that meet all of it are the answer. A lead with
+nothing the reader knows after it is no filter, and the message is read as any other question.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+from arena.catalog import CatalogItem
+from arena.reading.constraints import Constraints
+
+# "do any of those ...", "are either of these ...", "which of them ...", "which ones ..."
+_LEAD = re.compile(
+    r"^\W*(?:(?:and|so|ok(?:ay)?|hmm+|well),?\s+)?"
+    r"(?:(?:do|does|did|are|is|was|were|have|has|would) (?:any|either|one|none|some|all) (?:one )?of "
+    r"(?:those|these|them|the(?:se|m)? (?:\w+ )?(?:movies|films|books|shows|ones|titles))"
+    r"|which (?:ones?|(?:ones? )?of (?:those|these|them|the (?:\w+ )?(?:movies|films|books|ones)))"
+    r"|(?:are there )?any (?:of (?:those|these|them)|ones?) (?:that|which|with))\b",
+    re.IGNORECASE)
+
+
+def filter_words(text: str) -> Optional[str]:
+    """The words that say what the shown items should have, or None when the message is no such question."""
+    match = _LEAD.search(text or "")
+    return text[match.end():] if match else None
+
+
+def what_was_asked(asked: Constraints) -> str:
+    """"comedy, with Bruce Willis, from the 1980s": the filter as a phrase."""
+    parts = [asked.genre_words()] if asked.genres else []
+    if asked.kind:
+        parts.append(f"a {asked.kind}")
+    described = asked.describe()
+    return ", ".join(p for p in parts + [described] if p)
+
+
+def filter_answer(matched: Sequence[CatalogItem], asked: Constraints, shown_count: int) -> str:
+    said = what_was_asked(asked) or "what you asked"
+    if not matched:
+        return (f"None of the ones I showed matches that ({said}), going by the catalog. "
+                "Shall I look for some that do?")
+    names = [i.label for i in matched]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(matched) == shown_count > 1:
+        return f"All of them fit ({said}): {listed}. Would you like more like them, or something different?"
+    verb = "fits" if len(matched) == 1 else "fit"
+    them = "it" if len(matched) == 1 else "them"
+    return f"Of the ones I showed, {listed} {verb} ({said}). Would you like more like {them}?"
+
+
+def reply_to_filter(move) -> tuple[str, list[CatalogItem]]:
+    """The reply to a `UserMove` whose aspect is "filter", and the items it names (those that fit)."""
+    reading = move.reading
+    if len(move.last_shown) > 1 or reading is None:
+        pool = move.last_shown
+    else:
+        pool = reading.last_list or move.last_shown
+    return filter_answer(move.about, move.filtered_by or Constraints(), len(pool)), list(move.about)
+
+
+def answer_move(move) -> tuple[str, list[CatalogItem]]:
+    """The answer to a question move: a filter of the shown items, or a question about items."""
+    from crs.item_answers import answer
+
+    if move.aspect == "filter":
+        return reply_to_filter(move)
+    return answer(move.aspect, move.about, move.text)

@@ -1,0 +1,119 @@
+"""The product code reaches Gradio only through its public API, read from the source with `ast`.
+
+Public means: the `gradio` package itself (its names in `gradio.__all__`) and the documented
+`gradio.themes`. Everything else under `gradio` (`gradio.routes`, `gradio.queueing`,
+`gradio.utils`, `gradio.context`, ...) is Gradio's own machinery and changes between releases,
+so importing it, or reaching a name that starts with `_` on a Gradio object, would tie the app
+to one version. Tests may look inside Gradio; only the product code is scanned.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+from pathlib import Path
+
+import gradio
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("arena", "crs", "simulators", "evaluators", "webapp", "scripts", "benchmarks")
+PUBLIC_MODULES = {"gradio", "gradio.themes"}
+PUBLIC_NAMES = set(gradio.__all__) | {"themes", "__version__"}
+
+
+def product_files() -> list[Path]:
+    files = [ROOT / "app.py"]
+    for package in PRODUCT:
+        files += sorted((ROOT / package).rglob("*.py"))
+    return [f for f in files if f.exists()]
+
+
+def _underscore(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+@lru_cache(maxsize=1)
+def gradio_private_names() -> frozenset[str]:
+    """Names starting with `_` that Gradio's own source defines: attributes it sets, methods, classes."""
+    names: set[str] = set()
+    for path in Path(gradio.__file__).parent.rglob("*.py"):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _underscore(node.attr):
+                names.add(node.attr)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _underscore(node.name):
+                names.add(node.name)
+    return frozenset(names)
+
+
+def gradio_internals(source: str, gradio_private: frozenset[str]) -> list[str]:
+    """Each reach into Gradio's internals in `source`, as `line: what`. An object's type is not known to
+    `ast`, so a name Gradio keeps private counts wherever it is reached, except on `self` and `cls`."""
+    found: list[str] = []
+    aliases: set[str] = set()  # local names bound to the gradio package
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "gradio" or alias.name.startswith("gradio."):
+                    if alias.name not in PUBLIC_MODULES:
+                        found.append(f"{node.lineno}: import {alias.name}")
+                    elif alias.name == "gradio":
+                        aliases.add(alias.asname or "gradio")
+        elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+              and (node.module == "gradio" or node.module.startswith("gradio."))):
+            if node.module not in PUBLIC_MODULES:
+                found.append(f"{node.lineno}: from {node.module} import ...")
+            for alias in node.names:
+                if _underscore(alias.name) or (node.module == "gradio" and alias.name not in PUBLIC_NAMES):
+                    found.append(f"{node.lineno}: from {node.module} import {alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                if node.attr not in PUBLIC_NAMES:  # e.g. gr.context, gr.utils, gr._something
+                    found.append(f"{node.lineno}: {base.id}.{node.attr}")
+            elif (_underscore(node.attr) and node.attr in gradio_private and not (isinstance(base, ast.Name) and base.id in ("self", "cls"))):
+                found.append(f"{node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            name = node.args[1].value
+            if _underscore(name) and name in gradio_private:
+                found.append(f"{node.lineno}: {node.func.id}(..., {name!r})")
+    return found
+
+
+def test_the_product_code_reaches_no_gradio_internals():
+    files = product_files()
+    problems = [f"{path.relative_to(ROOT)}:{where}" for path in files
+                for where in gradio_internals(path.read_text(encoding="utf-8"), gradio_private_names())]
+    assert not problems, "Gradio internals reached (use its public API):\n" + "\n".join(problems)
+
+
+OLD_REACHES = [
+    ("from gradio.data_classes import _StaticFiles\n", 2),  # a private module, and a private name
+    ("from gradio.utils import abspath, is_in_or_equal\n", 1),
+    ("from gradio.context import Context\n", 1),
+    ("import gradio as gr\nparent = gr.context.Context.block\n", 1),
+    ("def f(blocks):\n    return getattr(blocks, '_queue', None)\n", 1),
+    ("def f(blocks):\n    return blocks._queue.pending_messages_per_session\n", 1),
+    ("import gradio.routes\n", 1),
+]
+
+
+@pytest.mark.parametrize("source,reaches", OLD_REACHES)
+def test_the_scan_finds_each_kind_of_reach(source, reaches):
+    """The reaches the app once made (a private class, Gradio's helpers, its render context, its queue)."""
+    assert len(gradio_internals(source, gradio_private_names())) == reaches
+
+
+def test_the_public_api_passes_the_scan():
+    source = ("import gradio as gr\nfrom gradio import Request\nimport gradio.themes\n"
+              "with gr.Blocks(delete_cache=(60, 60)) as demo:\n    state = gr.State(time_to_live=60)\n"
+              "    demo.unload(lambda: None)\nclass Own:\n    def f(self):\n        return self._queue\n")
+    assert gradio_internals(source, gradio_private_names()) == []
