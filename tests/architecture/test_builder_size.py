@@ -63,6 +63,7 @@ def test_the_known_long_builders_are_still_long():
 
 def test_lengths_count_nested_functions_and_methods(tmp_path):
     source = tmp_path / "page.py"
-    source.write_text("def build():\n    x = 1\n\n    def on_click():\n        return x\n\n    return on_click\n\n"
+    source.write_text("def build():\n    x = 1\n\n    def on_click():\n        return x\n\n"
+                      "    return on_click\n\n"
                       "class Events:\n    def on_send(self):\n        pass\n", encoding="utf-8")
     assert function_lengths(source) == {"build": 7, "build.on_click": 2, "Events.on_send": 2}
