@@ -32,7 +32,9 @@ other pane's conversation was unaffected and still counts for its own system's s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
+
+import numpy as np
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from arena.store import Store
@@ -45,6 +47,50 @@ from arena.study import crowd_of_dialogue, crowd_of_vote
 # The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
 VOID_FLAG = "void: a system failed a turn"
 USER_KINDS = tuple(kind.value for kind in UserKind)  # the audiences: ("human", "simulator")
+
+
+# -- the rules, each written once ------------------------------------------------------------------------
+# Each rule is an expression over a few facts of a dialogue or a vote, written with the operators Python's
+# booleans and numpy's arrays share (`&`, `|`, `==`, and `_not`, `_member` below), so that one definition
+# answers both for one object (the methods below pass each fact as a bool or a string) and for a column of
+# the store's compact rows at once (`webapp.leaderboard.board_select` passes arrays).
+# tests/battle/test_counting_rules.py checks that the two forms agree.
+
+def shows_dialogue(hidden: Any, in_battle: Any, voted: Any) -> Any:
+    """A dialogue counts when it is not hidden and, if one side of a battle, once the battle's vote is
+    stored (before that, counting it would tell a visitor whom they are talking to)."""
+    return _not(hidden) & (_not(in_battle) | voted)
+
+
+def shows_vote(hidden_a: Any, hidden_b: Any) -> Any:
+    """A vote counts while neither of its battle's dialogues is hidden."""
+    return _not(hidden_a | hidden_b)
+
+
+def vote_counts(flagged: Any, include_flagged: Any = False) -> Any:
+    """A flagged vote counts only when asked for (a researcher's export keeps it, marked)."""
+    return include_flagged | _not(flagged)
+
+
+def label_counts(labelled: Any, label_flagged: Any, in_flagged_battle: Any) -> Any:
+    """A satisfied/frustrated label counts unless it was flagged when given or its battle's vote is
+    flagged (the rater test comes after, on the labels that count: `Visibility.counted_labels`)."""
+    return labelled & _not(label_flagged) & _not(in_flagged_battle)
+
+
+# What the rules need beyond `&`, `|` and `==`, for one value (a bool, a string) or a column (an array).
+def _not(values: Any) -> Any:
+    return values ^ True  # `not` for a bool, element by element for an array (`~True` would be -2)
+
+
+def _all(values: Any) -> Any:
+    return np.ones(len(values), dtype=bool) if isinstance(values, np.ndarray) else True
+
+
+def _member(values: Any, members: frozenset[str]) -> Any:
+    if isinstance(values, np.ndarray):
+        return np.isin(values, np.asarray(list(members), dtype=object))
+    return values in members
 
 
 @dataclass(frozen=True)
@@ -60,16 +106,23 @@ class Participants:
         if self.user_kind is not None and self.user_kind not in USER_KINDS:
             raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {self.user_kind!r}")
 
+    def keeps(self, crowd: Any, user_kind: Any, user_id: Any) -> Any:
+        """The rule: whether rows of this crowd, audience and user are kept (strings, or arrays of them)."""
+        keep = _all(crowd)
+        if self.crowd is not None:
+            keep = keep & (crowd == self.crowd)
+        if self.user_kind is not None:
+            keep = keep & (user_kind == self.user_kind)
+        if self.left_out_users:
+            keep = keep & _not(_member(user_id, self.left_out_users))
+        return keep
+
     def keeps_dialogue(self, d: Dialogue) -> bool:
-        return ((self.crowd is None or crowd_of_dialogue(d) == self.crowd)
-                and (self.user_kind is None or d.user.kind.value == self.user_kind)
-                and d.user.id not in self.left_out_users)
+        return self.keeps(crowd_of_dialogue(d), d.user.kind.value, d.user.id)
 
     def keeps_vote(self, v: Vote) -> bool:
         kind = v.user_kind.value if isinstance(v.user_kind, UserKind) else str(v.user_kind)
-        return ((self.crowd is None or crowd_of_vote(v) == self.crowd)
-                and (self.user_kind is None or kind == self.user_kind)
-                and v.user_id not in self.left_out_users)
+        return self.keeps(crowd_of_vote(v), kind, v.user_id)
 
     def select(self, dialogues: Iterable[Dialogue], votes: Iterable[Vote]) -> tuple[list[Dialogue], list[Vote]]:
         return [d for d in dialogues if self.keeps_dialogue(d)], [v for v in votes if self.keeps_vote(v)]
@@ -83,20 +136,16 @@ class Visibility:
     in_flagged_battle: frozenset[str] = frozenset()  # dialogues of battles whose vote is flagged
 
     def keeps_dialogue(self, d: Dialogue) -> bool:
-        if d.dialogue_id in self.hidden:
-            return False
-        in_battle = d.metadata.get("source") == "battle" or "battle_id" in d.metadata
-        return not in_battle or d.dialogue_id in self.voted
+        return shows_dialogue(d.dialogue_id in self.hidden, d.in_battle, d.dialogue_id in self.voted)
 
     def keeps_vote(self, v: Vote, *, include_flagged: bool = False) -> bool:
-        if v.dialogue_a in self.hidden or v.dialogue_b in self.hidden:
-            return False
-        return include_flagged or v.vote_id not in self.flags
+        return (shows_vote(v.dialogue_a in self.hidden, v.dialogue_b in self.hidden)
+                & vote_counts(v.vote_id in self.flags, include_flagged))
 
     def counts_label(self, d: Dialogue) -> bool:
         """Whether the dialogue's satisfied/frustrated label counts in satisfaction rates."""
-        return (d.feedback is not None and not d.metadata.get(LABEL_FLAG)
-                and d.dialogue_id not in self.in_flagged_battle)
+        return label_counts(d.feedback is not None, bool(d.metadata.get(LABEL_FLAG)),
+                            d.dialogue_id in self.in_flagged_battle)
 
     def counted_labels(self, dialogues: Iterable[Dialogue]) -> list[Dialogue]:
         """The dialogues, those whose label does not count as copies without it (rated = unrated).

@@ -231,6 +231,12 @@ class Dialogue(BaseModel):
         dialogue and its battle say nothing about the system's quality and are not counted."""
         return any(u.error for u in self.utterances if u.role == Role.AGENT)
 
+    @property
+    def in_battle(self) -> bool:
+        """Whether the dialogue is one side of a battle (the Battle tab's, or a study task's in battle mode):
+        it counts nowhere until the battle's vote is stored (`arena.counting`)."""
+        return self.metadata.get("source") == "battle" or "battle_id" in self.metadata
+
     def score_values(self) -> dict[str, Optional[float]]:
         return {name: s.value for name, s in sorted(self.scores.items())}
 

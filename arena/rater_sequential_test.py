@@ -17,7 +17,6 @@ system others find satisfying half the time reaches about 3.5e7.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import Any, Iterable
 
 from arena.dialogue import Dialogue, UserKind
@@ -30,41 +29,12 @@ POOLED_IDS = frozenset({"", "anonymous"})
 
 
 def rater_evidence(dialogues: Iterable[Dialogue]) -> dict[str, float]:
-    """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1)."""
-    return label_evidence((d.user.id, d.crs_id, d.feedback.sentiment == "satisfied", d.feedback.timestamp)
-                          for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN)
-
-
-def label_evidence(labels: Iterable[tuple[str, str, bool, Any]]) -> dict[str, float]:
-    """`rater_evidence` of people's labels given as (rater id, system, satisfied, when; times comparable)."""
-    labelled = list(labels)
-    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # system -> [satisfied, rated]
-    per_rater: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for rater, system, satisfied, _ in labelled:
-        sat = int(satisfied)
-        totals[system][0] += sat
-        totals[system][1] += 1
-        per_rater[(rater, system)][0] += sat
-        per_rater[(rater, system)][1] += 1
-    by_rater: dict[str, list[tuple[str, str, bool, Any]]] = defaultdict(list)
-    for label in labelled:
-        if label[0] not in POOLED_IDS:
-            by_rater[label[0]].append(label)
-    evidence = {}
-    for rater, rated in by_rater.items():
-        rated.sort(key=lambda label: label[3])
-        log_e, best, seen_sat = 0.0, 0.0, 0
-        for step, (_, system, satisfied, _) in enumerate(rated):
-            sat_all, n_all = totals[system]
-            sat_own, n_own = per_rater[(rater, system)]
-            p_null = (sat_all - sat_own + 1) / (n_all - n_own + 2)  # other raters, smoothed
-            q_alt = (seen_sat + 1) / (step + 2)
-            ratio = q_alt / p_null if satisfied else (1 - q_alt) / (1 - p_null)
-            log_e += math.log10(ratio)
-            best = max(best, log_e)
-            seen_sat += satisfied
-        evidence[rater] = best
-    return evidence
+    """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1), of
+    people's labelled dialogues (`label_evidence` on their columns)."""
+    labelled = [d for d in dialogues if d.feedback is not None and d.user.kind == UserKind.HUMAN]
+    return label_evidence([d.user.id for d in labelled], [d.crs_id for d in labelled],
+                          [d.feedback.sentiment == "satisfied" for d in labelled],
+                          [d.feedback.timestamp for d in labelled])
 
 
 def flagged_raters(dialogues: Iterable[Dialogue], alpha: float = ALPHA) -> set[str]:
@@ -80,8 +50,11 @@ def flagged_by_evidence(evidence: dict[str, float], alpha: float = ALPHA) -> set
     return {rater for rater, value in evidence.items() if value >= threshold}
 
 
-def label_evidence_arrays(raters: Any, systems: Any, satisfied: Any, when: Any) -> dict[str, float]:
-    """`label_evidence` of labels given as columns, by array operations (the board job's many labels)."""
+def label_evidence(raters: Any, systems: Any, satisfied: Any, when: Any) -> dict[str, float]:
+    """rater id -> the largest log10 likelihood ratio their labels reached (0 when never above 1), of people's
+    labels given as columns (rater id, system, satisfied, when: times comparable), by array operations.
+    The one implementation of the test: the exports' dialogues (`rater_evidence`) and the board job's
+    compact rows (`webapp.leaderboard.board_select`) both come here."""
     import numpy as np
     with heavy_imports():
         import pandas as pd

@@ -50,7 +50,7 @@ def board_row(d: Dialogue) -> dict[str, Any]:
     return {
         "dialogue_id": d.dialogue_id, "crs_id": d.crs_id, "user_kind": d.user.kind.value, "user_id": d.user.id,
         "crowd": (d.metadata or {}).get(STUDY_KEY) or None,
-        "in_battle": int(d.metadata.get("source") == "battle" or "battle_id" in d.metadata),
+        "in_battle": int(d.in_battle),
         "failed": int(d.system_failed()), "num_turns": d.num_turns,
         "sentiment": d.feedback.sentiment if d.feedback else None,
         "label_flagged": int(bool(d.metadata.get(LABEL_FLAG))),

@@ -14,7 +14,7 @@ import pytest
 
 from arena.counting import LABEL_FLAG, Participants, visibility
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, Score, UserInfo, UserKind, Utterance, Vote
-from arena.rater_sequential_test import label_evidence, label_evidence_arrays
+from arena.rater_sequential_test import label_evidence
 from arena.store import Store
 from arena.study import OPEN_CROWD
 from webapp.leaderboard import snapshot as snapshot_module
@@ -127,14 +127,17 @@ def test_ties_are_half_wins_in_the_logistic_regression():
     assert theta[0] - theta[1] == pytest.approx(math.log(3))
 
 
-def test_label_evidence_by_arrays_equals_the_sequential_loop():
-    rng = random.Random(2)
-    for _ in range(40):
-        labels = [(rng.choice(["u1", "u2", "u3", "anonymous"]), rng.choice("abc"), rng.random() < 0.7,
-                   f"{rng.randint(0, 20):03d}") for _ in range(rng.randint(1, 50))]
-        loop, arrays = label_evidence(labels), label_evidence_arrays(*zip(*labels))
-        assert loop.keys() == arrays.keys()
-        assert all(loop[k] == pytest.approx(arrays[k], abs=1e-9) for k in loop)
+def test_label_evidence_follows_the_likelihood_ratio_worked_by_hand():
+    # u1 labels system a satisfied three times; the others (u2) give a half of their labels satisfied, so
+    # u1's null is (1 + 1) / (2 + 2) = 1/2 and the alternative's chances are 1/2, 2/3, 3/4:
+    # ratio 1 * 4/3 * 3/2. u2's null is (3 + 1) / (3 + 2) = 4/5: 0.5 / 0.8 for the satisfied, then
+    # (1/3) / (1/5) for the frustrated.
+    labels = [("u1", "a", True, "001"), ("u2", "a", True, "002"), ("u1", "a", True, "003"),
+              ("u2", "a", False, "004"), ("u1", "a", True, "005"), ("anonymous", "b", True, "006")]
+    evidence = label_evidence(*zip(*labels))
+    assert evidence.keys() == {"u1", "u2"}  # a pooled id is no rater
+    assert evidence["u1"] == pytest.approx(math.log10(2))
+    assert evidence["u2"] == pytest.approx(math.log10(0.625 * 5 / 3))
 
 
 def test_a_page_request_never_computes_and_an_unchanged_store_answers_at_once(tmp_path, monkeypatch):

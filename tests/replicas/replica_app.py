@@ -91,6 +91,7 @@ class Replica:
         self.runs = runs
         self.pages: dict[str, Optional[Dialogue]] = {}  # user -> the Chat page's conversation
         self.battle_pages: dict[str, Optional[str]] = {}  # user -> the battle the Battle page shows
+        self.study_pages: dict[str, dict] = {}  # worker -> what the study page drew of each conversation
 
     # -- Chat ------------------------------------------------------------------------------
     def chat_open(self, user: str) -> dict:
@@ -168,10 +169,36 @@ class Replica:
         found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": pid(worker)})
         study.send(self.services, found, p, study.sides(found)[0], text)
         p = self.services.store.get_participant(p.study_id, p.pseudonym)
+        self._draw_study(worker, p)
         task = p.data.get("task") or {}
         dialogues = study.task_dialogues(self.services, p).values()
         return {"claim": task.get("claim"), "cell": task.get("cell"),
                 "turns": [u.text for d in dialogues for u in d.user_turns()]}
+
+    def study_open(self, study_id: str, worker: str) -> dict:
+        """The worker's study page (re)loaded: drawn from the store, as `webapp.ui.study_page` draws it."""
+        _, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": pid(worker)})
+        return self._draw_study(worker, p)
+
+    def study_rate(self, study_id: str, worker: str, sentiment: str) -> dict:
+        """A verdict button of the task's first conversation, from the page as this replica last drew it;
+        the page is drawn again afterwards, refused or not (as the study page's handlers do)."""
+        found, p = study.enter(self.services, {"study": study_id, "PROLIFIC_PID": pid(worker)})
+        side = study.sides(found)[0]
+        try:
+            study.rate(self.services, found, p, side, sentiment,
+                       shown=self.study_pages.get(worker, {}).get(side))
+        finally:
+            self._draw_study(worker, self.services.store.get_participant(p.study_id, p.pseudonym))
+        return {"verdicts": self.study_verdicts(worker)}
+
+    def _draw_study(self, worker: str, p: Any) -> dict:
+        dialogues = study.task_dialogues(self.services, p) if p.data.get("step") == "task" else {}
+        self.study_pages[worker] = {side: study.PageView.of(d) for side, d in dialogues.items()}
+        return {"verdicts": self.study_verdicts(worker)}
+
+    def study_verdicts(self, worker: str) -> dict:
+        return {side: view.verdict for side, view in self.study_pages.get(worker, {}).items()}
 
     # -- Evaluate -----------------------------------------------------------------------------
     def run_start(self, n_dialogues: int, concurrency: int = 2) -> dict:

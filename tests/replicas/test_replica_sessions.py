@@ -201,3 +201,38 @@ def test_a_vote_is_not_stored_over_a_side_deleted_meanwhile(db):
             store.save_battle_once(a, b, cast, user_key="u", ip_key="i", started_at=None, burst_votes=10,
                                    burst_window_s=60, min_battle_s=0, versions=versions)
         assert store.list_votes() == [] and store.get_dialogue(a.dialogue_id) is None
+
+
+def test_a_study_verdict_from_a_stale_page_is_refused_and_the_stored_one_kept(db, replicas):
+    """The worker's page on r1 was drawn before their verdict was given on r2: r1's verdict is refused with
+    the stale page's line and r2's stays stored; the page, drawn again, may then change it (as a study's
+    verdict may change until the task is submitted)."""
+    from arena.study import parse_study
+    from tests.study.study_support import study_yaml
+
+    with Store(db) as store:
+        text = study_yaml(systems=["alpha", "bravo"], quota_per_cell=5)
+        store.save_study(parse_study(text), text, "ada")
+    r1, r2 = replicas(db, "r1"), replicas(db, "r2")
+    started = r1.call("study_start", study_id="pilot", worker="w-stale")
+    r1.call("study_send", study_id="pilot", worker="w-stale", text="a comedy please")
+    assert r2.call("study_open", study_id="pilot", worker="w-stale") == {"verdicts": {"A": None}}
+    assert r2.call("study_rate", study_id="pilot", worker="w-stale", sentiment="frustrated") == {
+        "verdicts": {"A": "frustrated"}}
+
+    def stored_verdict() -> str:
+        with Store(db) as store:
+            return store.get_dialogue(started["dialogues"][0]).feedback.sentiment
+
+    # r1's page still shows the conversation unrated.
+    stale = r1.call("study_rate", study_id="pilot", worker="w-stale", sentiment="satisfied")
+    assert stale == {"refused": CHANGED_ELSEWHERE}
+    assert stored_verdict() == "frustrated"
+    # Drawn again after the refusal, r1's page shows the stored verdict; a change from there is stored.
+    assert r1.call("study_rate", study_id="pilot", worker="w-stale", sentiment="satisfied") == {
+        "verdicts": {"A": "satisfied"}}
+    assert stored_verdict() == "satisfied"
+    # And now r2's page is the one behind: its change back is refused in turn.
+    assert r2.call("study_rate", study_id="pilot", worker="w-stale", sentiment="frustrated") == {
+        "refused": CHANGED_ELSEWHERE}
+    assert stored_verdict() == "satisfied"

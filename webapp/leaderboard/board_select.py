@@ -1,6 +1,7 @@
 """What one board counts, selected from the store's compact rows (`arena.store.board_rows`) as array operations.
 
-The rules are `arena.counting`'s, applied to columns instead of objects:
+The rules are `arena.counting`'s, the same definitions applied to columns instead of objects
+(`shows_dialogue`, `shows_vote`, `vote_counts`, `label_counts`, `Participants.keeps`):
 whose data (`Participants`: one crowd, one audience, no left-out users), what
 is visible (hidden dialogues and their votes left out, a battle's dialogues
 only once its vote is stored, flagged votes left out and counted apart), which
@@ -18,7 +19,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from arena.rater_sequential_test import POOLED_IDS, flagged_by_evidence, label_evidence_arrays
+from arena.counting import Participants, label_counts, shows_dialogue, shows_vote, vote_counts
+from arena.rater_sequential_test import flagged_by_evidence, label_evidence
 from arena.store.board_rows import DIALOGUE_FIELDS, VOTE_FIELDS, BoardRows
 from arena.study import OPEN_CROWD
 from webapp.leaderboard.board_data import DIALOGUE_COLUMNS, VOTE_COLUMNS, BoardData
@@ -66,16 +68,18 @@ class StoreFrames:
         hidden[-1] = False
         voted = np.zeros(n + 1, dtype=bool)
         voted[v["pos_a"]] = voted[v["pos_b"]] = True
-        d["visible"] = ~hidden[:n] & (~d["in_battle"].astype(bool) | voted[:n])
+        d["visible"] = shows_dialogue(hidden[:n], d["in_battle"].astype(bool), voted[:n])
         v["flagged"] = np.isin(v["vote_id"], _objects(list(rows.flags))) if rows.flags else np.zeros(len(v["vote_id"]), bool)
-        hidden_ids = set(rows.hidden)
-        v["visible"] = ~(hidden[v["pos_a"]] | hidden[v["pos_b"]])
-        if hidden_ids:  # a vote whose dialogue has no row (deleted) but whose id is hidden
-            v["visible"] &= ~np.array([x in hidden_ids or y in hidden_ids
-                                       for x, y in zip(v["dialogue_a"], v["dialogue_b"])], dtype=bool)
+        hidden_a, hidden_b = hidden[v["pos_a"]], hidden[v["pos_b"]]
+        if rows.hidden:  # a vote whose dialogue has no row (deleted) but whose id is hidden
+            hidden_ids = set(rows.hidden)
+            hidden_a = hidden_a | np.array([x in hidden_ids for x in v["dialogue_a"]], dtype=bool)
+            hidden_b = hidden_b | np.array([x in hidden_ids for x in v["dialogue_b"]], dtype=bool)
+        v["visible"] = shows_vote(hidden_a, hidden_b)
         in_flagged = np.zeros(n + 1, dtype=bool)
         in_flagged[v["pos_a"][v["flagged"]]] = in_flagged[v["pos_b"][v["flagged"]]] = True
-        d["label_counts"] = ~pd.isna(d["sentiment"]) & ~d["label_flagged"].astype(bool) & ~in_flagged[:n]
+        d["label_counts"] = label_counts(~pd.isna(d["sentiment"]), d["label_flagged"].astype(bool),
+                                         in_flagged[:n])
         return cls(d, v, load_dialogues)
 
     def select(self, *, crowd: Optional[str] = OPEN_CROWD, user_kind: Optional[str] = None,
@@ -104,18 +108,9 @@ class StoreFrames:
     def _whose(self, crowd: Optional[str], user_kind: Optional[str],
                left_out_users: frozenset[str]) -> tuple[np.ndarray, np.ndarray]:
         d, v = self.d, self.v
-        whose_d, whose_v = d["visible"].copy(), v["visible"].copy()
-        if crowd is not None:
-            whose_d &= d["crowd"] == crowd
-            whose_v &= v["study"] == crowd
-        if user_kind is not None:
-            whose_d &= d["user_kind"] == user_kind
-            whose_v &= v["user_kind"] == user_kind
-        if left_out_users:
-            out = _objects(list(left_out_users))
-            whose_d &= ~np.isin(d["user_id"], out)
-            whose_v &= ~np.isin(v["user_id"], out)
-        return whose_d, whose_v
+        whose = Participants(crowd=crowd, user_kind=user_kind, left_out_users=frozenset(left_out_users))
+        return (d["visible"] & whose.keeps(d["crowd"], d["user_kind"], d["user_id"]),
+                v["visible"] & whose.keeps(v["study"], v["user_kind"], v["user_id"]))
 
     def rated(self, crowd: Optional[str], user_kind: Optional[str], left_out_users: frozenset[str]) -> np.ndarray:
         """Per dialogue: its label counts (not flagged, not in a flagged battle, not from a rater the
@@ -139,7 +134,7 @@ class StoreFrames:
             "reply_length": d["reply_length"][dialogue_mask], "items_shown": d["items_shown"][dialogue_mask],
             "failed": d["failed"][dialogue_mask].astype(bool),
         }, columns=DIALOGUE_COLUMNS)
-        counted = vote_mask & ~v["flagged"]
+        counted = vote_mask & vote_counts(v["flagged"])
         votes = pd.DataFrame({c: pd.Series(v[c][counted], dtype=object) for c in VOTE_COLUMNS}, columns=VOTE_COLUMNS)
         return BoardData(board, votes), int(vote_mask.sum() - counted.sum())
 
@@ -160,10 +155,10 @@ def _honest_raters(d: dict[str, np.ndarray], whose: np.ndarray) -> np.ndarray:
     labelled = whose & d["label_counts"] & (d["user_kind"] == "human")
     if not labelled.any():
         return np.ones(len(whose), dtype=bool)
-    evidence = label_evidence_arrays(d["user_id"][labelled], d["crs_id"][labelled],
+    evidence = label_evidence(d["user_id"][labelled], d["crs_id"][labelled],
                                      d["sentiment"][labelled] == "satisfied",
                                      np.where(pd.isna(d["label_at"][labelled]), "", d["label_at"][labelled]))
-    flagged = flagged_by_evidence(evidence) - POOLED_IDS
+    flagged = flagged_by_evidence(evidence)  # pooled ids (no session known) are never tested
     if not flagged:
         return np.ones(len(whose), dtype=bool)
     return ~np.isin(d["user_id"], _objects(list(flagged)))

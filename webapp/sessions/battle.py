@@ -34,10 +34,9 @@ from webapp.sessions.battle_state import SIDES, BattleSession
 from webapp.sessions.pairing import NotEnoughSystems
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.sessions.turn_step import (ChangedElsewhere, checked_message, read_current, refused_when_full,
-                                       same_conversation, store_label, stored_turn)
+from webapp.sessions.session_base import as_stored, rate_conversation, send_turn, stored_user
+from webapp.sessions.turn_step import ChangedElsewhere, checked_message, limit_status, refused_when_full
 from arena.text_safety import escape_text
-from webapp.sessions.turn_step import limit_status
 from webapp.protection.vote_limits import LimitReached, origin_keys_of
 
 log = logging.getLogger(__name__)
@@ -60,7 +59,7 @@ def current(services: Services, user_id: str, request: Any = None) -> Optional[B
     session = book.get(user_id)
     if session is not None and session.vote is not None:
         return session
-    if not _stored_user(user_id):
+    if not stored_user(user_id):
         return session
     found = participants.open_battle(services.store, user_id)
     if found is None:  # voted or deleted elsewhere (or never started): nothing under way
@@ -87,23 +86,19 @@ def _catch_up(session: BattleSession, stored: dict[str, Dialogue]) -> None:
             session.dialogues[side] = stored[side]
 
 
-def _stored_user(user_id: Optional[str]) -> bool:
-    """Whether the store can be asked for this user's battles (a participant, or a server-named session)."""
-    return participants.is_participant(user_id) or str(user_id or "").startswith("session-")
-
-
 def _side_as_stored(services: Services, session: BattleSession, side: str) -> int:
     """The side's stored version, after checking the session's copy is that conversation; raises
     `ChangedElsewhere` (the session then holds the stored copy) when it is not."""
-    stored = read_current(services, session.dialogues[side])
-    if stored is None or store_voted(services, session):
+    if store_voted(services, session):
         raise ChangedElsewhere()
-    changed = not same_conversation(session.dialogues[side], stored)
-    # The stored copy is the conversation as the session holds it, plus whatever the background scorer
-    # wrote into it (dialogue acts): the step goes on from it, so a write never drops them.
+    try:
+        stored = as_stored(services, session.dialogues[side])
+    except ChangedElsewhere:
+        current = services.store.current_dialogue(session.dialogues[side].dialogue_id)
+        if current is not None:  # the session shows the side as stored from now on
+            session.dialogues[side] = current.dialogue
+        raise
     session.dialogues[side] = stored.dialogue
-    if changed:
-        raise ChangedElsewhere()
     return stored.version
 
 
@@ -214,8 +209,8 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     try:
         version = _side_as_stored(services, session, side)
         dialogue = session.dialogues[side]
-        reply = stored_turn(services, dialogue, text, version=version,
-                            unavailable=f"System {side} is unavailable right now; please start a new battle.")
+        reply = send_turn(services, dialogue, text, version=version,
+                          unavailable=f"System {side} is unavailable right now; please start a new battle.")
     finally:
         session.busy[side].release()
     status = limit_status(dialogue, services.settings.max_turns)
@@ -241,7 +236,8 @@ def rate(services: Services, session: Optional[BattleSession], side: str, sentim
             dialogue = session.dialogues[side]
             # Stored and queued for scoring now; exports and the leaderboard count it only once the vote is
             # in. Unsaved (a full store, or changed elsewhere), the pane stays open to be rated again.
-            store_label(services, dialogue, sentiment, keys=(session.user_key, session.ip_key), version=version)
+            rate_conversation(services, dialogue, sentiment, keys=(session.user_key, session.ip_key),
+                              version=version)
     with session.lock:
         return session.both_rated()
 

@@ -4,7 +4,7 @@ One person talks with one named system. Every step of a browser session runs
 under the session's turn guard (`webapp.sessions.turn_guard`), so a message
 sent twice (Enter, then Send) or with a client id the dialogue already holds
 (`webapp.sessions.idempotent_sends`) stores nothing; the turn itself and the
-verdict are the steps every session shares (`webapp.sessions.turn_step`).
+verdict are the steps every session shares (`webapp.sessions.session_base`).
 Refusals raise `Refusal` with words for the participant.
 
 Any app process may serve any step: each step reads the conversation as
@@ -26,11 +26,11 @@ from webapp.services import Services
 from webapp.sessions import first_message, participants
 from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
 from webapp.sessions.turn_guard import repeats_last_message
-from webapp.sessions.turn_step import (CHANGED_ELSEWHERE, ChangedElsewhere, checked_message, read_current,
-                                       same_conversation, store_label, stored_turn)
+from webapp.sessions.session_base import rate_conversation, send_turn, stored_user
+from webapp.sessions.turn_step import (CHANGED_ELSEWHERE, ChangedElsewhere, checked_message, limit_status,
+                                       read_current, same_conversation)
 from webapp.sessions.refusal import Refusal, refuse
 from arena.text_safety import escape_text
-from webapp.sessions.turn_step import limit_status
 
 
 def system_choices(services: Services) -> list[tuple[str, str]]:
@@ -124,8 +124,8 @@ def send_message(
 
 
 def _run_turn(services: Services, dialogue: Dialogue, text: str, version: int) -> str:
-    reply = stored_turn(services, dialogue, text, version=version,
-                        unavailable="That system is not available right now; please choose another.")
+    reply = send_turn(services, dialogue, text, version=version,
+                      unavailable="That system is not available right now; please choose another.")
     return limit_status(dialogue, services.settings.max_turns, problem=bool(reply.error))
 
 
@@ -149,7 +149,7 @@ def give_feedback(
             return (stored.dialogue if stored is not None else None), CHANGED_ELSEWHERE
         # Unsaved (a full store, or changed elsewhere meanwhile), the conversation stays open to be rated again.
         try:
-            store_label(services, dialogue, sentiment, comment, request=request, version=stored.version)
+            rate_conversation(services, dialogue, sentiment, comment, request=request, version=stored.version)
         except ChangedElsewhere:
             current = read_current(services, dialogue)
             step.remember(current.dialogue if current is not None else None)
@@ -163,19 +163,13 @@ def resumable(services: Services, user_id: str) -> Optional[Dialogue]:
     conversation just started in this process and not stored yet while nothing newer is stored."""
     with services.turn_guard.step(user_id) as step:
         latest = step.latest
-        stored = participants.open_chat(services.store, user_id) if _stored_user(user_id) else None
+        stored = participants.open_chat(services.store, user_id) if stored_user(user_id) else None
         fresh = (latest is not None and not latest.utterances and latest.feedback is None
                  and (stored is None or stored.created_at <= latest.created_at))
         if fresh:
             return latest
-        if stored is None and not _stored_user(user_id) and latest is not None and latest.feedback is None \
+        if stored is None and not stored_user(user_id) and latest is not None and latest.feedback is None \
                 and latest.end_reason in (None, "max_turns"):
             return latest  # no id to look the conversation up by (no participant, no session)
         step.remember(stored)
         return stored
-
-
-def _stored_user(user_id: Optional[str]) -> bool:
-    """Whether the store can be asked for this user's conversations: a participant, or a browser session
-    named by the server (the same name in every process)."""
-    return participants.is_participant(user_id) or str(user_id or "").startswith("session-")

@@ -44,7 +44,7 @@ from datetime import datetime
 from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
-from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
 from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
@@ -54,8 +54,8 @@ from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
 from webapp.sessions.refusal import refuse
 from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids
-from webapp.sessions.turn_step import (ChangedElsewhere, checked_message, read_current, same_conversation,
-                                       store_label, stored_turn)
+from webapp.sessions.session_base import PageView, as_stored, rate_conversation, send_turn
+from webapp.sessions.turn_step import ChangedElsewhere, checked_message
 
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
@@ -467,38 +467,34 @@ def send(services: Services, study: Study, p: Participant, side: str, text: str)
     p = _fresh(services, p)  # the task may have moved to another cell
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
-        reply = stored_turn(services, d, text, version=_version(services, d),
-                            unavailable="The system is unavailable right now; please try again in a moment.")
+        reply = send_turn(services, d, text, version=as_stored(services, d).version,
+                          unavailable="The system is unavailable right now; please try again in a moment.")
         _keep_place(services, study, p)
         if reply.error and not d.ended:
             raise refuse("The system had a problem answering; please send your message again.")
 
 
-def rate(services: Services, study: Study, p: Participant, side: str, sentiment: str) -> None:
+def rate(services: Services, study: Study, p: Participant, side: str, sentiment: str,
+         shown: Optional[PageView] = None) -> None:
+    """The worker's verdict on one conversation of their task; it may change until the task is submitted.
+
+    `shown` is the conversation as the worker's page drew it: when the store has moved on since (a verdict
+    given or changed on another app process, a turn taken there), the page is behind and gets
+    `ChangedElsewhere` (it is then drawn again as stored), and nothing is written. Without `shown` (a caller
+    with no page) the conversation as stored now is rated. Either way the verdict is written only over the
+    version read, as the Chat and the Battle write theirs (`webapp.sessions.session_base`)."""
     with _lock(f"{p.pseudonym}:{side}"):
-        d = _task_dialogue(services, p, side)
-        if d.feedback is not None:  # the verdict may change until the task is submitted
-            if d.feedback.sentiment != sentiment:
-                d.feedback = Feedback(sentiment=sentiment, comment=d.feedback.comment)
-                services.store.save_dialogue(d)
-            _keep_place(services, study, p)
-            return
+        stored = as_stored(services, _task_dialogue(services, p, side))
+        if shown is not None and not shown.shows(stored):
+            raise ChangedElsewhere()
+        d = stored.dialogue
         turns = len(d.user_turns())
-        if turns < study.min_user_turns:
+        if d.feedback is None and turns < study.min_user_turns:
             raise refuse(f"Please send at least {study.min_user_turns} messages before giving your verdict "
                          f"({turns} so far).")
         # A study's labels are bounded by its tasks and checks, not by the public label limits.
-        store_label(services, d, sentiment, limited=False, version=_version(services, d))
+        rate_conversation(services, d, sentiment, limited=False, version=stored.version)
         _keep_place(services, study, p)
-
-
-def _version(services: Services, d: Dialogue) -> int:
-    """The stored version of the task's conversation just read (another app process may write it too:
-    the step then writes only over this version)."""
-    stored = read_current(services, d)
-    if stored is None or not same_conversation(d, stored):
-        raise ChangedElsewhere()
-    return stored.version
 
 
 def submit(services: Services, study: Study, p: Participant, choice: Optional[str],

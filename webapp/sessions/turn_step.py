@@ -114,13 +114,17 @@ def read_current(services: Any, dialogue: Dialogue) -> Optional[VersionedDialogu
 
 def same_conversation(page: Dialogue, stored: Optional[VersionedDialogue], *, label: bool = True) -> bool:
     """Whether the page's copy is the conversation as stored: the same turns and (with `label`) the same
-    label and ending. A copy never stored is current only while it holds nothing (just started)."""
+    verdict and ending. A copy never stored is current only while it holds nothing (just started)."""
     if stored is None:
         return not page.utterances and page.feedback is None
     s = stored.dialogue
     if len(s.utterances) != len(page.utterances):
         return False
-    return not label or ((s.feedback is None) == (page.feedback is None) and s.end_reason == page.end_reason)
+    return not label or (_verdict(s) == _verdict(page) and s.end_reason == page.end_reason)
+
+
+def _verdict(d: Dialogue) -> Optional[str]:
+    return d.feedback.sentiment if d.feedback is not None else None
 
 
 def save_checked(services: Any, dialogue: Dialogue, version: Optional[int]) -> None:

@@ -61,7 +61,10 @@ class GoldStep(NamedTuple):
 class StudyPage:
     """The study page's components that its events read or redraw."""
 
-    ident: Any  # (study id, pseudonym) in a server-side State: all the page keeps
+    ident: Any  # (study id, pseudonym) in a server-side State
+    # Each conversation as the page last drew it: a verdict from a page the store has moved on from
+    # (a verdict or a turn given in another tab, served by another app process) is refused, not stored.
+    drawn: Any
     title: Any
     status: Any  # the page's own status line, above every step
     # For clients without a browser (and tests): the link's parameters as values.
@@ -91,8 +94,8 @@ class StudyPage:
         task, gold = self.task, self.gold
         pane_parts = [c for pane in task.panes.values()
                       for c in (pane.column, pane.chat, pane.items, pane.send, pane.line, pane.verdict)]
-        return [self.ident, self.title, self.status, self.consent_box, self.consent_md, self.instr_box,
-                self.instr_md, task.box, task.head, *pane_parts, task.choice, task.attention,
+        return [self.ident, self.drawn, self.title, self.status, self.consent_box, self.consent_md,
+                self.instr_box, self.instr_md, task.box, task.head, *pane_parts, task.choice, task.attention,
                 task.aspects_box, *task.radios, task.submit_line, gold.box, gold.text, gold.answer, gold.line,
                 self.full_box, self.full_md, self.retry, self.done_md, self.forward]
 
@@ -106,6 +109,7 @@ class StudyPage:
 def build_page(form: AspectForm) -> StudyPage:
     """The page's components in page order (inside the page's Blocks)."""
     ident = gr.State(None)
+    drawn = gr.State({})
     title = gr.Markdown(f"# {TITLE}", elem_id="study-title")
     status = gr.Markdown("", elem_id="study-notice", elem_classes=["status-line"])
     link_study = gr.Textbox(visible=False)
@@ -122,11 +126,11 @@ def build_page(form: AspectForm) -> StudyPage:
     done_md = gr.Markdown(visible=False, elem_id="study-done")
     forward = gr.Textbox(visible=False, elem_id="study-forward")
     enter = gr.Button(visible=False)
-    return StudyPage(ident=ident, title=title, status=status, link_study=link_study, link_worker=link_worker,
-                     link_browser=link_browser, consent_box=consent_box, consent_md=consent_md, agree=agree,
-                     instr_box=instr_box, instr_md=instr_md, start=start, task=task, gold=gold,
-                     full_box=full_box, full_md=full_md, retry=retry, done_md=done_md, forward=forward,
-                     enter=enter)
+    return StudyPage(ident=ident, drawn=drawn, title=title, status=status, link_study=link_study,
+                     link_worker=link_worker, link_browser=link_browser, consent_box=consent_box,
+                     consent_md=consent_md, agree=agree, instr_box=instr_box, instr_md=instr_md, start=start,
+                     task=task, gold=gold, full_box=full_box, full_md=full_md, retry=retry, done_md=done_md,
+                     forward=forward, enter=enter)
 
 
 def _text_step(elem_id: str, button_label: str, button_id: str) -> tuple[Any, Any, Any]:

@@ -1,10 +1,11 @@
 """The page a recruited worker sees: consent, instructions, the tasks in order, then the completion code.
 
 Served at `/study/` (the public page sends a link with `?study=` there, query
-intact). The page keeps nothing but (study id, pseudonym) in a server-side
-State; every handler reads the worker's row from the store and redraws the
-whole page from it (`draw`), so a reload resumes exactly where the worker
-was. The task view works as the public Chat does: a message shows the moment
+intact). The page keeps (study id, pseudonym) in a server-side State, and
+what it drew of each conversation (so that a verdict from a page the store
+has moved on from is refused); every handler reads the worker's row from the
+store and redraws the whole page from it (`draw`), so a reload resumes
+exactly where the worker was. The task view works as the public Chat does: a message shows the moment
 it is sent, with a typing indicator until the reply, and only the component
 that changes shows progress; a refusal is one line next to the control that was
 used (never a toast), and what the worker typed or picked stays.
@@ -26,6 +27,7 @@ from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.session_base import PageView
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
@@ -105,6 +107,7 @@ class StudyEvents:
         out = self._steps(study, p, step, preview, reset)
         out.update({line: message if line is where else "" for line in page.lines})
         dialogues = flow.task_dialogues(self.services, p) if step == "task" else {}
+        out[page.drawn] = {side: PageView.of(d) for side, d in dialogues.items()}
         for side in SIDES:
             out.update(self._pane(study, side, dialogues.get(side)))
         if step == "task":
@@ -275,9 +278,10 @@ def _wire(demo: gr.Blocks, page: StudyPage, events: StudyEvents) -> None:
         gr.on(triggers=[pane.send.click, pane.msg.submit], fn=sent, inputs=[ident, pane.msg],
               outputs=sent_outputs, api_name=f"study_send_{s}", trigger_mode="once", show_progress="hidden")
         for button, sentiment in ((pane.good, "satisfied"), (pane.bad, "frustrated")):
-            button.click(guarded(lambda st, p, side=side, sentiment=sentiment:
-                                 flow.rate(services, st, p, side, sentiment), where=pane.line),
-                         [ident], view, api_name=f"study_{sentiment}_{s}", **_near(pane.verdict))
+            button.click(guarded(lambda st, p, drawn, side=side, sentiment=sentiment:
+                                 flow.rate(services, st, p, side, sentiment, shown=(drawn or {}).get(side)),
+                                 where=pane.line),
+                         [ident, page.drawn], view, api_name=f"study_{sentiment}_{s}", **_near(pane.verdict))
     forwarding(task.submit.click(
         guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True,
                 where=task.submit_line),
