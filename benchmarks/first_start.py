@@ -12,15 +12,20 @@ takes minutes and the network); the offline model's package is installed into it
    the first page (`GET /` answers 200), "New battle" enabled in the page, and `GET /ready` (every model
    loaded); the line shown by the disabled button is recorded;
 3. `without prepare` (`--skip-prepare`, a second environment): the same first start when the set-up's
-   `prepare` was not run, so the conversion runs in a child process behind the page.
+   `prepare` was not run, so the conversion runs in a child process behind the page;
+4. `--compare-prepared DIR`: first starts of another checkout (e.g. `git archive` of the commit before) in
+   the same prepared environment, each right after one of this checkout's, so both meet the same machine
+   load (the front end's share of a first start, compared).
 
     HF_HUB_OFFLINE=1 python benchmarks/first_start.py [--skip-prepare] [--repeat 2] [--compare-dir DIR]
+        [--compare-prepared DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -83,13 +88,14 @@ def first_start(python: Path, env: dict[str, str], tmp: Path, app_dir: Path = RO
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    load = os.getloadavg()[0]
     env = {**env, "PYTHONPATH": str(app_dir), "ARENA_PORT": str(port),
            "ARENA_DB": str(tmp / f"db-{port}.sqlite3"), "ARENA_CACHE_DIR": str(tmp / f"cache-{port}"),
            "ARENA_WARM_START": "1", "ARENA_LLM_PROVIDER": "local"}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"])
         page = browser.new_page()
         log = open(tmp / f"server-{port}.log", "w")
         started = time.monotonic()
@@ -118,6 +124,7 @@ def first_start(python: Path, env: dict[str, str], tmp: Path, app_dir: Path = RO
             button.wait_for(timeout=600_000)
             drawn_s = time.monotonic() - started
             line = page.locator("#battle-notice").inner_text() if button.is_disabled() else ""
+            line = re.sub(r"^\s*\d+(\.\d+)?s\s+", "", line)  # the load event's timer (transparent)
             page.wait_for_function("() => !document.querySelector('#battle-new').disabled", timeout=600_000)
             usable_s = time.monotonic() - started
             deadline = time.monotonic() + 1800
@@ -129,7 +136,7 @@ def first_start(python: Path, env: dict[str, str], tmp: Path, app_dir: Path = RO
             log.close()
             browser.close()
     return {"page_s": page_s, "drawn_s": drawn_s, "usable_s": usable_s, "ready_s": ready.get("s"),
-            "line": " ".join(line.split())}
+            "line": " ".join(line.split()), "load": load}
 
 
 def main() -> int:
@@ -140,6 +147,9 @@ def main() -> int:
     parser.add_argument("--compare-dir", type=Path, default=None,
                         help="also a first start of another checkout (e.g. `git archive` of the commit "
                              "before), in an environment of its own, without prepare")
+    parser.add_argument("--compare-prepared", type=Path, default=None,
+                        help="also first starts of another checkout in the same prepared environment, each "
+                             "right after one of this checkout's")
     args = parser.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONPATH": str(ROOT)}
     for name in ("ARENA_DB", "ARENA_PORT", "ARENA_ADMIN_USERS", "OPENAI_BASE_URL", "ARENA_SYSTEMS"):
@@ -154,6 +164,10 @@ def main() -> int:
             result = first_start(python, env, tmp)
             rows.append((f"after set-up, start {i + 1}", f"{prepare_s:.1f}" if i == 0 else "-", result))
             print(f"  {rows[-1]}", file=sys.stderr)
+            if args.compare_prepared is not None:
+                result = first_start(python, env, tmp, app_dir=args.compare_prepared.resolve())
+                rows.append((f"{args.compare_prepared.name}, after set-up, start {i + 1}", "-", result))
+                print(f"  {rows[-1]}", file=sys.stderr)
         if args.skip_prepare:
             bare = make_environment(tmp / "venv-bare")
             result = first_start(bare, env, tmp)
@@ -167,12 +181,13 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average at the start: {load:.1f}, {os.cpu_count()} cores")
-    print("| start | prepare s | first page s | Battle drawn s | New battle usable s | ready s | "
+    print("| start | load | prepare s | first page s | Battle drawn s | New battle usable s | ready s | "
           "line by the disabled button |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for label, prepared, r in rows:
         ready = f"{r['ready_s']:.1f}" if r["ready_s"] is not None else "-"
-        print(f"| {label} | {prepared} | {r['page_s']:.1f} | {r['drawn_s']:.1f} | {r['usable_s']:.1f} "
+        print(f"| {label} | {r['load']:.1f} | {prepared} | {r['page_s']:.1f} | {r['drawn_s']:.1f} "
+              f"| {r['usable_s']:.1f} "
               f"| {ready} | {r['line'] or '(enabled when drawn)'} |")
     return 0
 

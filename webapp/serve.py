@@ -31,7 +31,8 @@ from webapp.ui.parts.participant import participant_slot
 from webapp.ui.study_page import build_study_demo
 from webapp.ui.parts.page_script import PAGE_HEAD
 from webapp.ui.parts.style import APP_CSS
-from webapp.warm_start import StartAfterFirstPage, WarmUp, readiness
+from webapp.sessions.warming import start_after_page
+from webapp.warm_start import WarmUp, readiness
 from webapp.protection.body_limits import body_limit
 from webapp.protection.upload_limits import launch_options, upload_limit
 
@@ -47,13 +48,28 @@ ADMIN_INTRO = (
     "Simulated evaluation runs, the raw corpus (flagged votes included), moderation and the scoring queue. "
     "This app is for researchers only; the public app offers Battle, Chat, the Leaderboard and Your data."
 )
+# The models load once a first page (public or study) has been drawn for its visitor, or this long after the
+# server answers when none has: the loading would otherwise hold the interpreter while that page loads its
+# scripts and identifies its participant (New battle was usable seconds later on a first start). A turn
+# asked earlier starts it at once (`webapp.sessions.warming`).
+USABLE_PAGE_GRACE_S = 20.0
 PUBLIC_TABS = (("Battle", battle_tab), ("Chat", chat_tab), ("Leaderboard", leaderboard_tab),
                ("Your data", your_data_tab))
 ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderation", moderation_tab),
               ("Systems", systems_tab), ("Studies", studies_tab))
 
 
+def settle_plot_backend() -> None:
+    """Import matplotlib now, on its off-screen backend. Gradio wraps every event in a matplotlib backend
+    switch, which on the first event of the process imported matplotlib and, to resolve its default backend,
+    pyplot: the first page's load event waited seconds for it. The app only draws plots off-screen."""
+    import matplotlib
+
+    matplotlib.use("agg")
+
+
 def _blocks(title: str, intro: str, tabs, services: Services, *, participants: bool = False) -> gr.Blocks:
+    settle_plot_backend()
     # Gradio copies every served file into its cache; copies older than the limit are deleted
     # (checked as often), so downloads cannot fill the disk.
     age = services.settings.file_cache_max_age_s
@@ -62,6 +78,8 @@ def _blocks(title: str, intro: str, tabs, services: Services, *, participants: b
         if not participants:  # the researcher pages: the server's logout, beside the mount (/admin/logout)
             gr.Button("Log out", link="logout", size="sm", scale=0, min_width=100, elem_id="admin-logout")
         slot = participant_slot(services) if participants else None
+        if slot is not None:  # the models first: a first battle waits for them
+            slot.when_drawn(start_after_page(services))
         for label, tab in tabs:
             with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}") as opened:
                 _build_tab(tab, services, slot, opened, demo)
@@ -241,14 +259,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             where = f"http://{settings.host}:{port}"
             admin = "" if args.admin or auth is None else f" (researcher pages at {where}{ADMIN_PATH})"
 
-            if services.warming is not None:  # first the page, then the models, in the background
-                app.add_middleware(StartAfterFirstPage, warming=services.warming)
-
             def on_ready() -> None:
                 loading = "" if services.warming is None else "; the models load in the background (GET /ready)"
                 logging.getLogger(__name__).info("CRS Arena ready at %s/%s%s", where, admin, loading)
-                if services.warming is not None:  # after the first page, or after a short grace without one
-                    services.warming.start_soon()
+                if services.warming is not None:  # once a first page is usable, or after a grace without one
+                    services.warming.start_soon(USABLE_PAGE_GRACE_S)
 
             serve(app, host=settings.host, port=port, proxies=trusted_proxies(settings), on_ready=on_ready)
     finally:

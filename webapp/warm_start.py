@@ -2,9 +2,9 @@
 
 Loading every model before serving made the first page wait 20 to 30 s; loading them on first use made
 the first visitors wait as long, all at once. So the server starts answering first (`webapp.serve`
-starts a `WarmUp` once it has answered its first page, `StartAfterFirstPage`, or `FIRST_PAGE_GRACE_S`
-after its port accepts connections) and one background thread loads, one model after the other with a
-progress line each:
+starts a `WarmUp` once a first page has been drawn for its visitor, its load event answered, or
+`webapp.serve.USABLE_PAGE_GRACE_S` after its port accepts connections without one) and one background
+thread loads, one model after the other with a progress line each:
 
 1. the two systems likeliest to meet in the next battle (the pair scheduler's chances, from the stored
    battle counts), then the models their turns use (the in-process LLM when it is the provider, the act
@@ -35,8 +35,7 @@ log = logging.getLogger(__name__)
 
 WAITING, LOADING, LOADED, FAILED = "waiting", "loading", "loaded", "failed"
 ACT_MODEL = "act model"
-FIRST_PAGE_GRACE_S = 3.0  # the loading starts after the first page, or this long after the server answers
-NOT_PAGES = ("/health", "/ready")  # probes, not a visitor: they do not start the loading
+FIRST_PAGE_GRACE_S = 3.0  # `WarmUp.start_soon`'s default grace
 
 
 @dataclass
@@ -147,9 +146,9 @@ class WarmUp:
         return self
 
     def start_soon(self, grace_s: float = FIRST_PAGE_GRACE_S) -> None:
-        """Start in `grace_s` seconds at the latest; `StartAfterFirstPage` starts it sooner, once the server has
-        answered its first page (the loading holds the interpreter a good part of the time, so a page
-        asked while it runs waits for it)."""
+        """Start in `grace_s` seconds at the latest; a first page drawn for its visitor starts it sooner
+        (`webapp.sessions.warming.start_after_page`: the loading holds the interpreter a good part of the
+        time, so a page loading while it runs waits for it)."""
         with self._lock:
             if self._job is None:
                 self._job = Periodic("warm-up", self._load_all).start(grace_s)
@@ -251,27 +250,3 @@ def readiness(services: Services) -> dict[str, Any]:
     if warming is None:
         return {"ready": True, "warm_start": False}
     return {**warming.status(), "warm_start": True}
-
-
-class StartAfterFirstPage:
-    """ASGI middleware: starts `warming` once the server has sent its first answer to a visitor's GET (the
-    page, or a client's first request), so the first page does not share the interpreter with the loading.
-    `WarmUp.start_soon` starts it anyway if nobody comes; a turn waiting for a model starts it at once."""
-
-    def __init__(self, app: Any, warming: WarmUp):
-        self.app, self.warming = app, warming
-        self.pending = True
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if not (self.pending and scope["type"] == "http" and scope.get("method") == "GET"
-                and scope.get("path") not in NOT_PAGES):
-            await self.app(scope, receive, send)
-            return
-
-        async def sent(message: dict) -> None:
-            await send(message)
-            if self.pending and message["type"] == "http.response.body" and not message.get("more_body"):
-                self.pending = False
-                self.warming.start()
-
-        await self.app(scope, receive, sent)

@@ -28,3 +28,24 @@ def test_the_disabled_new_battle_button_says_why(tmp_path):
     assert _component(config, "battle-new")["interactive"] is False
     assert _component(config, "battle-notice")["value"] == GETTING_READY
     assert "New battle" in GETTING_READY and "moment" in GETTING_READY
+
+
+def test_one_load_event_identifies_the_participant_and_enables_new_battle(tmp_path):
+    """The page is drawn for its participant in one round trip: the load event that identifies them also
+    enables New battle (and draws the other tabs), instead of a second event chained after it (on a first
+    start New battle came 2.7 s after the tab was drawn). Nothing else runs at load."""
+    from webapp.serve import build_demo
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")])
+    try:
+        config = build_demo(services).get_config_file()
+    finally:
+        services.store.close()
+    ids = {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+    loads = [d for d in config["dependencies"] if any(t[1] == "load" for t in d["targets"])]
+    assert len(loads) == 1
+    drawn = {ids.get(i) for i in loads[0]["outputs"]}
+    assert {"battle-new", "battle-notice", "chat-new"} <= drawn
+    # what follows the load only starts background work, and changes nothing on the page
+    after = [d for d in config["dependencies"] if d.get("trigger_after") == loads[0]["id"]]
+    assert after and all(not d["outputs"] for d in after)

@@ -29,7 +29,7 @@ from webapp.serve import build_app  # noqa: E402
 from webapp.sessions import chat  # noqa: E402
 from webapp.sessions.refusal import Refusal  # noqa: E402
 from webapp.sessions.warming import warming_line  # noqa: E402
-from webapp.warm_start import ACT_MODEL, StartAfterFirstPage, WarmUp, plan, readiness  # noqa: E402
+from webapp.warm_start import ACT_MODEL, WarmUp, plan, readiness  # noqa: E402
 
 NAMES = ("alpha", "beta", "gamma")
 
@@ -128,19 +128,27 @@ def test_the_first_page_answers_while_the_models_load_and_ready_says_when_they_h
     services.store.close()
 
 
-def test_the_loading_starts_once_the_first_page_is_answered_or_after_a_grace_without_one(tmp_path, gate):
-    """The models load after the first page (a page asked while they load waits for the interpreter);
-    probes do not count as a visitor; with no visitor the loading starts after the grace."""
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_loading_starts_once_the_first_page_is_drawn_or_after_a_grace_without_one(tmp_path, gate):
+    """The models load once a first page has been drawn for its visitor (its load event answered), not when
+    its HTML is served: the loading holds the interpreter a good part of the time, and on a first start New
+    battle became usable seconds later while the page's scripts and events waited for it. Probes and the
+    HTML alone start nothing; with no visitor the loading starts after the grace."""
+    from tests.support.browser import expect, open_browser, screenshots_dir
+
     services = gated_services(tmp_path, gate)
-    app = build_app(services)
-    app.add_middleware(StartAfterFirstPage, warming=services.warming)
-    with running(app) as url:
+    with running(build_app(services)) as url:
         assert httpx.get(url + "/health", timeout=30).status_code == 200
         assert httpx.get(url + "/ready", timeout=30).status_code == 503
-        time.sleep(0.3)
-        assert services.warming.status()["loading"] == []  # probes only: nothing started
         assert httpx.get(url + "/", timeout=30).status_code == 200
-        wait_until(lambda: services.warming.status()["loading"] == ["system alpha"])
+        time.sleep(0.5)
+        assert services.warming.status()["loading"] == []  # the HTML alone: nothing started
+        with open_browser(screenshots_dir(tmp_path)) as browser:
+            page = browser.page()
+            page.goto(url + "/")
+            expect(page.locator("#battle-new")).to_be_enabled()
+            wait_until(lambda: services.warming.status()["loading"] == ["system alpha"])
         gate.open()
         assert services.warming.finished.wait(30)
     services.store.close()

@@ -10,7 +10,7 @@ box and nothing is stored, so the battle, chat or study task goes on as before.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from webapp.sessions.refusal import refuse
 from arena.text_safety import escape_text
@@ -31,6 +31,17 @@ def warming_line(services: Any, crs_id: Optional[str]) -> Optional[str]:
     if warming is None or crs_id is None or not warming.pending(crs_id):
         return None
     return WARMING_UP.format(title=_title(services, crs_id))
+
+
+def start_after_page(services: Any) -> Callable[[], None]:
+    """What a page's load event runs once the page has its answer: the warm-up starts (once), so the first
+    visitor's page is drawn and usable before the models take the interpreter."""
+    def start() -> None:
+        warming = getattr(services, "warming", None)
+        if warming is not None:
+            warming.start()
+
+    return start
 
 
 def wait_until_loaded(services: Any, crs_id: str) -> None:

@@ -208,7 +208,12 @@ def checked_choice(kind_value: Any, category: Any) -> tuple[str, str]:
 
 def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] = None) -> None:
     cache = LeaderboardCache(services)
-    cache.start()  # the first visitor finds the boards computed, or being computed, off the request path
+    # The first visitor finds the boards computed, or being computed, off the request path; on the public page
+    # the job starts once that page is drawn, so its first computation does not slow the page down.
+    if participant is not None:
+        participant.when_drawn(cache.start)
+    else:
+        cache.start()
     titles = {name: services.registry.title(name) for name in services.registry.names}
     every_s = services.settings.leaderboard_snapshot_every_s
     drawings: dict[tuple, tuple] = {}

@@ -28,7 +28,7 @@ from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
 from webapp.sessions.session_base import PageView
-from webapp.sessions.warming import warming_line
+from webapp.sessions.warming import start_after_page, warming_line
 from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal import notice
 from webapp.sessions.aspect_ratings import form_for
@@ -263,8 +263,10 @@ def _wire(demo: gr.Blocks, page: StudyPage, events: StudyEvents) -> None:
     def forwarding(event: Any) -> None:
         event.then(None, [page.forward], None, js=FORWARD_JS, api_visibility="private")
 
-    forwarding(demo.load(events.enter_from_link, [page.link_browser], view, js=BROWSER_TOKEN_JS,
-                         api_visibility="private", show_progress="hidden"))
+    entered = demo.load(events.enter_from_link, [page.link_browser], view, js=BROWSER_TOKEN_JS,
+                        api_visibility="private", show_progress="hidden")
+    forwarding(entered)
+    entered.then(start_after_page(services), None, None, api_visibility="private", show_progress="hidden")
     page.enter.click(events.enter_from_values, [page.link_study, page.link_worker, page.link_browser], view,
                      api_name="study_enter")
     page.agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view,

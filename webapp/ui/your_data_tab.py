@@ -68,8 +68,13 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None, *,
     identity = gr.Markdown(NO_BROWSER_ID, elem_id="yourdata-id")
     counts = gr.Markdown("", elem_id="yourdata-counts")
     with gr.Row():
-        download = gr.Button("Download my dialogues", elem_id="yourdata-download", min_width=200)
-        delete = gr.Button("Delete my dialogues", variant="stop", elem_id="yourdata-delete", min_width=200)
+        # With a browser participant, both wait for the page's load event to say whose data it is: a click
+        # before it would act on no one (and say so) instead of on the participant.
+        waits = participant is not None
+        download = gr.Button("Download my dialogues", elem_id="yourdata-download", min_width=200,
+                             interactive=not waits)
+        delete = gr.Button("Delete my dialogues", variant="stop", elem_id="yourdata-delete", min_width=200,
+                           interactive=not waits)
     with gr.Column(visible=False, elem_id="yourdata-confirm") as confirm_box:
         gr.Markdown("This deletes every conversation you have had here, with your ratings and votes, "
                     "for good. Are you sure?")
@@ -80,7 +85,8 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None, *,
     files = gr.File(label="Your dialogues (JSON Lines)", visible=False, interactive=False, elem_id="yourdata-file")
 
     def on_show(participant_id: Optional[str]) -> tuple[Any, ...]:
-        return identity_markdown(services, participant_id), counts_markdown(services, participant_id)
+        return (identity_markdown(services, participant_id), counts_markdown(services, participant_id),
+                gr.Button(interactive=True), gr.Button(interactive=True))
 
     def on_download(participant_id: Optional[str]) -> tuple[Any, ...]:
         if not participants.is_participant(participant_id):
@@ -135,7 +141,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None, *,
     deleted = confirm.click(on_confirm, [user_state], [confirm_box, status, counts, files],
                             api_visibility="private")
     if participant is not None:
-        participant.after_identify(on_show, [participant.user], [identity, counts])
+        participant.after_identify(on_show, [participant.user], [identity, counts, download, delete])
         participant.refresh_after(deleted)  # the Battle and Chat tabs start afresh
     if tab is not None:  # the tab holding this one, given by the page
-        tab.select(on_show, [user_state], [identity, counts], api_visibility="private")
+        tab.select(on_show, [user_state], [identity, counts, download, delete], api_visibility="private")

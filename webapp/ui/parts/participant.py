@@ -5,8 +5,9 @@ page loads, `identify` turns it into the participant id (`webapp.sessions.partic
 and puts that id in a per-session `gr.State`, which handlers read. A State is
 kept on the server, so no request can claim another participant's id; only
 the token can, and it is as hard to guess as a password. Tabs register what
-they resume once the participant is known (`after_identify`); `wire` chains
-those steps after the identification when the page loads.
+they resume once the participant is known (`after_identify`); `wire` runs
+those steps in the page's load event, right after the identification, so the
+page is drawn for its participant in one round trip.
 
 When the store stays locked past its busy timeout while a new page is being
 identified (a first visitor's key cannot be written, or the participant's rows
@@ -21,6 +22,7 @@ event: they act under their session id (`session-...`), as before.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -66,6 +68,7 @@ class ParticipantSlot:
     _after: list[tuple[Callable[..., Any], Callable[..., Any], list[Any], list[Any]]] = field(default_factory=list)
     _changes: list[Any] = field(default_factory=list)
     _busy_lines: list[Any] = field(default_factory=list)
+    _when_drawn: list[Callable[[], None]] = field(default_factory=list)
 
     def after_identify(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any],
                        redraw: Optional[Callable[..., Any]] = None, busy_line: Any = None) -> None:
@@ -78,35 +81,81 @@ class ParticipantSlot:
             fn = _busy_told(fn, outputs, busy_line)
         self._after.append((fn, redraw or fn, inputs, outputs))
 
+    def when_drawn(self, fn: Callable[[], None]) -> None:
+        """Run `fn` (without arguments; it must be cheap when repeated) once a page has the answer of its load
+        event: background work started then (the warm-up, the leaderboard's job) does not share the
+        interpreter with a first visitor's page while it loads."""
+        self._when_drawn.append(fn)
+
     def refresh_after(self, event: Any) -> None:
         """Run every step's `redraw` once `event` is done (the participant's data changed)."""
         self._changes.append(event)
 
     def wire(self, services: Services, demo: gr.Blocks) -> None:
-        """Call once every tab is built."""
-        def identify(token: Any) -> tuple[str, str]:
+        """Call once every tab is built. The page's one load event identifies the participant and runs every
+        tab's step in the same round trip (one request, answered once), so the controls that wait for the
+        participant are enabled as soon as it is answered; the `when_drawn` work starts after it."""
+        steps = list(self._after)
+        for _, _, inputs, _ in steps:
+            if list(inputs) != [self.user]:
+                raise ValueError("a step run when the page loads reads the participant id alone")
+        outputs: list[Any] = [self.token, self.user]
+        for _, _, _, step_outputs in steps:
+            if any(o is known for o in step_outputs for known in outputs):
+                raise ValueError("two steps run when the page loads update the same component")
+            outputs += step_outputs
+
+        def identified(token: Any, request: gr.Request) -> tuple[Any, ...]:
             if not participants.valid_token(token):
                 token = participants.new_token()
             try:
-                return token, participants.participant_id(services.store, token, _salt(services))
+                user = participants.participant_id(services.store, token, _salt(services))
             except Exception as exc:
                 if not is_store_busy(exc):
                     raise
                 log.warning("a page could not be identified: the store stayed locked")
-                # Stops the steps that wait for the participant; the lines below say why (no toast).
-                raise gr.Error(IDENTIFY_BUSY, visible=False, print_exception=False) from None
+                # Nothing is started under a session id: the controls stay disabled, the lines say why.
+                return (gr.skip(), gr.skip(), *self._busy_everywhere(steps))
+            drawn: list[Any] = [token, user]
+            for fn, _, _, step_outputs in steps:
+                drawn += _step_or_skips(fn, step_outputs, user, request)
+            return tuple(drawn)
 
-        loaded = demo.load(identify, [self.token], [self.token, self.user], api_visibility="private",
-                           show_progress="hidden")
-        if self._busy_lines:
-            lines = list(self._busy_lines)
-            loaded.failure(lambda: tuple(notice(IDENTIFY_BUSY) for _ in lines), None, lines,
-                           api_visibility="private", show_progress="hidden")
-        for fn, _, inputs, outputs in self._after:
-            loaded.success(fn, inputs, outputs, api_visibility="private", show_progress="hidden")
+        loaded = demo.load(identified, [self.token], outputs, api_visibility="private", show_progress="hidden")
+        if self._when_drawn:
+            starters = list(self._when_drawn)
+
+            def drawn() -> None:
+                for start in starters:
+                    start()
+
+            loaded.then(drawn, None, None, api_visibility="private", show_progress="hidden")
         for event in self._changes:
-            for _, redraw, inputs, outputs in self._after:
-                event.success(redraw, inputs, outputs, api_visibility="private", show_progress="hidden")
+            for _, redraw, inputs, step_outputs in steps:
+                event.success(redraw, inputs, step_outputs, api_visibility="private", show_progress="hidden")
+
+    def _busy_everywhere(self, steps: list[tuple[Any, ...]]) -> list[Any]:
+        """Each step's outputs when the page cannot be identified: its busy line says why, the rest stays."""
+        out: list[Any] = []
+        for _, _, _, step_outputs in steps:
+            out += [notice(IDENTIFY_BUSY) if any(o is line for line in self._busy_lines) else gr.skip()
+                    for o in step_outputs]
+        return out
+
+
+def _step_or_skips(fn: Callable[..., Any], outputs: list[Any], user: str, request: gr.Request) -> list[Any]:
+    """A tab's step, run in the page's load event: a tab that fails is logged and left as served, so the
+    other tabs are still drawn."""
+    wants_request = "request" in inspect.signature(fn).parameters  # as Gradio would pass it
+    try:
+        drawn = fn(user, request=request) if wants_request else fn(user)
+    except Exception:
+        log.exception("a tab could not be drawn when the page loaded")
+        return [gr.skip() for _ in outputs]
+    drawn = drawn if isinstance(drawn, (tuple, list)) else (drawn,)
+    if len(drawn) != len(outputs):
+        raise ValueError(f"{fn.__name__} returned {len(drawn)} updates for {len(outputs)} outputs")
+    return list(drawn)
 
 
 def _busy_told(fn: Callable[..., Any], outputs: list[Any], line: Any) -> Callable[..., Any]:
