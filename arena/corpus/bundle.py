@@ -31,11 +31,15 @@ from arena.llm.redaction import redact_optional
 from arena.text_safety import escape_markdown, neutralise_cell
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
+from arena.config import ASSETS_DIR
 from arena.files import atomic_path
+from arena.imports import heavy_imports
 from arena.store import Store
 from arena.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
 from arena.counting import VOID_FLAG, Participants, visibility, void_votes
 
+# The card's prose, with the counts and tables of an export filled in (Jinja, as huggingface_hub renders it).
+CARD_TEMPLATE = ASSETS_DIR / "corpus" / "dataset_card.md"
 LICENCE = "CC BY 4.0"
 LICENCE_ID = "cc-by-4.0"
 FILES = {
@@ -322,31 +326,32 @@ METRIC_MEANINGS = {
 }
 
 
-def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> list[str]:
-    """Which crowd the export holds and, for a study, the versions of its file the data ran under."""
+def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> str:
+    """Which crowd the export holds and, for a study, the versions of its file the data ran under (empty
+    when the export holds every crowd and no study file)."""
     flt = snapshot.filter
     if flt.crowd is None:
         if not extras:
-            return []
-        return ["## Crowd", "", "The open arena and crowdsourced studies together: a study's dialogues carry its "
+            return ""
+        return ("The open arena and crowdsourced studies together: a study's dialogues carry its "
                 "id, the version of its study file and the worker's standing (see Fields); the study files are "
                 "included (" + ", ".join(escape_markdown(n) for n in extras) + ", completion codes left "
-                "out).", ""]
+                "out).")
     if flt.crowd == "open":
-        return ["## Crowd", "", "The open arena only: crowdsourced studies are exported on their own.", ""]
+        return "The open arena only: crowdsourced studies are exported on their own."
     versions = sorted({int(d.metadata[STUDY_VERSION_KEY]) for d in snapshot.dialogues
                        if d.metadata.get(STUDY_VERSION_KEY) is not None})
     shown = ", ".join(str(v) for v in versions) or "none yet"
-    lines = ["## Crowd", "", f"The crowdsourced study `{escape_markdown(flt.crowd)}`; the data ran under "
-             f"version(s) {shown} of its study file"
-             + (f" (included: {', '.join(escape_markdown(n) for n in extras)})" if extras else "")
-             + ". Workers are pseudonyms; workers who failed a quality check "
-             + ("are left out." if flt.left_out_users else "are included.")]
-    return lines + [""]
+    return (f"The crowdsourced study `{escape_markdown(flt.crowd)}`; the data ran under "
+            f"version(s) {shown} of its study file"
+            + (f" (included: {', '.join(escape_markdown(n) for n in extras)})" if extras else "")
+            + ". Workers are pseudonyms; workers who failed a quality check "
+            + ("are left out." if flt.left_out_users else "are included."))
 
 
 def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: bool = False) -> str:
-    """A Markdown dataset card (with YAML front matter) describing this export."""
+    """A Markdown dataset card describing this export: the Hub's metadata (`DatasetCardData`, the YAML
+    front matter) and the body rendered from `assets/corpus/dataset_card.md`."""
     dialogues, votes = snapshot.dialogues, snapshot.votes
     per_system: dict[str, Counter] = {}
     for d in dialogues:
@@ -366,105 +371,36 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
         (name, c["human"], c["simulator"], c["turns"], c["satisfied"], c["frustrated"], c["scored"])
         for name, c in sorted(per_system.items())
     ]
-    parts = [
-        "---",
-        f"license: {LICENCE_ID}",
-        "language:\n- en",
-        "task_categories:\n- text-generation",
-        "tags:\n- conversational-recommendation\n- user-satisfaction\n- pairwise-comparison",
-        f"size_categories:\n- {size}",
-        "---",
-        "",
-        "# CRS Arena rated corpus",
-        "",
-        "Conversations between users (people or LLM user simulators) and conversational recommender "
-        "systems about movies, with the user's verdict (satisfied or frustrated), side-by-side battle votes "
-        "and automatic scores. Exported from a CRS Arena instance on "
-        f"{snapshot.taken_at.strftime('%Y-%m-%d %H:%M UTC')} ({escape_markdown(snapshot.filter.describe())}).",
-        "",
-        "## Licence and privacy",
-        "",
-        f"Released under {LICENCE}. Participants agreed to publication before their first message and were "
-        "asked not to share personal information. User ids are pseudonyms (a keyed hash of the session id): "
-        "the same user has the same pseudonym within an export, and raw ids are never published. Free-form "
-        "details about human users are removed.",
-        "",
-        "## Counts",
-        "",
-        f"- dialogues: {len(dialogues)} ({n_human} with people, {n_sim} with simulators)",
-        f"- battle votes: {len(votes)} "
-        f"(A: {choices['A']}, B: {choices['B']}, tie: {choices['tie']}, both bad: {choices['both_bad']})",
-        f"- scored dialogue-metric pairs: {sum(metrics.values())}",
-        "",
-        _table(["system", "with people", "with simulators", "user turns", "satisfied", "frustrated",
-                "with scores"], system_rows) if system_rows else "_No dialogues match the filters._",
-        "",
-    ]
     # "acts" only says the dialogue acts were annotated (the share of utterances annotated): not a metric.
     annotated = metrics.pop("acts", 0)
-    if metrics:
-        parts += [_table(["metric", "dialogues scored", "what it measures"],
-                         [(m, n, METRIC_MEANINGS.get(m.split(".")[0], "see docs/metrics.md"))
-                          for m, n in sorted(metrics.items())]), ""]
-    if annotated:
-        parts += [f"Dialogue acts were annotated on {annotated} dialogues (the scores' input; stored in "
-                  "`conversation[].dialogue_acts`, and as the `acts` row of the scores files, whose value is "
-                  "the share of utterances annotated).", ""]
-    parts += _crowd_section(snapshot, extras)
-    if source_ids:
-        parts += ["## Ids", "",
-                  "A researchers' export, not for publication: dialogues imported from a corpus keep the "
-                  "conversation and utterance ids of their source (which may contain the source's user "
-                  "ids); `metadata.public_id` is the id the public export gives them.", ""]
-    parts += [
-        "## Files",
-        "",
-        _table(["file", "content"], [
+    with heavy_imports():
+        from huggingface_hub import DatasetCard, DatasetCardData
+
+    metadata = DatasetCardData(license=LICENCE_ID, language=["en"], task_categories=["text-generation"],
+                               tags=["conversational-recommendation", "user-satisfaction",
+                                     "pairwise-comparison"],
+                               size_categories=[size])
+    card = DatasetCard.from_template(
+        metadata, template_path=str(CARD_TEMPLATE),
+        taken_at=snapshot.taken_at.strftime("%Y-%m-%d %H:%M UTC"),
+        selection=escape_markdown(snapshot.filter.describe()), licence=LICENCE,
+        n_dialogues=len(dialogues), n_human=n_human, n_simulated=n_sim, n_votes=len(votes), choices=choices,
+        n_scored=sum(metrics.values()) + annotated,
+        systems_table=_table(["system", "with people", "with simulators", "user turns", "satisfied",
+                              "frustrated", "with scores"], system_rows)
+        if system_rows else "_No dialogues match the filters._",
+        metrics_table=_table(["metric", "dialogues scored", "what it measures"],
+                             [(m, n, METRIC_MEANINGS.get(m.split(".")[0], "see docs/metrics.md"))
+                              for m, n in sorted(metrics.items())]) if metrics else "",
+        annotated=annotated, crowd=_crowd_section(snapshot, extras), source_ids=source_ids,
+        files=FILES, files_table=_table(["file", "content"], [
             (FILES["dialogues"], "one dialogue per line, CRSArena-Dial/DialogueKit layout plus extras"),
             (FILES["dialogues_json"], "the same dialogues as one JSON list (DialogueKit's reader loads it)"),
             (FILES["votes"], "one battle vote per row"),
             (FILES["scores_csv"], "one (dialogue, metric) score per row"),
             (FILES["scores_parquet"], "the same scores as Parquet"),
         ]),
-        "",
-        "## Fields",
-        "",
-        f"`{FILES['dialogues']}` and `{FILES['dialogues_json']}`: `conversation ID` (also as "
-        "`conversation_id`); `agent.id` (the system); `user.id` (pseudonym), "
-        "`user.kind` (human or simulator), `user.simulator`; `conversation`: list of utterances with "
-        "`participant` (USER or AGENT), `utterance`, `utterance ID` (also as `utterance_id`), `timestamp`, "
-        "`recommended_items` (id, title), `dialogue_acts` (intent, slot values `[slot, value, start, end]`, "
-        "start and end null when unknown: the acts the scores were computed from), "
-        "`utterance_feedback`, `annotations` and other keys an imported DialogueKit file carried, "
-        "`acts_annotator` (name/version of the annotator that made them; absent when they came with an "
-        "imported corpus) and `error` when the system failed; "
-        "`metadata.sentiment` and `metadata.feedback` (sentiment, comment); `metadata.scores` (metric -> "
-        "value, null when unscored) and `metadata.score_details` (scorer, version, model, details); "
-        "`metadata.ratings` and `conversation[].ratings`: optional aspect ratings (`values` aspect -> number, "
-        "`rater_id` (pseudonym for people), `rater_kind`, `form_version`, `prompt_version` and `model` for "
-        "simulators, `source`, `extra_scales` for imported aspects the form does not ask); "
-        "`metadata.vote` for battle dialogues (side A or B, result, choice, comment); `created_at`, "
-        "`ended_at`, `end_reason`.",
-        "",
-        f"`{FILES['votes']}`: " + ", ".join(f"`{c}`" for c in VOTE_COLUMNS) + ". `choice` is A, B, tie or "
-        "both_bad; `winner` names the winning system (empty for tie and both_bad); `flagged` says why a "
-        "vote looked automated (a burst from one address or session, or a vote seconds after the start) "
-        "or why the battle was void (a reply named its own system), "
-        f"or `{VOID_FLAG}` when a system failed a turn of the battle; the public leaderboard leaves flagged "
-        "votes out. A satisfaction label flagged when it was given (a burst, a conversation too short) "
-        "carries the reason in `metadata.dialogue_metadata.label_flag`; the public satisfaction rates leave "
-        "it out, as they leave out the labels of flagged battles. `crowd` is `open` (the public arena) or the id "
-        "of the crowdsourced study the vote was cast in, with the `study_version` of its study file; a study's "
-        "dialogues carry the same in `metadata.dialogue_metadata.study` and `.study_version`, with the "
-        "worker's standing in `.worker_status` (`in progress`, `completed`, or `flagged`, when the worker "
-        "failed a quality check: their work is excluded from the study's results) and the reasons in "
-        "`.worker_flags`. A dialogue without `study` comes from the open arena.",
-        "",
-        f"`{FILES['scores_csv']}` / `{FILES['scores_parquet']}`: "
-        + ", ".join(f"`{c}`" for c in SCORE_COLUMNS)
-        + ". An empty `value` means the metric could not be computed (see `error`), never zero. Aspect "
-        "ratings are rows with metric `rating.<aspect>` (one per rater, and per reply with `utterance_id` "
-        "for reply-level aspects); an aspect the rater skipped has no row.",
-        "",
-    ]
-    return "\n".join(parts)
+        vote_columns=", ".join(f"`{c}`" for c in VOTE_COLUMNS), void_flag=VOID_FLAG,
+        score_columns=", ".join(f"`{c}`" for c in SCORE_COLUMNS),
+    )
+    return str(card)

@@ -2,22 +2,32 @@
 
 A probe made one chat turn plus "Satisfied" cost 58 endpoint calls when the
 judge's answers were unreadable, and nothing bounded the spend per hour.
-`HourlyBudget` counts provider calls in a moving one-hour window;
+`HourlyBudget` counts provider calls in a moving one-hour window (a
+`limits` moving-window limiter over its in-memory storage);
 `BudgetedProvider` wraps the scoring client's provider so that every call
 (each transient retry included) spends one, and a call past the budget fails
 at once with an `LLMError` saying so, which the scorers store as *unscored*.
 When the budget is first spent in a window, one WARNING line says so
 (`ARENA_SCORING_BUDGET`); the background scorer then takes no new job until
 calls age out of the window.
+
+The budget is per process, as the setting always meant: each replica's
+scorer spends its own. `limits` could share one window between replicas only
+through Redis, Memcached or MongoDB, none of which the arena runs (its stores
+are SQLite and PostgreSQL), so memory storage is the one that fits.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
-from collections import deque
-from typing import Any, Callable
+from typing import Any
+
+from limits import RateLimitItemPerSecond
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 
 from arena.llm.types import LLMError
 
@@ -31,27 +41,24 @@ class BudgetSpent(LLMError):
 
 
 class HourlyBudget:
-    def __init__(self, limit: int, *, window_s: float = WINDOW_S, clock: Callable[[], float] = time.monotonic):
+    """At most `limit` calls in any `window_s` seconds (whole seconds: the limiter's unit)."""
+
+    def __init__(self, limit: int, *, window_s: float = WINDOW_S):
         self.limit = limit
-        self.window_s = window_s
-        self._clock = clock
-        self._spent: deque[float] = deque()
-        self._lock = threading.Lock()
+        self.window_s = max(1, math.ceil(window_s))
+        self._item = RateLimitItemPerSecond(limit, self.window_s) if limit > 0 else None
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._lock = threading.Lock()  # makes "spend, else announce once" one step
         self._announced = False
 
-    def _expire(self, now: float) -> None:
-        while self._spent and self._spent[0] <= now - self.window_s:
-            self._spent.popleft()
-        if len(self._spent) < self.limit:
-            self._announced = False
+    def _has_room(self) -> bool:
+        return self._item is not None and self._limiter.test(self._item)
 
     def try_spend(self) -> bool:
         """Spend one call if the window has room; False (and one log line per spell) when it has none."""
         with self._lock:
-            now = self._clock()
-            self._expire(now)
-            if len(self._spent) < self.limit:
-                self._spent.append(now)
+            if self._item is not None and self._limiter.hit(self._item):
+                self._announced = False
                 return True
             if not self._announced:
                 self._announced = True
@@ -61,16 +68,17 @@ class HourlyBudget:
 
     def exhausted(self) -> bool:
         with self._lock:
-            self._expire(self._clock())
-            return len(self._spent) >= self.limit
+            room = self._has_room()
+            if room:
+                self._announced = False
+            return not room
 
     def seconds_until_free(self) -> float:
         with self._lock:
-            now = self._clock()
-            self._expire(now)
-            if len(self._spent) < self.limit:
+            if self._has_room() or self._item is None:
                 return 0.0
-            return max(0.0, self._spent[0] + self.window_s - now)
+            reset_at = self._limiter.get_window_stats(self._item).reset_time
+            return max(0.0, reset_at - time.time())
 
 
 class BudgetedProvider:

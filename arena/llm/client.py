@@ -1,9 +1,15 @@
 """The one place every LLM call goes through.
 
 `LLMClient` adds, on top of a provider: a concurrency limit, retries with
-exponential backoff for transient failures, an on-disk response cache keyed
+exponential backoff for transient failures (tenacity; the wait the server asks
+for in `Retry-After` wins over the backoff), an on-disk response cache keyed
 by model + messages + parameters, and call/token accounting. Providers only
 know how to turn one request into one `LLMResponse`.
+
+The retries live here rather than in the openai SDK (whose own retries are
+off) because every provider goes through them, the local model and the test
+fakes included, and because each attempt must first ask whether the work it
+serves is still this process's (`check_call_wanted`) and be counted.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
+
+import tenacity
 
 from arena.config import Settings
 from arena.llm.redaction import install_log_redaction
@@ -48,10 +56,17 @@ class RetryPolicy:
     jitter: float = 0.25
 
     def delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        """Seconds to wait before retry number `attempt + 1`: the server's `Retry-After` when it sent one,
+        else exponential backoff with +-`jitter` spread; both capped at `max_delay_s`."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_delay_s)
         delay = min(self.base_delay_s * (2**attempt), self.max_delay_s)
         return delay * (1 + random.uniform(-self.jitter, self.jitter))
+
+    def wait(self, state: tenacity.RetryCallState) -> float:
+        """tenacity's wait hook: the delay for the attempt that just failed."""
+        failure = state.outcome.exception() if state.outcome is not None else None
+        return self.delay(state.attempt_number - 1, getattr(failure, "retry_after", None))
 
 
 class LLMClient:
@@ -145,30 +160,45 @@ class LLMClient:
 
     def _complete_with_retries(self, request: LLMRequest) -> LLMResponse:
         label = self.describe(request.model)
-        attempt = 0
-        while True:
-            check_call_wanted()  # the work this call is for may have gone to another process meanwhile
-            self._count(provider_attempts=1)
-            try:
-                return self.provider.complete(request, self.timeout_s)
-            except TransientLLMError as exc:
-                if attempt >= self.retry.max_retries:
-                    self._count(failures=1)
-                    log.warning("%s: giving up after %d attempts: %s", label, attempt + 1, exc)
-                    raise LLMError(f"{label} call failed after {attempt + 1} attempts: {exc}") from exc
-                delay = self.retry.delay(attempt, exc.retry_after)
-                log.info("%s: attempt %d failed (%s); retrying in %.2f s", label, attempt + 1, exc, delay)
-                time.sleep(delay)
-                attempt += 1
-                self._count(retries=1)
-            except LLMError as exc:
-                self._count(failures=1)
-                log.warning("%s: call failed: %s", label, exc)
-                raise
-            except Exception as exc:  # a provider bug must still reach callers as an LLMError
-                self._count(failures=1)
-                log.exception("%s: unexpected provider error", label)
-                raise LLMError(f"{label} call failed: {type(exc).__name__}: {exc}") from exc
+
+        def note_retry(state: tenacity.RetryCallState) -> None:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            wait = state.next_action.sleep if state.next_action is not None else 0.0
+            log.info("%s: attempt %d failed (%s); retrying in %.2f s", label, state.attempt_number, failure,
+                     wait)
+            self._count(retries=1)
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(TransientLLMError),
+            stop=tenacity.stop_after_attempt(self.retry.max_retries + 1),
+            wait=self.retry.wait,
+            before_sleep=note_retry,
+        )
+        try:
+            return retrying(self._attempt, request, label)
+        except tenacity.RetryError as exc:
+            failure = exc.last_attempt.exception()
+            attempts = exc.last_attempt.attempt_number
+            self._count(failures=1)
+            log.warning("%s: giving up after %d attempts: %s", label, attempts, failure)
+            raise LLMError(f"{label} call failed after {attempts} attempts: {failure}") from failure
+
+    def _attempt(self, request: LLMRequest, label: str) -> LLMResponse:
+        """One call to the provider; a transient failure propagates for the retry loop to judge."""
+        check_call_wanted()  # the work this call is for may have gone to another process meanwhile
+        self._count(provider_attempts=1)
+        try:
+            return self.provider.complete(request, self.timeout_s)
+        except TransientLLMError:
+            raise
+        except LLMError as exc:
+            self._count(failures=1)
+            log.warning("%s: call failed: %s", label, exc)
+            raise
+        except Exception as exc:  # a provider bug must still reach callers as an LLMError
+            self._count(failures=1)
+            log.exception("%s: unexpected provider error", label)
+            raise LLMError(f"{label} call failed: {type(exc).__name__}: {exc}") from exc
 
 
 def build_client(settings: Settings, provider: Optional[Provider] = None) -> LLMClient:

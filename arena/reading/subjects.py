@@ -14,9 +14,12 @@ nothing cool. Which subject words the catalog can bear out at all is for the sys
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Sequence
+
+import Stemmer
 
 from arena.catalog import CatalogItem
 from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
@@ -171,8 +174,16 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
     return out
 
 
+_STEMMERS = threading.local()  # a PyStemmer object must not be shared between threads
+
+
 def stem(word: str) -> str:
-    return word[:6] if len(word) > 6 else word.rstrip("s") if len(word) > 4 else word
+    """The English Snowball stem ("ghosts" and "ghost", "haunted" and "haunting" meet; "christmas" and
+    "christian" stay apart, as a six-letter prefix did not keep them)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def subject_forms(subject: str) -> tuple[str, ...]:

@@ -75,7 +75,11 @@ def test_bundle_has_every_file_and_agrees(store, tmp_path):
     assert result.files["zip"].stat().st_size > 0
 
     card = result.files["card"].read_text()
-    assert card.startswith("---\nlicense: cc-by-4.0")
+    from huggingface_hub import DatasetCard
+
+    metadata = DatasetCard(card).data  # the Hub reads the front matter as the dataset's metadata
+    assert card.startswith("---\n") and metadata.license == "cc-by-4.0" and metadata.language == ["en"]
+    assert metadata.size_categories == ["n<1K"] and "conversational-recommendation" in metadata.tags
     assert "dialogues: 3 (2 with people, 1 with simulators)" in card
     assert "battle votes: 1 (A: 1, B: 0, tie: 0, both bad: 0)" in card
     for name in ("dialogues.jsonl", "votes.csv", "scores.parquet", "`choice`", "CC BY 4.0"):

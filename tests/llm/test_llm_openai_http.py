@@ -1,5 +1,6 @@
 """The openai provider over real HTTP against the stub server on 127.0.0.1."""
 
+import email.utils
 import logging
 import socket
 import threading
@@ -77,6 +78,20 @@ def test_retry_after_ms_header_is_understood(stub_server, make_openai_client):
     assert client.complete(USER).text == "ok"
     first, second = stub_server.chat_requests
     assert second.started - first.started >= 0.25
+
+
+def test_unavailable_with_retry_after_as_http_date_is_honoured(stub_server, api_key):
+    provider = OpenAIProvider(stub_server.base_url, default_model="stub-model", api_key=api_key)
+    policy = RetryPolicy(max_retries=1, base_delay_s=0.01, max_delay_s=5)  # the date, not the cap, decides
+    client = LLMClient(provider, timeout_s=5, retry=policy)
+    # An HTTP date has whole seconds: two seconds ahead is at least one second of wait.
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    busy = Action(status=503, headers={"retry-after": when}, json_body={"error": {"message": "busy"}})
+    stub_server.enqueue(busy, reply("ok"))
+    assert client.complete(USER).text == "ok"
+    first, second = stub_server.chat_requests
+    assert second.started - first.started >= 0.9
+    assert client.stats()["retries"] == 1
 
 
 def test_timeout_is_retried_then_raises(stub_server, make_openai_client):
