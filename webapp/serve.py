@@ -130,14 +130,6 @@ def launch_shared(services: Services, settings: Settings, port: int, *, share: b
     return demo
 
 
-def _build_tab(module: Any, services: Services, slot: Any, opened: gr.Tab, page: gr.Blocks) -> None:
-    """`module.build` inside its tab; a builder that fills itself when its tab opens (`tab`) or when the page
-    loads (`page`) is handed that block, rather than reading Gradio's private render context."""
-    wants = inspect.signature(module.build).parameters
-    extra = {name: block for name, block in (("tab", opened), ("page", page)) if name in wants}
-    module.build(*((services, slot) if slot is not None else (services,)), **extra)
-
-
 def launch_app(demo: gr.Blocks, **kwargs) -> None:
     """`demo.launch` with the app's CSS and page script (Gradio 6 takes both at launch); a `head` given
     comes after the script."""

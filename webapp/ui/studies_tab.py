@@ -82,6 +82,30 @@ STATE_WORDS = {"open": "open", "paused": "paused (no new worker or task)",
                "closed": "closed (platform ids deleted)"}
 
 
+def _study_view(services: Services, study_id: Optional[str],
+                request: Optional[gr.Request]) -> tuple[Any, ...]:
+    """The chosen study's file, overview, link and tables (empty when none is chosen)."""
+    if not study_id:
+        return "", "", "", shown_table(None), shown_table(None), shown_table(None)
+    version, study, text = results.newest_study(services, study_id)
+    counts = results.summary(services, study_id)
+    site = site_of(request)
+    head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}, "
+            f"{STATE_WORDS[services.store.study_state(study_id)]}): "
+            f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
+            f"{counts['flagged']} flagged.\n\n"
+            + _link_help(site, study_id, preview_token(services, study_id), study.worker_ids))
+    table = results.study_leaderboard(services, study_id)
+    if table.empty:
+        head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"
+    else:
+        head += (f"\n\nThe leaderboard counts {plural(int(table['conversations'].sum()), 'conversation')}; "
+                 f"a rating shows after {plural(services.settings.leaderboard_min_votes, 'battle')}, as on "
+                 "the public board.")
+    return (text, head, participant_link(site, study_id), shown_table(results.quota_table(services, study)),
+            shown_table(results.participants_table(services, study_id)), shown_table(display_table(table)))
+
+
 def build(services: Services) -> None:
     folders = ExportFolders()
     gr.Markdown("Crowdsourced studies: a fixed set of systems, a quota per system (or pair), workers recruited "
@@ -118,25 +142,7 @@ def build(services: Services) -> None:
     matched = gr.Dataframe(label="Matched workers", interactive=False, elem_id="studies-matched")
 
     def show(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
-        if not study_id:
-            return "", "", "", shown_table(None), shown_table(None), shown_table(None)
-        version, study, text = results.newest_study(services, study_id)
-        counts = results.summary(services, study_id)
-        site = site_of(request)
-        head = (f"**{escape_text(study.title)}** (version {version}, {study.mode}, "
-                f"{STATE_WORDS[services.store.study_state(study_id)]}): "
-                f"{plural(counts['participants'], 'participant')}, {counts['completed']} completed, "
-                f"{counts['flagged']} flagged.\n\n" + _link_help(site, study_id, preview_token(services, study_id),
-                                                      study.worker_ids))
-        table = results.study_leaderboard(services, study_id)
-        if table.empty:
-            head += "\n\n_No conversations counted yet: the study's leaderboard shows once there are some._"
-        else:
-            head += (f"\n\nThe leaderboard counts {plural(int(table['conversations'].sum()), 'conversation')}; "
-                     f"a rating shows after {plural(services.settings.leaderboard_min_votes, 'battle')}, as on "
-                     "the public board.")
-        return (text, head, participant_link(site, study_id), shown_table(results.quota_table(services, study)),
-                shown_table(results.participants_table(services, study_id)), shown_table(display_table(table)))
+        return _study_view(services, study_id, request)
 
     def set_state(state: str):
         def run(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
