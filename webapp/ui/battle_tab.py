@@ -23,6 +23,10 @@ voted, deleted or replaced on another app process (`page_behind`) stores
 nothing and says "changed elsewhere"; the event chained after it then draws
 the whole page as the store has the participant's battle now, with what was
 typed left in the boxes.
+
+The components are built part by part in `webapp.ui.battle_layout`; here are
+what each control shows (the view functions), what each event does
+(`BattleEvents`) and the wiring of every event (`_wire`).
 """
 
 from __future__ import annotations
@@ -32,32 +36,28 @@ from typing import Any, Iterator, Optional
 
 import gradio as gr
 
+from arena.text_safety import escape_text
 from webapp.services import Services
 from webapp.sessions import aspect_ratings
-from webapp.ui.parts import aspect_form
 from webapp.sessions.battle import (
     SIDES, BattleSession, check_send, check_send_both, current, page_behind, partly_sent, rate,
     reveal_markdown, send, start_battle, system_card, vote,
 )
-from webapp.ui.chat_tab import CONSENT
-from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
-from webapp.sessions.warming import warming_line
-from webapp.ui.parts.refusal import notice
-from webapp.ui.parts import under_way
-from webapp.ui.parts.page_script import KEEPS_DRAFT
-from webapp.ui.parts.render import (
-    WORKER_CHATBOT_BUTTONS, chat_messages, echo_messages, items_markdown, latest_items,
-)
-from arena.text_safety import escape_text
 from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
+from webapp.sessions.warming import warming_line
+from webapp.ui.battle_layout import (
+    GETTING_READY, NOT_STARTED, VOTE_LABELS, VOTE_LOCKED, BattlePage, build_page,
+)
+from webapp.ui.parts import under_way
+from webapp.ui.parts.participant import ParticipantSlot, user_of
+from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items
 
-VOTE_LABELS = {"A": "A is better", "B": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
-NOT_STARTED = "_Press **New battle** to meet two anonymous systems._"
-# Shown by the disabled "New battle" until the page knows its participant (a moment after it loads).
-GETTING_READY = "_Getting your page ready: **New battle** is enabled in a moment._"
+# The tab's texts live with its components; GETTING_READY is read from here as well.
+__all__ = ["GETTING_READY", "NOT_STARTED", "VOTE_LABELS", "VOTE_LOCKED", "build"]
+
 HELLO = "Say hello and tell the system what you would like to watch."
-VOTE_LOCKED = "_The vote opens once you have rated both conversations (Satisfied or Frustrated)._"
 VOTE_OPEN = "Both conversations are rated: which system was better?"
 
 
@@ -91,7 +91,8 @@ def can_send(services: Services, session: Optional[BattleSession], side: str) ->
     if session is None or session.vote is not None:
         return False
     dialogue = session.dialogues[side]
-    return dialogue.feedback is None and not dialogue.ended and dialogue.num_turns < services.settings.max_turns
+    return (dialogue.feedback is None and not dialogue.ended
+            and dialogue.num_turns < services.settings.max_turns)
 
 
 def can_rate(session: Optional[BattleSession], side: str) -> bool:
@@ -139,8 +140,10 @@ def vote_view(session: Optional[BattleSession], result: Any = "") -> tuple[Any, 
                 *[gr.Button(interactive=False) for _ in VOTE_LABELS], result)
     open_ = session.vote is None and session.both_rated()
     hint = VOTE_OPEN if open_ else ("" if session.vote is not None else VOTE_LOCKED)
-    comment = gr.Textbox(interactive=open_) if session.vote is None else gr.Textbox(value="", interactive=False)
-    return (gr.Column(visible=True), hint, comment, *[gr.Button(interactive=open_) for _ in VOTE_LABELS], result)
+    comment = (gr.Textbox(interactive=open_) if session.vote is None
+               else gr.Textbox(value="", interactive=False))
+    buttons = [gr.Button(interactive=open_) for _ in VOTE_LABELS]
+    return (gr.Column(visible=True), hint, comment, *buttons, result)
 
 
 def _skips(n: int) -> tuple[Any, ...]:
@@ -151,81 +154,26 @@ def _skips(n: int) -> tuple[Any, ...]:
 
 
 def build(services: Services, participant: Optional[ParticipantSlot] = None) -> None:
-    user_state = participant.user if participant is not None else gr.State(None)
-    # The battle this page shows (None: none), and whether a step found the page behind the store (that
-    # battle voted, deleted or replaced elsewhere): the step after it then draws the page as stored.
-    page_battle = gr.State(None)
-    behind = gr.State(False)
     form = aspect_ratings.form_for(services)
-    gr.Markdown(
-        "Chat with two anonymous systems at the same time, end each conversation with **Satisfied** or "
-        "**Frustrated**, then vote for the better one. Their names are revealed after your vote.",
-    )
-    gr.Markdown(f"**Before you start:** {CONSENT}", elem_id="battle-consent")
-    with gr.Row(equal_height=False):
-        # Enabled once the page knows its participant (a moment after loading), so a battle started
-        # at once is theirs.
-        new_button = gr.Button("New battle", variant="primary", interactive=participant is None,
-                               elem_id="battle-new", scale=0, min_width=160)
-        notice_line = gr.Markdown(GETTING_READY if participant is not None else "", elem_id="battle-notice",
-                                  elem_classes=["status-line"])
-    panes: dict[str, dict[str, Any]] = {}
-    with gr.Row(equal_height=False):
-        for side in SIDES:
-            s = side.lower()
-            with gr.Column(variant="panel", min_width=300):
-                title = gr.Markdown(f"### System {side}", elem_id=f"battle-title-{s}")
-                reveal = gr.Markdown("", visible=False, elem_id=f"battle-reveal-{s}",
-                                     elem_classes=["battle-reveal"])
-                chatbot = gr.Chatbot(label=f"System {side}", height=380, elem_id=f"battle-chat-{s}",
-                                     buttons=WORKER_CHATBOT_BUTTONS, elem_classes=["worker-chat"],
-                                     feedback_options=tuple(aspect_ratings.reply_options(form)) or None)
-                items = gr.Markdown(items_markdown([]), elem_id=f"battle-items-{s}")
-                message = gr.Textbox(
-                    label="Your message", placeholder=f"Message System {side}...", max_lines=4,
-                    interactive=False, elem_id=f"battle-msg-{s}", elem_classes=[KEEPS_DRAFT],
-                )
-                send_button = gr.Button("Send", interactive=False, elem_id=f"battle-send-{s}")
-                status = gr.Markdown(NOT_STARTED, elem_id=f"battle-status-{s}", elem_classes=["status-line"])
-                with gr.Row():
-                    satisfied = gr.Button("Satisfied", interactive=False, elem_id=f"battle-satisfied-{s}")
-                    frustrated = gr.Button("Frustrated", interactive=False,
-                                           elem_id=f"battle-frustrated-{s}")
-                panel = aspect_form.build_panel(form, f"battle-{s}",
-                                                f"Tell us more about System {side} (optional)")
-            panes[side] = dict(title=title, reveal=reveal, chatbot=chatbot, message=message, send=send_button,
-                               items=items, status=status, satisfied=satisfied, frustrated=frustrated, panel=panel)
-    with gr.Row(equal_height=False):
-        both_message = gr.Textbox(label="Your message to both systems", max_lines=4, interactive=False,
-                                  placeholder="Message System A and System B...", scale=4, min_width=220,
-                                  elem_id="battle-msg-both", elem_classes=[KEEPS_DRAFT])
-        both_send = gr.Button("Send to both", interactive=False, scale=1, min_width=140,
-                              elem_id="battle-send-both")
-    both_notice = gr.Markdown("", elem_id="battle-both-status", elem_classes=["status-line"])
-    with gr.Column(visible=False, elem_id="battle-vote-panel") as vote_panel:
-        gr.Markdown("### Which system was better?")
-        vote_hint = gr.Markdown(VOTE_LOCKED, elem_id="battle-vote-hint")
-        comment = gr.Textbox(label="Optional comment", max_lines=3, interactive=False,
-                             elem_id="battle-vote-comment")
-        with gr.Row():
-            vote_buttons = {
-                choice: gr.Button(label, interactive=False,
-                                  elem_id=f"battle-vote-{choice.replace('_', '-').lower()}")
-                for choice, label in VOTE_LABELS.items()
-            }
-        result = gr.Markdown("", elem_id="battle-result", elem_classes=["status-line"])
+    page = build_page(participant, form)
+    _wire(page, BattleEvents(services, page), participant, show_reply_ratings=bool(form.utterance))
 
-    def pane_outputs(side: str) -> list[Any]:
-        p = panes[side]
-        return [p["chatbot"], p["items"], p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"]]
 
-    vote_outputs = [vote_panel, vote_hint, comment, *vote_buttons.values(), result]
-    both_outputs = [both_message, both_send]
-    heads = [panes[side][part] for side in SIDES for part in ("title", "reveal")]
+class BattleEvents:
+    """What each event of the Battle tab does; every handler returns the updates for its outputs. A handler
+    for one side (or one choice) is made by a method taking that side, and keeps it as a default argument."""
 
-    def whole_page(session: Optional[BattleSession], notice_text: str = "",
+    def __init__(self, services: Services, page: BattlePage):
+        self.services = services
+        self.page = page
+
+    def _current(self, participant_id: Optional[str], request: gr.Request) -> Optional[BattleSession]:
+        return current(self.services, user_of(self.services, participant_id, request), request)
+
+    def whole_page(self, session: Optional[BattleSession], notice_text: str = "",
                    message: Optional[str] = "") -> tuple[Any, ...]:
-        """Every output of `page_outputs`, drawn from the battle's state (new battle, reload)."""
+        """Every output of `page.outputs`, drawn from the battle's state (new battle, reload)."""
+        services = self.services
         out: list[Any] = [gr.Button(interactive=True), notice_text]
         for side in SIDES:
             out += [pane_title(services, session, side), pane_reveal(services, session, side)]
@@ -234,64 +182,53 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         out += vote_view(session, reveal_markdown(session.vote, services) if session and session.vote else "")
         out += [*both_view(services, session, message=message), ""]
         for side in SIDES:
-            out += panes[side]["panel"].hide()
+            out += self.page.panes[side].panel.hide()
         out.append(session.battle_id if session is not None else None)
         return tuple(out)
 
-    page_outputs = [new_button, notice_line, *heads, *pane_outputs("A"), *pane_outputs("B"), *vote_outputs,
-                    *both_outputs, both_notice]
-    for side in SIDES:
-        page_outputs += panes[side]["panel"].outputs
-    page_outputs.append(page_battle)
-
-    def on_new(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
-        user = user_of(services, participant_id, request)
+    def on_new(self, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+        # No docstring: Gradio would publish it as this API endpoint's description (/battle_start).
+        user = user_of(self.services, participant_id, request)
         try:
-            session = start_battle(services, user, current(services, user, request), request)
+            session = start_battle(self.services, user, current(self.services, user, request), request)
         except Refusal as exc:  # the battle under way, if any, stays as it is
-            return (gr.skip(), notice(exc), *_skips(len(page_outputs) - 2))
-        return whole_page(session)
+            return (gr.skip(), notice(exc), *_skips(len(self.page.outputs) - 2))
+        return self.whole_page(session)
 
-    def on_resume(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+    def on_resume(self, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """Once the page knows its participant: their battle under way, if any, and "New battle" enabled."""
-        session = current(services, user_of(services, participant_id, request), request)
+        session = self._current(participant_id, request)
         if session is None or session.vote is not None:  # a finished battle is not shown again
-            return (gr.Button(interactive=True), "", *_skips(len(page_outputs) - 2))
+            return (gr.Button(interactive=True), "", *_skips(len(self.page.outputs) - 2))
         # A reply still being written (its message sent just before the reload) is shown with its message:
         # the turn goes on in its handler's thread even when the page that sent it has gone.
         for side in SIDES:
             with session.busy[side]:
                 pass
-        return whole_page(session, "Welcome back: your battle continues where you left it.", message=None)
+        return self.whole_page(session, "Welcome back: your battle continues where you left it.",
+                               message=None)
 
-    def on_redraw(participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+    def on_redraw(self, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
         """After the participant's data changed (deleted): the page as their battle now stands."""
-        session = current(services, user_of(services, participant_id, request), request)
-        return whole_page(session if session is not None and session.vote is None else None)
+        session = self._current(participant_id, request)
+        return self.whole_page(session if session is not None and session.vote is None else None)
 
-    def on_behind(was_behind: bool, participant_id: Optional[str], request: gr.Request) -> tuple[Any, ...]:
+    def on_behind(self, was_behind: bool, participant_id: Optional[str],
+                  request: gr.Request) -> tuple[Any, ...]:
         """After a step that found the page behind the store: the page drawn afresh, as the participant's
         battle now stands (none, or the one started elsewhere), with what is typed left in the boxes."""
         if not was_behind:
-            return _skips(len(page_outputs) + 1)
-        session = current(services, user_of(services, participant_id, request), request)
+            return _skips(len(self.page.outputs) + 1)
+        session = self._current(participant_id, request)
         shown = session if session is not None and session.vote is None else None
-        return (*whole_page(shown, notice(CHANGED_ELSEWHERE), message=None), False)
+        return (*self.whole_page(shown, notice(CHANGED_ELSEWHERE), message=None), False)
 
-    redraw_args = dict(fn=on_behind, inputs=[behind, user_state], outputs=page_outputs + [behind],
-                       api_visibility="private", show_progress="hidden")
-
-    new_button.click(on_new, [user_state], page_outputs, api_name="battle_start")
-    if participant is not None:
-        participant.after_identify(on_resume, [participant.user], page_outputs, redraw=on_redraw,
-                                   busy_line=notice_line)
-
-    for side in SIDES:
-        p, s = panes[side], side.lower()
+    def send_handler(self, side: str):
+        services = self.services
 
         def on_send(text: str, participant_id: Optional[str], shown: Optional[str], request: gr.Request,
                     side: str = side) -> Iterator[tuple[Any, ...]]:
-            session = current(services, user_of(services, participant_id, request), request)
+            session = self._current(participant_id, request)
             if page_behind(session, shown):  # this pane as stored now, the message kept; the page follows
                 yield (*pane_view(services, session, side, status=notice(CHANGED_ELSEWHERE), message=text),
                        *both_view(services, session), True)
@@ -317,40 +254,35 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
             yield (*pane_view(services, session, side, status=status_text), *both_view(services, session),
                    gr.skip())
 
-        send_args = dict(fn=on_send, inputs=[p["message"], user_state, page_battle],
-                         outputs=pane_outputs(side) + both_outputs + [behind], show_progress="hidden")
-        p["send"].click(api_name=f"battle_send_{s}", **send_args).then(**redraw_args)
-        p["message"].submit(api_name=False, **send_args).then(**redraw_args)
+        return on_send
 
-        for sentiment in ("satisfied", "frustrated"):
+    def rate_handler(self, side: str, sentiment: str):
+        services, page = self.services, self.page
 
-            def on_rate(participant_id: Optional[str], shown: Optional[str], request: gr.Request,
-                        side: str = side, sentiment: str = sentiment) -> tuple[Any, ...]:
-                session = current(services, user_of(services, participant_id, request), request)
-                rate_outputs = 5 + len(vote_outputs) + len(panes[side]["panel"].outputs) + len(both_outputs)
-                if page_behind(session, shown):  # nothing rated; the page is drawn as stored next
-                    return (notice(CHANGED_ELSEWHERE), *_skips(rate_outputs - 1), True)
-                try:
-                    both = rate(services, session, side, sentiment)
-                except Refusal as exc:
-                    return (notice(exc), *_skips(rate_outputs - 1), gr.skip())
-                note = f"You were **{sentiment}** with System {side}."
-                note += " Now vote below." if both else " Finish the other conversation, then vote."
-                return (note, gr.Textbox(interactive=False), gr.Button(interactive=False),
-                        gr.Button(interactive=False), gr.Button(interactive=False), *vote_view(session),
-                        *panes[side]["panel"].show(), *both_view(services, session), gr.skip())
+        def on_rate(participant_id: Optional[str], shown: Optional[str], request: gr.Request,
+                    side: str = side, sentiment: str = sentiment) -> tuple[Any, ...]:
+            session = self._current(participant_id, request)
+            rate_outputs = len(page.rate_outputs(side)) - 1  # all but `behind`
+            if page_behind(session, shown):  # nothing rated; the page is drawn as stored next
+                return (notice(CHANGED_ELSEWHERE), *_skips(rate_outputs - 1), True)
+            try:
+                both = rate(services, session, side, sentiment)
+            except Refusal as exc:
+                return (notice(exc), *_skips(rate_outputs - 1), gr.skip())
+            note = f"You were **{sentiment}** with System {side}."
+            note += " Now vote below." if both else " Finish the other conversation, then vote."
+            return (note, gr.Textbox(interactive=False), gr.Button(interactive=False),
+                    gr.Button(interactive=False), gr.Button(interactive=False), *vote_view(session),
+                    *page.panes[side].panel.show(), *both_view(services, session), gr.skip())
 
-            p[sentiment].click(
-                on_rate, [user_state, page_battle],
-                [p["status"], p["message"], p["send"], p["satisfied"], p["frustrated"], *vote_outputs,
-                 *p["panel"].outputs, *both_outputs, behind],
-                api_name=f"battle_{sentiment}_{s}",
-            ).then(**redraw_args)
+        return on_rate
+
+    def aspects_handler(self, side: str):
+        services, panel = self.services, self.page.panes[side].panel
 
         def on_aspects(participant_id: Optional[str], request: gr.Request, *answers: Any,
                        side: str = side) -> tuple[Any, ...]:
-            panel = panes[side]["panel"]
-            session = current(services, user_of(services, participant_id, request), request)
+            session = self._current(participant_id, request)
             try:
                 if session is None:
                     raise aspect_ratings.no_conversation()
@@ -360,34 +292,33 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                 return panel.keep(notice(exc))
             return panel.hide(saved)
 
+        return on_aspects
+
+    def reply_rating_handler(self, side: str):
+        services = self.services
+
         def on_reply_rating(participant_id: Optional[str], data: gr.LikeData, request: gr.Request,
                             side: str = side) -> str:
-            session = current(services, user_of(services, participant_id, request), request)
+            session = self._current(participant_id, request)
             if session is None:
                 return ""
             dialogue = session.dialogues[side]
             with session.busy[side]:  # never while a reply is being written into the dialogue
                 try:
-                    return aspect_ratings.rate_reply(services, dialogue, data.index, data.liked, dialogue.user.id)
+                    return aspect_ratings.rate_reply(services, dialogue, data.index, data.liked,
+                                                     dialogue.user.id)
                 except Refusal as exc:  # a full store
                     return notice(exc)
 
-        panel = p["panel"]
-        panel.save.click(on_aspects, [user_state, *panel.inputs], panel.outputs,
-                         api_name=f"battle_aspects_{s}")
-        panel.skip.click(lambda panel=panel: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs,
-                         api_visibility="private")
-        if form.utterance:
-            p["chatbot"].like(on_reply_rating, [user_state], [p["status"]], api_visibility="private")
+        return on_reply_rating
 
-    both_send_outputs = [*pane_outputs("A"), *pane_outputs("B"), *both_outputs, both_notice]
-
-    def on_send_both(text: str, participant_id: Optional[str], shown: Optional[str],
+    def on_send_both(self, text: str, participant_id: Optional[str], shown: Optional[str],
                      request: gr.Request) -> Iterator[tuple[Any, ...]]:
         """One message to both systems: each side that takes it shows it at once and answers in its own pane,
         both at the same time; a side that cannot take it now is named under the box. A side whose turn is
         refused gets the message in its own box; when no side stored it, it goes back in this one."""
-        session = current(services, user_of(services, participant_id, request), request)
+        services = self.services
+        session = self._current(participant_id, request)
         if page_behind(session, shown):  # both panes as stored now, the message kept; the page follows
             yield (*pane_view(services, session, "A"), *pane_view(services, session, "B"),
                    *both_view(services, session, message=text), notice(CHANGED_ELSEWHERE), True)
@@ -395,7 +326,7 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
         try:
             taken, refused = check_send_both(services, session, text)
         except Refusal as exc:  # the message stays in the box, to be fixed and sent again
-            yield (*_skips(len(both_send_outputs) - 1), notice(exc), gr.skip())
+            yield (*_skips(len(self.page.send_both_outputs) - 1), notice(exc), gr.skip())
             return
         echoes = {
             side: (echo_messages(session.dialogues[side], text), gr.skip(), "",
@@ -423,29 +354,20 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                        *(views["B"] if done or side == "B" else _skips(7)),
                        *(box if done else _skips(2)), line if done else gr.skip(), gr.skip())
 
-    gr.on(triggers=[both_send.click, both_message.submit], fn=on_send_both,
-          inputs=[both_message, user_state, page_battle], outputs=both_send_outputs + [behind],
-          api_name="battle_send_both", trigger_mode="once", show_progress="hidden").then(**redraw_args)
-
-    vote_result_outputs = [result, panes["A"]["title"], panes["B"]["title"], panes["A"]["reveal"],
-                           panes["B"]["reveal"], *vote_outputs[:-1]]
-    for side in SIDES:
-        vote_result_outputs += pane_outputs(side)[2:]
-    vote_result_outputs += both_outputs
-    vote_result_outputs.append(notice_line)  # a vote ends the battle: "Welcome back ..." no longer holds
-
-    for choice, button in vote_buttons.items():
+    def vote_handler(self, choice: str):
+        services, page = self.services, self.page
 
         def on_vote(comment_text: str, participant_id: Optional[str], shown: Optional[str],
                     request: gr.Request, choice: str = choice) -> tuple[Any, ...]:
             user = user_of(services, participant_id, request)
             session = current(services, user, request)
+            skipped = len(page.vote_result_outputs) - 1
             if page_behind(session, shown):  # no vote stored; the page is drawn as stored next
-                return (notice(CHANGED_ELSEWHERE), *_skips(len(vote_result_outputs) - 1), True)
+                return (notice(CHANGED_ELSEWHERE), *_skips(skipped), True)
             try:
                 cast = vote(services, session, choice, comment_text, user)
             except Refusal as exc:  # the comment stays in its box
-                return (notice(exc), *_skips(len(vote_result_outputs) - 1), gr.skip())
+                return (notice(exc), *_skips(skipped), gr.skip())
             controls = []
             for side in SIDES:
                 controls += pane_view(services, session, side)[2:]
@@ -454,5 +376,42 @@ def build(services: Services, participant: Optional[ParticipantSlot] = None) -> 
                     *[pane_reveal(services, session, side) for side in SIDES],
                     *vote_view(session)[:-1], *controls, *both_view(services, session), "", gr.skip())
 
-        button.click(on_vote, [comment, user_state, page_battle], vote_result_outputs + [behind],
+        return on_vote
+
+
+def _wire(page: BattlePage, events: BattleEvents, participant: Optional[ParticipantSlot],
+          show_reply_ratings: bool) -> None:
+    """Every event of the Battle tab, with its inputs and outputs. Each step that may find the page behind
+    the store is followed by `on_behind`, which then draws the page afresh."""
+    redraw_args = dict(fn=events.on_behind, inputs=[page.behind, page.user],
+                       outputs=page.outputs + [page.behind], api_visibility="private", show_progress="hidden")
+    page.new.click(events.on_new, [page.user], page.outputs, api_name="battle_start")
+    if participant is not None:
+        participant.after_identify(events.on_resume, [participant.user], page.outputs,
+                                   redraw=events.on_redraw, busy_line=page.notice)
+    for side in SIDES:
+        pane, s = page.panes[side], side.lower()
+        send_args = dict(fn=events.send_handler(side), inputs=[pane.message, page.user, page.battle],
+                         outputs=pane.outputs + page.both_outputs + [page.behind], show_progress="hidden")
+        pane.send.click(api_name=f"battle_send_{s}", **send_args).then(**redraw_args)
+        pane.message.submit(api_name=False, **send_args).then(**redraw_args)
+        for sentiment in ("satisfied", "frustrated"):
+            getattr(pane, sentiment).click(
+                events.rate_handler(side, sentiment), [page.user, page.battle], page.rate_outputs(side),
+                api_name=f"battle_{sentiment}_{s}",
+            ).then(**redraw_args)
+        panel = pane.panel
+        panel.save.click(events.aspects_handler(side), [page.user, *panel.inputs], panel.outputs,
+                         api_name=f"battle_aspects_{s}")
+        panel.skip.click(lambda panel=panel: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs,
+                         api_visibility="private")
+        if show_reply_ratings:
+            pane.chatbot.like(events.reply_rating_handler(side), [page.user], [pane.status],
+                              api_visibility="private")
+    gr.on(triggers=[page.both_send.click, page.both_message.submit], fn=events.on_send_both,
+          inputs=[page.both_message, page.user, page.battle], outputs=page.send_both_outputs + [page.behind],
+          api_name="battle_send_both", trigger_mode="once", show_progress="hidden").then(**redraw_args)
+    for choice, button in page.vote_buttons.items():
+        button.click(events.vote_handler(choice), [page.comment, page.user, page.battle],
+                     page.vote_result_outputs + [page.behind],
                      api_name=f"battle_vote_{choice.lower()}").then(**redraw_args)
