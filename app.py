@@ -5,13 +5,13 @@ itself is built in `webapp/serve.py`: the public pages at `/` and the researcher
 pages at `/admin` of one server (`webapp/one_port.py`), as a Hugging Face Space
 runs it. `python app.py --admin` serves the researcher app alone on its own port.
 Run as a program, it first starts again on the C allocator
-(`webapp.system_allocator`), before the app's imports.
+(`webapp.memory_allocator`), before the app's imports.
 """
 
 import sys
 
 if __name__ == "__main__":
-    from webapp.system_allocator import restart_on_system_allocator
+    from webapp.memory_allocator import restart_on_system_allocator
 
     restart_on_system_allocator()
 

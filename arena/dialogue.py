@@ -15,7 +15,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.dialogue_state import DialogueState
+from arena.conversation.dialogue_state import DialogueState
 
 SCHEMA_VERSION = 1
 
@@ -59,7 +59,7 @@ class UserKind(str, Enum):
 
 
 class Rating(BaseModel):
-    """One rater's answers to an aspect rating form (see `arena.aspects`).
+    """One rater's answers to an aspect rating form (see `arena.crowd.aspects`).
 
     Used for a whole dialogue (`Dialogue.ratings`) and for one reply
     (`Utterance.ratings`). `values` holds only the aspects the rater answered:
@@ -236,7 +236,7 @@ class Dialogue(BaseModel):
     @property
     def in_battle(self) -> bool:
         """Whether the dialogue is one side of a battle (the Battle tab's, or a study task's in battle mode):
-        it counts nowhere until the battle's vote is stored (`arena.counting`)."""
+        it counts nowhere until the battle's vote is stored (`arena.crowd.counting`)."""
         return self.metadata.get("source") == "battle" or "battle_id" in self.metadata
 
     def score_values(self) -> dict[str, Optional[float]]:
@@ -305,7 +305,7 @@ class Vote(BaseModel):
     user_id: str = "anonymous"
     user_kind: UserKind = UserKind.HUMAN
     timestamp: datetime = Field(default_factory=utc_now)
-    # The crowd: None for the open arena, else the study (arena.study) and its file's version.
+    # The crowd: None for the open arena, else the study (arena.crowd.study) and its file's version.
     study: Optional[str] = None
     study_version: Optional[int] = None
 

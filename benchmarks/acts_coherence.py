@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.corpus.reading import load_dialogues  # noqa: E402
+from arena.corpus.loading import load_dialogues  # noqa: E402
 from arena.dialogue import Dialogue, Role  # noqa: E402
 from evaluators.acts.context_decision import utterance_facts  # noqa: E402
 from evaluators.acts.data import iard_split, load_iard  # noqa: E402

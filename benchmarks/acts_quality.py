@@ -119,7 +119,7 @@ def main(argv=None) -> int:
         offline = OfflineActAnnotator()
         variants = [(f"offline {offline.version}", offline)]
     else:
-        from arena.config import Settings
+        from arena.runtime.config import Settings
         from arena.llm import build_client
         from evaluators.acts.llm import LLMActAnnotator
 

@@ -107,7 +107,7 @@ def refresh_times(store: Store, repeat: int) -> tuple[float, float, float, float
 def job_times(store: Store, repeat: int) -> tuple[float, float, float, float]:
     """The job with the tables beside the boards, as the app makes them: (wall s and CPU s, best of `repeat`;
     of which the tables' wall s; peak MiB, a separate run)."""
-    from arena.aspects import load_form
+    from arena.crowd.aspects import load_form
     from webapp.ui.leaderboard_tab import side_tables
     from webapp.ui.parts.meta_view import CorrelationMemo
 

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.catalog import CATALOG_DIR, DATASETS, load_catalog, read_catalog, vocabulary  # noqa: E402
-from arena.config import Settings  # noqa: E402
+from arena.catalogs.catalog import CATALOG_DIR, DATASETS, load_catalog, read_catalog, vocabulary  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.titles.phrases import normalize  # noqa: E402
-from arena.retrieval import ItemRetriever, embedding_model  # noqa: E402
+from arena.catalogs.retrieval import ItemRetriever, embedding_model  # noqa: E402
 
 QUERIES = [
     "a space adventure with aliens and starships",

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.llm import build_client  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from crs.reply_cli import context_dialogue  # noqa: E402

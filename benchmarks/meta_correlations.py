@@ -17,7 +17,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from arena.aspects import load_form
+from arena.crowd.aspects import load_form
 from arena.dialogue import Dialogue, Feedback, Rating, Score, UserInfo, UserKind
 from evaluators.meta_correlations import correlation_records, resample_ranks
 

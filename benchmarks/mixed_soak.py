@@ -2,7 +2,7 @@
 
 A server process (the real one-port app: public pages, the study page and the
 researcher pages behind their login; scripted systems; its own SQLite file) is
-started as the app starts (`webapp.system_allocator.restart_on_system_allocator`).
+started as the app starts (`webapp.memory_allocator.restart_on_system_allocator`).
 Client threads in this process each loop, for `--minutes`, over one visit at a
 time, each visit a new browser session through Gradio's queue API as a page
 calls it (gradio_client), chosen by weight:
@@ -55,7 +55,7 @@ def free_port() -> int:
 def serve(port: int, folder: Path, trace_out: str | None, trace_every_s: float, keep_closed: bool) -> None:
     """The server process, until killed, started as the app starts."""
     sys.path.insert(0, str(ROOT))
-    from webapp.system_allocator import restart_on_system_allocator
+    from webapp.memory_allocator import restart_on_system_allocator
 
     restart_on_system_allocator()
     sys.path.insert(0, str(ROOT / "tests" / "battle"))
@@ -153,7 +153,7 @@ def _steps(url: str, kind: str, n: int, _client) -> None:
     elif kind == "export":
         _client(url + "admin/", auth=("ada", PASSWORD)).predict([], "all", api_name="/download")
     elif kind == "study":
-        from arena.aspects import load_form
+        from arena.crowd.aspects import load_form
 
         c = _client(url + "study/")
         c.predict("pilot", f"W{n:06d}", f"browser-{n}", api_name="/study_enter")

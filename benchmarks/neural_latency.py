@@ -84,7 +84,7 @@ def run_one(name: str, models_dir: Path, turns: int, threads: int, max_new: int,
             neural_mode: str = "arena") -> dict:
     import torch
 
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.dialogue import Dialogue
     from crs.neural import neural_specs
     from crs.neural.variants import VARIANTS, RuntimeOptions

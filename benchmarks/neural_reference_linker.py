@@ -62,7 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     from rapidfuzz import fuzz, process
 
-    from arena.catalog import load_catalog
+    from arena.catalogs.catalog import load_catalog
     from crs.neural.kg import KnowledgeGraph, default_kg_dir
     from crs.neural.reference import reference_linker
     from crs.neural.system import catalog_linker

@@ -37,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.catalog import CatalogItem  # noqa: E402
-from arena.config import Settings  # noqa: E402
+from arena.catalogs.catalog import CatalogItem  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue  # noqa: E402
 from arena.llm import build_client  # noqa: E402
 from arena.titles.phrases import normalize  # noqa: E402

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from arena.catalog import CatalogItem
+from arena.catalogs.catalog import CatalogItem
 from arena.titles.phrases import normalize
 from user_message_checks import (
     GENRE_NAMES, LACKS, LEFT_OUT, Turn, answers, child_friendly, contradicts_request, false_facts, kind_of,

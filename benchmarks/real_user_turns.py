@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from arena.catalog import CATALOG_DIR, load_catalog  # noqa: E402
+from arena.catalogs.catalog import CATALOG_DIR, load_catalog  # noqa: E402
 from real_turn_checks import (  # noqa: E402
     answers_strict, false_facts_strict, misfits, off_vocabulary, resolve_texts, unnatural_strict, unresolved,
 )
@@ -194,7 +194,7 @@ def main() -> None:
             parser.error(f"no stored replies at {out}")
         stored = json.loads(out.read_text(encoding="utf-8"))["replies"]
     else:
-        from arena.config import Settings
+        from arena.runtime.config import Settings
         from arena.llm import build_client
         from crs.registry import CRSRegistry
         from crs.systems import system_specs

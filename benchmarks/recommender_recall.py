@@ -31,8 +31,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from arena.catalog import CATALOG_DIR, load_catalog  # noqa: E402
-from arena.retrieval import ItemRetriever  # noqa: E402
+from arena.catalogs.catalog import CATALOG_DIR, load_catalog  # noqa: E402
+from arena.catalogs.retrieval import ItemRetriever  # noqa: E402
 from crs.recommender import load_recommender  # noqa: E402
 from crs.recommender.signals import feature_matrix  # noqa: E402
 from crs.recommender.training import recall_per_target  # noqa: E402

@@ -37,7 +37,7 @@ SYSTEMS = ("alpha", "beta", "gamma", "delta")
 
 def serve(db: str, delay_s: float, turns: int) -> None:
     """One replica: the public app on the shared database; prints its URL, serves until stdin closes."""
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.llm import FakeProvider, LLMClient, RetryPolicy
     from arena.store import Store
     from battle_support import FakeCatalogCRS, fake_spec, launch

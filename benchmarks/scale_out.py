@@ -28,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from arena.config import Settings  # noqa: E402
-from arena.crs_interface import CRSSpec  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
+from arena.conversation.crs_interface import CRSSpec  # noqa: E402
 from arena.dialogue import Score  # noqa: E402
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy  # noqa: E402
 from arena.store import Store  # noqa: E402
@@ -74,8 +74,7 @@ def simulated_run(recipe: BenchRecipe, engine: str, n: int, max_turns: int, run_
 def runs(args: argparse.Namespace) -> None:
     import ray
 
-    from arena import distributed
-
+    from arena.runtime import distributed
     catalog_view("redial")
     with OpenAIStubServer(default=stub_user, latency_s=args.latency) as server, \
             tempfile.TemporaryDirectory() as tmp:

@@ -25,12 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue, RecommendedItem, Role  # noqa: E402
 from webapp.runs.evaluation import RunConfig, RunManager  # noqa: E402
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy  # noqa: E402
 from arena.store import Store  # noqa: E402
-from arena.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from simulators import catalog_view  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer, RecordedRequest  # noqa: E402

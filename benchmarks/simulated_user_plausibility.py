@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue  # noqa: E402
 from arena.llm import build_client  # noqa: E402
-from arena.runner import DialogueRunner  # noqa: E402
+from arena.conversation.runner import DialogueRunner  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from crs.systems import system_specs  # noqa: E402
 from evaluators.acts.intent_readers import intent_reader  # noqa: E402

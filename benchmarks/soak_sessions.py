@@ -2,7 +2,7 @@
 
 A server process (the real public app, scripted systems, its own SQLite file) is
 started as the app starts: its first step is the app's own
-(`webapp.system_allocator.restart_on_system_allocator`, which `python app.py`
+(`webapp.memory_allocator.restart_on_system_allocator`, which `python app.py`
 and `crs-arena serve` run), so it runs on the allocators a deployment gets.
 Clients in this process (one browser session each, 8 at a time, through Gradio's
 queue API as a page calls it) each open a chat, send one message and leave. The
@@ -47,7 +47,7 @@ def free_port() -> int:
 def serve(port: int, folder: Path, idle_s: float) -> None:
     """The server process: the public app on `port`, until killed, started as the app starts."""
     sys.path.insert(0, str(ROOT))
-    from webapp.system_allocator import restart_on_system_allocator
+    from webapp.memory_allocator import restart_on_system_allocator
 
     restart_on_system_allocator()  # as `python app.py` does first: the process may start again here
     sys.path.insert(0, str(ROOT / "tests" / "battle"))

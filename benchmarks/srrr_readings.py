@@ -94,7 +94,7 @@ def opening_count(dialogues: Sequence[Dialogue]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from arena.corpus.reading import load_dialogues
+    from arena.corpus.loading import load_dialogues
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iard", type=Path, default=IARD, help="IARD's file (DialogueKit layout, with acts)")

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from arena.catalog import CatalogItem
+from arena.catalogs.catalog import CatalogItem
 from arena.titles.phrases import normalize
 from offline_conversations import same_series  # the same sequel rule as the earlier benchmark
 

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from arena.catalog import CATALOG_DIR  # noqa: E402
-from arena.config import Settings  # noqa: E402
+from arena.catalogs.catalog import CATALOG_DIR  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue  # noqa: E402
 from arena.llm import build_client  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
@@ -124,7 +124,7 @@ def rescore(path: Path, splits: list[str]) -> None:
     """The stored replies read again by the checks that changed after the first run (natural
     English: a title in the message is no parroting, graph qualifiers are tags; false facts: a
     namesake's year is no false year). Run it with the code and catalogs the replies came from."""
-    from arena.catalog import load_catalog
+    from arena.catalogs.catalog import load_catalog
 
     results = json.loads(path.read_text(encoding="utf-8"))
     for name, by_split in results.items():

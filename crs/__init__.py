@@ -1,5 +1,5 @@
 """Conversational recommender systems of the arena."""
 
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 
 __all__ = ["TOP_K_KEPT", "TOP_K_SHOWN", "ConversationalRecommender", "CRSSpec", "CRSUnavailable"]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings, reports_bad_settings
+from arena.runtime.config import Settings, reports_bad_settings
 from crs.checkpoints import (
     DownloadError,
     base_dir,
@@ -106,9 +106,9 @@ def _registry(llm):
 def _loaded_system(name: str):
     """(the registry, the named system loaded); (None, None) and one line on stderr when it cannot be."""
     from arena.llm import LLMError, build_client
-    from arena.crs_interface import CRSUnavailable
+    from arena.conversation.crs_interface import CRSUnavailable
 
-    from arena.prepare import load_before_replies
+    from arena.runtime.prepare import load_before_replies
 
     try:
         client = build_client(Settings.from_env())

@@ -33,13 +33,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from arena.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
-from arena.config import ASSETS_DIR
+from arena.catalogs.catalog import CATALOG_DIR, DATASET_LABELS, DATASETS, Catalog, CatalogItem, load_catalog
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import LLMClient, Message
-from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
-from arena.simulator_interface import IntentReader
+from arena.catalogs.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import GroundedReplies, read_prompt
@@ -69,7 +69,7 @@ _SPEAKER_PREFIX = re.compile(r"^\s*(assistant|system|recommender)\s*:\s*", re.IG
 
 @dataclass
 class ConversationView:
-    """What the recommender reads of the conversation's state (`arena.dialogue_state.DialogueState`)."""
+    """What the recommender reads of the conversation's state (`arena.conversation.dialogue_state.DialogueState`)."""
 
     mentioned: list[tuple[int, CatalogItem, bool]] = field(default_factory=list)  # (age, item, liked)
     shown_ids: set[str] = field(default_factory=set)

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, Optional
 from urllib.parse import unquote, urlparse
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from crs.neural.variants import VARIANTS
 
 DEFAULT_SOURCE = "https://gustav1.ux.uis.no/crs_arena/models.tar.gz"

@@ -135,7 +135,7 @@ _UNFINISHED = re.compile(r"\b(but|and|or|because|so|the|a|an|with)\s*$", re.IGNO
 @lru_cache(maxsize=1)
 def english() -> frozenset[str]:
     """Everyday English words: the catalog's plot words and the embedding model's whole words."""
-    from arena.catalog import _frequent_words, vocabulary
+    from arena.catalogs.catalog import _frequent_words, vocabulary
 
     return frozenset(vocabulary().words) | frozenset(_frequent_words(40000)) | _SLANG
 

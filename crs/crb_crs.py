@@ -37,15 +37,15 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
-from arena.imports import heavy_imports
+from arena.catalogs.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.runtime.imports import heavy_imports
 from arena.titles.phrases import normalize
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient
-from arena.simulator_interface import IntentReader
-from arena.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
-from arena.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.conversation.simulator_interface import IntentReader
+from arena.catalogs.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
+from arena.conversation.crs_interface import TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.crb_context import TurnContext, context_problem, english
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove

@@ -40,11 +40,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
-from arena.dialogue_state import DialogueState, MentionedItem, ShownItem
+from arena.conversation.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
-from arena.simulator_interface import IntentReader
+from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions|"

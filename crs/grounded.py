@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from arena.catalog import Catalog, CatalogItem, person_label
+from arena.catalogs.catalog import Catalog, CatalogItem, person_label
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError
 from arena.reading.vocabulary import genre_label

@@ -4,7 +4,7 @@ farewells, and the opening sentence of a list that says what the system did.
 An answer uses only what the catalog holds (plot, director, writers, cast,
 year, genres); when the entry lacks the fact the answer says so, and when the
 catalog check withheld it (it belonged to another work of that title, see
-`arena.catalog_doubts`) the answer says it cannot vouch for it and gives what
+`arena.catalogs.doubts`) the answer says it cannot vouch for it and gives what
 the entry does hold. The catalogs have no age ratings, so whether a title suits
 a child is judged from its genres, and the answer says that is what it rests on.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from arena.catalog import CatalogItem, person_label
+from arena.catalogs.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
 from arena.reading.vocabulary import genre_label, intensity_of

@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMClient, LLMError, Message
 from arena.titles.phrases import normalize, unique
-from arena.crs_interface import TOP_K_SHOWN
+from arena.conversation.crs_interface import TOP_K_SHOWN
 from crs.reply_check import NamedTitle, drop_sentences, named_titles, replace_spans, sentence_spans
 from crs.title_matching import TitleMatcher
 

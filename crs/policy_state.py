@@ -2,7 +2,7 @@
 
 `Reading` is what the policy keeps while it takes in one message after another (catalog items,
 the `Constraints` the recommender filters with); `to_state` writes it as the typed
-`arena.dialogue_state.DialogueState` stored with each system turn, and `from_state` reads a
+`arena.conversation.dialogue_state.DialogueState` stored with each system turn, and `from_state` reads a
 stored state back, so the next turn starts where the last one stopped instead of reading the
 whole conversation again.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from arena.catalog import Catalog, CatalogItem
-from arena.dialogue_state import Constraint, DialogueState, MentionedItem, OpenQuestion, ShownItem
+from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.conversation.dialogue_state import Constraint, DialogueState, MentionedItem, OpenQuestion, ShownItem
 from arena.reading.constraints import Constraints
 
 ERA_OPEN_END = 2100  # "after 2005" is stored as 2006-2100, "before 1980" as 1800-1979

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Optional
 
-from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
 
 
 class CRSRegistry:

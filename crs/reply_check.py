@@ -17,7 +17,7 @@ from typing import Iterable, Optional, Sequence
 
 from rapidfuzz import fuzz
 
-from arena.catalog import Catalog, CatalogItem, person_label
+from arena.catalogs.catalog import Catalog, CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 _QUOTED = re.compile(r"[\"“]([A-Z0-9][^\"“”\n]{0,80}?)[\"”]")

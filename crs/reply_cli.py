@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional, TextIO
 
 from arena.dialogue import Dialogue, RecommendedItem
-from arena.crs_interface import ConversationalRecommender
+from arena.conversation.crs_interface import ConversationalRecommender
 
 
 def context_dialogue(context: list[str], crs: ConversationalRecommender) -> Dialogue:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from arena.catalog import CatalogItem
+from arena.catalogs.catalog import CatalogItem
 from arena.reading.constraints import Constraints
 
 # "do any of those ...", "are either of these ...", "which of them ...", "which ones ..."

@@ -18,8 +18,8 @@ from typing import Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from arena.catalog import Catalog, CatalogItem, person_key
-from arena.dialogue_state import Act, Constraint, DialogueState
+from arena.catalogs.catalog import Catalog, CatalogItem, person_key
+from arena.conversation.dialogue_state import Act, Constraint, DialogueState
 from arena.llm import LLMClient
 from arena.llm.json_output import json_object
 from arena.reading.phrase_table import known_subject, moods_named

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Optional
 
-from arena.config import Settings
-from arena.crs_interface import CRSSpec
-from arena.imports import heavy_imports
+from arena.runtime.config import Settings
+from arena.conversation.crs_interface import CRSSpec
+from arena.runtime.imports import heavy_imports
 from arena.llm import LLMClient
-from arena.simulator_interface import IntentReader
+from arena.conversation.simulator_interface import IntentReader
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from arena.catalog import Catalog, CatalogItem, split_name
+from arena.catalogs.catalog import Catalog, CatalogItem, split_name
 from arena.titles.phrases import normalize
 
 SURE_RATIO = 92  # string similarity that links without asking the embeddings

@@ -2,7 +2,7 @@
 
 import sys
 
-from arena.config import offline_model_environment
+from arena.runtime.config import offline_model_environment
 
 offline_model_environment()  # before the model libraries are imported
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm import LLMClient
 from evaluators.acts.base import ActAnnotator
 

@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from arena import distributed
+from arena.runtime import distributed
 from arena.store import Store
 from evaluators.annotator_choice import annotator_named, client_if_needed
 from evaluators.scoring import REGISTRY, score_dialogue

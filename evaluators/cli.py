@@ -23,14 +23,14 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings, reports_bad_settings
+from arena.runtime.config import Settings, reports_bad_settings
 from arena.corpus import cli as corpus_cli
 from arena.corpus.dialoguekit import DialogueImportError, scored_record
-from arena.corpus.reading import load_dialogues, with_rename_hint
+from arena.corpus.loading import load_dialogues, with_rename_hint
 from arena.dialogue import Dialogue
-from arena.files import atomic_open
-from arena.distributed import ENGINES
-from arena.imports import heavy_imports
+from arena.runtime.files import atomic_open
+from arena.runtime.distributed import ENGINES
+from arena.runtime.imports import heavy_imports
 from evaluators.annotator_choice import annotator_named as _annotator, client_if_needed as _client_if_needed
 from evaluators import recall
 
@@ -39,7 +39,7 @@ record_of = scored_record  # the name the scored-corpus tests and scripts use
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from arena.refusals import check_output_file
+    from arena.runtime.command_refusals import check_output_file
     from evaluators.scoring import parse_metrics
 
     try:
@@ -122,7 +122,7 @@ def report_failures(failures: dict[str, str]) -> int:
 
 def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
     """Queue stored dialogues in the store's scoring queue and drain it with several workers."""
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.store import Store
     from evaluators.stored_scoring import QueueScorer, first_score_name
 
@@ -155,7 +155,7 @@ def score_stored_dialogues(args: argparse.Namespace, metrics: list[str]) -> int:
 
 
 def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.store import Store, describe_location
     from evaluators.bulk_scoring import ScoringJob, pending, score_all
 
@@ -191,7 +191,7 @@ def _score_database(args: argparse.Namespace, metrics: list[str]) -> int:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from arena.aspects import FormError, load_form, load_mapping
+    from arena.crowd.aspects import FormError, load_form, load_mapping
     with heavy_imports():
         from evaluators.meta import format_table, meta_table, ranking_correlations
         from evaluators.meta_correlations import correlation_records, format_records
@@ -208,7 +208,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         return 2
     metrics: Optional[list[str]] = [m.strip() for m in args.metrics.split(",")] if args.metrics else None
     if args.crowd:
-        from arena.study import crowd_of_dialogue
+        from arena.crowd.study import crowd_of_dialogue
 
         dialogues = [d for d in dialogues if crowd_of_dialogue(d) == args.crowd]
     rows = meta_table(dialogues, metrics, crowd=None)
@@ -331,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 @reports_bad_settings
 def main(argv: Optional[list[str]] = None) -> int:
-    from arena.refusals import run_refusing
+    from arena.runtime.command_refusals import run_refusing
 
     parser = build_parser()
     args = parser.parse_args(argv)

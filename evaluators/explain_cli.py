@@ -60,8 +60,8 @@ def explain_command(args: argparse.Namespace, metrics: list[str]) -> int:
 def _score_from_file(
     args: argparse.Namespace, metrics: list[str], ids: list[str]
 ) -> Optional[list[Dialogue]]:
-    from arena.config import Settings
-    from arena.corpus.reading import load_dialogues
+    from arena.runtime.config import Settings
+    from arena.corpus.loading import load_dialogues
     from evaluators.annotator_choice import annotator_named, client_if_needed
     from evaluators.scoring import score_dialogue
 
@@ -80,7 +80,7 @@ def _score_from_file(
 
 
 def _score_from_db(args: argparse.Namespace, metrics: list[str], ids: list[str]) -> Optional[list[Dialogue]]:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.store import Store, is_database_url
     from evaluators.annotator_choice import annotator_named, client_if_needed
     from evaluators.stored_scoring import score_and_store

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional, Sequence
 from scipy.stats import kendalltau
 
 from arena.dialogue import Dialogue
-from arena.study import OPEN_CROWD, crowd_of_dialogue
+from arena.crowd.study import OPEN_CROWD, crowd_of_dialogue
 
 SATISFACTION = "satisfaction"
 NOT_METRICS = {"acts"}
@@ -39,7 +39,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> Optional[float]:
 def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] = None, *,
                crowd: Optional[str] = OPEN_CROWD, left_out_users: Iterable[str] = ()) -> list[dict[str, Any]]:
     """One row per system (sorted by satisfaction, best first), over the dialogues of one crowd: the open
-    arena (default), a study's id (`arena.study`), or None for every crowd; `left_out_users` (stored user
+    arena (default), a study's id (`arena.crowd.study`), None for every crowd; `left_out_users` (stored user
     ids, a study's flagged workers) are left out.
 
     Row keys: "crs_id", "dialogues", "rated", "satisfaction" (None when no

@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import numpy as np
 from scipy import stats
 
-from arena.aspects import AspectForm, load_form, mean_values
+from arena.crowd.aspects import AspectForm, load_form, mean_values
 from arena.dialogue import Dialogue, Role
 from evaluators.bootstrap import percentile_interval, resample_indices
 from evaluators.meta import NOT_METRICS, SATISFACTION, kendall_tau

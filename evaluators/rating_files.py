@@ -13,7 +13,7 @@ reply:
   matched as CRSArena-Eval's turns are (below);
 * `rater_id` (default `imported`) and `rater_kind` (`human`, the default, or `simulator`);
 * every other column is an aspect: one of the form (`assets/ratings/aspects_v1.yaml`),
-  an alias of one, or an extra aspect (see `arena.aspects.AspectMapping`); an
+  an alias of one, or an extra aspect (see `arena.crowd.aspects.AspectMapping`); an
   empty cell is a skipped aspect.
 
 JSON is a list of objects with the same keys (or `{"ratings": [...]}`, or JSONL);
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from arena.aspects import AspectForm, AspectMapping, load_form, load_mapping
+from arena.crowd.aspects import AspectForm, AspectMapping, load_form, load_mapping
 from arena.dialogue import Dialogue, Rating, Role, UserKind, Utterance, replace_rating
 from evaluators.rating_names import AspectNames
 from evaluators.rating_turns import OCCURRENCE, TURN_KEYS, TurnRef, find_turn, from_crsarena_eval, \

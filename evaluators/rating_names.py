@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from arena.aspects import Aspect, AspectForm, AspectMapping
+from arena.crowd.aspects import Aspect, AspectForm, AspectMapping
 
 RESERVED_NAMES = ("satisfaction",)  # the meta-evaluation's name for the users' own satisfied/frustrated
 TYPO_SIMILARITY = 0.85  # a new name at least this close to a known one is refused as a likely typo

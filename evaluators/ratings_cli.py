@@ -52,10 +52,10 @@ def add_mapping_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from arena.aspects import FormError, load_form, load_mapping
-    from arena.config import Settings
+    from arena.crowd.aspects import FormError, load_form, load_mapping
+    from arena.runtime.config import Settings
     from arena.corpus.dialoguekit import DialogueImportError
-    from arena.corpus.reading import load_dialogues
+    from arena.corpus.loading import load_dialogues
     from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file
     from evaluators.rating_names import AspectNames
 
@@ -91,7 +91,7 @@ def run_import(args: argparse.Namespace) -> int:
 def write_corpus(dialogues: list, path: Path) -> None:
     """The scored-corpus JSONL (as `score` writes it), replaced atomically."""
     from arena.corpus.dialoguekit import scored_record
-    from arena.files import atomic_open
+    from arena.runtime.files import atomic_open
 
     with atomic_open(path) as fh:
         for d in dialogues:

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
-from arena.catalog import load_catalog
+from arena.catalogs.catalog import load_catalog
 from arena.dialogue import Dialogue
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from crs.recommender.training import recall_per_target
 
 KS = {"redial": (1, 10, 50), "opendialkg": (1, 10, 25)}
@@ -84,7 +84,7 @@ def rank_file(system: Any, lines: Iterable[str], k: int, out, crs_id: str = "",
 
 def load_system(name: str) -> tuple[Optional[Any], Optional[str], str]:
     """(system, why it cannot rank, dataset)."""
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.llm import build_client
     with heavy_imports():
         from crs.chatcrs import chatcrs_specs

@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
 from arena.target_metrics import coverage_increase

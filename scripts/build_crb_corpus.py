@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.catalog import load_catalog  # noqa: E402
+from arena.catalogs.catalog import load_catalog  # noqa: E402
 
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "redial_dialogues" / "valid_data.jsonl"
 DEFAULT_OUT = ROOT / "assets" / "crb_crs" / "redial_recommender_turns.jsonl"

@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from arena.catalog import Catalog, load_catalog  # noqa: E402
+from arena.catalogs.catalog import Catalog, load_catalog  # noqa: E402
 from crs.recommender.combination import (  # noqa: E402
     LinearCombination,
     TrainingTurn,
@@ -149,7 +149,7 @@ def train_dataset(dataset: str, seed: int, out_dir: Path, use_dense: bool,
 
     matrix = encoder = None
     if use_dense:
-        from arena.retrieval import ItemRetriever
+        from arena.catalogs.retrieval import ItemRetriever
 
         retriever = ItemRetriever(catalog, Path(tempfile.gettempdir()) / "arena-recommender-cache")
         matrix = retriever.item_matrix()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from arena.llm import LLMClient
-from arena.simulator_interface import IntentReader, IntentReaderFactory
+from arena.conversation.simulator_interface import IntentReader, IntentReaderFactory
 from simulators.base import SimulatedUser
 from simulators.catalog_access import CatalogView
 
@@ -48,7 +48,7 @@ _VIEWS_LOCK = threading.Lock()
 
 def catalog_view(dataset: str) -> CatalogView:
     """The shared simulator view of a shipped catalog ("redial" or "opendialkg"), built once."""
-    from arena.catalog import load_catalog
+    from arena.catalogs.catalog import load_catalog
 
     with _VIEWS_LOCK:  # concurrent dialogues of a new run must not each load the catalog
         if dataset not in _VIEWS:

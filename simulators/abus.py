@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Utterance
 from arena.llm import LLMClient
-from arena.simulator_interface import IntentReader, SimulatorAction, StopDialogue, UserTurn
+from arena.conversation.simulator_interface import IntentReader, SimulatorAction, StopDialogue, UserTurn
 from simulators.abus_nlg import UserAct, describe_acts, realize
 from simulators.base import SimulatedUser, last_reply
 from simulators.catalog_access import CatalogView, ItemFacts

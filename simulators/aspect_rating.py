@@ -17,8 +17,8 @@ from typing import Callable, Optional, Union
 
 import yaml
 
-from arena.aspects import AspectForm
-from arena.config import ASSETS_DIR
+from arena.crowd.aspects import AspectForm
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue, Rating, UserKind
 
 DEFAULT_PROMPT_PATH = ASSETS_DIR / "ratings" / "simulator_prompt_v1.yaml"

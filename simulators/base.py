@@ -1,7 +1,7 @@
 """What every simulated user shares: identity on the dialogue, LLM access, transcript.
 
 One simulator object plays one user in one dialogue. `next_turn` is the
-runner's interface (`arena.runner.Simulator`); `finalize` is called once the
+runner's interface (`arena.conversation.runner.Simulator`); `finalize` is called once the
 dialogue is over to record the final metrics and, when the dialogue ran out
 of turns before the user could say so, the user's verdict.
 """
@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Optional, Sequence, Union
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, UserInfo, UserKind, Utterance
 from arena.llm import LLMClient
-from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from arena.conversation.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.grounding import ProfileFacts, preference_sentences, ungrounded
 from simulators.ignored_turns import ignored_turns
 
@@ -257,7 +257,7 @@ class SimulatedUser(ABC):
 
     def rate(self, dialogue: Dialogue) -> None:
         """Fill the aspect rating form for the dialogue (aspects it cannot answer stay unrated)."""
-        from arena.aspects import AspectForm, load_form
+        from arena.crowd.aspects import AspectForm, load_form
         from arena.dialogue import replace_rating
         from simulators.aspect_rating import rate_dialogue
 

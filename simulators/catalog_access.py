@@ -1,4 +1,4 @@
-"""A simulator's view of an item catalog (`arena.catalog.Catalog`).
+"""A simulator's view of an item catalog (`arena.catalogs.catalog.Catalog`).
 
 Simulators need a few plain facts per movie (title, year, genres, actors,
 directors, plot) and a title index that tolerates the ways datasets write
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.dialogue import RecommendedItem
 from arena.titles.names import title_key, split_year, title_variants
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 
 IARD_FILE = "formatted_IARD_annotated_partially.json"
 

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
-from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from arena.conversation.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, last_reply, shown_items, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.grounding import ProfileFacts

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
+from arena.runtime.wheel_files import WheelFileUnavailable, fetch_wheel_members
 
 SOURCE = "recbole==1.2.1"
 WHEEL = "recbole-1.2.1-py3-none-any.whl"

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
 from arena.llm.json_output import json_object
-from arena.simulator_interface import SimulatorAction, StopDialogue
+from arena.conversation.simulator_interface import SimulatorAction, StopDialogue
 from simulators.base import SimulatedUser, last_reply, transcript
 from simulators.catalog_access import CatalogView
 from simulators.grounding import ProfileFacts

@@ -20,10 +20,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
-from arena.simulator_interface import SimulatorAction, StopDialogue, UserTurn
+from arena.conversation.simulator_interface import SimulatorAction, StopDialogue, UserTurn
 from simulators.base import SimulatedUser, clean_generation, last_reply, transcript
 from simulators.catalog_access import CatalogView, ItemFacts
 from simulators.grounding import ProfileFacts, named_facts

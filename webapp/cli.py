@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from arena.config import offline_model_environment
+from arena.runtime.config import offline_model_environment
 
 
 @dataclass(frozen=True)
@@ -32,12 +32,12 @@ class Command:
     def alias(self) -> str:
         package = self.module.removesuffix(".__main__").removesuffix(".cli")
         names = {"webapp.serve": "python app.py", "webapp.runs.cli": "python -m simulators",
-                 "arena.prepare": "python -m arena.prepare"}
+                 "arena.runtime.prepare": "python -m arena.runtime.prepare"}
         return names.get(self.module) or " ".join(["python -m", package, *self.prefix])
 
 
 COMMANDS: dict[str, Command] = {
-    "prepare": Command("arena.prepare", (), "one-time set-up: convert the local model (part of the set-up)",
+    "prepare": Command("arena.runtime.prepare", (), "one-time set-up: convert the local model (part of the set-up)",
                        offline_hub=True),
     "serve": Command("webapp.serve", (), "start the web app"),
     "simulate": Command("webapp.runs.cli", (), "simulated evaluation runs: run, list, runs"),
@@ -83,7 +83,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if command.offline_hub:
         offline_model_environment()
     if name == "serve" and argv is None:  # the server itself, not a call from Python
-        from webapp.system_allocator import restart_on_system_allocator
+        from webapp.memory_allocator import restart_on_system_allocator
 
         restart_on_system_allocator()
     module = importlib.import_module(command.module)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 import gradio as gr
 from fastapi import FastAPI
 
-from arena.config import LLM_PROVIDERS, Settings, SettingsError
+from arena.runtime.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused

@@ -21,14 +21,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
-from arena import retrieval
-from arena.config import Settings
+from arena.catalogs import retrieval
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient, build_client
 from arena.llm.budget import budgeted_client
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from arena.store import Store
-from arena.crs_interface import CRSSpec
+from arena.conversation.crs_interface import CRSSpec
 from crs.registry import CRSRegistry
 from webapp.runs.scorer import BackgroundScorer
 

@@ -31,12 +31,12 @@ from arena.llm.redaction import redact_optional
 from arena.text_safety import escape_markdown, neutralise_cell
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.corpus.records import export_record, pseudonymiser, resolve_salt, shown_id
-from arena.config import ASSETS_DIR
-from arena.files import atomic_path
-from arena.imports import heavy_imports
+from arena.runtime.config import ASSETS_DIR
+from arena.runtime.files import atomic_path
+from arena.runtime.imports import heavy_imports
 from arena.store import Store
-from arena.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
-from arena.counting import VOID_FLAG, Participants, visibility, void_votes
+from arena.crowd.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
+from arena.crowd.counting import VOID_FLAG, Participants, visibility, void_votes
 
 # The card's prose, with the counts and tables of an export filled in (Jinja, as huggingface_hub renders it).
 CARD_TEMPLATE = ASSETS_DIR / "corpus" / "dataset_card.md"
@@ -65,7 +65,7 @@ RATING_PREFIX = "rating."  # metric names of aspect ratings in the score tables:
 class ExportFilter:
     crs_ids: Optional[tuple[str, ...]] = None  # None: every system
     user_kind: Optional[str] = None  # "human", "simulator" or None for both
-    crowd: Optional[str] = None  # "open" (the public arena), a study's id (arena.study), or None for all
+    crowd: Optional[str] = None  # "open" (the public arena), a study id (arena.crowd.study), None: all
     left_out_users: frozenset[str] = frozenset()  # stored user ids left out (a study's flagged workers)
 
     def __post_init__(self) -> None:
@@ -74,7 +74,7 @@ class ExportFilter:
 
     @property
     def participants(self) -> Participants:
-        """The crowd, audience and left-out users, as the leaderboard selects them (`arena.counting`)."""
+        """The crowd, audience and left-out users, as the boards select them (`arena.crowd.counting`)."""
         return Participants(crowd=self.crowd, user_kind=self.user_kind, left_out_users=self.left_out_users)
 
     def keeps_dialogue(self, d: Dialogue) -> bool:

@@ -19,13 +19,13 @@ import sys
 from pathlib import Path
 from typing import Optional, Union
 
-from arena.config import Settings, reports_bad_settings
+from arena.runtime.config import Settings, reports_bad_settings
 from arena.corpus.bundle import ExportFilter, export_bundle
 from arena.corpus.dialoguekit import DialogueImportError
-from arena.corpus.reading import Renamed, load_dialogues, with_rename_hint
+from arena.corpus.loading import Renamed, load_dialogues, with_rename_hint
 from arena.corpus.records import export_json, export_jsonl, import_dialogues
 from arena.dialogue import UserKind
-from arena.refusals import check_output_file, run_refusing
+from arena.runtime.command_refusals import check_output_file, run_refusing
 from arena.store import Store, is_database_url
 
 SINGLE_FILE_SUFFIXES = (".json", ".jsonl")

@@ -22,7 +22,7 @@ the text is unknown). What DialogueKit writes and the arena has no field for (an
 dialogue's metadata under `DIALOGUEKIT_UTTERANCES` and written back in place on export.
 
 Reading whole files (JSON, JSONL, DialogueKit's per-pair files) is in
-`arena.corpus.reading`.
+`arena.corpus.loading`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from arena.corpus.redial import DEFAULT_CRS_ID as REDIAL_CRS_ID
 from arena.corpus.redial import RedialRecordError, catalog_item_finder, is_redial_record, redial_dialogue
 from arena.llm.redaction import redact_text
 from arena.text_safety import valid_system_id
-from arena.dialogue_state import DialogueState
+from arena.conversation.dialogue_state import DialogueState
 from arena.dialogue import (
     SENTIMENTS,
     Dialogue,

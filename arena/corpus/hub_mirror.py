@@ -42,7 +42,7 @@ from typing import Any, Iterator, Optional
 
 from arena.corpus import shards
 from arena.corpus.records import pseudonymiser
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from arena.store import Store, describe_location
 from arena.store.jobs_scheduler import Periodic
 

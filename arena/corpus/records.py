@@ -29,9 +29,9 @@ from typing import IO, Any, Callable, Iterator, Optional, Union
 
 from arena.dialogue import Dialogue, UserKind, Vote
 from arena.corpus.dialoguekit import to_dialoguekit
-from arena.corpus.reading import RENAMED_FROM, Source, load_dialogues
-from arena.files import atomic_open
-from arena.refusals import InputRefused
+from arena.corpus.loading import RENAMED_FROM, Source, load_dialogues
+from arena.runtime.files import atomic_open
+from arena.runtime.command_refusals import InputRefused
 from arena.store import Store
 
 SALT_META_KEY = "pseudonym_salt"
@@ -151,7 +151,7 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                    salt: Optional[str] = None, source_ids: bool = False) -> Iterator[dict[str, Any]]:
-    from arena.counting import visibility
+    from arena.crowd.counting import visibility
 
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     all_votes = store.list_votes()

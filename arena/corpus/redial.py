@@ -138,7 +138,7 @@ def redial_dialogue(rec: dict[str, Any], find_item: Callable[[str, str], Optiona
 def catalog_item_finder() -> Callable[[str, str], Optional[RecommendedItem]]:
     """Links a ReDial film to the shipped ReDial catalog: by id, else by title; else the film as
     ReDial names it (its id and title), so no mention is lost."""
-    from arena.catalog import load_catalog
+    from arena.catalogs.catalog import load_catalog
 
     catalog = None
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.files import atomic_open
+from arena.runtime.files import atomic_open
 
 
 class ResponseCache:

@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence
 
 import tenacity
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm.redaction import install_log_redaction
 from arena.llm.cache import ResponseCache
 from arena.llm.call_guard import check_call_wanted

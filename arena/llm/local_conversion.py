@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from arena.config import offline_model_environment
-from arena.imports import heavy_imports
+from arena.runtime.config import offline_model_environment
+from arena.runtime.imports import heavy_imports
 from arena.llm.types import LLMError
 
 PREPARE_HINT = "`crs-arena prepare` does it at set-up"
@@ -68,7 +68,7 @@ def load_gguf_as_float(path: Path) -> tuple[Any, Any]:
 
 
 def _places(path: Path, models_dir: Optional[Path]) -> list[Path]:
-    from arena.config import default_cache_dir
+    from arena.runtime.config import default_cache_dir
 
     name = f"{path.stem}-ct2-int8"
     places = [path.parent / name] if os.access(path.parent, os.W_OK) else []

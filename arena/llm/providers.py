@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm.types import LLMError, LLMRequest, LLMResponse, Provider, TransientLLMError
 from arena.llm.local import LOCAL_BACKENDS, LocalProvider, smollm_path  # noqa: F401 (re-exported)
 from arena.llm.redaction import redact_text, redact_url

@@ -1,6 +1,6 @@
 """What the user's last message does, read with rules.
 
-`RuleActReader` is an `arena.simulator_interface.IntentReader`: it returns the
+`RuleActReader` is an `arena.conversation.simulator_interface.IntentReader`: it returns the
 IARD intents of the dialogue's last utterance (INQ, REJ, CRI-F, SEE, ACC, PRO),
 like the learnt act model does through the same interface. It is the fallback
 when the learnt model is not loaded, and it is cheap (a few regular

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
-from arena.catalog import CatalogItem, person_key
+from arena.catalogs.catalog import CatalogItem, person_key
 from arena.reading.phrase_table import era_of_style
 from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked

@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 import Stemmer
 
-from arena.catalog import CatalogItem
+from arena.catalogs.catalog import CatalogItem
 from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 

@@ -15,7 +15,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from arena.catalog import CatalogItem, person_key, person_label, vocabulary
+from arena.catalogs.catalog import CatalogItem, person_key, person_label, vocabulary
 from arena.titles.phrases import FUNCTION_WORDS, fold, normalize
 
 MIN_CREDITS = 3  # a surname stands for someone the catalog credits on a few entries at least

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from arena.catalog import CatalogItem
+from arena.catalogs.catalog import CatalogItem
 from arena.titles.phrases import normalize
 
 GENRE_WORDS = {

@@ -25,9 +25,9 @@ from arena.dialogue import Dialogue
 from arena.store import schema as t
 from arena.store.part import StorePart
 from arena.store.statements import upsert, utc_key
-from arena.study import STUDY_KEY
+from arena.crowd.study import STUDY_KEY
 
-# Metadata key of a dialogue whose satisfaction label is flagged; its value says why (`arena.counting`
+# Metadata key of a dialogue whose satisfaction label is flagged; its value says why (`arena.crowd.counting`
 # re-exports it: the store writes it into the compact rows, so it is defined below the store).
 LABEL_FLAG = "label_flag"
 BOARD_SCORES = ("rdl", "core.overall")  # the automatic scores a board averages

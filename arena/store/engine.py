@@ -34,7 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-from arena.config import db_location
+from arena.runtime.config import db_location
 from arena.dialogue import Dialogue, Score, UserKind, copy_acts
 from arena.llm.redaction import redact_optional, redact_strings, redact_text
 from arena.store import schema as t

@@ -33,7 +33,7 @@ from arena.dialogue import utc_now
 from arena.store import schema as t
 from arena.store.part import StorePart
 from arena.store.statements import insert_for, now_key, utc_key
-from arena.study import Study
+from arena.crowd.study import Study
 
 _STUDY_LOCK = 0x4152454E41_03  # PostgreSQL advisory lock of quota assignment
 ACTIVE, COMPLETED = "active", "completed"

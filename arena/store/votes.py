@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from arena.dialogue import Dialogue, UserKind, Vote, utc_now
-from arena.self_naming import void_reason
+from arena.conversation.self_naming import void_reason
 from arena.store import schema as t
 from arena.store.part import StorePart
 from arena.store.statements import upsert, utc_key
@@ -66,7 +66,7 @@ class Votes(StorePart):
         vote was flagged, or None: more than `burst_votes` votes from one IP or one
         user within `burst_window_s` (this one included), a vote cast less than
         `min_battle_s` after the battle started, or a battle voided because a reply
-        named its own system (`arena.self_naming`). A flagged vote is kept, left out
+        named its own system (`arena.conversation.self_naming`). A flagged vote is kept, left out
         of the leaderboard.
         """
         _check_battle(dialogue_a, dialogue_b, vote)

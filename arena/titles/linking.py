@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-from arena.catalog import Catalog, CatalogItem, load_catalog
+from arena.catalogs.catalog import Catalog, CatalogItem, load_catalog
 from arena.dialogue import Utterance
 from arena.titles.names import clean_title, title_key, years_in_parens
 
@@ -39,7 +39,7 @@ class TitleLinker(Protocol):
 
 
 class CatalogLinker:
-    """Links titles against the shipped catalogs (arena.catalog), loaded on first use."""
+    """Links titles against the shipped catalogs (arena.catalogs.catalog), loaded on first use."""
 
     def __init__(self, names: tuple[str, ...] = ("redial", "opendialkg")):
         self.names = names

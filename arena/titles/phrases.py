@@ -1,6 +1,6 @@
 """Matching known names (titles, people, genres) in free text: the phrase matcher under catalog linking.
 
-Used by `arena.catalog`: a `PhraseIndex` maps normalised phrases to payloads,
+Used by `arena.catalogs.catalog`: a `PhraseIndex` maps normalised phrases to payloads,
 and `match_phrases` scans a text's word n-grams against one or more indexes,
 exactly and (for long enough phrases) fuzzily, then keeps the best
 non-overlapping spans, longer first.

@@ -22,8 +22,8 @@ from typing import Any, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.catalog import Catalog, CatalogItem
-from arena.crs_interface import TOP_K_KEPT
+from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.conversation.crs_interface import TOP_K_KEPT
 from arena.dialogue import Dialogue, RecommendedItem, UserInfo
 from crs.title_matching import TitleMatcher
 

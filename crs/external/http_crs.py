@@ -19,8 +19,8 @@ from typing import Any, Optional
 import httpx
 from pydantic import SecretStr, ValidationError
 
-from arena.catalog import Catalog, CatalogItem
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.llm.redaction import redact_url
 from crs.external.contract import (

@@ -28,8 +28,8 @@ from typing import Optional
 import httpx
 from pydantic import SecretStr
 
-from arena.catalog import Catalog, CatalogItem
-from arena.crs_interface import TOP_K_SHOWN
+from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.conversation.crs_interface import TOP_K_SHOWN
 from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from arena.titles.linking import find_mentions
 from crs.external.contract import MAX_TEXT_CHARS, as_recommended

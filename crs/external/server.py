@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena.crs_interface import TOP_K_KEPT, ConversationalRecommender
+from arena.conversation.crs_interface import TOP_K_KEPT, ConversationalRecommender
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from crs.external.contract import CONTRACT_VERSION, MAX_TEXT_CHARS, RespondRequest, item_refs
 

@@ -18,10 +18,10 @@ from typing import Callable, Optional, Union
 
 import httpx
 
-from arena.catalog import Catalog, load_catalog
-from arena.config import Settings
-from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
-from arena.imports import heavy_imports
+from arena.catalogs.catalog import Catalog, load_catalog
+from arena.runtime.config import Settings
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.runtime.imports import heavy_imports
 from arena.llm import LLMClient, OpenAIProvider, RetryPolicy
 from arena.llm.cache import ResponseCache
 from arena.llm.redaction import redact_url

@@ -37,8 +37,8 @@ from typing import Annotated, Literal, Optional, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from arena.catalog import DATASETS
-from arena.config import SettingsError
+from arena.catalogs.catalog import DATASETS
+from arena.runtime.config import SettingsError
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 

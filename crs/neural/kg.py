@@ -14,8 +14,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.config import ASSETS_DIR
-from arena.imports import heavy_imports
+from arena.runtime.config import ASSETS_DIR
+from arena.runtime.imports import heavy_imports
 
 if TYPE_CHECKING:  # torch is imported where a graph is used: the app builds its specs without it
     import torch

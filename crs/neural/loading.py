@@ -13,7 +13,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.networks import (
     GPT2_IGNORED_KEYS,

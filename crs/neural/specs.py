@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from arena.config import Settings
-from arena.crs_interface import CRSSpec, CRSUnavailable
-from arena.imports import heavy_imports
+from arena.runtime.config import Settings
+from arena.conversation.crs_interface import CRSSpec, CRSUnavailable
+from arena.runtime.imports import heavy_imports
 from crs.checkpoints import base_dir, base_model_problem, missing_folders
 from crs.neural.kg import default_kg_dir, missing_kg_files
 from crs.neural.variants import BART_BASE, VARIANTS, RuntimeOptions, Variant
@@ -107,7 +107,7 @@ def check_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Pat
 
 
 def _default_catalog(dataset: str):
-    from arena.catalog import load_catalog
+    from arena.catalogs.catalog import load_catalog
 
     return load_catalog(dataset)
 
@@ -124,7 +124,7 @@ def load_variant(variant: Variant, settings: Settings, *, kg_root: Optional[Path
 
     options = options or RuntimeOptions.from_settings(settings)
     if options.device is None:
-        from arena.devices import resolve_device
+        from arena.runtime.devices import resolve_device
 
         options = replace(options, device=resolve_device(settings.device))
     models_dir = Path(settings.models_dir)

@@ -26,8 +26,8 @@ from cachetools import LRUCache
 import torch
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
-from arena.devices import move_tensors, running_on
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.runtime.devices import move_tensors, running_on
 from crs.neural import reference
 from crs.neural.kg import KnowledgeGraph
 from crs.neural.variants import RuntimeOptions

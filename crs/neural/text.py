@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 
 
 def load_tokenizer(path: Path, special_tokens: Optional[dict] = None):

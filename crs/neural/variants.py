@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
 
 FAMILIES = ("kbrd", "barcor", "unicrs")
 DATASETS = ("redial", "opendialkg")

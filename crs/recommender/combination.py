@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 
 
 @dataclass

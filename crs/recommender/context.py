@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.reading.scope import SEEN_CUE, clause_bounds, negated_before, negated_phrases, without_negations
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Optional
 
-from arena.catalog import Catalog
-from arena.corpus.reading import load_dialogues
+from arena.catalogs.catalog import Catalog
+from arena.corpus.loading import load_dialogues
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from crs.recommender.training import Turn, read_rows

@@ -26,8 +26,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
-from arena.config import ASSETS_DIR
+from arena.catalogs.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue, Role
 from arena.titles.phrases import normalize
 from crs.recommender.combination import LinearCombination, load_combination
@@ -244,7 +244,7 @@ def load_recommender(dataset: str, retriever=None, catalog: Optional[Catalog] = 
                      directory: Optional[Path] = None) -> Recommender:
     """The recommender of `dataset` from `assets/recommender/<dataset>/`.
 
-    `retriever` (an `arena.retrieval.ItemRetriever` over the same catalog) adds the
+    `retriever` (an `arena.catalogs.retrieval.ItemRetriever` over the same catalog) adds the
     dense signal; without it the recommender runs on the other signals.
     """
     # An empty sample is still the catalog asked for (a Catalog of no items is falsy).

@@ -32,7 +32,7 @@ from cachetools import LRUCache
 import numpy as np
 from scipy import sparse
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.titles.phrases import FUNCTION_WORDS
 from crs.recommender.context import RequestContext
 from crs.recommender.statistics import ItemStatistics

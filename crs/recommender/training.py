@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from crs.recommender.combination import TrainingTurn
 from crs.recommender.context import RequestContext
 from crs.recommender.recommender import Recommender

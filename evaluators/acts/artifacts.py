@@ -4,6 +4,6 @@ Kept apart from `evaluators.acts.data` (the labelled sets in `training_data/acts
 measure the annotators) so that annotating a dialogue never imports training or measuring code.
 """
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 
 ACTS_ASSETS = ASSETS_DIR / "acts"

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from arena.config import ASSETS_DIR, PROJECT_ROOT
+from arena.runtime.config import ASSETS_DIR, PROJECT_ROOT
 from arena.dialogue import Dialogue, DialogueAct, Role
 
 # The labelled sets are not needed to annotate, so they live outside assets/ (training_data/MANIFEST.md
@@ -111,7 +111,7 @@ def is_held_out(dialogue_id: str) -> bool:
 
 
 def load_iard(path: Optional[Path] = None) -> list[Dialogue]:
-    from arena.corpus.reading import load_dialogues
+    from arena.corpus.loading import load_dialogues
 
     return load_dialogues(path or iard_path(), default_crs_id="iard")
 
@@ -175,7 +175,7 @@ def load_crsarena_acts(part: str, texts: Path) -> list[Dialogue]:
     """The hand-labelled CRS Arena dialogues of `part`, with their labels as acts (REC-S for a
     Recommend, ACC / REJ, OTH for an utterance with none of them). `texts`: the CRS Arena dialogue
     file (DialogueKit layout), which stays outside the project; FileNotFoundError without it."""
-    from arena.corpus.reading import load_dialogues
+    from arena.corpus.loading import load_dialogues
 
     if not Path(texts).exists():
         raise FileNotFoundError(f"the CRS Arena dialogue texts are not at {texts}")

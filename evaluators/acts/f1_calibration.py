@@ -34,7 +34,7 @@ from typing import Optional
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
 from evaluators.acts.metric_calibration import (
     FOLDS, Scored, agreement, decided, fold_of, objective, with_predicted_acts,

@@ -19,8 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from arena.config import deterministic_cuda_environment
-from arena.imports import heavy_imports
+from arena.runtime.config import deterministic_cuda_environment
+from arena.runtime.imports import heavy_imports
 from evaluators.acts.network import bert_config, build_network, batch_tensors, trained_names
 
 HYPER = {

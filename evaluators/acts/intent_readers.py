@@ -1,4 +1,4 @@
-"""The act annotators as intent readers (`arena.simulator_interface.IntentReader`).
+"""The act annotators as intent readers (`arena.conversation.simulator_interface.IntentReader`).
 
 ABUS reads the intents of the system's last utterance; `intent_reader(kind, llm)`
 makes that reader from the offline annotator (one instance per process: its
@@ -16,7 +16,7 @@ from typing import Optional
 
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient
-from arena.simulator_interface import IntentReader
+from arena.conversation.simulator_interface import IntentReader
 from evaluators.acts.base import AnnotationError
 from evaluators.acts.llm import LLMActAnnotator
 from evaluators.acts.offline import OfflineActAnnotator

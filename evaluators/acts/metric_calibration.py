@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from arena.dialogue import Dialogue, Role
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from evaluators import metrics as M
 from evaluators.acts.context_decision import ACC, REJ, ContextDecision, feature_matrix
 from evaluators.acts.offline import MixedDecisions, decide

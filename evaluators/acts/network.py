@@ -22,9 +22,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from arena.config import offline_model_environment
+from arena.runtime.config import offline_model_environment
 from arena.dialogue import Role
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from evaluators.acts.schema import AGENT_INTENTS, USER_INTENTS
 
 REC = "REC"  # the system's extra "any recommendation" output, beside REC-S/REC-E (which kind)

@@ -303,7 +303,7 @@ class OfflineActAnnotator(ActAnnotator):
         self._artifact_path = Path(artifact)
         self._linker = linker if linker is not None else (shared_linker() if use_catalog else None)
         if runtime is None or threads is None:
-            from arena.config import Settings
+            from arena.runtime.config import Settings
 
             settings = Settings.from_env()
             runtime = runtime or settings.acts_runtime

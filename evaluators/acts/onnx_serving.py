@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from evaluators.acts.network import batch_tensors, in_length_batches
 
 INPUTS = ("input_ids", "token_type_ids", "attention_mask")

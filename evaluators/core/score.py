@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Optional
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Score
 from arena.llm import LLMClient
 from arena.llm.call_guard import guarded_pool
@@ -47,7 +47,7 @@ def score_core(
 
     Returns "core.<factor>" for each factor and "core.overall". A factor no
     judge could rate, or an overall no debater could give, has value None.
-    `settings` (arena.config.Settings) only supplies the default number of
+    `settings` (arena.runtime.config.Settings) only supplies the default number of
     worker threads (`llm_concurrency`); `config` defaults to
     the `core_config` setting (ARENA_CORE_CONFIG).
     """

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Role
 from evaluators.acts.data import ARENA_TEST10, load_arena_style
 from evaluators.acts.features import dialogue_pairs

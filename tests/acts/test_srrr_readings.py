@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from evaluators import metrics as M
 from evaluators import metrics_usersimcrs as U
 from evaluators.scoring import parse_metrics, score_dialogue

@@ -3,7 +3,7 @@
 import pytest
 from gradio_client import Client
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm import FakeProvider, LLMClient
 from webapp.services import build_services
 

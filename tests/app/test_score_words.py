@@ -1,6 +1,6 @@
 """A participant's scores in plain words: no metric ids, no versions, nothing for what has no value yet."""
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 

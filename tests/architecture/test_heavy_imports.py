@@ -1,4 +1,4 @@
-"""Every heavy import made after start-up holds the one import lock (`arena.imports.heavy_imports`).
+"""Every heavy import made after start-up holds the one import lock (`arena.runtime.imports.heavy_imports`).
 
 A function-level import of a heavy library, or of a project module that imports one when it loads, may
 run in a worker thread at the same moment as another; two threads importing transformers at once broke
@@ -14,7 +14,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from arena.imports import HEAVY_PACKAGES
+from arena.runtime.imports import HEAVY_PACKAGES
 from tests.architecture.test_architecture_imports import ROOT, module_name
 
 PACKAGES = ("arena", "crs", "simulators", "evaluators", "webapp")
@@ -111,7 +111,7 @@ def test_the_reader_sees_heavy_modules_through_project_modules():
     trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules.items()}
     heavy = heavy_project_modules(modules, trees)
     assert "crs.neural.kbrd" in heavy  # imports torch when it loads
-    assert "arena.imports" not in heavy and "arena.retrieval" not in heavy  # heavy only inside functions
+    assert "arena.runtime.imports" not in heavy and "arena.catalogs.retrieval" not in heavy  # heavy only inside functions
 
 
 def test_two_threads_importing_transformers_at_once_under_the_lock():
@@ -120,7 +120,7 @@ def test_two_threads_importing_transformers_at_once_under_the_lock():
     BertConfig, as CRB-CRS's retriever and the act model do in two dialogue threads."""
     script = textwrap.dedent("""
         import threading, time
-        from arena.imports import heavy_imports
+        from arena.runtime.imports import heavy_imports
         errors = []
         def retriever():
             with heavy_imports():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import Settings, SettingsError, environment_variables
+from arena.runtime.config import Settings, SettingsError, environment_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT_PACKAGES = ("arena", "crs", "simulators", "evaluators", "webapp")

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from webapp.services import Services
 from arena.store import Store
-from arena.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec, CRSUnavailable
 from crs.registry import CRSRegistry
 
 # A few ReDial catalog entries (item id, title).

@@ -17,7 +17,7 @@ import random
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from arena.store import Store
 from crs.registry import CRSRegistry

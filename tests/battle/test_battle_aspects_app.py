@@ -89,7 +89,7 @@ def test_heat_map_panels_and_empty_state():
 
 
 def test_correlations_are_recomputed_only_when_ratings_or_scores_change():
-    from arena.aspects import load_form
+    from arena.crowd.aspects import load_form
     from webapp.ui.parts.meta_view import CorrelationMemo
 
     ds = []

@@ -6,7 +6,7 @@ import threading
 import pytest
 from battle_support import FakeCatalogCRS, make_services
 
-from arena.runner import POLITE_ERROR, POLITE_TIMEOUT
+from arena.conversation.runner import POLITE_ERROR, POLITE_TIMEOUT
 from webapp.sessions.battle import rate, reveal_markdown, send, start_battle, vote
 from webapp.sessions.refusal import Refusal
 

@@ -4,8 +4,8 @@ leaderboard (issue 26)."""
 from battle_support import FakeCatalogCRS, make_services
 
 from arena.dialogue import Dialogue, UserInfo, UserKind
-from arena.self_naming import family_of, names_itself, void_reason
-from arena.counting import visibility
+from arena.conversation.self_naming import family_of, names_itself, void_reason
+from arena.crowd.counting import visibility
 from webapp.ui.battle_tab import rate, send, start_battle, vote
 
 

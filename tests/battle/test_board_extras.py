@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from arena.aspects import load_form
+from arena.crowd.aspects import load_form
 from arena.dialogue import Rating, Score, UserKind
 from arena.store import Store
-from arena.study import OPEN_CROWD
+from arena.crowd.study import OPEN_CROWD
 from evaluators.meta import meta_rows, meta_table
 from evaluators.meta_correlations import correlation_records, judged_records
 from test_board_job import OPTIONS, _fill

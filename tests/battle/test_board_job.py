@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from arena.counting import LABEL_FLAG, Participants, visibility
+from arena.crowd.counting import LABEL_FLAG, Participants, visibility
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role, Score, UserInfo, UserKind, Utterance, Vote
-from arena.rater_sequential_test import label_evidence
+from arena.crowd.rater_check import label_evidence
 from arena.store import Store
-from arena.study import OPEN_CROWD
+from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard import snapshot as snapshot_module
 from webapp.leaderboard.categories import CATEGORIES, select
 from webapp.leaderboard.snapshot import AUDIENCES, BoardJob, compute_boards
@@ -69,7 +69,7 @@ def _fill(store, n=160, seed=5):
 
 
 def _object_board(store, kind, category):
-    """The board as computed before issue 41: whole dialogues, `arena.counting`'s rules on objects."""
+    """The board as computed before issue 41: whole dialogues, `arena.crowd.counting`'s rules on objects."""
     votes = store.list_votes()
     seen = visibility(store, votes)
     dialogues, kind_votes = Participants(crowd=OPEN_CROWD, user_kind=kind).select(store.list_dialogues(), votes)

@@ -1,4 +1,4 @@
-"""The counting rules of `arena.counting` are written once and answer in two forms: for one dialogue or vote
+"""The counting rules of `arena.crowd.counting` are written once and answer in two forms: for one dialogue or vote
 (exports, a study's results) and for columns of the store's compact rows (`webapp.leaderboard.board_select`,
 every board). On a varied set of dialogues and votes both forms must select the same."""
 
@@ -9,10 +9,10 @@ from datetime import timedelta
 
 import pytest
 
-from arena.counting import LABEL_FLAG, Participants, Visibility
+from arena.crowd.counting import LABEL_FLAG, Participants, Visibility
 from arena.dialogue import Dialogue, Feedback, Role, UserInfo, UserKind, Utterance, Vote, utc_now
 from arena.store.board_rows import DIALOGUE_FIELDS, VOTE_FIELDS, BoardRows, board_row
-from arena.study import STUDY_KEY
+from arena.crowd.study import STUDY_KEY
 from webapp.leaderboard.board_select import StoreFrames
 
 SYSTEMS = ("alpha", "bravo", "charlie")

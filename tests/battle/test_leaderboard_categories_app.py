@@ -153,7 +153,7 @@ def test_the_public_board_counts_only_the_open_arena(tmp_path):
     """A study's battles (flagged or not) and its scored dialogues stay out of the vote figures and the
     correlation panel: they belong to the study's own results."""
     from arena.dialogue import Score
-    from arena.study import STUDY_KEY
+    from arena.crowd.study import STUDY_KEY
 
     services = services_with(tmp_path, leaderboard_min_votes=1)
     store = services.store

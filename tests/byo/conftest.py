@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from byo_support import FaultyServer  # noqa: E402
 
-from arena.catalog import Catalog, load_catalog  # noqa: E402
-from arena.retrieval import ItemRetriever  # noqa: E402
+from arena.catalogs.catalog import Catalog, load_catalog  # noqa: E402
+from arena.catalogs.retrieval import ItemRetriever  # noqa: E402
 
 ANCHORS = ["The Matrix (1999)", "Star Wars (1977)", "Alien (1979)", "Titanic (1997)", "Toy Story (1995)"]
 

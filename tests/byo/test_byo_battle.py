@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 
 from battle_support import FakeCatalogCRS, fake_spec  # noqa: E402
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.llm import FakeProvider, LLMClient  # noqa: E402
 from arena.store import Store  # noqa: E402
 from crs.external.specs import external_specs  # noqa: E402

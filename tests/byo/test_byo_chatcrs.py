@@ -8,9 +8,9 @@ import logging
 import pytest
 from byo_support import write_systems
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.external.specs import external_specs
 from crs.registry import CRSRegistry
 from tests.support.openai_stub_server import OpenAIStubServer

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "sim"))
 
 from sim_fakes import AttributeCRS, fake_llm, question_nlu, simulator_responder  # noqa: E402
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.corpus.dialoguekit import from_record, to_dialoguekit  # noqa: E402
 from arena.dialogue import Dialogue, UserKind  # noqa: E402
 from arena.store import Store  # noqa: E402

@@ -8,9 +8,9 @@ import json
 import pytest
 from byo_support import dead_url, wait_until, write_systems
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
-from arena.runner import POLITE_ERROR, DialogueRunner
+from arena.conversation.runner import POLITE_ERROR, DialogueRunner
 from crs.external.http_crs import ExternalCRSError, HttpCRS
 from crs.external.specs import external_specs
 from crs.registry import CRSRegistry

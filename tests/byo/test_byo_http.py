@@ -7,11 +7,11 @@ import httpx
 import pytest
 from byo_support import write_systems
 
-from arena.catalog import Catalog
-from arena.config import Settings
+from arena.catalogs.catalog import Catalog
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Role, UserInfo, UserKind
 from arena.llm import FakeProvider, LLMClient, LLMRequest, RetryPolicy
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.chatcrs import ChatCRS
 from crs.external.contract import UNLINKED_PREFIX, is_unlinked
 from crs.external.http_crs import HttpCRS, RankingHttpCRS

@@ -8,10 +8,10 @@ import httpx
 import pytest
 from byo_support import write_systems
 
-from arena.catalog import Catalog
-from arena.config import Settings
+from arena.catalogs.catalog import Catalog
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Role, UserInfo, UserKind
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.external.http_crs import ExternalCRSError
 from crs.external.ievalm_crs import IEvaLMCRS, ievalm_context
 from crs.external.server import ContractServer, build_app

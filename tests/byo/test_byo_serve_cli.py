@@ -13,9 +13,9 @@ import httpx
 import pytest
 from byo_support import wait_until, write_systems
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.external.specs import external_specs
 from crs.registry import CRSRegistry
 from webapp.cli import COMMANDS

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from byo_support import dead_url, write_systems
 
-from arena.config import Settings, SettingsError
+from arena.runtime.config import Settings, SettingsError
 from crs.external.specs import external_specs
 from crs.external.systems_file import SystemsFileError, read_systems_file
 from crs.registry import CRSRegistry

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog, load_catalog
-from arena.retrieval import ItemRetriever, embedding_model
+from arena.catalogs.catalog import Catalog, load_catalog
+from arena.catalogs.retrieval import ItemRetriever, embedding_model
 from crs.dialogue_policy import DialoguePolicy
 
 ANCHORS = ["The Matrix (1999)", "Star Wars (1977)", "Alien (1979)", "Titanic (1997)", "Toy Story (1995)"]

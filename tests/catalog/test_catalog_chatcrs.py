@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from dialogue_helpers import dialogue
 
-from arena import retrieval
-from arena.catalog import Catalog
+from arena.catalogs import retrieval
+from arena.catalogs.catalog import Catalog
 from arena.dialogue import Dialogue, RecommendedItem
 from arena.llm import FakeProvider, LLMClient, LLMError, LLMRequest, RetryPolicy, TransientLLMError
-from arena.runner import POLITE_ERROR, DialogueRunner
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, CRSUnavailable
+from arena.conversation.runner import POLITE_ERROR, DialogueRunner
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, CRSUnavailable
 from crs.chatcrs import PROMPT_PATH, ChatCRS, chatcrs_specs, clean_reply
 from crs.registry import CRSRegistry
 

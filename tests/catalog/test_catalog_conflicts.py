@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from arena.catalog import CATALOG_DIR, DATASETS
-from arena.catalog_conflicts import cleaned, conflicts
+from arena.catalogs.catalog import CATALOG_DIR, DATASETS
+from arena.catalogs.conflicts import cleaned, conflicts
 
 
 def shipped() -> dict[str, dict]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient
 from crs.__main__ import main
-from arena.crs_interface import CRSUnavailable
+from arena.conversation.crs_interface import CRSUnavailable
 from crs.crb_crs import CORPUS_PATH, CRBCRS, crb_crs_specs, read_corpus
 from crs.registry import CRSRegistry
 from crs.reply_check import unshown_titles

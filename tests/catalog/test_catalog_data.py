@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from arena.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog, split_name
+from arena.catalogs.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog, split_name
 from arena.dialogue import RecommendedItem
 
 

@@ -3,8 +3,8 @@ what the entry does hold; series and albums are not offered unasked."""
 
 from __future__ import annotations
 
-from arena.catalog import CATALOG_DIR, load_catalog
-from arena.catalog_conflicts import cleaned, conflicts
+from arena.catalogs.catalog import CATALOG_DIR, load_catalog
+from arena.catalogs.conflicts import cleaned, conflicts
 from arena.reading.constraints import Constraints
 from crs.item_answers import answer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.titles.phrases import normalize, tokenize
 
 

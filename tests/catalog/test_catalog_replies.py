@@ -9,7 +9,7 @@ import random
 import pytest
 from dialogue_helpers import dialogue
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 
 from arena.llm import FakeProvider, LLMClient, LLMRequest, RetryPolicy
 from crs.chatcrs import ChatCRS

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena import retrieval
-from arena.catalog import Catalog
-from arena.retrieval import ItemRetriever, embedding_problem
+from arena.catalogs import retrieval
+from arena.catalogs.catalog import Catalog
+from arena.catalogs.retrieval import ItemRetriever, embedding_problem
 
 
 class CountingModel:

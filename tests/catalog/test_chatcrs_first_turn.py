@@ -7,7 +7,7 @@ import pytest
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient
 from crs.chatcrs import ChatCRS
-from arena.crs_interface import TOP_K_SHOWN
+from arena.conversation.crs_interface import TOP_K_SHOWN
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient
 from crs.chatcrs import ChatCRS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from crs.crb_crs import RecommenderTurn, claims_problem
 from crs.dialogue_policy import DialoguePolicy
 from crs.grounded import fact_line

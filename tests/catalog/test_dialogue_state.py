@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from arena.catalog import load_catalog
+from arena.catalogs.catalog import load_catalog
 from arena.corpus.dialoguekit import from_record, to_dialoguekit
 from arena.dialogue import Dialogue
-from arena.dialogue_state import DialogueState
+from arena.conversation.dialogue_state import DialogueState
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import answer, list_opening
 from arena.reading.constraints import Constraints

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.reading.constraints import Constraints, update
 from arena.reading.scope import negated_phrases
 from arena.reading.subjects import plain_subjects, word_counts

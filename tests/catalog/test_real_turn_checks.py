@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.catalog import CATALOG_DIR, CatalogItem
+from arena.catalogs.catalog import CATALOG_DIR, CatalogItem
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, UserInfo
 from arena.llm.budget import HourlyBudget, budget_of, budgeted_client
 from arena.store import Store

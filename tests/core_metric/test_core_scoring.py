@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMError
 from evaluators.core import FACTOR_KEYS, CoreConfig, load_assets, score_core

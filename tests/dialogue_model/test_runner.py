@@ -4,14 +4,14 @@ import time
 import pytest
 
 from arena.dialogue import Dialogue, RecommendedItem, Role, UserKind
-from arena.runner import (
+from arena.conversation.runner import (
     POLITE_ERROR,
     POLITE_TIMEOUT,
     DialogueEnded,
     DialogueRunner,
     MessageRejected,
 )
-from arena.simulator_interface import StopDialogue, UserTurn
+from arena.conversation.simulator_interface import StopDialogue, UserTurn
 
 
 class EchoCRS:

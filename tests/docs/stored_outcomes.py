@@ -33,7 +33,7 @@ def stored_dialogues(path: Path) -> list[Dialogue]:
 
         with Store(path) as store:
             return store.list_dialogues()
-    from arena.corpus.reading import load_dialogues
+    from arena.corpus.loading import load_dialogues
 
     return load_dialogues(path)
 

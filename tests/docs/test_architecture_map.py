@@ -66,11 +66,11 @@ def test_every_dotted_module_the_map_cites_exists() -> None:
 
 
 def test_the_reader_catches_a_module_that_is_gone() -> None:
-    text = "see `arena/no_such_module.py`, `arena.runner.DialogueRunner` and `arena.no_such.thing` (data/arena.db)"
+    text = "see `arena/no_such_module.py`, `arena.conversation.runner.DialogueRunner` and `arena.no_such.thing` (data/arena.db)"
     assert cited_paths(text) == {"arena/no_such_module.py"}
     assert not (ROOT / "arena/no_such_module.py").exists()
-    assert cited_modules(text) == {"arena.runner.DialogueRunner", "arena.no_such.thing"}
-    assert module_exists("arena.runner.DialogueRunner")
+    assert cited_modules(text) == {"arena.conversation.runner.DialogueRunner", "arena.no_such.thing"}
+    assert module_exists("arena.conversation.runner.DialogueRunner")
     assert not module_exists("arena.no_such.thing")
-    assert not module_exists("arena.runner.NoSuchRunner")  # the module is there, the name is not
+    assert not module_exists("arena.conversation.runner.NoSuchRunner")  # the module is there, the name is not
     assert not module_exists("webapp.sessions.no_such_module")

@@ -75,7 +75,7 @@ def _run(command: str, cwd: Path, env: dict[str, str], timeout: float = COMMAND_
 def _known_variable(name: str) -> bool:
     """A variable the docs set must be one the code reads: a `Settings` field (or alias) or a name
     some project module uses."""
-    from arena.config import Settings
+    from arena.runtime.config import Settings
 
     config_text = (ROOT / "arena" / "config.py").read_text()
     if f'"{name}"' in config_text or name.lower().removeprefix("arena_") in Settings.model_fields:

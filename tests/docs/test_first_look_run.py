@@ -4,7 +4,7 @@ error.
 Its dialogues run in two threads at once, and the first one to need the retrieval model and the first
 to need the act model import transformers at the same moment; that only happens at a process's first
 import, so every repeat is a new process with a new cache folder. Before the import lock
-(`arena.imports`) 3 of 3 such runs stored a dialogue ended by `simulator: ImportError: cannot import name
+(`arena.runtime.imports`) 3 of 3 such runs stored a dialogue ended by `simulator: ImportError: cannot import name
 'BertConfig' from 'transformers'`.
 """
 

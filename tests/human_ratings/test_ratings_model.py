@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from arena.aspects import FormError, load_form, mean_values, parse_form
+from arena.crowd.aspects import FormError, load_form, mean_values, parse_form
 from arena.dialogue import Dialogue, Feedback, Rating, UserInfo, UserKind, replace_rating
 from arena.corpus.dialoguekit import from_record, to_dialoguekit
 from arena.corpus.bundle import export_bundle

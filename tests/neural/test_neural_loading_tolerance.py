@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from arena.config import Settings
-from arena.crs_interface import CRSUnavailable
+from arena.runtime.config import Settings
+from arena.conversation.crs_interface import CRSUnavailable
 from crs.neural import CheckpointMismatch, neural_specs
 from crs.neural.networks import BART_OPTIONAL_KEYS, BartConfig, BartForConditionalGeneration
 from crs.neural.weights import Tolerance, load_strict, read_state_dict

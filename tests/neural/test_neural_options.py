@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from arena.config import Settings, SettingsError
+from arena.runtime.config import Settings, SettingsError
 from crs.neural.networks import (
     BartConfig,
     BartForConditionalGeneration,

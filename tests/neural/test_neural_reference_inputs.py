@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Dialogue
 from crs.checkpoints import base_dir
 from crs.neural import VARIANTS, neural_specs

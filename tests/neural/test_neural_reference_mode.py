@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-from arena.catalog import load_catalog
-from arena.config import Settings
+from arena.catalogs.catalog import load_catalog
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Role
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.neural import VARIANTS, neural_specs
 from crs.neural.reference import barcor_reply, fill_placeholders, reference_context
 from crs.neural.system import Turn

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from arena.catalog import load_catalog
+from arena.catalogs.catalog import load_catalog
 from arena.dialogue import Dialogue, RecommendedItem
-from arena.runner import DialogueRunner
-from arena.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
+from arena.conversation.runner import DialogueRunner
+from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender
 from crs.neural import VARIANTS, NeuralReply, neural_specs
 
 USER_TURNS = [

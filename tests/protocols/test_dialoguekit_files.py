@@ -16,7 +16,7 @@ from dialoguekit_support import require_dialoguekit  # noqa: E402
 
 from arena.corpus.bundle import export_bundle  # noqa: E402
 from arena.corpus.dialoguekit import DIALOGUEKIT_UTTERANCES, from_record, to_dialoguekit  # noqa: E402
-from arena.corpus.reading import load_dialogues  # noqa: E402
+from arena.corpus.loading import load_dialogues  # noqa: E402
 from arena.corpus.records import export_json, import_dialogues  # noqa: E402
 from arena.dialogue import Dialogue, DialogueAct, Feedback, RecommendedItem, UserInfo, UserKind  # noqa: E402
 from arena.store import Store  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 
 from arena.corpus.bundle import export_bundle
 from arena.corpus.cli import main as corpus_main
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.corpus.records import export_json, import_dialogues
 from arena.store import Store
 from evaluators.rating_files import RatingImportError, attach_ratings, import_into_store, read_rating_file

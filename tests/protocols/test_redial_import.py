@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from arena.corpus.cli import main as corpus_main
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.dialogue import Role, UserKind
 from arena.store import Store
 

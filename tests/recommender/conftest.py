@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 
 FILMS = [
     # id, name, genres, director, stars, plot

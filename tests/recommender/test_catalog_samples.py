@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.catalog import load_catalog
+from arena.catalogs.catalog import load_catalog
 from crs.recommender.recommender import Recommender, build_signals, load_recommender
 from crs.recommender.signals import MentionSignal, feature_matrix
 from crs.recommender.statistics import ItemStatistics

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from arena.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem
 from crs.recommender.context import read_context
 from crs.recommender.elsewhere import ElsewhereSignal
 from crs.recommender.extra_dialogues import TitleIndex, iard_turns, linked_item_sets

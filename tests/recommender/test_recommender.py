@@ -61,8 +61,8 @@ def test_version_names_algorithm_dataset_and_weights(recommender):
 @pytest.mark.slow
 @pytest.mark.parametrize("dataset", ["redial", "opendialkg"])
 def test_first_turn_requests_get_sensible_items(dataset):
-    from arena.catalog import load_catalog
-    from arena.retrieval import ItemRetriever
+    from arena.catalogs.catalog import load_catalog
+    from arena.catalogs.retrieval import ItemRetriever
 
     catalog = load_catalog(dataset)
     recommender = load_recommender(dataset, ItemRetriever(catalog))

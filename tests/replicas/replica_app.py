@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Any, Optional
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient, RetryPolicy
 from arena.store import Store

@@ -113,7 +113,7 @@ def _places(db: str) -> int:
 
 
 def test_the_same_worker_starting_on_both_replicas_at_once_holds_one_place(db, replicas):
-    from arena.study import parse_study
+    from arena.crowd.study import parse_study
     from tests.study.study_support import study_yaml
 
     with Store(db) as store:
@@ -157,7 +157,7 @@ def test_a_place_held_from_start_holds_on_every_replica_until_its_time_runs_out(
     import sqlalchemy as sa
 
     from arena.store import schema as t
-    from arena.study import parse_study
+    from arena.crowd.study import parse_study
     from tests.study.study_support import study_yaml
     from webapp.sessions.study import FULL_FOR_NOW
 
@@ -207,7 +207,7 @@ def test_a_study_verdict_from_a_stale_page_is_refused_and_the_stored_one_kept(db
     """The worker's page on r1 was drawn before their verdict was given on r2: r1's verdict is refused with
     the stale page's line and r2's stays stored; the page, drawn again, may then change it (as a study's
     verdict may change until the task is submitted)."""
-    from arena.study import parse_study
+    from arena.crowd.study import parse_study
     from tests.study.study_support import study_yaml
 
     with Store(db) as store:

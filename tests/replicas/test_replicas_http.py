@@ -21,7 +21,7 @@ import sqlalchemy as sa
 
 from arena.store import Store
 from arena.store import schema as t
-from arena.study import parse_study
+from arena.crowd.study import parse_study
 from tests.replicas.app_servers import start_servers
 from tests.replicas.replicas_support import wait_until
 from tests.study.study_support import pid, study_yaml

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 
 from sim_fakes import AttributeCRS, SlowCRS, fake_llm, question_nlu, simulator_responder, spec  # noqa: E402
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.store import schema as t  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402

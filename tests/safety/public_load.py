@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "tests" / "battle"))
 
 from battle_support import MOVIES, BattleResult, check_stored_exactly_once, launch, percentile  # noqa: E402
 
-from arena.config import Settings  # noqa: E402
-from arena.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec  # noqa: E402
 from arena.dialogue import Dialogue, RecommendedItem  # noqa: E402
 from arena.llm import LLMClient  # noqa: E402
 from tests.support.openai_stub_server import OpenAIStubServer  # noqa: E402

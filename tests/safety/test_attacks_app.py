@@ -19,7 +19,7 @@ from battle_support import FakeCatalogCRS, make_services, serving_apps  # noqa: 
 from gradio_client import Client  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, Vote, utc_now  # noqa: E402
-from arena.counting import LABEL_FLAG  # noqa: E402
+from arena.crowd.counting import LABEL_FLAG  # noqa: E402
 
 IMG = '<img src="http://attacker.example/x.png" onerror="alert(1)">'
 FORMULA = '=HYPERLINK("http://attacker.example/","click me")'

@@ -183,7 +183,7 @@ def test_an_export_cut_short_by_the_disk_leaves_no_half_file(tmp_path):
 
 def test_a_label_the_full_disk_refused_counts_once_when_sent_again(tmp_path):
     """The limiters count a label only once it is stored: the retry is neither over the limit nor a burst."""
-    from arena.counting import LABEL_FLAG
+    from arena.crowd.counting import LABEL_FLAG
 
     services = make_services(tmp_path, [FakeCatalogCRS("alpha")], max_turns=5, max_message_chars=20_000,
                              max_rated_per_user=1, max_rated_per_ip=1, burst_labels=1)

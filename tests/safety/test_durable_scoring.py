@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.store import Store
 from evaluators.acts.llm import LLMActAnnotator
 from tests.acts.acts_helpers import make_dialogue

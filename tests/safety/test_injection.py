@@ -10,7 +10,7 @@ import pytest
 
 from arena.corpus.bundle import export_bundle
 from arena.corpus.dialoguekit import DialogueImportError
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.dialogue import Dialogue, Feedback, Score, UserInfo, Vote
 from arena.store import Store
 from arena.text_safety import escape_markdown, neutralise_cell, valid_system_id

@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, launch, make_services  # noqa: E402
 
 from arena.dialogue import Dialogue, Feedback, UserInfo, UserKind, utc_now  # noqa: E402
-from arena.rater_sequential_test import flagged_raters, rater_evidence  # noqa: E402
-from arena.counting import LABEL_FLAG, Visibility, visibility  # noqa: E402
+from arena.crowd.rater_check import flagged_raters, rater_evidence  # noqa: E402
+from arena.crowd.counting import LABEL_FLAG, Visibility, visibility  # noqa: E402
 from webapp.leaderboard.table import compute_leaderboard  # noqa: E402
 from webapp.protection.identity import SessionIdentities, server_session_id  # noqa: E402
 from webapp.sessions import chat  # noqa: E402

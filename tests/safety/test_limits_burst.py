@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "study"))
 from battle_support import FakeCatalogCRS, fake_spec  # noqa: E402
 from study_support import pid, publish  # noqa: E402
 
-from arena.config import Settings  # noqa: E402
+from arena.runtime.config import Settings  # noqa: E402
 from arena.dialogue import Dialogue, UserInfo, UserKind  # noqa: E402
 from arena.llm import FakeProvider, LLMClient  # noqa: E402
 from arena.store import Store  # noqa: E402

@@ -1,5 +1,5 @@
 """The server's start runs it on the C allocator, in the same process, and the idle sweep's release hands
-freed memory back (`webapp.system_allocator`; the soak in benchmarks/soak_sessions.py measures the whole)."""
+freed memory back (`webapp.memory_allocator`; the soak in benchmarks/soak_sessions.py measures the whole)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import SERVER_ALLOCATORS, server_allocator_environment
-from webapp.system_allocator import has_malloc_trim, restart_command
+from arena.runtime.config import SERVER_ALLOCATORS, server_allocator_environment
+from webapp.memory_allocator import has_malloc_trim, restart_command
 
 ROOT = Path(__file__).resolve().parents[2]
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
@@ -86,7 +86,7 @@ def test_the_restart_keeps_the_command_line_and_happens_once():
 
 RELEASE = textwrap.dedent("""
     import gc
-    from webapp.system_allocator import release_free_memory
+    from webapp.memory_allocator import release_free_memory
 
     def rss_mb():
         for line in open("/proc/self/status"):

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "battle"))
 from battle_support import FakeCatalogCRS, make_services  # noqa: E402
 from gradio_client import Client  # noqa: E402
 
-from arena.config import Settings, SettingsError  # noqa: E402
+from arena.runtime.config import Settings, SettingsError  # noqa: E402
 from tests.support.asgi_server import running  # noqa: E402
 from webapp.one_port import SPACE_PROXY_NETWORKS, proxy_options, trusted_proxies  # noqa: E402
 from webapp.protection.admin_auth import admin_checker, hash_password  # noqa: E402

@@ -13,8 +13,7 @@ def ray_local():
     """One local Ray (2 CPUs) for every Ray test of the run: starting Ray takes a while."""
     import ray
 
-    from arena import distributed
-
+    from arena.runtime import distributed
     distributed.connect(num_cpus=2)
     yield
     ray.shutdown()

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from arena.config import Settings
-from arena.crs_interface import ConversationalRecommender
+from arena.runtime.config import Settings
+from arena.conversation.crs_interface import ConversationalRecommender
 from arena.store import Store
 from crs.registry import CRSRegistry
 from simulators import build_simulator, catalog_view

@@ -15,7 +15,7 @@ from typing import Callable, Optional, Sequence
 
 from arena.dialogue import Dialogue, RecommendedItem, Role
 from arena.llm import FakeProvider, LLMClient, LLMRequest, RetryPolicy
-from arena.crs_interface import ConversationalRecommender, CRSSpec
+from arena.conversation.crs_interface import ConversationalRecommender, CRSSpec
 from simulators.catalog_access import CatalogView, ItemFacts
 
 

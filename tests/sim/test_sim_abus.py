@@ -5,7 +5,7 @@ import pytest
 from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, question_nlu, rec, simulator_responder
 
 from arena.dialogue import Dialogue, DialogueAct
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from evaluators.acts.intent_readers import intent_reader
 from simulators import build_simulator
 from simulators.abus import AgendaBasedSimulator

@@ -2,10 +2,10 @@
 
 from sim_fakes import ScriptedCRS, fake_llm, simulator_responder
 
-from arena.aspects import load_form
+from arena.crowd.aspects import load_form
 from arena.dialogue import Dialogue, UserKind
 from arena.llm import LLMError
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
 from simulators.aspect_rating import load_rating_prompt, parse_answer
 

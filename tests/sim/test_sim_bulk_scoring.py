@@ -2,7 +2,7 @@
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, RecommendedItem, UserInfo
 from arena.store import Store
 from evaluators.bulk_scoring import ScoringJob, pending

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sim_fakes import AttributeCRS, SlowCRS, fake_llm, simulator_responder, spec
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.store import Store
 from crs.registry import CRSRegistry
 from tests.support.browser import assert_no_toasts, expect, shoot

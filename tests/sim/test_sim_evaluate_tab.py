@@ -4,7 +4,7 @@ import gradio as gr
 import pytest
 from sim_fakes import AttributeCRS, fake_llm, simulator_responder, spec
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from webapp.services import Services
 from arena.store import Store
 from webapp.ui import evaluate_tab

@@ -3,7 +3,7 @@
 import pytest
 from sim_fakes import AttributeCRS, fake_llm, simulator_responder, spec
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Score
 from arena.store import Store
 from crs.registry import CRSRegistry

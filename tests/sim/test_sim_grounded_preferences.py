@@ -8,10 +8,10 @@ import itertools
 import pytest
 from sim_fakes import AttributeCRS, fake_llm, question_nlu, rec, simulator_responder
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue, Role
 from arena.llm import LLMRequest
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
 from simulators.grounding import ProfileFacts, named_facts, ungrounded
 from simulators.movielens import load_movielens

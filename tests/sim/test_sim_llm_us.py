@@ -5,7 +5,7 @@ from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, rec, simulator_respon
 
 from arena.dialogue import Dialogue, UserKind
 from arena.llm import TransientLLMError
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
 from simulators.goals import Goal, sample_goal
 from simulators.llm_us import LLMUserSimulator

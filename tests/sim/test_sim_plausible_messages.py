@@ -11,7 +11,7 @@ from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm
 
 from arena.dialogue import Dialogue, Feedback, RecommendedItem, Role
 from arena.llm import LLMRequest, TransientLLMError
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
 from simulators.base import unusable_user_text
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import Dialogue
 from arena.llm import LLMClient, LocalProvider
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from crs.registry import CRSRegistry
 from crs.systems import system_specs
 from evaluators.acts.intent_readers import intent_reader

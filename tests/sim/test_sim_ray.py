@@ -4,7 +4,7 @@ import time
 
 import sqlalchemy as sa
 
-from arena import distributed
+from arena.runtime import distributed
 from arena.store import Store
 from arena.store import schema as t
 from webapp.runs.evaluation import RunConfig, RunManager, run_dialogue_id

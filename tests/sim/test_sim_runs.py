@@ -4,11 +4,11 @@ import time
 import pytest
 from sim_fakes import AttributeCRS, BrokenCRS, SlowCRS, fake_llm, question_nlu, simulator_responder, spec
 
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.dialogue import UserKind
 from webapp.runs.evaluation import RunConfig, RunManager, dialogue_seed, mark_stale
 from arena.store import Store
-from arena.crs_interface import ConversationalRecommender
+from arena.conversation.crs_interface import ConversationalRecommender
 from crs.registry import CRSRegistry
 from simulators import build_simulator
 

@@ -3,7 +3,7 @@ import random
 from sim_fakes import AttributeCRS, ScriptedCRS, fake_llm, rec, simulator_responder
 
 from arena.dialogue import Dialogue
-from arena.runner import DialogueRunner
+from arena.conversation.runner import DialogueRunner
 from simulators import build_simulator
 from simulators.target_biased import (
     SeekerGoal,

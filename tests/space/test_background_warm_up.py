@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
 from battle_support import FakeCatalogCRS, fake_spec, make_services  # noqa: E402
 from study_support import pid, publish  # noqa: E402
 
-from arena.crs_interface import CRSSpec  # noqa: E402
+from arena.conversation.crs_interface import CRSSpec  # noqa: E402
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from tests.support.asgi_server import running  # noqa: E402

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from arena import config
-from arena.config import Settings
+from arena.runtime import config
+from arena.runtime.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
 
 from battle_support import FakeCatalogCRS, fake_spec, make_services  # noqa: E402
 
-from arena.crs_interface import CRSSpec  # noqa: E402
+from arena.conversation.crs_interface import CRSSpec  # noqa: E402
 from crs.registry import CRSRegistry  # noqa: E402
 from webapp.warm_start import warm_up  # noqa: E402
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import Role, UserKind
 from arena.corpus.dialoguekit import DialogueImportError
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.corpus.records import import_dialogues
 
 # The project ships IARD (origin and licence in assets/iard/README.md).

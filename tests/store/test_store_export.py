@@ -6,7 +6,7 @@ import json
 import pytest
 
 from arena.dialogue import UserKind
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.corpus.cli import main
 from arena.corpus.records import export_json, export_jsonl, import_dialogues, pseudonymiser
 from arena.store import Store

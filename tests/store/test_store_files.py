@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from arena.files import atomic_open, atomic_path
+from arena.runtime.files import atomic_open, atomic_path
 
 
 def test_the_file_appears_whole_and_readable(tmp_path):

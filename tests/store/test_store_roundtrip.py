@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from arena.dialogue import Dialogue
 from arena.corpus.dialoguekit import from_record, to_dialoguekit
-from arena.corpus.reading import load_dialogues
+from arena.corpus.loading import load_dialogues
 from arena.store import Store
 
 from store_strategies import dialogues, rich_dialogue

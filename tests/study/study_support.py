@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from arena.study import parse_study
+from arena.crowd.study import parse_study
 
 BASE = {
     "id": "pilot",

@@ -9,8 +9,8 @@ from collections import Counter
 import httpx
 import pytest
 
-from arena.aspects import load_form
-from arena.study import parse_study
+from arena.crowd.aspects import load_form
+from arena.crowd.study import parse_study
 from study_support import pid, publish, study_yaml
 from tests.support.asgi_server import running
 from webapp.one_port import STUDY_REDIRECT

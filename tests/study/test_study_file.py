@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arena.study import StudyError, parse_study
+from arena.crowd.study import StudyError, parse_study
 from study_support import BASE, INSTRUCTED, study_yaml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"

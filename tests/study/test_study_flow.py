@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from arena.store import schema as t
 from arena.corpus.bundle import vote_rows
 
-from arena.study import parse_study
+from arena.crowd.study import parse_study
 from study_support import GOLD, INSTRUCTED, pid, publish, study_yaml
 from webapp.sessions import study as flow
 from webapp.leaderboard.study_results import export_study, lookup_workers, payment_sheet, study_leaderboard

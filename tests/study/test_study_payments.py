@@ -115,7 +115,7 @@ def test_a_study_board_applies_the_public_boards_minimum_battles(services):
 
 
 def test_a_preview_walks_the_whole_study_taking_no_place_and_counting_nowhere(services, tmp_path):
-    from arena.study import parse_study
+    from arena.crowd.study import parse_study
     from study_support import study_yaml
     from webapp.leaderboard.study_results import export_study, study_leaderboard
 

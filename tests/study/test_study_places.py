@@ -9,11 +9,11 @@ import pytest
 import sqlalchemy as sa
 
 from arena.corpus.bundle import ExportFilter, take_snapshot
-from arena.crs_interface import CRSSpec, CRSUnavailable
+from arena.conversation.crs_interface import CRSSpec, CRSUnavailable
 from arena.dialogue import utc_now
 from arena.store import schema as t
 from arena.store.statements import utc_key
-from arena.study import parse_study
+from arena.crowd.study import parse_study
 from battle_support import FakeCatalogCRS, make_services
 from crs.registry import CRSRegistry
 from study_support import pid, publish, study_yaml

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from arena.study import parse_study
+from arena.crowd.study import parse_study
 from arena.store import Store
 from study_support import study_yaml
 

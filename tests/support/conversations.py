@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.catalog import Catalog
+from arena.catalogs.catalog import Catalog
 from arena.dialogue import Dialogue
 
 

@@ -19,8 +19,8 @@ from typing import Any, Optional
 import numpy as np
 import pandas as pd
 
-from arena.imports import heavy_imports
-from arena.study import OPEN_CROWD
+from arena.runtime.imports import heavy_imports
+from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard.board_select import StoreFrames
 
 SATISFIED = "satisfied"

@@ -1,6 +1,6 @@
 """What one board counts, selected from the store's compact rows (`arena.store.board_rows`) as array operations.
 
-The rules are `arena.counting`'s, the same definitions applied to columns instead of objects
+The rules are `arena.crowd.counting`'s, the same definitions applied to columns instead of objects
 (`shows_dialogue`, `shows_vote`, `vote_counts`, `label_counts`, `Participants.keeps`):
 whose data (`Participants`: one crowd, one audience, no left-out users), what
 is visible (hidden dialogues and their votes left out, a battle's dialogues
@@ -19,10 +19,10 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from arena.counting import Participants, label_counts, shows_dialogue, shows_vote, vote_counts
-from arena.rater_sequential_test import flagged_by_evidence, label_evidence
+from arena.crowd.counting import Participants, label_counts, shows_dialogue, shows_vote, vote_counts
+from arena.crowd.rater_check import flagged_by_evidence, label_evidence
 from arena.store.board_rows import DIALOGUE_FIELDS, VOTE_FIELDS, BoardRows
-from arena.study import OPEN_CROWD
+from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard.board_data import DIALOGUE_COLUMNS, VOTE_COLUMNS, BoardData
 from webapp.leaderboard.categories import ALL, CATEGORIES
 
@@ -150,7 +150,7 @@ class StoreFrames:
 
 
 def _honest_raters(d: dict[str, np.ndarray], whose: np.ndarray) -> np.ndarray:
-    """False for the dialogues of raters the sequential test flags (`arena.rater_sequential_test`), testing
+    """False for the dialogues of raters the sequential test flags (`arena.crowd.rater_check`), testing
     the people's counted labels among the dialogues `whose` selects."""
     labelled = whose & d["label_counts"] & (d["user_kind"] == "human")
     if not labelled.any():

@@ -1,6 +1,6 @@
 """Category boards: the leaderboard of one slice of the data, as LMArena's category boards.
 
-People and simulators are already kept apart (`arena.counting.Participants`);
+People and simulators are already kept apart (`arena.crowd.counting.Participants`);
 these categories cut further, by the dataset a system was trained on and by
 dialogue length. A battle belongs to a category only when both of its
 conversations do, so a category's ratings compare like with like; the minimum
@@ -10,8 +10,8 @@ The registry is one dictionary: a new cut is one `register(Category(...))`
 with a test on a stored `Dialogue`, and the Leaderboard's picker lists it
 under its group.
 
-The crowd is a dimension of its own (`arena.counting.Participants`): the open arena, or one
-crowdsourced study (`arena.study`), never mixed, so a study's results are
+The crowd is a dimension of its own (`arena.crowd.counting.Participants`): the open arena, or one
+crowdsourced study (`arena.crowd.study`), never mixed, so a study's results are
 ranked on their own (researchers' Studies tab) and the public board shows the
 open arena only.
 """

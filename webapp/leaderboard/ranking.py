@@ -1,7 +1,7 @@
 """One board from its compact rows (`webapp.leaderboard.board_data`): counts, Elo, the Bradley-Terry model with
 and without style control, intervals and rank ranges, as array operations.
 
-Voiding follows `arena.counting.counted`: a dialogue where a system failed a
+Voiding follows `arena.crowd.counting.counted`: a dialogue where a system failed a
 turn is left out, and so is the vote of its battle. Satisfaction counts the
 labels marked as counted; the ratings count battles (ties and "both bad" half
 a win each) in the one model of `webapp.leaderboard.bt_model`.

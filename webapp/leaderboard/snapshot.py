@@ -34,9 +34,9 @@ import numpy as np
 import pandas as pd
 
 from arena.corpus.records import PSEUDONYM_PREFIX
-from arena.counting import USER_KINDS
+from arena.crowd.counting import USER_KINDS
 from arena.store.jobs_scheduler import Periodic
-from arena.study import OPEN_CROWD
+from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard.board_extras import BoardDialogues, ExtraRows
 from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.categories import ALL, CATEGORIES

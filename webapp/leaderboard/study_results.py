@@ -16,9 +16,9 @@ import pandas as pd
 
 from arena.corpus.bundle import ExportFilter, ExportResult, export_bundle
 from arena.corpus.records import PSEUDONYM_PREFIX
-from arena.study import Study, parse_study
+from arena.crowd.study import Study, parse_study
 from arena.store import Participant
-from arena.counting import visibility
+from arena.crowd.counting import visibility
 from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard
 from webapp.services import Services
 

@@ -3,7 +3,7 @@
 Human and simulated data are never mixed in one table: `compute_leaderboard`
 takes a `user_kind` filter ("human", "simulator" or None for everything) that
 applies to dialogues (who played the user) and to votes (who voted), and a crowd;
-the selection is `arena.counting.Participants`, the same the exports use.
+the selection is `arena.crowd.counting.Participants`, the same the exports use.
 `rank_systems` ranks dialogues and votes already selected (the public boards
 select once per read, `webapp.leaderboard.snapshot`).
 
@@ -20,9 +20,9 @@ from typing import Any, Iterable, Mapping, Optional
 import numpy as np
 import pandas as pd
 
-from arena.counting import Participants
+from arena.crowd.counting import Participants
 from arena.dialogue import Dialogue, Vote
-from arena.study import OPEN_CROWD
+from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard.board_data import BoardData
 # The board's columns, options and rank ranges live with the ranking; imported here, where callers look.
 from webapp.leaderboard.ranking import COLUMNS, SCORE_COLUMNS, LeaderboardOptions, rank_board, rank_ranges  # noqa: F401

@@ -8,7 +8,7 @@ satisfaction from 40/70 to 70/70 with nothing flagged. Each label now passes
 * a hard limit of rated conversations per session and per address within
   `ARENA_LIMIT_WINDOW` (`ARENA_MAX_RATED_PER_USER`, `ARENA_MAX_RATED_PER_IP`),
   Chat and both Battle panes together; over it the label is refused;
-* a flag (the label is stored, marked under `arena.counting.LABEL_FLAG`, and
+* a flag (the label is stored, marked under `arena.crowd.counting.LABEL_FLAG`, and
   left out of satisfaction rates) when the session or the address rated more
   than `ARENA_BURST_LABELS` conversations within `ARENA_BURST_WINDOW`, or when
   the conversation has fewer than `ARENA_MIN_USER_TURNS` user turns.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from arena.dialogue import Dialogue
-from arena.counting import LABEL_FLAG
+from arena.crowd.counting import LABEL_FLAG
 from arena.store import Cap, CapReached, Store
 from webapp.protection.vote_limits import Admission, LimitReached, origin_keys_of
 
@@ -79,8 +79,8 @@ def admit_label(services: Any, dialogue: Dialogue, *, request: Any = None,
 
 def flagged_labels(store: Any) -> list[dict[str, Any]]:
     """Every stored satisfaction label the public rates leave out, and why (for researchers)."""
-    from arena.rater_sequential_test import flagged_raters
-    from arena.counting import visibility
+    from arena.crowd.rater_check import flagged_raters
+    from arena.crowd.counting import visibility
 
     votes = store.list_votes()
     seen = visibility(store, votes)

@@ -21,8 +21,8 @@ from collections import defaultdict
 from statistics import mean
 from typing import Any, Optional, Sequence
 
-from arena.config import reports_bad_settings
-from arena.distributed import ENGINES
+from arena.runtime.config import reports_bad_settings
+from arena.runtime.distributed import ENGINES
 from simulators import KINDS, resolve_kind
 from webapp.runs.scorer import BackgroundScorer
 from webapp.services import Services, build_services
@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _services(db: Optional[str], score: bool = True) -> Services:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
 
     settings = Settings.from_env(db_path=db or None)
     if score:
@@ -200,7 +200,7 @@ def cmd_list(_: argparse.Namespace) -> int:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from webapp.runs.evaluation import mark_stale
     from arena.store import Store
 
@@ -215,7 +215,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch_movielens(args: argparse.Namespace) -> int:
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from simulators.movielens import MovieLensUnavailable, fetch_movielens
 
     try:

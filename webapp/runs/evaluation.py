@@ -43,13 +43,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterator, Optional
 
-from arena.config import Settings
-from arena.distributed import ENGINES
+from arena.runtime.config import Settings
+from arena.runtime.distributed import ENGINES
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.llm import LLMClient
 from arena.llm.call_guard import calls_wanted_while
-from arena.runner import DialogueRunner
-from arena.simulator_interface import Simulator, SimulatorAction, StopDialogue
+from arena.conversation.runner import DialogueRunner
+from arena.conversation.simulator_interface import Simulator, SimulatorAction, StopDialogue
 from arena.store import Store
 from arena.store.jobs_scheduler import Periodic
 from arena.store.run_leases import RUN_LEASE_S
@@ -461,8 +461,7 @@ class RunManager(ResumesInterruptedRuns):
     def _on_ray(self, run_id: str, config: RunConfig, jobs: list[tuple[str, int]],
                 cancelled: threading.Event) -> Iterator[Optional[Dialogue]]:
         """Each dialogue a Ray task that stores its dialogue itself; scoring is queued here."""
-        from arena import distributed
-
+        from arena.runtime import distributed
         distributed.connect(self.ray_address)
         recipe = self.worker_recipe
         owner = self.store.owner_id  # each worker stores its dialogue only while this process holds the run

@@ -8,7 +8,7 @@ from concurrent.futures import Future, wait
 from typing import Optional
 
 from arena.llm.budget import budget_of
-from arena.config import Settings
+from arena.runtime.config import Settings
 from arena.llm import LLMClient
 from arena.store import Store
 from evaluators.acts.base import ActAnnotator

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from arena.aspects import AspectForm, load_form
+from arena.crowd.aspects import AspectForm, load_form
 from arena.dialogue import Dialogue, Rating, Role, UserKind, replace_rating
 from webapp.sessions.refusal import Refusal, refuse
 from webapp.sessions.turn_step import ChangedElsewhere, read_current, refused_when_full, same_conversation

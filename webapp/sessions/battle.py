@@ -214,7 +214,7 @@ def send(services: Services, session: Optional[BattleSession], side: str, text: 
     finally:
         session.busy[side].release()
     status = limit_status(dialogue, services.settings.max_turns)
-    if reply.error and not dialogue.ended:  # a failed turn voids the battle (arena.counting)
+    if reply.error and not dialogue.ended:  # a failed turn voids the battle (arena.crowd.counting)
         return (f"System {side} had a problem answering, so this battle will not count for either system. "
                 f"You may go on, or press “New battle” for another. {status}").strip()
     return status

@@ -10,9 +10,9 @@ does, with the server-issued
 identity (`webapp.protection.identity`) and the turn guard's entry
 (`webapp.sessions.turn_guard`); then the `releases` let caches go (the app's:
 SQLite's idle pooled connections, a page cache each) and the freed memory goes
-back to the system (`webapp.system_allocator.release_free_memory`). How much comes back depends on
+back to the system (`webapp.memory_allocator.release_free_memory`). How much comes back depends on
 the allocator, which is why the server's start switches to the C library's
-(`webapp.system_allocator`; BENCHMARKS.md, Security and memory). Gradio's queue
+(`webapp.memory_allocator`; BENCHMARKS.md, Security and memory). Gradio's queue
 bounds its own per-session records (a fixed-size cache of message queues, event
 ids dropped as events end, a capped analytics log), so they are left to it.
 
@@ -55,7 +55,7 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Iterable, Optional
 
-from webapp.system_allocator import release_free_memory
+from webapp.memory_allocator import release_free_memory
 
 log = logging.getLogger(__name__)
 

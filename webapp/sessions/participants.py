@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 from arena.corpus.records import PSEUDONYM_PREFIX, export_record, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue
-from arena.files import atomic_open
+from arena.runtime.files import atomic_open
 from arena.store import Store
 from webapp.protection import moderation
 

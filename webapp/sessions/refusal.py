@@ -2,7 +2,7 @@
 
 A refused message, a second rating or a limit reached is expected, not a
 fault: the rule raises `refuse(...)` (one line in the log) and the page shows
-its text by the control that was used (`webapp.ui.parts.refusal.notice`),
+its text by the control that was used (`webapp.ui.parts.refusal_notice.notice`),
 never as a stacked error toast. `Refusal` is a `gr.Error`, so where a
 researcher page does not catch it Gradio still shows it (without printing a
 traceback).

@@ -45,7 +45,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
+from arena.crowd.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
 from arena.store import Participant
 from arena.store.studies import COMPLETED
 from webapp.protection.study_limits import admit_new_worker

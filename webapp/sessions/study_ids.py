@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from arena.study import Study
+from arena.crowd.study import Study
 from webapp.sessions.refusal import refuse
 
 WORKER_ID_PARAMS = ("PROLIFIC_PID", "worker_id")  # the first one present names the worker

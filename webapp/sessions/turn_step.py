@@ -1,7 +1,7 @@
 """The steps every participant session shares (Chat, Battle, Study), in one order, without the page.
 
 - `checked_message`: a message that may be sent (a refusal in words otherwise)
-- `stored_turn`: the system's answer, stored with the message (`arena.runner`, then the store)
+- `stored_turn`: the system's answer, stored with the message (`arena.conversation.runner`, then the store)
 - `store_label`: the participant's verdict on a conversation: the label limits
   (`webapp.protection.label_limits`), the label, the store, then the limits count it
 - `limit_status`: the status line after a turn, announcing the message limit before it applies
@@ -23,7 +23,7 @@ deleted elsewhere) gets `CHANGED_ELSEWHERE` and the conversation as stored.
 When the store cannot take a write (`arena.store.engine.StoreFull`: no space left, or
 the database's size cap reached) its transaction is already rolled back; a file
 that cannot be written (an export: ENOSPC) is never half there, as every file
-is written to a temporary name and renamed (`arena.files`). What
+is written to a temporary name and renamed (`arena.runtime.files`). What
 the participant did is then undone in memory too (a turn, a rating, a verdict),
 so the page shows what the store holds and the same action can simply be tried
 again later: the participant sees one line by the control they used (a
@@ -39,9 +39,9 @@ import logging
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
-from arena.crs_interface import CRSUnavailable
+from arena.conversation.crs_interface import CRSUnavailable
 from arena.dialogue import Dialogue, Utterance
-from arena.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
+from arena.conversation.runner import DialogueEnded, MessageRejected, finish_dialogue, validate_message
 from arena.store import DialogueChanged, StoreFull, VersionedDialogue, is_disk_full
 from webapp.protection.label_limits import admit_label
 from webapp.protection.vote_limits import LimitReached

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from arena.aspects import AspectForm
+from arena.crowd.aspects import AspectForm
 from webapp.sessions import aspect_ratings
 from webapp.sessions.battle import SIDES
 from webapp.ui.chat_layout import CONSENT

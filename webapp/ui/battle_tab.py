@@ -51,7 +51,7 @@ from webapp.ui.battle_layout import (
 )
 from webapp.ui.parts import under_way
 from webapp.ui.parts.participant import ParticipantSlot, user_of
-from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.refusal_notice import notice
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items
 
 # The tab's texts live with its components; GETTING_READY is read from here as well.

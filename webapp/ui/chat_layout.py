@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import gradio as gr
 
-from arena.aspects import AspectForm
+from arena.crowd.aspects import AspectForm
 from webapp.services import Services
 from webapp.sessions import aspect_ratings
 from webapp.sessions.chat import system_choices

@@ -30,7 +30,7 @@ from webapp.ui.chat_layout import CONSENT, ChatPage, build_page
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
 from webapp.sessions.warming import warming_line
-from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.refusal_notice import notice
 from webapp.ui.parts import under_way
 from webapp.ui.parts.page_script import name_message_js
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 import gradio as gr
 import pandas as pd
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 from webapp.leaderboard import categories as leaderboard_categories
 from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderboard_figure
 from webapp.leaderboard.board_extras import BoardDialogues

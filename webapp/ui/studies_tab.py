@@ -15,14 +15,14 @@ from typing import Any, Optional
 import gradio as gr
 import pandas as pd
 
-from arena.study import StudyError, parse_study
+from arena.crowd.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
 from webapp.sessions.study import preview_token, systems_problem, systems_status
 from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
-from webapp.ui.parts.refusal import NOTICE_MARK
+from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from arena.text_safety import escape_text
 from webapp.ui.parts.render import plural
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 import gradio as gr
 
-from arena.aspects import AspectForm
+from arena.crowd.aspects import AspectForm
 from webapp.sessions import study as flow
 from webapp.ui.parts.page_script import KEEPS_DRAFT
 from webapp.ui.parts.render import WORKER_CHATBOT_BUTTONS, items_markdown

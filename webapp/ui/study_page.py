@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 import gradio as gr
 
-from arena.study import Study
+from arena.crowd.study import Study
 from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
@@ -30,7 +30,7 @@ from webapp.sessions.refusal import Refusal
 from webapp.sessions.session_base import PageView
 from webapp.sessions.warming import start_after_page, warming_line
 from webapp.ui.parts.study_text import study_markdown
-from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.refusal_notice import notice
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items, plural
 from webapp.ui.study_layout import SIDES, TITLE, StudyPage, build_page

@@ -20,7 +20,7 @@ from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.parts.participant import ParticipantSlot
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.refusal_notice import notice
 from webapp.ui.parts.render import plural
 from webapp.sessions.turn_step import refused_when_full
 

@@ -17,7 +17,7 @@ if connection is not None:
     with context.begin_transaction():
         context.run_migrations()
 else:  # `alembic -c arena/store/migrations/alembic.ini ...` by hand
-    from arena.config import Settings
+    from arena.runtime.config import Settings
     from arena.store import engine_url
 
     engine = create_engine(engine_url(Settings.from_env().db_path))

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 
-from arena.aspects import AspectForm
+from arena.crowd.aspects import AspectForm
 
 
 @dataclass

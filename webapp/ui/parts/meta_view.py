@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 
 import pandas as pd
 
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 
 log = logging.getLogger(__name__)
 

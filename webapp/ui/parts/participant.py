@@ -33,7 +33,7 @@ from webapp.sessions import participants
 from webapp.protection.identity import server_session_id
 from webapp.services import Services
 from webapp.sessions.turn_step import is_store_busy
-from webapp.ui.parts.refusal import notice
+from webapp.ui.parts.refusal_notice import notice
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Iterable, Optional
 
-from arena.catalog import DATASETS, load_catalog, split_name
+from arena.catalogs.catalog import DATASETS, load_catalog, split_name
 from arena.dialogue import Dialogue, RecommendedItem, Role, Utterance
 from arena.text_safety import escape_text
 from arena.titles.names import split_year, title_variants

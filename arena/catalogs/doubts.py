@@ -1,6 +1,6 @@
 """Catalog facts that belong to another work, found from evidence inside the catalogs.
 
-`arena.catalog_conflicts` drops entries whose record is not their own at all; the checks here
+`arena.catalogs.conflicts` drops entries whose record is not their own at all; the checks here
 find entries that are real works (their title and year come from the dialogues) whose credits,
 genres, plot or year were joined from another work of the same or a similar title:
 
@@ -30,7 +30,7 @@ import re
 from collections import defaultdict
 from typing import Mapping, Optional
 
-from arena.catalog_records import (
+from arena.catalogs.records import (
     Conflict, imdb_number, owner_score, reference_titles, same_film_names, title_of, year_of,
 )
 from arena.titles.phrases import normalize
@@ -158,7 +158,7 @@ def redial_doubts(records: Mapping[str, Mapping]) -> list:
 
 
 def _key(name: str) -> str:
-    from arena.catalog import person_key, person_label
+    from arena.catalogs.catalog import person_key, person_label
     return person_key(person_label(name))
 
 

@@ -23,7 +23,7 @@ interpreter that has them set (`restart_on_system_allocator`): `os.execve`, with
 the same command line and the same process id, so a supervisor (a Space,
 systemd, Docker) sees one process throughout. A value already in the
 environment is kept: `PYTHONMALLOC=pymalloc` keeps Python's allocator (the
-variables are `arena.config.SERVER_ALLOCATORS`). Only on Linux with glibc,
+variables are `arena.runtime.config.SERVER_ALLOCATORS`). Only on Linux with glibc,
 which has `malloc_trim`.
 """
 
@@ -37,7 +37,7 @@ import platform
 import sys
 from typing import Sequence
 
-from arena.config import server_allocator_environment
+from arena.runtime.config import server_allocator_environment
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def restart_command(orig_argv: Sequence[str], executable: str) -> list[str]:
 
 
 def restart_on_system_allocator() -> None:
-    """Start this program again on the C allocator (`arena.config.server_allocator_environment`), unless
+    """Start this program again on the C allocator (`arena.runtime.config.server_allocator_environment`), unless
     PYTHONMALLOC is set already or the platform has no `malloc_trim`; returns only when it does not restart.
     Call it first thing, before the app's imports."""
     if not has_malloc_trim(platform.system(), platform.libc_ver()[0]):

@@ -1,7 +1,7 @@
 """Readings of one catalog record that every catalog check shares, and the two record-level checks
 that others build on (a record borrowed from another film, a year later than the record's number).
 
-`arena.catalog_conflicts` (entries put right or dropped) and `arena.catalog_doubts` (fields
+`arena.catalogs.conflicts` (entries put right or dropped) and `arena.catalogs.doubts` (fields
 withheld) both read records through these, so neither has to import the other.
 """
 
@@ -65,7 +65,7 @@ def borrowed_records(dataset: str, records: Mapping[str, Mapping]) -> list[Confl
     groups: dict[str, list[str]] = defaultdict(list)
     for item_id, record in records.items():
         if record.get("withheld"):
-            continue  # its borrowed fields are already emptied (arena.catalog_doubts)
+            continue  # its borrowed fields are already emptied (arena.catalogs.doubts)
         if record.get("imdb_id"):
             groups["imdb " + record["imdb_id"]].append(item_id)
         if record.get("plot") and len(record["plot"]) > 40:

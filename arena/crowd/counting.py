@@ -22,7 +22,7 @@
 Voiding, what the leaderboard leaves out because a system failed, not because a person judged it.
 
 A turn a system could not answer (an external server timed out, answered 5xx or garbage, or
-any system raised) is recorded on the dialogue (`Utterance.error`, see `arena.runner`). Such a
+any system raised) is recorded on the dialogue (`Utterance.error`, see `arena.conversation.runner`). Such a
 dialogue says nothing about how good the system is when it works: its satisfaction rating is
 not counted, and the battle it was part of is void (its vote is kept in the store and in
 exports, marked `VOID_FLAG` in its `flagged` column (`void_votes`), but counts for neither side). The
@@ -41,8 +41,8 @@ from arena.store import Store
 # LABEL_FLAG: metadata key of a dialogue whose satisfaction label is flagged, its value saying why (defined
 # with the store's compact rows, which record it; imported here, where the rules are).
 from arena.store.board_rows import LABEL_FLAG  # noqa: F401
-from arena.rater_sequential_test import flagged_raters
-from arena.study import crowd_of_dialogue, crowd_of_vote
+from arena.crowd.rater_check import flagged_raters
+from arena.crowd.study import crowd_of_dialogue, crowd_of_vote
 
 # The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
 VOID_FLAG = "void: a system failed a turn"
@@ -153,7 +153,7 @@ class Visibility:
         """The dialogues, those whose label does not count as copies without it (rated = unrated).
 
         After the flagged labels, the labels of raters whose labels are improbable
-        (`arena.rater_sequential_test`) are dropped too.
+        (`arena.crowd.rater_check`) are dropped too.
         """
         dialogues = list(dialogues)
         labelled = [d for d in dialogues if d.feedback is not None and self.counts_label(d)]

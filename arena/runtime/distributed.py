@@ -15,8 +15,8 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from arena.config import worker_environment
-from arena.imports import heavy_imports
+from arena.runtime.config import worker_environment
+from arena.runtime.imports import heavy_imports
 
 ENGINES = ("threads", "ray")
 MAX_RETRIES = 2

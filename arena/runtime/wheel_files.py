@@ -18,7 +18,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from arena.files import atomic_open
+from arena.runtime.files import atomic_open
 
 
 class WheelFileUnavailable(RuntimeError):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
-from arena.config import DEVICES
-from arena.imports import heavy_imports
+from arena.runtime.config import DEVICES
+from arena.runtime.imports import heavy_imports
 
 
 def cuda_available() -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 import yaml
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 
 DEFAULT_FORM_PATH = ASSETS_DIR / "ratings" / "aspects_v1.yaml"
 DEFAULT_MAPPING_PATH = ASSETS_DIR / "ratings" / "aliases_v1.yaml"

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, Optional, Sequence
 
-from arena.config import Settings, reports_bad_settings
+from arena.runtime.config import Settings, reports_bad_settings
 from arena.llm.local import resolve_backend, smollm_path
 from arena.llm.local_conversion import converted_copy, converted_ctranslate2
 from arena.llm.types import LLMError

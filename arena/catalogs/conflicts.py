@@ -28,15 +28,15 @@ import copy
 import re
 from typing import Any, Mapping
 
-from arena.catalog_doubts import fix as fix_withheld
-from arena.catalog_doubts import opendialkg_doubts, redial_doubts
-from arena.catalog_records import (
+from arena.catalogs.doubts import fix as fix_withheld
+from arena.catalogs.doubts import opendialkg_doubts, redial_doubts
+from arena.catalogs.records import (
     RECORD_FIELDS, YEAR_IN_NAME, Conflict, borrowed_records, record_people, reference_titles, title_of,
     year_after_record, year_of,
 )
 from arena.titles.phrases import normalize
 
-WITHHOLDING = ("later_record", "shared_record", "merged_remake", "merged_year")  # see arena.catalog_doubts
+WITHHOLDING = ("later_record", "shared_record", "merged_remake", "merged_year")  # see arena.catalogs.doubts
 
 _DOUBLED_YEAR = re.compile(r"\((1[89]\d\d|20\d\d)\)\s*\(\1\)")
 

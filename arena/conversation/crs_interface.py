@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from arena.dialogue import Dialogue, RecommendedItem
-from arena.dialogue_state import DialogueState
+from arena.conversation.dialogue_state import DialogueState
 
 # How many ranked items a CRS keeps internally and how many the UI shows.
 TOP_K_KEPT = 50

@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Mapping, Optional
 
 from rapidfuzz import fuzz, process
 
-from arena.config import ASSETS_DIR
+from arena.runtime.config import ASSETS_DIR
 from arena.dialogue import RecommendedItem
 from arena.titles.phrases import (
     FUNCTION_WORDS,
@@ -119,7 +119,7 @@ class CatalogItem:
     name: str  # the dataset's own name, e.g. "The Matrix (1999)"
     languages: tuple[str, ...] = ()
     # Fields the catalog check emptied because they belonged to another work -> why (see
-    # arena.catalog_doubts): a reply says it cannot vouch for them instead of stating them.
+    # arena.catalogs.doubts): a reply says it cannot vouch for them instead of stating them.
     withheld: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     withheld_values: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 

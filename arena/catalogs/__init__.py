@@ -1,0 +1,1 @@
+"""The item catalogs, their checks, and search over them."""

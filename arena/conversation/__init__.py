@@ -1,0 +1,1 @@
+"""A conversation's turn loop, the interfaces of its two parties, and its state."""

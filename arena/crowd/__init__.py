@@ -1,0 +1,1 @@
+"""People in the arena: studies, aspect ratings, what counts, and the rater check."""
