@@ -100,7 +100,8 @@ def with_counts(catalog: Catalog, stats) -> Catalog:
 def _code_hash() -> str:
     """Cached features are reused only by the code that computed them."""
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "crs" / "recommender").glob("*.py")) + [ROOT / "arena" / "catalog.py"]:
+    sources = sorted((ROOT / "crs" / "recommender").glob("*.py")) + [ROOT / "arena" / "catalogs" / "catalog.py"]
+    for path in sources:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:10]
 

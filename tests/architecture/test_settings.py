@@ -12,7 +12,7 @@ from arena.runtime.config import Settings, SettingsError, environment_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT_PACKAGES = ("arena", "crs", "simulators", "evaluators", "webapp")
-CONFIG_MODULE = ROOT / "arena" / "config.py"
+CONFIG_MODULE = ROOT / "arena" / "runtime" / "config.py"
 
 
 @pytest.mark.parametrize("env, variable", [

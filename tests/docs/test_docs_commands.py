@@ -77,7 +77,7 @@ def _known_variable(name: str) -> bool:
     some project module uses."""
     from arena.runtime.config import Settings
 
-    config_text = (ROOT / "arena" / "config.py").read_text()
+    config_text = (ROOT / "arena" / "runtime" / "config.py").read_text()
     if f'"{name}"' in config_text or name.lower().removeprefix("arena_") in Settings.model_fields:
         return True
     for package in ("arena", "crs", "simulators", "evaluators", "webapp", "tests"):
