@@ -80,6 +80,11 @@ class AppDescription:
             if dep.get("api_name") and dep.get("api_visibility", "public") != "private":
                 self.named[dep["api_name"]] = fn_id
         skipped = {c["id"] for c in config.get("components", []) if c.get("skip_api")}
+        self.choices = _closed_choices(config.get("components", []))
+        self.input_ids = {d.get("id", n): list(d.get("inputs", []))
+                          for n, d in enumerate(config.get("dependencies", []))}
+        self.api_input_ids = {fn_id: [i for i in ids if i not in skipped]
+                              for fn_id, ids in self.input_ids.items()}
         self.api_inputs = {fn_id: sum(1 for i in dep.get("inputs", []) if i not in skipped)
                            for fn_id, dep in ((d.get("id", n), d) for n, d in
                                               enumerate(config.get("dependencies", [])))}
@@ -102,6 +107,7 @@ class AppDescription:
         data = body.get("data")
         if not isinstance(data, list) or len(data) != self.inputs[fn]:
             raise Refused(422, f"This function takes a list of {self.inputs[fn]} inputs.")
+        self._check_choices(fn, data)
         if body.get("event_data") is not None and not isinstance(body["event_data"], dict):
             raise Refused(422, "Event data must be an object.")
         trigger = body.get("trigger_id")
@@ -127,9 +133,40 @@ class AppDescription:
         fn = self.named[name]
         if not isinstance(data, list) or len(data) not in (self.inputs[fn], self.api_inputs[fn]):
             raise Refused(422, f"This endpoint takes a list of {self.api_inputs[fn]} inputs as `data`.")
+        self._check_choices(fn, data)
         session = body.get("session_hash")
         if session is not None and (not isinstance(session, str) or len(session) > MAX_SESSION_CHARS):
             raise Refused(400, "A session id must be a short string.")
+
+
+    def _check_choices(self, fn: int, data: list) -> None:
+        """A radio or a single dropdown takes one plain value, a checkbox group or a multiple dropdown a list
+        of them: Gradio refuses another shape only while it prepares the inputs, answering 500 and logging
+        a traceback. (Whether the value is one of the choices is left to Gradio: a page may change an
+        input's choices, such as a study's attention check, and only the session knows its own.)"""
+        ids = self.input_ids[fn] if len(data) == len(self.input_ids[fn]) else self.api_input_ids[fn]
+        for component, value in zip(ids, data):
+            many = self.choices.get(component)
+            if many is None or value is None:
+                continue
+            fits = (isinstance(value, list) and all(_plain(v) for v in value)) if many else _plain(value)
+            if not fits:
+                raise Refused(422, "A value does not have the shape its input takes.")
+
+
+def _closed_choices(components: list[dict]) -> dict[int, bool]:
+    """The components that take a choice: id -> whether they take several."""
+    kinds: dict[int, bool] = {}
+    for component in components:
+        kind, props = component.get("type"), component.get("props") or {}
+        if kind in ("radio", "dropdown", "checkboxgroup"):
+            kinds[component["id"]] = kind == "checkboxgroup" or bool(props.get("multiselect"))
+    return kinds
+
+
+def _plain(value: Any) -> bool:
+    """One choice's value as JSON carries it: a string, a number or a boolean."""
+    return isinstance(value, (str, int, float, bool))
 
 
 def _reject_constant(name: str) -> Any:
