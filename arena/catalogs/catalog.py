@@ -70,38 +70,15 @@ _SERIES_GENRES = frozenset({
     "television", "tv series", "sitcom", "television series", "soap opera", "miniseries",
     "reality television", "talk show", "variety show", "game show", "talent show", "animated series",
     "children's television series", "television comedy", "teen drama"})
-_BOOK_GENRES = frozenset(
-    {
-        "novel",
-        "literature",
-        "children's literature",
-        "young-adult fiction",
-        "romance novel",
-        "literary criticism",
-        "english literature",
-        "historical novel",
-        "non-fiction",
-    }
-)
+_BOOK_GENRES = frozenset({
+    "novel", "literature", "children's literature", "young-adult fiction", "romance novel",
+    "literary criticism", "english literature", "historical novel", "non-fiction"})
 # Genres of records that are music albums, not films ("1984" as Van Halen's album).
 _MUSIC_GENRES = frozenset({
     "hip hop music", "gangsta rap", "g-funk", "west coast hip hop", "hard rock", "heavy metal", "glam metal",
     "electronic rock", "pop music", "rock music", "alternative rock", "pop rock", "rhythm and blues",
     "soul music", "punk rock", "country music", "dance-pop"})
 _TV_QUALIFIER = re.compile(r"\((?:[^()]* )?TV Program\)", re.IGNORECASE)
-_BOOK_GENRES = frozenset(
-    {
-        "novel",
-        "literature",
-        "children's literature",
-        "young-adult fiction",
-        "romance novel",
-        "literary criticism",
-        "english literature",
-        "historical novel",
-        "non-fiction",
-    }
-)
 
 
 @dataclass(frozen=True, eq=False)
