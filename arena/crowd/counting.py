@@ -5,6 +5,9 @@
   study's flagged workers). The leaderboard, a study's results and the exports
   select with it.
 
+* Known-answer tasks of a study (a scripted system or a replayed dialogue whose
+  right verdict is known, `arena.crowd.known_answers`) are data about the
+  worker, not the systems: no selection keeps them, for any crowd.
 * Hidden dialogues (moderation) are left out everywhere, with the votes of
   their battles.
 * A battle's dialogues are left out until its vote is stored: before that, a
@@ -42,7 +45,7 @@ from arena.store import Store
 # with the store's compact rows, which record it; imported here, where the rules are).
 from arena.store.board_rows import LABEL_FLAG  # noqa: F401
 from arena.crowd.rater_check import flagged_raters
-from arena.crowd.study import crowd_of_dialogue, crowd_of_vote
+from arena.crowd.study import KNOWN_CROWD_SUFFIX, crowd_of_dialogue, crowd_of_vote
 
 # The flag of a battle's vote where a system failed a turn (the vote counts for neither side).
 VOID_FLAG = "void: a system failed a turn"
@@ -83,8 +86,10 @@ def _not(values: Any) -> Any:
     return values ^ True  # `not` for a bool, element by element for an array (`~True` would be -2)
 
 
-def _all(values: Any) -> Any:
-    return np.ones(len(values), dtype=bool) if isinstance(values, np.ndarray) else True
+def _known_answer(crowd: Any) -> Any:
+    if isinstance(crowd, np.ndarray):
+        return np.fromiter((str(c).endswith(KNOWN_CROWD_SUFFIX) for c in crowd), dtype=bool, count=len(crowd))
+    return str(crowd).endswith(KNOWN_CROWD_SUFFIX)
 
 
 def _member(values: Any, members: frozenset[str]) -> Any:
@@ -107,8 +112,10 @@ class Participants:
             raise ValueError(f"user_kind must be one of {USER_KINDS} or None, got {self.user_kind!r}")
 
     def keeps(self, crowd: Any, user_kind: Any, user_id: Any) -> Any:
-        """The rule: whether rows of this crowd, audience and user are kept (strings, or arrays of them)."""
-        keep = _all(crowd)
+        """The rule: whether rows of this crowd, audience and user are kept (strings, or arrays of them).
+        A known-answer task's dialogue (its crowd ends in `KNOWN_CROWD_SUFFIX`) is kept by no selection,
+        not even of every crowd: its system is scripted and its verdict is a test of the worker."""
+        keep = _not(_known_answer(crowd))
         if self.crowd is not None:
             keep = keep & (crowd == self.crowd)
         if self.user_kind is not None:

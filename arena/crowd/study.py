@@ -29,6 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 OPEN_CROWD = "open"
 STUDY_KEY = "study"  # Dialogue.metadata key of the study id
 STUDY_VERSION_KEY = "study_version"
+# Dialogue.metadata key of a known-answer task's dialogue: its kind and the verdict it is known to deserve.
+KNOWN_ANSWER_KEY = "known_answer"
+KNOWN_CROWD_SUFFIX = "~known"
 PAIR_SEPARATOR = "|"
 STUDY_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{1,62}$")
 COMPLETION_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # shown as is, and typed back on the platform
@@ -59,6 +62,46 @@ class AttentionCheck(BaseModel):
             raise ValueError(f"answer {self.answer!r} is not one of the options")
         if self.kind == "gold" and not self.text.strip():
             raise ValueError("a gold check needs the text the worker judges")
+        return self
+
+
+KnownKind = Literal["good", "off_topic", "replay"]
+# The verdict a careful worker gives each kind of known-answer task.
+KNOWN_VERDICTS = {"good": "satisfied", "off_topic": "frustrated"}
+
+
+class KnownReplay(BaseModel):
+    """A stored dialogue replayed for the worker to judge, with the rating it is known to deserve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dialogue_id: str = Field(min_length=1)
+    answer: Literal["satisfied", "frustrated"]
+
+
+class KnownAnswers(BaseModel):
+    """Tasks whose right verdict is known, mixed in among a worker's tasks: a scripted system whose replies
+    clearly fit the request (`good`) or clearly do not (`off_topic`), or a stored dialogue replayed for the
+    worker to judge (`replay`). `positions`: where they come in the worker's sequence of tasks (1 = first),
+    empty for places drawn at random per worker. A worker whose share of right verdicts is below
+    `min_accuracy` is flagged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = Field(1, ge=1)
+    positions: list[int] = Field(default_factory=list)
+    kinds: list[KnownKind] = Field(default_factory=lambda: ["good", "off_topic"], min_length=1)
+    replays: list[KnownReplay] = Field(default_factory=list)
+    min_accuracy: float = Field(0.5, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _placed(self) -> "KnownAnswers":
+        if self.positions and (len(self.positions) != self.count or len(set(self.positions)) != self.count):
+            raise ValueError("positions: give one distinct position per known-answer task, or none")
+        if any(n < 1 for n in self.positions):
+            raise ValueError("positions: a position is 1 or more")
+        if "replay" in self.kinds and not self.replays:
+            raise ValueError("replays: the replay kind needs stored dialogues with their known rating")
         return self
 
 
@@ -98,6 +141,10 @@ class Study(BaseModel):
     worker_ids: Literal["prolific", "any"] = "prolific"
     flagged_counts: bool = False  # does a flagged worker's finished task fill a place? (false: it is freed)
     new_workers_per_minute: int = Field(5, ge=1)  # new worker ids one network address may bring per minute
+    # Where the workers come from: Prolific (its link parameters and statuses) or Amazon Mechanical Turk
+    # (workerId, assignmentId, hitId, turkSubmitTo; the finished task is posted back to MTurk's form).
+    platform: Literal["prolific", "mturk"] = "prolific"
+    known_answers: Optional[KnownAnswers] = None
 
     @field_validator("id")
     @classmethod
@@ -152,6 +199,8 @@ class Study(BaseModel):
             raise ValueError("systems: a system is listed twice")
         if self.mode == "battle" and len(self.systems) < 2:
             raise ValueError("systems: a battle study needs at least two")
+        if self.mode == "battle" and self.known_answers:
+            raise ValueError("known_answers: known-answer tasks are offered in chat studies only")
         if self.mode == "battle" and self.aspects:
             raise ValueError("aspects: the aspect form is offered in chat studies only")
 
@@ -171,12 +220,21 @@ class Study(BaseModel):
     def _check_schedule_and_ending(self) -> None:
         if self.opens and self.closes and self.closes <= self.opens:
             raise ValueError("closes: must be after opens")
-        if not self.completion_code and not self.redirect_url:
+        if self.platform == "mturk" and self.redirect_url:
+            raise ValueError("redirect_url: an MTurk study returns its workers through MTurk's submit form")
+        if not self.completion_code and not self.redirect_url and self.platform != "mturk":
             raise ValueError("completion_code: a study needs a completion code or a redirect_url")
         if self.redirect_code_param and not (self.redirect_url and self.completion_code):
             raise ValueError("redirect_code_param: needs both a redirect_url and a completion_code")
         if self.attention_check and self.attention_check.after_task > self.tasks_per_participant:
             raise ValueError("attention_check: after_task is beyond tasks_per_participant")
+        known = self.known_answers
+        if known and any(n > self.tasks_per_participant + known.count for n in known.positions):
+            raise ValueError("known_answers: a position is beyond the worker's last task")
+
+    def all_tasks(self) -> int:
+        """How many tasks a worker does in all: the study's own, and its known-answer tasks."""
+        return self.tasks_per_participant + (self.known_answers.count if self.known_answers else 0)
 
     # -- cells and quotas ----------------------------------------------------------
     def cells(self) -> list[str]:
@@ -246,7 +304,15 @@ def parse_study(text: str) -> Study:
 
 
 def crowd_of_dialogue(dialogue: Any) -> str:
-    return (dialogue.metadata or {}).get(STUDY_KEY) or OPEN_CROWD
+    """The dialogue's crowd; a known-answer task's is its study's with `KNOWN_CROWD_SUFFIX`, a crowd of its
+    own that no board or export selects (`arena.crowd.counting`)."""
+    return crowd_of_metadata(dialogue.metadata)
+
+
+def crowd_of_metadata(metadata: Optional[Mapping[str, Any]]) -> str:
+    metadata = metadata or {}
+    crowd = metadata.get(STUDY_KEY) or OPEN_CROWD
+    return crowd + KNOWN_CROWD_SUFFIX if metadata.get(KNOWN_ANSWER_KEY) else crowd
 
 
 def crowd_of_vote(vote: Any) -> str:

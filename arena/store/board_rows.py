@@ -25,7 +25,7 @@ from arena.dialogue import Dialogue
 from arena.store import schema as t
 from arena.store.part import StorePart
 from arena.store.statements import upsert, utc_key
-from arena.crowd.study import STUDY_KEY
+from arena.crowd.study import STUDY_KEY, crowd_of_metadata
 
 # Metadata key of a dialogue whose satisfaction label is flagged; its value says why (`arena.crowd.counting`
 # re-exports it: the store writes it into the compact rows, so it is defined below the store).
@@ -81,7 +81,7 @@ def board_row(d: Dialogue) -> dict[str, Any]:
         "crs_id": d.crs_id,
         "user_kind": d.user.kind.value,
         "user_id": d.user.id,
-        "crowd": (d.metadata or {}).get(STUDY_KEY) or None,
+        "crowd": crowd_of_metadata(d.metadata) if (d.metadata or {}).get(STUDY_KEY) else None,
         "in_battle": int(d.in_battle),
         "failed": int(d.system_failed()),
         "num_turns": d.num_turns,

@@ -9,6 +9,8 @@ export unless asked for.
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -17,17 +19,42 @@ import pandas as pd
 from arena.corpus.bundle import ExportFilter, ExportResult, export_bundle
 from arena.corpus.records import PSEUDONYM_PREFIX
 from arena.crowd.study import Study, parse_study
+from arena.dialogue import utc_now
 from arena.store import Participant
 from arena.crowd.counting import visibility
+from arena.crowd.known_answers import known_answer_accuracy
 from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard
 from webapp.services import Services
 
-PARTICIPANT_COLUMNS = ["pseudonym", "status", "step", "tasks done", "seconds on tasks", "flags", "started",
-                       "completed", "version"]
-# Prolific's bulk approve/reject takes the participant ids with a decision; the session id tells two
-# submissions of one worker apart, and the pseudonym joins the sheet to the exports.
-PAYMENT_COLUMNS = ["PROLIFIC_PID", "SESSION_ID", "status", "reason", "completion_code", "pseudonym"]
-APPROVE, REJECT, NO_SUBMISSION = "APPROVED", "REJECTED", "NOT COMPLETED"
+PARTICIPANT_COLUMNS = ["pseudonym", "status", "step", "tasks done", "seconds on tasks", "flags",
+                       "known-answer accuracy", "started", "completed", "version"]
+APPROVE, REJECT, UNFINISHED = "approve", "reject", "unfinished"  # the arena's verdict on a worker
+
+
+@dataclass(frozen=True)
+class PlatformSheet:
+    """How one platform names its ids and its submission statuses. `submitted`: a finished submission
+    waiting for the researcher; `after`: the status the arena's verdict gives it once uploaded."""
+
+    id_columns: tuple[str, str, str]  # the worker, the submission, the platform's study
+    submitted: str
+    after: dict[str, str]
+    returned: str = ""  # an unfinished worker the arena asked to return (every place was taken)
+    timed_out: str = ""
+    active: str = ""
+
+
+# Prolific names a finished submission AWAITING REVIEW until the researcher approves or rejects it; MTurk's
+# assignment statuses are Submitted, Approved and Rejected (an unfinished assignment is not listed there).
+SHEETS = {
+    "prolific": PlatformSheet(("PROLIFIC_PID", "SESSION_ID", "STUDY_ID"), "AWAITING REVIEW",
+                              {APPROVE: "APPROVED", REJECT: "REJECTED"}, returned="RETURNED",
+                              timed_out="TIMED-OUT", active="ACTIVE"),
+    "mturk": PlatformSheet(("workerId", "assignmentId", "hitId"), "Submitted",
+                           {APPROVE: "Approved", REJECT: "Rejected"}),
+}
+SHEET_COLUMNS = ["status", "status_after_upload", "arena_decision", "reason", "known_answer_accuracy",
+                 "completion_code", "pseudonym"]
 
 
 def newest_study(services: Services, study_id: str) -> tuple[int, Study, str]:
@@ -43,9 +70,15 @@ def participants_table(services: Services, study_id: str) -> pd.DataFrame:
         seconds = p.data.get("task_seconds", [])
         rows.append({"pseudonym": p.pseudonym, "status": p.status, "step": p.data.get("step", ""),
                      "tasks done": len(seconds), "seconds on tasks": round(sum(seconds), 1),
-                     "flags": "; ".join(p.flags), "started": p.started_at, "completed": p.completed_at or "",
-                     "version": p.study_version})
+                     "flags": "; ".join(p.flags), "known-answer accuracy": _accuracy_text(p),
+                     "started": p.started_at, "completed": p.completed_at or "", "version": p.study_version})
     return pd.DataFrame(rows, columns=PARTICIPANT_COLUMNS)
+
+
+def _accuracy_text(p: Participant) -> str:
+    """The worker's share of right verdicts on known-answer tasks ("" before any)."""
+    value = known_answer_accuracy(p)
+    return "" if value is None else f"{value:.2f}"
 
 
 def quota_table(services: Services, study: Study) -> pd.DataFrame:
@@ -54,33 +87,98 @@ def quota_table(services: Services, study: Study) -> pd.DataFrame:
                          for cell, n in fill.items()], columns=["cell", "done", "under way", "quota"])
 
 
-def _code(study: Study, p: Participant) -> str:
-    return (study.completion_code or "") if p.status == "completed" else ""
-
-
 def _cell(text: str) -> str:
     # "=", "+", "-", "@" could start a formula in a spreadsheet: flags quote the worker's answers.
     return ("'" + text) if text[:1] in ("=", "+", "-", "@") else text
 
 
-def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
-    """A CSV for the platform's bulk approve and reject: each worker's platform ids (kept for this alone,
-    gone once the study is closed), the decision the checks suggest (APPROVED: completed without a flag;
-    REJECTED: completed with a failed check, the reason given; NOT COMPLETED: nothing to approve yet), the
-    code they were shown and their pseudonym. The researcher reviews it before uploading."""
+@dataclass(frozen=True)
+class SheetRow:
+    """One worker in the platform's terms: their ids, the arena's verdict and why."""
+
+    worker: str
+    session: str
+    platform_study: str
+    decision: str
+    reason: str
+    person: Participant
+
+
+def _decision(p: Participant) -> tuple[str, str]:
+    if p.status != "completed":
+        return UNFINISHED, f"stopped at: {p.data.get('step', '')}"
+    return (REJECT, "; ".join(p.flags)) if p.flags else (APPROVE, "")
+
+
+def _now_status(sheet: PlatformSheet, study: Study, row: SheetRow) -> str:
+    """The submission's status on the platform as far as the arena can tell (the API tells it for sure)."""
+    if row.decision != UNFINISHED:
+        return sheet.submitted
+    p = row.person
+    if p.data.get("step") == "full":
+        return sheet.returned
+    task = p.data.get("task") or {}
+    since = datetime.fromisoformat(task["started"]) if task.get("started") else p.started_at
+    lapsed = (utc_now() - since).total_seconds() > study.abandon_after_minutes * 60
+    return sheet.timed_out if lapsed else sheet.active
+
+
+def sheet_rows(services: Services, study_id: str) -> tuple[Study, list[SheetRow]]:
+    """Every worker of the study with their platform ids (kept for this alone, gone once the study is
+    closed) and the arena's verdict: approve (completed, no failed check), reject (a failed check, which
+    the reason names) or unfinished (the step they stopped at)."""
     _, study, _ = newest_study(services, study_id)
     ids = services.store.platform_ids(study_id)
-    path = Path(folder) / f"{study_id}-payments.csv"
+    rows = []
+    for p in services.store.list_participants(study_id):
+        worker, session = ids.get(p.pseudonym, ("", ""))
+        platform = p.data.get("platform") or {}
+        decision, reason = _decision(p)
+        rows.append(SheetRow(worker, session, str(platform.get("STUDY_ID") or platform.get("hitId") or ""),
+                             decision, reason, p))
+    return study, rows
+
+
+def payment_sheet(services: Services, study_id: str, folder: Path) -> Path:
+    """The full sheet: one row per worker, with the platform's own column names and statuses (`status` now,
+    `status_after_upload` once the approve and reject lists are uploaded), the arena's verdict in a column
+    of its own, the known-answer accuracy, the code they were shown and their pseudonym."""
+    study, rows = sheet_rows(services, study_id)
+    sheet = SHEETS[study.platform]
+    path = Path(folder) / f"{study_id}-sheet.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(PAYMENT_COLUMNS)
-        for p in services.store.list_participants(study_id):
-            worker, session = ids.get(p.pseudonym, ("", ""))
-            done = p.status == "completed"
-            status = (REJECT if p.flags else APPROVE) if done else NO_SUBMISSION
-            reason = "; ".join(p.flags) if p.flags else ("" if done else f"stopped at: {p.data.get('step', '')}")
-            writer.writerow([_cell(worker), _cell(session), status, _cell(reason), _code(study, p), p.pseudonym])
+        writer.writerow([*sheet.id_columns, *SHEET_COLUMNS])
+        for row in rows:
+            now = _now_status(sheet, study, row)
+            code = (study.completion_code or "") if row.decision != UNFINISHED else ""
+            writer.writerow([_cell(row.worker), _cell(row.session), _cell(row.platform_study), now,
+                             sheet.after.get(row.decision, now), row.decision, _cell(row.reason),
+                             _accuracy_text(row.person), code, row.person.pseudonym])
     return path
+
+
+def _approval_id(study: Study, row: SheetRow) -> str:
+    # Prolific approves a participant in a study; MTurk approves an assignment.
+    return row.session if study.platform == "mturk" else row.worker
+
+
+def payment_files(services: Services, study_id: str, folder: Path) -> list[Path]:
+    """What the researcher uploads to the platform when reviewing without its API: the approve list (one id
+    per line, as the platform's bulk approve takes them), the reject list with each reason, the bonus lines
+    (`id,amount`) and the full sheet. Workers whose ids are gone (a closed study) are in the sheet only."""
+    study, rows = sheet_rows(services, study_id)
+    folder = Path(folder)
+    approve = folder / f"{study_id}-approve.txt"
+    approve.write_text("".join(f"{_approval_id(study, r)}\n" for r in rows
+                               if r.decision == APPROVE and _approval_id(study, r)), encoding="utf-8")
+    reject = folder / f"{study_id}-reject.csv"
+    with reject.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "reason"])
+        writer.writerows([_cell(_approval_id(study, r)), _cell(r.reason)] for r in rows
+                         if r.decision == REJECT and _approval_id(study, r))
+    return [approve, reject, payment_sheet(services, study_id, folder)]
 
 
 def close_study(services: Services, study_id: str) -> int:

@@ -45,15 +45,18 @@ from typing import Any, Mapping, Optional, Sequence
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
 from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
-from arena.crowd.study import STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study
+from arena.crowd.study import (
+    KNOWN_ANSWER_KEY, STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study,
+)
 from arena.store import Participant
 from arena.store.studies import COMPLETED
 from webapp.protection.study_limits import admit_new_worker
 from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
+from webapp.sessions.known_answer_tasks import judge, known_dialogue, known_turn, next_is_known
 from webapp.sessions.refusal import refuse
-from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids
+from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids, mturk_submit_url
 from webapp.sessions.session_base import PageView, as_stored, rate_conversation, send_turn
 from webapp.sessions.turn_step import ChangedElsewhere, checked_message
 
@@ -177,7 +180,7 @@ def enter(services: Services, params: Mapping[str, Any], request: Any = None, *,
     if no_task is not None:
         raise refuse(no_task)
     # Which platform study the worker came from (not the session id, which binds the worker, pseudonymised).
-    platform = {"STUDY_ID": ids.platform_study} if ids.platform_study else {}
+    platform = _platform_data(study, ids)
     with _admit_new_worker(services, request, study, address):  # a row not stored gives its places back
         joined = services.store.join_study(study.id, pseudonym, version, {
             "step": "consent", "served": [], "flags": [], "task_seconds": [], "platform": platform,
@@ -185,6 +188,24 @@ def enter(services: Services, params: Mapping[str, Any], request: Any = None, *,
         # The raw ids, in the researcher-only table the payment sheet reads (deleted when the study closes).
         services.store.keep_platform_ids(study.id, pseudonym, ids.worker, ids.session)
     return study, joined
+
+
+def _platform_data(study: Study, ids: LinkIds) -> dict[str, str]:
+    """What the worker's row keeps of the platform: the platform study (Prolific's STUDY_ID, MTurk's hitId)
+    and, for MTurk, the host its submit form is on."""
+    if study.platform == "mturk":
+        return {"hitId": ids.platform_study, "turkSubmitTo": ids.submit_to}
+    return {"STUDY_ID": ids.platform_study} if ids.platform_study else {}
+
+
+def completion_address(services: Services, study: Study, p: Participant) -> str:
+    """Where the finished worker's page goes: the study's redirect (Prolific), or MTurk's external-submit
+    form for their assignment, with the completion code as a second field; "" for neither."""
+    if study.platform != "mturk":
+        return study.completion_url() or ""
+    _, assignment = services.store.platform_ids(study.id).get(p.pseudonym, ("", ""))
+    host = str((p.data.get("platform") or {}).get("turkSubmitTo", ""))
+    return mturk_submit_url(host, assignment, completion=study.completion_code or "done")
 
 
 def _admit_new_worker(services: Services, request: Any, study: Study, address: Optional[str]) -> Any:
@@ -306,6 +327,9 @@ def begin(services: Services, study: Study, p: Participant) -> None:
 def _next(services: Services, study: Study, p: Participant) -> None:
     """Hand out the next task, or finish the worker."""
     done = len(p.data.get("task_seconds", []))
+    if next_is_known(study, p):
+        _hand_out_known(services, study, p)
+        return
     if done >= study.tasks_per_participant:
         p.data["step"] = "done"
         p.data.pop("task", None)
@@ -367,6 +391,21 @@ def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim
     p.data["task"] = {"cell": cell, "claim": claim_id, "held": held, "battle_id": battle_id,
                       "started": (started or utc_now()).isoformat(),
                       "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
+    services.store.save_participant(p)
+
+
+def _hand_out_known(services: Services, study: Study, p: Participant) -> None:
+    """Give the worker their next known-answer task: no place is taken, and its dialogue counts nowhere."""
+    seed = f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}:known"
+    dialogue_id = new_id() if is_preview(p) else task_key(seed, "A")
+    d = known_dialogue(services, study, p, dialogue_id, {"preview": True} if is_preview(p) else {})
+    d.metadata.update(_standing(p))
+    services.store.create_dialogues_once([d])
+    p.data.setdefault("dialogues", []).append(d.dialogue_id)
+    p.data["step"] = "task"
+    p.data["task"] = {"cell": None, "claim": None, "held": False,
+                      "known": d.metadata[KNOWN_ANSWER_KEY]["kind"], "started": utc_now().isoformat(),
+                      "dialogues": {"A": d.dialogue_id}}
     services.store.save_participant(p)
 
 
@@ -432,7 +471,7 @@ def _take_place(services: Services, study: Study, p: Participant) -> None:
     with _lock(p.pseudonym):
         p = _fresh(services, p)
         task = p.data.get("task")
-        if p.data.get("step") != "task" or not task or is_preview(p):
+        if p.data.get("step") != "task" or not task or is_preview(p) or task.get("known"):
             return
         if any(d.user_turns() for d in task_dialogues(services, p).values()):
             return  # under way: each message keeps the place (`_keep_place`)
@@ -467,6 +506,9 @@ def send(services: Services, study: Study, p: Participant, side: str, text: str)
     p = _fresh(services, p)  # the task may have moved to another cell
     with _lock(f"{p.pseudonym}:{side}"):
         d, text = check_send(services, p, side, text)
+        if (p.data.get("task") or {}).get("known"):
+            known_turn(services, study, d, text, as_stored(services, d).version)
+            return
         reply = send_turn(services, d, text, version=as_stored(services, d).version,
                           unavailable="The system is unavailable right now; please try again in a moment.")
         _keep_place(services, study, p)
@@ -508,6 +550,9 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         dialogues = task_dialogues(services, p)
         if any(d.feedback is None for d in dialogues.values()):
             raise refuse("Please give your verdict (Satisfied or Frustrated) on every conversation first.")
+        if p.data["task"].get("known"):
+            _submit_known(services, study, p, dialogues["A"])
+            return
         if study.mode == "battle" and choice not in VOTE_CHOICES:
             raise refuse("Please say which system was better.")
         number = len(p.data.get("task_seconds", [])) + 1
@@ -522,10 +567,7 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
         flags = p.data.setdefault("flags", [])
         flagged_before = bool(flags)
-        if seconds < study.min_task_seconds:
-            flags.append(f"task {number} took {seconds:.0f} s (minimum {study.min_task_seconds:.0f} s)")
-        if instructed and attention != check.answer:
-            flags.append(f"attention check failed (answered {attention!r})")
+        flags += _task_flags(study, number, seconds, attention if instructed else None)
         p.data.setdefault("task_seconds", []).append(round(seconds, 1))
         p.data.setdefault("served", []).append(task["cell"])
         p.data.pop("task")
@@ -546,6 +588,30 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
                 study_version=p.study_version))
         if not gold:
             _next(services, study, p)
+
+
+def _task_flags(study: Study, number: int, seconds: float, attention: Optional[str]) -> list[str]:
+    """The flags a finished task gives: too fast, or a wrong answer to the instructed check (`attention`:
+    the answer, None when the task had no such check)."""
+    flags = []
+    if seconds < study.min_task_seconds:
+        flags.append(f"task {number} took {seconds:.0f} s (minimum {study.min_task_seconds:.0f} s)")
+    check = study.attention_check
+    if attention is not None and check is not None and attention != check.answer:
+        flags.append(f"attention check failed (answered {attention!r})")
+    return flags
+
+
+def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue) -> None:
+    """Finish a known-answer task: its verdict is judged against the known one (no place to settle)."""
+    flagged_before = bool(p.data.get("flags"))
+    judge(study, p, d)
+    p.data.pop("task")
+    p.data["step"] = "between"
+    services.store.save_participant(p)
+    if p.data.get("flags") and not flagged_before and not study.flagged_counts and not is_preview(p):
+        services.store.release_worker(study.id, p.pseudonym)
+    _next(services, study, p)
 
 
 def answer_gold(services: Services, study: Study, p: Participant, answer: Optional[str]) -> None:

@@ -131,7 +131,7 @@ def build(services: Services) -> None:
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
                          visible=False, elem_id="studies-board", elem_classes=["pinned-columns"])
     with gr.Row():
-        pay = gr.Button("Payment sheet (CSV)", elem_id="studies-pay")
+        pay = gr.Button("Payment files (approve, reject, sheet)", elem_id="studies-pay")
         export = gr.Button("Export the study", elem_id="studies-export")
         include_flagged = gr.Checkbox(False, label="Export flagged workers too", elem_id="studies-flagged")
     files = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="studies-files")
@@ -175,7 +175,7 @@ def build(services: Services) -> None:
     def on_pay(study_id: Optional[str]) -> Any:
         if not study_id:
             return None
-        return [str(results.payment_sheet(services, study_id, folders.new()))]
+        return [str(path) for path in results.payment_files(services, study_id, folders.new())]
 
     def on_export(study_id: Optional[str], flagged: bool) -> Any:
         if not study_id:

@@ -22,11 +22,13 @@ from urllib.parse import quote
 
 import gradio as gr
 
+from arena.crowd.known_answers import RESULTS_KEY
 from arena.crowd.study import Study
 from arena.store import Participant
 from webapp.sessions import study as flow
 from webapp.services import Services
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.study_ids import MTURK_SUBMIT_PATH
 from webapp.sessions.session_base import PageView
 from webapp.sessions.warming import start_after_page, warming_line
 from webapp.ui.parts.study_text import study_markdown
@@ -38,8 +40,16 @@ from arena.text_safety import escape_text
 
 FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for
 # Follows the forward address once the worker is done; only a plain http(s) address, whatever the value.
+# MTurk's external-submit address is posted as a form (its query holds the form's fields), as MTurk expects.
 FORWARD_JS = ("(url) => { if (typeof url === 'string' && /^https?:\\/\\/[^\\s]+$/.test(url)) {"
-              f" setTimeout(() => window.location.assign(url), {FORWARD_DELAY_MS}); }} return []; }}")
+              " const go = () => { const u = new URL(url);"
+              f" if (!u.pathname.endsWith('{MTURK_SUBMIT_PATH}')) {{ window.location.assign(url); return; }}"
+              " const form = document.createElement('form'); form.method = 'POST';"
+              " form.action = u.origin + u.pathname;"
+              " u.searchParams.forEach((value, name) => { const input = document.createElement('input');"
+              " input.type = 'hidden'; input.name = name; input.value = value; form.appendChild(input); });"
+              " document.body.appendChild(form); form.submit(); };"
+              f" setTimeout(go, {FORWARD_DELAY_MS}); }} return []; }}")
 SENTIMENTS = ("satisfied", "frustrated")
 # A random token kept in the browser's local storage: a worker id without a platform session id is bound to
 # the first browser that used it (`flow.enter`), so a second browser cannot read or finish their task.
@@ -61,17 +71,22 @@ PREVIEW_NOTE = ("**Preview:** you walk the study as a worker would; this takes n
                 "counts in its results or exports.")
 
 
-def _done_markdown(study: Study, preview: bool = False) -> str:
+def _done_markdown(study: Study, preview: bool = False, address: str = "") -> str:
+    """The completion page; `address`: where the page forwards the worker (the redirect, or MTurk's form)."""
     if preview:
         return ("## End of the preview\n\nA worker would now see the completion code"
                 + (f" **`{study.completion_code}`**" if study.completion_code else "")
-                + (" and be sent back to the platform." if study.redirect_url else "."))
+                + (" and be sent back to the platform." if study.redirect_url or study.platform == "mturk"
+                   else "."))
     parts = ["## Thank you!", "You have completed this study."]
     if study.completion_code:
         parts.append(f"Your completion code is: **`{study.completion_code}`**")
-    if study.redirect_url:
+    if study.platform == "mturk":
+        parts.append("Your task is being submitted to Amazon Mechanical Turk. If nothing happens within a "
+                     "few seconds, enter the completion code on the HIT's page.")
+    elif address:
         parts.append(f"You are being sent back to the study platform. If nothing happens, "
-                     f"[return to the study platform]({quote(study.completion_url() or '', safe=':/?&=%#')}) "
+                     f"[return to the study platform]({quote(address, safe=':/?&=%#')}) "
                      "to confirm your completion.")
     return "\n\n".join(parts)
 
@@ -125,6 +140,8 @@ class StudyEvents:
                reset: bool) -> dict[Any, Any]:
         """Which step shows, its study text, and every other step's parts as they are when hidden."""
         page, task, gold = self.page, self.page.task, self.page.gold
+        done = step == "done" and study is not None and p is not None and not preview
+        address = flow.completion_address(self.services, study, p) if done else ""
         return {
             page.ident: (p.study_id, p.pseudonym) if p is not None else None,
             page.title: f"# {escape_text(study.title)}" if study else f"# {TITLE}",
@@ -139,10 +156,10 @@ class StudyEvents:
             gold.box: gr.update(visible=step == "gold"), gold.text: "", gold.answer: gr.update(),
             page.full_box: gr.update(visible=step == "full"), page.full_md: "",
             page.retry: gr.update(visible=False),
-            page.done_md: gr.update(visible=step == "done", value=_done_markdown(study, preview)
+            page.done_md: gr.update(visible=step == "done", value=_done_markdown(study, preview, address)
                                     if step == "done" else ""),
             # A preview ends here: it never goes on to the platform.
-            page.forward: (study.completion_url() or "") if step == "done" and study and not preview else "",
+            page.forward: address,
         }
 
     def _pane(self, study: Optional[Study], side: str, d: Any) -> dict[Any, Any]:
@@ -162,15 +179,22 @@ class StudyEvents:
         """The task's heading, the battle's choice and the instructed attention check after its task."""
         task = self.page.task
         number = len(p.data.get("task_seconds", [])) + 1
+        # A known-answer task looks like any other (its number counts every task), but a replay is read only.
+        known = (p.data.get("task") or {}).get("known")
+        shown_number = number + len(p.data.get(RESULTS_KEY) or [])
         who = "each system" if study.mode == "battle" else "the system"
+        replay = known == "replay"
+        what = ("Read this conversation between a user and a system, then say whether the user would have "
+                "been satisfied or frustrated, and submit the task." if replay else
+                f"Chat with {who} (at least {plural(study.min_user_turns, 'message')}), then "
+                "say whether you were satisfied or frustrated, and submit the task.")
         out: dict[Any, Any] = {
-            task.head: (f"### Task {number} of {study.tasks_per_participant}\n"
-                        f"Chat with {who} (at least {plural(study.min_user_turns, 'message')}), then "
-                        "say whether you were satisfied or frustrated, and submit the task."),
+            task.head: f"### Task {shown_number} of {study.all_tasks()}\n{what}",
             task.choice: gr.update(visible=study.mode == "battle", **({"value": None} if reset else {})),
+            task.aspects_box: gr.update(visible=bool(study.aspects) and not known),
         }
         check = study.attention_check
-        if check is not None and check.kind == "instructed" and check.after_task == number:
+        if check is not None and check.kind == "instructed" and check.after_task == number and not known:
             out[task.attention] = gr.update(visible=True, choices=check.options, label=check.question,
                                             **({"value": None} if reset else {}))
         return out
