@@ -85,9 +85,11 @@ def test_checks_flag_the_worker_who_is_kept_and_left_out_of_results(services, tm
     assert any("attention check failed" in f for f in people[careless].flags)
     assert all(any("minimum 3600 s" in f for f in p.flags) for p in people.values())  # both far too fast
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
-    assert sheet[0] == "PROLIFIC_PID,SESSION_ID,status,reason,completion_code,pseudonym" and len(sheet) == 3
-    assert [row.split(",")[:3] for row in sheet[1:]] == [[pid("good"), pid("s1"), "REJECTED"],
-                                                         [pid("careless"), pid("s1"), "REJECTED"]]
+    assert sheet[0] == ("PROLIFIC_PID,SESSION_ID,STUDY_ID,status,status_after_upload,arena_decision,reason,"
+                        "known_answer_accuracy,completion_code,pseudonym") and len(sheet) == 3
+    assert [row.split(",")[:2] + row.split(",")[3:6] for row in sheet[1:]] == [
+        [pid("good"), pid("s1"), "AWAITING REVIEW", "REJECTED", "reject"],
+        [pid("careless"), pid("s1"), "AWAITING REVIEW", "REJECTED", "reject"]]
     assert all(",CODE-7731," in row for row in sheet[1:])
     matched = lookup_workers(services, "pilot", f"{pid('careless')}\n{pid('good')}, stranger")
     good = flow.worker_pseudonym(services, "pilot", pid("good"))

@@ -68,7 +68,7 @@ def test_a_prolific_link_as_the_platform_fills_it_in_is_taken_and_paid(services,
     finish_everything(services, {"study": "pilot", "PROLIFIC_PID": pid("w"), "STUDY_ID": pid("study"),
                                  "SESSION_ID": pid("session")})
     sheet = payment_sheet(services, "pilot", tmp_path).read_text().splitlines()
-    assert sheet[1].split(",")[:3] == [pid("w"), pid("session"), "APPROVED"]
+    assert sheet[1].split(",")[:5] == [pid("w"), pid("session"), pid("study"), "AWAITING REVIEW", "APPROVED"]
 
 
 def test_other_ids_only_where_the_study_file_says_so(services):

@@ -98,7 +98,7 @@ def test_a_paid_study_with_good_flagged_impersonating_and_late_workers(services,
         shoot(late, shots, "paid-full-400px")
 
     with payment_sheet(services, "pilot", tmp_path).open(newline="") as f:
-        rows = {r["PROLIFIC_PID"]: (r["SESSION_ID"], r["status"]) for r in csv.DictReader(f)}
+        rows = {r["PROLIFIC_PID"]: (r["SESSION_ID"], r["status_after_upload"]) for r in csv.DictReader(f)}
     assert rows == {pid("5f-good-1"): (pid("sess-1"), "APPROVED"),
                     pid("5f-careless"): (pid("sess-2"), "REJECTED"),
                     pid("5f-good-2"): (pid("sess-3"), "APPROVED")}

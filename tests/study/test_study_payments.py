@@ -49,11 +49,18 @@ def test_the_payment_sheet_takes_prolific_ids_kept_for_it_alone_and_gone_on_clos
     begin(services, "5f3left")
     rows = {r["PROLIFIC_PID"]: r for r in sheet_rows(services, tmp_path)}
     good = rows[pid("5f1good")]
-    assert good["status"] == "APPROVED" and good["SESSION_ID"] == pid("S-5f1good")
+    # The platform's own statuses: a finished submission awaits review; the arena's verdict is a column.
+    assert (good["status"], good["status_after_upload"], good["arena_decision"]) == (
+        "AWAITING REVIEW", "APPROVED", "approve")
+    assert good["SESSION_ID"] == pid("S-5f1good") and good["STUDY_ID"] == pid("prolific-study")
     assert rows[pid("5f1good")]["completion_code"] == "CODE-7731" and rows[pid("5f1good")]["reason"] == ""
-    assert rows[pid("5f2careless")]["status"] == "REJECTED"
-    assert rows[pid("5f2careless")]["reason"].startswith("attention check failed")
-    assert rows[pid("5f3left")]["status"] == "NOT COMPLETED" and rows[pid("5f3left")]["completion_code"] == ""
+    careless = rows[pid("5f2careless")]
+    assert (careless["status_after_upload"], careless["arena_decision"]) == ("REJECTED", "reject")
+    assert careless["reason"].startswith("attention check failed")
+    left = rows[pid("5f3left")]
+    assert (left["status"], left["arena_decision"], left["completion_code"]) == ("ACTIVE", "unfinished", "")
+    assert "NOT COMPLETED" not in {r["status"] for r in rows.values()} | {r["status_after_upload"]
+                                                                          for r in rows.values()}
     # The raw ids are nowhere else: not in the participants' rows, exports or the tables the mirror copies.
     assert "study_platform_ids" not in STUDY_TABLES
     assert pid("5f1good") not in str([p.data for p in services.store.list_participants("pilot")])

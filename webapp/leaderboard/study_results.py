@@ -117,10 +117,10 @@ def _now_status(sheet: PlatformSheet, study: Study, row: SheetRow) -> str:
     p = row.person
     if p.data.get("step") == "full":
         return sheet.returned
-    task = p.data.get("task") or {}
-    since = datetime.fromisoformat(task["started"]) if task.get("started") else p.started_at
-    lapsed = (utc_now() - since).total_seconds() > study.abandon_after_minutes * 60
-    return sheet.timed_out if lapsed else sheet.active
+    # The worker's last step (every step saves their row) longer ago than a task's place is ever held.
+    last = p.updated_at or p.started_at
+    idle = (utc_now() - datetime.fromisoformat(last.replace("Z", "+00:00"))).total_seconds() if last else 0.0
+    return sheet.timed_out if idle > study.abandon_after_minutes * 60 else sheet.active
 
 
 def sheet_rows(services: Services, study_id: str) -> tuple[Study, list[SheetRow]]:
