@@ -64,6 +64,9 @@ class AttentionCheck(BaseModel):
 
 
 
+Device = Literal["desktop", "tablet", "mobile"]
+
+
 class ProlificSettings(BaseModel):
     """How the study is created on Prolific from the Studies page (`prolific:` in the study file). The
     title, the participant link and the completion code come from the rest of the file."""
@@ -74,8 +77,7 @@ class ProlificSettings(BaseModel):
     estimated_minutes: int = Field(ge=1)
     places: Optional[int] = Field(None, ge=1)  # default: the study's total quota (`Study.total_places`)
     description: str = Field(min_length=1)
-    devices: list[Literal["desktop", "tablet", "mobile"]] = Field(default_factory=lambda: ["desktop"],
-                                                                 min_length=1)
+    devices: list[Device] = Field(default_factory=lambda: list[Device](["desktop"]), min_length=1)
     # What Prolific does with a submission that brings the completion code: hold it for the researcher's
     # review (the arena's flags decide), or approve it at once.
     completion_action: Literal["MANUALLY_REVIEW", "AUTOMATICALLY_APPROVE"] = "MANUALLY_REVIEW"

@@ -55,8 +55,9 @@ def study_draft(study: Study, link: str, places: int) -> StudyDraft:
 
 def arena_places(services: Services, study: Study) -> int:
     """The places the arena wants on the platform now (see the module doc)."""
-    freed = 0 if study.flagged_counts else sum(1 for p in services.store.list_participants(study.id) if p.flags)
-    return study.platform_places() + freed
+    if study.flagged_counts:
+        return study.platform_places()
+    return study.platform_places() + sum(1 for p in services.store.list_participants(study.id) if p.flags)
 
 
 def _newest(services: Services, study_id: str) -> Study:
@@ -73,7 +74,8 @@ def create(services: Services, study_id: str, link: str, client: ClientFactory) 
     if known is not None:
         return Outcome(f"{study_id} is on Prolific already (study {known.platform_study_id}).", changed=False)
     places = arena_places(services, study)
-    made = client().create_study(study_draft(study, link, places))
+    with client() as api:
+        made = api.create_study(study_draft(study, link, places))
     services.store.link_platform_study(study_id, made.id, made.status, made.total_available_places)
     return Outcome(f"Created on Prolific as study {made.id} ({made.status}, "
                    f"{made.total_available_places} places): publish it when ready.")
@@ -91,7 +93,8 @@ def publish(services: Services, study_id: str, client: ClientFactory) -> Outcome
     if services.store.study_state(study_id) != "open":
         return Outcome(f"{study_id} is {services.store.study_state(study_id)} in the arena: resume it before "
                        "publishing.", changed=False)
-    done = client().transition_study(link.platform_study_id, "PUBLISH")
+    with client() as api:
+        done = api.transition_study(link.platform_study_id, "PUBLISH")
     services.store.note_platform_study(study_id, done.status, link.places)
     return Outcome(f"Published: Prolific says {done.status}.")
 
@@ -100,13 +103,13 @@ def refresh(services: Services, study_id: str, client: ClientFactory) -> Outcome
     """Read the platform's study: its status (a pause or stop there is applied here), and places put in
     step when the arena's count moved."""
     link = _linked(services, study_id)
-    api = client()
-    seen = api.get_study(link.platform_study_id)
     wanted = arena_places(services, _newest(services, study_id))
     places = link.places
-    if wanted != link.places and seen.status not in ("AWAITING REVIEW", "COMPLETED"):
-        seen = api.set_places(link.platform_study_id, wanted)
-        places = wanted
+    with client() as api:
+        seen = api.get_study(link.platform_study_id)
+        if wanted != link.places and seen.status not in ("AWAITING REVIEW", "COMPLETED"):
+            seen = api.set_places(link.platform_study_id, wanted)
+            places = wanted
     services.store.note_platform_study(study_id, seen.status, places)
     return Outcome(" ".join(part for part in (status_line(seen, places, wanted),
                                               apply_status(services, study_id, seen.status)) if part))
@@ -116,7 +119,8 @@ def set_places(services: Services, study_id: str, client: ClientFactory) -> Outc
     """Set the platform's place count to the arena's (the researcher's answer to a count that differs)."""
     link = _linked(services, study_id)
     wanted = arena_places(services, _newest(services, study_id))
-    seen = client().set_places(link.platform_study_id, wanted)
+    with client() as api:
+        seen = api.set_places(link.platform_study_id, wanted)
     services.store.note_platform_study(study_id, seen.status, wanted)
     return Outcome(f"Prolific's places set to {seen.total_available_places}.")
 
@@ -138,7 +142,8 @@ def follow_state(services: Services, study_id: str, state: str, client: ClientFa
     link = services.store.platform_link(study_id)
     if link is None or not _applies(link.status, state):
         return None
-    done = client().transition_study(link.platform_study_id, TRANSITION_OF_STATE[state])
+    with client() as api:
+        done = api.transition_study(link.platform_study_id, TRANSITION_OF_STATE[state])
     services.store.note_platform_study(study_id, done.status, link.places)
     return done.status
 
@@ -160,7 +165,7 @@ def apply_status(services: Services, study_id: str, status: str) -> str:
         return ""
     services.store.set_study_state(study_id, state)
     if state == "closed":
-        return (f"It was stopped on Prolific: the arena study is closed too (the workers' platform ids are "
+        return ("It was stopped on Prolific: the arena study is closed too (the workers' platform ids are "
                 "kept for reviewing and paying their submissions).")
     return f"It is {status} on Prolific: the arena study is {state} too."
 
