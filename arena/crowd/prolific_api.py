@@ -249,15 +249,14 @@ def _flatten(detail: Any) -> str:
 
 def _platform_message(response: httpx.Response) -> str:
     """The platform's own words from an error answer (`{"error": {"title", "detail", ...}}`), else the
-    start of the body."""
+    start of the body (its `additional_information` is a link to the error's page, left out)."""
     try:
         body = response.json()
     except ValueError:
         return response.text[:_ERROR_LINE_CHARS] or response.reason_phrase
     error = body.get("error", body) if isinstance(body, Mapping) else body
     if isinstance(error, Mapping):
-        parts = [_flatten(error[key]) for key in ("title", "detail", "additional_information")
-                 if error.get(key)]
+        parts = [_flatten(error[key]) for key in ("title", "detail") if error.get(key)]
         if parts:
             return ": ".join(parts)
     return _flatten(error) or response.reason_phrase
@@ -403,19 +402,34 @@ class ProlificClient:
         return _text(_record(data, "a secret"), "value", "a secret")
 
     def subscribe_webhook(self, event_type: str, target_url: str, workspace_id: str) -> str:
-        """POST hooks/subscriptions/; returns the subscription's id."""
+        """POST hooks/subscriptions/, then the confirmation the platform asks for (the subscription's
+        X-Hook-Secret sent back to hooks/subscriptions/{id}/); returns the subscription's id."""
         if event_type not in WEBHOOK_EVENT_TYPES:
             raise PlatformError(f"unknown webhook event {event_type!r}: use {', '.join(WEBHOOK_EVENT_TYPES)}")
         if not str(target_url).startswith(("https://", "http://")):
             raise PlatformError("a webhook's target must be an http(s) address")
-        data = self._call("POST", "hooks/subscriptions/", "subscribe to the webhook", resend=False,
-                          json={"event_type": event_type, "target_url": target_url,
-                                "workspace_id": _id(workspace_id)})
-        return _text(_record(data, "a subscription"), "id", "a subscription")
+        response = self._send("POST", "hooks/subscriptions/", "subscribe to the webhook", resend=False,
+                              json={"event_type": event_type, "target_url": target_url,
+                                    "workspace_id": _id(workspace_id)})
+        subscription = _json_or_none(response)
+        if isinstance(subscription, Mapping) and isinstance(subscription.get("results"), list):
+            subscription = (subscription["results"] or [None])[0]  # some answers wrap it in a list
+        subscription_id = _text(_record(subscription, "a subscription"), "id", "a subscription")
+        hook_secret = response.headers.get("X-Hook-Secret")
+        if not hook_secret:
+            raise PlatformError("Prolific answered the subscription without its X-Hook-Secret to confirm it")
+        self._call("POST", f"hooks/subscriptions/{_id(subscription_id)}/", "confirm the webhook",
+                   json={"secret": hook_secret})
+        return subscription_id
 
     # -- the one way out ----------------------------------------------------------------------------------
     def _call(self, method: str, path: str, what: str, *, json: Any = None,
               params: Optional[Mapping[str, Any]] = None, resend: Optional[bool] = True) -> Any:
+        """`_send`'s answer as JSON (None for an empty body)."""
+        return _json_or_none(self._send(method, path, what, json=json, params=params, resend=resend))
+
+    def _send(self, method: str, path: str, what: str, *, json: Any = None,
+              params: Optional[Mapping[str, Any]] = None, resend: Optional[bool] = True) -> httpx.Response:
         """One request with the retries its kind allows. `resend`: True -- safe to send again after a
         network failure; False -- repeated only after a 429 (nothing was done); None -- never repeated."""
         def may_retry(state: tenacity.RetryCallState) -> bool:
@@ -444,7 +458,7 @@ class ProlificClient:
         return line
 
     def _attempt(self, method: str, path: str, what: str, json: Any,
-                 params: Optional[Mapping[str, Any]]) -> Any:
+                 params: Optional[Mapping[str, Any]]) -> httpx.Response:
         try:
             response = self._http.request(method, path, json=json, params=params)
         except httpx.HTTPError as exc:
@@ -452,7 +466,7 @@ class ProlificClient:
             raise _Retryable(f"could not reach Prolific to {what}: {reason}", network=True) from None
         log.debug("Prolific %s %s -> %d", method, path, response.status_code)
         if response.status_code < 400:
-            return _json_or_none(response)
+            return response
         message = self._scrub(" ".join(_platform_message(response).split()))[:_ERROR_LINE_CHARS]
         status = response.status_code
         if status == 429:
