@@ -314,4 +314,15 @@ platform_bonus_workers = sa.Table(
     sa.Column("worker_key", sa.Text, primary_key=True),
     sa.Column("batch_key", sa.Text, nullable=False),
     sa.Column("amount", sa.Text, nullable=False),
+# An arena study's study on a recruiting platform (arena/store/platform_studies.py; revision 0012): its id
+# there, its status and place count as last read, and when. Researcher-only: never exported or mirrored.
+platform_studies = sa.Table(
+    "platform_studies", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("platform", sa.Text, nullable=False),  # prolific
+    sa.Column("platform_study_id", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),  # the platform's word: UNPUBLISHED, ACTIVE, PAUSED, ...
+    sa.Column("places", sa.Integer, nullable=False),  # the platform's total_available_places
+    sa.Column("synced_at", sa.Text, nullable=False),
+    sa.Index("platform_studies_platform_id", "platform_study_id", unique=True),
 )
