@@ -314,6 +314,8 @@ platform_bonus_workers = sa.Table(
     sa.Column("worker_key", sa.Text, primary_key=True),
     sa.Column("batch_key", sa.Text, nullable=False),
     sa.Column("amount", sa.Text, nullable=False),
+)
+
 # An arena study's study on a recruiting platform (arena/store/platform_studies.py; revision 0012): its id
 # there, its status and place count as last read, and when. Researcher-only: never exported or mirrored.
 platform_studies = sa.Table(

@@ -3,14 +3,14 @@ is claimed in a row before the call and marked with its outcome, so that no retr
 process sends it twice; and each paid worker's row, so that a later payment leaves them out.
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0013"
-down_revision = "0011"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
