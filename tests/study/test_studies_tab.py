@@ -35,7 +35,8 @@ def test_saving_versions_and_downloading_the_payment_sheet_and_export(services, 
     assert link.startswith("http://127.0.0.1:") and link.endswith(
         "/study/?study=pilot&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
     assert [row[0] for row in quotas["value"]["data"]] == ["alpha", "beta", "gamma"] and not people["visible"]
-    approve, reject, sheet = researcher.predict("pilot", api_name="/study_payments")
+    approve, reject, bonus, sheet = researcher.predict("pilot", api_name="/study_payments")
+    assert Path(bonus).read_text().splitlines() == ["id,amount"]
     assert Path(approve).name == "pilot-approve.txt" and Path(approve).read_text() == ""
     assert Path(reject).read_text().splitlines() == ["id,reason"]
     assert Path(sheet).read_text().splitlines()[0].startswith("PROLIFIC_PID,SESSION_ID,STUDY_ID,status,")

@@ -42,12 +42,13 @@ def all_tasks(services, params: dict, attention=None, tasks: int = 2):
 
 
 def test_the_approve_and_reject_lists_are_in_the_form_prolific_takes(services, tmp_path):
-    publish(services, attention_check=INSTRUCTED)
+    publish(services, attention_check=INSTRUCTED, bonus={"fixed": "1.50"})
     all_tasks(services, prolific("good"), attention="Often")
     all_tasks(services, prolific("careless"), attention="Never")
     study, p = flow.enter(services, prolific("left"))
-    approve, reject, sheet = payment_files(services, "pilot", tmp_path)
-    assert approve.read_text() == f"{pid('good')}\n"  # one id a line, nothing else, as bulk approve takes it
+    approve, reject, bonus, sheet = payment_files(services, "pilot", tmp_path)
+    assert approve.read_text() == f"{pid('good')}\n"
+    assert bonus.read_text().splitlines() == ["id,amount", f"{pid('good')},1.50"]  # the careless earn none  # one id a line, nothing else, as bulk approve takes it
     with reject.open(newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert row["id"] == pid("careless") and row["reason"].startswith("attention check failed")
@@ -75,7 +76,7 @@ def test_a_worker_asked_to_return_and_one_whose_place_lapsed_have_the_platforms_
 
 
 def test_an_mturk_study_reads_mturks_parameters_and_posts_its_submit_form(services, tmp_path):
-    publish(services, platform="mturk", tasks_per_participant=2)
+    publish(services, platform="mturk", tasks_per_participant=2, bonus={"per_valid_task": "0.20"})
     worker = "A1B2C3D4E5F6G7"
     study, p = all_tasks(services, mturk(worker))
     assert flow.completed(p)
@@ -83,8 +84,9 @@ def test_an_mturk_study_reads_mturks_parameters_and_posts_its_submit_form(servic
     parts = urlsplit(address)
     assert f"{parts.scheme}://{parts.netloc}{parts.path}" == f"{SANDBOX}/mturk/externalSubmit"
     assert parse_qs(parts.query) == {"assignmentId": [ASSIGNMENT], "completion": ["CODE-7731"]}
-    approve, reject, sheet = payment_files(services, "pilot", tmp_path)
-    assert approve.read_text() == f"{ASSIGNMENT}\n"  # MTurk approves an assignment, not a worker
+    approve, reject, bonus, sheet = payment_files(services, "pilot", tmp_path)
+    assert approve.read_text() == f"{ASSIGNMENT}\n"
+    assert bonus.read_text().splitlines() == ["id,amount,assignmentId", f"{worker},0.40,{ASSIGNMENT}"]  # MTurk approves an assignment, not a worker
     with sheet.open(newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert (row["workerId"], row["assignmentId"], row["hitId"]) == (worker, ASSIGNMENT, HIT)

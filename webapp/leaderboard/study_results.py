@@ -21,6 +21,7 @@ from arena.corpus.records import PSEUDONYM_PREFIX
 from arena.crowd.study import Study, parse_study
 from arena.dialogue import utc_now
 from arena.store import Participant
+from arena.crowd.bonuses import bonus_lines
 from arena.crowd.counting import visibility
 from arena.crowd.known_answers import known_answer_accuracy
 from webapp.leaderboard.table import LeaderboardOptions, compute_leaderboard
@@ -166,7 +167,7 @@ def _approval_id(study: Study, row: SheetRow) -> str:
 def payment_files(services: Services, study_id: str, folder: Path) -> list[Path]:
     """What the researcher uploads to the platform when reviewing without its API: the approve list (one id
     per line, as the platform's bulk approve takes them), the reject list with each reason, the bonus lines
-    (`id,amount`) and the full sheet. Workers whose ids are gone (a closed study) are in the sheet only."""
+    (`id,amount`, from the study's bonus rule) and the full sheet. Workers whose ids are gone (a closed study) are in the sheet only."""
     study, rows = sheet_rows(services, study_id)
     folder = Path(folder)
     approve = folder / f"{study_id}-approve.txt"
@@ -178,7 +179,22 @@ def payment_files(services: Services, study_id: str, folder: Path) -> list[Path]
         writer.writerow(["id", "reason"])
         writer.writerows([_cell(_approval_id(study, r)), _cell(r.reason)] for r in rows
                          if r.decision == REJECT and _approval_id(study, r))
-    return [approve, reject, payment_sheet(services, study_id, folder)]
+    return [approve, reject, _bonus_file(study, rows, folder), payment_sheet(services, study_id, folder)]
+
+
+def _bonus_file(study: Study, rows: list[SheetRow], folder: Path) -> Path:
+    """`id,amount` for each worker the study's bonus rule pays (none without a rule), as Prolific's bulk
+    bonus takes the lines; MTurk pays a bonus on an assignment, which a third column names."""
+    pairs = [(r.worker, r.person) for r in rows if r.worker]
+    assignments = {r.worker: r.session for r in rows if r.worker}
+    path = folder / f"{study.id}-bonus.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        mturk = study.platform == "mturk"
+        writer.writerow(["id", "amount", *(["assignmentId"] if mturk else [])])
+        for worker, amount in bonus_lines(study, pairs):
+            writer.writerow([_cell(worker), f"{amount:.2f}", *([assignments[worker]] if mturk else [])])
+    return path
 
 
 def close_study(services: Services, study_id: str) -> int:
