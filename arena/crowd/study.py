@@ -68,7 +68,7 @@ class AttentionCheck(BaseModel):
 
 KnownKind = Literal["good", "off_topic", "replay"]
 # The verdict a careful worker gives each kind of known-answer task.
-KNOWN_VERDICTS = {"good": "satisfied", "off_topic": "frustrated"}
+KNOWN_VERDICTS: dict[KnownKind, str] = {"good": "satisfied", "off_topic": "frustrated"}
 
 
 class KnownReplay(BaseModel):
@@ -91,7 +91,7 @@ class KnownAnswers(BaseModel):
 
     count: int = Field(1, ge=1)
     positions: list[int] = Field(default_factory=list)
-    kinds: list[KnownKind] = Field(default_factory=lambda: ["good", "off_topic"], min_length=1)
+    kinds: list[KnownKind] = Field(default_factory=lambda: list(KNOWN_VERDICTS), min_length=1)
     replays: list[KnownReplay] = Field(default_factory=list)
     min_accuracy: float = Field(0.5, ge=0, le=1)
 

@@ -134,7 +134,7 @@ def build(services: Services) -> None:
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
                          visible=False, elem_id="studies-board", elem_classes=["pinned-columns"])
     with gr.Row():
-        pay = gr.Button("Payment files (approve, reject, sheet)", elem_id="studies-pay")
+        pay = gr.Button("Payment files (approve, reject, bonus, sheet)", elem_id="studies-pay")
         export = gr.Button("Export the study", elem_id="studies-export")
         include_flagged = gr.Checkbox(False, label="Export flagged workers too", elem_id="studies-flagged")
     files = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="studies-files")
