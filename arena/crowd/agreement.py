@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
-from typing import Any, Hashable, Iterable, NamedTuple, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Hashable, Iterable, Literal, NamedTuple, Optional, Sequence, cast
 
 from arena.crowd.rater_check import POOLED_IDS
 from arena.dialogue import Dialogue, Role, UserKind
@@ -79,16 +79,16 @@ def krippendorff_alpha(judgements: Iterable[Judgement], level: str, *, name: str
         by_unit.setdefault(j.unit, {})[j.rater] = j.value
     shared = [values for values in by_unit.values() if len(values) >= 2]
     raters = {rater for values in shared for rater in values}
-    base = dict(name=name, level=level, units=len(shared), raters=len(raters),
-                judgements=sum(len(values) for values in shared))
+    base = Agreement(name=name, level=level, units=len(shared), raters=len(raters),
+                     judgements=sum(len(values) for values in shared))
     if len(shared) < 2:
-        return Agreement(**base, note=NOT_ENOUGH_OVERLAP)
+        return replace(base, note=NOT_ENOUGH_OVERLAP)
     counts = _value_counts(shared, domain, ordered=level == ORDINAL)
     point = _alpha(counts, level)
     if point is None:
-        return Agreement(**base, note=NO_VARIATION)
+        return replace(base, note=NO_VARIATION)
     low, high = _interval(counts, level, rounds, seed, confidence)
-    return Agreement(**base, alpha=point, low=low, high=high)
+    return replace(base, alpha=point, low=low, high=high)
 
 
 def _value_counts(units: list[dict[str, Any]], domain: Sequence[Any], ordered: bool) -> Any:
@@ -115,7 +115,7 @@ def _alpha(counts: Any, level: str) -> Optional[float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 where the resample holds one value
         value = float(krippendorff.alpha(value_counts=counts, value_domain=list(range(counts.shape[1])),
-                                         level_of_measurement=level))
+                                         level_of_measurement=cast(Literal["ordinal", "nominal"], level)))
     return None if math.isnan(value) else value
 
 
@@ -128,7 +128,8 @@ def _interval(counts: Any, level: str, rounds: int, seed: int,
         return None, None
     rng = np.random.default_rng(seed)
     n = counts.shape[0]
-    found = [a for a in (_alpha(counts[rng.integers(0, n, n)], level) for _ in range(rounds)) if a is not None]
+    resampled = (_alpha(counts[rng.integers(0, n, n)], level) for _ in range(rounds))
+    found = [a for a in resampled if a is not None]
     if not found:
         return None, None
     tail = (1 - confidence) / 2 * 100
@@ -159,8 +160,9 @@ def rating_judgements(dialogues: Iterable[Dialogue]) -> dict[str, list[Judgement
     out: dict[str, list[Judgement]] = {}
     for d in dialogues:
         unit = replayed_dialogue(d) or d.dialogue_id
-        rated = [(unit, r) for r in d.ratings]
-        rated += [((unit, i), r) for i, u in enumerate(d.utterances) if u.role == Role.AGENT for r in u.ratings]
+        rated: list[tuple[Hashable, Any]] = [(unit, r) for r in d.ratings]
+        rated += [((unit, i), r) for i, u in enumerate(d.utterances) if u.role == Role.AGENT
+                  for r in u.ratings]
         for where, rating in rated:
             if rating.rater_kind != UserKind.HUMAN or not _person(rating.rater_id):
                 continue
@@ -176,7 +178,7 @@ def verdict_judgements(dialogues: Iterable[Dialogue]) -> list[Judgement]:
             if d.feedback is not None and d.user.kind == UserKind.HUMAN and _person(d.user.id)]
 
 
-def vote_judgements(votes: Iterable[tuple[str, str, str, Any]]) -> list[Judgement]:
+def vote_judgements(votes: Iterable["VoteRow"]) -> list[Judgement]:
     """(dialogue A, dialogue B, voter, choice) of people's votes: a battle is its two dialogues."""
     return [Judgement((a, b), voter, choice) for a, b, voter, choice in votes if _person(voter)]
 
@@ -188,23 +190,48 @@ def gold_judgements(participants: Iterable[Any]) -> list[Judgement]:
             for p in participants if isinstance(p.data.get("gold_answer"), str)]
 
 
-def agreement_report(dialogues: Sequence[Dialogue], form: Any = None, *,
-                     votes: Iterable[tuple[str, str, str, Any]] = (), gold: Iterable[Any] = (),
-                     rounds: int = ROUNDS, seed: int = 0) -> list[Agreement]:
-    """Alpha of each aspect of `form` (always listed), of other rated aspects, verdicts, votes and gold
-    answers (listed when anyone gave one)."""
+@dataclass(frozen=True)
+class JudgementSet:
+    """The judgements of one aspect (or verdicts, votes, gold answers), at their level of measurement."""
+
+    name: str
+    level: str
+    judgements: tuple[Judgement, ...]
+    domain: tuple[Any, ...] = ()
+
+
+VoteRow = tuple[str, str, str, Any]  # (dialogue A, dialogue B, voter, choice)
+
+
+def judgement_sets(dialogues: Iterable[Dialogue], form: Any = None, *,
+                   votes: Iterable[VoteRow] = (), gold: Iterable[Any] = ()) -> list[JudgementSet]:
+    """Each aspect of `form` (always listed) and each other rated aspect, ordinal; then verdicts, votes and
+    gold answers, nominal (listed when anyone gave one)."""
+    dialogues = list(dialogues)
     ratings = rating_judgements(dialogues)
     names = list(dict.fromkeys([*(form.names() if form is not None else []), *sorted(ratings)]))
     out = []
     for aspect in names:
         scale = form.get(aspect) if form is not None else None
-        out.append(krippendorff_alpha(ratings.get(aspect, []), ORDINAL, name=aspect, rounds=rounds, seed=seed,
-                                      domain=scale.scale() if scale is not None else ()))
+        out.append(JudgementSet(aspect, ORDINAL, tuple(ratings.get(aspect, [])),
+                                tuple(scale.scale()) if scale is not None else ()))
     for name, found in ((VERDICT, verdict_judgements(dialogues)), (VOTE, vote_judgements(votes)),
                         (GOLD, gold_judgements(gold))):
         if found:
-            out.append(krippendorff_alpha(found, NOMINAL, name=name, rounds=rounds, seed=seed))
+            out.append(JudgementSet(name, NOMINAL, tuple(found)))
     return out
+
+
+def agreement_of(sets: Iterable[JudgementSet], rounds: int = ROUNDS, seed: int = 0) -> list[Agreement]:
+    return [krippendorff_alpha(s.judgements, s.level, name=s.name, domain=s.domain, rounds=rounds, seed=seed)
+            for s in sets]
+
+
+def agreement_report(dialogues: Iterable[Dialogue], form: Any = None, *,
+                     votes: Iterable[VoteRow] = (), gold: Iterable[Any] = (), rounds: int = ROUNDS,
+                     seed: int = 0) -> list[Agreement]:
+    """`agreement_of` the `judgement_sets` of these dialogues, votes and study participants."""
+    return agreement_of(judgement_sets(dialogues, form, votes=votes, gold=gold), rounds=rounds, seed=seed)
 
 
 def describe(result: Agreement) -> str:
