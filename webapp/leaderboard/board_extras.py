@@ -8,9 +8,9 @@ its ratings and its rated replies. One `ExtraRows` is read per job run;
 `board` gives one board's `BoardDialogues`, whose two views feed
 `evaluators.meta.meta_rows` and `evaluators.meta_correlations.judged_records`.
 The rater agreement (`arena.crowd.agreement`) reads, once per run and for
-every board alike, the dialogues that hold aspect ratings or belong to a
-study (a replayed dialogue is a study task), people's votes and the study
-workers' gold answers (`AgreementRows`).
+every board alike, the dialogues that hold aspect ratings or a study's
+labelled ones (a replayed dialogue is a study task), people's votes and the
+study workers' gold answers (`AgreementRows`).
 The evaluators are imported when a view is made: they are an optional part
 (the caller shows nothing when they are missing).
 """
@@ -104,7 +104,9 @@ class AgreementRows:
     @classmethod
     def read(cls, store: Any, frames: StoreFrames) -> "AgreementRows":
         d, v = frames.d, frames.v
-        shared = d["visible"] & ((d["aspect_ratings"] > 0) | (d["crowd"] != OPEN_CROWD))
+        # A study's labelled dialogues may be replays of a stored one (known-answer tasks): their verdicts.
+        labelled_in_study = (d["crowd"] != OPEN_CROWD) & ~pd.isna(d["sentiment"])
+        shared = d["visible"] & ((d["aspect_ratings"] > 0) | labelled_in_study)
         dialogues = list(store.board_documents(d["dialogue_id"][shared]).values()) if shared.any() else []
         people = v["visible"] & (v["user_kind"] == "human")
         votes = list(zip(v["dialogue_a"][people].tolist(), v["dialogue_b"][people].tolist(),
