@@ -155,3 +155,22 @@ def test_a_stored_dialogue_is_replayed_for_the_worker_to_judge(services):
     _, p = flow.enter(services, link("second"))
     assert known_answer_accuracy(p) == 0.0 and p.flags == ["known-answer accuracy 0.00 (minimum 1.00)"]
     assert p.data["step"] == "task"  # on to the study's own task
+
+
+def test_a_paused_study_hands_out_no_known_answer_task_either(services):
+    publish(services, known_answers=KNOWN, quota_per_cell=5)
+    study, p = flow.enter(services, link("w"))
+    flow.consent(services, study, p)
+    flow.begin(services, study, p)
+    for number in (1, 2):
+        study, p = flow.enter(services, link("w"))
+        flow.send(services, study, p, "A", "a horror movie please")
+        flow.rate(services, study, p, "A", "satisfied")
+        if number == 2:
+            services.store.set_study_state("pilot", "paused")
+        flow.submit(services, study, p, None, None)
+    study, p = flow.enter(services, link("w"))
+    assert p.data["step"] == "full"  # the next task, a known-answer one, waits like any other
+    services.store.set_study_state("pilot", "open")
+    flow.retry_full(services, study, p)
+    assert flow.enter(services, link("w"))[1].data["task"]["known"] == "off_topic"

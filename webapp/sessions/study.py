@@ -327,7 +327,8 @@ def begin(services: Services, study: Study, p: Participant) -> None:
 def _next(services: Services, study: Study, p: Participant) -> None:
     """Hand out the next task, or finish the worker."""
     done = len(p.data.get("task_seconds", []))
-    if next_is_known(study, p):
+    # A paused or closed study hands out no task of either kind (the check below says so).
+    if next_is_known(study, p) and (is_preview(p) or not _state_notice(services, study)):
         _hand_out_known(services, study, p)
         return
     if done >= study.tasks_per_participant:
