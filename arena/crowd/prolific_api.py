@@ -286,13 +286,15 @@ class ProlificClient:
         return f"ProlificClient({self.base_url!r})"
 
     @classmethod
-    def from_environment(cls, environment: Optional[Mapping[str, str]] = None,
+    def from_environment(cls, environment: Optional[Mapping[str, str]] = None, *, settings: Any = None,
                          **options: Any) -> "ProlificClient":
-        """The token from PROLIFIC_API_TOKEN and the base URL from the settings (ARENA_PROLIFIC_URL).
-        Raises PlatformNotConfigured when the token is not set."""
+        """The token from PROLIFIC_API_TOKEN and the base URL from the settings (ARENA_PROLIFIC_URL):
+        those of `settings` (the app's own `Settings`, read from the environment at start) when given,
+        else read now. Raises PlatformNotConfigured when the token is not set."""
         from arena.runtime.config import Settings
 
-        settings = Settings.from_env(environment)
+        if settings is None:
+            settings = Settings.from_env(environment)
         token = settings.prolific_token.get_secret_value() if settings.prolific_token else ""
         if not token.strip():
             raise PlatformNotConfigured(f"no Prolific API token: set {PROLIFIC_TOKEN_ENV} in the environment")

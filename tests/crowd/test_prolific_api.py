@@ -21,7 +21,7 @@ from arena.crowd.prolific_api import (
     verify_webhook,
     webhook_signature,
 )
-from arena.runtime.config import SettingsError
+from arena.runtime.config import Settings, SettingsError
 from tests.support.prolific_server import ProlificServer
 
 TOKEN = "tok-5ecret-do-not-show"
@@ -342,6 +342,8 @@ def test_the_client_comes_from_the_environment_or_not_at_all(server):
     with ProlificClient.from_environment(env) as client:
         assert client.base_url == server.url
         assert client.create_study(draft()).status == "UNPUBLISHED"
+    with ProlificClient.from_environment(settings=Settings.from_env(env)) as client:
+        assert client.get_study(next(iter(server.state.studies))).status == "UNPUBLISHED"
 
 
 # -- webhooks --------------------------------------------------------------------------------------
