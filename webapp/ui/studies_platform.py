@@ -46,7 +46,7 @@ def run_action(services: Services, study_id: Optional[str],
         done = action()
     except PlatformError as exc:
         return f"{NOTICE_MARK} Nothing changed: {escape_text(' '.join(str(exc).split()))}"
-    return escape_text(done.line) if done.changed else f"{NOTICE_MARK} {escape_text(done.line)}"
+    return done.line if done.changed else f"{NOTICE_MARK} {done.line}"
 
 
 def build(services: Services, picked: gr.Dropdown, link_of: LinkOf) -> None:
