@@ -5,6 +5,7 @@ platform one line that changes nothing in the arena."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -123,7 +124,8 @@ def test_pause_resume_and_close_in_the_arena_reach_the_platform_first(services, 
     prolific.fail_next(403, path="transition")
     line = section.follow_state(services, "pilot", "paused")
     assert line.startswith("⚠️ Nothing changed: Prolific refused or could not be reached") and "\n" not in line
-    assert prolific.state.studies[study_id].status == "ACTIVE" and services.store.study_state("pilot") == "open"
+    assert prolific.state.studies[study_id].status == "ACTIVE"
+    assert services.store.study_state("pilot") == "open"
     assert section.follow_state(services, "pilot", "closed") is None
     assert prolific.state.studies[study_id].status == "COMPLETED"
 
@@ -167,7 +169,8 @@ def test_network_failures_and_4xx_answers_change_nothing(services, prolific, mon
     assert prolific.state.studies[study_id].status == "UNPUBLISHED"
     monkeypatch.setenv("PROLIFIC_API_TOKEN", "not-the-token")
     line = _act(services, platform.refresh)
-    assert line.startswith("⚠️ Nothing changed: Prolific refused the API token") and "not-the-token" not in line
+    assert line.startswith("⚠️ Nothing changed: Prolific refused the API token")
+    assert "not-the-token" not in line
     assert services.store.platform_link("pilot") == before
 
 
@@ -188,7 +191,8 @@ def test_the_webhook_applies_signed_study_status_changes_only(services, prolific
     add_platform_webhook(app, services)
     http = TestClient(app)
     study_id = _created(services, prolific)
-    body = ('{"event_type": "study.status.change", "resource_id": "%s", "status": "PAUSED"}' % study_id).encode()
+    event = {"event_type": "study.status.change", "resource_id": study_id, "status": "PAUSED"}
+    body = json.dumps(event).encode()
     assert http.post(WEBHOOK_PATH, content=body).status_code == 404  # no secret set: the route is off
     monkeypatch.setenv("PROLIFIC_WEBHOOK_SECRET", "s3cret")
     assert http.post(WEBHOOK_PATH, content=body).status_code == 401  # unsigned
@@ -247,16 +251,20 @@ def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(servic
     try:
         researcher = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
         assert researcher.predict("pilot", api_name="/study_platform_show").startswith("Not on Prolific yet")
-        assert researcher.predict("pilot", api_name="/study_platform_create").startswith("Created on Prolific")
+        line = researcher.predict("pilot", api_name="/study_platform_create")
+        assert line.startswith("Created on Prolific")
         ((study_id, study),) = prolific.state.studies.items()
         assert study.fields["external_study_url"] == url.rstrip("/") + LINK.removeprefix("https://arena.example")
-        assert researcher.predict("pilot", api_name="/study_platform_publish") == "Published: Prolific says ACTIVE."
+        line = researcher.predict("pilot", api_name="/study_platform_publish")
+        assert line == "Published: Prolific says ACTIVE."
         line = researcher.predict("pilot", api_name="/study_pause")[0]
         assert "is paused" in line and study.status == "PAUSED"
         prolific.fail_next(400, path="transition")
         line = researcher.predict("pilot", api_name="/study_resume")[0]
-        assert line.startswith("⚠️ Nothing changed: Prolific refused") and services.store.study_state("pilot") == "paused"
-        assert "is open" in researcher.predict("pilot", api_name="/study_resume")[0] and study.status == "ACTIVE"
+        assert line.startswith("⚠️ Nothing changed: Prolific refused")
+        assert services.store.study_state("pilot") == "paused"
+        assert "is open" in researcher.predict("pilot", api_name="/study_resume")[0]
+        assert study.status == "ACTIVE"
         assert researcher.predict("pilot", api_name="/study_close")[0].startswith("Closed")
         assert study.status == "COMPLETED" and services.store.study_state("pilot") == "closed"
         assert "was COMPLETED" in researcher.predict("pilot", api_name="/study_platform_show")
