@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, Literal, Mapping, Optional
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -62,6 +63,22 @@ class AttentionCheck(BaseModel):
         return self
 
 
+class BonusRule(BaseModel):
+    """What a worker earns on top of the reward, in the workspace currency's major units (pounds, dollars):
+    `fixed` for each approved worker, or `per_valid_task` for each valid task; `cap` bounds one worker's
+    bonus. `arena.crowd.bonuses.bonus_lines` applies it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fixed: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+    per_valid_task: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+    cap: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> "BonusRule":
+        if (self.fixed is None) == (self.per_valid_task is None):
+            raise ValueError("give either fixed or per_valid_task (an amount such as 0.50)")
+        return self
 
 
 Device = Literal["desktop", "tablet", "mobile"]
@@ -126,6 +143,7 @@ class Study(BaseModel):
     worker_ids: Literal["prolific", "any"] = "prolific"
     flagged_counts: bool = False  # does a flagged worker's finished task fill a place? (false: it is freed)
     new_workers_per_minute: int = Field(5, ge=1)  # new worker ids one network address may bring per minute
+    bonus: Optional[BonusRule] = None  # a bonus on top of the reward, paid from the Studies page
     prolific: Optional[ProlificSettings] = None  # creating and running the study on Prolific from the app
 
     @field_validator("id")

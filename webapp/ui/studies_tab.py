@@ -22,7 +22,7 @@ from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
-from webapp.ui import studies_platform
+from webapp.ui import studies_platform, studies_review
 from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from arena.text_safety import escape_text
 from webapp.ui.parts.render import plural
@@ -128,6 +128,7 @@ def build(services: Services) -> None:
         close = gr.Button("Close the study", variant="stop", elem_id="studies-close", min_width=100)
     state_line = gr.Markdown("", elem_id="studies-state")
     studies_platform.build(services, picked, lambda request, sid: participant_link(site_of(request), sid))
+    studies_review.build(services, picked)
     quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
     people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
