@@ -21,7 +21,7 @@ from arena.crowd.prolific_api import (
     verify_webhook,
     webhook_signature,
 )
-from arena.runtime.config import SettingsError
+from arena.runtime.config import Settings, SettingsError
 from tests.support.prolific_server import ProlificServer
 
 TOKEN = "tok-5ecret-do-not-show"
@@ -87,18 +87,30 @@ def test_a_study_is_created_as_a_draft_with_what_the_arena_sends(client, server)
 
 def test_the_study_transitions_and_a_refused_one_gives_the_platforms_line(client, server):
     study_id = client.create_study(draft()).id
+    with pytest.raises(PlatformError) as refused:
+        client.transition_study(study_id, "PAUSE")
+    assert "Cannot PAUSE a study whose status is UNPUBLISHED" in one_line(refused.value)
+    assert refused.value.status == 400
     assert client.transition_study(study_id, "PUBLISH").status == "ACTIVE"
     assert client.transition_study(study_id, "PAUSE").status == "PAUSED"
     assert client.transition_study(study_id, "START").status == "ACTIVE"
-    with pytest.raises(PlatformError) as refused:
-        client.transition_study(study_id, "PUBLISH")
-    assert "Cannot PUBLISH a study whose status is ACTIVE" in one_line(refused.value)
-    assert refused.value.status == 400
     assert client.transition_study(study_id, "STOP").status == "COMPLETED"
     sent = len(server.state.requests)
     with pytest.raises(PlatformError, match="unknown study action"):
         client.transition_study(study_id, "DELETE")
     assert len(server.state.requests) == sent  # refused before anything was sent
+
+
+def test_a_transition_whose_answer_was_lost_is_sent_again_and_counts_once(client, server):
+    study_id = client.create_study(draft()).id
+    server.fail_next(0, after=True, path="/transition/")  # published, then the answer is lost
+    assert client.transition_study(study_id, "PUBLISH").status == "ACTIVE"
+    assert [p for m, p in server.hits if p.endswith("/transition/")] == [
+        f"/api/v1/studies/{study_id}/transition/"] * 2
+    assert client.transition_study(study_id, "PUBLISH").status == "ACTIVE"  # asked again: already done
+    assert client.transition_study(study_id, "STOP").status == "COMPLETED"
+    with pytest.raises(PlatformError, match="Cannot PAUSE a study whose status is COMPLETED"):
+        client.transition_study(study_id, "PAUSE")  # a refusal the study's status does not explain
 
 
 def test_stopping_with_work_to_review_waits_for_review(client, server):
@@ -330,6 +342,8 @@ def test_the_client_comes_from_the_environment_or_not_at_all(server):
     with ProlificClient.from_environment(env) as client:
         assert client.base_url == server.url
         assert client.create_study(draft()).status == "UNPUBLISHED"
+    with ProlificClient.from_environment(settings=Settings.from_env(env)) as client:
+        assert client.get_study(next(iter(server.state.studies))).status == "UNPUBLISHED"
 
 
 # -- webhooks --------------------------------------------------------------------------------------
