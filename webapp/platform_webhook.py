@@ -11,11 +11,11 @@ events and other studies are acknowledged and change nothing.
 from __future__ import annotations
 
 import logging
-import os
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from arena.runtime.config import Settings
 from arena.crowd.prolific_api import (SIGNATURE_HEADER, TIMESTAMP_HEADER, PlatformError, verify_webhook,
                                       webhook_event)
 from webapp.services import Services
@@ -36,7 +36,9 @@ def add_platform_webhook(app: FastAPI, services: Services) -> None:
     """Add the webhook's route to `app` (before the mounts: the one at `/` would answer it)."""
 
     async def receive(request: Request) -> JSONResponse:
-        secret = os.environ.get(WEBHOOK_SECRET_ENV, "")
+        # Read at each delivery, like the API token: the secret can be rotated without a restart.
+        configured = Settings.from_env().prolific_webhook_secret
+        secret = configured.get_secret_value() if configured is not None else ""
         if not secret:
             return _answer(404, f"webhooks are off: {WEBHOOK_SECRET_ENV} is not set")
         body = await request.body()

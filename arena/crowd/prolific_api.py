@@ -12,7 +12,8 @@ one line for the researcher, with the platform's own message when it gave one.
 Retries (tenacity): a 429 waits the `Retry-After` the platform asks for, and a network failure or a
 502/503/504 backs off exponentially, but only for calls that are safe to send twice: reads, setting the
 places (it sets a value), transitions (the platform documents submission transitions as idempotent; a
-study transition sent twice lands on the same status) and bulk approval. Creating a study or a bonus is
+study transition refused because the study already has the status it leads to counts as done) and bulk
+approval. Creating a study or a bonus is
 retried on 429 only (the platform refused it, so nothing was made). `pay_bonus` is never re-sent: a
 second pay call pays the participants again.
 """
@@ -41,6 +42,8 @@ DEFAULT_BASE_URL = "https://api.prolific.com/api/v1/"
 STUDY_STATUSES = ("UNPUBLISHED", "SCHEDULED", "PUBLISHING", "ACTIVE", "PAUSED", "AWAITING REVIEW",
                   "COMPLETED")
 STUDY_ACTIONS = ("PUBLISH", "PAUSE", "START", "STOP")
+_STUDY_ACTION_LEADS_TO = {"PUBLISH": ("PUBLISHING", "SCHEDULED", "ACTIVE"), "PAUSE": ("PAUSED",),
+                          "START": ("ACTIVE",), "STOP": ("AWAITING REVIEW", "COMPLETED")}
 SUBMISSION_STATUSES = ("RESERVED", "ACTIVE", "AWAITING REVIEW", "APPROVED", "RETURNED", "REJECTED",
                        "TIMED-OUT", "SCREENED OUT")
 REJECTION_CATEGORIES = ("TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL",
@@ -283,13 +286,15 @@ class ProlificClient:
         return f"ProlificClient({self.base_url!r})"
 
     @classmethod
-    def from_environment(cls, environment: Optional[Mapping[str, str]] = None,
+    def from_environment(cls, environment: Optional[Mapping[str, str]] = None, *, settings: Any = None,
                          **options: Any) -> "ProlificClient":
-        """The token from PROLIFIC_API_TOKEN and the base URL from the settings (ARENA_PROLIFIC_URL).
-        Raises PlatformNotConfigured when the token is not set."""
+        """The token from PROLIFIC_API_TOKEN and the base URL from the settings (ARENA_PROLIFIC_URL):
+        those of `settings` (the app's own `Settings`, read from the environment at start) when given,
+        else read now. Raises PlatformNotConfigured when the token is not set."""
         from arena.runtime.config import Settings
 
-        settings = Settings.from_env(environment)
+        if settings is None:
+            settings = Settings.from_env(environment)
         token = settings.prolific_token.get_secret_value() if settings.prolific_token else ""
         if not token.strip():
             raise PlatformNotConfigured(f"no Prolific API token: set {PROLIFIC_TOKEN_ENV} in the environment")
@@ -325,8 +330,18 @@ class ProlificClient:
         action = str(action).upper()
         if action not in STUDY_ACTIONS:
             raise PlatformError(f"unknown study action {action!r}: use one of {', '.join(STUDY_ACTIONS)}")
-        data = self._call("POST", f"studies/{_id(study_id)}/transition/", f"{action.lower()} the study",
-                          json={"action": action})
+        try:
+            data = self._call("POST", f"studies/{_id(study_id)}/transition/", f"{action.lower()} the study",
+                              json={"action": action})
+        except PlatformError as refused:
+            # A transition whose answer was lost and was sent again is refused the second time (the study
+            # has moved already): the study in the status the action leads to is that success, not a failure.
+            if refused.status != 400:
+                raise
+            study = self.get_study(study_id)
+            if study.status in _STUDY_ACTION_LEADS_TO[action]:
+                return study
+            raise
         return PlatformStudy.from_json(data)
 
     # -- submissions --------------------------------------------------------------------------------------

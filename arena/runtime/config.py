@@ -124,6 +124,9 @@ class Settings(BaseSettings):
     # The token is read from the environment only, never from a file or a flag, and never stored.
     prolific_token: Optional[SecretStr] = Field(None, validation_alias=_env("PROLIFIC_API_TOKEN"))
     prolific_url: str = Field("https://api.prolific.com/api/v1/", description="Prolific's API address")
+    # Signs Prolific's webhook deliveries (webapp/platform_webhook.py); without it the route answers 404.
+    prolific_webhook_secret: Optional[SecretStr] = Field(None,
+                                                         validation_alias=_env("PROLIFIC_WEBHOOK_SECRET"))
     # -- LLM -------------------------------------------------------------------
     llm_provider: Literal["openai", "local", "fake"] = "local"
     llm_model: Optional[str] = None

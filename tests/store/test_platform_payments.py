@@ -179,3 +179,19 @@ def test_a_refused_bonus_changes_nothing_and_may_be_paid_later(store, server):
     assert server.state.payments == []
     assert pay_bonus(store, client, "pilot", study, _lines(people), actor="ada").state == "paid"
     assert len(server.state.payments) == 2
+
+
+def test_a_claim_abandoned_by_its_sender_is_taken_over_and_the_old_sender_writes_nothing(store):
+    import sqlalchemy as sa
+
+    from arena.store import schema as t
+
+    first = store.claim_transition("pilot", "sub-1", APPROVE, actor="ada")
+    assert first.claim_id and store.claim_transition("pilot", "sub-1", APPROVE, actor="bo").claim_id is None
+    with store.write() as conn:  # the first sender vanished long ago
+        conn.execute(sa.update(t.platform_transitions).values(updated_at="2000-01-01T00:00:00.000000Z"))
+    second = store.claim_transition("pilot", "sub-1", APPROVE, actor="bo")
+    assert second.claim_id and second.claim_id != first.claim_id
+    assert store.finish_transition(first, answer="APPROVED") is False
+    assert store.finish_transition(second, answer="APPROVED") is True
+    assert store.claim_transition("pilot", "sub-1", APPROVE, actor="cy").state == "done"

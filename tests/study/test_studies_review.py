@@ -120,3 +120,29 @@ def test_no_token_is_one_line(services, prolific, study, monkeypatch):
     monkeypatch.delenv("PROLIFIC_API_TOKEN")
     line, table, _ = section.load(services, "pilot", "", ProlificClient.from_environment)
     assert "PROLIFIC_API_TOKEN" in _plain(line) and table is None and "\n" not in line
+
+
+def test_the_section_over_http_confirms_what_was_prepared_and_pays_once(services, prolific, study):
+    from gradio_client import Client
+
+    from battle_support import launch
+
+    demo, url = launch(services, admin=True)
+    try:
+        researcher = Client(url, verbose=False, httpx_kwargs={"timeout": 120})
+        line, table, chosen = researcher.predict("pilot", "", api_name="/study_review_load")
+        assert "3 submission" in line
+        good = next(row[0] for row in table["data"] if row[1] == pid("good"))
+        said = researcher.predict("pilot", [good], "APPROVE", "FAILED_CHECK", "", "",
+                                     api_name="/study_review_prepare")
+        assert "About to send" in said and prolific.state.submissions[good].status == "AWAITING REVIEW"
+        assert "Approved 1" in _plain(researcher.predict(api_name="/study_review_confirm"))
+        assert "Nothing to confirm" in researcher.predict(api_name="/study_review_confirm")
+        assert prolific.state.submissions[good].status == "APPROVED"
+        said, _ = researcher.predict("pilot", api_name="/study_bonus_preview")
+        assert "total 0.75" in _plain(said)
+        assert "Paid 0.75" in _plain(researcher.predict("pilot", "", api_name="/study_bonus_pay"))
+        assert "Preview the bonuses first" in researcher.predict("pilot", "", api_name="/study_bonus_pay")
+        assert sum(prolific.pay_calls.values()) == 1
+    finally:
+        demo.close()

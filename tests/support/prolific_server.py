@@ -32,8 +32,9 @@ It serves under `/api/v1/` what `arena.crowd.prolific_api.ProlificClient` calls,
   answers the next requests with an error (status 0 drops the connection; `after=True` does the work first,
   as when an answer is lost on the way back).
 
-Tests drive the participants' side with `reserve`, `start`, `complete`, `return_submission`, `time_out` and
-`screen_out`, and read `state`.
+`hits` lists every request that arrived (those refused or failed on purpose too), `state.requests` those
+the model handled. Tests drive the participants' side with `reserve`, `start_submission`, `complete`,
+`return_submission`, `time_out` and `screen_out`, and read `state`.
 
 Where the documentation left me unsure, and what this server does instead: the real platform passes
 through PUBLISHING (and a brief, undocumented PROCESSING) before ACTIVE -- here the change is immediate;
@@ -184,6 +185,7 @@ class ProlificServer:
         self.state = State()
         self.lock = threading.RLock()
         self.pay_calls: collections.Counter[str] = collections.Counter()
+        self.hits: list[tuple[str, str]] = []  # every request that arrived, refused or failed ones too
         self._failures: list[_Failure] = []
         self._rate_limit: Optional[float] = None
         self._rate_retry_after = 1.0
@@ -656,6 +658,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         model = self.server_model
+        with model.lock:
+            model.hits.append((method, parsed.path))
         failure = model.take_failure(parsed.path)
         if failure is not None and not failure.after:
             return self._fail(failure)

@@ -10,8 +10,10 @@ from it (changed on the platform), the page says so and offers to set it back.
 
 Every call to the platform comes before any change in the arena: a `PlatformError` (no token, the network,
 a 4xx) leaves the arena as it was and is one line for the researcher. A pause or stop seen on the platform
-(a Refresh, or its webhook) is applied to the arena's running state; a stop closes the arena study but
-keeps the workers' platform ids, which reviewing and paying the submissions still need.
+(a Refresh, or its webhook) is applied to the arena's running state: both pause the arena study (a stop
+does not close it, which would delete the workers' platform ids that reviewing and paying still need), and
+a study active again there (resumed, or given more places) is open again here. A closed arena study
+stays closed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from webapp.services import Services
 
 ClientFactory = Callable[[], ProlificClient]
 # The arena's running state a platform status asks for (statuses not named here change nothing).
-STATE_OF_STATUS = {"PAUSED": "paused", "ACTIVE": "open", "AWAITING REVIEW": "closed", "COMPLETED": "closed"}
+# A study stopped on the platform (or full there) waits for review: the arena pauses it, since closing for
+# good deletes the workers' platform ids that reviewing and paying still need (the researcher closes it).
+STATE_OF_STATUS = {"PAUSED": "paused", "ACTIVE": "open", "AWAITING REVIEW": "paused", "COMPLETED": "paused"}
+ENDED = ("AWAITING REVIEW", "COMPLETED")
 LIVE = ("SCHEDULED", "PUBLISHING", "ACTIVE")  # statuses in which the platform recruits (or is about to)
 TRANSITION_OF_STATE = {"paused": "PAUSE", "open": "START", "closed": "STOP"}
 
@@ -107,7 +112,9 @@ def refresh(services: Services, study_id: str, client: ClientFactory) -> Outcome
     places = link.places
     with client() as api:
         seen = api.get_study(link.platform_study_id)
-        if wanted != link.places and seen.status not in ("AWAITING REVIEW", "COMPLETED"):
+        # More places (a new file, a worker flagged) are set at once; fewer only when the researcher asks
+        # (the platform refuses to take places from a published study).
+        if wanted > link.places and services.store.study_state(study_id) != "closed":
             seen = api.set_places(link.platform_study_id, wanted)
             places = wanted
     services.store.note_platform_study(study_id, seen.status, places)
@@ -164,9 +171,9 @@ def apply_status(services: Services, study_id: str, status: str) -> str:
     if state is None or state == now or now == "closed":
         return ""
     services.store.set_study_state(study_id, state)
-    if state == "closed":
-        return ("It was stopped on Prolific: the arena study is closed too (the workers' platform ids are "
-                "kept for reviewing and paying their submissions).")
+    if status in ENDED:
+        return (f"It is {status} on Prolific: the arena study is paused (close it here once the "
+                "submissions are reviewed and paid).")
     return f"It is {status} on Prolific: the arena study is {state} too."
 
 

@@ -8,11 +8,11 @@ nothing in the arena.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional
 
 import gradio as gr
 
+from arena.runtime.config import Settings
 from arena.crowd.prolific_api import PROLIFIC_TOKEN_ENV, PlatformError, ProlificClient
 from arena.text_safety import escape_text
 from webapp.services import Services
@@ -25,7 +25,8 @@ NO_TOKEN = (f"Prolific: set {PROLIFIC_TOKEN_ENV} in the server's environment (a 
 
 
 def configured() -> bool:
-    return bool(os.environ.get(PROLIFIC_TOKEN_ENV, "").strip())
+    token = Settings.from_env().prolific_token  # read each time, as the client reads it
+    return token is not None and bool(token.get_secret_value().strip())
 
 
 def shown_line(services: Services, study_id: Optional[str]) -> str:
@@ -46,7 +47,7 @@ def run_action(services: Services, study_id: Optional[str],
         done = action()
     except PlatformError as exc:
         return f"{NOTICE_MARK} Nothing changed: {escape_text(' '.join(str(exc).split()))}"
-    return escape_text(done.line) if done.changed else f"{NOTICE_MARK} {escape_text(done.line)}"
+    return done.line if done.changed else f"{NOTICE_MARK} {done.line}"
 
 
 def build(services: Services, picked: gr.Dropdown, link_of: LinkOf) -> None:
