@@ -52,8 +52,8 @@ class BoardData:
             votes = sorted(votes, key=lambda v: v.timestamp)  # stable: equal times keep input order
         orders = session_orders(votes)
         return cls(pd.DataFrame(rows, columns=DIALOGUE_COLUMNS),
-                   pd.DataFrame([(v.vote_id, v.crs_a, v.crs_b, v.choice, v.dialogue_a, v.dialogue_b, v.user_id,
-                                  orders.get(v.vote_id)) for v in votes], columns=VOTE_COLUMNS))
+                   pd.DataFrame([(v.vote_id, v.crs_a, v.crs_b, v.choice, v.dialogue_a, v.dialogue_b,
+                                  v.user_id, orders.get(v.vote_id)) for v in votes], columns=VOTE_COLUMNS))
 
 
 def session_orders(votes: list[Vote]) -> dict[str, int]:

@@ -30,7 +30,8 @@ SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 COLUMNS = [
     "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
     "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst", "tier", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
+    "rank", "rank_best", "rank_worst", "tier",
+    "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
     "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
 ]
 
@@ -149,8 +150,8 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
     rated = [n for n in played if n in bt and counts[index[n], 0] >= max(1, options.min_votes)]
     ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
     tier = tiers({n: bt[n] for n in ranks}, {n: intervals.get(n) for n in ranks})
-    style, coefficients, style_intervals = (
-        _style(dialogues, votes, a, b, y, played, set(ranks), options) if options.style_control else ({}, {}, {}))
+    style, coefficients, style_intervals = (_style(dialogues, votes, a, b, y, played, set(ranks), options)
+                                            if options.style_control else ({}, {}, {}))
     style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
 
     out = []
@@ -198,17 +199,19 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
     return table
 
 
-def _reliability(fitted_votes: pd.DataFrame, choices: np.ndarray, options: LeaderboardOptions) -> dict[str, Any]:
+def _reliability(fitted_votes: pd.DataFrame, choices: np.ndarray,
+                 options: LeaderboardOptions) -> dict[str, Any]:
     """What the board rests on: the votes its ratings are fitted from and their participants, the counting
     options, and the position-bias table of the battles it counts (`vote_counting`)."""
     people, without_session = participants(fitted_votes)
-    return {"votes_fitted": len(fitted_votes), "participants": people, "votes_without_session": without_session,
+    return {"votes_fitted": len(fitted_votes), "participants": people,
+            "votes_without_session": without_session,
             "first_votes_only": options.first_votes_only, "ties": options.ties,
             "position_bias": position_bias(choices, options.confidence)}
 
 
-def _bradley_terry(a: np.ndarray, b: np.ndarray, y: np.ndarray, played: list[str], options: LeaderboardOptions,
-                   ) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+def _bradley_terry(a: np.ndarray, b: np.ndarray, y: np.ndarray, played: list[str],
+                   options: LeaderboardOptions) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
     """The plain Bradley-Terry ratings and their bootstrap intervals (none for degenerate data)."""
     if not len(y):
         return {}, {}
@@ -220,7 +223,8 @@ def _bradley_terry(a: np.ndarray, b: np.ndarray, y: np.ndarray, played: list[str
         return bt, {}
     samples = bt_model.to_elo(bt_model.bootstrap(rows, theta, options.bootstrap_rounds, options.seed,
                                                  options.bt_prior_games))
-    return bt, {n: percentile_interval(samples[:, i], options.confidence, bt[n]) for i, n in enumerate(played)}
+    return bt, {n: percentile_interval(samples[:, i], options.confidence, bt[n])
+                for i, n in enumerate(played)}
 
 
 def _style(dialogues: pd.DataFrame, votes: pd.DataFrame, a: np.ndarray, b: np.ndarray, y: np.ndarray,

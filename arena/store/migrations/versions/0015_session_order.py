@@ -9,7 +9,7 @@ Revises: 0011
 """
 
 from itertools import groupby
-from typing import Any
+from typing import Any, Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -23,7 +23,7 @@ POOLED_IDS = ("", "anonymous")
 CHUNK = 1000
 
 
-def _numbered(rows: list[Any]) -> list[dict[str, Any]]:
+def _numbered(rows: Sequence[Any]) -> list[dict[str, Any]]:
     """(id, user id, ...) rows sorted by user and time -> {"id", "n"} with n counting from 1 per user."""
     out = []
     for _, group in groupby(rows, key=lambda r: r[1]):
