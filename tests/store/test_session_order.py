@@ -92,3 +92,17 @@ def test_revision_0015_numbers_stored_rows_by_their_timestamps(db_location):
         with store.read() as conn:
             assert conn.execute(sa.select(sa.func.count()).select_from(t.votes)).scalar_one() == 2
 
+
+
+def test_the_votes_export_carries_each_votes_session_order(store, tmp_path):
+    import csv
+
+    from arena.corpus.bundle import export_bundle
+
+    first, second, pooled = _vote_of("user-a"), _vote_of("user-a"), _vote_of("anonymous")
+    for a, b, vote in (first, second, pooled):
+        store.save_battle(a, b, vote)
+    export_bundle(store, tmp_path / "out")
+    with open(tmp_path / "out" / "votes.csv", newline="") as fh:
+        orders = {r["vote_id"]: r["session_order"] for r in csv.DictReader(fh)}
+    assert orders == {first[2].vote_id: "1", second[2].vote_id: "2", pooled[2].vote_id: ""}
