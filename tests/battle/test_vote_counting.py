@@ -22,7 +22,8 @@ START = utc_now() - timedelta(days=1)
 
 
 def vote(a: str, b: str, choice: str, user: str, minute: int) -> Vote:
-    return Vote(battle_id=f"b-{random.random()}", dialogue_a=f"x{minute}{user}", dialogue_b=f"y{minute}{user}",
+    return Vote(battle_id=f"b-{random.random()}", dialogue_a=f"x{minute}{user}",
+                dialogue_b=f"y{minute}{user}",
                 crs_a=a, crs_b=b, choice=choice, user_id=user, user_kind=UserKind.HUMAN,
                 timestamp=START + timedelta(minutes=minute))
 
@@ -58,7 +59,8 @@ def test_votes_of_no_known_session_have_no_first_vote():
 
 
 def test_ties_are_half_wins_by_default_and_can_be_left_out():
-    votes = ([vote("a", "b", "A", f"u{k}", k) for k in range(6)] + [vote("a", "b", "B", f"v{k}", k) for k in range(2)]
+    votes = ([vote("a", "b", "A", f"u{k}", k) for k in range(6)]
+             + [vote("a", "b", "B", f"v{k}", k) for k in range(2)]
              + [vote("a", "b", "tie", f"w{k}", k) for k in range(40)])
     half = compute_leaderboard([], votes).set_index("system")
     dropped = compute_leaderboard([], votes, options=LeaderboardOptions(ties="drop")).set_index("system")
@@ -78,7 +80,8 @@ def test_ties_left_out_with_only_ties_shows_no_rating():
 def test_tiers_join_intervals_that_overlap_through_a_chain():
     ratings = {"a": 100.0, "b": 80.0, "c": 75.0, "d": 10.0, "e": 5.0}
     # b does not reach a, but c reaches both: one tier of three. d and e overlap; nothing reaches them.
-    intervals = {"a": (90.0, 110.0), "b": (70.0, 85.0), "c": (50.0, 100.0), "d": (0.0, 20.0), "e": (-5.0, 8.0)}
+    intervals = {"a": (90.0, 110.0), "b": (70.0, 85.0), "c": (50.0, 100.0), "d": (0.0, 20.0),
+                 "e": (-5.0, 8.0)}
     assert tiers(ratings, intervals) == {"a": 1, "b": 1, "c": 1, "d": 2, "e": 2}
     assert tiers(ratings, {**intervals, "e": None}) == {}  # no interval: no tiers
 
