@@ -53,7 +53,7 @@ FILES = {
 }
 VOTE_COLUMNS = [
     "vote_id", "battle_id", "timestamp", "crs_a", "crs_b", "dialogue_a", "dialogue_b", "choice", "winner",
-    "comment", "user_id", "user_kind", "flagged", "crowd", "study_version",
+    "comment", "user_id", "user_kind", "flagged", "crowd", "study_version", "session_order",
 ]
 SCORE_COLUMNS = [
     "dialogue_id", "crs_id", "user_kind", "user_id", "sentiment", "metric", "value", "scorer", "version",
@@ -103,6 +103,7 @@ class Snapshot:
     filter: ExportFilter
     taken_at: datetime = field(default_factory=utc_now)
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
+    orders: dict[str, int] = field(default_factory=dict)  # vote id -> its order in its session
 
 
 def _no_study_data(d: Dialogue) -> bool:
@@ -122,15 +123,16 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
     flags = {**void_votes(dialogues, votes), **seen.flags}
-    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags)
+    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags, orders=store.vote_orders())
 
 
 # -- rows ---------------------------------------------------------------------------
 
 
 def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
-              flags: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
-    flags = flags or {}
+              flags: Optional[dict[str, str]] = None,
+              orders: Optional[dict[str, int]] = None) -> list[dict[str, Any]]:
+    flags, orders = flags or {}, orders or {}
     return [
         {
             "vote_id": v.vote_id,
@@ -148,6 +150,7 @@ def vote_rows(votes: Iterable[Vote], pseudonym: Callable[[str], str],
             "flagged": flags.get(v.vote_id, ""),
             "crowd": crowd_of_vote(v),
             "study_version": v.study_version if v.study_version is not None else "",
+            "session_order": orders.get(v.vote_id, ""),  # arena.store.session_order; none for a pooled id
         }
         for v in votes
     ]
@@ -308,7 +311,8 @@ def export_bundle(
     files = {key: folder / name for key, name in FILES.items()}
     scores = score_rows(snapshot.dialogues, pseudonym, source_ids)
     _write_dialogues(files["dialogues"], files["dialogues_json"], snapshot, pseudonym, source_ids)
-    _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags))
+    _write_csv(files["votes"], VOTE_COLUMNS, vote_rows(snapshot.votes, pseudonym, snapshot.flags,
+                                                        snapshot.orders))
     _write_csv(files["scores_csv"], SCORE_COLUMNS, scores)
     _write_scores_parquet(files["scores_parquet"], scores)
     card = dataset_card(snapshot, extras=sorted(extras or {}), source_ids=source_ids)

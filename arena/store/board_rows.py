@@ -4,7 +4,9 @@ Every save of a dialogue writes its row in the same transaction
 (`Store._put_dialogue`): its system, audience, user, crowd, whether it was a
 battle's, whether a system failed a turn, its user turns, its label (with
 whether the label was flagged and when it was given), its style (mean
-characters and items per system reply) and how many aspect ratings it holds.
+characters and items per system reply), how many aspect ratings it holds and,
+once it has a label (a verdict or aspect ratings), that label's order within
+the participant's session (`arena.store.session_order`).
 A board then reads a few numbers per dialogue and vote instead of parsing
 every dialogue whole; the metric tables beside it read the `scores` rows and
 only the dialogues with aspect ratings whole. Dialogues stored before these
@@ -24,6 +26,7 @@ from sqlalchemy.engine import Connection
 from arena.dialogue import Dialogue
 from arena.store import schema as t
 from arena.store.part import StorePart
+from arena.store.session_order import LABEL_ORDER_SCOPE, next_order
 from arena.store.statements import upsert, utc_key
 from arena.crowd.study import STUDY_KEY, crowd_of_metadata
 
@@ -46,6 +49,7 @@ DIALOGUE_FIELDS = (
     "reply_length",
     "items_shown",
     "aspect_ratings",
+    "label_order",
     "rdl",
     "core",
 )
@@ -59,6 +63,7 @@ VOTE_FIELDS = (
     "user_kind",
     "user_id",
     "study",
+    "session_order",
 )
 
 
@@ -91,6 +96,7 @@ def board_row(d: Dialogue) -> dict[str, Any]:
         "reply_length": float(length),
         "items_shown": float(items),
         "aspect_ratings": len(d.ratings) + sum(len(u.ratings) for u in d.utterances),
+        "label_order": None,  # assigned when stored (`BoardRowsStore._put_board_row`)
     }
 
 
@@ -103,6 +109,16 @@ class BoardRows:
     votes: list[tuple]
     hidden: frozenset[str]
     flags: dict[str, str]
+
+
+def _label_time(d: Dialogue) -> tuple[str, str, str]:
+    return (utc_key(d.feedback.timestamp) if d.feedback else "~", utc_key(d.created_at), d.dialogue_id)
+
+
+def label_orders_of(rows: BoardRows) -> dict[str, int]:
+    """dialogue id -> its label's order within its participant's session, from the compact rows."""
+    at = DIALOGUE_FIELDS.index("label_order")
+    return {r[0]: int(r[at]) for r in rows.dialogues if r[at] is not None}
 
 
 def _fetch_all(conn: Connection, query: Any) -> list[tuple]:
@@ -120,9 +136,13 @@ def _fetch_all(conn: Connection, query: Any) -> list[tuple]:
 class BoardRowsStore(StorePart):
     """The compact rows of `arena.store.Store` (`board_rows`, `board_version`)."""
 
-    @staticmethod
-    def _put_board_row(conn: Connection, d: Dialogue) -> None:
-        upsert(conn, t.board_dialogues, board_row(d), ["dialogue_id"])
+    def _put_board_row(self, conn: Connection, d: Dialogue) -> None:
+        row = board_row(d)
+        if row["sentiment"] is not None or row["aspect_ratings"]:  # a label: numbered in its session
+            row["label_order"] = next_order(
+                conn, self._lock_keys, scope=LABEL_ORDER_SCOPE, table=t.board_dialogues, key="dialogue_id",
+                key_value=d.dialogue_id, user_id=d.user.id, column="label_order")
+        upsert(conn, t.board_dialogues, row, ["dialogue_id"])
 
     def _fill_missing_board_rows(self) -> int:
         """Write the rows of dialogues stored without one (before revision 0008, or emptied by 0009); how
@@ -135,8 +155,9 @@ class BoardRowsStore(StorePart):
             return 0
         with self.write() as conn:
             data = conn.execute(missing).scalars().all()
-            for text in data:
-                self._put_board_row(conn, Dialogue.model_validate_json(text))
+            # In the order the labels were given, so that each participant's labels are numbered by time.
+            for d in sorted((Dialogue.model_validate_json(text) for text in data), key=_label_time):
+                self._put_board_row(conn, d)
         return len(data)
 
     def board_rows(self) -> BoardRows:

@@ -1,6 +1,7 @@
 """Battles and their votes: one vote per battle, where a vote came from, why it looks automated, and the
 claims that let every app process pair systems from one count (tables `votes`, `vote_origins`,
-`vote_flags`, `battle_claims` of `arena.store.schema`).
+`vote_flags`, `battle_claims` of `arena.store.schema`), each vote numbered within its participant's
+session (`arena.store.session_order`).
 
 `Votes` is a part of `arena.store.Store`: its methods run on the store's own
 engine, each in one transaction.
@@ -20,6 +21,7 @@ from arena.dialogue import Dialogue, UserKind, Vote, utc_now
 from arena.conversation.self_naming import void_reason
 from arena.store import schema as t
 from arena.store.part import StorePart
+from arena.store.session_order import VOTE_ORDER_SCOPE, next_order
 from arena.store.statements import upsert, utc_key
 
 PairCounts = dict[frozenset, int]
@@ -113,13 +115,15 @@ class Votes(StorePart):
         if claim_id is not None:
             conn.execute(sa.delete(t.battle_claims).where(t.battle_claims.c.claim_id == claim_id))
 
-    @staticmethod
-    def _put_vote(conn: Connection, vote: Vote) -> None:
+    def _put_vote(self, conn: Connection, vote: Vote) -> None:
+        order = next_order(conn, self._lock_keys, scope=VOTE_ORDER_SCOPE, table=t.votes, key="vote_id",
+                           key_value=vote.vote_id, user_id=vote.user_id, column="session_order")
         upsert(conn, t.votes, {
             "vote_id": vote.vote_id, "battle_id": vote.battle_id, "dialogue_a": vote.dialogue_a,
             "dialogue_b": vote.dialogue_b, "crs_a": vote.crs_a, "crs_b": vote.crs_b, "choice": vote.choice,
             "user_kind": vote.user_kind.value, "created_at": utc_key(vote.timestamp),
             "data": vote.model_dump_json(), "study": vote.study, "user_id": vote.user_id,
+            "session_order": order,
         }, ["vote_id"])
 
     def list_votes(self, user_kind: Optional[Union[str, UserKind]] = None) -> list[Vote]:
@@ -129,6 +133,14 @@ class Votes(StorePart):
             query = query.where(t.votes.c.user_kind == UserKind(user_kind).value)
         with self.read() as conn:
             return [Vote.model_validate_json(data) for data in conn.execute(query).scalars()]
+
+    def vote_orders(self) -> dict[str, int]:
+        """vote id -> its order within its participant's session (`arena.store.session_order`; votes of a
+        pooled id have none and are left out)."""
+        v = t.votes.c
+        with self.read() as conn:
+            return {r[0]: int(r[1]) for r in conn.execute(
+                sa.select(v.vote_id, v.session_order).where(v.session_order.is_not(None))).all()}
 
     def battle_voted(self, battle_id: str) -> bool:
         """Whether a vote for this battle is stored."""

@@ -12,6 +12,7 @@ import pytest
 from arena.crowd.counting import LABEL_FLAG, Participants, Visibility
 from arena.dialogue import Dialogue, Feedback, Role, UserInfo, UserKind, Utterance, Vote, utc_now
 from arena.store.board_rows import DIALOGUE_FIELDS, VOTE_FIELDS, BoardRows, board_row
+from webapp.leaderboard.board_data import session_orders
 from arena.crowd.study import STUDY_KEY
 from webapp.leaderboard.board_select import StoreFrames
 
@@ -74,8 +75,9 @@ def _arena(seed: int) -> tuple[list[Dialogue], list[Vote], set[str], dict[str, s
 
 def _frames(dialogues, votes, hidden, flags) -> StoreFrames:
     rows = [tuple(board_row(d)[f] for f in DIALOGUE_FIELDS[:-2]) + (None, None) for d in dialogues]
-    vote_rows = [tuple(v.user_kind.value if f == "user_kind" else getattr(v, f) for f in VOTE_FIELDS)
-                 for v in votes]
+    orders = session_orders(votes)  # what the store assigns when it stores them in this order
+    vote_rows = [tuple(v.user_kind.value if f == "user_kind" else orders.get(v.vote_id)
+                       if f == "session_order" else getattr(v, f) for f in VOTE_FIELDS) for v in votes]
     return StoreFrames.of(BoardRows(rows, vote_rows, frozenset(hidden), flags))
 
 

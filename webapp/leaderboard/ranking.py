@@ -20,6 +20,7 @@ from evaluators.bootstrap import percentile_interval
 from webapp.leaderboard import bt_model
 from webapp.leaderboard.battle_ratings import CHOICE_SCORE, ELO_INITIAL, ELO_K, ELO_SCALE, wilson_interval
 from webapp.leaderboard.board_data import BoardData
+from webapp.leaderboard.vote_counting import counted_votes, fitted, participants, position_bias, tiers
 from webapp.leaderboard.style_control import (
     fit_style_arrays, rank_change, style_interval_arrays, style_model_rows,
 )
@@ -29,7 +30,8 @@ SCORE_COLUMNS = {"rdl": "mean_rdl", "core.overall": "mean_core_overall"}
 COLUMNS = [
     "system", "conversations", "rated", "satisfied", "satisfaction", "satisfaction_low", "satisfaction_high",
     "battles", "wins", "ties", "both_bad", "losses", "elo", "bt", "bt_low", "bt_high",
-    "rank", "rank_best", "rank_worst", "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
+    "rank", "rank_best", "rank_worst", "tier",
+    "bt_style", "bt_style_low", "bt_style_high", "rank_change_style",
     "mean_rdl", "rdl_scored", "mean_core_overall", "core_overall_scored",
 ]
 
@@ -42,6 +44,11 @@ class LeaderboardOptions:
     bt_prior_games: float = 1.0
     min_votes: int = 0  # battles a system needs before its ratings and rank show
     style_rounds: int = 100  # bootstrap rounds of the style-controlled fit (each a logistic regression)
+    # The counting options (`webapp.leaderboard.vote_counting`): each participant's first vote alone; ties
+    # as half-wins ("half") or left out of the ratings ("drop"); whether the style-controlled fit is made.
+    first_votes_only: bool = False
+    ties: str = "half"
+    style_control: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> "LeaderboardOptions":
@@ -121,6 +128,7 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
     if len(failed):
         dialogues = dialogues[~dialogues["failed"].astype(bool)]
         votes = votes[~(votes["dialogue_a"].isin(failed) | votes["dialogue_b"].isin(failed))]
+    votes = counted_votes(votes, options.first_votes_only)
     stats = _dialogue_stats(dialogues)
     crs_a, crs_b = votes["crs_a"].to_numpy(dtype=object), votes["crs_b"].to_numpy(dtype=object)
     played = sorted(set(pd.unique(crs_a)) | set(pd.unique(crs_b)))
@@ -135,22 +143,15 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
     y = np.array(list(CHOICE_SCORE.values()))[choice_index]
     m = len(played)
     counts = _counts(a, b, y, choices == "both_bad", m)
+    fit = fitted(y, options.ties)
+    votes, a, b, y = votes[fit], a[fit], b[fit], y[fit]
     elo = _elo(a, b, y, m)
-    bt: dict[str, float] = {}
-    intervals: dict[str, tuple[float, float]] = {}
-    if len(votes):
-        rows = bt_model.aggregate(a, b, y, m)
-        theta = bt_model.fit(rows, options.bt_prior_games)
-        ratings = bt_model.to_elo(theta)
-        bt = {n: float(ratings[i]) for i, n in enumerate(played)}
-        if not bt_model.degenerate(a, b, y) and options.bootstrap_rounds > 0:
-            samples = bt_model.to_elo(bt_model.bootstrap(rows, theta, options.bootstrap_rounds, options.seed,
-                                                         options.bt_prior_games))
-            intervals = {n: percentile_interval(samples[:, i], options.confidence, bt[n])
-                         for i, n in enumerate(played)}
-    rated = [n for n in played if counts[index[n], 0] >= max(1, options.min_votes)]
+    bt, intervals = _bradley_terry(a, b, y, played, options)
+    rated = [n for n in played if n in bt and counts[index[n], 0] >= max(1, options.min_votes)]
     ranks = rank_ranges({n: bt[n] for n in rated}, {n: intervals.get(n) for n in rated})
-    style, coefficients, style_intervals = _style(dialogues, votes, a, b, y, played, set(ranks), options)
+    tier = tiers({n: bt[n] for n in ranks}, {n: intervals.get(n) for n in ranks})
+    style, coefficients, style_intervals = (_style(dialogues, votes, a, b, y, played, set(ranks), options)
+                                            if options.style_control else ({}, {}, {}))
     style_moves = rank_change({n: r[0] for n, r in ranks.items()}, style)
 
     out = []
@@ -175,7 +176,7 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
             "bt": bt.get(name) if shown else None,
             "bt_low": low_high[0] if low_high else None,
             "bt_high": low_high[1] if low_high else None,
-            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2],
+            "rank": rank[0], "rank_best": rank[1], "rank_worst": rank[2], "tier": tier.get(name),
             "bt_style": style.get(name) if shown else None,
             "bt_style_low": style_intervals[name][0] if shown and name in style_intervals else None,
             "bt_style_high": style_intervals[name][1] if shown and name in style_intervals else None,
@@ -194,7 +195,36 @@ def rank_board(data: BoardData, *, systems: Iterable[str] = (),
     table.attrs["min_votes"] = options.min_votes
     table.attrs["below_min_votes"] = sorted(set(played) - set(rated))
     table.attrs["style_coefficients"] = coefficients
+    table.attrs.update(_reliability(votes, choices, options))
     return table
+
+
+def _reliability(fitted_votes: pd.DataFrame, choices: np.ndarray,
+                 options: LeaderboardOptions) -> dict[str, Any]:
+    """What the board rests on: the votes its ratings are fitted from and their participants, the counting
+    options, and the position-bias table of the battles it counts (`vote_counting`)."""
+    people, without_session = participants(fitted_votes)
+    return {"votes_fitted": len(fitted_votes), "participants": people,
+            "votes_without_session": without_session,
+            "first_votes_only": options.first_votes_only, "ties": options.ties,
+            "position_bias": position_bias(choices, options.confidence)}
+
+
+def _bradley_terry(a: np.ndarray, b: np.ndarray, y: np.ndarray, played: list[str],
+                   options: LeaderboardOptions) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    """The plain Bradley-Terry ratings and their bootstrap intervals (none for degenerate data)."""
+    if not len(y):
+        return {}, {}
+    rows = bt_model.aggregate(a, b, y, len(played))
+    theta = bt_model.fit(rows, options.bt_prior_games)
+    ratings = bt_model.to_elo(theta)
+    bt = {n: float(ratings[i]) for i, n in enumerate(played)}
+    if bt_model.degenerate(a, b, y) or options.bootstrap_rounds <= 0:
+        return bt, {}
+    samples = bt_model.to_elo(bt_model.bootstrap(rows, theta, options.bootstrap_rounds, options.seed,
+                                                 options.bt_prior_games))
+    return bt, {n: percentile_interval(samples[:, i], options.confidence, bt[n])
+                for i, n in enumerate(played)}
 
 
 def _style(dialogues: pd.DataFrame, votes: pd.DataFrame, a: np.ndarray, b: np.ndarray, y: np.ndarray,

@@ -42,6 +42,7 @@ from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.categories import ALL, CATEGORIES
 from webapp.leaderboard.ranking import rank_board
 from webapp.leaderboard.table import LeaderboardOptions
+from webapp.leaderboard.vote_counting import COUNTING_VARIANTS, DEFAULT_COUNTING
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,9 @@ class Published:
     # Whether `extras` were made by this run: the job publishes the boards first and the tables beside them
     # when they are made; until then `extras` are the previous run's (a page shows those, not an empty space).
     extras_done: bool = True
+    # The counting variants of each audience's whole-arena board (`vote_counting.COUNTING_VARIANTS`), by
+    # (audience, (first votes only, tie rule)).
+    variants: dict[tuple[Optional[str], tuple[bool, str]], pd.DataFrame] = field(default_factory=dict)
     # The rows the boards were computed from, kept only until the job has made the extras from them.
     frames: Optional[StoreFrames] = field(default=None, repr=False, compare=False)
 
@@ -118,11 +122,34 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
             boards[(kind, category)] = table
     studies = {study_id: study_board(store, study_id, frames)
                for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])) if study_id != OPEN_CROWD}
-    published = Published(now, version, boards, studies, 0.0, began, frames=frames if keep_frames else None)
+    published = Published(now, version, boards, studies, 0.0, began, frames=frames if keep_frames else None,
+                          variants=counting_variants(frames, options))
     if extra is not None:
         published.extras = compute_extras(store, frames, extra)
     published.seconds = time.perf_counter() - started
     return published
+
+
+def counting_variants(frames: StoreFrames, options: LeaderboardOptions,
+                      ) -> dict[tuple[Optional[str], tuple[bool, str]], pd.DataFrame]:
+    """Each audience's whole-arena board under each counting variant (first votes only, ties left out),
+    without style control (the costly part; the default board has it)."""
+    out: dict[tuple[Optional[str], tuple[bool, str]], pd.DataFrame] = {}
+    computed: dict[tuple, pd.DataFrame] = {}
+    for kind in AUDIENCES:
+        dialogue_mask, vote_mask = frames.masks(crowd=OPEN_CROWD, user_kind=kind, category=ALL)
+        rated = frames.rated(OPEN_CROWD, kind, frozenset())
+        masks = (np.packbits(dialogue_mask).tobytes(), np.packbits(vote_mask).tobytes(),
+                 np.packbits(rated & dialogue_mask).tobytes())
+        data, flagged = frames.board_data(dialogue_mask, vote_mask, rated)
+        for first, ties in COUNTING_VARIANTS:
+            key = (masks, first, ties)
+            if key not in computed:
+                variant = dataclasses.replace(options, first_votes_only=first, ties=ties, style_control=False)
+                computed[key] = rank_board(data, options=variant)
+                computed[key].attrs.update(votes_counted=len(data.votes), votes_flagged=flagged, category=ALL)
+            out[(kind, (first, ties))] = computed[key]
+    return out
 
 
 def compute_extras(store: Any, frames: StoreFrames, extra: Extra) -> dict[tuple[Optional[str], str], Any]:
@@ -321,12 +348,19 @@ class LeaderboardSnapshots:
     def live(self) -> bool:
         return self.job.live
 
-    def board(self, kind: Optional[str], category: str = ALL, fresh: bool = False) -> tuple[pd.DataFrame, Any,
-                                                                                             Published]:
-        """(table, what the extra made of the board, the result they come from)."""
+    def board(self, kind: Optional[str], category: str = ALL, fresh: bool = False,
+              counting: tuple[bool, str] = DEFAULT_COUNTING) -> tuple[pd.DataFrame, Any, Published]:
+        """(table, what the extra made of the board, the result they come from). `counting` (first votes
+        only, tie rule) other than the default is computed for the whole arena (category "all") alone."""
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
+        if counting != DEFAULT_COUNTING and counting not in COUNTING_VARIANTS:
+            raise ValueError(f"unknown counting {counting!r}")
+        if counting != DEFAULT_COUNTING and category != ALL:
+            raise ValueError("the counting options apply to the whole arena (category \"all\") only")
         published = self.job.latest(fresh)
         if not published.extras_done and not published.extras:  # the first run: nothing to show beside it yet
             published = self.job.with_extras(published)
-        return published.boards[(kind, category)], published.extras.get((kind, category)), published
+        table = (published.boards[(kind, category)] if counting == DEFAULT_COUNTING
+                 else published.variants[(kind, counting)])
+        return table, published.extras.get((kind, category)), published

@@ -76,6 +76,7 @@ def display_table(table: pd.DataFrame, titles: Optional[Mapping[str, str]] = Non
         out.append({
             "Rank": _rank_text(row),
             "System": titles.get(row["system"], row["system"]),
+            "Tier": _fmt(row.get("tier"), ".0f"),
             "Conversations": row["conversations"],
             "Satisfied / rated": f"{row['satisfied']} / {row['rated']}",
             "Satisfaction": _fmt(row["satisfaction"], ".0%"),

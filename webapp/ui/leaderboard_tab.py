@@ -25,6 +25,7 @@ from webapp.leaderboard.table import LeaderboardOptions, display_table, leaderbo
 from webapp.leaderboard.board_extras import BoardDialogues
 from webapp.leaderboard.categories import ALL
 from webapp.leaderboard.snapshot import LeaderboardSnapshots, Published
+from webapp.leaderboard.vote_counting import DEFAULT_COUNTING
 from webapp.services import Services
 from webapp.ui.parts import meta_view
 from webapp.sessions.aspect_ratings import form_for
@@ -34,6 +35,8 @@ from webapp.ui.parts.render import plural
 log = logging.getLogger(__name__)
 
 KIND_CHOICES = [("People", "human"), ("Simulators", "simulator"), ("Everyone", "all")]
+COUNTING_CHOICES = [("First vote of each session only", "first"),
+                    ("Ties left out of the ratings", "drop_ties")]
 EXPLANATION = (
     "**Satisfaction**: share of rated conversations that ended *satisfied*, with a 95% Wilson interval. "
     "**W / T / L**: battle wins, ties and losses (both-bad votes in brackets, counted as ties in ratings). "
@@ -43,7 +46,13 @@ EXPLANATION = (
     "rating at equal reply length and items shown (both as covariates), its bootstrap interval and the "
     "places it gains or loses against the plain rank. **Category**: only conversations of that slice, "
     "and battles whose two conversations both are. **Mean RDL** and **Mean CoRE** (overall) average the "
-    "automatic scores of the dialogues scored so far."
+    "automatic scores of the dialogues scored so far. **Tier**: systems whose rating intervals overlap, "
+    "directly or through a chain of overlapping intervals, share a tier. **Counting**: *first vote of each "
+    "session only* rates each participant's first vote alone (a reviewer's check that later, practised or "
+    "tired votes do not decide the order); *ties left out* fits the ratings from decisive votes only "
+    "(by default a tie or both-bad vote is half a win for each side). These options apply to the whole "
+    "arena (category All) and their boards are computed without style control. **Position bias**: how "
+    "often the left (A) and the right (B) system won over the board's battles, with 95% Wilson intervals."
 )
 
 
@@ -107,9 +116,9 @@ class LeaderboardCache:
         table, side, _ = self.board(kind, fresh, category)
         return table, side.meta if side is not None else None
 
-    def board(self, kind: Optional[str], fresh: bool = False,
-              category: str = ALL) -> tuple[pd.DataFrame, Any, Published]:
-        return self.snapshots.board(kind, category, fresh)
+    def board(self, kind: Optional[str], fresh: bool = False, category: str = ALL,
+              counting: tuple[bool, str] = DEFAULT_COUNTING) -> tuple[pd.DataFrame, Any, Published]:
+        return self.snapshots.board(kind, category, fresh, counting)
 
 
 def published_note(read: Published, every_s: float) -> str:
@@ -199,6 +208,46 @@ def summary_text(table: pd.DataFrame) -> str:
     return text
 
 
+def rests_on_text(table: pd.DataFrame) -> str:
+    """The line above a board: how many votes its ratings are fitted from, and how many participants cast
+    them."""
+    votes, people = table.attrs.get("votes_fitted", 0), table.attrs.get("participants", 0)
+    text = f"This board's ratings rest on {plural(votes, 'vote')} from {plural(people, 'participant')}"
+    pooled = table.attrs.get("votes_without_session", 0)
+    if pooled:
+        text += f" (and {plural(pooled, 'vote')} with no session known)"
+    rules = [r for r, on in (("first vote of each session only", table.attrs.get("first_votes_only")),
+                             ("ties left out", table.attrs.get("ties") == "drop")) if on]
+    return text + (f"; counting {' and '.join(rules)}." if rules else ".")
+
+
+def position_bias_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The board's position-bias rows (`vote_counting.position_bias`) as text for people."""
+    bias = table.attrs.get("position_bias")
+    if bias is None or bias.empty:
+        return pd.DataFrame()
+
+    def pct(value: Any) -> str:
+        return "–" if value is None or pd.isna(value) else f"{value:.0%}"
+
+    rows = bias.to_dict("records")
+    return pd.DataFrame([{"Outcome": r["outcome"], "Battles": r["battles"], "Share": pct(r["share"]),
+                          "95% Wilson CI": "–" if pd.isna(r["share_low"]) else
+                          f"{pct(r['share_low'])}–{pct(r['share_high'])}"} for r in rows])
+
+
+def checked_counting(counting: Any, category: str) -> tuple[bool, str]:
+    """(first votes only, tie rule) from the ticked options; a value the options do not offer is refused.
+    The options apply to the whole arena: another category counts every vote, ties as half-wins."""
+    picked = counting or []
+    offered = [value for _, value in COUNTING_CHOICES]
+    if not isinstance(picked, list) or any(not isinstance(p, str) or p not in offered for p in picked):
+        raise refuse(f"There is no counting option {str(picked)[:40]!r}; choose among {', '.join(offered)}.")
+    if category != ALL:
+        return DEFAULT_COUNTING
+    return "first" in picked, "drop" if "drop_ties" in picked else "half"
+
+
 def checked_choice(kind_value: Any, category: Any) -> tuple[str, str]:
     """The audience and category as picked, or a refusal (one line, no traceback) for a value the pickers
     do not offer, as a call through the API may send. The events take raw values (`preprocess=False`) so
@@ -225,10 +274,12 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
     every_s = services.settings.leaderboard_snapshot_every_s
     drawings: dict[tuple, tuple] = {}
 
-    def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False) -> tuple[Any, ...]:
+    def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False,
+               counting_value: Any = None) -> tuple[Any, ...]:
         kind_value, category = checked_choice(kind_value, category)
+        counting = checked_counting(counting_value, category)
         kind = _kind(kind_value)
-        table, side, read = cache.board(kind, fresh=fresh, category=category)
+        table, side, read = cache.board(kind, fresh=fresh, category=category, counting=counting)
         meta, records = (side.meta, side.records or []) if side is not None else (None, [])
         agreed = side.agreement if side is not None else None
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
@@ -238,8 +289,10 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
             title += f"\n{leaderboard_categories.label_of(category)}"
         meta_shown = meta is not None and not meta.empty
         summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
+        if counting_value and category != ALL:
+            summary_line += " The counting options apply to the category All; this board counts every vote."
         # The table, plot and heat map of one published result are drawn once, not per visitor.
-        key = (kind, category)
+        key = (kind, category, counting)
         drawn = drawings.get(key)
         if drawn is None or drawn[4] is not read:
             drawn = (display_table(table, titles),
@@ -251,7 +304,8 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         return (summary_line, gr.Column(visible=shown), drawn[0], drawn[1],
                 meta if meta_shown else pd.DataFrame(),
                 gr.Accordion(visible=meta_shown), drawn[2], drawn[3], gr.Accordion(visible=bool(records)),
-                drawn[5], gr.Accordion(visible=bool(agreed)))
+                drawn[5], gr.Accordion(visible=bool(agreed)),
+                rests_on_text(table), position_bias_table(table))
 
     with gr.Row():
         kind = gr.Radio(
@@ -262,13 +316,18 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         category = gr.Dropdown(leaderboard_categories.choices(), value=ALL, label="Category",
                                elem_id="leaderboard-category", scale=3)
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
+    counting = gr.CheckboxGroup(COUNTING_CHOICES, value=[], label="Counting (category All)",
+                                elem_id="leaderboard-counting")
     summary = gr.Markdown("", elem_id="leaderboard-summary")
     # On a phone the table scrolls sideways with its rank and system pinned (`pinned-columns`, in the app's
     # CSS); cells never wrap, so no header is squeezed into a letter-wide column.
     with gr.Column(visible=False, elem_id="leaderboard-board") as board:
+        rests_on = gr.Markdown("", elem_id="leaderboard-rests-on")
         table = gr.Dataframe(interactive=False, wrap=False, elem_id="leaderboard-table",
                              elem_classes=["pinned-columns"])
         plot = gr.Plot(elem_id="leaderboard-plot", show_label=False)
+        with gr.Accordion("Position bias: does the left or the right system win more?", open=False):
+            bias = gr.Dataframe(interactive=False, elem_id="leaderboard-position-bias")
     with gr.Accordion("Automatic metrics against satisfaction", open=False, visible=False) as meta_box:
         meta = gr.Dataframe(interactive=False, elem_id="leaderboard-meta")
     with gr.Accordion("Automatic metrics against human ratings (dialogue level)", open=False,
@@ -286,17 +345,18 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
     gr.Markdown(EXPLANATION)
 
     outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box, agreement_table,
-               agreement_box]
-    inputs = [kind, category]
+               agreement_box, rests_on, bias]
+    inputs = [kind, category, counting]
     # Every draw asks for the current board: a live board (no snapshot interval) then waits for the job's
     # next result when the store changed since the last one (a vote just cast shows on opening the tab);
     # a snapshot is served until its interval ends. Nothing is computed on the request's thread.
-    def current(k: str, c: Optional[str]) -> tuple[Any, ...]:
-        return render(k, c, fresh=True)
+    def current(k: str, c: Optional[str], counted: Any = None) -> tuple[Any, ...]:
+        return render(k, c, fresh=True, counting_value=counted)
 
     refresh.click(current, inputs, outputs, api_name="leaderboard", preprocess=False)
     kind.change(current, inputs, outputs, api_name=False, preprocess=False)
     category.change(current, inputs, outputs, api_name=False, preprocess=False)
+    counting.change(current, inputs, outputs, api_name=False, preprocess=False)
     # Fill the tab whenever it is opened (`tab`: the one holding it, given by the page).
     if tab is not None:
         tab.select(current, inputs, outputs, api_name=False, preprocess=False)
