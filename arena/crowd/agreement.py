@@ -40,7 +40,7 @@ ROUNDS = 1000
 CONFIDENCE = 0.95
 VERDICT, VOTE, GOLD = "verdict", "battle vote", "gold check"
 # Where a replayed dialogue names the stored dialogue it shows (the known-answer tasks write the first).
-REPLAY_KEYS = (("known_answer", "dialogue_id"), ("replay_of",))
+REPLAY_KEYS = (("known_answer", "replay_of"), ("known_answer", "dialogue_id"), ("replay_of",))
 
 
 class Judgement(NamedTuple):

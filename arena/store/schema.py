@@ -72,7 +72,7 @@ votes = sa.Table(
     # The crowdsourced study it was cast in; NULL: the open arena (revision 0004).
     sa.Column("study", sa.Text),
     sa.Column("user_id", sa.Text),  # who voted, as in `data` (revision 0008)
-    # 1 for the participant's first vote, 2 for the next...; NULL for a pooled id (revision 0015,
+    # 1 for the participant's first vote, 2 for the next...; NULL for a pooled id (revision 0014,
     # arena/store/session_order.py).
     sa.Column("session_order", sa.Integer),
     sa.Index("votes_created", "created_at"),
@@ -99,7 +99,7 @@ board_dialogues = sa.Table(
     # Aspect ratings given (of the dialogue and of its replies; revision 0009): only a dialogue with some is
     # read whole for the metric-vs-rating tables beside the boards.
     sa.Column("aspect_ratings", sa.Integer, nullable=False, server_default="0"),
-    # The label's order within the participant's session (a verdict or aspect ratings; revision 0015).
+    # The label's order within the participant's session (a verdict or aspect ratings; revision 0014).
     sa.Column("label_order", sa.Integer),
     sa.Index("board_dialogues_label_order", "user_id", "label_order", unique=True),
 )

@@ -4,11 +4,11 @@ The order is assigned when the row is first stored, in the same transaction, und
 participant's `limit_keys` row (`Limits._lock_keys`): two app processes storing a vote of the same
 participant at once take the lock one after the other, and the second reads the first's committed row
 before counting, so no two rows of one participant ever share a number. The unique indexes
-`votes_session_order` and `board_dialogues_label_order` (revision 0015) hold the same rule in the schema.
+`votes_session_order` and `board_dialogues_label_order` (revision 0014) hold the same rule in the schema.
 A row stored again (a re-save, a restore) keeps its number. Votes and dialogues of a pooled id (no session
 known: "anonymous", empty) get no order: there is no session to count in.
 
-Rows stored before revision 0015 got their order from their timestamps in the migration.
+Rows stored before revision 0014 got their order from their timestamps in the migration.
 """
 
 from __future__ import annotations

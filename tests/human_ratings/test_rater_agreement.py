@@ -116,6 +116,15 @@ def test_sources_people_only_and_replays_count_for_the_dialogue_they_show():
                                                       Judgement(original.dialogue_id, "p2", "frustrated")]
 
 
+def test_a_known_answer_replay_counts_for_the_dialogue_it_replays():
+    # The study's known-answer tasks store `known_answer = {"kind", "answer", "replay_of"}`.
+    from arena.crowd.known_answers import known_task  # noqa: F401  (the writer of that metadata)
+    original = rated({"overall_impression": 3}, "p1")
+    replay = rated({"overall_impression": 2}, "p2",
+                   known_answer={"kind": "replay", "answer": "satisfied", "replay_of": original.dialogue_id})
+    assert replayed_dialogue(replay) == original.dialogue_id
+
+
 def test_gold_answers_are_judgements_of_one_text_per_study_version():
     workers = [Participant("s1", f"w{i}", 1, data={"gold_answer": answer})
                for i, answer in enumerate(["satisfied", "satisfied", "frustrated"])]

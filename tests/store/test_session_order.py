@@ -1,5 +1,5 @@
 """Each vote and each label carries its order within the participant's session (arena/store/session_order.py),
-assigned when stored, safe when two app processes store at once, and carried over by revision 0015."""
+assigned when stored, safe when two app processes store at once, and carried over by revision 0014."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_two_processes_storing_one_participants_votes_at_once_never_share_a_numb
         replica.close()
 
 
-def test_revision_0015_numbers_stored_rows_by_their_timestamps(db_location):
+def test_revision_0014_numbers_stored_rows_by_their_timestamps(db_location):
     now = utc_now()
     late, early = _vote_of("user-a", now), _vote_of("user-a", now - timedelta(minutes=5))
     with Store(db_location) as store:
@@ -79,7 +79,7 @@ def test_revision_0015_numbers_stored_rows_by_their_timestamps(db_location):
         assert store.vote_orders() == {late[2].vote_id: 1, early[2].vote_id: 2}
         from alembic import command
 
-        before = migration_scripts().get_revision("0015").down_revision
+        before = migration_scripts().get_revision("0014").down_revision
         with store.sql_engine().connect() as conn, conn.begin():
             command.downgrade(alembic_config(conn), before)
             assert "session_order" not in {c["name"] for c in sa.inspect(conn).get_columns("votes")}

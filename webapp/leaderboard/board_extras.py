@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from arena.runtime.imports import heavy_imports
-from arena.crowd.study import OPEN_CROWD
+from arena.crowd.study import KNOWN_CROWD_SUFFIX, OPEN_CROWD
 from webapp.leaderboard.board_select import StoreFrames
 
 SATISFIED = "satisfied"
@@ -55,9 +55,15 @@ class ExtraRows:
                 if p >= 0:
                     scores[p][metric] = value
         whole = d["visible"] & (d["crowd"] == OPEN_CROWD) & (d["aspect_ratings"].astype(int) > 0)
-        documents = store.board_documents(d["dialogue_id"][whole]) if whole.any() else {}
-        return cls(frames, scores, {int(positions.get_loc(i)): doc for i, doc in documents.items()},
-                   agreement=AgreementRows.read(store, frames))
+        shared = AgreementRows.shared(d)
+        # One read of whole dialogues per run: the boards' aspect-rated ones and the agreement's share most.
+        wanted = whole | shared
+        read = store.board_documents(d["dialogue_id"][wanted]) if wanted.any() else {}
+        boards_own = set(d["dialogue_id"][whole].tolist())
+        documents = {int(positions.get_loc(i)): doc for i, doc in read.items() if i in boards_own}
+        agreement_own = set(d["dialogue_id"][shared].tolist())
+        agreement = AgreementRows.read(store, frames, [doc for i, doc in read.items() if i in agreement_own])
+        return cls(frames, scores, documents, agreement=agreement)
 
     def board(self, dialogue_mask: np.ndarray, rated: np.ndarray) -> "BoardDialogues":
         """The dialogues `dialogue_mask` selects, their labels counted where `rated` (over all rows) says."""
@@ -101,13 +107,18 @@ class AgreementRows:
     votes: list[tuple[str, str, str, Any]]
     participants: list[Any]
 
+    @staticmethod
+    def shared(d: Any) -> np.ndarray:
+        """The dialogues that may share a judge: aspect-rated ones, and labelled known-answer tasks (a replay
+        of a stored dialogue: its verdict). Other study dialogues have one judge each and are not read."""
+        known = np.char.endswith(np.asarray(d["crowd"], dtype=str), KNOWN_CROWD_SUFFIX)
+        labelled_known = known & ~pd.isna(d["sentiment"])
+        return np.asarray(d["visible"] & ((d["aspect_ratings"] > 0) | labelled_known))
+
     @classmethod
-    def read(cls, store: Any, frames: StoreFrames) -> "AgreementRows":
+    def read(cls, store: Any, frames: StoreFrames, dialogues: list[Any]) -> "AgreementRows":
+        """`dialogues`: the whole dialogues `shared` selects, read by the caller."""
         d, v = frames.d, frames.v
-        # A study's labelled dialogues may be replays of a stored one (known-answer tasks): their verdicts.
-        labelled_in_study = (d["crowd"] != OPEN_CROWD) & ~pd.isna(d["sentiment"])
-        shared = d["visible"] & ((d["aspect_ratings"] > 0) | labelled_in_study)
-        dialogues = list(store.board_documents(d["dialogue_id"][shared]).values()) if shared.any() else []
         people = v["visible"] & (v["user_kind"] == "human")
         votes = list(zip(v["dialogue_a"][people].tolist(), v["dialogue_b"][people].tolist(),
                          v["user_id"][people].tolist(), v["choice"][people].tolist()))

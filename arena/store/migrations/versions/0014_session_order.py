@@ -4,8 +4,8 @@ their timestamps: a participant's votes by the time they were cast, their labels
 (a dialogue with aspect ratings but no verdict by the time it was created), equal times by id. Pooled ids
 ("anonymous", empty) get no number. Unique indexes keep two rows of one participant from sharing a number.
 
-Revision ID: 0015
-Revises: 0011
+Revision ID: 0014
+Revises: 0013
 """
 
 from itertools import groupby
@@ -14,8 +14,8 @@ from typing import Any, Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015"
-down_revision = "0011"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
