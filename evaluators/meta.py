@@ -17,7 +17,8 @@ from typing import Any, Iterable, Optional, Sequence
 from scipy.stats import kendalltau
 
 from arena.dialogue import Dialogue
-from arena.crowd.study import OPEN_CROWD, crowd_of_dialogue
+from arena.crowd.counting import Participants
+from arena.crowd.study import OPEN_CROWD
 
 SATISFACTION = "satisfaction"
 NOT_METRICS = {"acts"}
@@ -46,11 +47,11 @@ def meta_table(dialogues: Iterable[Dialogue], metrics: Optional[Sequence[str]] =
     dialogue was rated), and for each metric its mean over the dialogues where
     it was scored (None if none) plus "<metric>.n", the number of those.
     """
-    skip = set(left_out_users)
+    # The one counting rule (arena.crowd.counting): it also leaves out known-answer tasks, for every crowd.
+    kept = Participants(crowd=crowd, left_out_users=frozenset(left_out_users))
     return meta_rows(((d.crs_id, d.feedback.sentiment if d.feedback is not None else None,
                        {name: s.value for name, s in d.scores.items()})
-                      for d in dialogues
-                      if (crowd is None or crowd_of_dialogue(d) == crowd) and d.user.id not in skip), metrics)
+                      for d in dialogues if kept.keeps_dialogue(d)), metrics)
 
 
 def meta_rows(dialogues: Iterable[tuple[str, Optional[str], dict[str, Optional[float]]]],
