@@ -14,8 +14,9 @@ def hand_made_loops(source: str) -> list[int]:
     lines = []
     for node in ast.walk(ast.parse(source)):
         test = node.test if isinstance(node, ast.While) else None
-        if (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Call)
-                and isinstance(test.operand.func, ast.Attribute) and test.operand.func.attr == "wait"):
+        negated = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+        if (isinstance(negated, ast.Call) and isinstance(negated.func, ast.Attribute)
+                and negated.func.attr == "wait"):
             lines.append(node.lineno)
     return lines
 

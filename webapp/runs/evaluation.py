@@ -412,8 +412,8 @@ class RunManager(ResumesInterruptedRuns):
         with self._lock:
             self._beat_at[run_id] = time.monotonic()
         # A failed tick is retried at the next tick, not after the default wait: the lease must not run out.
-        beat = Periodic(f"run-lease-{run_id}", functools.partial(self._heartbeat, run_id), retry_s=self._tick_s)
-        beat.start(self._tick_s)
+        beat = Periodic(f"run-lease-{run_id}", functools.partial(self._heartbeat, run_id),
+                        retry_s=self._tick_s).start(self._tick_s)
         jobs = [(system, i) for system, i in _jobs(config) if run_dialogue_id(run_id, system, i) not in (skip or {})]
         try:
             finished = self._on_ray if self.engine == "ray" else self._on_threads
