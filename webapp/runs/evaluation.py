@@ -8,7 +8,8 @@ recorded on the dialogue (`metadata["errors"]`, utterance errors), never
 dropped. The run's status lives in the store (`save_run`), so a reloaded
 page, or another process, sees the same progress; runs can be cancelled.
 A run is held under a lease in the store (`arena.store.run_leases`, the rules
-of `arena.store.jobs`) that its process renews every `LEASE_TICK_S`: a cancel asked on any app process
+of `arena.store.jobs`) that its process renews every `LEASE_TICK_S` (a job on
+the process's scheduler, `arena.store.jobs_scheduler`): a cancel asked on any app process
 reaches the owner at its next renewal, and a run whose lease expired (its
 process died) shows as interrupted and is resumed by exactly one process: the
 app's processes look for such runs every `Settings.run_resume_s`
@@ -411,10 +412,13 @@ class RunManager(ResumesInterruptedRuns):
         self._update(run_id, status="running", started_at=_now())
         with self._lock:
             self._beat_at[run_id] = time.monotonic()
-        # A failed tick is retried at the next tick, not after the default wait: the lease must not run out.
+        # The first renewal comes at once, not a tick later: a resumed run claimed its lease before reading
+        # its stored dialogues, and that time already counts against the lease. A tick that raised is retried
+        # at the next tick, not after the scheduler's default wait, which can be longer than a short lease.
         beat = Periodic(f"run-lease-{run_id}", functools.partial(self._heartbeat, run_id),
-                        retry_s=self._tick_s).start(self._tick_s)
-        jobs = [(system, i) for system, i in _jobs(config) if run_dialogue_id(run_id, system, i) not in (skip or {})]
+                        retry_s=self._tick_s).start(0.0)
+        jobs = [(system, i) for system, i in _jobs(config)
+                if run_dialogue_id(run_id, system, i) not in (skip or {})]
         try:
             finished = self._on_ray if self.engine == "ray" else self._on_threads
             for dialogue in finished(run_id, config, jobs, cancelled):
