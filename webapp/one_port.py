@@ -128,8 +128,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         public.queue(default_concurrency_limit=CONCURRENCY)
         gr.mount_gradio_app(app, public, path="/", ssr_mode=False, css=css, max_file_size=public_upload_bytes,
                             head=(STUDY_REDIRECT if study is not None else "") + (head or "") or None)
-        app.add_middleware(PrivateFileMiddleware, public_blocks=[public, study],
-                           private_prefixes=[admin_path] if admin is not None else [])
+        app.add_middleware(PrivateFileMiddleware, private_prefixes=[admin_path] if admin is not None else [])
     admin_root = (admin_path if public is not None else "").rstrip("/")
     if pages is not None:  # which sessions have a page open: their heartbeat streams
         app.add_middleware(pages.middleware)

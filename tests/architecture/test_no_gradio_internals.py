@@ -20,6 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("arena", "crs", "simulators", "evaluators", "webapp", "scripts", "benchmarks")
 PUBLIC_MODULES = {"gradio", "gradio.themes"}
 PUBLIC_NAMES = set(gradio.__all__) | {"themes", "__version__"}
+# Attributes a `Blocks` object carries that Gradio's documentation does not describe (its docs list the
+# constructor's and `launch`'s parameters and the methods): its own bookkeeping of sessions, cached files,
+# streams and servers. The names are distinctive enough that no object of the app's own shares them.
+UNDOCUMENTED_BLOCKS_ATTRIBUTES = {
+    "state_holder", "temp_file_sets", "upload_file_set", "default_config", "pending_streams",
+    "pending_diff_streams", "run_history", "node_process", "server_app", "mcp_server_obj",
+    "local_api_url", "proxy_urls",
+}
+# The reaches still made, each with its one file and why: the idle-session reaper drops a session's copy of
+# the page's configuration, which no public API lets go before `state_session_capacity` newer sessions came
+# (webapp/sessions/idle_sessions.py's docstring gives the measured cost).
+KNOWN_REACHES = {("webapp/sessions/idle_sessions.py", "state_holder")}
 
 
 def product_files() -> list[Path]:
@@ -79,20 +91,35 @@ def gradio_internals(source: str, gradio_private: frozenset[str]) -> list[str]:
                     found.append(f"{node.lineno}: {base.id}.{node.attr}")
             elif (_underscore(node.attr) and node.attr in gradio_private and not (isinstance(base, ast.Name) and base.id in ("self", "cls"))):
                 found.append(f"{node.lineno}: .{node.attr}")
+        if isinstance(node, ast.Attribute) and node.attr in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
+            found.append(f"{node.lineno}: .{node.attr}")
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
               and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
               and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
             name = node.args[1].value
-            if _underscore(name) and name in gradio_private:
+            if (_underscore(name) and name in gradio_private) or name in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
                 found.append(f"{node.lineno}: {node.func.id}(..., {name!r})")
     return found
+
+
+def _known(path: Path, where: str) -> bool:
+    return any(str(path.relative_to(ROOT)) == file and where.endswith((f".{name}", f"{name!r})"))
+               for file, name in KNOWN_REACHES)
 
 
 def test_the_product_code_reaches_no_gradio_internals():
     files = product_files()
     problems = [f"{path.relative_to(ROOT)}:{where}" for path in files
-                for where in gradio_internals(path.read_text(encoding="utf-8"), gradio_private_names())]
+                for where in gradio_internals(path.read_text(encoding="utf-8"), gradio_private_names())
+                if not _known(path, where)]
     assert not problems, "Gradio internals reached (use its public API):\n" + "\n".join(problems)
+
+
+def test_each_known_reach_is_still_made():
+    """An entry of KNOWN_REACHES goes once its reach is gone, so that it cannot cover a new one."""
+    for file, name in KNOWN_REACHES:
+        reaches = gradio_internals((ROOT / file).read_text(encoding="utf-8"), gradio_private_names())
+        assert any(_known(ROOT / file, where) for where in reaches), f"{file} no longer reaches {name}"
 
 
 OLD_REACHES = [
@@ -103,6 +130,9 @@ OLD_REACHES = [
     ("def f(blocks):\n    return getattr(blocks, '_queue', None)\n", 1),
     ("def f(blocks):\n    return blocks._queue.pending_messages_per_session\n", 1),
     ("import gradio.routes\n", 1),
+    ("def f(blocks, path):\n    return any(path in files for files in blocks.temp_file_sets)\n", 1),
+    ("def f(blocks):\n    return getattr(blocks, 'state_holder', None)\n", 1),
+    ("def f(blocks):\n    with blocks.state_holder.lock:\n        pass\n", 1),
 ]
 
 

@@ -92,3 +92,26 @@ def test_a_refused_first_turn_gives_its_claim_back(two_processes):
     fresh, _ = chat.start_conversation(other, "alpha", user)
     stored, status = chat.send_message(other, fresh, "hello", session_key=user, message_id="m-1")
     assert status != CHANGED_ELSEWHERE and [u.text for u in stored.utterances][0] == "hello"
+
+
+def test_the_chat_reads_its_page_through_the_session_base(two_processes):
+    """The Chat's first send and the Battle's and the study's sends check the page the same way
+    (`session_base`): a new page is sent as new, a page whose conversation went from the store is behind."""
+    from arena.dialogue import Role, Utterance
+    from webapp.sessions import session_base
+    from webapp.sessions.turn_step import ChangedElsewhere
+
+    services = two_processes[0]
+    user = a_participant(services)
+    page, _ = chat.start_conversation(services, "alpha", user)
+    assert session_base.as_stored_or_new(services, page) is None  # not stored yet: the first send creates it
+    with pytest.raises(ChangedElsewhere):
+        session_base.as_stored(services, page)  # the Battle and the study store theirs at their start
+    key, other = session_base.claim_first_send(services, page, "m-1", "hello")
+    assert other is None and key == first_message.start_key(user, "m-1", "hello")
+    first_message.release_start(services, page, key)
+    page.utterances.append(Utterance(role=Role.USER, text="hello"))  # a page holding a turn never stored
+    with pytest.raises(ChangedElsewhere):
+        session_base.as_stored_or_new(services, page)
+    anonymous, _ = chat.start_conversation(services, "alpha", "anonymous")
+    assert session_base.claim_first_send(services, anonymous, "m-1", "hello") == (None, None)

@@ -125,3 +125,21 @@ def test_a_closed_pages_session_is_forgotten_after_the_grace_and_an_open_one_is_
         assert len(svc.store.list_dialogues()) == 2
     finally:
         svc.store.close()
+
+
+def test_the_reaper_sweeps_as_a_job_of_the_scheduler_until_stopped():
+    swept = []
+    reaper = IdleSessionReaper([], idle_s=60, every_s=0.05, sweeps=[swept.append])
+    reaper.start()
+    try:
+        deadline = time.monotonic() + 20
+        while len(swept) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(swept) >= 3 and set(swept) == {60.0}
+        assert reaper._job is not None and reaper._job.active
+    finally:
+        reaper.stop()
+    time.sleep(0.2)  # a sweep already handed to its thread may still land
+    count = len(swept)
+    time.sleep(0.3)
+    assert len(swept) == count and not reaper._job.active

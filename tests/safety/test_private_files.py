@@ -73,6 +73,27 @@ def test_a_participants_download_link_stops_working_once_the_data_is_deleted(ser
         assert httpx.get(url + "/gradio_api/file=" + str(stray), timeout=30).status_code == 404
 
 
+def test_only_the_apps_own_record_opens_the_public_file_route(services):
+    """A file in Gradio's cache for the public app, that no public handler handed out through the app's
+    record (`DownloadLinks`), is not served there: Gradio's own per-app sets of files are not read."""
+    from gradio.utils import get_upload_folder
+
+    app = build_app(services)
+    public = next(r.app for r in app.routes if getattr(r, "path", None) == "").get_blocks()
+    folder = Path(get_upload_folder()) / "cached-test"
+    folder.mkdir(parents=True, exist_ok=True)
+    cached = folder / "cached-by-gradio.jsonl"
+    cached.write_text("x\n")
+    public.temp_file_sets.append({str(cached)})  # as Gradio records a file it moved to its cache
+    with running(app) as url:
+        assert httpx.get(url + "/gradio_api/file=" + str(cached), timeout=30).status_code == 404
+        path = folder / LINKS.name_for("p-0123456789abcdef01234567")
+        path.write_text("{}\n")
+        LINKS.written(path)
+        assert httpx.get(url + "/gradio_api/file=" + str(path), timeout=30).status_code == 200
+        LINKS.revoke("p-0123456789abcdef01234567")
+
+
 def test_a_download_link_expires(tmp_path):
     links = DownloadLinks(ttl_s=0.2)
     path = tmp_path / links.name_for("p-x")

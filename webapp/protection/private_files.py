@@ -4,10 +4,14 @@ Gradio serves a handler's output file at `<app>/gradio_api/file=<path>`, and its
 file route accepts any file under its shared cache folder, whichever app made it:
 a researcher's corpus export, made behind the login at `/admin`, could be fetched
 through the public app by anyone holding its URL. `PrivateFileMiddleware` lets a
-public mount (`/`, `/study`) serve only files that the public apps themselves
-handed out (their components' cached files) and the folders the server itself
-declares public (`public_paths`: none today); every other path answers 404
-there, so researcher exports are served only by `/admin`, behind its login.
+public mount (`/`, `/study`) serve only the files the app's own record says it
+handed to a participant (`DownloadLinks`: the public apps' one file output is
+the "Your data" download; they take no uploads) and the folders the server
+itself declares public (`public_paths`: none today); every other path answers
+404 there, so researcher exports are served only by `/admin`, behind its login.
+The record is the app's, not Gradio's (its per-app sets of cached files are not
+part of its documented API): a public handler that starts handing out another
+kind of file must name it through `DownloadLinks` too.
 
 A participant's own download ("Your data") gets a file name carrying a random
 token (`DownloadLinks.name_for`); the link works for `DOWNLOAD_TTL_S` seconds and
@@ -17,7 +21,6 @@ removed and its URL answers 404. A restart forgets every link.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import threading
@@ -100,11 +103,10 @@ LINKS = DownloadLinks()  # this process's links (the server is one process)
 class PrivateFileMiddleware:
     """On the public mounts, serve only the public apps' own files and public paths (see the module doc)."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *, public_blocks: Iterable[Any],
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
                  private_prefixes: Iterable[str] = (), links: DownloadLinks = LINKS,
                  public_paths: Iterable[str | Path] = ()):
         self.app = app
-        self.blocks = [b for b in public_blocks if b is not None]
         # Folders served whole (what `mount_gradio_app(allowed_paths=...)` would be given); kept here, not
         # read back from Gradio's own records of static paths, which are not part of its public API.
         self.public_paths = tuple(Path(p).resolve() for p in public_paths)
@@ -116,11 +118,6 @@ class PrivateFileMiddleware:
         own = self.links.allowed(path)
         if own is not None:
             return own
-        # Gradio records the files it handed out by absolute path, symbolic links not followed.
-        names = {os.path.abspath(target), str(path)}
-        for blocks in self.blocks:
-            if any(names & files for files in blocks.temp_file_sets):
-                return True
         return any(path.is_relative_to(folder) for folder in self.public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

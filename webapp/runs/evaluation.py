@@ -8,7 +8,8 @@ recorded on the dialogue (`metadata["errors"]`, utterance errors), never
 dropped. The run's status lives in the store (`save_run`), so a reloaded
 page, or another process, sees the same progress; runs can be cancelled.
 A run is held under a lease in the store (`arena.store.run_leases`, the rules
-of `arena.store.jobs`) that its process renews every `LEASE_TICK_S`: a cancel asked on any app process
+of `arena.store.jobs`) that its process renews every `LEASE_TICK_S` (a job on
+the process's scheduler, `arena.store.jobs_scheduler`): a cancel asked on any app process
 reaches the owner at its next renewal, and a run whose lease expired (its
 process died) shows as interrupted and is resumed by exactly one process: the
 app's processes look for such runs every `Settings.run_resume_s`
@@ -198,6 +199,7 @@ class RunManager(ResumesInterruptedRuns):
         self._save_lock = threading.Lock()
         self.lease_s = float(getattr(settings, "run_lease_s", RUN_LEASE_S))
         self._leased_until: dict[str, float] = {}  # run -> (monotonic) end of the lease last renewed
+        self._beat_at: dict[str, float] = {}  # run -> (monotonic) when its lease keeper last saved progress
         self._lost: set[str] = set()  # runs another process took over from this one
         self._not_resumable: set[str] = set()  # runs this process cannot run (told once in the log)
         self._resumer: Optional[Periodic] = None
@@ -408,10 +410,15 @@ class RunManager(ResumesInterruptedRuns):
         with self._lock:
             cancelled = self._cancel[run_id]
         self._update(run_id, status="running", started_at=_now())
-        stop_beat = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(run_id, stop_beat), daemon=True)
-        beat.start()
-        jobs = [(system, i) for system, i in _jobs(config) if run_dialogue_id(run_id, system, i) not in (skip or {})]
+        with self._lock:
+            self._beat_at[run_id] = time.monotonic()
+        # The first renewal comes at once, not a tick later: a resumed run claimed its lease before reading
+        # its stored dialogues, and that time already counts against the lease. A tick that raised is retried
+        # at the next tick, not after the scheduler's default wait, which can be longer than a short lease.
+        beat = Periodic(f"run-lease-{run_id}", functools.partial(self._heartbeat, run_id),
+                        retry_s=self._tick_s).start(0.0)
+        jobs = [(system, i) for system, i in _jobs(config)
+                if run_dialogue_id(run_id, system, i) not in (skip or {})]
         try:
             finished = self._on_ray if self.engine == "ray" else self._on_threads
             for dialogue in finished(run_id, config, jobs, cancelled):
@@ -433,15 +440,15 @@ class RunManager(ResumesInterruptedRuns):
             log.exception("evaluation run %s failed", run_id)
             self._update(run_id, status="failed", finished_at=_now(), error=_describe(exc), active={})
         finally:
-            stop_beat.set()
             # A renewal in flight must land before the release below, or it would hold the ended run
             # under a live lease and a resume would be refused as "still running" until it ran out.
-            beat.join(timeout=self.lease_s)
+            beat.cancel(wait=True, timeout=self.lease_s)
             with self._save_lock, self._lock:
                 self._states.pop(run_id, None)
                 self._saved_at.pop(run_id, None)
                 self._cancel.pop(run_id, None)
                 self._leased_until.pop(run_id, None)
+                self._beat_at.pop(run_id, None)
                 lost = run_id in self._lost
                 self._lost.discard(run_id)
             try:
@@ -487,32 +494,39 @@ class RunManager(ResumesInterruptedRuns):
         dialogue.end("error")
         return dialogue if self.store.save_run_dialogue(dialogue, run_id) else None
 
-    def _heartbeat(self, run_id: str, stop: threading.Event) -> None:
-        """Renew the run's lease, take up a cancel asked by any process, and save progress now and then."""
-        beat = time.monotonic()
-        while not stop.wait(min(LEASE_TICK_S, self.lease_s / 3)):  # a lease survives two late renewals
+    @property
+    def _tick_s(self) -> float:
+        return min(LEASE_TICK_S, self.lease_s / 3)  # a lease survives two late renewals
+
+    def _heartbeat(self, run_id: str) -> Optional[float]:
+        """One tick of the run's lease keeper, a job on the process's scheduler: renew the lease, take up a
+        cancel asked by any process, and save progress every HEARTBEAT_S. Returns the wait before the next
+        tick; None once the run is over here or another process holds it."""
+        with self._lock:
+            if run_id not in self._states:
+                return None
+            cancelled = self._cancel.get(run_id)
+            beat = self._beat_at.get(run_id, 0.0)
+        renewed_at = time.monotonic()
+        try:
+            asked = self.store.renew_run_lease(run_id, self.lease_s)
+        except Exception as exc:  # the store is away for a moment: the lease holds for a while
+            log.warning("could not renew the lease of run %s: %s", run_id, exc)
+            asked = False
+        else:
+            if asked is None:  # another process holds the run now
+                self._lose(run_id)
+                return None
             with self._lock:
-                if run_id not in self._states:
-                    return
-                cancelled = self._cancel.get(run_id)
-            renewed_at = time.monotonic()
-            try:
-                asked = self.store.renew_run_lease(run_id, self.lease_s)
-            except Exception as exc:  # the store is away for a moment: the lease holds for a while
-                log.warning("could not renew the lease of run %s: %s", run_id, exc)
-                asked = False
-            else:
-                if asked is None:  # another process holds the run now
-                    self._lose(run_id)
-                    return
-                with self._lock:
-                    self._leased_until[run_id] = renewed_at + self.lease_s
-            if asked and cancelled is not None and not cancelled.is_set():
-                log.info("run %s: cancelled from another process", run_id)
-                self.cancel(run_id)
-            if time.monotonic() - beat >= HEARTBEAT_S:
-                beat = time.monotonic()
-                self._update(run_id)
+                self._leased_until[run_id] = renewed_at + self.lease_s
+        if asked and cancelled is not None and not cancelled.is_set():
+            log.info("run %s: cancelled from another process", run_id)
+            self.cancel(run_id)
+        if time.monotonic() - beat >= HEARTBEAT_S:
+            with self._lock:
+                self._beat_at[run_id] = time.monotonic()
+            self._update(run_id)
+        return self._tick_s
 
     def _job(self, run_id: str, config: RunConfig, system: str, index: int,
              cancelled: threading.Event, owner: Optional[str] = None) -> Optional[Dialogue]:

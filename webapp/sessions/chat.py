@@ -24,9 +24,11 @@ from typing import Any, Optional
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from webapp.services import Services
 from webapp.sessions import first_message, participants
-from webapp.sessions.idempotent_sends import BadMessageId, already_sent, clean_message_id, forget_sent, remember_sent
+from webapp.sessions.idempotent_sends import (BadMessageId, already_sent, clean_message_id, forget_sent,
+                                              remember_sent)
 from webapp.sessions.turn_guard import repeats_last_message
-from webapp.sessions.session_base import rate_conversation, send_turn, stored_user
+from webapp.sessions.session_base import (as_stored_or_new, claim_first_send, rate_conversation,
+                                          send_turn, stored_user)
 from webapp.sessions.turn_step import (CHANGED_ELSEWHERE, ChangedElsewhere, checked_message, limit_status,
                                        read_current, same_conversation)
 from webapp.sessions.refusal import Refusal, refuse
@@ -74,10 +76,7 @@ def send_message(
     A conversation's first message claims its start first (`webapp.sessions.first_message`): the same
     first message sent to two processes at once stores one conversation.
     """
-    try:
-        message_id = clean_message_id(message_id)
-    except BadMessageId as exc:
-        raise refuse(str(exc)) from None
+    message_id = _checked_id(message_id)
     if dialogue is None and session_key is None:
         raise refuse("Start a conversation first.")
     key = session_key or dialogue.dialogue_id
@@ -87,31 +86,21 @@ def send_message(
             dialogue = step.latest or dialogue
         if dialogue is None:
             raise refuse("Start a conversation first.")
-        stored = read_current(services, dialogue)
-        if not same_conversation(dialogue, stored):
-            current = stored.dialogue if stored is not None else None
-            step.remember(current)
-            return current, CHANGED_ELSEWHERE
+        try:
+            stored = as_stored_or_new(services, dialogue)
+        except ChangedElsewhere:
+            return _changed_elsewhere(services, step, dialogue)
         if step.duplicate or repeats_last_message(dialogue, text) or already_sent(dialogue, message_id):
             return dialogue, ""
-        start = None
-        if stored is None and first_message.claims_starts(dialogue.user.id):
-            # The conversation's first message: claimed in the store before the conversation is created, so
-            # the same message reaching another process at once makes no second conversation there.
-            start = first_message.start_key(dialogue.user.id, message_id, text)
-            other = first_message.claim_start(services, dialogue, start)
-            if other is not None:
-                step.remember(other.dialogue)
-                if first_message.holds_message(other.dialogue, message_id, text):
-                    return other.dialogue, ""  # the same message, answered there: nothing more to store
-                return other.dialogue, CHANGED_ELSEWHERE
+        # A first message claims its start in the store before the conversation is created.
+        start, other = (None, None) if stored else claim_first_send(services, dialogue, message_id, text)
+        if other is not None:  # the same first message reached another process first
+            return _started_elsewhere(step, other.dialogue, message_id, text)
         remember_sent(dialogue, message_id)  # stored with the turn
         try:
             status = _run_turn(services, dialogue, text, stored.version if stored is not None else 0)
         except ChangedElsewhere:
-            current = read_current(services, dialogue)
-            step.remember(current.dialogue if current is not None else None)
-            return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
+            return _changed_elsewhere(services, step, dialogue)
         except Refusal:
             forget_sent(dialogue, message_id)
             first_message.release_start(services, dialogue, start)  # nothing stored: the start is free again
@@ -121,6 +110,28 @@ def send_message(
             raise
         step.remember(dialogue)
     return dialogue, status
+
+
+def _checked_id(message_id: Optional[str]) -> Optional[str]:
+    try:
+        return clean_message_id(message_id)
+    except BadMessageId as exc:
+        raise refuse(str(exc)) from None
+
+
+def _changed_elsewhere(services: Services, step: Any, page: Dialogue) -> tuple[Optional[Dialogue], str]:
+    """The page was behind the store: the conversation as stored now (None: deleted), remembered."""
+    current = read_current(services, page)
+    step.remember(current.dialogue if current is not None else None)
+    return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
+
+
+def _started_elsewhere(step: Any, other: Dialogue, message_id: Optional[str],
+                       text: str) -> tuple[Dialogue, str]:
+    """Another process started the conversation with this first message: its answer when it holds this very
+    message (nothing more is stored), else `CHANGED_ELSEWHERE`."""
+    step.remember(other)
+    return other, "" if first_message.holds_message(other, message_id, text) else CHANGED_ELSEWHERE
 
 
 def _run_turn(services: Services, dialogue: Dialogue, text: str, version: int) -> str:
@@ -144,18 +155,18 @@ def give_feedback(
             step.remember(stored.dialogue)
             raise refuse(f"You already rated this conversation ({stored.dialogue.feedback.sentiment}). "
                          "Press “New conversation” to start another.")
-        if stored is None or not same_conversation(dialogue, stored):
+        if stored is None or not same_conversation(dialogue, stored):  # what `as_stored` checks, read once
             step.remember(stored.dialogue if stored is not None else None)
             return (stored.dialogue if stored is not None else None), CHANGED_ELSEWHERE
-        # Unsaved (a full store, or changed elsewhere meanwhile), the conversation stays open to be rated again.
+        # Unsaved (a full store, or changed elsewhere meanwhile), the conversation stays open to be rated
+        # again.
         try:
             rate_conversation(services, dialogue, sentiment, comment, request=request, version=stored.version)
         except ChangedElsewhere:
-            current = read_current(services, dialogue)
-            step.remember(current.dialogue if current is not None else None)
-            return (current.dialogue if current is not None else None), CHANGED_ELSEWHERE
+            return _changed_elsewhere(services, step, dialogue)
         step.remember(dialogue)
-    return dialogue, f"Thank you! Your feedback (**{sentiment}**) was saved. Press “New conversation” for another."
+    return dialogue, (f"Thank you! Your feedback (**{sentiment}**) was saved. "
+                      "Press “New conversation” for another.")
 
 
 def resumable(services: Services, user_id: str) -> Optional[Dialogue]:

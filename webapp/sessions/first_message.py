@@ -10,7 +10,8 @@ waits while its first reply is still being written, and answers with it: as a re
 (nothing more stored) when it holds that message, else with `CHANGED_ELSEWHERE`. A first turn that is
 refused gives its claim back, so sending the message again goes through.
 
-Only participants and server-named sessions claim starts (`anonymous` is everyone without a session).
+Only the users the store keeps conversations for claim starts (`session_base.stored_user`: participants
+and server-named sessions; `anonymous` is everyone without a session).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, Optional
 
 from arena.dialogue import Dialogue, Role
 from arena.store import VersionedDialogue
-from webapp.sessions import participants
 from webapp.sessions.idempotent_sends import already_sent
 from webapp.sessions.refusal import refuse
 
@@ -31,11 +31,6 @@ WAIT_STEP_S = 0.2
 HOLD_MARGIN_S = 60.0
 STILL_ANSWERING = ("This message is still being answered elsewhere, so it was not sent again. "
                    "Please wait a moment and send it once more.")
-
-
-def claims_starts(user_id: Optional[str]) -> bool:
-    """Whether conversations of `user_id` claim their starts: a participant, or a server-named session."""
-    return participants.is_participant(user_id) or str(user_id or "").startswith("session-")
 
 
 def start_key(user_id: str, message_id: Optional[str], text: str) -> str:

@@ -55,6 +55,7 @@ import threading
 import time
 from typing import Any, Awaitable, Callable, Iterable, Optional
 
+from arena.store.jobs_scheduler import Periodic
 from webapp.memory_allocator import release_free_memory
 
 log = logging.getLogger(__name__)
@@ -130,8 +131,7 @@ class IdleSessionReaper:
         shortest = min(self.idle_s, self.closed_grace_s or self.idle_s)
         self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, shortest / 4)))
         self.evicted = 0
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._job: Optional[Periodic] = None  # the sweeps, a job on the process's scheduler
 
     def sweep(self) -> int:
         """Forget every session idle for `idle_s`, and every closed page's after `closed_grace_s`; returns
@@ -175,16 +175,18 @@ class IdleSessionReaper:
         return gone
 
     def start(self) -> "IdleSessionReaper":
-        self._thread = threading.Thread(target=self._loop, name="idle-sessions", daemon=True)
-        self._thread.start()
+        """Sweep every `every_s`, a job on the process's scheduler, until `stop`."""
+        if self._job is None or not self._job.active:
+            self._job = Periodic("idle-sessions", self._sweep_step).start(self.every_s)
         return self
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            try:
-                self.sweep()
-            except Exception as exc:  # keep serving; try again next time
-                log.warning("could not forget idle sessions: %s", exc)
+    def _sweep_step(self) -> float:
+        try:
+            self.sweep()
+        except Exception as exc:  # keep serving; try again next time
+            log.warning("could not forget idle sessions: %s", exc)
+        return self.every_s
 
     def stop(self) -> None:
-        self._stop.set()
+        if self._job is not None:
+            self._job.cancel(wait=False)
