@@ -57,12 +57,21 @@ def test_malformed_calls_get_a_4xx_with_one_line_and_leave_no_traceback(server):
     url, lines = server
     started_at = len(lines)
     answers: dict[str, list[str]] = {}
+    streams, outside = [], []  # (status, call) of the event streams and of the values outside the choices
     with httpx.Client(base_url=url, timeout=httpx.Timeout(20.0)) as client:
         config = client.get("/config").json()
         for call in malformed_calls(config, CALLS, SEED):
-            answers.setdefault(str(send(client, call)), []).append(str(call))
+            status = send(client, call)
+            answers.setdefault(str(status), []).append(str(call))
+            if call.path.endswith("/queue/data"):
+                streams.append((status, str(call)))
+            if call.kind == "outside_choices":
+                outside.append((status, str(call)))
     bad = {code: calls for code, calls in answers.items() if not code.isdigit() or int(code) >= 500}
     assert not bad, {code: calls[:5] for code, calls in bad.items()}
+    # no session was opened by these calls: each stream is refused, none is a 200 carrying an error
+    assert streams and all(isinstance(s, int) and 400 <= s < 500 for s, _ in streams), streams
+    assert len(outside) >= 20 and all(s == 422 for s, _ in outside), outside
     assert sum(len(c) for code, c in answers.items() if code.startswith("4")) >= CALLS * 0.8
     time.sleep(1)  # the last lines of the log
     log = lines[started_at:]
