@@ -136,7 +136,8 @@ class Generator:
         position = rng.choice(positions)
         value = rng.choice(["not-a-choice", "<b>x</b>", 987654, -3, 2.5, "ALPHA", " alpha"])
         data[position] = [value] if self.kinds.get(dep["inputs"][position]) == "checkboxgroup" else value
-        if dep.get("api_name") and rng.random() < 0.4:
+        public = dep.get("api_name") and dep.get("api_visibility", "public") != "private"
+        if public and rng.random() < 0.4:
             return Call("POST", f"{API}/run/{dep['api_name']}", _json({"data": data}),
                         {"content-type": "application/json"}, kind="outside_choices")
         body = {"data": data, "fn_index": fn, "session_hash": secrets.token_hex(5)}
