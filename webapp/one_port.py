@@ -56,7 +56,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
                  idle_releases: Sequence[Callable[[], object]] = (),
                  readiness: Optional[Callable[[], dict[str, Any]]] = None,
-                 researcher_login: Optional[ResearcherLogin] = None) -> FastAPI:
+                 researcher_login: Optional[ResearcherLogin] = None,
+                 routes: Sequence[Callable[[FastAPI], object]] = ()) -> FastAPI:
     """The ASGI app: `public` at `/` and `admin` behind `admin_auth` at `admin_path` (at `/` when there is
     no public app), its login limited per client address by `limiter`; `css` styles both and `head` goes
     into every page's head (Gradio 6 takes both where an app is served, not where it is built);
@@ -72,7 +73,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
     ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). With `researcher_login`, the
     researcher app's login is the server's own, kept where every replica finds it
-    (`webapp.protection.shared_login`); without it, Gradio's login of one process."""
+    (`webapp.protection.shared_login`); without it, Gradio's login of one process. Each of `routes` adds
+    routes of the server's own (the platform's webhook) before the mounts."""
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     pages = OpenPages() if session_idle_s and closed_session_grace_s else None
@@ -92,6 +94,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.idle_sessions = reaper
     add_health_routes(app, readiness or (lambda: {"ready": True}))  # before the mounts: "/" takes the rest
+    for add_routes in routes:
+        add_routes(app)
     # ssr_mode=False: server-side rendering would start a Node server per mounted app (and a Space may set
     # GRADIO_SSR_MODE); the pages render in the browser as they do with `launch()` here.
     if admin is not None:

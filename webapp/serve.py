@@ -22,6 +22,7 @@ from arena.corpus.hub_mirror import HubMirror, MirrorRefused
 from webapp.protection.login_limits import LoginLimiter
 from webapp.protection.shared_login import ResearcherLogin
 from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
+from webapp.platform_webhook import add_platform_webhook
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
@@ -160,7 +161,8 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         idle_releases=[services.store.release_idle_connections],
                         readiness=lambda: readiness(services),
                         researcher_login=None if admin_auth is None else ResearcherLogin(
-                            services.store, services.settings.admin_login_ttl_s, admin_auth))
+                            services.store, services.settings.admin_login_ttl_s, admin_auth),
+                        routes=[lambda app: add_platform_webhook(app, services)])
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:

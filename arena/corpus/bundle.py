@@ -37,6 +37,7 @@ from arena.runtime.imports import heavy_imports
 from arena.store import Store
 from arena.crowd.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
 from arena.crowd.counting import VOID_FLAG, Participants, visibility, void_votes
+from arena.crowd.agreement import agreement_report, describe
 
 # The card's prose, with the counts and tables of an export filled in (Jinja, as huggingface_hub renders it).
 CARD_TEMPLATE = ASSETS_DIR / "corpus" / "dataset_card.md"
@@ -356,6 +357,21 @@ METRIC_MEANINGS = {
 }
 
 
+def _agreement_section(snapshot: Snapshot) -> str:
+    """Krippendorff's alpha where two or more people judged the same dialogue, reply or battle of the export
+    (`arena.crowd.agreement`), or one line saying nothing was judged twice."""
+    votes = [(v.dialogue_a, v.dialogue_b, v.user_id, v.choice) for v in snapshot.votes
+             if v.user_kind == UserKind.HUMAN and v.vote_id not in snapshot.flags]
+    results = agreement_report(snapshot.dialogues, votes=votes)
+    if not results:
+        return "_No aspect rating, verdict or vote by a person in this export._"
+    # Only the aspect's name is stored text (an imported file names it) and is escaped; the rest is ours.
+    return "\n".join(["| judgement | scale | Krippendorff's alpha [95% CI] | units | raters |",
+                      "|---|---|---|---|---|",
+                      *(f"| {escape_markdown(r.name)} | {r.level} | {describe(r)} | {r.units} | {r.raters} |"
+                        for r in results)])
+
+
 def _crowd_section(snapshot: Snapshot, extras: Sequence[str]) -> str:
     """Which crowd the export holds and, for a study, the versions of its file the data ran under (empty
     when the export holds every crowd and no study file)."""
@@ -425,6 +441,7 @@ def dataset_card(snapshot: Snapshot, extras: Sequence[str] = (), source_ids: boo
                              [(m, n, METRIC_MEANINGS.get(m.split(".")[0], "see docs/metrics.md"))
                               for m, n in sorted(metrics.items())]) if metrics else "",
         annotated=annotated, crowd=_crowd_section(snapshot, extras), source_ids=source_ids,
+        agreement=_agreement_section(snapshot),
         files=FILES, files_table=_table(["file", "content"], [
             (FILES["dialogues"], "one dialogue per line, CRSArena-Dial/DialogueKit layout plus extras"),
             (FILES["dialogues_json"], "the same dialogues as one JSON list (DialogueKit's reader loads it)"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import re
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any, Literal, Mapping, Optional
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -62,6 +63,50 @@ class AttentionCheck(BaseModel):
         return self
 
 
+class BonusRule(BaseModel):
+    """What a worker earns on top of the reward, in the workspace currency's major units (pounds, dollars):
+    `fixed` for each approved worker, or `per_valid_task` for each valid task; `cap` bounds one worker's
+    bonus. `arena.crowd.bonuses.bonus_lines` applies it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fixed: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+    per_valid_task: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+    cap: Optional[Decimal] = Field(None, gt=0, decimal_places=2)
+
+    @model_validator(mode="after")
+    def _one_amount(self) -> "BonusRule":
+        if (self.fixed is None) == (self.per_valid_task is None):
+            raise ValueError("give either fixed or per_valid_task (an amount such as 0.50)")
+        return self
+
+
+Device = Literal["desktop", "tablet", "mobile"]
+
+
+class ProlificSettings(BaseModel):
+    """How the study is created on Prolific from the Studies page (`prolific:` in the study file). The
+    title, the participant link and the completion code come from the rest of the file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reward: int = Field(ge=1)  # per participant, in the workspace currency's smallest unit (pence, cents)
+    estimated_minutes: int = Field(ge=1)
+    places: Optional[int] = Field(None, ge=1)  # default: the study's total quota (`Study.total_places`)
+    description: str = Field(min_length=1)
+    devices: list[Device] = Field(default_factory=lambda: list[Device](["desktop"]), min_length=1)
+    # What Prolific does with a submission that brings the completion code: hold it for the researcher's
+    # review (the arena's flags decide), or approve it at once.
+    completion_action: Literal["MANUALLY_REVIEW", "AUTOMATICALLY_APPROVE"] = "MANUALLY_REVIEW"
+
+    @field_validator("devices")
+    @classmethod
+    def _once_each(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("a device is listed twice")
+        return value
+
+
 class Study(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -98,6 +143,8 @@ class Study(BaseModel):
     worker_ids: Literal["prolific", "any"] = "prolific"
     flagged_counts: bool = False  # does a flagged worker's finished task fill a place? (false: it is freed)
     new_workers_per_minute: int = Field(5, ge=1)  # new worker ids one network address may bring per minute
+    bonus: Optional[BonusRule] = None  # a bonus on top of the reward, paid from the Studies page
+    prolific: Optional[ProlificSettings] = None  # creating and running the study on Prolific from the app
 
     @field_validator("id")
     @classmethod
@@ -177,6 +224,8 @@ class Study(BaseModel):
             raise ValueError("redirect_code_param: needs both a redirect_url and a completion_code")
         if self.attention_check and self.attention_check.after_task > self.tasks_per_participant:
             raise ValueError("attention_check: after_task is beyond tasks_per_participant")
+        if self.prolific is not None and not self.completion_code:
+            raise ValueError("prolific: a study run on Prolific needs a completion_code")
 
     # -- cells and quotas ----------------------------------------------------------
     def cells(self) -> list[str]:
@@ -188,6 +237,18 @@ class Study(BaseModel):
     def quota(self, cell: str) -> int:
         return self.quotas.get(cell, self.quota_per_cell)
 
+    def total_places(self) -> int:
+        """How many workers the quotas take in all: every cell's finished tasks, over the tasks each
+        worker does (rounded up, so that the last cells can fill)."""
+        tasks = sum(self.quota(cell) for cell in self.cells())
+        return max(1, -(-tasks // self.tasks_per_participant))
+
+    def platform_places(self) -> int:
+        """The places to open on the platform: the file's `prolific.places`, else the total quota."""
+        if self.prolific is not None and self.prolific.places is not None:
+            return self.prolific.places
+        return self.total_places()
+
     def open_at(self, now: datetime) -> Optional[str]:
         """None when the study takes workers at `now`, else why not (for the worker)."""
         if self.opens and now < self.opens:
@@ -195,7 +256,6 @@ class Study(BaseModel):
         if self.closes and now >= self.closes:
             return "This study has closed. Thank you for your interest."
         return None
-
 
     def completion_url(self) -> Optional[str]:
         """Where a finished worker is forwarded: `redirect_url`, with `redirect_code_param=completion_code`

@@ -120,6 +120,13 @@ class Settings(BaseSettings):
     hub_push_every_s: float = Field(300.0, gt=0, validation_alias=_env("ARENA_HUB_PUSH_EVERY"))
     replica_id: Optional[str] = None  # names this replica's shards; None: the host name
     space_id: Optional[str] = Field(None, validation_alias=_env("SPACE_ID"))  # set by Spaces
+    # -- Prolific's researcher API (arena/crowd/prolific_api.py) ------------------------------
+    # The token is read from the environment only, never from a file or a flag, and never stored.
+    prolific_token: Optional[SecretStr] = Field(None, validation_alias=_env("PROLIFIC_API_TOKEN"))
+    prolific_url: str = Field("https://api.prolific.com/api/v1/", description="Prolific's API address")
+    # Signs Prolific's webhook deliveries (webapp/platform_webhook.py); without it the route answers 404.
+    prolific_webhook_secret: Optional[SecretStr] = Field(None,
+                                                         validation_alias=_env("PROLIFIC_WEBHOOK_SECRET"))
     # -- LLM -------------------------------------------------------------------
     llm_provider: Literal["openai", "local", "fake"] = "local"
     llm_model: Optional[str] = None
@@ -282,6 +289,13 @@ class Settings(BaseSettings):
             except ValueError:
                 raise ValueError(f"{part!r} is not an IP address or network") from None
         return tuple(parts)
+
+    @field_validator("prolific_url", mode="before")
+    @classmethod
+    def _web_address(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().startswith(("https://", "http://")):
+            raise ValueError(f"{value[:60]!r} is not an http(s) address")
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("db_path", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ transaction); the modules each add one part of it:
 - `scoring_queue`: the durable scoring queue (enqueue, claim under a lease, finish, requeue)
 - `conversation_starts`: the claim a first message makes before its conversation is created
 - `moderation`: hidden and deleted dialogues and the moderation log
+- `platform_payments`: claims on the recruiting platform's calls that must happen once (transitions, bonuses)
 - `studies`: study files, participants and quota cells
 - `limits`: hard limits and the login lockout, counted atomically for every process sharing the store
 - `bulk`: whole tables at once, for the Hub mirror's push and restore

@@ -46,6 +46,8 @@ from arena.store.dialogue_versions import DialogueVersions
 from arena.store.researcher_logins import ResearcherLogins
 from arena.store.run_leases import RunLeases
 from arena.store.moderation import Moderation
+from arena.store.platform_payments import PlatformPayments
+from arena.store.platform_studies import PlatformStudies
 from arena.store.scoring_queue import ScoringQueue
 from arena.store.statements import insert_for, insert_for_dialect, now_key, upsert, utc_key
 from arena.store.studies import Studies
@@ -227,7 +229,7 @@ def _redact_errors(d: Dialogue) -> None:
 
 
 class Store(Votes, ScoringQueue, DialogueVersions, RunLeases, Moderation, Studies, BulkRows, LimitCounters,
-            BoardRowsStore, ResearcherLogins, ConversationStarts):
+            BoardRowsStore, ResearcherLogins, ConversationStarts, PlatformPayments, PlatformStudies):
     """Thread- and process-safe store. Cheap to create; connects lazily (a pool per process).
 
     Every method is one transaction. `read` and `write` open such a transaction for a query the store

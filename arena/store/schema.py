@@ -270,3 +270,61 @@ conversation_starts = sa.Table(
     sa.Index("conversation_starts_dialogue", "dialogue_id"),
     sa.Index("conversation_starts_expires", "expires_at"),
 )
+
+# -- payments and reviews on the recruiting platform (revision 0013; arena/store/platform_payments.py) ----
+# Each call to the platform that changes a submission or pays money is claimed here first: the key is the
+# primary key, so of two processes (or two clicks) only one sends it, and its outcome is kept.
+
+# One row per submission transition (approve, reject, ask to return).
+platform_transitions = sa.Table(
+    "platform_transitions", metadata,
+    sa.Column("submission_id", sa.Text, primary_key=True),
+    sa.Column("action", sa.Text, primary_key=True),  # APPROVE, REJECT, RETURN
+    sa.Column("study_id", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),  # sending, done, failed
+    sa.Column("claim_id", sa.Text, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),  # JSON: category, message, reasons
+    sa.Column("answer", sa.Text, nullable=False),  # the platform's status afterwards, or the error line
+    sa.Column("actor", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Index("platform_transitions_study", "study_id"),
+)
+
+# One row per bonus payment: the batch key is a digest of its lines.
+platform_bonuses = sa.Table(
+    "platform_bonuses", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("batch_key", sa.Text, primary_key=True),
+    sa.Column("state", sa.Text, nullable=False),  # claimed, created, paid, failed, unknown
+    sa.Column("claim_id", sa.Text, nullable=False),
+    sa.Column("workers", sa.Integer, nullable=False),
+    sa.Column("total", sa.Text, nullable=False),  # a decimal in major units
+    sa.Column("bonus_id", sa.Text, nullable=False),  # the platform's id once created
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("actor", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+)
+
+# Which worker a bonus payment pays (a digest of the platform id): a worker is in one live payment at most.
+platform_bonus_workers = sa.Table(
+    "platform_bonus_workers", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("worker_key", sa.Text, primary_key=True),
+    sa.Column("batch_key", sa.Text, nullable=False),
+    sa.Column("amount", sa.Text, nullable=False),
+)
+
+# An arena study's study on a recruiting platform (arena/store/platform_studies.py; revision 0012): its id
+# there, its status and place count as last read, and when. Researcher-only: never exported or mirrored.
+platform_studies = sa.Table(
+    "platform_studies", metadata,
+    sa.Column("study_id", sa.Text, primary_key=True),
+    sa.Column("platform", sa.Text, nullable=False),  # prolific
+    sa.Column("platform_study_id", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),  # the platform's word: UNPUBLISHED, ACTIVE, PAUSED, ...
+    sa.Column("places", sa.Integer, nullable=False),  # the platform's total_available_places
+    sa.Column("synced_at", sa.Text, nullable=False),
+    sa.Index("platform_studies_platform_id", "platform_study_id", unique=True),
+)

@@ -7,6 +7,10 @@ Only a dialogue with aspect ratings (its row counts them) is read whole, for
 its ratings and its rated replies. One `ExtraRows` is read per job run;
 `board` gives one board's `BoardDialogues`, whose two views feed
 `evaluators.meta.meta_rows` and `evaluators.meta_correlations.judged_records`.
+The rater agreement (`arena.crowd.agreement`) reads, once per run and for
+every board alike, the dialogues that hold aspect ratings or a study's
+labelled ones (a replayed dialogue is a study task), people's votes and the
+study workers' gold answers (`AgreementRows`).
 The evaluators are imported when a view is made: they are an optional part
 (the caller shows nothing when they are missing).
 """
@@ -35,6 +39,7 @@ class ExtraRows:
     frames: StoreFrames
     scores: list[dict[str, Optional[float]]]
     documents: dict[int, Any]
+    agreement: "AgreementRows" = field(default_factory=lambda: AgreementRows([], [], []))
     _judged: dict[tuple[bytes, Any], np.ndarray] = field(default_factory=dict)
 
     @classmethod
@@ -51,7 +56,8 @@ class ExtraRows:
                     scores[p][metric] = value
         whole = d["visible"] & (d["crowd"] == OPEN_CROWD) & (d["aspect_ratings"].astype(int) > 0)
         documents = store.board_documents(d["dialogue_id"][whole]) if whole.any() else {}
-        return cls(frames, scores, {int(positions.get_loc(i)): doc for i, doc in documents.items()})
+        return cls(frames, scores, {int(positions.get_loc(i)): doc for i, doc in documents.items()},
+                   agreement=AgreementRows.read(store, frames))
 
     def board(self, dialogue_mask: np.ndarray, rated: np.ndarray) -> "BoardDialogues":
         """The dialogues `dialogue_mask` selects, their labels counted where `rated` (over all rows) says."""
@@ -84,6 +90,29 @@ class ExtraRows:
                                             else {})
             self._judged[key] = out
         return self._judged[key]
+
+
+@dataclass(frozen=True)
+class AgreementRows:
+    """What the rater agreement reads: whole dialogues that may share a judge (aspect-rated, or a study's),
+    people's votes as (dialogue A, dialogue B, voter, choice), and study participants (gold answers)."""
+
+    dialogues: list[Any]
+    votes: list[tuple[str, str, str, Any]]
+    participants: list[Any]
+
+    @classmethod
+    def read(cls, store: Any, frames: StoreFrames) -> "AgreementRows":
+        d, v = frames.d, frames.v
+        # A study's labelled dialogues may be replays of a stored one (known-answer tasks): their verdicts.
+        labelled_in_study = (d["crowd"] != OPEN_CROWD) & ~pd.isna(d["sentiment"])
+        shared = d["visible"] & ((d["aspect_ratings"] > 0) | labelled_in_study)
+        dialogues = list(store.board_documents(d["dialogue_id"][shared]).values()) if shared.any() else []
+        people = v["visible"] & (v["user_kind"] == "human")
+        votes = list(zip(v["dialogue_a"][people].tolist(), v["dialogue_b"][people].tolist(),
+                         v["user_id"][people].tolist(), v["choice"][people].tolist()))
+        studies = sorted({s for s in d["crowd"].tolist() if s != OPEN_CROWD})
+        return cls(dialogues, votes, [p for s in studies for p in store.list_participants(s)])
 
 
 @dataclass(frozen=True)

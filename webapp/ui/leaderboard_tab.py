@@ -54,21 +54,26 @@ def _kind(value: Optional[str]) -> Optional[str]:
 @dataclass(frozen=True)
 class SideTables:
     """What the job makes beside a board: the metric-vs-satisfaction table and the metric-vs-human
-    correlation records (None where the evaluators are missing or the analysis failed)."""
+    correlation records (None where the evaluators are missing or the analysis failed), and the rater
+    agreement (`arena.crowd.agreement.Agreement`s; None when not made)."""
 
     meta: Optional[pd.DataFrame]
     records: Optional[list]
+    agreement: Optional[list] = None
 
 
-def side_tables(memo: meta_view.CorrelationMemo, form: Any, key: Any, dialogues: BoardDialogues) -> SideTables:
+def side_tables(memo: meta_view.CorrelationMemo, form: Any, key: Any, dialogues: BoardDialogues,
+                agreement: Optional[meta_view.AgreementMemo] = None) -> SideTables:
     """Made by the job beside each board, from the store's compact rows (`webapp.leaderboard.board_extras`):
-    the metric-vs-satisfaction table and the correlations (kept in `memo` under `key` while unchanged)."""
+    the metric-vs-satisfaction table and the correlations (kept in `memo` under `key` while unchanged), and
+    the rater agreement, the same for every board (kept in `agreement`)."""
     try:
         judged = dialogues.judged(form)
     except ImportError:  # the evaluators are not installed: nothing to correlate with
         judged = None
     records = memo.get(key, judged, form) if judged is not None else None
-    return SideTables(metric_meta_table_of(dialogues.meta_entries()), records)
+    agreed = agreement.get(dialogues.rows.agreement, form) if agreement is not None else None
+    return SideTables(metric_meta_table_of(dialogues.meta_entries()), records, agreed)
 
 
 class LeaderboardCache:
@@ -78,12 +83,14 @@ class LeaderboardCache:
         self.services = services
         settings = services.settings
         self.correlations = meta_view.CorrelationMemo()
+        self.agreement = meta_view.AgreementMemo()
         self.snapshots = LeaderboardSnapshots(services.store, LeaderboardOptions.from_settings(settings),
                                               every_s=settings.leaderboard_snapshot_every_s, clock=clock,
                                               extra=self._extra)
 
     def _extra(self, kind: Optional[str], category: str, dialogues: BoardDialogues) -> SideTables:
-        return side_tables(self.correlations, form_for(self.services), (kind, category), dialogues)
+        return side_tables(self.correlations, form_for(self.services), (kind, category), dialogues,
+                           self.agreement)
 
     @property
     def records(self) -> dict[tuple[Optional[str], str], Optional[list]]:
@@ -223,6 +230,7 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         kind = _kind(kind_value)
         table, side, read = cache.board(kind, fresh=fresh, category=category)
         meta, records = (side.meta, side.records or []) if side is not None else (None, [])
+        agreed = side.agreement if side is not None else None
         label = dict((v, k) for k, v in KIND_CHOICES)[kind_value or "human"]
         shown = not table.empty  # an empty table would show placeholder headers, an empty plot nothing
         title = f"Users: {label.lower()}"
@@ -237,11 +245,13 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
             drawn = (display_table(table, titles),
                      leaderboard_figure(table, title=title, titles=titles) if shown else None,
                      meta_view.correlation_table(records),
-                     meta_view.correlation_heatmap(records) if records else None, read)
+                     meta_view.correlation_heatmap(records) if records else None, read,
+                     meta_view.agreement_table(agreed))
             drawings[key] = drawn
         return (summary_line, gr.Column(visible=shown), drawn[0], drawn[1],
                 meta if meta_shown else pd.DataFrame(),
-                gr.Accordion(visible=meta_shown), drawn[2], drawn[3], gr.Accordion(visible=bool(records)))
+                gr.Accordion(visible=meta_shown), drawn[2], drawn[3], gr.Accordion(visible=bool(records)),
+                drawn[5], gr.Accordion(visible=bool(agreed)))
 
     with gr.Row():
         kind = gr.Radio(
@@ -272,9 +282,11 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         )
         corr_table = gr.Dataframe(interactive=False, wrap=True, elem_id="leaderboard-correlations")
         corr_plot = gr.Plot(elem_id="leaderboard-correlation-heatmap", show_label=False)
+    agreement_box, agreement_table = meta_view.agreement_box()
     gr.Markdown(EXPLANATION)
 
-    outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box]
+    outputs = [summary, board, table, plot, meta, meta_box, corr_table, corr_plot, corr_box, agreement_table,
+               agreement_box]
     inputs = [kind, category]
     # Every draw asks for the current board: a live board (no snapshot interval) then waits for the job's
     # next result when the store changed since the last one (a vote just cast shows on opening the tab);

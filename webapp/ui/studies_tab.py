@@ -22,6 +22,7 @@ from webapp.leaderboard.table import display_table
 from webapp.services import Services
 from webapp.ui.download_tab import ExportFolders
 from webapp.ui.moderation_tab import actor_of
+from webapp.ui import studies_platform, studies_review
 from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from arena.text_safety import escape_text
 from webapp.ui.parts.render import plural
@@ -126,6 +127,8 @@ def build(services: Services) -> None:
         resume = gr.Button("Resume", elem_id="studies-resume", min_width=100)
         close = gr.Button("Close the study", variant="stop", elem_id="studies-close", min_width=100)
     state_line = gr.Markdown("", elem_id="studies-state")
+    studies_platform.build(services, picked, lambda request, sid: participant_link(site_of(request), sid))
+    studies_review.build(services, picked)
     quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
     people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
@@ -150,6 +153,9 @@ def build(services: Services) -> None:
                 return (f"{NOTICE_MARK} Nothing changed: choose a study (and confirm) first.", *show(None))
             if services.store.study_state(study_id) == "closed":
                 return (f"{NOTICE_MARK} {study_id} is closed; a closed study stays closed.", *show(study_id, request))
+            refused = studies_platform.follow_state(services, study_id, state)  # the platform first
+            if refused is not None:
+                return (refused, *show(study_id, request))
             if state == "closed":
                 gone = results.close_study(services, study_id)
                 line = (f"Closed **{escape_text(study_id)}**: no new worker or task, and the platform ids of "

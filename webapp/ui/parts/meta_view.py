@@ -5,6 +5,11 @@ as a table (dialogue-level Spearman and Pearson with 95% bootstrap intervals
 and n, system-level Kendall's tau) and a heat map of the Spearman
 coefficients. Dialogues with people and with simulators are never pooled:
 each gets its own rows and its own heat-map panel.
+
+Beside them, the rater agreement (`arena.crowd.agreement`): Krippendorff's
+alpha of each aspect, of verdicts, votes and gold answers, with its interval
+and the units and raters it rests on, where two or more people judged the
+same thing.
 """
 
 from __future__ import annotations
@@ -60,6 +65,59 @@ class CorrelationMemo:
         except Exception:  # the leaderboard must render even if the analysis cannot
             log.exception("correlation records failed")
             return None
+
+
+class AgreementMemo:
+    """The rater agreement, recomputed only when a judgement it is made from changed (the bootstrap runs
+    once per aspect, not once per board)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entry: Optional[tuple[int, list[Any]]] = None
+
+    def get(self, rows: Any, form: Any) -> Optional[list[Any]]:
+        """`Agreement`s of `rows` (`webapp.leaderboard.board_extras.AgreementRows`), None when they fail."""
+        from arena.crowd.agreement import agreement_of, judgement_sets
+
+        try:
+            sets = judgement_sets(rows.dialogues, form, votes=rows.votes, gold=rows.participants)
+            fingerprint = hash(tuple(sets))
+            with self._lock:
+                if self._entry is not None and self._entry[0] == fingerprint:
+                    return self._entry[1]
+                results = agreement_of(sets, rounds=BOOTSTRAP_ROUNDS)
+                self._entry = (fingerprint, results)
+                return results
+        except Exception:  # the leaderboard must render even if the analysis cannot
+            log.exception("rater agreement failed")
+            return None
+
+
+AGREEMENT_NOTE = (
+    "Where two or more people judged the same thing: Krippendorff's alpha (1 full agreement, 0 no more "
+    "than chance), ordinal for aspect ratings, nominal for verdicts, battle votes and gold answers, with "
+    "a 95% bootstrap interval over units. **Units**: the dialogues, replies, battles or gold texts that two "
+    "or more raters judged; **Raters**: the people who judged them. A replayed dialogue's judgements count "
+    "for the dialogue it shows. Below two such units there is no alpha (*not enough overlap*)."
+)
+
+
+def agreement_table(results: Optional[Sequence[Any]]) -> pd.DataFrame:
+    """One row per judgement: alpha with its interval (or why there is none), units, raters."""
+    from arena.crowd.agreement import describe
+
+    return pd.DataFrame([{"Judgement": r.name, "Scale": r.level, "Krippendorff's alpha [95% CI]": describe(r),
+                          "Units": r.units, "Raters": r.raters} for r in results or []])
+
+
+def agreement_box() -> tuple[Any, Any]:
+    """The accordion holding the agreement table (hidden until there is a row), and the table."""
+    import gradio as gr
+
+    with gr.Accordion("Rater agreement", open=False, visible=False) as box:
+        gr.Markdown(AGREEMENT_NOTE)
+        table = gr.Dataframe(interactive=False, wrap=True, elem_id="leaderboard-agreement")
+    return box, table
 
 
 def _fmt(value: Optional[float]) -> str:

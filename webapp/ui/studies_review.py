@@ -1,0 +1,153 @@
+"""The Studies tab's "Submissions and bonuses" section: the platform's submissions joined to the arena's
+workers, approve / reject / ask to return (one or many, each after a confirmation step), and the bonus
+preview and payment.
+
+Every call is sent once (`arena.crowd.platform_review` claims it in the store first); a failure is one line
+and changes nothing in the arena. What is confirmed is what was prepared: the plan and the previewed
+bonus lines wait in the session's state, so a second click of Confirm or Pay finds the claim and sends
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import gradio as gr
+import pandas as pd
+
+from arena.crowd import platform_review as review
+from arena.crowd.prolific_api import REJECTION_CATEGORIES, PlatformError, ProlificClient
+from arena.text_safety import escape_text
+from webapp.leaderboard import study_review as view
+from webapp.services import Services
+from webapp.ui.moderation_tab import actor_of
+from webapp.ui.parts.refusal_notice import NOTICE_MARK
+
+ACTION_CHOICES = [("Approve", review.APPROVE), ("Reject", review.REJECT), ("Ask to return", review.RETURN)]
+ClientFactory = Callable[[], ProlificClient]
+
+
+def _notice(text: str) -> str:
+    return f"{NOTICE_MARK} {escape_text(' '.join(text.split()))}"
+
+
+def load(services: Services, study_id: Optional[str], typed: str,
+         client: ClientFactory) -> tuple[str, Optional[pd.DataFrame], list[tuple[str, str]]]:
+    """The line, the joined table and the checkbox choices (submission id, with its worker and status)."""
+    if not study_id:
+        return _notice("Choose a study first."), None, []
+    platform_id = view.platform_study_id(services, study_id, typed)
+    if not platform_id:
+        return _notice("No Prolific study id known for this study: type it in the field."), None, []
+    try:
+        with client() as api:
+            submissions = api.list_submissions(platform_id)
+    except PlatformError as exc:
+        return _notice(f"Could not load the submissions: {exc}"), None, []
+    table = view.submissions_view(services, study_id, submissions)
+    choices = [(f"{r['submission']} · {r['pseudonym'] or r['Prolific id']} · {r['Prolific status']} · "
+                f"{r['arena verdict']}", str(r["submission"])) for _, r in table.iterrows()]
+    return f"{len(table)} submission(s) on Prolific study {escape_text(platform_id)}.", table, choices
+
+
+def prepare(study_id: Optional[str], chosen: list[str], action: str, category: str, message: str,
+            reasons: str) -> tuple[str, Optional[dict[str, Any]]]:
+    """The confirmation line and the plan that Confirm sends (None: nothing to confirm)."""
+    if not study_id or not chosen:
+        return _notice("Choose a study and at least one submission first."), None
+    plan = {"study": study_id, "ids": list(chosen), "action": action, "category": category,
+            "message": message or "", "reasons": [r for r in (reasons or "").splitlines() if r.strip()]}
+    if action == review.REJECT and len(plan["message"].strip()) < 100:
+        return _notice(f"A rejection's message needs at least 100 characters (this one has "
+                       f"{len(plan['message'].strip())})."), None
+    words = review.DONE_WORDS[action]
+    extra = f" as {category}" if action == review.REJECT else ""
+    return (f"About to send to Prolific: {len(chosen)} submission(s) {words}{extra}. Press **Confirm** to "
+            "send, or change the choice and prepare again."), plan
+
+
+def confirm(services: Services, plan: Optional[dict[str, Any]], actor: str, client: ClientFactory) -> str:
+    if not plan:
+        return _notice("Nothing to confirm: prepare the review first.")
+    try:
+        with client() as api:
+            done = review.review_submissions(services.store, api, plan["study"], plan["ids"], plan["action"],
+                                             actor=actor, message=plan["message"], category=plan["category"],
+                                             reasons=plan["reasons"])
+    except PlatformError as exc:
+        return _notice(f"Nothing changed: {exc}")
+    return _notice(done.line()) if done.failure else escape_text(done.line())
+
+
+def pay(services: Services, study_id: Optional[str], typed: str, lines: Optional[list[Any]], actor: str,
+        client: ClientFactory) -> str:
+    if not study_id or not lines:
+        return _notice("Preview the bonuses first.")
+    platform_id = view.platform_study_id(services, study_id, typed)
+    if not platform_id:
+        return _notice("No Prolific study id known for this study: type it in the field.")
+    try:
+        with client() as api:
+            done = review.pay_bonus(services.store, api, study_id, platform_id, list(lines), actor=actor)
+    except PlatformError as exc:
+        return _notice(f"Nothing paid: {exc}")
+    return escape_text(done.line) if done.state == "paid" else _notice(done.line)
+
+
+def build(services: Services, picked: gr.Dropdown,
+          client: ClientFactory = ProlificClient.from_environment) -> None:
+    gr.Markdown("#### Submissions and bonuses on Prolific")
+    with gr.Row():
+        typed = gr.Textbox(label="Prolific study id (only for a study not created from this page)",
+                           elem_id="studies-review-platform-id", scale=3)
+        fetch = gr.Button("Load submissions", elem_id="studies-review-load", scale=1)
+    line = gr.Markdown("", elem_id="studies-review-line")
+    table = gr.Dataframe(label="Submissions", interactive=False, elem_id="studies-review-table")
+    chosen = gr.CheckboxGroup([], label="Submissions to act on", elem_id="studies-review-chosen")
+    with gr.Row():
+        action = gr.Radio(ACTION_CHOICES, value=review.APPROVE, label="Action",
+                          elem_id="studies-review-action")
+        category = gr.Dropdown(list(REJECTION_CATEGORIES), value="FAILED_CHECK", label="Rejection category",
+                               elem_id="studies-review-category")
+    message = gr.Textbox(label="Rejection message (at least 100 characters; filled from the flags)", lines=3,
+                         elem_id="studies-review-message")
+    reasons = gr.Textbox(label="Reasons to return (one per line)", lines=2, elem_id="studies-review-reasons")
+    with gr.Row():
+        ready = gr.Button("Prepare", elem_id="studies-review-prepare")
+        send = gr.Button("Confirm", variant="stop", elem_id="studies-review-confirm")
+    plan = gr.State(None)
+    outcome = gr.Markdown("", elem_id="studies-review-outcome")
+    with gr.Row():
+        preview = gr.Button("Preview bonuses", elem_id="studies-bonus-preview")
+        pay_button = gr.Button("Pay the previewed bonuses", variant="stop", elem_id="studies-bonus-pay")
+    lines = gr.State(None)
+    bonus_line = gr.Markdown("", elem_id="studies-bonus-line")
+    bonus_table = gr.Dataframe(label="Bonus lines", interactive=False, elem_id="studies-bonus-table")
+
+    def on_load(study_id: Optional[str], platform_id: str) -> tuple[Any, ...]:
+        said, found, options = load(services, study_id, platform_id, client)
+        return said, found, gr.update(choices=options, value=[])
+
+    def on_choose(ids: list[str], shown: Optional[pd.DataFrame]) -> str:
+        return view.rejection_message(view.selected_flags(shown, ids or []))
+
+    def on_confirm(ready_plan: Optional[dict[str, Any]], request: gr.Request) -> tuple[str, None]:
+        return confirm(services, ready_plan, actor_of(request), client), None
+
+    def on_preview(study_id: Optional[str]) -> tuple[Any, ...]:
+        if not study_id:
+            return _notice("Choose a study first."), None, None
+        shown, owed, said = view.bonus_preview(services, study_id)
+        return escape_text(said) + (" Press **Pay** to pay them." if owed else ""), shown, owed or None
+
+    def on_pay(study_id: Optional[str], platform_id: str, owed: Optional[list[Any]],
+               request: gr.Request) -> tuple[str, None]:
+        return pay(services, study_id, platform_id, owed, actor_of(request), client), None
+
+    fetch.click(on_load, [picked, typed], [line, table, chosen], api_name="study_review_load")
+    chosen.change(on_choose, [chosen, table], [message], api_visibility="private")
+    ready.click(prepare, [picked, chosen, action, category, message, reasons], [outcome, plan],
+                api_name="study_review_prepare")
+    send.click(on_confirm, [plan], [outcome, plan], api_name="study_review_confirm")
+    preview.click(on_preview, [picked], [bonus_line, bonus_table, lines], api_name="study_bonus_preview")
+    pay_button.click(on_pay, [picked, typed, lines], [bonus_line, lines], api_name="study_bonus_pay")
