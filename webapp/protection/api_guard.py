@@ -37,6 +37,8 @@ import math
 import re
 from typing import Any, Awaitable, Callable, Iterable, Optional
 
+from webapp.sessions.gradio_sessions import session_store
+
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -168,7 +170,7 @@ class AppDescription:
 
         Gradio keeps each session's copy of a component updated by a handler in the state holder of the
         Blocks; it is read here, never changed (`session_data.get` creates no session)."""
-        holder = getattr(self.blocks, "state_holder", None)
+        holder = session_store(self.blocks)
         sessions = getattr(holder, "session_data", None)
         state = sessions.get(session) if isinstance(sessions, dict) and isinstance(session, str) else None
         config = getattr(state, "blocks_config", None)
