@@ -130,6 +130,19 @@ def test_pause_resume_and_close_in_the_arena_reach_the_platform_first(services, 
     assert prolific.state.studies[study_id].status == "COMPLETED"
 
 
+def test_without_a_token_the_arena_changes_and_says_prolific_was_not_told(services, prolific, monkeypatch):
+    study_id = _created(services, prolific)
+    _act(services, platform.publish)
+    monkeypatch.delenv("PROLIFIC_API_TOKEN")
+    assert section.follow_state(services, "pilot", "paused") is None  # nothing blocks the arena's part
+    line = section.not_told(services, "pilot", "paused")
+    assert "Prolific was not told: set PROLIFIC_API_TOKEN" in line and "\n" not in line
+    assert prolific.state.studies[study_id].status == "ACTIVE"
+    assert section.not_told(services, "pilot", "open") == ""  # ACTIVE there: nothing to resume
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", prolific.token)
+    assert section.not_told(services, "pilot", "paused") == ""
+
+
 def test_a_pause_or_stop_on_the_platform_is_applied_at_refresh(services, prolific):
     study_id = _created(services, prolific)
     _act(services, platform.publish)
@@ -241,7 +254,7 @@ def test_the_platforms_own_deliveries_reach_the_served_app(services, prolific, m
     assert [d["answer"] for d in prolific.state.deliveries] == [200, 200]
 
 
-def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(services, prolific):
+def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(services, prolific, monkeypatch):
     from gradio_client import Client
 
     from battle_support import launch
@@ -257,6 +270,12 @@ def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(servic
         assert study.fields["external_study_url"] == url.rstrip("/") + LINK.removeprefix("https://arena.example")
         line = researcher.predict("pilot", api_name="/study_platform_publish")
         assert line == "Published: Prolific says ACTIVE."
+        monkeypatch.delenv("PROLIFIC_API_TOKEN")  # the arena pauses; the page says Prolific was not told
+        line = researcher.predict("pilot", api_name="/study_pause")[0]
+        assert "is paused" in line and "Prolific was not told" in line and study.status == "ACTIVE"
+        assert services.store.study_state("pilot") == "paused"
+        monkeypatch.setenv("PROLIFIC_API_TOKEN", prolific.token)
+        assert "is open" in researcher.predict("pilot", api_name="/study_resume")[0]
         line = researcher.predict("pilot", api_name="/study_pause")[0]
         assert "is paused" in line and study.status == "PAUSED"
         prolific.fail_next(400, path="transition")

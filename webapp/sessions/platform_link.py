@@ -155,6 +155,13 @@ def follow_state(services: Services, study_id: str, state: str, client: ClientFa
     return done.status
 
 
+def would_send(services: Services, study_id: str, state: str) -> bool:
+    """Whether the arena's `state` change has a transition to send to the platform (the study is there and
+    the transition applies to its status as last read)."""
+    link = services.store.platform_link(study_id)
+    return link is not None and _applies(link.status, state)
+
+
 def _applies(status: str, state: str) -> bool:
     if state == "paused":
         return status in LIVE
