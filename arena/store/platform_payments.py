@@ -39,6 +39,9 @@ from arena.store.part import StorePart
 from arena.store.statements import insert_for, now_key, utc_key
 
 SENDING, DONE = "sending", "done"
+# The platform's last reported status of a submission (its webhook) rides in the same table, as a row with
+# this action and state, its status in `answer`: it is never a claim, and no transition reads it.
+REPORTED = "REPORTED"
 CLAIMED, CREATED, PAID, UNKNOWN = "claimed", "created", "paid", "unknown"
 STALE_AFTER = timedelta(minutes=10)  # a transition still "sending" after this was abandoned by its sender
 
@@ -154,11 +157,32 @@ class PlatformPayments(StorePart):
                        p.claim_id == claim.claim_id, p.state == SENDING)
 
     def platform_transitions(self, study_id: str) -> dict[tuple[str, str], TransitionClaim]:
-        """(submission id, action) -> its row, for the study."""
+        """(submission id, action) -> its row, for the study (reported statuses left out)."""
         p = t.platform_transitions.c
         with self.read() as conn:
-            rows = conn.execute(sa.select(t.platform_transitions).where(p.study_id == study_id)).all()
+            rows = conn.execute(sa.select(t.platform_transitions).where(
+                p.study_id == study_id, p.action != REPORTED)).all()
         return {(r.submission_id, r.action): _transition(r) for r in rows}
+
+    # -- statuses the platform reported ----------------------------------------------------------------
+    def note_submission_status(self, study_id: str, submission_id: str, status: str) -> None:
+        """Keep `status` as the submission's last status reported by the platform (replacing the older)."""
+        now = now_key()
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.platform_transitions).values(
+                submission_id=submission_id, action=REPORTED, study_id=study_id, state=REPORTED,
+                claim_id="", detail="{}", answer=status[:100], actor="prolific", created_at=now,
+                updated_at=now,
+            ).on_conflict_do_update(index_elements=["submission_id", "action"],
+                                    set_={"answer": status[:100], "updated_at": now}))
+
+    def submission_statuses(self, study_id: str) -> dict[str, str]:
+        """submission id -> its last status reported by the platform, for the study."""
+        p = t.platform_transitions.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(p.submission_id, p.answer).where(
+                p.study_id == study_id, p.action == REPORTED)).all()
+        return {r.submission_id: r.answer for r in rows}
 
     # -- bonus payments ------------------------------------------------------------------------------
     def claim_bonus(self, study_id: str, lines: list[tuple[str, Decimal]], *, actor: str) -> BonusBatch:

@@ -19,6 +19,7 @@ from prolific_server import ProlificServer  # noqa: E402
 from study_support import publish  # noqa: E402
 
 from arena.crowd.prolific_api import ProlificClient, webhook_signature  # noqa: E402
+from arena.crowd.study import parse_study  # noqa: E402
 from webapp.sessions import platform_link as platform  # noqa: E402
 from webapp.ui import studies_platform as section  # noqa: E402
 
@@ -289,3 +290,43 @@ def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(servic
         assert "was COMPLETED" in researcher.predict("pilot", api_name="/study_platform_show")
     finally:
         demo.close()
+
+
+def test_a_submission_webhook_keeps_its_status_and_a_return_frees_the_workers_places(services, prolific,
+                                                                                  monkeypatch):
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from webapp.platform_webhook import WEBHOOK_PATH, add_platform_webhook
+    from webapp.ui import studies_review
+
+    app = FastAPI()
+    add_platform_webhook(app, services)
+    http = TestClient(app)
+    monkeypatch.setenv("PROLIFIC_WEBHOOK_SECRET", "s3cret")
+    study_id = _created(services, prolific)
+    _act(services, platform.publish)
+    study = services.store.study_text("pilot")
+    parsed = parse_study(study[1])
+    services.store.join_study("pilot", "worker-1", study[0], {})
+    services.store.keep_platform_ids("pilot", "worker-1", "p" * 24, "s" * 24)
+    assert services.store.reserve_cell(parsed, "worker-1") is not None
+    held = sum(c["reserved"] + c["done"] for c in services.store.cell_fill(parsed).values())
+    submission = prolific.reserve(study_id, participant_id="p" * 24)
+
+    def deliver(status: str) -> str:
+        event = {"event_type": "submission.status.change", "resource_id": submission, "status": status,
+                 "study_id": study_id, "participant_id": "p" * 24}
+        body = json.dumps(event).encode()
+        answer = http.post(WEBHOOK_PATH, content=body, headers=_signed("s3cret", body))
+        assert answer.status_code == 200
+        return answer.json()["detail"]
+
+    assert deliver("ACTIVE") == f"submission {submission} is ACTIVE"
+    assert services.store.submission_statuses("pilot") == {submission: "ACTIVE"}
+    assert "1 arena place(s) freed" in deliver("RETURNED")
+    assert services.store.submission_statuses("pilot") == {submission: "RETURNED"}
+    assert sum(c["reserved"] + c["done"] for c in services.store.cell_fill(parsed).values()) == held - 1
+    assert services.store.platform_transitions("pilot") == {}  # a reported status is no transition
+    _, table, _ = studies_review.load(services, "pilot", "", ProlificClient.from_environment)
+    assert dict(zip(table["submission"], table["last reported"])) == {submission: "RETURNED"}

@@ -45,6 +45,9 @@ def load(services: Services, study_id: Optional[str], typed: str,
     except PlatformError as exc:
         return _notice(f"Could not load the submissions: {exc}"), None, []
     table = view.submissions_view(services, study_id, submissions)
+    # What the platform's webhook last reported, which may be newer than the list just read.
+    reported = services.store.submission_statuses(study_id)
+    table["last reported"] = table["submission"].map(lambda s: reported.get(str(s), ""))
     choices = [(f"{r['submission']} · {r['pseudonym'] or r['Prolific id']} · {r['Prolific status']} · "
                 f"{r['arena verdict']}", str(r["submission"])) for _, r in table.iterrows()]
     return f"{len(table)} submission(s) on Prolific study {escape_text(platform_id)}.", table, choices
