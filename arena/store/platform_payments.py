@@ -13,7 +13,8 @@ nothing. The sender then marks the row with the platform's answer, or drops it w
   worker is in one live payment at most: a later payment of the same study leaves them out. Paying is not
   idempotent on the platform, so a payment whose pay call's outcome is unknown (the request went out and
   no answer came back) is marked "unknown" and never sent again by the arena: the researcher checks on
-  the platform. Only a payment the platform refused (or one stopped before its pay call) is released,
+  the platform and records what they found (`settle_unknown_bonus`: paid, or not paid, which frees its
+  workers for a new payment). Only a payment the platform refused (or one stopped before its pay call) is released,
   freeing its workers.
 
 `PlatformPayments` is a part of `arena.store.Store`.
@@ -254,6 +255,31 @@ class PlatformPayments(StorePart):
                 conn.execute(sa.delete(t.platform_bonus_workers).where(
                     w.study_id == batch.study_id, w.batch_key == batch.batch_key))
         return bool(gone)
+
+    def settle_unknown_bonus(self, study_id: str, key: str, *, paid: bool, actor: str) -> bool:
+        """The researcher's finding on Prolific for an "unknown" payment, logged in the moderation log:
+        paid (it stays, its workers stay left out), or not paid (the row and its workers' claims go, so
+        the lines can be paid again). False when the payment is not (or no longer) unknown."""
+        b, w = t.platform_bonuses.c, t.platform_bonus_workers.c
+        where = sa.and_(b.study_id == study_id, b.batch_key == key, b.state == UNKNOWN)
+        with self.write() as conn:
+            if paid:
+                row = conn.execute(sa.update(t.platform_bonuses).where(where).values(
+                    state=PAID, answer="marked as paid after a check on the platform", updated_at=now_key())
+                    .returning(b.bonus_id, b.workers, b.total)).first()
+            else:
+                row = conn.execute(sa.delete(t.platform_bonuses).where(where)
+                                   .returning(b.bonus_id, b.workers, b.total)).first()
+                if row is not None:
+                    conn.execute(sa.delete(t.platform_bonus_workers).where(
+                        w.study_id == study_id, w.batch_key == key))
+            if row is None:
+                return False
+            verdict = "paid" if paid else "not paid"
+            _log(conn, f"platform bonus marked {verdict}", study_id, actor,
+                 f"an unknown payment checked on the platform: {verdict}",
+                 {"bonus_id": row.bonus_id, "workers": row.workers, "total": row.total, "batch": key})
+        return True
 
     @staticmethod
     def _my_batch(batch: BonusBatch) -> Any:
