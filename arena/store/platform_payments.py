@@ -13,9 +13,9 @@ nothing. The sender then marks the row with the platform's answer, or drops it w
   worker is in one live payment at most: a later payment of the same study leaves them out. Paying is not
   idempotent on the platform, so a payment whose pay call's outcome is unknown (the request went out and
   no answer came back) is marked "unknown" and never sent again by the arena: the researcher checks on
-  the platform and records what they found (`settle_unknown_bonus`: paid, or not paid, which frees its
-  workers for a new payment). Only a payment the platform refused (or one stopped before its pay call) is released,
-  freeing its workers.
+  the platform and records what they found (`settle_unknown_bonus`: paid, or not paid, which
+  frees its workers for a new payment). Only a payment the platform refused (or one stopped before its
+  pay call) is released, freeing its workers.
 
 `PlatformPayments` is a part of `arena.store.Store`.
 """

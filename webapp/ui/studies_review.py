@@ -152,7 +152,8 @@ def _build_unknown(services: Services, picked: gr.Dropdown) -> None:
         return settle(services, ready_plan, actor_of(request)), None
 
     look.click(on_look, [picked], [payment], api_name="study_bonus_unknown")
-    ready.click(prepare_settle, [picked, payment, verdict], [said, plan], api_name="study_bonus_settle_prepare")
+    ready.click(prepare_settle, [picked, payment, verdict], [said, plan],
+                api_name="study_bonus_settle_prepare")
     record.click(on_record, [plan], [said, plan], api_name="study_bonus_settle")
 
 
