@@ -8,7 +8,9 @@ server's warm-up, it shared the interpreter with the first page, which then took
 - otherwise the first process that needs the model starts `python -m arena.llm.local_conversion` in a
   child process at low priority (`start_conversion`) and goes on: a reply asked meanwhile gets
   `LocalModelWarming` (one line, nothing waits), and the server's warm-up waits for the child in its
-  background thread (`wait_for_conversion`) before it loads the engine.
+  background thread (`wait_for_conversion`) before it loads the engine;
+- a participant's turn asks `provider_converting` before it is sent, with or without the warm-up
+  (`webapp.sessions.warming`): while the copy is being made the turn is not sent and nothing is stored.
 
 Two processes converting at once (replicas, or a child and `crs-arena prepare`) take a lock file beside
 the copy, so the second finds the first's copy instead of converting again.
@@ -171,6 +173,32 @@ def conversion_problem(path: Path, models_dir: Optional[Path] = None) -> Optiona
     if not conversion.done.is_set():
         return WARMING_LINE
     return conversion.error or "the local model's conversion ended without a copy"
+
+
+def still_converting(path: Path, models_dir: Optional[Path] = None) -> bool:
+    """Whether the copy of `path` is still being made (the child is started if it has not been): a turn that
+    needs the model is then told so at once, before it is sent, whether or not the server warms up."""
+    return conversion_problem(path, models_dir) == WARMING_LINE
+
+
+def provider_converting(provider: Any) -> bool:
+    """Whether `provider` is the local model on CTranslate2 with its copy still being made (False for any
+    other provider, and when the model file cannot be found: the reply then says why)."""
+    if getattr(provider, "backend", None) != "ctranslate2" or not hasattr(provider, "models_dir"):
+        return False
+    try:
+        path = provider.path
+    except Exception:  # noqa: BLE001 - a missing model file is the reply's to report, with its reason
+        return False
+    return still_converting(path, provider.models_dir)
+
+
+def warming_error(error: Optional[str]) -> bool:
+    """Whether a failed turn's recorded `error` is `LocalModelWarming` (the copy was still being made when
+    the system asked the model: a turn sent as the conversion began)."""
+    if not error:
+        return False
+    return f"{LocalModelWarming.__name__}:" in error or WARMING_LINE in error
 
 
 def wait_for_conversion(path: Path, models_dir: Optional[Path] = None,

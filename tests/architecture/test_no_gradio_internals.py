@@ -28,10 +28,11 @@ UNDOCUMENTED_BLOCKS_ATTRIBUTES = {
     "pending_diff_streams", "run_history", "node_process", "server_app", "mcp_server_obj",
     "local_api_url", "proxy_urls",
 }
-# The reaches still made, each with its one file and why: the idle-session reaper drops a session's copy of
-# the page's configuration, which no public API lets go before `state_session_capacity` newer sessions came
-# (webapp/sessions/idle_sessions.py's docstring gives the measured cost).
-KNOWN_REACHES = {("webapp/sessions/idle_sessions.py", "state_holder")}
+# The reaches still made, each with its one file and why: Gradio's per-session store, read in one module
+# for the idle-session reaper (it drops a session's copy of the page's configuration, which no public API
+# lets go before `state_session_capacity` newer sessions came) and for the API guard's choice check
+# (webapp/sessions/gradio_sessions.py says why).
+KNOWN_REACHES = {("webapp/sessions/gradio_sessions.py", "state_holder")}
 
 
 def product_files() -> list[Path]:

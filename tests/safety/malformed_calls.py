@@ -4,7 +4,8 @@ Each call is what a careless client or a scanner sends to the public mounts
 (`/` and `/study`): unknown function ids and endpoint names, missing or extra
 inputs, values of the wrong type, numbers JSON cannot hold (`1e999999`), bodies
 that are not JSON, uploads without files, file paths outside the app, event ids
-nobody issued. `malformed_calls(config, n, seed)` returns `n` of them for an app
+nobody issued, a radio's or dropdown's value that is not one of its choices, event
+streams for sessions nobody opened. `malformed_calls(config, n, seed)` returns `n` of them for an app
 whose `/config` is `config`; `send(client, call)` sends one and returns the
 status code. The same seed gives the same calls.
 """
@@ -28,6 +29,7 @@ class Call:
     body: Optional[bytes] = None
     headers: dict[str, str] = field(default_factory=dict)
     params: dict[str, str] = field(default_factory=dict)
+    kind: str = ""  # what the call is meant to try, where a test checks it on its own
 
     def __str__(self) -> str:
         body = "" if self.body is None else f" {self.body[:120]!r}"
@@ -57,6 +59,12 @@ class Generator:
         self.deps = config.get("dependencies", [])
         self.names = [d["api_name"] for d in self.deps if d.get("api_name")]
         self.fn_ids = [d.get("id", i) for i, d in enumerate(self.deps)]
+        kinds = {c["id"]: c.get("type") for c in config.get("components", [])}
+        chosen = ("radio", "dropdown", "checkboxgroup")
+        self.choice_inputs = [(d.get("id", i), d, [n for n, c in enumerate(d["inputs"]) if kinds.get(c) in chosen])
+                              for i, d in enumerate(self.deps)]
+        self.choice_inputs = [entry for entry in self.choice_inputs if entry[2]]
+        self.kinds = kinds
 
     def session(self) -> str:
         return self.rng.choice([secrets.token_hex(5), "", "../../etc", "x" * 300, "ü" * 10])
@@ -116,6 +124,26 @@ class Generator:
             Call("POST", f"{mount}{API}/stream/{secrets.token_hex(4)}/close", b"{}"),
         ])
 
+    def outside_choices(self, mount: str) -> Call:
+        """A plain value (or a list of them for a checkbox group) that is none of a choice input's choices,
+        the other inputs left empty: the right shape, a value the page never offers. (Sent to the mount the
+        generator's config describes, whatever `mount` is.)"""
+        rng = self.rng
+        if not self.choice_inputs:
+            return self.queue_join(mount)
+        fn, dep, positions = rng.choice(self.choice_inputs)
+        data: list[Any] = [None] * len(dep["inputs"])
+        position = rng.choice(positions)
+        value = rng.choice(["not-a-choice", "<b>x</b>", 987654, -3, 2.5, "ALPHA", " alpha"])
+        data[position] = [value] if self.kinds.get(dep["inputs"][position]) == "checkboxgroup" else value
+        public = dep.get("api_name") and dep.get("api_visibility", "public") != "private"
+        if public and rng.random() < 0.4:
+            return Call("POST", f"{API}/run/{dep['api_name']}", _json({"data": data}),
+                        {"content-type": "application/json"}, kind="outside_choices")
+        body = {"data": data, "fn_index": fn, "session_hash": secrets.token_hex(5)}
+        return Call("POST", f"{API}/queue/join", _json(body), {"content-type": "application/json"},
+                    kind="outside_choices")
+
     def not_json(self, mount: str) -> Call:
         rng = self.rng
         path = rng.choice(["queue/join", "run/predict", "cancel", "reset", "call/chat_send", "call/v2/chat_send"])
@@ -167,7 +195,7 @@ class Generator:
     def one(self) -> Call:
         mount = self.rng.choice(MOUNTS)
         kind = self.rng.choices([self.queue_join, self.named, self.event_stream, self.not_json, self.upload,
-                                 self.files_and_info], weights=[5, 4, 2, 2, 2, 3])[0]
+                                 self.files_and_info, self.outside_choices], weights=[5, 4, 2, 2, 2, 3, 3])[0]
         return kind(mount)
 
 

@@ -6,6 +6,7 @@ The development route `dev/reload` answers 404 at once, and a real visitor's cal
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -53,16 +54,35 @@ def server(tmp_path_factory):
         process.wait(30)
 
 
+def _session_of(call) -> object:
+    try:
+        body = json.loads(call.body or b"")
+    except ValueError:
+        return None
+    return body.get("session_hash") if isinstance(body, dict) else None
+
+
 def test_malformed_calls_get_a_4xx_with_one_line_and_leave_no_traceback(server):
     url, lines = server
     started_at = len(lines)
     answers: dict[str, list[str]] = {}
+    streams, outside = [], []  # (status, call) of the event streams and of the values outside the choices
+    sessions_named: set = set()  # the sessions earlier calls named (one may have joined the queue)
     with httpx.Client(base_url=url, timeout=httpx.Timeout(20.0)) as client:
         config = client.get("/config").json()
         for call in malformed_calls(config, CALLS, SEED):
-            answers.setdefault(str(send(client, call)), []).append(str(call))
+            status = send(client, call)
+            answers.setdefault(str(status), []).append(str(call))
+            if call.path.endswith("/queue/data") and call.params.get("session_hash", "-") not in sessions_named:
+                streams.append((status, str(call)))
+            sessions_named.add(_session_of(call) or "")
+            if call.kind == "outside_choices":
+                outside.append((status, str(call)))
     bad = {code: calls for code, calls in answers.items() if not code.isdigit() or int(code) >= 500}
     assert not bad, {code: calls[:5] for code, calls in bad.items()}
+    # a stream for a session no call opened is refused, never a 200 carrying an error
+    assert streams and all(isinstance(s, int) and 400 <= s < 500 for s, _ in streams), streams
+    assert len(outside) >= 20 and not [c for s, c in outside if s != 422], [(s, c) for s, c in outside if s != 422]
     assert sum(len(c) for code, c in answers.items() if code.startswith("4")) >= CALLS * 0.8
     time.sleep(1)  # the last lines of the log
     log = lines[started_at:]
@@ -87,6 +107,50 @@ def test_a_refusal_is_one_line_that_names_the_problem(server):
             assert "\n" not in answer.text
         unknown = client.post("/gradio_api/call/no_such_endpoint", json={"data": []})
         assert unknown.status_code == 404 and unknown.json() == {"detail": "No such endpoint."}
+
+
+def test_an_event_stream_needs_a_session_the_queue_holds(server):
+    url, lines = server
+    started_at = len(lines)
+    with httpx.Client(base_url=url, timeout=20) as client:  # Gradio answered 200, an error inside the stream
+        for mount in ("", "/study"):
+            for params, status, words in [({"session_hash": "never-opened"}, 404, "No such session."),
+                                          ({}, 400, "session id"), ({"session_hash": ""}, 400, "session id"),
+                                          ({"session_hash": "x" * 300}, 400, "session id")]:
+                answer = client.get(f"{mount}/gradio_api/queue/data", params=params)
+                assert answer.status_code == status and words in answer.json()["detail"], answer.text
+                assert answer.headers["content-type"] == "application/json" and "\n" not in answer.text
+    time.sleep(0.5)
+    assert not [line for line in lines[started_at:] if "Traceback" in line or line.startswith("ERROR")]
+
+
+def test_a_value_outside_a_choice_inputs_choices_gets_a_422_line(server):
+    url, lines = server
+    started_at = len(lines)
+    with httpx.Client(base_url=url, timeout=20) as client:
+        config = client.get("/config").json()
+        board = next(d for d in config["dependencies"] if d.get("api_name") == "leaderboard")
+        kinds = {c["id"]: c for c in config["components"]}
+        offered = [[choice[1] for choice in kinds[i]["props"]["choices"]] for i in board["inputs"]]
+        # A checkbox group (or a multiple dropdown) takes a list of its choices; the others one choice.
+        many = [kinds[i]["type"] == "checkboxgroup" or bool(kinds[i]["props"].get("multiselect"))
+                for i in board["inputs"]]
+
+        def first_of_each() -> list:
+            return [[v[0]] if several else v[0] for v, several in zip(offered, many)]
+
+        assert client.post("/gradio_api/run/leaderboard", json={"data": first_of_each()}).status_code == 200
+        for position in range(len(offered)):  # Gradio answered 500 and logged a traceback
+            data = first_of_each()
+            data[position] = ["not-offered"] if many[position] else "not-offered"
+            answer = client.post("/gradio_api/run/leaderboard", json={"data": data})
+            assert answer.status_code == 422, answer.text
+            assert answer.json() == {"detail": "A value is not one of its input's choices."}
+            joined = client.post("/gradio_api/queue/join", json={"data": data, "fn_index": board["id"],
+                                                                 "session_hash": "s-choices"})
+            assert joined.status_code == 422, joined.text
+    time.sleep(0.5)
+    assert not [line for line in lines[started_at:] if "Traceback" in line or line.startswith("ERROR")]
 
 
 def test_the_development_routes_are_off(server):

@@ -14,6 +14,10 @@ app sees it, what can be checked from the app's own public description (its
   session (a short string), and event data that is an object;
 - `run/`, `api/`, `call/` and `call/v2/` name an endpoint the app's API offers,
   with a list of inputs (`call/v2/` with only that endpoint's parameter names);
+- a radio, dropdown or checkbox group is given values of the right shape, each one of the choices that
+  input has in the caller's session (a page may change them, such as a study's attention check);
+- `queue/data` (a session's event stream) names a session that is a short string, and a session the
+  queue does not hold gets a 404 line rather than a 200 stream carrying an error message;
 - `upload` is a multipart body whose parts are all files;
 - the development routes (`dev/reload`, the editor's `vibe-*`) answer 404: a
   served app never reloads its code, and `dev/reload` held a connection open
@@ -31,7 +35,9 @@ import json
 import logging
 import math
 import re
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, Optional
+
+from webapp.sessions.gradio_sessions import session_store
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -40,6 +46,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 log = logging.getLogger(__name__)
 
 API = "/gradio_api/"
+EVENT_STREAM = "queue/data"
 DEV_ROUTES = ("dev/reload", "vibe-edit", "undo-vibe-edit", "vibe-code")
 # Gradio's proxy for the files of another Space loaded with `gr.load`: the arena loads none, and the
 # route raised on a URL it could not parse (`proxy=%00` answered 500 with a traceback).
@@ -91,7 +98,8 @@ class AppDescription:
         info = self.blocks.get_api_info() or {}
         endpoints = {name.lstrip("/"): endpoint.get("parameters", [])
                      for name, endpoint in (info.get("named_endpoints") or {}).items()}
-        self.parameters = {name: {p.get("parameter_name") for p in params} for name, params in endpoints.items()}
+        self.parameters = {name: {p.get("parameter_name") for p in params}
+                           for name, params in endpoints.items()}
         self.required = {name: {p.get("parameter_name") for p in params if not p.get("parameter_has_default")}
                          for name, params in endpoints.items()}
         self._read = True
@@ -107,7 +115,7 @@ class AppDescription:
         data = body.get("data")
         if not isinstance(data, list) or len(data) != self.inputs[fn]:
             raise Refused(422, f"This function takes a list of {self.inputs[fn]} inputs.")
-        self._check_choices(fn, data)
+        self._check_choices(fn, data, session)
         if body.get("event_data") is not None and not isinstance(body["event_data"], dict):
             raise Refused(422, "Event data must be an object.")
         trigger = body.get("trigger_id")
@@ -133,17 +141,16 @@ class AppDescription:
         fn = self.named[name]
         if not isinstance(data, list) or len(data) not in (self.inputs[fn], self.api_inputs[fn]):
             raise Refused(422, f"This endpoint takes a list of {self.api_inputs[fn]} inputs as `data`.")
-        self._check_choices(fn, data)
         session = body.get("session_hash")
         if session is not None and (not isinstance(session, str) or len(session) > MAX_SESSION_CHARS):
             raise Refused(400, "A session id must be a short string.")
+        self._check_choices(fn, data, session)
 
 
-    def _check_choices(self, fn: int, data: list) -> None:
+    def _check_choices(self, fn: int, data: list, session: Optional[str]) -> None:
         """A radio or a single dropdown takes one plain value, a checkbox group or a multiple dropdown a list
-        of them: Gradio refuses another shape only while it prepares the inputs, answering 500 and logging
-        a traceback. (Whether the value is one of the choices is left to Gradio: a page may change an
-        input's choices, such as a study's attention check, and only the session knows its own.)"""
+        of them, each one of the input's choices in `session`: Gradio refuses anything else only while it
+        prepares the inputs, answering 500 (or failing the event) and logging a traceback."""
         ids = self.input_ids[fn] if len(data) == len(self.input_ids[fn]) else self.api_input_ids[fn]
         for component, value in zip(ids, data):
             many = self.choices.get(component)
@@ -152,6 +159,27 @@ class AppDescription:
             fits = (isinstance(value, list) and all(_plain(v) for v in value)) if many else _plain(value)
             if not fits:
                 raise Refused(422, "A value does not have the shape its input takes.")
+            allowed = self.current_choices(component, session)
+            if allowed is not None and any(v not in allowed for v in (value if many else [value])):
+                raise Refused(422, "A value is not one of its input's choices.")
+
+    def current_choices(self, component: int, session: Optional[str]) -> Optional[list]:
+        """The values `component` takes in `session` (its choices as the session's last update left them,
+        the page's own for a session not seen yet), compared as Gradio compares them; None when it takes
+        any value (a dropdown open to custom values) or its choices cannot be read.
+
+        Gradio keeps each session's copy of a component updated by a handler in the state holder of the
+        Blocks; it is read here, never changed (`session_data.get` creates no session)."""
+        holder = session_store(self.blocks)
+        sessions = getattr(holder, "session_data", None)
+        state = sessions.get(session) if isinstance(sessions, dict) and isinstance(session, str) else None
+        config = getattr(state, "blocks_config", None)
+        blocks = getattr(config if state is not None else self.blocks, "blocks", None)
+        block = blocks.get(component) if isinstance(blocks, dict) else None
+        choices = getattr(block, "choices", None)
+        if not isinstance(choices, list) or getattr(block, "allow_custom_value", False):
+            return None
+        return [choice[1] if isinstance(choice, tuple) else choice for choice in choices]
 
 
 def _closed_choices(components: list[dict]) -> dict[int, bool]:
@@ -198,7 +226,8 @@ class ApiGuardMiddleware:
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
                  apps: Iterable[tuple[str, Any]]):
         self.app = app
-        self.apps = {mount.rstrip("/"): AppDescription(blocks) for mount, blocks in apps if blocks is not None}
+        self.apps = {mount.rstrip("/"): AppDescription(blocks)
+                     for mount, blocks in apps if blocks is not None}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = _ROUTE.match(scope.get("path", "")) if scope.get("type") == "http" else None
@@ -207,6 +236,7 @@ class ApiGuardMiddleware:
             return
         rest = route["rest"]
         described = self.apps.get(route["mount"])
+        stream = described is not None and scope.get("method") == "GET" and rest.rstrip("/") == EVENT_STREAM
         try:
             if rest.rstrip("/").startswith(DEV_ROUTES + UNUSED_ROUTES):
                 raise Refused(404, "Not found.")
@@ -221,24 +251,32 @@ class ApiGuardMiddleware:
                     body = await _read_body(receive)
                     receive = _replay(body, receive)
                     _check_upload(scope, body)
+            if stream:
+                _check_stream_session(scope)
         except Refused as refused:
             log.info("refused %s %s: %s", scope.get("method"), _short(scope.get("path", "")), refused.line)
             await _answer(send, refused.status, refused.line)
             return
-        await self._guarded(scope, receive, send)
+        await self._guarded(scope, receive, send, stream=stream)
 
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send, *, stream: bool = False) -> None:
         """The app, with its response's start held back until its first body bytes, and a 500 held back
         whole: when the app raises while reading the call (Starlette writes its 500 before it raises; an
         event stream for a session or event it does not hold raises only once it runs), the client gets
-        a 4xx instead of a 500 or an empty 200."""
+        a 4xx instead of a 500 or an empty 200. With `stream` (a session's event stream), a stream whose
+        first message says the queue holds no such session is answered 404 instead."""
         held: list[dict[str, Any]] = []
-        flowing = False
+        flowing = replaced = False
 
         async def holding(message: dict[str, Any]) -> None:
-            nonlocal flowing
+            nonlocal flowing, replaced
+            if replaced:  # the rest of a stream answered 404 already
+                return
             if flowing:
                 await send(message)
+            elif stream and message["type"] == "http.response.body" and _no_such_session(message):
+                replaced = True
+                await _answer(send, 404, "No such session.")
             elif message["type"] == "http.response.start" or (held and held[0].get("status") == 500):
                 held.append(message)
             else:
@@ -251,20 +289,54 @@ class ApiGuardMiddleware:
         try:
             await self.app(scope, receive, holding)
         except Exception as exc:
-            status = _reading_error(exc)
-            if status is None:
+            if not await _ended_quietly(exc, scope, send, flowing=flowing, replaced=replaced):
                 raise
-            what = f"{scope.get('method')} {_short(scope['path'])}"
-            if flowing:  # a stream that had begun (Gradio wrote its own error message in it): ended here
-                log.info("ended %s: %s", what, _cause(exc))
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                return
-            log.warning("refused %s: %s", what, _cause(exc))
-            await _answer(send, status, "No such session or event." if status == 404 else
-                          "This request could not be read.")
             return
         for message in held:  # the app's own answer, passed on as it is
             await send(message)
+
+
+async def _ended_quietly(exc: Exception, scope: Scope, send: Send, *, flowing: bool, replaced: bool) -> bool:
+    """After the app raised `exc`: when it is how Gradio refuses a call it cannot read, the answer's end (a
+    4xx, or the close of a stream that had begun) and one log line, and True; False for any other error."""
+    status = _reading_error(exc)
+    if status is None:
+        return False
+    what = f"{scope.get('method')} {_short(scope['path'])}"
+    if replaced:  # Gradio ends the stream of an unknown session by raising
+        log.info("refused %s: no such session", what)
+    elif flowing:  # a stream that had begun (Gradio wrote its own error message in it): ended here
+        log.info("ended %s: %s", what, _cause(exc))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    else:
+        log.warning("refused %s: %s", what, _cause(exc))
+        await _answer(send, status, "No such session or event." if status == 404 else
+                      "This request could not be read.")
+    return True
+
+
+def _check_stream_session(scope: Scope) -> None:
+    """The event stream names one session, a short string (Gradio's own answer to a missing one is a
+    validation error listing its fields)."""
+    from urllib.parse import parse_qs
+
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    sessions = query.get("session_hash", [])
+    if len(sessions) != 1 or not 0 < len(sessions[0]) <= MAX_SESSION_CHARS:
+        raise Refused(400, "A session id (a short string) is required.")
+
+
+def _no_such_session(message: dict[str, Any]) -> bool:
+    """Whether the first bytes of an event stream are Gradio's message that the queue holds no such session
+    (the stream's protocol: one `data:` line of JSON with `session_not_found`)."""
+    body = message.get("body", b"")
+    if not body.startswith(b"data: "):
+        return False
+    try:
+        first = json.loads(body[len(b"data: "):].split(b"\n\n", 1)[0])
+    except ValueError:
+        return False
+    return isinstance(first, dict) and first.get("session_not_found") is True
 
 
 def _cause(exc: BaseException) -> str:
@@ -351,6 +423,6 @@ def _short(path: str) -> str:
 
 async def _answer(send: Send, status: int, line: str) -> None:
     body = json.dumps({"detail": line}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

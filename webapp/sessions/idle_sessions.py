@@ -57,6 +57,7 @@ from typing import Any, Awaitable, Callable, Iterable, Optional
 
 from arena.store.jobs_scheduler import Periodic
 from webapp.memory_allocator import release_free_memory
+from webapp.sessions.gradio_sessions import session_store
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class IdleSessionReaper:
         closed = self.pages.closed_for(self.closed_grace_s) if self.closed_grace_s is not None else set()
         gone = 0
         for blocks in self.blocks:
-            holder = getattr(blocks, "state_holder", None)
+            holder = session_store(blocks)
             if holder is None:  # not served yet
                 continue
             with holder.lock:

@@ -46,7 +46,9 @@ from arena.store import DialogueChanged, StoreFull, VersionedDialogue, is_disk_f
 from webapp.protection.label_limits import admit_label
 from webapp.protection.vote_limits import LimitReached
 from webapp.sessions.refusal import Refusal, refuse
-from webapp.sessions.warming import wait_until_loaded
+from webapp.sessions.warming import (
+    converting_refusal, failed_for_conversion, refuse_while_converting, wait_until_loaded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -141,17 +143,23 @@ def stored_turn(services: Any, dialogue: Dialogue, text: str, *, unavailable: st
     """The system's answer to `text`, stored with it over the stored `version` (see `save_checked`); or one
     line refusing the step (the system is `unavailable`, the message is refused, the conversation is over
     or changed elsewhere, the disk is full, the system still warming up past its wait), nothing kept.
-    A system whose model is still loading in the background is waited for (`webapp.sessions.warming`)."""
+    A system whose model is still loading in the background is waited for (`webapp.sessions.warming`);
+    while the local model's one-time conversion runs, the turn is refused at once instead."""
+    refuse_while_converting(services, dialogue.crs_id)
     wait_until_loaded(services, dialogue.crs_id)
     try:
         runner = services.runner_for(dialogue.crs_id)
     except CRSUnavailable:
         raise refuse(unavailable) from None
+    before = dialogue.model_copy(deep=True)
     with refused_when_full(dialogue):  # a full disk keeps neither the message nor the reply
         try:
             reply = runner.user_turn(dialogue, text)
         except (MessageRejected, DialogueEnded) as exc:
             raise refuse(str(exc)) from None
+        if failed_for_conversion(reply.error):  # the conversion began as the turn was sent: taken back
+            _restore(dialogue, before)
+            raise converting_refusal(services, dialogue.crs_id)
         save_checked(services, dialogue, version)
     return reply
 
@@ -193,7 +201,8 @@ def store_label(services: Any, dialogue: Dialogue, sentiment: str, comment: str 
 
 
 def limit_status(dialogue: Dialogue, max_turns: int, problem: bool = False) -> str:
-    """The status line after a turn; the limit is announced before the last message, never silently applied."""
+    """The status line after a turn; the limit is announced before the last message, never silently
+    applied."""
     left = max_turns - dialogue.num_turns
     if dialogue.ended or left <= 0:
         return (f"This conversation reached its limit of {max_turns} messages. "
