@@ -4,13 +4,16 @@ A delivery counts only when it is signed with the workspace's webhook secret (`P
 in the server's environment; `arena.crowd.prolific_api.verify_webhook` checks the signature and that it
 was signed recently). Without the secret the route answers 404, a missing or wrong signature 401, a body
 that is not a JSON object 400. A `study.status.change` of a study this arena created is recorded and
-applied to the arena study's running state (`webapp.sessions.platform_link.on_platform_status`); other
-events and other studies are acknowledged and change nothing.
+applied to the arena study's running state (`webapp.sessions.platform_link.on_platform_status`); a
+`submission.status.change` is kept as that submission's last known status, shown in the review section,
+and a RETURNED or TIMED-OUT one frees the worker's arena places (`on_submission_status`). Other events
+and other studies are acknowledged and change nothing.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -19,17 +22,27 @@ from arena.runtime.config import Settings
 from arena.crowd.prolific_api import (SIGNATURE_HEADER, TIMESTAMP_HEADER, PlatformError, verify_webhook,
                                       webhook_event)
 from webapp.services import Services
-from webapp.sessions.platform_link import on_platform_status
+from webapp.sessions.platform_link import on_platform_status, on_submission_status
 
 WEBHOOK_PATH = "/hooks/prolific"
 WEBHOOK_SECRET_ENV = "PROLIFIC_WEBHOOK_SECRET"
 STUDY_STATUS_EVENT = "study.status.change"
+SUBMISSION_STATUS_EVENT = "submission.status.change"
 
 log = logging.getLogger(__name__)
 
 
 def _answer(status: int, line: str) -> JSONResponse:
     return JSONResponse({"detail": line}, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _submission_changed(services: Services, event: dict[str, Any]) -> JSONResponse:
+    fields = [event.get(k) for k in ("study_id", "resource_id", "status", "participant_id")]
+    if not all(isinstance(f, str) and f for f in fields):
+        return _answer(400, "a submission.status.change needs a study_id, resource_id, status and "
+                            "participant_id")
+    applied = on_submission_status(services, *fields)
+    return _answer(200, "not one of this arena's studies" if applied is None else applied)
 
 
 def add_platform_webhook(app: FastAPI, services: Services) -> None:
@@ -50,6 +63,8 @@ def add_platform_webhook(app: FastAPI, services: Services) -> None:
             event = webhook_event(body)
         except PlatformError as exc:
             return _answer(400, str(exc))
+        if event.get("event_type") == SUBMISSION_STATUS_EVENT:
+            return _submission_changed(services, event)
         if event.get("event_type") != STUDY_STATUS_EVENT:
             return _answer(200, "ignored")
         study, status = event.get("resource_id"), event.get("status")

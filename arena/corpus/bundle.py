@@ -35,6 +35,7 @@ from arena.runtime.config import ASSETS_DIR
 from arena.runtime.files import atomic_path
 from arena.runtime.imports import heavy_imports
 from arena.store import Store
+from arena.store.board_rows import label_orders_of
 from arena.crowd.study import STUDY_KEY, STUDY_VERSION_KEY, StudyError, crowd_of_vote, parse_study
 from arena.crowd.counting import VOID_FLAG, Participants, visibility, void_votes
 from arena.crowd.agreement import agreement_report, describe
@@ -104,6 +105,7 @@ class Snapshot:
     taken_at: datetime = field(default_factory=utc_now)
     flags: dict[str, str] = field(default_factory=dict)  # vote id -> why it was flagged
     orders: dict[str, int] = field(default_factory=dict)  # vote id -> its order in its session
+    label_orders: dict[str, int] = field(default_factory=dict)  # dialogue id -> its label's order
 
 
 def _no_study_data(d: Dialogue) -> bool:
@@ -123,7 +125,8 @@ def take_snapshot(store: Store, flt: Optional[ExportFilter] = None) -> Snapshot:
     votes = [v for v in seen.votes(all_votes, include_flagged=True) if flt.keeps_vote(v)]
     # A battle where a system failed a turn is void (the leaderboard leaves it out); an earlier flag stays.
     flags = {**void_votes(dialogues, votes), **seen.flags}
-    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags, orders=store.vote_orders())
+    return Snapshot(dialogues=dialogues, votes=votes, filter=flt, flags=flags, orders=store.vote_orders(),
+                    label_orders=label_orders_of(store.board_rows()))
 
 
 # -- rows ---------------------------------------------------------------------------
@@ -242,7 +245,8 @@ def _write_dialogues(jsonl: Path, json_list: Path, snapshot: Snapshot, pseudonym
     for v in snapshot.votes:
         by_dialogue[v.dialogue_a] = v
         by_dialogue[v.dialogue_b] = v
-    records = [export_record(d, pseudonym, by_dialogue.get(d.dialogue_id), source_ids=source_ids)
+    records = [export_record(d, pseudonym, by_dialogue.get(d.dialogue_id), source_ids=source_ids,
+                             label_order=snapshot.label_orders.get(d.dialogue_id))
                for d in snapshot.dialogues]
 
     def write_lines(tmp: Path) -> None:

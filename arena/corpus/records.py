@@ -33,6 +33,7 @@ from arena.corpus.loading import RENAMED_FROM, Source, load_dialogues
 from arena.runtime.files import atomic_open
 from arena.runtime.command_refusals import InputRefused
 from arena.store import Store
+from arena.store.board_rows import label_orders_of
 
 SALT_META_KEY = "pseudonym_salt"
 PSEUDONYM_HEX_CHARS = 16
@@ -121,8 +122,11 @@ def shown_id(d: Dialogue, pseudonym: Callable[[str], str], source_ids: bool = Fa
 
 
 def export_record(d: Dialogue, pseudonym: Callable[[str], str],
-                  vote: Optional[Vote] = None, *, source_ids: bool = False) -> dict[str, Any]:
-    """One dialogue for the public corpus: pseudonymous, with its vote if it was in a battle.
+                  vote: Optional[Vote] = None, *, source_ids: bool = False,
+                  label_order: Optional[int] = None) -> dict[str, Any]:
+    """One dialogue for the public corpus: pseudonymous, with its vote if it was in a battle, and the
+    order of its label within its participant's session (`metadata.label_order`, from
+    `arena.store.session_order`) when it has one.
 
     With `source_ids`, an imported dialogue keeps its source's conversation and utterance ids and
     names its public id in `metadata.public_id` (a researchers' export, module docstring)."""
@@ -130,6 +134,8 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
     raw, alias = d.user.id, pseudonym(d.user.id)
     if d.user.kind == UserKind.HUMAN:
         rec["user"]["details"] = {}  # free-form; may identify the person
+    if label_order is not None:  # beside the feedback it orders; None for a pooled id or no label
+        rec["metadata"]["label_order"] = label_order
     if vote is not None:
         side = "A" if vote.dialogue_a == d.dialogue_id else "B"
         rec["metadata"]["vote"] = _vote_record(vote, side, pseudonym)
@@ -160,9 +166,11 @@ def export_records(store: Store, crs_ids: Optional[list[str]] = None,
     for vote in seen.votes(all_votes, include_flagged=True):
         votes[vote.dialogue_a] = vote
         votes[vote.dialogue_b] = vote
+    orders = label_orders_of(store.board_rows())
     for d in seen.dialogues(store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
                                                  user_kind=user_kind, ended=ended)):
-        yield export_record(d, pseudonym, votes.get(d.dialogue_id), source_ids=source_ids)
+        yield export_record(d, pseudonym, votes.get(d.dialogue_id), source_ids=source_ids,
+                            label_order=orders.get(d.dialogue_id))
 
 
 def write_atomically(out: Union[str, Path, IO[str]], write: Callable[[IO[str]], int]) -> int:

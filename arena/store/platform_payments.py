@@ -13,8 +13,9 @@ nothing. The sender then marks the row with the platform's answer, or drops it w
   worker is in one live payment at most: a later payment of the same study leaves them out. Paying is not
   idempotent on the platform, so a payment whose pay call's outcome is unknown (the request went out and
   no answer came back) is marked "unknown" and never sent again by the arena: the researcher checks on
-  the platform. Only a payment the platform refused (or one stopped before its pay call) is released,
-  freeing its workers.
+  the platform and records what they found (`settle_unknown_bonus`: paid, or not paid, which
+  frees its workers for a new payment). Only a payment the platform refused (or one stopped before its
+  pay call) is released, freeing its workers.
 
 `PlatformPayments` is a part of `arena.store.Store`.
 """
@@ -39,6 +40,9 @@ from arena.store.part import StorePart
 from arena.store.statements import insert_for, now_key, utc_key
 
 SENDING, DONE = "sending", "done"
+# The platform's last reported status of a submission (its webhook) rides in the same table, as a row with
+# this action and state, its status in `answer`: it is never a claim, and no transition reads it.
+REPORTED = "REPORTED"
 CLAIMED, CREATED, PAID, UNKNOWN = "claimed", "created", "paid", "unknown"
 STALE_AFTER = timedelta(minutes=10)  # a transition still "sending" after this was abandoned by its sender
 
@@ -154,11 +158,32 @@ class PlatformPayments(StorePart):
                        p.claim_id == claim.claim_id, p.state == SENDING)
 
     def platform_transitions(self, study_id: str) -> dict[tuple[str, str], TransitionClaim]:
-        """(submission id, action) -> its row, for the study."""
+        """(submission id, action) -> its row, for the study (reported statuses left out)."""
         p = t.platform_transitions.c
         with self.read() as conn:
-            rows = conn.execute(sa.select(t.platform_transitions).where(p.study_id == study_id)).all()
+            rows = conn.execute(sa.select(t.platform_transitions).where(
+                p.study_id == study_id, p.action != REPORTED)).all()
         return {(r.submission_id, r.action): _transition(r) for r in rows}
+
+    # -- statuses the platform reported ----------------------------------------------------------------
+    def note_submission_status(self, study_id: str, submission_id: str, status: str) -> None:
+        """Keep `status` as the submission's last status reported by the platform (replacing the older)."""
+        now = now_key()
+        with self.write() as conn:
+            conn.execute(insert_for(conn, t.platform_transitions).values(
+                submission_id=submission_id, action=REPORTED, study_id=study_id, state=REPORTED,
+                claim_id="", detail="{}", answer=status[:100], actor="prolific", created_at=now,
+                updated_at=now,
+            ).on_conflict_do_update(index_elements=["submission_id", "action"],
+                                    set_={"answer": status[:100], "updated_at": now}))
+
+    def submission_statuses(self, study_id: str) -> dict[str, str]:
+        """submission id -> its last status reported by the platform, for the study."""
+        p = t.platform_transitions.c
+        with self.read() as conn:
+            rows = conn.execute(sa.select(p.submission_id, p.answer).where(
+                p.study_id == study_id, p.action == REPORTED)).all()
+        return {r.submission_id: r.answer for r in rows}
 
     # -- bonus payments ------------------------------------------------------------------------------
     def claim_bonus(self, study_id: str, lines: list[tuple[str, Decimal]], *, actor: str) -> BonusBatch:
@@ -230,6 +255,31 @@ class PlatformPayments(StorePart):
                 conn.execute(sa.delete(t.platform_bonus_workers).where(
                     w.study_id == batch.study_id, w.batch_key == batch.batch_key))
         return bool(gone)
+
+    def settle_unknown_bonus(self, study_id: str, key: str, *, paid: bool, actor: str) -> bool:
+        """The researcher's finding on Prolific for an "unknown" payment, logged in the moderation log:
+        paid (it stays, its workers stay left out), or not paid (the row and its workers' claims go, so
+        the lines can be paid again). False when the payment is not (or no longer) unknown."""
+        b, w = t.platform_bonuses.c, t.platform_bonus_workers.c
+        where = sa.and_(b.study_id == study_id, b.batch_key == key, b.state == UNKNOWN)
+        with self.write() as conn:
+            if paid:
+                row = conn.execute(sa.update(t.platform_bonuses).where(where).values(
+                    state=PAID, answer="marked as paid after a check on the platform", updated_at=now_key())
+                    .returning(b.bonus_id, b.workers, b.total)).first()
+            else:
+                row = conn.execute(sa.delete(t.platform_bonuses).where(where)
+                                   .returning(b.bonus_id, b.workers, b.total)).first()
+                if row is not None:
+                    conn.execute(sa.delete(t.platform_bonus_workers).where(
+                        w.study_id == study_id, w.batch_key == key))
+            if row is None:
+                return False
+            verdict = "paid" if paid else "not paid"
+            _log(conn, f"platform bonus marked {verdict}", study_id, actor,
+                 f"an unknown payment checked on the platform: {verdict}",
+                 {"bonus_id": row.bonus_id, "workers": row.workers, "total": row.total, "batch": key})
+        return True
 
     @staticmethod
     def _my_batch(batch: BonusBatch) -> Any:

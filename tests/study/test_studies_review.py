@@ -146,3 +146,36 @@ def test_the_section_over_http_confirms_what_was_prepared_and_pays_once(services
         assert sum(prolific.pay_calls.values()) == 1
     finally:
         demo.close()
+
+
+def _unknown_payment(services, prolific) -> list:
+    _, lines, _ = view.bonus_preview(services, "pilot")
+    prolific.fail_next(0, after=True, path="/pay/")  # paid or not: the answer is lost on the way back
+    lost = section.pay(services, "pilot", "", lines, "ada", _client(prolific))
+    assert "Outcome unknown" in _plain(lost)
+    return lines
+
+
+def test_an_unknown_payment_is_marked_paid_or_not_paid_after_a_confirmation(services, prolific, study):
+    _unknown_payment(services, prolific)
+    ((label, key),) = section.unknown_payments(services, "pilot")
+    assert "0.75 to 1 worker(s)" in label
+    said, plan = section.prepare_settle("pilot", key, "not paid")
+    assert "Record" in said and plan is not None
+    assert services.store.bonus_payments("pilot")[0].state == "unknown"  # nothing recorded before Record
+    assert section.settle(services, plan, "ada").startswith("Recorded as not paid")
+    assert services.store.bonus_payments("pilot") == [] and section.unknown_payments(services, "pilot") == []
+    assert "Nothing recorded" in _plain(section.settle(services, plan, "ada"))  # a second click
+    _, left, _ = view.bonus_preview(services, "pilot")
+    assert left == [(pid("good"), Decimal("0.75"))]  # its lines are free for a new payment
+    logged = [e["action"] for e in services.store.moderation_entries()]
+    assert "platform bonus marked not paid" in logged
+    _unknown_payment(services, prolific)
+    ((_, key),) = section.unknown_payments(services, "pilot")
+    _, plan = section.prepare_settle("pilot", key, "paid")
+    assert section.settle(services, plan, "ada").startswith("Recorded as paid")
+    assert [b.state for b in services.store.bonus_payments("pilot")] == ["paid"]
+    _, left, _ = view.bonus_preview(services, "pilot")
+    assert left == []
+    assert "platform bonus marked paid" in [e["action"] for e in services.store.moderation_entries()]
+    assert section.prepare_settle("pilot", None, "paid")[1] is None

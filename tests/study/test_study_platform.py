@@ -19,6 +19,7 @@ from prolific_server import ProlificServer  # noqa: E402
 from study_support import publish  # noqa: E402
 
 from arena.crowd.prolific_api import ProlificClient, webhook_signature  # noqa: E402
+from arena.crowd.study import parse_study  # noqa: E402
 from webapp.sessions import platform_link as platform  # noqa: E402
 from webapp.ui import studies_platform as section  # noqa: E402
 
@@ -128,6 +129,19 @@ def test_pause_resume_and_close_in_the_arena_reach_the_platform_first(services, 
     assert services.store.study_state("pilot") == "open"
     assert section.follow_state(services, "pilot", "closed") is None
     assert prolific.state.studies[study_id].status == "COMPLETED"
+
+
+def test_without_a_token_the_arena_changes_and_says_prolific_was_not_told(services, prolific, monkeypatch):
+    study_id = _created(services, prolific)
+    _act(services, platform.publish)
+    monkeypatch.delenv("PROLIFIC_API_TOKEN")
+    assert section.follow_state(services, "pilot", "paused") is None  # nothing blocks the arena's part
+    line = section.not_told(services, "pilot", "paused")
+    assert "Prolific was not told: set PROLIFIC_API_TOKEN" in line and "\n" not in line
+    assert prolific.state.studies[study_id].status == "ACTIVE"
+    assert section.not_told(services, "pilot", "open") == ""  # ACTIVE there: nothing to resume
+    monkeypatch.setenv("PROLIFIC_API_TOKEN", prolific.token)
+    assert section.not_told(services, "pilot", "paused") == ""
 
 
 def test_a_pause_or_stop_on_the_platform_is_applied_at_refresh(services, prolific):
@@ -241,7 +255,7 @@ def test_the_platforms_own_deliveries_reach_the_served_app(services, prolific, m
     assert [d["answer"] for d in prolific.state.deliveries] == [200, 200]
 
 
-def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(services, prolific):
+def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(services, prolific, monkeypatch):
     from gradio_client import Client
 
     from battle_support import launch
@@ -257,6 +271,12 @@ def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(servic
         assert study.fields["external_study_url"] == url.rstrip("/") + LINK.removeprefix("https://arena.example")
         line = researcher.predict("pilot", api_name="/study_platform_publish")
         assert line == "Published: Prolific says ACTIVE."
+        monkeypatch.delenv("PROLIFIC_API_TOKEN")  # the arena pauses; the page says Prolific was not told
+        line = researcher.predict("pilot", api_name="/study_pause")[0]
+        assert "is paused" in line and "Prolific was not told" in line and study.status == "ACTIVE"
+        assert services.store.study_state("pilot") == "paused"
+        monkeypatch.setenv("PROLIFIC_API_TOKEN", prolific.token)
+        assert "is open" in researcher.predict("pilot", api_name="/study_resume")[0]
         line = researcher.predict("pilot", api_name="/study_pause")[0]
         assert "is paused" in line and study.status == "PAUSED"
         prolific.fail_next(400, path="transition")
@@ -270,3 +290,43 @@ def test_the_studies_page_creates_publishes_pauses_and_closes_on_prolific(servic
         assert "was COMPLETED" in researcher.predict("pilot", api_name="/study_platform_show")
     finally:
         demo.close()
+
+
+def test_a_submission_webhook_keeps_its_status_and_a_return_frees_the_workers_places(services, prolific,
+                                                                                  monkeypatch):
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from webapp.platform_webhook import WEBHOOK_PATH, add_platform_webhook
+    from webapp.ui import studies_review
+
+    app = FastAPI()
+    add_platform_webhook(app, services)
+    http = TestClient(app)
+    monkeypatch.setenv("PROLIFIC_WEBHOOK_SECRET", "s3cret")
+    study_id = _created(services, prolific)
+    _act(services, platform.publish)
+    study = services.store.study_text("pilot")
+    parsed = parse_study(study[1])
+    services.store.join_study("pilot", "worker-1", study[0], {})
+    services.store.keep_platform_ids("pilot", "worker-1", "p" * 24, "s" * 24)
+    assert services.store.reserve_cell(parsed, "worker-1") is not None
+    held = sum(c["reserved"] + c["done"] for c in services.store.cell_fill(parsed).values())
+    submission = prolific.reserve(study_id, participant_id="p" * 24)
+
+    def deliver(status: str) -> str:
+        event = {"event_type": "submission.status.change", "resource_id": submission, "status": status,
+                 "study_id": study_id, "participant_id": "p" * 24}
+        body = json.dumps(event).encode()
+        answer = http.post(WEBHOOK_PATH, content=body, headers=_signed("s3cret", body))
+        assert answer.status_code == 200
+        return answer.json()["detail"]
+
+    assert deliver("ACTIVE") == f"submission {submission} is ACTIVE"
+    assert services.store.submission_statuses("pilot") == {submission: "ACTIVE"}
+    assert "1 arena place(s) freed" in deliver("RETURNED")
+    assert services.store.submission_statuses("pilot") == {submission: "RETURNED"}
+    assert sum(c["reserved"] + c["done"] for c in services.store.cell_fill(parsed).values()) == held - 1
+    assert services.store.platform_transitions("pilot") == {}  # a reported status is no transition
+    _, table, _ = studies_review.load(services, "pilot", "", ProlificClient.from_environment)
+    assert dict(zip(table["submission"], table["last reported"])) == {submission: "RETURNED"}

@@ -34,6 +34,7 @@ ClientFactory = Callable[[], ProlificClient]
 STATE_OF_STATUS = {"PAUSED": "paused", "ACTIVE": "open", "AWAITING REVIEW": "paused", "COMPLETED": "paused"}
 ENDED = ("AWAITING REVIEW", "COMPLETED")
 LIVE = ("SCHEDULED", "PUBLISHING", "ACTIVE")  # statuses in which the platform recruits (or is about to)
+FREED = ("RETURNED", "TIMED-OUT")  # submission statuses whose place the platform gives to someone else
 TRANSITION_OF_STATE = {"paused": "PAUSE", "open": "START", "closed": "STOP"}
 
 
@@ -155,6 +156,13 @@ def follow_state(services: Services, study_id: str, state: str, client: ClientFa
     return done.status
 
 
+def would_send(services: Services, study_id: str, state: str) -> bool:
+    """Whether the arena's `state` change has a transition to send to the platform (the study is there and
+    the transition applies to its status as last read)."""
+    link = services.store.platform_link(study_id)
+    return link is not None and _applies(link.status, state)
+
+
 def _applies(status: str, state: str) -> bool:
     if state == "paused":
         return status in LIVE
@@ -185,6 +193,23 @@ def on_platform_status(services: Services, platform_study_id: str, status: str) 
         return None
     services.store.note_platform_study(link.study_id, status, link.places)
     return apply_status(services, link.study_id, status)
+
+
+def on_submission_status(services: Services, platform_study_id: str, submission_id: str, status: str,
+                         participant_id: str) -> Optional[str]:
+    """A submission status change the platform reported (its webhook): kept as the submission's last known
+    status, and a submission RETURNED or TIMED-OUT there frees the worker's places here, as the platform
+    frees its place. None when the platform study is none of this arena's."""
+    link = services.store.platform_link_by_platform_id(platform_study_id)
+    if link is None:
+        return None
+    services.store.note_submission_status(link.study_id, submission_id, status)
+    if status not in FREED:
+        return f"submission {submission_id} is {status}"
+    pseudonyms = [p for p, (worker, _) in services.store.platform_ids(link.study_id).items()
+                  if worker == participant_id.strip()]
+    freed = sum(services.store.release_worker(link.study_id, p) for p in pseudonyms)
+    return f"submission {submission_id} is {status}: {freed} arena place(s) freed"
 
 
 def local_line(services: Services, study_id: str) -> str:

@@ -82,6 +82,18 @@ def build(services: Services, picked: gr.Dropdown, link_of: LinkOf) -> None:
     places.click(on_places, [picked], [line], api_name="study_platform_places")
 
 
+VERB_OF_STATE = {"paused": "pause", "open": "resume", "closed": "stop"}
+
+
+def not_told(services: Services, study_id: str, state: str) -> str:
+    """The line added to the arena's pause, resume or close of a study on the platform when no token is
+    set: the arena changed, the platform did not ("" when there was nothing to tell it)."""
+    if configured() or not platform.would_send(services, study_id, state):
+        return ""
+    return (f" {NOTICE_MARK} Prolific was not told: set {PROLIFIC_TOKEN_ENV} in the server's environment, "
+            f"or {VERB_OF_STATE[state]} the study on Prolific yourself.")
+
+
 def follow_state(services: Services, study_id: str, state: str) -> Optional[str]:
     """The arena's pause, resume or close, sent to the platform first: None when it went through (or the
     study is not there, or no token is set), else the one line saying why the arena changed nothing."""

@@ -16,6 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from arena.crowd import platform_review as review
+from arena.store.platform_payments import UNKNOWN
 from arena.crowd.prolific_api import REJECTION_CATEGORIES, PlatformError, ProlificClient
 from arena.text_safety import escape_text
 from webapp.leaderboard import study_review as view
@@ -45,6 +46,9 @@ def load(services: Services, study_id: Optional[str], typed: str,
     except PlatformError as exc:
         return _notice(f"Could not load the submissions: {exc}"), None, []
     table = view.submissions_view(services, study_id, submissions)
+    # What the platform's webhook last reported, which may be newer than the list just read.
+    reported = services.store.submission_statuses(study_id)
+    table["last reported"] = table["submission"].map(lambda s: reported.get(str(s), ""))
     choices = [(f"{r['submission']} · {r['pseudonym'] or r['Prolific id']} · {r['Prolific status']} · "
                 f"{r['arena verdict']}", str(r["submission"])) for _, r in table.iterrows()]
     return f"{len(table)} submission(s) on Prolific study {escape_text(platform_id)}.", table, choices
@@ -92,6 +96,65 @@ def pay(services: Services, study_id: Optional[str], typed: str, lines: Optional
     except PlatformError as exc:
         return _notice(f"Nothing paid: {exc}")
     return escape_text(done.line) if done.state == "paid" else _notice(done.line)
+
+
+SETTLE_CHOICES = [("Mark as paid", "paid"), ("Mark as not paid (its lines can be paid again)", "not paid")]
+
+
+def unknown_payments(services: Services, study_id: Optional[str]) -> list[tuple[str, str]]:
+    """The study's payments whose outcome is unknown, as dropdown choices (label, payment key)."""
+    if not study_id:
+        return []
+    return [(f"bonus {b.bonus_id or '?'} · {b.total:.2f} to {b.workers} worker(s) · {b.updated_at[:19]}",
+             b.batch_key) for b in services.store.bonus_payments(study_id) if b.state == UNKNOWN]
+
+
+def prepare_settle(study_id: Optional[str], key: Optional[str],
+                   verdict: str) -> tuple[str, Optional[dict[str, Any]]]:
+    """The confirmation line and the plan Confirm records (None: nothing to confirm)."""
+    if not study_id or not key:
+        return _notice("Choose a study and a payment whose outcome is unknown first."), None
+    if verdict not in ("paid", "not paid"):
+        return _notice("Choose whether Prolific shows the payment as paid or not."), None
+    also = " Its lines will be offered again at the next preview." if verdict == "not paid" else ""
+    return (f"About to record this payment as {verdict}, as found on Prolific.{also} Press **Record** to "
+            "confirm."), {"study": study_id, "key": key, "verdict": verdict}
+
+
+def settle(services: Services, plan: Optional[dict[str, Any]], actor: str) -> str:
+    if not plan:
+        return _notice("Nothing to record: prepare it first.")
+    done = services.store.settle_unknown_bonus(plan["study"], plan["key"], paid=plan["verdict"] == "paid",
+                                               actor=actor)
+    if not done:
+        return _notice("Nothing recorded: that payment's outcome is no longer unknown.")
+    return f"Recorded as {plan['verdict']} (written to the moderation log)."
+
+
+def _build_unknown(services: Services, picked: gr.Dropdown) -> None:
+    """Recording what the researcher found on Prolific for a payment whose outcome is unknown."""
+    with gr.Row():
+        payment = gr.Dropdown([], label="Payment whose outcome is unknown (check it on Prolific)",
+                              elem_id="studies-bonus-unknown", scale=3)
+        verdict = gr.Radio(SETTLE_CHOICES, value="paid", label="Prolific shows it as",
+                           elem_id="studies-bonus-verdict", scale=2)
+    with gr.Row():
+        look = gr.Button("List unknown payments", elem_id="studies-bonus-unknown-list")
+        ready = gr.Button("Prepare", elem_id="studies-bonus-settle-prepare")
+        record = gr.Button("Record", variant="stop", elem_id="studies-bonus-settle-record")
+    plan = gr.State(None)
+    said = gr.Markdown("", elem_id="studies-bonus-settle-line")
+
+    def on_look(study_id: Optional[str]) -> Any:
+        return gr.update(choices=unknown_payments(services, study_id), value=None)
+
+    def on_record(ready_plan: Optional[dict[str, Any]], request: gr.Request) -> tuple[str, None]:
+        return settle(services, ready_plan, actor_of(request)), None
+
+    look.click(on_look, [picked], [payment], api_name="study_bonus_unknown")
+    ready.click(prepare_settle, [picked, payment, verdict], [said, plan],
+                api_name="study_bonus_settle_prepare")
+    record.click(on_record, [plan], [said, plan], api_name="study_bonus_settle")
 
 
 def build(services: Services, picked: gr.Dropdown,
@@ -151,3 +214,4 @@ def build(services: Services, picked: gr.Dropdown,
     send.click(on_confirm, [plan], [outcome, plan], api_name="study_review_confirm")
     preview.click(on_preview, [picked], [bonus_line, bonus_table, lines], api_name="study_bonus_preview")
     pay_button.click(on_pay, [picked, typed, lines], [bonus_line, lines], api_name="study_bonus_pay")
+    _build_unknown(services, picked)

@@ -156,6 +156,7 @@ def build(services: Services) -> None:
             refused = studies_platform.follow_state(services, study_id, state)  # the platform first
             if refused is not None:
                 return (refused, *show(study_id, request))
+            untold = studies_platform.not_told(services, study_id, state)
             if state == "closed":
                 gone = results.close_study(services, study_id)
                 line = (f"Closed **{escape_text(study_id)}**: no new worker or task, and the platform ids of "
@@ -163,7 +164,7 @@ def build(services: Services) -> None:
             else:
                 services.store.set_study_state(study_id, state)
                 line = f"**{escape_text(study_id)}** is {STATE_WORDS[state]}."
-            return (line, *show(study_id, request))
+            return (line + untold, *show(study_id, request))
         return run
 
     def on_save(text: str, request: gr.Request) -> tuple[Any, ...]:
