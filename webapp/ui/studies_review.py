@@ -16,13 +16,14 @@ import gradio as gr
 import pandas as pd
 
 from arena.crowd import platform_review as review
-from arena.store.platform_payments import UNKNOWN
 from arena.crowd.prolific_api import REJECTION_CATEGORIES, PlatformError, ProlificClient
+from arena.store.platform_payments import UNKNOWN
 from arena.text_safety import escape_text
 from webapp.leaderboard import study_review as view
 from webapp.services import Services
 from webapp.ui.moderation_tab import actor_of
 from webapp.ui.parts.refusal_notice import NOTICE_MARK
+from webapp.ui.parts.tables import shown_table
 
 ACTION_CHOICES = [("Approve", review.APPROVE), ("Reject", review.REJECT), ("Ask to return", review.RETURN)]
 ClientFactory = Callable[[], ProlificClient]
@@ -165,7 +166,8 @@ def build(services: Services, picked: gr.Dropdown,
                            elem_id="studies-review-platform-id", scale=3)
         fetch = gr.Button("Load submissions", elem_id="studies-review-load", scale=1)
     line = gr.Markdown("", elem_id="studies-review-line")
-    table = gr.Dataframe(label="Submissions", interactive=False, elem_id="studies-review-table")
+    table = gr.Dataframe(label="Submissions", interactive=False, visible=False,
+                         elem_id="studies-review-table")
     chosen = gr.CheckboxGroup([], label="Submissions to act on", elem_id="studies-review-chosen")
     with gr.Row():
         action = gr.Radio(ACTION_CHOICES, value=review.APPROVE, label="Action",
@@ -185,11 +187,12 @@ def build(services: Services, picked: gr.Dropdown,
         pay_button = gr.Button("Pay the previewed bonuses", variant="stop", elem_id="studies-bonus-pay")
     lines = gr.State(None)
     bonus_line = gr.Markdown("", elem_id="studies-bonus-line")
-    bonus_table = gr.Dataframe(label="Bonus lines", interactive=False, elem_id="studies-bonus-table")
+    bonus_table = gr.Dataframe(label="Bonus lines", interactive=False, visible=False,
+                               elem_id="studies-bonus-table")
 
     def on_load(study_id: Optional[str], platform_id: str) -> tuple[Any, ...]:
         said, found, options = load(services, study_id, platform_id, client)
-        return said, found, gr.update(choices=options, value=[])
+        return said, shown_table(found), gr.update(choices=options, value=[])
 
     def on_choose(ids: list[str], shown: Optional[pd.DataFrame]) -> str:
         return view.rejection_message(view.selected_flags(shown, ids or []))
@@ -201,7 +204,8 @@ def build(services: Services, picked: gr.Dropdown,
         if not study_id:
             return _notice("Choose a study first."), None, None
         shown, owed, said = view.bonus_preview(services, study_id)
-        return escape_text(said) + (" Press **Pay** to pay them." if owed else ""), shown, owed or None
+        return (escape_text(said) + (" Press **Pay** to pay them." if owed else ""), shown_table(shown),
+                owed or None)
 
     def on_pay(study_id: Optional[str], platform_id: str, owed: Optional[list[Any]],
                request: gr.Request) -> tuple[str, None]:

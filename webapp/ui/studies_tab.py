@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import gradio as gr
-import pandas as pd
 
 from arena.crowd.study import StudyError, parse_study
 from webapp.leaderboard import study_results as results
@@ -26,6 +25,7 @@ from webapp.ui import studies_platform, studies_review
 from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from arena.text_safety import escape_text
 from webapp.ui.parts.render import plural
+from webapp.ui.parts.tables import shown_table
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
 
@@ -72,11 +72,6 @@ def _link_help(site: str, study_id: str, token: str, worker_ids: str = "prolific
 
 CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
                     "deleted: download the payment sheet first.') ? sid : null]")
-def shown_table(table: Optional[pd.DataFrame]) -> Any:
-    """A table, hidden while it has no rows (an empty one would show placeholder headers)."""
-    if table is None or table.empty:
-        return gr.update(value=None, visible=False)
-    return gr.update(value=table, visible=True)
 
 
 STATE_WORDS = {"open": "open", "paused": "paused (no new worker or task)",
@@ -142,7 +137,7 @@ def build(services: Services) -> None:
         workers = gr.Textbox(label="Worker ids from the platform (one per line), to match them to pseudonyms",
                              lines=3, elem_id="studies-workers", scale=3)
         match = gr.Button("Match", elem_id="studies-match", scale=1)
-    matched = gr.Dataframe(label="Matched workers", interactive=False, elem_id="studies-matched")
+    matched = gr.Dataframe(label="Matched workers", interactive=False, visible=False, elem_id="studies-matched")
 
     def show(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
         return _study_view(services, study_id, request)
@@ -192,7 +187,7 @@ def build(services: Services) -> None:
         return [str(path) for key, path in done.files.items() if key in ("zip", "card")]
 
     def on_match(study_id: Optional[str], ids: str) -> Any:
-        return results.lookup_workers(services, study_id, ids or "") if study_id else None
+        return shown_table(results.lookup_workers(services, study_id, ids or "") if study_id else None)
 
     shown = [editor, overview, link, quotas, people, board]
     picked.change(show, [picked], shown, api_name="study_show")
