@@ -6,6 +6,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
 
 from battle_support import FakeCatalogCRS, make_services  # noqa: E402
+from tests.support.prolific_server import ProlificServer  # noqa: E402
 
 
 @pytest.fixture
@@ -14,3 +15,12 @@ def services(tmp_path):
                         max_turns=6)
     yield svc
     svc.store.close()
+
+
+@pytest.fixture
+def prolific(monkeypatch):
+    """A local server modelling Prolific's API, with the app's settings pointing at it."""
+    with ProlificServer() as server:
+        monkeypatch.setenv("PROLIFIC_API_TOKEN", server.token)
+        monkeypatch.setenv("ARENA_PROLIFIC_URL", server.url)
+        yield server

@@ -16,14 +16,6 @@ from webapp.leaderboard import study_review as view
 from webapp.ui import studies_review as section
 
 
-@pytest.fixture
-def prolific(monkeypatch):
-    with ProlificServer() as server:
-        monkeypatch.setenv("PROLIFIC_API_TOKEN", server.token)
-        monkeypatch.setenv("ARENA_PROLIFIC_URL", server.url)
-        yield server
-
-
 def _client(server: ProlificServer):
     return lambda: ProlificClient(server.token, server.url, max_retries=0, timeout_s=5.0)
 

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
@@ -28,14 +27,6 @@ PROLIFIC = {"reward": 250, "estimated_minutes": 15, "description": "Chat with mo
 LINK = "https://arena.example/study/?study=pilot&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}" \
        "&SESSION_ID={{%SESSION_ID%}}"
 PLACES = 8  # three systems, five tasks each, two tasks a worker: 15 / 2 rounded up
-
-
-@pytest.fixture
-def prolific(monkeypatch):
-    with ProlificServer() as server:
-        monkeypatch.setenv("PROLIFIC_API_TOKEN", server.token)
-        monkeypatch.setenv("ARENA_PROLIFIC_URL", server.url)
-        yield server
 
 
 def _client(server: ProlificServer) -> ProlificClient:

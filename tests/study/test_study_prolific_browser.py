@@ -20,7 +20,6 @@ from webapp.serve import build_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
-from prolific_server import ProlificServer  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PASSWORD = "correct horse battery staple"
@@ -33,14 +32,6 @@ def services(tmp_path):
                         admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
     yield svc
     svc.store.close()
-
-
-@pytest.fixture
-def prolific(monkeypatch):
-    with ProlificServer() as server:
-        monkeypatch.setenv("PROLIFIC_API_TOKEN", server.token)
-        monkeypatch.setenv("ARENA_PROLIFIC_URL", server.url)
-        yield server
 
 
 def do_the_task(page, url: str, worker: str, study_id: str, session: str) -> None:
