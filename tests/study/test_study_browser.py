@@ -13,7 +13,9 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 from study_support import INSTRUCTED, pid, publish
 from tests.support.asgi_server import running
-from tests.support.browser import PHONE, assert_fits, assert_no_toasts, expect, shoot, wait_for_replies
+from tests.support.browser import (
+    PHONE, assert_fits, assert_no_toasts, expect, open_researcher_tab, shoot, wait_for_replies,
+)
 from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 
@@ -80,12 +82,7 @@ def test_a_worker_takes_a_whole_study_in_the_browser(services, browser, tmp_path
         assert worker.data["platform"] == {"STUDY_ID": pid("st1")}
 
         # The researcher's Studies tab lists the worker, status and time.
-        admin = browser.page()
-        admin.goto(f"{url}/admin/", wait_until="load")
-        admin.locator("input[type='text']").first.fill("ada")
-        admin.locator("input[type='password']").fill(PASSWORD)
-        admin.get_by_role("button", name="Login").click()
-        admin.get_by_role("tab", name="Studies").click()
+        admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")
         admin.locator("#studies-pick input").click()
         admin.get_by_role("option", name="pilot (version 1)").click()
         admin.wait_for_function(SHOWS, arg=["#studies-participants", worker.pseudonym])

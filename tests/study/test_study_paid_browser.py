@@ -13,7 +13,9 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 from study_support import pid, publish
 from tests.support.asgi_server import running
-from tests.support.browser import PHONE, assert_no_toasts, expect, shoot, wait_for_replies
+from tests.support.browser import (
+    PHONE, assert_no_toasts, expect, open_researcher_tab, shoot, wait_for_replies,
+)
 from webapp.leaderboard.study_results import payment_sheet
 from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
@@ -130,12 +132,7 @@ def test_the_researcher_runs_the_study_from_the_tab_on_a_phone(services, browser
     publish(services, systems=["alpha", "beta"], tasks_per_participant=1)
     shots = browser.shots
     with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
-        admin = browser.page()
-        admin.goto(f"{url}/admin/", wait_until="load")
-        admin.locator("input[type='text']").first.fill("ada")
-        admin.locator("input[type='password']").fill(PASSWORD)
-        admin.get_by_role("button", name="Login").click()
-        admin.get_by_role("tab", name="Studies").click()
+        admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")
         admin.set_viewport_size(PHONE)  # the tab at a phone's width (its tab list folds into a menu there)
         admin.locator("#studies-systems").get_by_text("Systems a study can use here: alpha, beta").wait_for()
         admin.locator("#studies-pick input").click()

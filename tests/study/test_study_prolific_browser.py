@@ -14,7 +14,7 @@ import pytest
 from battle_support import FakeCatalogCRS, make_services
 from study_support import pid, publish
 from tests.support.asgi_server import running
-from tests.support.browser import assert_no_toasts, expect, shoot, wait_for_replies
+from tests.support.browser import assert_no_toasts, expect, open_researcher_tab, shoot, wait_for_replies
 from webapp.protection.admin_auth import admin_checker, hash_password
 from webapp.serve import build_app
 
@@ -55,12 +55,7 @@ def test_create_publish_work_review_and_pay_a_bonus_on_prolific(services, prolif
             bonus={"fixed": "0.50"})
     shots = browser.shots
     with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
-        admin = browser.page()
-        admin.goto(f"{url}/admin/", wait_until="load")
-        admin.locator("input[type='text']").first.fill("ada")
-        admin.locator("input[type='password']").fill(PASSWORD)
-        admin.get_by_role("button", name="Login").click()
-        admin.get_by_role("tab", name="Studies").click()
+        admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")
         admin.locator("#studies-pick input").click()
         admin.get_by_role("option", name="pilot (version 1)").click()
         section = admin.locator("#studies-platform")

@@ -141,3 +141,14 @@ def chat_send(page, text: str) -> None:
     page.locator("#chat-msg textarea").fill(text)
     page.locator("#chat-send").click()
     wait_for_replies(page, "#chat-chatbot", before + 1)
+
+
+def open_researcher_tab(browser: "Browser", url: str, user: str, password: str, tab: str):
+    """A new page logged in to the researcher app at `url` through its login form, on `tab`."""
+    page = browser.page()
+    page.goto(f"{url}/admin/", wait_until="load")
+    page.locator("input[type='text']").first.fill(user)
+    page.locator("input[type='password']").fill(password)
+    page.get_by_role("button", name="Login").click()
+    page.get_by_role("tab", name=tab).click()
+    return page
