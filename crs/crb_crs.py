@@ -61,13 +61,14 @@ SEARCH_DEPTH = 100  # best-scoring turns looked at before giving up on finding a
 FALLBACK_QUERY = "hi what kind of movies do you like"
 _SLOT = re.compile(r"<movie_(\d)>")
 _MENTION = re.compile(r"@\d+")
+_DOUBLE_ARTICLE = re.compile(r"\b(?:the|a|an) ((?:The|A|An) )")
 # What a human turn may claim about the films in its slots -> the catalog genres that bear it out.
 CLAIMS = (
     (re.compile(r"\b(scary|horror|creepy|frightening|terrifying|spooky|gory|gore|slasher)\b", re.I),
      ("horror", "thriller")),
     (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
      ("crime", "thriller", "horror", "mystery")),
-    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r)\b", re.I), ("comedy",)),
+    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*)\b", re.I), ("comedy",)),
     (re.compile(r"\b(romantic|romance|love story|chick flick|rom ?com)\b", re.I), ("romance",)),
     (re.compile(r"\b(animated|animation|cartoons?|pixar|disney)\b", re.I), ("animation", "family")),
     (re.compile(r"\b(action)\b", re.I), ("action",)),
@@ -96,7 +97,9 @@ class RecommenderTurn:
     slots: int
 
     def filled(self, items: Sequence[CatalogItem]) -> str:
-        return _SLOT.sub(lambda m: items[int(m.group(1))].label, self.response)
+        text = _SLOT.sub(lambda m: items[int(m.group(1))].label, self.response)
+        # "about the <slot>" filled with a title that has its own article: "the The Holiday"
+        return _DOUBLE_ARTICLE.sub(r"\1", text)
 
 
 def read_corpus(path: Path = CORPUS_PATH) -> list[RecommenderTurn]:
