@@ -192,6 +192,9 @@ _JOINS = (
     ("runs two sentences together at 'I'", re.compile(
         r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|what\b|that\b|think\b|hope\b|guess\b|know\b|wish\b)"
         r"[a-z]+\s+I\s+(really|also|just|like|love|loved|liked|enjoy|enjoyed|think|would)\b")),
+    ("writes in chat spelling", re.compile(r"\b(yo|u|ur|ya|pls|plz|thx)\b")),
+    ("puts 'before' ahead of the title", re.compile(r"\b(seen|watched|saw) (before|already) <movie_\d>")),
+    ("runs a new sentence on after a title", re.compile(r"<movie_\d>\s+(I|that (was|is)|it (was|is))\s")),
     ("capitalises a joining word after a title", re.compile(r"<movie_\d>\s+(Or|And|But)\b")),
     ("capitalises a word mid-sentence after a title", re.compile(r"<movie_\d>\s+(Is|Was|Are|Were|Has|Had)\b")),
     ("leaves a second title hanging", re.compile(r"[a-z]\s+(and|or)\s+<movie_\d>\W*$", re.IGNORECASE)),
@@ -200,7 +203,8 @@ _JOINS = (
 
 # A sentence about "it" or "that" before the turn names any title ("It was great. So was <a>"): the
 # "it" was a film the other person had named.
-_BEFORE_NAMING = re.compile(r"^[^<]*\b(it|that|this)('s| is| was)\b[^<]*[.!?]\s", re.IGNORECASE)
+_BEFORE_NAMING = re.compile(r"^[^<]*(\b(it|that|this)('s| is| was)\b[^<]*[.!?]\s|"
+                            r"\b(that|this|those) (series|movie|film|one|show)s?\b)", re.IGNORECASE)
 
 
 def joining_problem(response: str, context: Optional["TurnContext"] = None) -> Optional[str]:

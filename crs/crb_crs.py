@@ -144,7 +144,7 @@ _NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|jus
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
-_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
+_RELATION = re.compile(r"\b(remake[sd]?|(live|animated|new|old|original) version|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
                        r"adapted from|version of|"
                        r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 
