@@ -186,7 +186,7 @@ _JOINS = (
         r"<movie_\d>\s+([a-z]+\s+)?(movie|film|one)\s+(is|was)\b|"
         r"\b(?!so\b|and\b|but\b|then\b|or\b|well\b)[a-z]+ (how|what) about\b|"
         r"<movie_\d>\s+(really|pretty|so|very) (good|great|fun|funny)\b")),
-    ("starts in lower case", re.compile(r"^\W*[a-z]")),
+    ("starts in lower case", re.compile(r"^[^\w<]*[a-z]")),
     ("runs an interjection into a question", re.compile(
         r"^\W*(ok|okay|good|great|sure|alright|yes|well|so)\s+(have|do|did|how|what|would)\b", re.IGNORECASE)),
     ("runs two sentences together at 'I'", re.compile(
@@ -225,9 +225,6 @@ def context_problem(response: str, context: TurnContext, years: Sequence[int] = 
         return "stops in the middle of a sentence"
     if _ADJACENT_SLOTS.search(response):
         return "runs two titles together with nothing between them"
-    joined = joining_problem(response, context)
-    if joined is not None:
-        return joined
     filler = _SLOT.sub(" ", response)
     words = re.findall(r"[a-z']+", response.lower())
     grams = [" ".join(words[i:i + 5]) for i in range(len(words) - 4)]
@@ -236,6 +233,9 @@ def context_problem(response: str, context: TurnContext, years: Sequence[int] = 
     word = misspelt(filler)
     if word is not None:
         return f"has a misspelt word ({word!r})"
+    joined = joining_problem(response, context)
+    if joined is not None:
+        return joined
     for match in _ACKNOWLEDGEMENT.finditer(response):
         before = response[:match.start()]
         if _SLOT.search(before) or re.search(r"[.!?]", before):
