@@ -110,7 +110,8 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
      re.compile(r"\b(sorry|oh no|that'?s too bad|that'?s a shame|my bad)\b", re.IGNORECASE),
      lambda c: c.says(_COMPLAINED)),
     ("pans the title it recommends",
-     re.compile(r"\b(not the (greatest|best)|not as good as|not that good|not a fan of|wasn'?t a fan|was not a fan|i (don'?t|didn'?t|did not|do not) "
+     re.compile(r"\b(not the (greatest|best)|not as good as|not that good|awful|terrible|horrible|overrated|"
+                r"pretty bad|not a fan of|wasn'?t a fan|was not a fan|i (don'?t|didn'?t|did not|do not) "
                 r"(like|love|enjoy)|i hated|was terrible|was awful|was boring)\b", re.IGNORECASE),
      lambda c: False),
     ("closes the conversation while it goes on",  # a user's closing never reaches retrieval
@@ -194,7 +195,8 @@ _JOINS = (
         r"[a-z]+\s+I\s+(really|also|just|like|love|loved|liked|enjoy|enjoyed|think|would)\b")),
     ("writes in chat spelling", re.compile(r"\b(yo|u|ur|ya|pls|plz|thx)\b")),
     ("puts 'before' ahead of the title", re.compile(r"\b(seen|watched|saw) (before|already) <movie_\d>")),
-    ("runs a new sentence on after a title", re.compile(r"<movie_\d>\s+(I|that (was|is)|it (was|is))\s")),
+    ("runs a new sentence on after a title", re.compile(
+        r"<movie_\d>\s+(I|It's|It is|It was|That's|That is|That was|that (was|is)|it (was|is))\s")),
     ("capitalises a joining word after a title", re.compile(r"<movie_\d>\s+(Or|And|But)\b")),
     ("capitalises a word mid-sentence after a title", re.compile(r"<movie_\d>\s+(Is|Was|Are|Were|Has|Had)\b")),
     ("leaves a second title hanging", re.compile(r"[a-z]\s+(and|or)\s+<movie_\d>\W*$", re.IGNORECASE)),

@@ -68,7 +68,7 @@ CLAIMS = (
      ("horror", "thriller")),
     (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
      ("crime", "thriller", "horror", "mystery")),
-    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*)\b", re.I), ("comedy",)),
+    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*|spoofs?|parod(y|ies))\b", re.I), ("comedy",)),
     (re.compile(r"\b(romantic|romance|love story|chick flick|rom ?com)\b", re.I), ("romance",)),
     (re.compile(r"\b(animated|animation|cartoons?|pixar|disney)\b", re.I), ("animation", "family")),
     (re.compile(r"\b(action)\b", re.I), ("action",)),
