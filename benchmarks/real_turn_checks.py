@@ -408,10 +408,12 @@ def unnatural_strict(turn: Turn) -> list[str]:
 _AFTER_TITLE = r"\(\d{4}\)\s+"
 JOIN_FAULTS = (
     ("'who' after a title", re.compile(_AFTER_TITLE + r"who\b")),
-    ("a question run on after a title", re.compile(_AFTER_TITLE + r"(would|did|do|does|have|has|how|what)\b")),
+    ("a question run on after a title",
+     re.compile(_AFTER_TITLE + r"(would|did|do|does|have|has|how|what)\b")),
     ("a sentence run on after a title", re.compile(
         _AFTER_TITLE + r"(I|Is|Was|Or|And|that (is|was)|it (is|was)|[a-z]+ (movie|film) (is|was))\b")),
-    ("praise with no verb after a title", re.compile(_AFTER_TITLE + r"(really|pretty|so|very) (good|great)\b")),
+    ("praise with no verb after a title",
+     re.compile(_AFTER_TITLE + r"(really|pretty|so|very) (good|great)\b")),
     ("two clauses run together", re.compile(
         r"\b(?!so\b|and\b|but\b|then\b|or\b|well\b)[a-z]+ (how|what) about\b|"
         r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|that\b|think\b|hope\b)[a-z]+ I "
@@ -419,7 +421,8 @@ JOIN_FAULTS = (
     ("trails off", re.compile(r"\w\.\.(?!\.)|\w\.\.\.|…")),
     ("pans its own pick", re.compile(r"\b(not the (greatest|best)|not as good as|thought not)\b", re.I)),
     ("closes while the conversation goes on", re.compile(
-        r"\b(last|final) (recommendation|suggestion)\b|\bfor the day\b|\bhope (that )?I (gave|helped)\b", re.I)),
+        r"\b(last|final) (recommendation|suggestion)\b|\bfor the day\b|\bhope (that )?I (gave|helped)\b",
+        re.I)),
 )
 _YEAR_END = re.compile(r"\(\d{4}\)")
 

@@ -189,7 +189,8 @@ _JOINS = (
         r"<movie_\d>\s+(really|pretty|so|very) (good|great|fun|funny)\b")),
     ("starts in lower case", re.compile(r"^[^\w<]*[a-z]")),
     ("runs an interjection into a question", re.compile(
-        r"^\W*(ok|okay|good|great|sure|alright|yes|well|so)\s+(have|do|did|how|what|would)\b", re.IGNORECASE)),
+        r"^\W*(ok|okay|good|great|sure|alright|yes|well|so)\s+(have|do|did|how|what|would)\b",
+        re.IGNORECASE)),
     ("runs two sentences together at 'I'", re.compile(
         r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|what\b|that\b|think\b|hope\b|guess\b|know\b|wish\b)"
         r"[a-z]+\s+I\s+(really|also|just|like|love|loved|liked|enjoy|enjoyed|think|would)\b")),
@@ -198,7 +199,8 @@ _JOINS = (
     ("runs a new sentence on after a title", re.compile(
         r"<movie_\d>\s+(I|It's|It is|It was|That's|That is|That was|that (was|is)|it (was|is))\s")),
     ("capitalises a joining word after a title", re.compile(r"<movie_\d>\s+(Or|And|But)\b")),
-    ("capitalises a word mid-sentence after a title", re.compile(r"<movie_\d>\s+(Is|Was|Are|Were|Has|Had)\b")),
+    ("capitalises a word mid-sentence after a title",
+     re.compile(r"<movie_\d>\s+(Is|Was|Are|Were|Has|Had)\b")),
     ("leaves a second title hanging", re.compile(r"[a-z]\s+(and|or)\s+<movie_\d>\W*$", re.IGNORECASE)),
 )
 
@@ -235,8 +237,7 @@ def context_problem(response: str, context: TurnContext, years: Sequence[int] = 
     word = misspelt(filler)
     if word is not None:
         return f"has a misspelt word ({word!r})"
-    joined = joining_problem(response, context)
-    if joined is not None:
+    if (joined := joining_problem(response, context)) is not None:
         return joined
     for match in _ACKNOWLEDGEMENT.finditer(response):
         before = response[:match.start()]

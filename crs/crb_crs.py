@@ -68,7 +68,8 @@ CLAIMS = (
      ("horror", "thriller")),
     (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
      ("crime", "thriller", "horror", "mystery")),
-    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*|spoofs?|parod(y|ies))\b", re.I), ("comedy",)),
+    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*|spoofs?|parod(y|ies))\b", re.I),
+     ("comedy",)),
     (re.compile(r"\b(romantic|romance|love story|chick flick|rom ?com)\b", re.I), ("romance",)),
     (re.compile(r"\b(animated|animation|cartoons?|pixar|disney)\b", re.I), ("animation", "family")),
     (re.compile(r"\b(action)\b", re.I), ("action",)),
@@ -144,7 +145,8 @@ _NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|jus
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
-_RELATION = re.compile(r"\b(remake[sd]?|(live|animated|new|old|original) version|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
+_RELATION = re.compile(r"\b(remake[sd]?|(live|animated|new|old|original) version|"
+                       r"sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
                        r"adapted from|version of|"
                        r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 

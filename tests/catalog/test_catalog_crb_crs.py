@@ -162,4 +162,5 @@ def test_a_humorous_claim_needs_a_comedy_and_articles_are_not_doubled():
                         plot="", entity_id=None, dataset="redial", name="The Notebook (2004)")
     turn = RecommenderTurn("", "I would suggest <movie_0> which tends to be a humorous one.", 1)
     assert claims_problem(turn, [drama]) is not None
-    assert RecommenderTurn("", "What about the <movie_0> ?", 1).filled([drama]) == "What about The Notebook (2004) ?"
+    filled = RecommenderTurn("", "What about the <movie_0> ?", 1).filled([drama])
+    assert filled == "What about The Notebook (2004) ?"
