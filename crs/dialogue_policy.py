@@ -45,14 +45,17 @@ from arena.dialogue import Dialogue, Role
 from arena.conversation.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
+from arena.reading.constraints import (
+    Constraints, audience, clauses, genre_mentions, in_request_clause, request_part, update,
+)
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    REJECTION as REJECTION_CUE, RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction,
-    is_shrug, is_small_talk, is_yes_no_question, open_question, part_at, part_takes, pointed_index, praises_only,
-    points_back, question_aspect, question_sentence, rule_intents, starts_with_wh, takes_it,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, clause_points_back, decisions_apart,
+    is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, open_question,
+    part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
+    starts_with_wh, takes_it, unfamiliar_after,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
@@ -62,7 +65,7 @@ from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, m
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
-from crs.shown_filter import filter_words
+from crs.shown_filter import filter_words, plot_matches
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
@@ -83,6 +86,7 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 _GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
+_SPELLINGS = sorted(set(_GENRE_SPELLINGS) | set(FIELD_WORDS))  # "horor", "rsatings": the word meant
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
@@ -92,6 +96,11 @@ _FIRST_N = re.compile(r"\b(?:the )?(?:first|top) (two|2|three|3)\b", re.IGNORECA
 _BOTH = re.compile(r"\b(both|the two of them|either of them)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 _PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
+# A question about every shown item at once: "what are the ratings of these?", "which of them is shortest?"
+_ALL_OF_THEM = re.compile(r"\b(these|those|each of them|all of them|both of them|them all|of them)\b", re.IGNORECASE)
+# "What is the best Matrix movie?": a pick among a named title's series.
+_BEST_OF_SERIES = re.compile(r"\b(what|which)('s| is| are| would be)? (the|your) (best|favou?rite|top|greatest)\b",
+                             re.IGNORECASE)
 # "What is the movie about?": the item just shown, named by its kind.
 _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.IGNORECASE)
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -407,7 +416,7 @@ class DialoguePolicy:
             low = word.lower()
             if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
                 return word
-            close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            close = difflib.get_close_matches(low, _SPELLINGS, n=1, cutoff=0.8)
             return close[0] if close else word
         # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
         return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))
@@ -444,6 +453,12 @@ class DialoguePolicy:
         asked = self.shown_filter(text) if pool else None
         if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items
             return "question", "filter", [i for i in pool if asked.allows(i)], []
+        words = filter_words(text) if pool else None
+        if words is not None and question_aspect(text) in (None, "plot", "genres"):
+            # "do any of those include swords and sorcery?", words no rule reads: the shown records' own words
+            found = plot_matches(self._without_titles(words), pool)
+            if found is not None:
+                return "question", "filter_words", found, []
         linked = self._linked(text, shown)
         if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
             return "chat", None, [], []  # "ugh, long day at work" before anything was shown
@@ -461,15 +476,20 @@ class DialoguePolicy:
         aspect = question_aspect(text)
         if aspect is None and asked_part and asked_part != text.strip():  # "Not seen it. Who's in it?"
             aspect = question_aspect(asked_part)
+        if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
+            aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
+        if aspect is None and linked and _BEST_OF_SERIES.search(asked_part or text):
+            aspect = "pick"  # "What is the best Matrix movie?": one of that title's series
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
-        if aspect is None and open_question(text) and (
+        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and (
                 linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))):
             aspect = "about"
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = ("REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))) and not praises_only(text)
+        rejects = rejects and self._aims_at_shown(text, shown)
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text)
                  or (asked_part is not None and not REJECTION_CUE.search(asked_part)))
@@ -492,6 +512,23 @@ class DialoguePolicy:
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
+
+    def _aims_at_shown(self, text: str, shown: Sequence[CatalogItem]) -> bool:
+        """Whether a message's negation turns down what was shown ("not my thing", "those are too old",
+        "I don't like Rocky") rather than a quality of what it asks for ("spooky movies without the gore",
+        "a movie that isn't as mainstream"): the first leaves the shown items out, the second is a wish."""
+        if REJECTION_CUE.search(text):
+            return True
+        titles = [start for _, start in self._linked_spans(text, shown)]
+        for start, end in clauses(text):
+            clause = text[start:end]
+            for match in NEGATION_CUE.finditer(clause):
+                after = clause[match.end():]
+                if unfamiliar_after(after):  # "never heard of that one" says nothing against it
+                    continue
+                if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
+                    return True
+        return False
 
     def shown_filter(self, text: str) -> Optional[Constraints]:
         """What a question that sorts the shown items asks of them ("which of those are from the 90s?"),
@@ -570,8 +607,13 @@ class DialoguePolicy:
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str,
                   listed: Sequence[CatalogItem] = ()):
-        if aspect in ("compare_children", "pick", "compare_year"):
-            return list(shown)
+        pool = list(listed) if len(shown) < 2 and listed else list(shown)
+        if aspect == "pick" and linked and not any(i in shown for i in linked):
+            # "the best Matrix movie": that title's series, the ones shown first
+            series = self.franchises.franchise(linked[0]) or linked[:1]
+            return sorted(series, key=lambda i: (i not in shown, i.year or 9999))
+        if aspect in ("compare_children", "pick", "compare_year", "why"):
+            return pool if aspect == "why" else list(shown)
         if aspect == "about" and not linked and _PLURAL_POINTER.search(text) and not self._pointed(text, shown):
             # "does anyone die in those?": every item the last reply showed (after an answer, the one it named)
             return list(shown)
@@ -580,6 +622,8 @@ class DialoguePolicy:
         pointed = self._pointed(text, shown, listed)
         if pointed:
             return pointed
+        if len(pool) > 1 and _ALL_OF_THEM.search(question_sentence(text) or text):
+            return pool  # "what are their ratings, these?": each of the shown items
         if shown and (points_back(text) or _THE_ITEM.search(text) or len(shown) == 1):
             return [shown[0]]
         return []

@@ -1,0 +1,101 @@
+"""The act of a message planned before its words, and answers taken from the field asked about:
+a request phrased as a question, a negation that qualifies a wish rather than turning the list
+down, questions about every shown item, fields no catalog records, reasons for a list, a pick
+among a named title's series, and a filter the reader's vocabulary does not cover."""
+
+from __future__ import annotations
+
+import pytest
+
+from crs.dialogue_policy import DialoguePolicy
+from crs.shown_filter import answer_move
+from tests.support.conversations import read
+
+SHOWN = ["Die Hard (1988)", "Toy Story (1995)", "The Matrix (1999)"]
+OPENING = "a few films for the weekend"
+
+
+@pytest.fixture(scope="module")
+def model_policy(redial):
+    """The policy reading acts with the project's learnt act model (which reads a turn-down into most
+    negations, so the policy must tell a wish's negation from one aimed at the list)."""
+    from evaluators.acts.intent_readers import UserActReader
+
+    return DialoguePolicy(redial, reader=UserActReader())
+
+
+def test_a_question_about_an_item_not_yet_shown_is_a_request_with_that_person(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "Perhaps a film that stars Tom Hanks?")
+    assert move.act == "request"
+    assert "tom hanks" in {p.lower() for p in move.constraints.people}
+
+
+def test_a_question_about_the_shown_item_still_gets_its_cast(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "who stars in the third one?")
+    assert (move.act, move.aspect, [i.label for i in move.about]) == ("question", "stars", ["The Matrix (1999)"])
+
+
+def test_a_negation_that_qualifies_the_wish_is_no_turn_down_of_the_list(model_policy, redial):
+    move = read(model_policy, redial, OPENING, SHOWN, "I'd enjoy ghost stories that aren't too bloody")
+    assert move.act == "request"
+    assert move.state.turned_down == []
+
+
+def test_a_negation_aimed_at_the_list_still_turns_it_down(model_policy, redial):
+    move = read(model_policy, redial, OPENING, SHOWN, "Hmm, those aren't what I had hoped for")
+    assert move.act == "reject"
+
+
+def test_a_wish_with_its_own_negation_after_a_list_is_a_request(model_policy, redial):
+    move = read(model_policy, redial, OPENING, SHOWN, "Something with vampires, but no gore")
+    assert move.act == "request"
+
+
+def test_a_misspelt_field_word_about_every_shown_item_says_the_catalog_lacks_it(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "what are the imdb raitngs of these?")
+    assert move.aspect == "rating" and [i.label for i in move.about] == SHOWN
+    text, named = answer_move(move)
+    assert "doesn't record ratings" in text and [i.label for i in named] == SHOWN
+
+
+def test_a_question_on_awards_says_the_catalog_has_none_and_what_it_has(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "did the first one win any Oscars?")
+    assert (move.aspect, [i.label for i in move.about]) == ("unrecorded", ["Die Hard (1988)"])
+    text, _ = answer_move(move)
+    assert "doesn't record awards" in text and "John McTiernan" in text
+
+
+def test_the_shortest_of_the_shown_items_is_a_runtime_question_about_all_of_them(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "which of these runs shortest?")
+    assert move.aspect == "runtime" and len(move.about) == 3
+    text, _ = answer_move(move)
+    assert text.startswith("I don't know that: my catalog doesn't record running times.")
+
+
+def test_why_a_list_was_made_gives_the_constraints_and_each_record(policy, redial):
+    move = read(policy, redial, "some comedies please", SHOWN, "how did you choose those?")
+    assert (move.act, move.aspect) == ("question", "why")
+    text, named = answer_move(move)
+    assert "comedy" in text and "Toy Story (1995) is" in text and len(named) == 3
+
+
+def test_the_best_of_a_named_series_is_a_pick_among_that_series(policy, redial):
+    move = read(policy, redial, OPENING, ["Speed (1994)", "John Wick (2014)"], "which is the best Toy Story film?")
+    assert (move.act, move.aspect) == ("question", "pick")
+    text, named = answer_move(move)
+    assert len(named) == 1 and named[0].title.startswith("Toy Story") and text.startswith("I'd go with")
+
+
+def test_a_filter_in_words_no_rule_reads_answers_from_the_shown_records(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "do any of those have talking toys?")
+    assert (move.act, move.aspect) == ("question", "filter_words")
+    text, named = answer_move(move)
+    by_plot = [i.label for i in move.about]
+    assert by_plot == ["Toy Story (1995)"]
+    assert named == move.about and text.startswith("Toy Story (1995) touches on toys, going by the catalog.")
+
+
+def test_a_filter_in_words_no_shown_record_bears_says_so_and_shows_nothing(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "do any of those feature a skyscraper siege?")
+    text, named = answer_move(move)
+    assert move.aspect == "filter_words" and named == [] and "none of the ones I showed mentions" in text
