@@ -98,9 +98,11 @@ REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 _PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
 # A question about every shown item at once: "what are the ratings of these?", "which of them is shortest?"
 _ALL_OF_THEM = re.compile(r"\b(these|those|each of them|all of them|both of them|them all|of them)\b", re.IGNORECASE)
+# What a wish asks for, that a trailing "too violent" qualifies ("I don't want anything too violent").
+_QUALIFIED = re.compile(r"\b(anything|something|movies?|films?|ones?|stuff|shows?|books?)\W*$", re.IGNORECASE)
 # "What is the best Matrix movie?": a pick among a named title's series.
-_BEST_OF_SERIES = re.compile(r"\b(what|which)('s| is| are| would be)? (the|your) (best|favou?rite|top|greatest)\b",
-                             re.IGNORECASE)
+_BEST_OF_SERIES = re.compile(r"\b(?:what|which)(?:'s| is| are| would be)? (?:the|your) (?:best|favou?rite|top|"
+                             r"greatest) (.{2,40}?) (?:movie|film|one|book|installment|entry|part)s?\b", re.IGNORECASE)
 # "What is the movie about?": the item just shown, named by its kind.
 _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.IGNORECASE)
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -478,8 +480,8 @@ class DialoguePolicy:
             aspect = question_aspect(asked_part)
         if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
             aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
-        if aspect is None and linked and _BEST_OF_SERIES.search(asked_part or text):
-            aspect = "pick"  # "What is the best Matrix movie?": one of that title's series
+        if aspect in (None, "pick") and (best := self._best_of_series(asked_part or text, shown)):
+            return "question", "pick", best, []  # "What is the best Matrix movie?": one of that series
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
         if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and (
@@ -513,20 +515,30 @@ class DialoguePolicy:
             return "clarify", None, [], []
         return "request", None, linked, []
 
+    def _best_of_series(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """"Which is the best Toy Story film?": the series the phrase names, shown titles first, then
+        the original; empty when the phrase names no series of the catalog ("the best Italian movie")."""
+        match = _BEST_OF_SERIES.search(text)
+        series = self.franchises.series(match.group(1)) if match else []
+        return sorted(series, key=lambda i: (i not in shown, i.year or 9999))
+
     def _aims_at_shown(self, text: str, shown: Sequence[CatalogItem]) -> bool:
         """Whether a message's negation turns down what was shown ("not my thing", "those are too old",
         "I don't like Rocky") rather than a quality of what it asks for ("spooky movies without the gore",
         "a movie that isn't as mainstream"): the first leaves the shown items out, the second is a wish."""
-        if REJECTION_CUE.search(text):
-            return True
         titles = [start for _, start in self._linked_spans(text, shown)]
         for start, end in clauses(text):
             clause = text[start:end]
-            for match in NEGATION_CUE.finditer(clause):
+            for match in [*REJECTION_CUE.finditer(clause), *NEGATION_CUE.finditer(clause)]:
                 after = clause[match.end():]
                 if unfamiliar_after(after):  # "never heard of that one" says nothing against it
                     continue
                 if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
+                    return True
+                # "not my thing", "boring", "something else": a turn-down with no object of its own is of the
+                # list; "I don't like horror movies" names what it rules out, a wish for the next list
+                if match.re is REJECTION_CUE and not has_request_content(after) and not _QUALIFIED.search(
+                        clause[:match.start()]):
                     return True
         return False
 
@@ -608,12 +620,8 @@ class DialoguePolicy:
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str,
                   listed: Sequence[CatalogItem] = ()):
         pool = list(listed) if len(shown) < 2 and listed else list(shown)
-        if aspect == "pick" and linked and not any(i in shown for i in linked):
-            # "the best Matrix movie": that title's series, the ones shown first
-            series = self.franchises.franchise(linked[0]) or linked[:1]
-            return sorted(series, key=lambda i: (i not in shown, i.year or 9999))
-        if aspect in ("compare_children", "pick", "compare_year", "why"):
-            return pool if aspect == "why" else list(shown)
+        if aspect in ("compare_children", "pick", "compare_year", "why"):  # the list, even after an answer
+            return pool
         if aspect == "about" and not linked and _PLURAL_POINTER.search(text) and not self._pointed(text, shown):
             # "does anyone die in those?": every item the last reply showed (after an answer, the one it named)
             return list(shown)

@@ -163,7 +163,7 @@ def _lacks_of_several(aspect: str, items: Sequence[CatalogItem], text: str) -> s
     """"Which of these is the shortest?", "their ratings?": the catalog records none of it; say so
     once, then what it does hold of each."""
     field_said = {"runtime": "running times", "rating": "ratings or reviews"}.get(aspect) or _unrecorded_field(text)
-    known = "; ".join(f"{i.label} is {_described(i)}" for i in items)
+    known = "; ".join(f"{i.label} is {described(i)}" for i in items)
     return f"I don't know that: my catalog doesn't record {field_said}. What it does say: {known}. {FOLLOW_UP}"
 
 
@@ -175,11 +175,11 @@ def _why(items: Sequence[CatalogItem], constraints: Constraints) -> str:
     ruled = constraints.any or bool(constraints.genres)
     reason = (f"I picked them to fit what you asked for ({heading(constraints)})" if ruled else
               "You hadn't named a genre, a title or a person yet, so I picked well-liked titles of different kinds")
-    each = "; ".join(f"{i.label} is {_described(i)}" for i in items[:3])
+    each = "; ".join(f"{i.label} is {described(i)}" for i in items[:3])
     return f"{reason}: {each}. Tell me what you like and I'll narrow it down."
 
 
-def _described(item: CatalogItem) -> str:
+def described(item: CatalogItem) -> str:
     """"a crime and drama film directed by X, starring A and B": the record in a phrase, without the
     year (the label beside it carries that)."""
     parts = [f"{_a(_genres(item, 2))} {_kind_noun(item)}" if item.genres else f"a {_kind_noun(item)}"]

@@ -57,19 +57,26 @@ def _record_stems(item: CatalogItem) -> set[str]:
     return {stem(w) for w in normalize(" ".join([item.plot or "", *item.genres])).split()}
 
 
-def words_answer(matched: Sequence[CatalogItem], words: str, shown_count: int) -> str:
+def described(item: CatalogItem) -> str:
+    from crs.item_answers import described as record_phrase
+
+    return record_phrase(item)
+
+
+def words_answer(matched: Sequence[CatalogItem], words: str, pool: Sequence[CatalogItem]) -> str:
     """The answer to a filter question no rule reads, from the shown records' own words."""
     asked = content_words(words)
     if matched:  # the words the records bear out, not every word of the question
         borne = set().union(*(_record_stems(i) for i in matched))
         asked = [w for w in asked if stem(w) in borne] or asked
     said = asked[0] if len(asked) == 1 else ", ".join(asked[:-1]) + (" and " if matched else " or ") + asked[-1]
-    if not matched:
+    if not matched:  # what the records do say, so the person can judge for themselves
+        known = "; ".join(f"{i.label} is {described(i)}" for i in pool[:3])
         return (f"Going by what my catalog says of them, none of the ones I showed mentions {said}. "
-                "Shall I look for some that do?")
+                f"What it does say: {known}. Shall I look for some that do?")
     names = [i.label for i in matched]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    lead = "All of them" if len(matched) == shown_count > 1 else listed
+    lead = "All of them" if len(matched) == len(pool) > 1 else listed
     about = " ".join(f"{i.label}: {i.plot}" for i in matched[:2] if i.plot)
     return f"{lead} {'touch' if len(matched) > 1 else 'touches'} on {said}, going by the catalog. {about}".strip()
 
@@ -116,5 +123,6 @@ def answer_move(move) -> tuple[str, list[CatalogItem]]:
     if move.aspect == "filter_words":
         pool = move.last_shown if len(move.last_shown) > 1 or move.reading is None else (
             move.reading.last_list or move.last_shown)
-        return words_answer(move.about, filter_words(move.text) or "", len(pool)), list(move.about)
+        named = list(move.about) or list(pool[:3])  # no match: the reply says what each shown one is
+        return words_answer(move.about, filter_words(move.text) or "", pool), named
     return answer(move.aspect, move.about, move.text, move.constraints)

@@ -98,4 +98,25 @@ def test_a_filter_in_words_no_rule_reads_answers_from_the_shown_records(policy, 
 def test_a_filter_in_words_no_shown_record_bears_says_so_and_shows_nothing(policy, redial):
     move = read(policy, redial, OPENING, SHOWN, "do any of those feature a skyscraper siege?")
     text, named = answer_move(move)
-    assert move.aspect == "filter_words" and named == [] and "none of the ones I showed mentions" in text
+    assert move.aspect == "filter_words" and move.about == []
+    assert "none of the ones I showed mentions skyscraper or siege" in text
+    assert [i.label for i in named] == SHOWN and "Die Hard (1988) is an action" in text  # what is known instead
+
+
+def test_the_best_of_a_series_no_title_names_is_a_request(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "what is the best Spanish movie?")
+    assert move.act == "request"
+
+
+def test_a_pick_after_an_answer_picks_from_the_last_list(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "who directed the second one?", ["Toy Story (1995)"],
+                "which of them would you choose?")
+    assert (move.act, move.aspect) == ("question", "pick")
+    assert [i.label for i in move.about] == SHOWN
+
+
+def test_a_dislike_that_names_a_genre_is_a_wish_for_the_next_list(model_policy, redial):
+    move = read(model_policy, redial, OPENING, SHOWN, "Honestly I can't stand westerns")
+    assert move.act == "request" and "western" in move.constraints.unwanted_genres
+    move = read(model_policy, redial, OPENING, SHOWN, "Honestly I can't stand those")
+    assert move.act == "reject"
