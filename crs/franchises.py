@@ -90,8 +90,7 @@ class Franchises:
         """The titles of the series a phrase names by its key ("matrix": The Matrix and its sequels);
         empty unless two or more titles share it."""
         key = normalize(key).removeprefix("the ").strip()
-        out = [other for k, others in self._by_key.items() if k == key or k.startswith(key + " ")
-               for other in others] if key else []
+        out = list(self._by_key.get(key, ())) if key else []  # the whole key: "italian" is no "italian job"
         return out if len(out) >= 2 else []
 
     def variants(self, item: CatalogItem) -> list[CatalogItem]:

@@ -71,9 +71,9 @@ def words_answer(matched: Sequence[CatalogItem], words: str, pool: Sequence[Cata
         asked = [w for w in asked if stem(w) in borne] or asked
     said = asked[0] if len(asked) == 1 else ", ".join(asked[:-1]) + (" and " if matched else " or ") + asked[-1]
     if not matched:  # what the records do say, so the person can judge for themselves
-        known = "; ".join(f"{i.label} is {described(i)}" for i in pool[:3])
+        known = " ".join(f"{i.label}: {i.plot}" if i.plot else f"{i.label} is {described(i)}." for i in pool[:3])
         return (f"Going by what my catalog says of them, none of the ones I showed mentions {said}. "
-                f"What it does say: {known}. Shall I look for some that do?")
+                f"What it does say: {known} Shall I look for some that do?")
     names = [i.label for i in matched]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     lead = "All of them" if len(matched) == len(pool) > 1 else listed
