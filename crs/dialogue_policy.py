@@ -58,8 +58,8 @@ from arena.reading.acts import (
     starts_with_wh, takes_it, unfamiliar_after,
 )
 from arena.reading.references import (
-    asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
-    without_possessives,
+    asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
+    watched_next, without_possessives,
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
@@ -98,6 +98,7 @@ REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 _PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
 # A question about every shown item at once: "what are the ratings of these?", "which of them is shortest?"
 _ALL_OF_THEM = re.compile(r"\b(these|those|each of them|all of them|both of them|them all|of them)\b", re.IGNORECASE)
+_OF_THE_LIST = frozenset({"compare_children", "compare_year", "pick", "why"})  # asked of the shown list
 # What a wish asks for, that a trailing "too violent" qualifies ("I don't want anything too violent").
 _QUALIFIED = re.compile(r"\b(anything|something|movies?|films?|ones?|stuff|shows?|books?)\W*$", re.IGNORECASE)
 # "What is the best Matrix movie?": a pick among a named title's series.
@@ -499,6 +500,8 @@ class DialoguePolicy:
             about = self._referred(text, linked, shown, aspect, listed)
             if about:
                 return "question", aspect, about, []
+            if aspect not in _OF_THE_LIST and self._unknown_title(asked_part or text):
+                return "question", "unknown_title", [], []  # "what is <a title the catalog lacks> about?"
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if (not in_request_clause(text, start) or negated_before(text, start))
@@ -514,6 +517,14 @@ class DialoguePolicy:
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
+
+    def _unknown_title(self, text: str) -> Optional[str]:
+        """The title a question asks about that the catalog does not hold ("what is Battle Royale about?"
+        with no such entry): a phrase written as a title that names no person, genre or catalog title."""
+        phrase = title_phrase(text)
+        if not phrase or self._link_people(phrase) or genre_mentions(phrase) or self._link_spans(phrase):
+            return None
+        return phrase
 
     def _best_of_series(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
         """"Which is the best Toy Story film?": the series the phrase names, shown titles first, then

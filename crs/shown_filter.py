@@ -120,6 +120,12 @@ def answer_move(move) -> tuple[str, list[CatalogItem]]:
 
     if move.aspect == "filter":
         return reply_to_filter(move)
+    if move.aspect == "unknown_title":
+        from arena.reading.references import title_phrase
+
+        phrase = title_phrase(move.text) or "that title"
+        return (f"I don't have {phrase} in my catalog, so I can't tell you about it. Shall I suggest "
+                "something along those lines, or tell you about one of the films I showed?"), []
     if move.aspect == "filter_words":
         pool = move.last_shown if len(move.last_shown) > 1 or move.reading is None else (
             move.reading.last_list or move.last_shown)

@@ -120,3 +120,10 @@ def test_a_dislike_that_names_a_genre_is_a_wish_for_the_next_list(model_policy, 
     assert move.act == "request" and "western" in move.constraints.unwanted_genres
     move = read(model_policy, redial, OPENING, SHOWN, "Honestly I can't stand those")
     assert move.act == "reject"
+
+
+def test_a_question_about_a_title_the_catalog_lacks_says_so_without_a_list(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "And what is Zorblax Returns about?")
+    assert (move.act, move.aspect, move.about) == ("question", "unknown_title", [])
+    text, named = answer_move(move)
+    assert named == [] and text.startswith("I don't have Zorblax Returns in my catalog")
