@@ -86,7 +86,6 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 _GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
-_SPELLINGS = sorted(set(_GENRE_SPELLINGS) | set(FIELD_WORDS))  # "horor", "rsatings": the word meant
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
@@ -413,13 +412,18 @@ class DialoguePolicy:
 
     def _spelled(self, text: str) -> str:
         """The text with misspelt genre words put right: a word no catalog plot uses that is close to
-        one genre word ("horor", "comdy", "thriler") is that word; every other word stays as written."""
+        one genre word ("horor", "comdy", "thriler") is that word; in a question, a word no title or plot
+        uses that is close to a field's word ("rsatings") is that word; every other word stays as written."""
+        question = "?" in text
+
         def fix(match: re.Match) -> str:
             word = match.group(0)
             low = word.lower()
             if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
                 return word
-            close = difflib.get_close_matches(low, _SPELLINGS, n=1, cutoff=0.8)
+            close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            if not close and question and low not in self._title_words:  # "rings" of a title stays
+                close = difflib.get_close_matches(low, FIELD_WORDS, n=1, cutoff=0.85)
             return close[0] if close else word
         # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
         return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))

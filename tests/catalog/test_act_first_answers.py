@@ -127,3 +127,9 @@ def test_a_question_about_a_title_the_catalog_lacks_says_so_without_a_list(polic
     assert (move.act, move.aspect, move.about) == ("question", "unknown_title", [])
     text, named = answer_move(move)
     assert named == [] and text.startswith("I don't have Zorblax Returns in my catalog")
+
+
+def test_only_a_question_word_no_title_uses_is_put_right_as_a_field(policy):
+    assert policy._spelled("what are the ratngs of those?") == "what are the ratings of those?"
+    assert "rings" in policy._spelled("anything like the lord of the rings?")  # a title's word stays
+    assert policy._spelled("ratngs matter little to me") == "ratngs matter little to me"  # no question
