@@ -97,6 +97,12 @@ REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 _PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
 # A question about every shown item at once: "what are the ratings of these?", "which of them is shortest?"
 _ALL_OF_THEM = re.compile(r"\b(these|those|each of them|all of them|both of them|them all|of them)\b", re.IGNORECASE)
+# A question on a field, said back when it is not clear which title it is about.
+_ASKED_FIELD = {"plot": "what it is about", "director": "who directed it", "writer": "who wrote it",
+                "stars": "who is in it", "year": "when it came out", "genres": "what kind of film it is",
+                "true_story": "whether it is based on a true story", "rating": "how well it is rated",
+                "runtime": "how long it runs", "unrecorded": "about a detail of it",
+                "suitability": "whether it suits a child"}
 _OF_THE_LIST = frozenset({"compare_children", "compare_year", "pick", "why"})  # asked of the shown list
 # What a wish asks for, that a trailing "too violent" qualifies ("I don't want anything too violent").
 _QUALIFIED = re.compile(r"\b(anything|something|movies?|films?|ones?|stuff|shows?|books?)\W*$", re.IGNORECASE)
@@ -339,8 +345,9 @@ class DialoguePolicy:
             reading.focus = [i.item_id for i in about]
         elif shown:
             reading.focus = []
-        if act == "clarify":
-            reading.understood = CLARIFY
+        if act == "clarify":  # one line of what was understood, one question
+            reading.understood = (f"You're asking {_ASKED_FIELD[aspect]}, but I'm not sure which title you mean. "
+                                  "Which one should I look up?") if aspect in _ASKED_FIELD else CLARIFY
         if act in ("reject", "seen"):
             turned_down = about
         (reading.seen if act == "seen" else reading.turned_down).extend(
@@ -506,6 +513,8 @@ class DialoguePolicy:
                 return "question", aspect, about, []
             if aspect not in _OF_THE_LIST and self._unknown_title(asked_part or text):
                 return "question", "unknown_title", [], []  # "what is <a title the catalog lacks> about?"
+            if aspect in _ASKED_FIELD and self._names_nothing(text):
+                return "clarify", aspect, [], []  # "who directed it?" with nothing it can be: ask, don't guess
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if (not in_request_clause(text, start) or negated_before(text, start))
@@ -568,6 +577,11 @@ class DialoguePolicy:
                        people=self._people_named(without_possessives(bare)), bearable=self.bearable,
                        plain=self.plain_subjects)
         return asked if asked.any or asked.kind else None
+
+    def _names_nothing(self, text: str) -> bool:
+        """Whether a message names nothing the reader knows: no title, person, genre, mood, era or subject."""
+        return not (self._link_spans(text) or self._link_people(text) or genre_mentions(text) or moods_named(text)
+                    or re.search(r"\b(19|20)\d\d|\d0s\b", normalize(text)) or subjects_asked(text))
 
     def _off_task(self, text: str) -> bool:
         """A message that asks for nothing a recommender can give and names nothing the reader knows

@@ -133,3 +133,10 @@ def test_only_a_question_word_no_title_uses_is_put_right_as_a_field(policy):
     assert policy._spelled("what are the ratngs of those?") == "what are the ratings of those?"
     assert "rings" in policy._spelled("anything like the lord of the rings?")  # a title's word stays
     assert policy._spelled("ratngs matter little to me") == "ratngs matter little to me"  # no question
+
+
+def test_a_field_question_with_nothing_to_refer_to_asks_which_title(policy, redial):
+    move = read(policy, redial, "hello there", [], "and who directed it?")
+    assert move.act == "clarify"
+    assert move.state.understood == ("You're asking who directed it, but I'm not sure which title you mean. "
+                                     "Which one should I look up?")
