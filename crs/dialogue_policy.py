@@ -53,6 +53,7 @@ from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
     FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, clause_points_back, decisions_apart,
+    defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
     starts_with_wh, takes_it, unfamiliar_after,
@@ -463,6 +464,10 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
+        defined = defined_words(text)
+        # only the genre's own words: "what is a good western movie?" asks for one
+        if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
+            return "question", "define:" + genres[0][0], [], []  # "what is a romance film?": no list
         pool = list(listed) if len(shown) < 2 and listed else list(shown)
         asked = self.shown_filter(text) if pool else None
         if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items

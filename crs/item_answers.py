@@ -317,6 +317,40 @@ def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[Catal
     return "None of those suits children, going by their genres. Shall I look for family films instead?", []
 
 
+# What a genre is, in a sentence each (our own words), for "what is a romance film?".
+GENRE_MEANINGS = {
+    "action": "one built around physical feats: fights, chases, stunts and explosions",
+    "animation": "one made of drawn, modelled or computer-made images rather than filmed actors",
+    "biography": "one that tells the life, or a part of the life, of a real person",
+    "comedy": "one made first of all to make you laugh",
+    "crime": "one that follows a crime, the people who commit it or the people who hunt them",
+    "documentary": "one about real people and events, filmed or gathered rather than acted out",
+    "drama": "one driven by its characters and their conflicts, told seriously",
+    "fantasy": "one set in or touched by an invented world, with magic or creatures that cannot exist",
+    "history": "one set in, or retelling, a real period or event of the past",
+    "horror": "one made to frighten, often with monsters, ghosts or killers",
+    "musical": "one in which the characters sing, and the songs carry the story",
+    "mystery": "one built around a puzzle, usually a crime, that is solved by the end",
+    "romance": "one whose story centres on two people falling in love",
+    "sci fi": "one built on imagined science or technology: the future, space, robots or time travel",
+    "science fiction": "one built on imagined science or technology: the future, space, robots or time travel",
+    "sitcom": "a comedy series about the same characters in everyday situations",
+    "sport": "one whose story turns on a sport, its players or a competition",
+    "thriller": "one built to keep you tense, with danger and suspense",
+    "war": "one set in a war, on the battlefield or among the people it reaches",
+    "western": "one set in the American frontier of the 1800s: cowboys, outlaws and lawmen",
+}
+
+
+def genre_meaning(genre: str, kind: str = "film") -> str:
+    """The answer to "what is a <genre> film?": what the genre means, and an offer, no list."""
+    meaning = GENRE_MEANINGS.get(genre)
+    shown = _GENRE_SHOWN.get(genre, genre)
+    if meaning is None:
+        return f"{_a(shown).capitalize()} {kind} is one my catalog files under {shown}. Shall I suggest some?"
+    return f"{_a(shown).capitalize()} {kind} is {meaning}. Would you like me to suggest some?"
+
+
 def greeting(turn: int, kind: str = "movie") -> str:
     """The answer to small talk: a greeting and a question about what the person would like."""
     verb = "read" if kind == "book" else "watch"

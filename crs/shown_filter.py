@@ -120,6 +120,10 @@ def answer_move(move) -> tuple[str, list[CatalogItem]]:
 
     if move.aspect == "filter":
         return reply_to_filter(move)
+    if move.aspect and move.aspect.startswith("define:"):
+        from crs.item_answers import genre_meaning
+
+        return genre_meaning(move.aspect.split(":", 1)[1]), []
     if move.aspect == "unknown_title":
         from arena.reading.references import title_phrase
 

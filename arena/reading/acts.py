@@ -209,6 +209,7 @@ ASPECTS = (
 # The words naming a field of a question, for putting their misspellings right ("rsatings").
 FIELD_WORDS = ("ratings", "rating", "reviews", "director", "directed", "runtime", "awards", "actors",
                "starring", "budget", "soundtrack", "language", "shortest", "longest")
+_WHY = dict(ASPECTS)["why"]
 # Words that point back at what the system showed ("the second one", "it").
 ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
             "fifth": 4, "5th": 4, "last": -1}
@@ -393,6 +394,8 @@ def question_aspect(text: str) -> Optional[str]:
     text = _INTERJECTION.sub("", text, count=1) or text
     if not is_question(text):
         return None
+    if _WHY.search(text):  # "why do you recommend these?" asks about the list, whatever "recommend" says
+        return "why"
     if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text) and not _ABOUT_AN_ITEM.match(text):
         return None
     for aspect, pattern in ASPECTS:
@@ -620,3 +623,20 @@ def clause_points_back(clause: str) -> bool:
 def unfamiliar_after(words: str) -> bool:
     """Whether the words after a negation say the user does not know a title ("never heard of it")."""
     return bool(_UNFAMILIAR.match(words))
+
+
+# "What is a romance film?", "what does film noir mean?", "what are westerns?": what a kind of film is.
+_DEFINITION = re.compile(
+    r"^\W*(?:(?:and|so|ok(?:ay)?|sorry|hmm+|wait)\W+)*(?:what(?:'s| is| are) (?:an? )?(?P<a>[\w -]{3,30}?)"
+    r"(?: (?:films?|movies?|genre|stories))?|what does (?:an? )?(?P<b>[\w -]{3,30}?) mean|what do you mean by "
+    r"(?:an? )?(?P<c>[\w -]{3,30}?))\W*$",
+    re.IGNORECASE,
+)
+
+
+def defined_words(text: str) -> Optional[str]:
+    """The words a question asks the meaning of ("romance" of "What is a romance film?"), or None."""
+    match = _DEFINITION.match(text or "")
+    if not match:
+        return None
+    return next(g for g in match.group("a", "b", "c") if g)

@@ -140,3 +140,16 @@ def test_a_field_question_with_nothing_to_refer_to_asks_which_title(policy, redi
     assert move.act == "clarify"
     assert move.state.understood == ("You're asking who directed it, but I'm not sure which title you mean. "
                                      "Which one should I look up?")
+
+
+def test_why_these_were_recommended_is_a_question_about_the_list(policy, redial):
+    move = read(policy, redial, "some comedies please", SHOWN, "so why would you recommend those to me?")
+    assert (move.act, move.aspect, len(move.about)) == ("question", "why", 3)
+
+
+def test_what_a_genre_is_gets_its_meaning_and_an_offer_not_a_list(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "Sorry, what is a western movie?")
+    assert (move.act, move.aspect) == ("question", "define:western")
+    text, named = answer_move(move)
+    assert named == [] and text.startswith("A western film is one set in the American frontier")
+    assert read(policy, redial, OPENING, SHOWN, "what is a good western movie?").act == "request"
