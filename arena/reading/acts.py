@@ -116,9 +116,10 @@ ASPECTS = (
     (
         "why",  # "why did you pick them?": the reasons a list was made, from the state and the records
         re.compile(
-            r"\bwhy (did|do|would|have|were) you (pick|choose|chose|recommend|suggest|show|list|go with|give)|"
-            r"\bwhy (these|those|them|this one|that one)\b|\bwhat made you (pick|choose|recommend|suggest)|"
-            r"\bhow did you (pick|choose|come up with)|\bwhy (is|are) (it|they|these|those) (on|in) (the|your) list",
+            r"\bwhy (did|do|would|have|were) you (pick|choose|chose|recommend|suggest|show|list|go with|"
+            r"give)|\bwhy (these|those|them|this one|that one)\b|"
+            r"\bwhat made you (pick|choose|recommend|suggest)|\bhow did you (pick|choose|come up with)|"
+            r"\bwhy (is|are) (it|they|these|those) (on|in) (the|your) list",
             re.IGNORECASE,
         ),
     ),
@@ -199,9 +200,10 @@ ASPECTS = (
     (
         "unrecorded",  # facts neither catalog records: awards, money, language, places, music, sequels
         re.compile(
-            r"\b(awards?|oscars?|academy awards?|nominat\w*|won (any|an|a)\b|box office|budget|gross(ed)?|"
-            r"(make|made|earn(ed)?) (much|a lot of )?money|languages?|subtitle[sd]?|dubbed|filmed|shot (in|on|at)|"
-            r"where (was|is) it (set|made|shot|filmed)|soundtrack|(the )?music (in|of)|(what|which) country)\b",
+            r"\b(awards?|oscars?|academy awards?|nominat\w*|won (any|an|a)\b|box office|budget|"
+            r"gross(ed)?|(make|made|earn(ed)?) (much|a lot of )?money|languages?|subtitle[sd]?|dubbed|"
+            r"filmed|shot (in|on|at)|where (was|is) it (set|made|shot|filmed)|soundtrack|"
+            r"(the )?music (in|of)|(what|which) country)\b",
             re.IGNORECASE,
         ),
     ),
@@ -627,9 +629,9 @@ def unfamiliar_after(words: str) -> bool:
 
 # "What is a romance film?", "what does film noir mean?", "what are westerns?": what a kind of film is.
 _DEFINITION = re.compile(
-    r"^\W*(?:(?:and|so|ok(?:ay)?|sorry|hmm+|wait)\W+)*(?:what(?:'s| is| are) (?:an? )?(?P<a>[\w -]{3,30}?)"
-    r"(?: (?:films?|movies?|genre|stories))?|what does (?:an? )?(?P<b>[\w -]{3,30}?) mean|what do you mean by "
-    r"(?:an? )?(?P<c>[\w -]{3,30}?))\W*$",
+    r"^\W*(?:(?:and|so|ok(?:ay)?|sorry|hmm+|wait)\W+)*"
+    r"(?:what(?:'s| is| are) (?:an? )?(?P<a>[\w -]{3,30}?)(?: (?:films?|movies?|genre|stories))?"
+    r"|what does (?:an? )?(?P<b>[\w -]{3,30}?) mean|what do you mean by (?:an? )?(?P<c>[\w -]{3,30}?))\W*$",
     re.IGNORECASE,
 )
 

@@ -66,9 +66,10 @@ def without_possessives(text: str) -> str:
 
 
 # A run of capitalised words, small words allowed inside ("Battle Royale", "Return of the Jedi").
-_CAPITALISED_RUN = re.compile(r"(?<![\w'])[A-Z0-9][\w'’:-]*(?:\s+(?:(?:of|the|and|a|an|in|on|to|&)\s+)*[A-Z0-9][\w'’:-]*)*")
-_NOT_A_TITLE = frozenset("i i'm i'd i've i'll ok okay please thanks hi hello hey what who when which how why is are "
-                         "was does did can could would tell me the a an and".split())
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w'])[A-Z0-9][\w'’:-]*(?:\s+(?:(?:of|the|and|a|an|in|on|to|&)\s+)*[A-Z0-9][\w'’:-]*)*")
+_NOT_A_TITLE = frozenset("""i i'm i'd i've i'll ok okay please thanks hi hello hey what who when which how
+why is are was does did can could would tell me the a an and""".split())
 
 
 def title_phrase(text: str) -> Optional[str]:
