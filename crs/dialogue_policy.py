@@ -18,7 +18,15 @@ on the `UserMove` it returns:
   "something like <title>" that names no genre asks for one of the title's genres and leaves the
   title's franchise out (`crs.franchises`), and "not a Batman one" keeps out the franchise and every
   entry whose plot names it;
-- "chat" also covers chatter before anything was shown ("ugh, long day at work").
+- "chat" also covers chatter before anything was shown ("ugh, long day at work");
+- "clarify": a question on a field that refers to nothing the conversation holds ("who directed it?"
+  before anything was shown) says what was understood and asks which title, instead of a guess.
+
+The act is settled before any words are made: a question whose subject is an item not yet shown ("maybe
+a movie that stars X?") is a request with that constraint; a negation turns the shown list down only
+when it is aimed at it ("those aren't it", "not my thing"), while one that qualifies the wish ("spooky
+films without the gore", "I don't like westerns") is a constraint of the next list; a question about
+"these" is about every shown item; one about a title the catalog lacks says so.
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that
