@@ -173,7 +173,8 @@ def _why(items: Sequence[CatalogItem], constraints: Constraints) -> str:
     if not items:
         return "I haven't suggested anything yet. What kind of movie would you like?"
     ruled = constraints.any or bool(constraints.genres)
-    reason = (f"I picked them to fit what you asked for ({heading(constraints)})" if ruled else
+    asked = heading(constraints).removeprefix("picks ").replace(" picks", "", 1)  # "comedy", "with Tom Hanks"
+    reason = (f"I picked them to fit what you asked for ({asked})" if ruled else
               "You hadn't named a genre, a title or a person yet, so I picked well-liked titles of different kinds")
     each = "; ".join(f"{i.label} is {described(i)}" for i in items[:3])
     return f"{reason}: {each}. Tell me what you like and I'll narrow it down."
@@ -182,7 +183,10 @@ def _why(items: Sequence[CatalogItem], constraints: Constraints) -> str:
 def described(item: CatalogItem) -> str:
     """"a crime and drama film directed by X, starring A and B": the record in a phrase, without the
     year (the label beside it carries that)."""
-    parts = [f"{_a(_genres(item, 2))} {_kind_noun(item)}" if item.genres else f"a {_kind_noun(item)}"]
+    genres = _genres(item, 2) if item.genres else ""
+    # OpenDialKG's genres often carry the noun already ("Indie film", "East Asian cinema")
+    noun = "" if re.search(r"\b(film|cinema|movie|series)s?$", genres, re.I) else f" {_kind_noun(item)}"
+    parts = [f"{_a(genres)}{noun}" if genres else f"a {_kind_noun(item)}"]
     if directors := item.people.get("director"):
         parts.append(f"directed by {_names(directors, 1)}")
     if cast := item.people.get("star") or item.people.get("actor"):

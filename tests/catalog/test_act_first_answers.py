@@ -76,7 +76,7 @@ def test_why_a_list_was_made_gives_the_constraints_and_each_record(policy, redia
     move = read(policy, redial, "some comedies please", SHOWN, "how did you choose those?")
     assert (move.act, move.aspect) == ("question", "why")
     text, named = answer_move(move)
-    assert "comedy" in text and "Toy Story (1995) is" in text and len(named) == 3
+    assert "what you asked for (comedy)" in text and "Toy Story (1995) is an animation" in text and len(named) == 3
 
 
 def test_the_best_of_a_named_series_is_a_pick_among_that_series(policy, redial):
