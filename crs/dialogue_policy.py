@@ -112,6 +112,7 @@ _ASKED_FIELD = {"plot": "what it is about", "director": "who directed it", "writ
                 "true_story": "whether it is based on a true story", "rating": "how well it is rated",
                 "runtime": "how long it runs", "unrecorded": "about a detail of it",
                 "suitability": "whether it suits a child"}
+_APOSTROPHES = re.compile(r"(?<=\w)[´’‘`](?=\w)")
 _OF_THE_LIST = frozenset({"compare_children", "compare_year", "pick", "why"})  # asked of the shown list
 # What a wish asks for, that a trailing "too violent" qualifies ("I don't want anything too violent").
 _QUALIFIED = re.compile(r"\b(anything|something|movies?|films?|ones?|stuff|shows?|books?)\W*$", re.IGNORECASE)
@@ -441,6 +442,8 @@ class DialoguePolicy:
             if not close and question and low not in self._title_words:  # "rings" of a title stays
                 close = difflib.get_close_matches(low, FIELD_WORDS, n=1, cutoff=0.85)
             return close[0] if close else word
+        # "don´t", "don’t": one apostrophe for every reader (a negation must not be lost to the keyboard)
+        text = _APOSTROPHES.sub("'", text)
         # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
         return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))
 

@@ -153,3 +153,8 @@ def test_what_a_genre_is_gets_its_meaning_and_an_offer_not_a_list(policy, redial
     text, named = answer_move(move)
     assert named == [] and text.startswith("A western film is one set in the American frontier")
     assert read(policy, redial, OPENING, SHOWN, "what is a good western movie?").act == "request"
+
+
+def test_a_negation_typed_with_another_apostrophe_still_rules_the_genre_out(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "I don´t want westerns")
+    assert "western" in move.constraints.unwanted_genres and "western" not in move.constraints.genres
