@@ -81,6 +81,7 @@ _UNRECORDED = (  # (what the question asks about, in the words of the reply)
     (re.compile(r"\b(languages?|subtitle[sd]?|dubbed)\b", re.I), "language"),
     (re.compile(r"\b(filmed|shot|set|made|country|countries)\b", re.I), "where it was made"),
     (re.compile(r"\b(soundtrack|music)\b", re.I), "music"),
+    (re.compile(r"\b(netflix|hulu|stream\w*|watch|rent|buy)\b", re.I), "where it can be watched"),
 )
 
 

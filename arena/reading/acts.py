@@ -203,7 +203,8 @@ ASPECTS = (
             r"\b(awards?|oscars?|academy awards?|nominat\w*|won (any|an|a)\b|box office|budget|"
             r"gross(ed)?|(make|made|earn(ed)?) (much|a lot of )?money|languages?|subtitle[sd]?|dubbed|"
             r"filmed|shot (in|on|at)|where (was|is) it (set|made|shot|filmed)|soundtrack|"
-            r"(the )?music (in|of)|(what|which) country)\b",
+            r"(the )?music (in|of)|(what|which) country|netflix|hulu|streaming|stream it|"
+            r"where (can|could|do) i (watch|see|stream|rent|buy))\b",
             re.IGNORECASE,
         ),
     ),

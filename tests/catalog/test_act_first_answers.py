@@ -158,3 +158,10 @@ def test_what_a_genre_is_gets_its_meaning_and_an_offer_not_a_list(policy, redial
 def test_a_negation_typed_with_another_apostrophe_still_rules_the_genre_out(policy, redial):
     move = read(policy, redial, OPENING, SHOWN, "I don´t want westerns")
     assert "western" in move.constraints.unwanted_genres and "western" not in move.constraints.genres
+
+
+def test_where_to_stream_them_is_no_filter_but_a_field_no_catalog_records(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "are any of those on Netflix?")
+    assert move.aspect == "unrecorded" and len(move.about) == 3
+    text, _ = answer_move(move)
+    assert text.startswith("I don't know that: my catalog doesn't record where it can be watched.")
