@@ -600,7 +600,10 @@ def names_different_items(text: str, titles: int = 0) -> bool:
 _AN_ITEM_ASKED = re.compile(
     r"^\W*(?:(?:maybe|perhaps|or|and|ok(?:ay)?|so|how about|what about|is there|are there)\W+)*"
     r"(?:(?:a|an|any|some|another|other)\s+(?:[\w'-]+\s+){0,2}?(?:movies?|films?|flicks?|ones?|books?|shows?|"
-    r"series|titles?)\b(?!\s+(?:is|was)\b)|(?:something|anything)\b)",
+    r"series|titles?)\b(?!\s+(?:is|was)\b)|(?:something|anything)\b)"
+    # "can you give me a true story instead?": asked to hand over an item, whatever field it names
+    r"|\b(?:give|show|find|get|bring) (?:me|us) (?:a|an|some|another|any|one)\b"
+    r"|\b(?:recommend|suggest)\w* (?:me |us )?(?:a|an|some|another|any|one)\b",
     re.IGNORECASE,
 )
 # The subject of a clause that points back at what was shown: "those aren't ...", "it's not ...".

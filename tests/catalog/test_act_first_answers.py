@@ -165,3 +165,9 @@ def test_where_to_stream_them_is_no_filter_but_a_field_no_catalog_records(policy
     assert move.aspect == "unrecorded" and len(move.about) == 3
     text, _ = answer_move(move)
     assert text.startswith("I don't know that: my catalog doesn't record where it can be watched.")
+
+
+def test_asked_to_hand_over_a_true_story_is_a_request_not_a_question_on_the_shown(policy, redial):
+    move = read(policy, redial, OPENING, SHOWN, "not that one, could you find me a true story instead?")
+    assert move.act != "question"
+    assert read(policy, redial, OPENING, SHOWN, "is the first one a true story?").aspect == "true_story"
