@@ -194,6 +194,7 @@ _JOINS = (
     ("runs two sentences together at 'I'", re.compile(
         r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|what\b|that\b|think\b|hope\b|guess\b|know\b|wish\b)"
         r"[a-z]+\s+I\s+(really|also|just|like|love|loved|liked|enjoy|enjoyed|think|would)\b")),
+    ("writes a word twice", re.compile(r"\b(the|a|an|to|of|is|and|i|it|you)\s+\1\b", re.IGNORECASE)),
     ("writes in chat spelling", re.compile(r"\b(yo|u|ur|ya|pls|plz|thx)\b")),
     ("puts 'before' ahead of the title", re.compile(r"\b(seen|watched|saw) (before|already) <movie_\d>")),
     ("runs a new sentence on after a title", re.compile(

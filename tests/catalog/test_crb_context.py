@@ -143,6 +143,7 @@ def test_favourites_family_and_panning_need_what_they_answer():
     "It was great. So was <movie_0> and <movie_1>.",  # "it" is a film the other person named
     "Good have you seen <movie_0> or <movie_1>",
     "Have yo seen <movie_0>?",
+    "I have heard the the new <movie_0> is really good.",  # a doubled word
 ])
 def test_pieces_that_do_not_join_are_left_out(turn):
     assert context_problem(turn, REQUEST) is not None
