@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem, person_key
-from arena.reading.phrase_table import era_of_style
+from arena.reading.phrase_table import era_of_style, subject_phrases_named
 from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
@@ -51,6 +51,7 @@ from arena.reading.vocabulary import (
     KIND_ASIDE,
     KINDS,
     LIGHTER,
+    LIVE_ACTION,
     MOODS,
     SUB_GENRE_WORD,
     SUB_GENRES,
@@ -72,13 +73,22 @@ __all__ = [
     "update",
 ]
 
-_AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
+_AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b|"
+                  r"\b(?:aged?|ages) (\d{1,2})\b|"
+                  # "she is 14", "he's 9", "they are 6 and 8", "who turned 12": a person's age said plainly
+                  r"\b(?:he|she|they|who)(?:'s| is| are| was| turn(?:s|ed)?| just turned) (\d{1,2})\b",
+                  re.IGNORECASE)
 _CHILDREN = re.compile(
     r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|"
     r"(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
+    # A young relative is a child when an age under 13 comes with them ("my nephew, aged 12"): see the ages
+    r"(my|our|a) (young )?(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
 # Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
+_RELATIVE = re.compile(r"\b(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?\b", re.I)
+_YOUNG = re.compile(r"\b(young|little|kids?|children|child|toddlers?|grandkids|family|\d{1,2}[ -]?(year|yr)s?)\b",
+                    re.I)
 _KIDS_KIND = re.compile(
     r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
     r"(for|aimed at) (the )?(kids|children)|children'?s (films?|movies?)|family (films?|movies?))\b",
@@ -311,9 +321,12 @@ def _child_mentioned(text: str) -> Optional[bool]:
     """True for a child in the audience, False for "just me" or a teenager, None for no word on it."""
     if _ADULTS_ONLY.search(text):
         return False
-    if not _CHILDREN.search(text):
-        return None
     ages = [int(a) for m in _AGE.finditer(text) for a in m.groups() if a]
+    if not _CHILDREN.search(text):
+        # An age alone ("she is 14") still says who is watching: a child up to 12, else not a child.
+        return min(ages) <= 12 if ages and max(ages) < 18 else None
+    if _RELATIVE.search(text) and not _YOUNG.search(text) and not ages:
+        return None  # "my brother loves westerns": a relative of no said age is no child
     return not ages or min(ages) <= 12
 
 
@@ -391,6 +404,8 @@ def update(
     whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
     the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
     catalog's word statistics), read when no cue names one."""
+    live_action = bool(LIVE_ACTION.search(text))
+    text = LIVE_ACTION.sub("film", text)  # "live action" rules out animation and asks for no action genre
     years = _era(text, shown_years) or era_of_style(text) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
@@ -401,6 +416,8 @@ def update(
     if any(negated_before(text, match.start()) for match in _KIDS_KIND.finditer(text)):
         unwanted |= {"family", "animation"} - wanted - constraints.genres
         for_children = False
+    if live_action:
+        unwanted.add("animation")
     moods = _moods_asked(text, complaint, unwanted)
     genres, any_genre = _genres_after(constraints, text, wanted, adds, moods, unwanted)
     intensity = _intensity_after(constraints, text, complaint)
@@ -539,7 +556,10 @@ def _subjects_after(
     """The subjects asked for after this message; the word stems of a subject it rules out go into
     `words`."""
     subjects = set()
-    for subject, position in subjects_asked(text, names):
+    asked = subjects_asked(text, names)
+    asked += [(subject, position) for subject, position in subject_phrases_named(text)
+              if subject not in {s for s, _ in asked}]
+    for subject, position in asked:
         if negated_before(text, position):  # "not another Vietnam one"
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
         elif bearable(subject):

@@ -201,7 +201,7 @@ _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
 _STOP_AFTER_CUE = re.compile(
-    r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
+    r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|not|nor|no|never|without|"
     r"maybe|right now|now|at the moment|lately|these days|tonight|today|currently|again)\b"
 )
 

@@ -69,7 +69,16 @@ GENRE_WORDS = {
     "wwii": "war",
     "ww1": "war",
     "wwi": "war",
+    # Every genre the catalogs list is a genre word (the closed vocabulary), with its plural and adjective.
+    "adventure": "adventure",
+    "adventures": "adventure",
+    "adventurous": "adventure",
+    "film noir": "film noir",
+    "film-noir": "film noir",
+    "noir": "film noir",
 }
+# "live action" is a style (not animated), never the action genre.
+LIVE_ACTION = re.compile(r"\blive[- ]action\b", re.IGNORECASE)
 # Words for a kind within a genre: asked for, they ask for the genre ("a slasher" is horror);
 # ruled out, they rule out only themselves, read from plots ("tired of slashers" keeps horror).
 SUB_GENRES = {  # single words, matched by stem in titles, plots and genre names
