@@ -492,7 +492,7 @@ class DialoguePolicy:
                  or not rejects or is_yes_no_question(text)
                  or (asked_part is not None and not REJECTION_CUE.search(asked_part)))
         if aspect in ("stars", "director", "writer") and not linked and _NEW_ITEM_ASKED.search(text) \
-                and self._link_people(text) and not points_back(text):
+                and self._link_people(text) and not points_back(_NEW_ITEM_ASKED.sub(" ", text)):
             aspect = None  # "a movie that stars Keanu Reeves?": a cast (or crew) constraint of a request
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect, listed)

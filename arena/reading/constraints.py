@@ -583,7 +583,10 @@ _REQUEST_CLAUSE = re.compile(
     r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|"
     r"other|(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
-    r"how about|what about|instead|maybe|give me|show me|recommend)\b",
+    r"how about|what about|instead|maybe|give me|show me|recommend|"
+    # A liking said now ("I like documentaries", "they can be horror as well") asks for what it names, in a
+    # complaint too; a past one ("I liked Rocky but ...") is no request.
+    r"(i|we) (really |also |do |just )?(like|love|enjoy)|(can|could) (also )?be)\b",
     re.IGNORECASE,
 )
 CLAUSE_SPLIT = re.compile(r"[.!?;]+|,|\bbut\b", re.IGNORECASE)
