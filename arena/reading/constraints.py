@@ -109,6 +109,9 @@ _BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\
 _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
+# "These are quite old movies", "they're all so dated": the shown titles are too old, so newer ones are asked.
+_SHOWN_TOO_OLD = re.compile(r"\b(these|those|they|all of them)\s*('re|\s(are|were|seem|look|feel|all))"
+                            r"(\s+\w+){0,2}?\s+(old|dated|ancient)\b", re.IGNORECASE)
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 # "The last ten years" counts back from when the catalogs' conversations were collected.
 CATALOG_PRESENT = 2018
@@ -132,6 +135,7 @@ _NUMBER_WORDS = {
     "thirty": 30,
 }
 _OR = re.compile(r"\b(or|either)\b", re.I)
+_MAY_BE = re.compile(r"\b(can|could|may|might) (also )?be\b|\b(is|are|would be) (fine|ok|okay) too\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
 _OTHER_PERSON = re.compile(
     r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
@@ -360,7 +364,7 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
         return CATALOG_PRESENT - max(span, 3), 2100
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
-    if _NEWER.search(text):
+    if _NEWER.search(text) or (shown_years and _SHOWN_TOO_OLD.search(text)):
         return min(max(shown_years, default=2000) + 1, NEWEST_YEAR_ASKED), 2100
     if _OLDER.search(text):
         return 1800, max(min(shown_years, default=1990) - 1, 1950)
@@ -502,7 +506,9 @@ def _genres_after(constraints: Constraints, text: str, wanted: set[str], adds: b
         genres, any_genre = frozenset(moods - unwanted), True
     elif moods and wanted and _OR.search(text):  # "documentaries or spooky movies": either will do
         wanted |= moods - unwanted
-    if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
+    if wanted and adds and genres and _MAY_BE.search(text) and not _INSTEAD.search(text):
+        genres, any_genre = genres | wanted, True  # "they can be horror as well": one more genre that will do
+    elif wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:
         genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
@@ -557,8 +563,9 @@ def _subjects_after(
     `words`."""
     subjects = set()
     asked = subjects_asked(text, names)
+    # A phrase the cue reading found whole or in part ("set in outer space" gave "space") is not read twice.
     asked += [(subject, position) for subject, position in subject_phrases_named(text)
-              if subject not in {s for s, _ in asked}]
+              if not any(s in subject or subject in s for s, _ in asked)]
     for subject, position in asked:
         if negated_before(text, position):  # "not another Vietnam one"
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
