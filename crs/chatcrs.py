@@ -190,10 +190,12 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
         # Nothing has all that was asked for: the wants of earlier messages go first, oldest first (the
-        # last message says what is wanted now), then the subject, then the genres and people; what was
+        # last message says what is wanted now), then the subject, then the genres (a person named is the
+        # more particular wish), then the people; what was
         # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says
         # them, the stored state names what was given up).
         for looser in (*older_wants_given_up(move), move.constraints.without_subjects(),
+                       replace(move.constraints, genres=frozenset(), any_genre=False),
                        move.constraints.loosened()):
             if ranked:
                 break

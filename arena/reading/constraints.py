@@ -44,6 +44,7 @@ from arena.reading.vocabulary import (
     CHILD_UNSAFE,
     COMPOUNDS,
     GENRE_WORD,
+    GENRE_ADJECTIVES,
     GENRE_WORDS,
     HEAVY_GENRES,
     INTENSITY_WORD,
@@ -479,8 +480,24 @@ def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[s
             wanted.add(genre)
             adds = adds and bool(
                 ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position)
+                or _bare_adjective(text, position)
             )
     return wanted, adds, sub_genres_out
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def _bare_adjective(text: str, position: int) -> bool:
+    """Whether the genre word at `position` is an adjective with no noun after it ("Romantic",
+    "anything funnier?"), not "a romantic movie" or "a funny comedy"."""
+    word = _WORD.match(text, position)
+    if word is None or word.group(0).lower() not in GENRE_ADJECTIVES:
+        return False
+    following = _WORD.search(text, word.end())
+    return following is None or not (GENRE_WORD.fullmatch(following.group(0))
+                                     or any(p.fullmatch(following.group(0)) for _, p in KINDS)
+                                     or following.group(0).lower() in ("one", "ones", "stuff", "story", "stories"))
 
 
 def _moods_asked(text: str, complaint: bool, unwanted: set[str]) -> set[str]:

@@ -77,6 +77,10 @@ GENRE_WORDS = {
     "film-noir": "film noir",
     "noir": "film noir",
 }
+# A genre said as an adjective with no noun after it ("Romantic?", "something funnier") qualifies the
+# request in force, so it adds its genre; a noun ("a romance", "comedies") asks for that genre instead.
+GENRE_ADJECTIVES = frozenset({"romantic", "funny", "funnier", "scary", "dramatic", "adventurous", "animated",
+                              "historical"})
 # "live action" is a style (not animated), never the action genre.
 LIVE_ACTION = re.compile(r"\blive[- ]action\b", re.IGNORECASE)
 # Words for a kind within a genre: asked for, they ask for the genre ("a slasher" is horror);
@@ -101,6 +105,9 @@ COMPOUNDS = (
     ),
     (re.compile(r"\b(crime thrillers?)\b", re.I), ("crime", "thriller"), ("crime", "thriller")),
     (re.compile(r"\b(music documentar(y|ies))\b", re.I), ("documentary", "music"), ("music",)),
+    # A setting before "adventure" names the subject, not the adventure genre: "a space adventure" is
+    # read for its setting ("space"), as before adventure was a genre word.
+    (re.compile(r"\b((space|outer space|sci-?fi) adventures?)\b", re.I), (), ()),
 )
 GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("sci fi", "science fiction"),
                  "horror": ("horror", "slasher"), "thriller": ("thriller", "suspense"),

@@ -70,7 +70,7 @@ def llm_led(small_redial: Catalog, retriever):
 
 def test_llm_led_links_catalog_and_misspelt_titles_in_the_order_named(llm_led, small_redial):
     crs, _ = llm_led(["Since you want space, The Matrx (1999) is a must. Star Wars (1977) too!"])
-    text, items = crs.respond(dialogue("I want an action movie"))
+    text, items = crs.respond(dialogue("I want a space adventure"))
     assert [i.title for i in items] == ["The Matrix (1999)", "Star Wars (1977)"]
     assert text == "Since you want space, The Matrix (1999) is a must. Star Wars (1977) too!"
 
