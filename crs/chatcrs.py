@@ -160,7 +160,8 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         asked = move.constraints
         candidates = self.candidates(dialogue, view, move)
         lead = correction_note(move.about) if move.act == "correction" else ""
-        lead = " ".join(part for part in (lead, shortfall_note(asked, move.relaxed_to, len(candidates))) if part)
+        note = shortfall_note(asked, move.relaxed_to, len(candidates))
+        lead = " ".join(part for part in (lead, note) if part)
         if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
             text, shown = self.llm_led.reply(dialogue, read_history(dialogue, view.mentioned), candidates)
             # Titles the model added against the conversation's rules go, with their sentences.
@@ -190,12 +191,10 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
         # Nothing has all that was asked for: the wants of earlier messages go first, oldest first (the
-        # last message says what is wanted now), then the subject, then the genres (a person named is the
-        # more particular wish), then the people; what was
+        # last message says what is wanted now), then the subject, then the genres and people; what was
         # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says
         # them, the stored state names what was given up).
         for looser in (*older_wants_given_up(move), move.constraints.without_subjects(),
-                       replace(move.constraints, genres=frozenset(), any_genre=False),
                        move.constraints.loosened()):
             if ranked:
                 break
@@ -266,7 +265,8 @@ def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: in
             what = ", ".join(dropped[:-1]) + (" and " if len(dropped) > 1 else "") + dropped[-1]
             return f"Nothing in the catalog keeps to all of that, so these give up {what}."
     elif 0 < found < TOP_K_SHOWN and (asked.genres or asked.people or asked.subjects):
-        return f"Only {found} title{' in the catalog keeps' if found == 1 else 's in the catalog keep'} to all of that."
+        titles = "title in the catalog keeps" if found == 1 else "titles in the catalog keep"
+        return f"Only {found} {titles} to all of that."
     return ""
 
 
@@ -281,13 +281,15 @@ def older_wants_given_up(move: UserMove) -> list[Constraints]:
     wants = {"genre": c.genres, "person": c.people, "subject": c.subjects}
     # What the message names again ("a thriller with Sandra Bullock" after "a thriller") is its own want.
     restated = {("genre", g) for g, _ in genre_mentions(move.text)}
-    restated |= {(slot, v) for slot in ("person", "subject") for v in wants[slot] if v.lower() in move.text.lower()}
+    said = move.text.lower()
+    restated |= {(slot, v) for slot in ("person", "subject") for v in wants[slot] if v.lower() in said}
     since = {(slot, value): current if (slot, value) in restated
              else reading.sinces.get((slot, value, "want"), current)
              for slot, values in wants.items() for value in values}
     out = []
     for turn in sorted({t for t in since.values() if t < current}):
-        kept = {slot: frozenset(v for v in values if since[(slot, v)] > turn) for slot, values in wants.items()}
+        kept = {slot: frozenset(v for v in values if since[(slot, v)] > turn)
+                for slot, values in wants.items()}
         out.append(replace(c, genres=kept["genre"], any_genre=c.any_genre and bool(kept["genre"]),
                            people=kept["person"], subjects=kept["subject"]))
     return out

@@ -83,14 +83,15 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 # A liking said of the titles after it in the clause: the user knows them, so they are no picks.
-_LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?(liked?|loved?|enjoy(ed)?|adored?)\b",
-                           re.IGNORECASE)
+_LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?"
+                           r"(liked?|loved?|enjoy(ed)?|adored?)\b", re.IGNORECASE)
 _APOSTROPHES = re.compile("[\u2018\u2019\u00b4`]")  # "don’t", "don´t": the plain apostrophe
 _SENTENCE_START = re.compile(r"(^|[.!?]\s*)\W*$")
 # A question that asks for an item not shown yet: "maybe a movie that stars Keanu Reeves?", "any films
 # directed by him?" is a request with a person, not a question about the list.
 _NEW_ITEM_ASKED = re.compile(
-    r"\b((a|an|any|some|another|other)\s+(\w+\s+)?(movies?|films?|books?|novels?|shows?|ones?)|something|anything)"
+    r"\b((a|an|any|some|another|other)\s+(\w+\s+)?(movies?|films?|books?|novels?|shows?|ones?)|"
+    r"something|anything)"
     r"\s+(that|which|where|with|starring|by|directed|written|from)\b", re.IGNORECASE)
 _GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
@@ -365,8 +366,8 @@ class DialoguePolicy:
             for item, start in self._linked_spans(text, shown):
                 if negated_before(text, start):
                     left_out.update(v.item_id for v in self.franchises.franchise(item))
-                    # A one-word franchise ("not a Batman one") keeps its name out of plots too; the words of a
-                    # longer title ("not Time Bandits") each say nothing alone and stay allowed.
+                    # A one-word franchise ("not a Batman one") keeps its name out of plots too; the words
+                    # of a longer title ("not Time Bandits") each say nothing alone and stay allowed.
                     key_words = self.franchises.key(item).split()
                     if len(key_words) == 1 and len(key_words[0]) >= 4:
                         ruled_out_words.add(stem(key_words[0]))

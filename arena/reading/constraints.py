@@ -86,10 +86,10 @@ _CHILDREN = re.compile(
     r"(my|our|a) (young )?(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
-# Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
 _RELATIVE = re.compile(r"\b(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?\b", re.I)
-_YOUNG = re.compile(r"\b(young|little|kids?|children|child|toddlers?|grandkids|family|\d{1,2}[ -]?(year|yr)s?)\b",
-                    re.I)
+_YOUNG = re.compile(r"\b(young|little|kids?|children|child|toddlers?|grandkids|family|"
+                    r"\d{1,2}[ -]?(year|yr)s?)\b", re.I)
+# Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
 _KIDS_KIND = re.compile(
     r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
     r"(for|aimed at) (the )?(kids|children)|children'?s (films?|movies?)|family (films?|movies?))\b",
@@ -495,9 +495,11 @@ def _bare_adjective(text: str, position: int) -> bool:
     if word is None or word.group(0).lower() not in GENRE_ADJECTIVES:
         return False
     following = _WORD.search(text, word.end())
-    return following is None or not (GENRE_WORD.fullmatch(following.group(0))
-                                     or any(p.fullmatch(following.group(0)) for _, p in KINDS)
-                                     or following.group(0).lower() in ("one", "ones", "stuff", "story", "stories"))
+    if following is None:
+        return True
+    noun = following.group(0)
+    return not (GENRE_WORD.fullmatch(noun) or any(p.fullmatch(noun) for _, p in KINDS)
+                or noun.lower() in ("one", "ones", "stuff", "story", "stories"))
 
 
 def _moods_asked(text: str, complaint: bool, unwanted: set[str]) -> set[str]:

@@ -32,8 +32,13 @@ def _table() -> dict:
             "subjects": frozenset(normalize(s) for s in data["subjects"]),
             # A subject of two words or more says itself wherever it stands ("a movie with time travel",
             # "based on a true story"); a one-word subject needs a cue word ("about", "a zombie movie").
-            "phrases": [(re.compile(r"\b" + re.escape(normalize(s)).replace(r"\ ", r"[\s-]+") + r"\b"), normalize(s))
+            "phrases": [(_phrase_pattern(normalize(s)), normalize(s))
                         for s in sorted(data["subjects"], key=len, reverse=True) if " " in normalize(s)]}
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern:
+    """"time travel" as written with a space or a hyphen ("time-travel")."""
+    return re.compile(r"\b" + re.escape(phrase).replace(r"\ ", r"[\s-]+") + r"\b")
 
 
 def table_version() -> int:

@@ -67,8 +67,8 @@ def phrase_end(text: str, start: int) -> int:
     """Where the phrase a negation cue ending at `start` attaches to stops: the clause end, or an
     earlier point where a new phrase begins (`_NEW_PHRASE`)."""
     _, end = clause_bounds(text, start)
-    new = [m.start() for m in (_NEW_PHRASE.search(text, start, end), _NEW_REQUEST.search(text, start, end)) if m]
-    return min(new, default=end)
+    found = (_NEW_PHRASE.search(text, start, end), _NEW_REQUEST.search(text, start, end))
+    return min((m.start() for m in found if m), default=end)
 
 
 def negated_before(text: str, start: int) -> bool:

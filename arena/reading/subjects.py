@@ -196,7 +196,8 @@ _GENRE_NAMES = frozenset(GENRE_WORDS.values()) | {"music", "family", "adventure"
 _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies)|thrillers?|novels?|books?|"
               r"stories|shows?|series|ones?|theme|themed|genre|fans?")
 _BEFORE_KIND = re.compile(r"\b([a-z][a-z0-9'-]+(?: [a-z][a-z0-9'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
-_AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|based on|"
+_AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
+                        r"based on|"
                         r"(?:really |big |so )?into|obsessed with|crazy about|mad about|"
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
