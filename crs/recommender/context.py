@@ -43,8 +43,6 @@ class RequestContext:
     entities: list[EntityMention] = field(default_factory=list)
     negated_phrases: list[str] = field(default_factory=list)
     shown_ids: set[str] = field(default_factory=set)  # items the system showed in earlier turns
-    # The user's texts with the titles they name blanked (see `user_words`).
-    title_free: dict[int, str] = field(default_factory=dict)
 
     @property
     def user_texts(self) -> list[tuple[int, str]]:
@@ -52,14 +50,6 @@ class RequestContext:
         (those words score separately, see `negated_phrases`)."""
         n = len(self.texts)
         return [(n - 1 - i, without_negations(t)) for i, (t, u) in enumerate(zip(self.texts, self.from_user)) if u]
-
-    @property
-    def user_words(self) -> list[tuple[int, str]]:
-        """`user_texts` less the titles they name, for word matching: the words of a title echo other
-        titles ("Wind River", "Mystic River") where its meaning, which the embedding reads, does not."""
-        n = len(self.texts)
-        return [(n - 1 - i, without_negations(self.title_free.get(i, t)))
-                for i, (t, u) in enumerate(zip(self.texts, self.from_user)) if u]
 
     def rejected_ids(self) -> set[str]:
         return {m.item.item_id for m in self.items if m.by_user and (m.negative or m.seen)}
@@ -89,11 +79,6 @@ def read_context(
             for item, _, _ in linked:
                 ctx.items.append(ItemMention(item, age, by_user=False, negative=False, seen=False))
             continue
-        if linked:
-            blanked = text
-            for _, start, end in sorted(linked, key=lambda span: -span[1]):
-                blanked = blanked[:start] + " " * (end - start) + blanked[end:]
-            ctx.title_free[index] = blanked
         for item, start, _ in linked:
             c_start, c_end = clause_bounds(text, start)
             seen = bool(SEEN_CUE.search(text[c_start:c_end]))
