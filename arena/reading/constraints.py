@@ -53,10 +53,13 @@ from arena.reading.vocabulary import (
     KINDS,
     LIGHTER,
     LIVE_ACTION,
+    ORIGIN_WORD,
+    ORIGIN_WORDS,
     MOODS,
     SUB_GENRE_WORD,
     SUB_GENRES,
     child_friendly,
+    from_origin,
     has_genre,
     intensity_of,
 )
@@ -158,6 +161,7 @@ class Constraints:
     unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
     unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
     subjects: frozenset[str] = field(default_factory=frozenset)  # "about time travel": one must be borne out
+    origins: frozenset[str] = field(default_factory=frozenset)  # "an Italian movie": each must be borne out
 
     def allows(self, item: CatalogItem) -> bool:
         if not self.allows_loosely(item):
@@ -169,6 +173,8 @@ class Constraints:
         if self.people and not _keys(self.people) <= _people(item):
             return False
         if self.subjects and not bears_out(item, self.subjects):
+            return False
+        if self.origins and not all(from_origin(item, o) for o in self.origins):
             return False
         return True
 
@@ -194,7 +200,8 @@ class Constraints:
 
     def loosened(self) -> "Constraints":
         """The same without what is asked for: when nothing in the catalog has it all."""
-        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset())
+        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset(),
+                       origins=frozenset())
 
     def without_subjects(self) -> "Constraints":
         """The same without the subjects: the first thing to give up when nothing has it all."""
@@ -204,7 +211,7 @@ class Constraints:
     def any(self) -> bool:
         return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
                 or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
-                or bool(self.unwanted_words) or bool(self.subjects))
+                or bool(self.unwanted_words) or bool(self.subjects) or bool(self.origins))
 
     def genre_words(self) -> str:
         """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
@@ -214,6 +221,8 @@ class Constraints:
         """"with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled; the genres
         asked for are `genre_words`)."""
         parts = []
+        if self.origins:
+            parts.append("from " + " or ".join(o.title() for o in sorted(self.origins)))
         if self.subjects:
             parts.append("about " + " or ".join(sorted(self.subjects)))
         if self.people:
@@ -442,6 +451,9 @@ def update(
         words |= {stem(form) for form in SUB_GENRES[sub_genre]}
     subjects = _subjects_after(constraints, text, names, complaint=complaint, wanted=wanted, lighter=lighter,
                                bearable=bearable, plain=plain, words=words)
+    # A place named replaces the one before ("now something French"); none named keeps it.
+    origins = {ORIGIN_WORDS[m.group(1).lower()] for m in ORIGIN_WORD.finditer(text)
+               if not negated_before(text, m.start())} or set(constraints.origins)
     return replace(
         constraints,
         unwanted_words=frozenset(words),
@@ -455,6 +467,7 @@ def update(
         unwanted_people=frozenset(ruled_out),
         unwanted_intensity=frozenset(intensity),
         subjects=frozenset(subjects),
+        origins=frozenset(origins),
     )
 
 

@@ -102,3 +102,15 @@ def test_a_short_or_relaxed_list_says_so():
         "Nothing in the catalog keeps to all of that, so these give up western.")
     assert shortfall_note(asked, None, 2) == "Only 2 titles in the catalog keep to all of that."
     assert shortfall_note(asked, None, 5) == ""
+
+
+def test_a_nationality_before_a_kind_word_is_an_origin_the_list_keeps(policy, redial, opendialkg):
+    move = read(policy, opendialkg, "could you find me some French dramas")
+    assert move.constraints.origins == {"france"}
+    assert ("origin", "france", "want") in _slots(move)
+    shown = [i for i in opendialkg.items if move.constraints.allows(i)]
+    records = [" ".join([*i.languages, *i.genres, i.plot]).lower() for i in shown]
+    assert records and all("french" in r or "france" in r for r in records)
+    assert not read(policy, redial, "a film with an English teacher in it").constraints.origins
+    later = read(policy, redial, "an Italian movie", LIST, "something more recent")
+    assert later.constraints.origins == {"italy"}
