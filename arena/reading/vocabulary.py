@@ -93,16 +93,17 @@ ORIGINS = {
     "korea": ("korean", "korea"),
     "china": ("chinese", "china", "mandarin", "cantonese", "hong kong"),
     "india": ("indian", "india", "hindi", "bollywood"),
-    "asia": ("asian", "asia", "japanese", "japan", "korean", "korea", "chinese", "china", "mandarin", "cantonese",
-             "hong kong", "hindi", "bollywood", "indian", "india", "thai", "thailand", "vietnamese"),
+    "asia": ("asian", "asia", "japanese", "japan", "korean", "korea", "chinese", "china", "mandarin",
+             "cantonese", "hong kong", "hindi", "bollywood", "indian", "india", "thai", "thailand", "vietnamese"),
 }
 ORIGIN_WORDS = {"british": "britain", "italian": "italy", "french": "france",
                 "spanish": "spain", "german": "germany", "japanese": "japan", "korean": "korea",
                 "chinese": "china", "indian": "india", "bollywood": "india", "asian": "asia"}
 # A nationality counts as an origin before a kind or genre word ("Italian movie", "british comedy films",
 # "asian cinema"), not in "an English teacher" or "French Kiss" (titles are cut out before reading).
-ORIGIN_WORD = re.compile(r"\b(" + "|".join(ORIGIN_WORDS) + r")\s+(?=(\w+\s+)?(movies?|films?|cinema|comed(y|ies)|"
-                         r"dramas?|thrillers?|horrors?|animations?|ones?|stuff|flicks?|classics?)\b)", re.IGNORECASE)
+ORIGIN_WORD = re.compile(r"\b(" + "|".join(ORIGIN_WORDS) + r")\s+(?=(\w+\s+)?(movies?|films?|cinema|"
+                         r"comed(y|ies)|dramas?|thrillers?|horrors?|animations?|ones?|stuff|flicks?|classics?)\b)",
+                         re.IGNORECASE)
 _ORIGIN_RECORD = {origin: re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
                   for origin, words in ORIGINS.items()}
 
