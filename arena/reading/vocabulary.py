@@ -94,7 +94,8 @@ ORIGINS = {
     "china": ("chinese", "china", "mandarin", "cantonese", "hong kong"),
     "india": ("indian", "india", "hindi", "bollywood"),
     "asia": ("asian", "asia", "japanese", "japan", "korean", "korea", "chinese", "china", "mandarin",
-             "cantonese", "hong kong", "hindi", "bollywood", "indian", "india", "thai", "thailand", "vietnamese"),
+             "cantonese", "hong kong", "hindi", "bollywood", "indian", "india", "thai", "thailand",
+             "vietnamese"),
 }
 ORIGIN_WORDS = {"british": "britain", "italian": "italy", "french": "france",
                 "spanish": "spain", "german": "germany", "japanese": "japan", "korean": "korea",
