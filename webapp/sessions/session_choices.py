@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import typing
 import weakref
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -54,6 +55,15 @@ def _positional_signature(fn: Callable[..., Any], inputs: Any) -> inspect.Signat
     count = len(inputs) if isinstance(inputs, (list, tuple)) else 1
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     return signature.replace(parameters=[inspect.Parameter(f"input_{n}", kind) for n in range(count)])
+
+
+def _type_hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
+    """`fn`'s parameter types, resolved (so that Gradio still sees its own `gr.Request` parameter, if any)."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except (NameError, TypeError):
+        return {}
+    return {name: hint for name, hint in hints.items() if name in signature.parameters}
 
 
 class OfferedChoices:
@@ -121,7 +131,9 @@ class OfferedChoices:
         if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
             raise TypeError("offering() wraps plain functions and generators, not coroutines")
         signature = _positional_signature(fn, inputs)
-        added = inspect.Parameter(_REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=gr.Request)
+        # A default, since `fn`'s own parameters may have one; Gradio fills it in all the same.
+        added = inspect.Parameter(_REQUEST, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                                  annotation=gr.Request)
         note = self._note
 
         if inspect.isgeneratorfunction(fn):
@@ -139,7 +151,7 @@ class OfferedChoices:
         # Gradio reads a handler's parameters (and their types, for the request) from these two.
         params = [*signature.parameters.values(), added]
         wrapped.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
-        wrapped.__annotations__ = {_REQUEST: gr.Request}
+        wrapped.__annotations__ = {**_type_hints(fn, signature), _REQUEST: gr.Request}
         wrapped.__name__ = getattr(fn, "__name__", "handler")
         wrapped.__doc__ = getattr(fn, "__doc__", None)
         return wrapped
