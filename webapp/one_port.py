@@ -31,6 +31,7 @@ from webapp.protection.login_page import AUTH_MESSAGE
 from webapp.protection.private_files import PrivateFileMiddleware
 from webapp.protection.shared_login import ResearcherLogin
 from webapp.sessions.idle_sessions import IdleSessionReaper, OpenPages
+from webapp.sessions.session_choices import DEFAULT_MAX_SESSIONS, OFFERED
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,16 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     if admin is not None and admin_auth is None:
         raise ValueError("the researcher app is only served behind a login")
     pages = OpenPages() if session_idle_s and closed_session_grace_s else None
-    reaper = IdleSessionReaper([public, study, admin], session_idle_s, sweeps=idle_sweeps, releases=idle_releases,
-                               pages=pages, closed_grace_s=closed_session_grace_s) if session_idle_s else None
+    # The choices each session was given (for the API guard) go when its page closes, when it is idle for
+    # `session_idle_s` and when the idle sweep forgets it.
+    for blocks in (public, study, admin):
+        if blocks is not None:
+            OFFERED.forget_on_unload(blocks)
+    if session_idle_s:
+        OFFERED.configure(DEFAULT_MAX_SESSIONS, session_idle_s)
+    reaper = IdleSessionReaper([public, study, admin], session_idle_s, forget=[OFFERED.forget], sweeps=idle_sweeps,
+                               releases=idle_releases, pages=pages,
+                               closed_grace_s=closed_session_grace_s) if session_idle_s else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -29,10 +29,11 @@ UNDOCUMENTED_BLOCKS_ATTRIBUTES = {
     "local_api_url", "proxy_urls",
 }
 # The reaches still made, each with its one file and why: Gradio's per-session store, read in one module
-# for the idle-session reaper (it drops a session's copy of the page's configuration, which no public API
-# lets go before `state_session_capacity` newer sessions came) and for the API guard's choice check
-# (webapp/sessions/gradio_sessions.py says why).
+# for the idle-session reaper only (it drops a session's copy of the page's configuration, which no public
+# API lets go before `state_session_capacity` newer sessions came; docs/architecture.md says why).
 KNOWN_REACHES = {("webapp/sessions/gradio_sessions.py", "state_holder")}
+# The one module that may use that reach.
+STORE_READERS = {"webapp/sessions/idle_sessions.py"}
 
 
 def product_files() -> list[Path]:
@@ -121,6 +122,20 @@ def test_each_known_reach_is_still_made():
     for file, name in KNOWN_REACHES:
         reaches = gradio_internals((ROOT / file).read_text(encoding="utf-8"), gradio_private_names())
         assert any(_known(ROOT / file, where) for where in reaches), f"{file} no longer reaches {name}"
+
+
+def test_only_the_idle_sweep_reads_gradios_session_store():
+    """The API guard's choice check reads the app's own record (webapp/sessions/session_choices.py)."""
+    readers = set()
+    for path in product_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "webapp.sessions.gradio_sessions":
+                readers.add(str(path.relative_to(ROOT)))
+            elif isinstance(node, ast.Import) and any(a.name == "webapp.sessions.gradio_sessions"
+                                                      for a in node.names):
+                readers.add(str(path.relative_to(ROOT)))
+    assert readers == STORE_READERS
 
 
 OLD_REACHES = [

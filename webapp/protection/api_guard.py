@@ -37,7 +37,7 @@ import math
 import re
 from typing import Any, Awaitable, Callable, Iterable, Optional
 
-from webapp.sessions.gradio_sessions import session_store
+from webapp.sessions.session_choices import OFFERED, OfferedChoices, choice_values
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -71,8 +71,9 @@ class Refused(Exception):
 class AppDescription:
     """What one mounted app accepts, read from its public config and API description (once, on first use)."""
 
-    def __init__(self, blocks: Any):
+    def __init__(self, blocks: Any, offered: OfferedChoices = OFFERED):
         self.blocks = blocks
+        self.offered = offered
         self._read = False
 
     def _load(self) -> None:
@@ -164,22 +165,18 @@ class AppDescription:
                 raise Refused(422, "A value is not one of its input's choices.")
 
     def current_choices(self, component: int, session: Optional[str]) -> Optional[list]:
-        """The values `component` takes in `session` (its choices as the session's last update left them,
-        the page's own for a session not seen yet), compared as Gradio compares them; None when it takes
-        any value (a dropdown open to custom values) or its choices cannot be read.
-
-        Gradio keeps each session's copy of a component updated by a handler in the state holder of the
-        Blocks; it is read here, never changed (`session_data.get` creates no session)."""
-        holder = session_store(self.blocks)
-        sessions = getattr(holder, "session_data", None)
-        state = sessions.get(session) if isinstance(sessions, dict) and isinstance(session, str) else None
-        config = getattr(state, "blocks_config", None)
-        blocks = getattr(config if state is not None else self.blocks, "blocks", None)
+        """The values `component` takes in `session`: the choices the app's handlers gave that session
+        (`webapp.sessions.session_choices`), else the page's own; None when it takes any value (a dropdown
+        open to custom values) or its choices cannot be read."""
+        blocks = getattr(self.blocks, "blocks", None)  # the page's components by id
         block = blocks.get(component) if isinstance(blocks, dict) else None
-        choices = getattr(block, "choices", None)
-        if not isinstance(choices, list) or getattr(block, "allow_custom_value", False):
+        if block is None or getattr(block, "allow_custom_value", False):
             return None
-        return [choice[1] if isinstance(choice, tuple) else choice for choice in choices]
+        given = self.offered.choices(session, block)
+        if given is not None:
+            return given
+        choices = getattr(block, "choices", None)
+        return choice_values(choices) if isinstance(choices, list) else None
 
 
 def _closed_choices(components: list[dict]) -> dict[int, bool]:
@@ -221,12 +218,13 @@ def parse_json_object(body: bytes) -> dict:
 
 
 class ApiGuardMiddleware:
-    """See the module doc. `apps` pairs each mount's path (`""` for `/`) with its Blocks."""
+    """See the module doc. `apps` pairs each mount's path (`""` for `/`) with its Blocks; `offered` holds the
+    choices the apps' handlers gave each session (the process's record unless told otherwise)."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], *,
-                 apps: Iterable[tuple[str, Any]]):
+                 apps: Iterable[tuple[str, Any]], offered: OfferedChoices = OFFERED):
         self.app = app
-        self.apps = {mount.rstrip("/"): AppDescription(blocks)
+        self.apps = {mount.rstrip("/"): AppDescription(blocks, offered)
                      for mount, blocks in apps if blocks is not None}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -1,12 +1,11 @@
-"""The one place the app reads Gradio's per-session store (`Blocks.state_holder`).
+"""The one place the app reads Gradio's per-session store (`Blocks.state_holder`), for the idle sweep.
 
-Gradio documents no way to read a session's copy of the page or to drop that copy before
-`state_session_capacity` newer sessions came, and the app needs both: the idle-session sweep forgets idle
-and closed sessions (`webapp.sessions.idle_sessions`, whose docstring gives the memory it saves), and the
-API guard checks a choice input's value against the choices the caller's session was offered
-(`webapp.protection.api_guard`). Both go through `session_store` so that a Gradio upgrade is checked in one
-file (and by `tests/safety/test_idle_sessions.py` and `tests/safety/test_session_choices.py`); the
-architecture test allows this reach here and nowhere else.
+Gradio documents no way to drop a session's copy of the page before `state_session_capacity` newer sessions
+came, and the idle-session sweep needs it (`webapp.sessions.idle_sessions`, whose docstring gives the memory
+it saves; docs/architecture.md, Browser sessions and Gradio, why the public API does not do it). The sweep
+goes through `session_store` so that a Gradio upgrade is checked in one file (and by
+`tests/safety/test_idle_sessions.py`); the architecture test allows this reach here and nowhere else. The
+API guard's choice check reads the app's own record instead (`webapp.sessions.session_choices`).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from webapp.runs.evaluation import FINAL_STATES, RunConfig, RunManager, rating_o
 from webapp.services import Services
 from webapp.ui.parts import system_health
 from webapp.sessions.refusal import refuse
+from webapp.sessions.session_choices import OFFERED
 from arena.dialogue import Role
 from arena.text_safety import escape_text
 from simulators import KINDS, NEEDS_LLM
@@ -262,11 +263,15 @@ def build(services: Services, *, page: Optional[gr.Blocks] = None) -> None:
 
     inputs = [system_box, simulator_box, n_box, turns_box, seed_box, concurrency_box, abus_box, rate_box]
     outputs = [progress, table]
-    start_button.click(on_start, inputs, [run_box, shown, *outputs], api_name="evaluate_start")
+    start_button.click(OFFERED.offering(on_start, [run_box, shown, *outputs], inputs), inputs,
+                       [run_box, shown, *outputs], api_name="evaluate_start")
     cancel_button.click(on_cancel, [run_box], outputs, api_name="evaluate_cancel")
-    refresh_button.click(on_refresh, [run_box], [run_box, shown, *outputs], api_name="evaluate_refresh")
+    refresh_button.click(OFFERED.offering(on_refresh, [run_box, shown, *outputs]), [run_box],
+                         [run_box, shown, *outputs], api_name="evaluate_refresh")
     run_box.change(lambda run_id: view(run_id), [run_box], outputs, api_visibility="private")
-    timer.tick(on_tick, [run_box, shown], [run_box, shown, *outputs], api_visibility="private",
+    timer.tick(OFFERED.offering(on_tick, [run_box, shown, *outputs]), [run_box, shown], [run_box, shown, *outputs],
+               api_visibility="private",
                show_progress="hidden")
     if page is not None:  # pick the latest run again after a page reload (`page`: the Blocks holding it)
-        page.load(on_load, None, [run_box, shown, *outputs], api_visibility="private")
+        page.load(OFFERED.offering(on_load, [run_box, shown, *outputs]), None, [run_box, shown, *outputs],
+                  api_visibility="private")

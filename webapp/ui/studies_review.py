@@ -24,6 +24,7 @@ from webapp.services import Services
 from webapp.ui.moderation_tab import actor_of
 from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from webapp.ui.parts.tables import shown_table
+from webapp.sessions.session_choices import OFFERED
 
 ACTION_CHOICES = [("Approve", review.APPROVE), ("Reject", review.REJECT), ("Ask to return", review.RETURN)]
 ClientFactory = Callable[[], ProlificClient]
@@ -152,7 +153,7 @@ def _build_unknown(services: Services, picked: gr.Dropdown) -> None:
     def on_record(ready_plan: Optional[dict[str, Any]], request: gr.Request) -> tuple[str, None]:
         return settle(services, ready_plan, actor_of(request)), None
 
-    look.click(on_look, [picked], [payment], api_name="study_bonus_unknown")
+    look.click(OFFERED.offering(on_look, [payment]), [picked], [payment], api_name="study_bonus_unknown")
     ready.click(prepare_settle, [picked, payment, verdict], [said, plan],
                 api_name="study_bonus_settle_prepare")
     record.click(on_record, [plan], [said, plan], api_name="study_bonus_settle")
@@ -211,7 +212,8 @@ def build(services: Services, picked: gr.Dropdown,
                request: gr.Request) -> tuple[str, None]:
         return pay(services, study_id, platform_id, owed, actor_of(request), client), None
 
-    fetch.click(on_load, [picked, typed], [line, table, chosen], api_name="study_review_load")
+    fetch.click(OFFERED.offering(on_load, [line, table, chosen]), [picked, typed], [line, table, chosen],
+                api_name="study_review_load")
     chosen.change(on_choose, [chosen, table], [message], api_visibility="private")
     ready.click(prepare, [picked, chosen, action, category, message, reasons], [outcome, plan],
                 api_name="study_review_prepare")

@@ -26,6 +26,7 @@ from webapp.ui.parts.refusal_notice import NOTICE_MARK
 from arena.text_safety import escape_text
 from webapp.ui.parts.render import plural
 from webapp.ui.parts.tables import shown_table
+from webapp.sessions.session_choices import OFFERED
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "assets" / "studies" / "example.yaml"
 
@@ -198,8 +199,9 @@ def build(services: Services) -> None:
     def on_refresh(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
         return (gr.update(choices=_choices(services)), *show(study_id, request))
 
-    refresh.click(on_refresh, [picked], [picked, *shown], api_visibility="private")
-    save.click(on_save, [editor], [saved, picked], api_name="study_save")
+    refresh.click(OFFERED.offering(on_refresh, [picked, *shown]), [picked], [picked, *shown],
+                  api_visibility="private")
+    save.click(OFFERED.offering(on_save, [saved, picked]), [editor], [saved, picked], api_name="study_save")
     pay.click(on_pay, [picked], [files], api_name="study_payments")
     export.click(on_export, [picked, include_flagged], [files], api_name="study_export")
     match.click(on_match, [picked, workers], [matched], api_name="study_match_workers")

@@ -36,6 +36,7 @@ from webapp.ui.parts.refusal_notice import notice
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items, plural
 from webapp.ui.study_layout import SIDES, TITLE, StudyPage, build_page
+from webapp.sessions.session_choices import OFFERED
 from arena.text_safety import escape_text
 
 FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for
@@ -282,39 +283,44 @@ def _near(line: Any) -> dict[str, Any]:
 def _wire(demo: gr.Blocks, page: StudyPage, events: StudyEvents) -> None:
     """Every event of the study page, with its inputs and outputs."""
     services, guarded, view, ident = events.services, events.guarded, page.view, page.ident
+    offered = OFFERED.offering  # the attention checks' choices, recorded for the API guard
     task, gold = page.task, page.gold
 
     def forwarding(event: Any) -> None:
         event.then(None, [page.forward], None, js=FORWARD_JS, api_visibility="private")
 
-    entered = demo.load(events.enter_from_link, [page.link_browser], view, js=BROWSER_TOKEN_JS,
+    entered = demo.load(offered(events.enter_from_link, view), [page.link_browser], view, js=BROWSER_TOKEN_JS,
                         api_visibility="private", show_progress="hidden")
     forwarding(entered)
     entered.then(start_after_page(services), None, None, api_visibility="private", show_progress="hidden")
-    page.enter.click(events.enter_from_values, [page.link_study, page.link_worker, page.link_browser], view,
-                     api_name="study_enter")
-    page.agree.click(guarded(lambda s, p: flow.consent(services, s, p)), [ident], view,
+    linked = [page.link_study, page.link_worker, page.link_browser]
+    page.enter.click(offered(events.enter_from_values, view), linked, view, api_name="study_enter")
+    consented = offered(guarded(lambda s, p: flow.consent(services, s, p)), view, [ident])
+    page.agree.click(consented, [ident], view,
                      api_name="study_consent", **_near(page.consent_md))
-    page.start.click(guarded(lambda s, p: flow.begin(services, s, p)), [ident], view, api_name="study_start",
-                     **_near(page.instr_md))
+    page.start.click(offered(guarded(lambda s, p: flow.begin(services, s, p)), view, [ident]), [ident], view,
+                     api_name="study_start", **_near(page.instr_md))
     for side, pane in task.panes.items():
         s = side.lower()
         sent, sent_outputs = events.sending(side)
         # One event for both triggers: while it runs, a second trigger (Enter, then Send) is ignored.
-        gr.on(triggers=[pane.send.click, pane.msg.submit], fn=sent, inputs=[ident, pane.msg],
-              outputs=sent_outputs, api_name=f"study_send_{s}", trigger_mode="once", show_progress="hidden")
+        gr.on(triggers=[pane.send.click, pane.msg.submit], fn=offered(sent, sent_outputs),
+              inputs=[ident, pane.msg], outputs=sent_outputs, api_name=f"study_send_{s}", trigger_mode="once",
+              show_progress="hidden")
         for button, sentiment in ((pane.good, "satisfied"), (pane.bad, "frustrated")):
-            button.click(guarded(lambda st, p, drawn, side=side, sentiment=sentiment:
-                                 flow.rate(services, st, p, side, sentiment, shown=(drawn or {}).get(side)),
-                                 where=pane.line),
-                         [ident, page.drawn], view, api_name=f"study_{sentiment}_{s}", **_near(pane.verdict))
+            rated = guarded(lambda st, p, drawn, side=side, sentiment=sentiment:
+                            flow.rate(services, st, p, side, sentiment, shown=(drawn or {}).get(side)),
+                            where=pane.line)
+            button.click(offered(rated, view, [ident, page.drawn]), [ident, page.drawn], view,
+                         api_name=f"study_{sentiment}_{s}", **_near(pane.verdict))
+    submitted = [ident, task.choice, task.attention, *task.radios]
     forwarding(task.submit.click(
-        guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True,
-                where=task.submit_line),
-        [ident, task.choice, task.attention, *task.radios], view, api_name="study_submit",
-        **_near(task.submit_line)))
+        offered(guarded(lambda st, p, c, a, *answers: flow.submit(services, st, p, c, a, answers), reset=True,
+                        where=task.submit_line), view, submitted),
+        submitted, view, api_name="study_submit", **_near(task.submit_line)))
     forwarding(gold.submit.click(
-        guarded(lambda st, p, a: flow.answer_gold(services, st, p, a), where=gold.line),
+        offered(guarded(lambda st, p, a: flow.answer_gold(services, st, p, a), where=gold.line), view,
+                [ident, gold.answer]),
         [ident, gold.answer], view, api_name="study_gold", **_near(gold.line)))
-    page.retry.click(guarded(lambda st, p: flow.retry_full(services, st, p)), [ident], view,
-                     api_name="study_retry", **_near(page.full_box))
+    retried = offered(guarded(lambda st, p: flow.retry_full(services, st, p)), view, [ident])
+    page.retry.click(retried, [ident], view, api_name="study_retry", **_near(page.full_box))
