@@ -31,6 +31,7 @@ CONNECTOR_MAX_WORDS = 20
 CONNECTOR_MAX_TOKENS = 16  # a twelve-word sentence; each generated token is most of the turn's cost
 CONNECTOR_CONTEXT_CHARS = 160  # the end of the last message: enough to react to, few tokens to read
 PLOT_MAX_CHARS = 180
+PLOT_SENTENCE_MAX_CHARS = 260  # a first sentence up to this is kept whole
 QUESTIONS = (
     "What kind of {kind} are you in the mood for? A genre, a favourite title or an actor would help.",
     "Tell me a bit more: is there a title you loved lately, or a genre you would like?",
@@ -101,12 +102,28 @@ def fact_line(item: CatalogItem) -> str:
     if cast:
         details.append("starring " + ", ".join(map(person_label, cast[:2])))
     line = item.label + (f" ({'; '.join(details)})" if details else "") + "."
-    plot = item.plot.strip()
+    plot = short_plot(item.plot)
     if plot:
-        if len(plot) > PLOT_MAX_CHARS:
-            plot = plot[: PLOT_MAX_CHARS - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
         line += " " + plot
     return line
+
+
+def short_plot(plot: str) -> str:
+    """The plot in whole sentences up to PLOT_MAX_CHARS; a first sentence a little longer is kept whole
+    (a summary cut off mid-clause reads as a broken reply). Only a first sentence far over the limit is
+    cut at a word, and then it says so with an ellipsis."""
+    plot = plot.strip()
+    if len(plot) <= PLOT_MAX_CHARS:
+        return plot
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z\"'])", plot)
+    kept = sentences[0]
+    for sentence in sentences[1:]:
+        if len(kept) + 1 + len(sentence) > PLOT_MAX_CHARS:
+            break
+        kept += " " + sentence
+    if len(kept) <= PLOT_SENTENCE_MAX_CHARS:
+        return kept
+    return kept[: PLOT_MAX_CHARS - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
 
 
 @dataclass

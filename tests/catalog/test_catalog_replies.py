@@ -170,3 +170,16 @@ def test_grounded_replies_over_many_dialogues_name_only_shown_items(small_redial
         for invented in ("1986", "James Cameron", "Bob", "Tom Hanks"):
             assert invented not in text or invented in catalog_facts
     assert recommended >= 30
+
+
+def test_a_long_plot_is_shown_in_whole_sentences_not_cut_mid_clause():
+    from crs.grounded import PLOT_MAX_CHARS, short_plot
+    plot = ("A retired diver is pulled back into the trade when his old crew finds a wreck off the coast. "
+            "His daughter joins them against his wishes, and the sea has plans of its own for the whole "
+            "family before the summer ends.")
+    shown = short_plot(plot)
+    assert shown == "A retired diver is pulled back into the trade when his old crew finds a wreck off the coast."
+    assert len(plot) > PLOT_MAX_CHARS
+    one_long = "A man " + "who walks " * 40 + "home."
+    assert short_plot(one_long).endswith("...")
+    assert short_plot("Short and whole.") == "Short and whole."
