@@ -230,11 +230,12 @@ def build(services: Services) -> None:
     link = gr.Textbox(label="Participant link (paste it into the platform)", interactive=False,
                       buttons=["copy"], elem_id="studies-link")
     # The tables are made below the platform sections but filled by the same view: made unrendered here.
-    hidden = {"interactive": False, "visible": False, "render": False}
-    quotas = gr.Dataframe(label="Quota cells", elem_id="studies-quotas", **hidden)
-    people = gr.Dataframe(label="Participants", elem_id="studies-participants", **hidden)
+    quotas = gr.Dataframe(label="Quota cells", elem_id="studies-quotas", interactive=False, visible=False,
+                          render=False)
+    people = gr.Dataframe(label="Participants", elem_id="studies-participants", interactive=False,
+                          visible=False, render=False)
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", elem_id="studies-board",
-                         elem_classes=["pinned-columns"], **hidden)
+                         elem_classes=["pinned-columns"], interactive=False, visible=False, render=False)
     views = _Views(services, picked, [editor, overview, link, quotas, people, board])
     _build_states(services, views)
     views.after(studies_platform.build(services, picked,
