@@ -1,7 +1,7 @@
 """In Chromium, against the local server that models Prolific's API: the submissions' statuses on the
 Studies page follow the researcher's own actions. Choosing a study made on Prolific from this page lists its
 submissions without a press of Load, and an approval changes the status shown without a press of Load or
-Refresh."""
+Refresh; so does the platform's status after the arena pauses the study."""
 
 from __future__ import annotations
 
@@ -56,5 +56,7 @@ def test_an_approval_changes_the_shown_status_without_refresh(services, prolific
         admin.locator("#studies-review-outcome").get_by_text("Approved 1 submission(s).").wait_for()
         expect(table).to_contain_text("APPROVED", use_inner_text=True)  # no press of Load or Refresh
         expect(table).not_to_contain_text("AWAITING REVIEW", use_inner_text=True)
-        assert_no_toasts(admin, "approving")
+        admin.locator("#studies-pause").click()  # sent to Prolific first; its new status shows at once
+        admin.locator("#studies-platform").get_by_text("was PAUSED", exact=False).wait_for()
+        assert_no_toasts(admin, "approving and pausing")
     assert prolific.state.submissions[submission].status == "APPROVED"

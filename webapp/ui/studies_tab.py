@@ -237,9 +237,9 @@ def build(services: Services) -> None:
     board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", elem_id="studies-board",
                          elem_classes=["pinned-columns"], interactive=False, visible=False, render=False)
     views = _Views(services, picked, [editor, overview, link, quotas, people, board])
-    _build_states(services, views)
+    states = _build_states(services, views)
     views.after(studies_platform.build(services, picked,
-                                       lambda request, sid: participant_link(site_of(request), sid)))
+                                       lambda request, sid: participant_link(site_of(request), sid), states))
     views.after(studies_review.build(services, picked))
     for table in (quotas, people, board):
         table.render()
