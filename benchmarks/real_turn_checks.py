@@ -398,7 +398,47 @@ def unnatural_strict(turn: Turn) -> list[str]:
         problems.append("disowns its own pick")
     if FILLER.search(turn.text):
         problems.append("chat filler")
+    problems += badly_joined(turn.text)
     return problems
+
+
+# How a reply made of pieces fails to read as one: read on the text as shown, titles ending in
+# "(year)". A title is a noun, so what follows it must continue its sentence or start a new one
+# after a stop.
+_AFTER_TITLE = r"\(\d{4}\)\s+"
+JOIN_FAULTS = (
+    ("'who' after a title", re.compile(_AFTER_TITLE + r"who\b")),
+    ("a question run on after a title",
+     re.compile(_AFTER_TITLE + r"(would|did|do|does|have|has|how|what)\b")),
+    ("a sentence run on after a title", re.compile(
+        _AFTER_TITLE + r"(I|Is|Was|Or|And|that (is|was)|it (is|was)|[a-z]+ (movie|film) (is|was))\b")),
+    ("praise with no verb after a title",
+     re.compile(_AFTER_TITLE + r"(really|pretty|so|very) (good|great)\b")),
+    ("two clauses run together", re.compile(
+        r"\b(?!so\b|and\b|but\b|then\b|or\b|well\b)[a-z]+ (how|what) about\b|"
+        r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|that\b|think\b|hope\b)[a-z]+ I "
+        r"(really|also|just|like|love|loved|enjoy|enjoyed|think|would)\b")),
+    ("trails off", re.compile(r"\w\.\.(?!\.)|\w\.\.\.|…")),
+    ("pans its own pick", re.compile(r"\b(not the (greatest|best)|not as good as|thought not)\b", re.I)),
+    ("closes while the conversation goes on", re.compile(
+        r"\b(last|final) (recommendation|suggestion)\b|\bfor the day\b|\bhope (that )?I (gave|helped)\b",
+        re.I)),
+)
+_YEAR_END = re.compile(r"\(\d{4}\)")
+
+
+def badly_joined(text: str) -> list[str]:
+    """What in a reply does not join: a title followed by a run-on, two clauses with no stop between,
+    and a last title left hanging off a sentence about the one before ("A (1980) is a fav and B (2017)")."""
+    found = [name for name, pattern in JOIN_FAULTS if pattern.search(text)]
+    ends = [m.end() for m in _YEAR_END.finditer(text)]
+    if len(ends) >= 2:
+        between = text[ends[-2]:ends[-1]]
+        tail = text[ends[-1]:].strip(" .!?")
+        if not tail and re.match(r"\s+\w[\w' ,]*?\s(and|or)\s", between, re.I) and not re.match(
+                r"\s*(,\s*)?(and|or)\b", between, re.I):
+            found.append("a title left hanging")
+    return found
 
 
 FILLER = re.compile(r"\b(lol|haha+|ummm*|hmm+|lmao)\b|\bI think so\?", re.I)

@@ -26,7 +26,7 @@ template saying what was done instead of the model's sentence.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Callable, Optional
@@ -40,7 +40,7 @@ from arena.llm import LLMClient, Message
 from arena.catalogs.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.conversation.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints
+from arena.reading.constraints import Constraints, genre_mentions
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
@@ -157,8 +157,11 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
             text, shown = answer_move(move)
             return enforce_shown_titles(text, shown, self.catalog, fallback), shown
         view = self.view(move)
+        asked = move.constraints
         candidates = self.candidates(dialogue, view, move)
         lead = correction_note(move.about) if move.act == "correction" else ""
+        note = shortfall_note(asked, move.relaxed_to, len(candidates))
+        lead = " ".join(part for part in (lead, note) if part)
         if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
             text, shown = self.llm_led.reply(dialogue, read_history(dialogue, view.mentioned), candidates)
             # Titles the model added against the conversation's rules go, with their sentences.
@@ -187,10 +190,12 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         exclude = view.excluded() | move.left_out
         ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                             allowed=self._allowed(move.constraints))
-        # Nothing has all that was asked for: the subject goes first, then the genres and people; what
-        # was ruled out still stays out. The move keeps the rules its items keep to (the list's opening
-        # says them, the stored state names what was given up).
-        for looser in (move.constraints.without_subjects(), move.constraints.loosened()):
+        # Nothing has all that was asked for: the wants of earlier messages go first, oldest first (the
+        # last message says what is wanted now), then the subject, then the genres and people; what was
+        # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says
+        # them, the stored state names what was given up).
+        for looser in (*older_wants_given_up(move), move.constraints.without_subjects(),
+                       move.constraints.loosened()):
             if ranked:
                 break
             if looser == move.constraints:
@@ -248,6 +253,46 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         """The LLM-led prompt for this dialogue with `candidates` offered as suggestions."""
         history = read_history(dialogue, self.analyse(dialogue).mentioned)
         return self.llm_led.build_messages(dialogue, history, candidates)
+
+
+def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: int) -> str:
+    """One plain sentence when the catalog could not fill the list with titles that keep to everything
+    asked: what was given up, or how few titles fit (empty when the list is full and keeps to it all)."""
+    if relaxed is not None:
+        dropped = sorted(asked.genres - relaxed.genres) + sorted(asked.people - relaxed.people)
+        dropped += [f"about {s}" for s in sorted(asked.subjects - relaxed.subjects)]
+        if dropped:
+            what = ", ".join(dropped[:-1]) + (" and " if len(dropped) > 1 else "") + dropped[-1]
+            return f"Nothing in the catalog keeps to all of that, so these give up {what}."
+    elif 0 < found < TOP_K_SHOWN and (asked.genres or asked.people or asked.subjects):
+        titles = "title in the catalog keeps" if found == 1 else "titles in the catalog keep"
+        return f"Only {found} {titles} to all of that."
+    return ""
+
+
+def older_wants_given_up(move: UserMove) -> list[Constraints]:
+    """The move's constraints less the genres, people and subjects asked for before its message: first
+    those of the oldest message, then of each later one, never those of the message itself."""
+    reading = move.reading
+    if reading is None:
+        return []
+    current = reading.user_turns - 1
+    c = move.constraints
+    wants = {"genre": c.genres, "person": c.people, "subject": c.subjects}
+    # What the message names again ("a thriller with Sandra Bullock" after "a thriller") is its own want.
+    restated = {("genre", g) for g, _ in genre_mentions(move.text)}
+    said = move.text.lower()
+    restated |= {(slot, v) for slot in ("person", "subject") for v in wants[slot] if v.lower() in said}
+    since = {(slot, value): current if (slot, value) in restated
+             else reading.sinces.get((slot, value, "want"), current)
+             for slot, values in wants.items() for value in values}
+    out = []
+    for turn in sorted({t for t in since.values() if t < current}):
+        kept = {slot: frozenset(v for v in values if since[(slot, v)] > turn)
+                for slot, values in wants.items()}
+        out.append(replace(c, genres=kept["genre"], any_genre=c.any_genre and bool(kept["genre"]),
+                           people=kept["person"], subjects=kept["subject"]))
+    return out
 
 
 # -- registration -----------------------------------------------------------------------

@@ -79,7 +79,8 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
                 re.IGNORECASE),
      lambda c: c.says(_ASKED_HOW)),
     ("opens the conversation again",
-     re.compile(r"\bwhat can i (help you (find|with)|recommend|do for you)\b|\bhow (can|may) i help\b",
+     re.compile(r"\bwhat can i (help you (find|with)|recommend|do for you)\b|\bhow (can|may) i help\b|"
+                r"\bcome to the right place\b",
                 re.IGNORECASE),
      lambda c: c.agent_turns == 0 or c.says(_GREETED)),
     ("speaks of a person nobody named",
@@ -91,7 +92,7 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
                       r"\bwhat do you (like|love|recommend)\b|\bdo you have a favou?rite\b")),
     ("speaks of the person's family nobody mentioned",
      re.compile(r"\byour (kids?|children|child|son|sons|daughters?|wife|husband|girlfriend|boyfriend|family|"
-                r"partner)\b", re.IGNORECASE),
+                r"partner)\b|\byou (two|guys|both|all)\b|\bboth of you\b", re.IGNORECASE),
      lambda c: c.says(r"\b(kids?|children|child|son|sons|daughters?|wife|husband|girlfriend|boyfriend|family|"
                       r"partner|nephew|niece|grand\w+|year[ -]old)\b")),
     ("answers thanks nobody gave",
@@ -109,8 +110,13 @@ ACTS: tuple[tuple[str, re.Pattern, Callable[[TurnContext], bool]], ...] = (
      re.compile(r"\b(sorry|oh no|that'?s too bad|that'?s a shame|my bad)\b", re.IGNORECASE),
      lambda c: c.says(_COMPLAINED)),
     ("pans the title it recommends",
-     re.compile(r"\b(not a fan of|wasn'?t a fan|was not a fan|i (don'?t|didn'?t|did not|do not) "
+     re.compile(r"\b(not the (greatest|best)|not as good as|not that good|awful|terrible|horrible|overrated|"
+                r"pretty bad|not a fan of|wasn'?t a fan|was not a fan|i (don'?t|didn'?t|did not|do not) "
                 r"(like|love|enjoy)|i hated|was terrible|was awful|was boring)\b", re.IGNORECASE),
+     lambda c: False),
+    ("closes the conversation while it goes on",  # a user's closing never reaches retrieval
+     re.compile(r"\b(last|final) (recommendation|suggestion|pick)\b|\bfor the day\b|"
+                r"\bhope (that )?(i|this|that) (gave|helped|was)\b", re.IGNORECASE),
      lambda c: False),
     ("acknowledges a choice nobody made",
      re.compile(r"\b(good|great|excellent|nice) choice\b|\bglad you (like|liked|enjoy|enjoyed)\b|"
@@ -165,6 +171,58 @@ def misspelt(filler: str) -> Optional[str]:
     return None
 
 
+# How two pieces fail to join once titles fill the slots (over sentence shape, not any set's words):
+# a pronoun "i" written in lower case, a hesitation ("Oh.."), laughter at nothing, a question or a new
+# clause run on after a title with no stop between, "who" (a person's pronoun) after a film, a second
+# title left hanging off a sentence about the first ("<a> is a fav and <b>").
+_JOINS = (
+    ("writes 'i' in lower case", re.compile(r"(^|[\s,.!?])i('m|'d|'ve|'ll)?\s")),
+    ("trails off", re.compile(r"\.\.|…")),
+    ("laughs at nothing", re.compile(r"\b(lol|haha\w*|lmao|hehe\w*)\b", re.IGNORECASE)),
+    ("runs a question on after a title", re.compile(
+        r"<movie_\d>\s+(would|did|do|does|have|has|how|what|who|which)\b"
+        r"(?=.*\?|\s+(this|that|it|you)\b)", re.IGNORECASE)),
+    ("calls a film 'who'", re.compile(r"<movie_\d>\s+who\b", re.IGNORECASE)),
+    ("runs two sentences together", re.compile(
+        r"<movie_\d>\s+([a-z]+\s+)?(movie|film|one)\s+(is|was)\b|"
+        r"\b(?!so\b|and\b|but\b|then\b|or\b|well\b)[a-z]+ (how|what) about\b|"
+        r"<movie_\d>\s+(really|pretty|so|very) (good|great|fun|funny)\b")),
+    ("starts in lower case", re.compile(r"^[^\w<]*[a-z]")),
+    ("runs an interjection into a question", re.compile(
+        r"^\W*(ok|okay|good|great|sure|alright|yes|well|so)\s+(have|do|did|how|what|would)\b",
+        re.IGNORECASE)),
+    ("runs two sentences together at 'I'", re.compile(
+        r"\b(?!if\b|and\b|but\b|so\b|because\b|when\b|as\b|what\b|that\b|think\b|hope\b|guess\b|know\b|wish\b)"
+        r"[a-z]+\s+I\s+(really|also|just|like|love|loved|liked|enjoy|enjoyed|think|would)\b")),
+    ("writes a word twice", re.compile(r"\b(the|a|an|to|of|is|and|i|it|you)\s+\1\b", re.IGNORECASE)),
+    ("writes in chat spelling", re.compile(r"\b(yo|u|ur|ya|pls|plz|thx)\b")),
+    ("puts 'before' ahead of the title", re.compile(r"\b(seen|watched|saw) (before|already) <movie_\d>")),
+    ("runs a new sentence on after a title", re.compile(
+        r"<movie_\d>\s+(I|It's|It is|It was|That's|That is|That was|that (was|is)|it (was|is))\s")),
+    ("capitalises a joining word after a title", re.compile(r"<movie_\d>\s+(Or|And|But)\b")),
+    ("capitalises a word mid-sentence after a title",
+     re.compile(r"<movie_\d>\s+(Is|Was|Are|Were|Has|Had)\b")),
+    ("leaves a second title hanging", re.compile(r"[a-z]\s+(and|or)\s+<movie_\d>\W*$", re.IGNORECASE)),
+)
+
+
+# A sentence about "it" or "that" before the turn names any title ("It was great. So was <a>"): the
+# "it" was a film the other person had named.
+_BEFORE_NAMING = re.compile(r"^[^<]*(\b(it|that|this)('s| is| was)\b[^<]*[.!?]\s|"
+                            r"\b(that|this|those) (series|movie|film|one|show)s?\b)", re.IGNORECASE)
+
+
+def joining_problem(response: str, context: Optional["TurnContext"] = None) -> Optional[str]:
+    """Why the turn will not read as one piece once its slots are filled, or None."""
+    for problem, pattern in _JOINS:
+        match = pattern.search(response)
+        if match:
+            return f"{problem} ({match.group(0).strip()!r})"
+    if _BEFORE_NAMING.search(response) and not (context is not None and context.user_named_title):
+        return "speaks of a film before naming it"
+    return None
+
+
 def context_problem(response: str, context: TurnContext, years: Sequence[int] = ()) -> Optional[str]:
     """Why the turn's filler (its words around the slots) does not fit the conversation, or None.
     `years`: those of the items the slots would be filled with, for "a newer one"."""
@@ -180,6 +238,8 @@ def context_problem(response: str, context: TurnContext, years: Sequence[int] = 
     word = misspelt(filler)
     if word is not None:
         return f"has a misspelt word ({word!r})"
+    if (joined := joining_problem(response, context)) is not None:
+        return joined
     for match in _ACKNOWLEDGEMENT.finditer(response):
         before = response[:match.start()]
         if _SLOT.search(before) or re.search(r"[.!?]", before):

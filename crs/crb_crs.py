@@ -61,13 +61,15 @@ SEARCH_DEPTH = 100  # best-scoring turns looked at before giving up on finding a
 FALLBACK_QUERY = "hi what kind of movies do you like"
 _SLOT = re.compile(r"<movie_(\d)>")
 _MENTION = re.compile(r"@\d+")
+_DOUBLE_ARTICLE = re.compile(r"\b(?:the|a|an) ((?:The|A|An) )")
 # What a human turn may claim about the films in its slots -> the catalog genres that bear it out.
 CLAIMS = (
     (re.compile(r"\b(scary|horror|creepy|frightening|terrifying|spooky|gory|gore|slasher)\b", re.I),
      ("horror", "thriller")),
     (re.compile(r"\b(serial killer|murder\w*|killers?|crime|gangsters?|mafia|mob)\b", re.I),
      ("crime", "thriller", "horror", "mystery")),
-    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r)\b", re.I), ("comedy",)),
+    (re.compile(r"\b(funny|hilarious|comed(y|ies)|laugh\w*|humou?r\w*|spoofs?|parod(y|ies))\b", re.I),
+     ("comedy",)),
     (re.compile(r"\b(romantic|romance|love story|chick flick|rom ?com)\b", re.I), ("romance",)),
     (re.compile(r"\b(animated|animation|cartoons?|pixar|disney)\b", re.I), ("animation", "family")),
     (re.compile(r"\b(action)\b", re.I), ("action",)),
@@ -96,7 +98,9 @@ class RecommenderTurn:
     slots: int
 
     def filled(self, items: Sequence[CatalogItem]) -> str:
-        return _SLOT.sub(lambda m: items[int(m.group(1))].label, self.response)
+        text = _SLOT.sub(lambda m: items[int(m.group(1))].label, self.response)
+        # "about the <slot>" filled with a title that has its own article: "the The Holiday"
+        return _DOUBLE_ARTICLE.sub(r"\1", text)
 
 
 def read_corpus(path: Path = CORPUS_PATH) -> list[RecommenderTurn]:
@@ -141,7 +145,8 @@ _NEW = re.compile(r"\b(the new|newest|a new one|a new (movie|film)|brand new|jus
 _ROLE = re.compile(r"\b(s?he|they) (played|plays|starred|stars|was in|is in)\b", re.I)
 # Ties between titles that a catalog entry never states: a retrieved "<a> is a remake of <b>" would
 # pin them on whatever items fill its slots.
-_RELATION = re.compile(r"\b(remake[sd]?|sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
+_RELATION = re.compile(r"\b(remake[sd]?|(live|animated|new|old|original) version|"
+                       r"sequels?|prequels?|the original|spin-?offs?|based on|adaptation|"
                        r"adapted from|version of|"
                        r"inspired by|same (director|actor|actress|cast|writer|guy|people|studio))\b", re.IGNORECASE)
 

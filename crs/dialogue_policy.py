@@ -72,7 +72,7 @@ from arena.reading.references import (
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
-from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
+from arena.reading.scope import NEGATION_CUE, SEEN_CUE, clause_bounds, has_request_content, negated_before
 from crs.franchises import Franchises
 from crs.shown_filter import filter_words, plot_matches
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
@@ -94,6 +94,17 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 # A question that leaves its verb out: "and the third one?", "what about the second?", "the last one?"
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
+# A liking said of the titles after it in the clause: the user knows them, so they are no picks.
+_LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?"
+                           r"(liked?|loved?|enjoy(ed)?|adored?)\b", re.IGNORECASE)
+_APOSTROPHES = re.compile("[\u2018\u2019\u00b4`]")  # "don’t", "don´t": the plain apostrophe
+_SENTENCE_START = re.compile(r"(^|[.!?]\s*)\W*$")
+# A question that asks for an item not shown yet: "maybe a movie that stars Keanu Reeves?", "any films
+# directed by him?" is a request with a person, not a question about the list.
+_NEW_ITEM_ASKED = re.compile(
+    r"\b((a|an|any|some|another|other)\s+(\w+\s+)?(movies?|films?|books?|novels?|shows?|ones?)|"
+    r"something|anything)"
+    r"\s+(that|which|where|with|starring|by|directed|written|from)\b", re.IGNORECASE)
 _GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
@@ -265,16 +276,18 @@ class DialoguePolicy:
         """Titles a request holds up as the model of what it wants ("like Star Wars", "I loved
         Vertigo ... any thrillers like that?"): the user knows them, so they and their franchise are
         not what to show."""
-        if not asks_for_more(text):
-            return []
+        more = asks_for_more(text)
         similar = asks_for_similar(text)
         out = []
         for item, start in self._linked_spans(text, shown):
             before = text[:start]
-            if not negated_before(text, start) and (
-                    likens_to_next(before) or (similar or watched_next(before))
-                    and not in_request_clause(text, start)):
+            if negated_before(text, start):
+                continue
+            if more and (likens_to_next(before) or (similar or watched_next(before))
+                         and not in_request_clause(text, start)):
                 out.append(item)
+            elif _LIKED_BEFORE.search(text[clause_bounds(text, start)[0]:start]):
+                out.append(item)  # "I liked Wind River", "I enjoy comedies such as Airplane!": known already
         return out
 
     def _intents(self, dialogue: Dialogue, text: str) -> list[str]:
@@ -333,7 +346,7 @@ class DialoguePolicy:
     def advance(self, reading: Reading, dialogue: Dialogue, text: str, is_last: bool) -> "UserMove":
         """Take one user message into `reading` (read once) and return its move."""
         constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
-        text = self._spelled(text)  # "a horor movie": the genre word meant
+        text = self._spelled(_APOSTROPHES.sub("'", text))  # "don´t", "a horor movie": the words meant
         model = self.state_reader if is_last else None
         prior = to_state(reading, act="request", intents=[], about=[], aspect=None) if model else None
         reading.user_turns += 1
@@ -381,7 +394,11 @@ class DialoguePolicy:
             for item, start in self._linked_spans(text, shown):
                 if negated_before(text, start):
                     left_out.update(v.item_id for v in self.franchises.franchise(item))
-                    ruled_out_words |= {stem(w) for w in self.franchises.key(item).split() if len(w) >= 4}
+                    # A one-word franchise ("not a Batman one") keeps its name out of plots too; the words
+                    # of a longer title ("not Time Bandits") each say nothing alone and stay allowed.
+                    key_words = self.franchises.key(item).split()
+                    if len(key_words) == 1 and len(key_words[0]) >= 4:
+                        ruled_out_words.add(stem(key_words[0]))
         if act not in ("correction", "end", "chat", "question", "clarify"):
             bare = self._without_titles(text)
             people = self._people_named(without_possessives(bare),
@@ -438,6 +455,8 @@ class DialoguePolicy:
             low = word.lower()
             if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
                 return word
+            if word[0].isupper() and _SENTENCE_START.search(text[:match.start()]) is None:
+                return word  # a capital within a sentence is a name ("Jim Carey"), not a misspelt genre
             close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
             if not close and question and low not in self._title_words:  # "rings" of a title stays
                 close = difflib.get_close_matches(low, FIELD_WORDS, n=1, cutoff=0.85)
@@ -523,6 +542,9 @@ class DialoguePolicy:
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text)
                  or (asked_part is not None and not REJECTION_CUE.search(asked_part)))
+        if aspect in ("stars", "director", "writer") and not linked and _NEW_ITEM_ASKED.search(text) \
+                and self._link_people(text) and not points_back(_NEW_ITEM_ASKED.sub(" ", text)):
+            aspect = None  # "a movie that stars Keanu Reeves?": a cast (or crew) constraint of a request
         if aspect is not None and asked:
             about = self._referred(text, linked, shown, aspect, listed)
             if about:

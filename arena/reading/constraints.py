@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem, person_key
-from arena.reading.phrase_table import era_of_style
+from arena.reading.phrase_table import era_of_style, subject_phrases_named
 from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
@@ -44,6 +44,7 @@ from arena.reading.vocabulary import (
     CHILD_UNSAFE,
     COMPOUNDS,
     GENRE_WORD,
+    GENRE_ADJECTIVES,
     GENRE_WORDS,
     HEAVY_GENRES,
     INTENSITY_WORD,
@@ -51,10 +52,14 @@ from arena.reading.vocabulary import (
     KIND_ASIDE,
     KINDS,
     LIGHTER,
+    LIVE_ACTION,
+    ORIGIN_WORD,
+    ORIGIN_WORDS,
     MOODS,
     SUB_GENRE_WORD,
     SUB_GENRES,
     child_friendly,
+    from_origin,
     has_genre,
     intensity_of,
 )
@@ -72,12 +77,21 @@ __all__ = [
     "update",
 ]
 
-_AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b", re.IGNORECASE)
+_AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\d{1,2})\b|"
+                  r"\b(?:aged?|ages) (\d{1,2})\b|"
+                  # "she is 14", "he's 9", "they are 6 and 8", "who turned 12": a person's age said plainly
+                  r"\b(?:he|she|they|who)(?:'s| is| are| was| turn(?:s|ed)?| just turned) (\d{1,2})\b",
+                  re.IGNORECASE)
 _CHILDREN = re.compile(
     r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|"
     r"(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
+    # A young relative is a child when an age under 13 comes with them ("my nephew, aged 12"): see the ages
+    r"(my|our|a) (young )?(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?|"
     r"family[- ]friendly|(the|whole) family|"
     r"\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b", re.IGNORECASE)
+_RELATIVE = re.compile(r"\b(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?\b", re.I)
+_YOUNG = re.compile(r"\b(young|little|kids?|children|child|toddlers?|grandkids|family|"
+                    r"\d{1,2}[ -]?(year|yr)s?)\b", re.I)
 # Children's titles as a kind: ruled out ("not a kids' film though"), they rule out family and animation.
 _KIDS_KIND = re.compile(
     r"\b(kids?'?s?'? ?(films?|movies?|flicks?|stuff|shows?|ones?)|"
@@ -99,6 +113,9 @@ _BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\
 _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
+# "These are quite old movies", "they're all so dated": the shown titles are too old, so newer ones are asked.
+_SHOWN_TOO_OLD = re.compile(r"\b(these|those|they|all of them)\s*('re|\s(are|were|seem|look|feel|all))"
+                            r"(\s+\w+){0,2}?\s+(old|dated|ancient)\b", re.IGNORECASE)
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 # "The last ten years" counts back from when the catalogs' conversations were collected.
 CATALOG_PRESENT = 2018
@@ -122,6 +139,7 @@ _NUMBER_WORDS = {
     "thirty": 30,
 }
 _OR = re.compile(r"\b(or|either)\b", re.I)
+_MAY_BE = re.compile(r"\b(can|could|may|might) (also )?be\b|\b(is|are|would be) (fine|ok|okay) too\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
 _OTHER_PERSON = re.compile(
     r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
@@ -143,6 +161,7 @@ class Constraints:
     unwanted_intensity: frozenset[str] = field(default_factory=frozenset)  # "gore", "violence"
     unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
     subjects: frozenset[str] = field(default_factory=frozenset)  # "about time travel": one must be borne out
+    origins: frozenset[str] = field(default_factory=frozenset)  # "an Italian movie": each must be borne out
 
     def allows(self, item: CatalogItem) -> bool:
         if not self.allows_loosely(item):
@@ -154,6 +173,8 @@ class Constraints:
         if self.people and not _keys(self.people) <= _people(item):
             return False
         if self.subjects and not bears_out(item, self.subjects):
+            return False
+        if self.origins and not all(from_origin(item, o) for o in self.origins):
             return False
         return True
 
@@ -179,7 +200,8 @@ class Constraints:
 
     def loosened(self) -> "Constraints":
         """The same without what is asked for: when nothing in the catalog has it all."""
-        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset())
+        return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset(),
+                       origins=frozenset())
 
     def without_subjects(self) -> "Constraints":
         """The same without the subjects: the first thing to give up when nothing has it all."""
@@ -189,7 +211,7 @@ class Constraints:
     def any(self) -> bool:
         return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
                 or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
-                or bool(self.unwanted_words) or bool(self.subjects))
+                or bool(self.unwanted_words) or bool(self.subjects) or bool(self.origins))
 
     def genre_words(self) -> str:
         """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
@@ -199,6 +221,8 @@ class Constraints:
         """"with Jim Carrey, from the 1990s, without romance" (empty when nothing is ruled; the genres
         asked for are `genre_words`)."""
         parts = []
+        if self.origins:
+            parts.append("from " + " or ".join(o.title() for o in sorted(self.origins)))
         if self.subjects:
             parts.append("about " + " or ".join(sorted(self.subjects)))
         if self.people:
@@ -311,9 +335,12 @@ def _child_mentioned(text: str) -> Optional[bool]:
     """True for a child in the audience, False for "just me" or a teenager, None for no word on it."""
     if _ADULTS_ONLY.search(text):
         return False
-    if not _CHILDREN.search(text):
-        return None
     ages = [int(a) for m in _AGE.finditer(text) for a in m.groups() if a]
+    if not _CHILDREN.search(text):
+        # An age alone ("she is 14") still says who is watching: a child up to 12, else not a child.
+        return min(ages) <= 12 if ages and max(ages) < 18 else None
+    if _RELATIVE.search(text) and not _YOUNG.search(text) and not ages:
+        return None  # "my brother loves westerns": a relative of no said age is no child
     return not ages or min(ages) <= 12
 
 
@@ -347,7 +374,7 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
         return CATALOG_PRESENT - max(span, 3), 2100
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
-    if _NEWER.search(text):
+    if _NEWER.search(text) or (shown_years and _SHOWN_TOO_OLD.search(text)):
         return min(max(shown_years, default=2000) + 1, NEWEST_YEAR_ASKED), 2100
     if _OLDER.search(text):
         return 1800, max(min(shown_years, default=1990) - 1, 1950)
@@ -391,6 +418,8 @@ def update(
     whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
     the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
     catalog's word statistics), read when no cue names one."""
+    live_action = bool(LIVE_ACTION.search(text))
+    text = LIVE_ACTION.sub("film", text)  # "live action" rules out animation and asks for no action genre
     years = _era(text, shown_years) or era_of_style(text) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
@@ -401,6 +430,8 @@ def update(
     if any(negated_before(text, match.start()) for match in _KIDS_KIND.finditer(text)):
         unwanted |= {"family", "animation"} - wanted - constraints.genres
         for_children = False
+    if live_action:
+        unwanted.add("animation")
     moods = _moods_asked(text, complaint, unwanted)
     genres, any_genre = _genres_after(constraints, text, wanted, adds, moods, unwanted)
     intensity = _intensity_after(constraints, text, complaint)
@@ -420,6 +451,9 @@ def update(
         words |= {stem(form) for form in SUB_GENRES[sub_genre]}
     subjects = _subjects_after(constraints, text, names, complaint=complaint, wanted=wanted, lighter=lighter,
                                bearable=bearable, plain=plain, words=words)
+    # A place named replaces the one before ("now something French"); none named keeps it.
+    origins = {ORIGIN_WORDS[m.group(1).lower()] for m in ORIGIN_WORD.finditer(text)
+               if not negated_before(text, m.start())} or set(constraints.origins)
     return replace(
         constraints,
         unwanted_words=frozenset(words),
@@ -433,6 +467,7 @@ def update(
         unwanted_people=frozenset(ruled_out),
         unwanted_intensity=frozenset(intensity),
         subjects=frozenset(subjects),
+        origins=frozenset(origins),
     )
 
 
@@ -458,8 +493,26 @@ def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[s
             wanted.add(genre)
             adds = adds and bool(
                 ADDED_GENRE_BEFORE.search(text[:position]) or ADDED_GENRE_AFTER.match(text, position)
+                or _bare_adjective(text, position)
             )
     return wanted, adds, sub_genres_out
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+
+def _bare_adjective(text: str, position: int) -> bool:
+    """Whether the genre word at `position` is an adjective with no noun after it ("Romantic",
+    "anything funnier?"), not "a romantic movie" or "a funny comedy"."""
+    word = _WORD.match(text, position)
+    if word is None or word.group(0).lower() not in GENRE_ADJECTIVES:
+        return False
+    following = _WORD.search(text, word.end())
+    if following is None:
+        return True
+    noun = following.group(0)
+    return not (GENRE_WORD.fullmatch(noun) or any(p.fullmatch(noun) for _, p in KINDS)
+                or noun.lower() in ("one", "ones", "stuff", "story", "stories"))
 
 
 def _moods_asked(text: str, complaint: bool, unwanted: set[str]) -> set[str]:
@@ -485,7 +538,9 @@ def _genres_after(constraints: Constraints, text: str, wanted: set[str], adds: b
         genres, any_genre = frozenset(moods - unwanted), True
     elif moods and wanted and _OR.search(text):  # "documentaries or spooky movies": either will do
         wanted |= moods - unwanted
-    if wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
+    if wanted and adds and genres and _MAY_BE.search(text) and not _INSTEAD.search(text):
+        genres, any_genre = genres | wanted, True  # "they can be horror as well": one more genre that will do
+    elif wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:
         genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
@@ -539,7 +594,11 @@ def _subjects_after(
     """The subjects asked for after this message; the word stems of a subject it rules out go into
     `words`."""
     subjects = set()
-    for subject, position in subjects_asked(text, names):
+    asked = subjects_asked(text, names)
+    # A phrase the cue reading found whole or in part ("set in outer space" gave "space") is not read twice.
+    asked += [(subject, position) for subject, position in subject_phrases_named(text)
+              if not any(s in subject or subject in s for s, _ in asked)]
+    for subject, position in asked:
         if negated_before(text, position):  # "not another Vietnam one"
             words |= {stem(form) for form in subject_forms(subject) if " " not in form}
         elif bearable(subject):
@@ -563,7 +622,10 @@ _REQUEST_CLAUSE = re.compile(
     r"\b(i want|i'?d (like|prefer|rather)|i would like|looking for|something|more|any( other| more)?|another|"
     r"other|(films?|movies?|ones?) like|prefer|"
     r"rather|lighter|funnier|happier|"
-    r"how about|what about|instead|maybe|give me|show me|recommend)\b",
+    r"how about|what about|instead|maybe|give me|show me|recommend|"
+    # A liking said now ("I like documentaries", "they can be horror as well") asks for what it names, in a
+    # complaint too; a past one ("I liked Rocky but ...") is no request.
+    r"(i|we) (really |also |do |just )?(like|love|enjoy)|(can|could) (also )?be)\b",
     re.IGNORECASE,
 )
 CLAUSE_SPLIT = re.compile(r"[.!?;]+|,|\bbut\b", re.IGNORECASE)

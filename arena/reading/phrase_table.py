@@ -29,7 +29,16 @@ def _table() -> dict:
              for m in sorted(data["moods"], key=len, reverse=True)]
     avoids = {m: frozenset(entry.get("avoid", ())) for m, entry in data["moods"].items()}
     return {"version": data["version"], "eras": eras, "moods": moods, "avoids": avoids,
-            "subjects": frozenset(normalize(s) for s in data["subjects"])}
+            "subjects": frozenset(normalize(s) for s in data["subjects"]),
+            # A subject of two words or more says itself wherever it stands ("a movie with time travel",
+            # "based on a true story"); a one-word subject needs a cue word ("about", "a zombie movie").
+            "phrases": [(_phrase_pattern(normalize(s)), normalize(s))
+                        for s in sorted(data["subjects"], key=len, reverse=True) if " " in normalize(s)]}
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern:
+    """"time travel" as written with a space or a hyphen ("time-travel")."""
+    return re.compile(r"\b" + re.escape(phrase).replace(r"\ ", r"[\s-]+") + r"\b")
 
 
 def table_version() -> int:
@@ -77,3 +86,18 @@ def known_subject(subject: str) -> bool:
     """Whether a subject is on the curated list (in any plural form)."""
     words = normalize(subject)
     return any(form in _table()["subjects"] for form in _singulars(words) | {words})
+
+
+def subject_phrases_named(text: str) -> list[tuple[str, int]]:
+    """(subject, position in `text`) of every subject of two words or more the text names, the longest
+    first where they overlap ("second world war" rather than "world war")."""
+    low = text.lower()
+    found: list[tuple[str, int]] = []
+    covered: list[tuple[int, int]] = []
+    for pattern, subject in _table()["phrases"]:
+        for match in pattern.finditer(low):
+            if not any(a <= match.start() < b for a, b in covered):
+                covered.append(match.span())
+                found.append((subject, match.start()))
+    return found
+

@@ -35,13 +35,18 @@ SEEN_CUE = re.compile(
 )
 # Where a new phrase starts inside a clause, ending the scope of a negation before it: "a comedy without
 # romance or a thriller" and "funny with no romance, maybe an action movie" rule out romance only. A bare
-# list stays in scope ("no horror or thriller", "no horror, thriller or crime").
+# list stays in scope ("no horror or thriller", "no horror, thriller or crime"); "or" and a new subject
+# ("never heard of it or they can be horror") starts a clause of its own.
 _NEW_PHRASE = re.compile(
     r"(,\s*|\s+(?=(or|and)\s+(a|an|some|something|anything|maybe|perhaps|possibly|just|one|ones|any|"
-    r"instead|else|preferably|ideally)\b))"
+    r"instead|else|preferably|ideally|they|it|he|she|you|we|i)\b))"
     r"(?=(or|and|maybe|perhaps|possibly|preferably|ideally|something|anything|a|an|some|just|i|i'?d|i'?m|"
     r"we|please|like|more|how|what|one|ones|any|instead|else|rather)\b)",
     re.IGNORECASE)
+# A request that starts within the clause ends a negation's phrase before it: "I don't like that movie can
+# you give me a true story instead?" turns down the movie, not the true story.
+_NEW_REQUEST = re.compile(r"\s+(?=((can|could|would|will) you|give me|show me|i'?d like|i would like|i want|"
+                          r"how about|what about|maybe)\b)", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[.!?;]+|,?\s+\b(but|although|though|whereas|however|yet)\b", re.IGNORECASE)
 # Filler that a negated phrase drops: "not too gory" rules out "gory", not "too".
 _NEGATION_FILLER = frozenset(
@@ -62,8 +67,8 @@ def phrase_end(text: str, start: int) -> int:
     """Where the phrase a negation cue ending at `start` attaches to stops: the clause end, or an
     earlier point where a new phrase begins (`_NEW_PHRASE`)."""
     _, end = clause_bounds(text, start)
-    new = _NEW_PHRASE.search(text, start, end)
-    return new.start() if new else end
+    found = (_NEW_PHRASE.search(text, start, end), _NEW_REQUEST.search(text, start, end))
+    return min((m.start() for m in found if m), default=end)
 
 
 def negated_before(text: str, start: int) -> bool:

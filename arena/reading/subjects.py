@@ -197,11 +197,12 @@ _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies
               r"stories|shows?|series|ones?|theme|themed|genre|fans?")
 _BEFORE_KIND = re.compile(r"\b([a-z][a-z0-9'-]+(?: [a-z][a-z0-9'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
 _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
+                        r"based on|"
                         r"(?:really |big |so )?into|obsessed with|crazy about|mad about|"
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
 _STOP_AFTER_CUE = re.compile(
-    r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|"
+    r"\b(but|though|please|from|with|for|that|which|who|set|in|during|instead|not|nor|no|never|without|"
     r"maybe|right now|now|at the moment|lately|these days|tonight|today|currently|again)\b"
 )
 

@@ -69,7 +69,54 @@ GENRE_WORDS = {
     "wwii": "war",
     "ww1": "war",
     "wwi": "war",
+    # Every genre the catalogs list is a genre word (the closed vocabulary), with its plural and adjective.
+    "adventure": "adventure",
+    "adventures": "adventure",
+    "adventurous": "adventure",
+    "film noir": "film noir",
+    "film-noir": "film noir",
+    "noir": "film noir",
 }
+# A genre said as an adjective with no noun after it ("Romantic?", "something funnier") qualifies the
+# request in force, so it adds its genre; a noun ("a romance", "comedies") asks for that genre instead.
+GENRE_ADJECTIVES = frozenset({"romantic", "funny", "funnier", "scary", "dramatic", "adventurous", "animated",
+                              "historical"})
+# Where a film comes from, said as a nationality or region ("a British comedy", "asian cinema"), and the
+# words of a catalog record (languages, genres, plot) that bear it out. English is no sign of Britain.
+ORIGINS = {
+    "britain": ("british", "united kingdom", "england", "scotland", "scottish", "wales", "welsh", "britain"),
+    "italy": ("italian", "italy"),
+    "france": ("french", "france"),
+    "spain": ("spanish", "spain"),
+    "germany": ("german", "germany"),
+    "japan": ("japanese", "japan", "anime"),
+    "korea": ("korean", "korea"),
+    "china": ("chinese", "china", "mandarin", "cantonese", "hong kong"),
+    "india": ("indian", "india", "hindi", "bollywood"),
+    "asia": ("asian", "asia", "japanese", "japan", "korean", "korea", "chinese", "china", "mandarin",
+             "cantonese", "hong kong", "hindi", "bollywood", "indian", "india", "thai", "thailand",
+             "vietnamese"),
+}
+ORIGIN_WORDS = {"british": "britain", "italian": "italy", "french": "france",
+                "spanish": "spain", "german": "germany", "japanese": "japan", "korean": "korea",
+                "chinese": "china", "indian": "india", "bollywood": "india", "asian": "asia"}
+# A nationality counts as an origin before a kind or genre word ("Italian movie", "british comedy films",
+# "asian cinema"), not in "an English teacher" or "French Kiss" (titles are cut out before reading).
+ORIGIN_WORD = re.compile(r"\b(" + "|".join(ORIGIN_WORDS) + r")\s+(?=(\w+\s+)?(movies?|films?|cinema|"
+                         r"comed(y|ies)|dramas?|thrillers?|horrors?|animations?|ones?|stuff|flicks?|classics?)\b)",
+                         re.IGNORECASE)
+_ORIGIN_RECORD = {origin: re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+                  for origin, words in ORIGINS.items()}
+
+
+def from_origin(item: CatalogItem, origin: str) -> bool:
+    """Whether the item's languages, genres or plot bear out where it comes from."""
+    record = " ".join([*item.languages, *item.genres, item.plot])
+    return bool(_ORIGIN_RECORD[origin].search(record))
+
+
+# "live action" is a style (not animated), never the action genre.
+LIVE_ACTION = re.compile(r"\blive[- ]action\b", re.IGNORECASE)
 # Words for a kind within a genre: asked for, they ask for the genre ("a slasher" is horror);
 # ruled out, they rule out only themselves, read from plots ("tired of slashers" keeps horror).
 SUB_GENRES = {  # single words, matched by stem in titles, plots and genre names
@@ -92,6 +139,9 @@ COMPOUNDS = (
     ),
     (re.compile(r"\b(crime thrillers?)\b", re.I), ("crime", "thriller"), ("crime", "thriller")),
     (re.compile(r"\b(music documentar(y|ies))\b", re.I), ("documentary", "music"), ("music",)),
+    # A setting before "adventure" names the subject, not the adventure genre: "a space adventure" is
+    # read for its setting ("space"), as before adventure was a genre word.
+    (re.compile(r"\b((space|outer space|sci-?fi) adventures?)\b", re.I), (), ()),
 )
 GENRE_ALIASES = {"sci fi": ("sci fi", "science fiction"), "science fiction": ("sci fi", "science fiction"),
                  "horror": ("horror", "slasher"), "thriller": ("thriller", "suspense"),

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.catalogs.catalog import Catalog
+from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue
 from arena.llm import FakeProvider, LLMClient
 from crs.__main__ import main
 from arena.conversation.crs_interface import CRSUnavailable
-from crs.crb_crs import CORPUS_PATH, CRBCRS, crb_crs_specs, read_corpus
+from crs.crb_crs import CORPUS_PATH, CRBCRS, RecommenderTurn, crb_crs_specs, read_corpus
 from crs.registry import CRSRegistry
 from crs.reply_check import unshown_titles
 from crs.reply_cli import context_dialogue, write_replies
@@ -153,3 +153,14 @@ def test_age_and_genre_claims_need_the_filled_items_years_and_genres(small_redia
     assert "new" in claims_problem(RecommenderTurn("", "<movie_0> which is a recent film.", 1), [old])
     not_drama = next(i for i in small_redial if i.genres and "drama" not in i.genres and i.year)
     assert "drama" in claims_problem(RecommenderTurn("", "<movie_0> is a good drama", 1), [not_drama])
+
+
+def test_a_humorous_claim_needs_a_comedy_and_articles_are_not_doubled():
+    from crs.crb_crs import claims_problem
+
+    drama = CatalogItem(item_id="9", title="The Notebook", year=2004, genres=("drama", "romance"), people={},
+                        plot="", entity_id=None, dataset="redial", name="The Notebook (2004)")
+    turn = RecommenderTurn("", "I would suggest <movie_0> which tends to be a humorous one.", 1)
+    assert claims_problem(turn, [drama]) is not None
+    filled = RecommenderTurn("", "What about the <movie_0> ?", 1).filled([drama])
+    assert filled == "What about The Notebook (2004) ?"

@@ -114,7 +114,7 @@ def test_a_turn_saying_the_same_words_twice_is_not_used():
     turn = "Ok, have you seen <movie_0>? you might also like <movie_1> you might also like <movie_1>"
     assert context_problem(turn, REQUEST) == "says the same words twice"
     assert context_problem("Have you seen <movie_0>? Or have you seen <movie_1>?", REQUEST) is None
-    assert context_problem("hey i am fine and you", TurnContext(last_user="hey, how you doin")) is None
+    assert context_problem("Hey I am fine and you", TurnContext(last_user="hey, how you doin")) is None
 
 
 def test_favourites_family_and_panning_need_what_they_answer():
@@ -127,3 +127,46 @@ def test_favourites_family_and_panning_need_what_they_answer():
     kids = TurnContext(last_user="Any comedies I can watch with my kids?")
     assert context_problem("How old are your children? <movie_0> is great", kids) is None
     assert "pans" in context_problem("I am not a fan of <movie_0>", REQUEST)
+
+
+@pytest.mark.parametrize("turn", [
+    "well! i would suggest <movie_0> to you.",  # a pronoun in lower case
+    "Oh.. <movie_0>",  # trailing off
+    "<movie_0> haha",  # laughing at nothing
+    "<movie_0> who fit the bill",  # a film called "who"
+    "<movie_0> would this fit you ?",  # a question run on after the title
+    "I loved <movie_0> did you like it too?",
+    "Ok, so what about <movie_0> hat movie is pretty great",  # a second sentence with no stop
+    "<movie_0> really good also <movie_1> is good",
+    "<movie_0> is a fav and <movie_1>",  # the second title hangs off a sentence about the first
+    "Of course! I enjoyed <movie_0> a lot or <movie_1>",
+    "It was great. So was <movie_0> and <movie_1>.",  # "it" is a film the other person named
+    "Good have you seen <movie_0> or <movie_1>",
+    "Have yo seen <movie_0>?",
+    "I have heard the the new <movie_0> is really good.",  # a doubled word
+])
+def test_pieces_that_do_not_join_are_left_out(turn):
+    assert context_problem(turn, REQUEST) is not None
+
+
+@pytest.mark.parametrize("turn", [
+    "Have you seen <movie_0> or <movie_1>?",
+    "Do you like <movie_0> and <movie_1>",
+    "Oh, okay, well how about <movie_0>",
+    "Some of my favorite movies are <movie_0> , <movie_1> , and <movie_2> . These are all great movies.",
+    "Have you seen <movie_0> ? It is great.",
+    "<movie_0> is a pretty good one",
+])
+def test_turns_that_read_as_one_piece_are_kept(turn):
+    assert context_problem(turn, REQUEST) is None
+
+
+def test_a_closing_or_an_opening_remark_does_not_fit_the_middle_of_a_conversation():
+    assert "closes" in context_problem("My last recommendation for the day is <movie_0>", REQUEST)
+    assert context_problem("You've come to the right place! Have you seen <movie_0> yet?", REQUEST)
+    assert context_problem("You've come to the right place! Have you seen <movie_0> yet?",
+                           TurnContext(last_user="Hi! Any good horror?", agent_turns=0)) is None
+
+
+def test_a_pick_is_not_panned():
+    assert context_problem("<movie_0> is another, though not the greatest", REQUEST) is not None

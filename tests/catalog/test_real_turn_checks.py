@@ -80,3 +80,29 @@ def test_the_gold_names_sources_and_keeps_no_text():
     assert {c["split"] for c in gold["conversations"]} == {"tune", "heldout"}
     ids = [c["id"] for c in gold["conversations"]]
     assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("text", [
+    "Saw (2004) who fit the bill",
+    "Alien (1979) would this fit you ?",
+    "Bright (2017) really good also Salt (2010) is good",
+    "Caddyshack (1980) is a fav and Icarus (2017)",
+    "Ok, so what about It (1990) hat movie is pretty great",
+    "ok great The Boondock Saints (1999) was amazing how about Code of Honor (2016) have you seen it",
+    "Oh.. The Holiday (2006)",
+    "Maybe not as good as Avenger (2006) but still definitely worth a watch",
+    "my last recommendation for the day is Pulp Fiction (1994)",
+])
+def test_pieces_that_do_not_join_read_as_unnatural(text):
+    assert checks.badly_joined(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Do you like Alien (1979) and Interstellar (2014)",
+    "You might like Avenger (2006) or The Adventures of Milo and Otis (1986).",
+    "Have you seen Indiana Jones and the Temple of Doom (1984)",
+    "Some of my favorite movies are Saw (2004) , The Amityville Horror (2005) , and Big (1988) .",
+    "Oh, okay, well how about West Side Story (1961)",
+])
+def test_replies_that_join_are_not_flagged(text):
+    assert checks.badly_joined(text) == []
