@@ -50,7 +50,11 @@ def run_action(services: Services, study_id: Optional[str],
     return done.line if done.changed else f"{NOTICE_MARK} {done.line}"
 
 
-def build(services: Services, picked: gr.Dropdown, link_of: LinkOf) -> None:
+def build(services: Services, picked: gr.Dropdown, link_of: LinkOf,
+          states: Optional[list[Any]] = None) -> list[Any]:
+    """The section; returns the events of its actions (the tab shows the study again after each). After
+    each of `states` (the arena's pause, resume and close, which go to the platform first) the section's
+    line is read again, so the platform's new status shows."""
     client = ProlificClient.from_environment
     line = gr.Markdown(NO_TOKEN if not configured() else "", elem_id="studies-platform")
     with gr.Row():
@@ -76,10 +80,12 @@ def build(services: Services, picked: gr.Dropdown, link_of: LinkOf) -> None:
         return shown_line(services, study_id)
 
     picked.change(on_pick, [picked], [line], api_name="study_platform_show")
-    create.click(on_create, [picked], [line], api_name="study_platform_create")
-    publish.click(on_publish, [picked], [line], api_name="study_platform_publish")
-    refresh.click(on_refresh, [picked], [line], api_name="study_platform_refresh")
-    places.click(on_places, [picked], [line], api_name="study_platform_places")
+    for event in states or []:
+        event.then(on_pick, [picked], [line], api_visibility="private")
+    return [create.click(on_create, [picked], [line], api_name="study_platform_create"),
+            publish.click(on_publish, [picked], [line], api_name="study_platform_publish"),
+            refresh.click(on_refresh, [picked], [line], api_name="study_platform_refresh"),
+            places.click(on_places, [picked], [line], api_name="study_platform_places")]
 
 
 VERB_OF_STATE = {"paused": "pause", "open": "resume", "closed": "stop"}

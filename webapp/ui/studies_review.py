@@ -56,6 +56,12 @@ def load(services: Services, study_id: Optional[str], typed: str,
     return f"{len(table)} submission(s) on Prolific study {escape_text(platform_id)}.", table, choices
 
 
+def known_on_platform(services: Services, study_id: str, typed: str) -> bool:
+    """Whether the study's submissions can be read without asking: it was created from this page, or its
+    Prolific id is typed (a study without either is loaded only on Load, which says what is missing)."""
+    return bool((typed or "").strip()) or services.store.platform_link(study_id) is not None
+
+
 def prepare(study_id: Optional[str], chosen: list[str], action: str, category: str, message: str,
             reasons: str) -> tuple[str, Optional[dict[str, Any]]]:
     """The confirmation line and the plan that Confirm sends (None: nothing to confirm)."""
@@ -160,7 +166,9 @@ def _build_unknown(services: Services, picked: gr.Dropdown) -> None:
 
 
 def build(services: Services, picked: gr.Dropdown,
-          client: ClientFactory = ProlificClient.from_environment) -> None:
+          client: ClientFactory = ProlificClient.from_environment) -> list[Any]:
+    """The section; returns the events of the actions that change the platform or the arena (the tab shows
+    the study again after each)."""
     gr.Markdown("#### Submissions and bonuses on Prolific")
     with gr.Row():
         typed = gr.Textbox(label="Prolific study id (only for a study not created from this page)",
@@ -195,6 +203,11 @@ def build(services: Services, picked: gr.Dropdown,
         said, found, options = load(services, study_id, platform_id, client)
         return said, shown_table(found), gr.update(choices=options, value=[])
 
+    def on_pick(study_id: Optional[str], platform_id: str) -> tuple[Any, ...]:
+        if not study_id or not known_on_platform(services, study_id, platform_id):
+            return "", shown_table(None), gr.update(choices=[], value=[])
+        return on_load(study_id, platform_id)
+
     def on_choose(ids: list[str], shown: Optional[pd.DataFrame]) -> str:
         return view.rejection_message(view.selected_flags(shown, ids or []))
 
@@ -212,12 +225,17 @@ def build(services: Services, picked: gr.Dropdown,
                request: gr.Request) -> tuple[str, None]:
         return pay(services, study_id, platform_id, owed, actor_of(request), client), None
 
-    fetch.click(OFFERED.offering(on_load, [line, table, chosen]), [picked, typed], [line, table, chosen],
-                api_name="study_review_load")
+    loaded = [picked, typed], [line, table, chosen]
+    fetch.click(OFFERED.offering(on_load, loaded[1]), *loaded, api_name="study_review_load")
+    # The statuses follow each review without a press of Load: the list is read again after Confirm, and
+    # when a study is chosen (where the platform knows it).
+    picked.change(OFFERED.offering(on_pick, loaded[1]), *loaded, api_visibility="private")
     chosen.change(on_choose, [chosen, table], [message], api_visibility="private")
     ready.click(prepare, [picked, chosen, action, category, message, reasons], [outcome, plan],
                 api_name="study_review_prepare")
-    send.click(on_confirm, [plan], [outcome, plan], api_name="study_review_confirm")
+    sent = send.click(on_confirm, [plan], [outcome, plan], api_name="study_review_confirm")
+    sent.then(OFFERED.offering(on_load, loaded[1]), *loaded, api_visibility="private")
     preview.click(on_preview, [picked], [bonus_line, bonus_table, lines], api_name="study_bonus_preview")
-    pay_button.click(on_pay, [picked, typed, lines], [bonus_line, lines], api_name="study_bonus_pay")
+    paid = pay_button.click(on_pay, [picked, typed, lines], [bonus_line, lines], api_name="study_bonus_pay")
     _build_unknown(services, picked)
+    return [sent, paid]

@@ -10,7 +10,7 @@ stays in the editor.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gradio as gr
 
@@ -71,8 +71,8 @@ def _link_help(site: str, study_id: str, token: str, worker_ids: str = "prolific
             "and counts nowhere; keep this link to yourselves).")
 
 
-CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids are "
-                    "deleted: download the payment sheet first.') ? sid : null]")
+CONFIRM_CLOSE_JS = ("(sid) => [sid && window.confirm('Close the study for good? Its workers\\' platform ids "
+                    "are deleted: download the payment sheet first.') ? sid : null]")
 
 
 STATE_WORDS = {"open": "open", "paused": "paused (no new worker or task)",
@@ -103,65 +103,70 @@ def _study_view(services: Services, study_id: Optional[str],
             shown_table(results.participants_table(services, study_id)), shown_table(display_table(table)))
 
 
-def build(services: Services) -> None:
-    folders = ExportFolders()
-    gr.Markdown("Crowdsourced studies: a fixed set of systems, a quota per system (or pair), workers recruited "
-                "through a link, an attention check and a completion code. Each save is a new version.")
-    with gr.Row():
-        picked = gr.Dropdown(_choices(services), value=None, label="Study", elem_id="studies-pick", scale=3)
-        refresh = gr.Button("Refresh", elem_id="studies-refresh", scale=1)
-    editor = gr.Code(EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.exists() else "", language="yaml",
-                     label="Study file (YAML)", interactive=True, elem_id="studies-editor")
-    systems_line = gr.Markdown(systems_status(services), elem_id="studies-systems")
-    save = gr.Button("Save as a new version", variant="primary", elem_id="studies-save")
-    saved = gr.Markdown("", elem_id="studies-saved")
-    overview = gr.Markdown("", elem_id="studies-overview")
-    link = gr.Textbox(label="Participant link (paste it into the platform)", interactive=False,
-                      buttons=["copy"], elem_id="studies-link")
+class _Views:
+    """The components a study's view fills (`_study_view`'s outputs, in its order) and the event that shows
+    them, so any action can show the study again after it ran."""
+
+    def __init__(self, services: Services, picked: gr.Dropdown, shown: list[Any]) -> None:
+        self.services, self.picked, self.shown = services, picked, shown
+
+    def show(self, study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
+        return _study_view(self.services, study_id, request)
+
+    def after(self, events: list[Any]) -> None:
+        """Show the study again once each of `events` ran: its summary (participants, completed, flagged)
+        and tables then follow the action without a press of Refresh."""
+        for event in events:
+            event.then(self.show, [self.picked], self.shown, api_visibility="private")
+
+
+def _state_action(services: Services, views: _Views, state: str) -> Callable[..., tuple[Any, ...]]:
+    """The handler of Pause, Resume or Close: the platform first, then the arena."""
+    def run(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
+        if not study_id:
+            return (f"{NOTICE_MARK} Nothing changed: choose a study (and confirm) first.", *views.show(None))
+        if services.store.study_state(study_id) == "closed":
+            return (f"{NOTICE_MARK} {study_id} is closed; a closed study stays closed.",
+                    *views.show(study_id, request))
+        refused = studies_platform.follow_state(services, study_id, state)  # the platform first
+        if refused is not None:
+            return (refused, *views.show(study_id, request))
+        untold = studies_platform.not_told(services, study_id, state)
+        if state == "closed":
+            gone = results.close_study(services, study_id)
+            line = (f"Closed **{escape_text(study_id)}**: no new worker or task, and the platform ids of "
+                    f"{plural(gone, 'worker')} deleted.")
+        else:
+            services.store.set_study_state(study_id, state)
+            line = f"**{escape_text(study_id)}** is {STATE_WORDS[state]}."
+        return (line + untold, *views.show(study_id, request))
+    return run
+
+
+def _build_states(services: Services, views: _Views) -> list[Any]:
+    """Pause, Resume and Close; returns their events."""
     with gr.Row():
         pause = gr.Button("Pause", elem_id="studies-pause", min_width=100)
         resume = gr.Button("Resume", elem_id="studies-resume", min_width=100)
         close = gr.Button("Close the study", variant="stop", elem_id="studies-close", min_width=100)
     state_line = gr.Markdown("", elem_id="studies-state")
-    studies_platform.build(services, picked, lambda request, sid: participant_link(site_of(request), sid))
-    studies_review.build(services, picked)
-    quotas = gr.Dataframe(label="Quota cells", interactive=False, visible=False, elem_id="studies-quotas")
-    people = gr.Dataframe(label="Participants", interactive=False, visible=False, elem_id="studies-participants")
-    board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", interactive=False,
-                         visible=False, elem_id="studies-board", elem_classes=["pinned-columns"])
-    with gr.Row():
-        pay = gr.Button("Payment files (approve, reject, bonus, sheet)", elem_id="studies-pay")
-        export = gr.Button("Export the study", elem_id="studies-export")
-        include_flagged = gr.Checkbox(False, label="Export flagged workers too", elem_id="studies-flagged")
-    files = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="studies-files")
-    with gr.Row():
-        workers = gr.Textbox(label="Worker ids from the platform (one per line), to match them to pseudonyms",
-                             lines=3, elem_id="studies-workers", scale=3)
-        match = gr.Button("Match", elem_id="studies-match", scale=1)
-    matched = gr.Dataframe(label="Matched workers", interactive=False, visible=False, elem_id="studies-matched")
+    outputs = [state_line, *views.shown]
+    events = [button.click(_state_action(services, views, state), [views.picked], outputs,
+                           api_name=f"study_{button.elem_id[8:]}")
+              for button, state in ((pause, "paused"), (resume, "open"))]
+    # Closing deletes the platform ids the payment sheet needs: the browser asks first.
+    events.append(close.click(_state_action(services, views, "closed"), [views.picked], outputs,
+                              api_name="study_close", js=CONFIRM_CLOSE_JS))
+    return events
 
-    def show(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
-        return _study_view(services, study_id, request)
 
-    def set_state(state: str):
-        def run(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
-            if not study_id:
-                return (f"{NOTICE_MARK} Nothing changed: choose a study (and confirm) first.", *show(None))
-            if services.store.study_state(study_id) == "closed":
-                return (f"{NOTICE_MARK} {study_id} is closed; a closed study stays closed.", *show(study_id, request))
-            refused = studies_platform.follow_state(services, study_id, state)  # the platform first
-            if refused is not None:
-                return (refused, *show(study_id, request))
-            untold = studies_platform.not_told(services, study_id, state)
-            if state == "closed":
-                gone = results.close_study(services, study_id)
-                line = (f"Closed **{escape_text(study_id)}**: no new worker or task, and the platform ids of "
-                        f"{plural(gone, 'worker')} deleted.")
-            else:
-                services.store.set_study_state(study_id, state)
-                line = f"**{escape_text(study_id)}** is {STATE_WORDS[state]}."
-            return (line + untold, *show(study_id, request))
-        return run
+def _build_editor(services: Services, picked: gr.Dropdown) -> gr.Code:
+    """The study file's editor and its Save button; returns the editor."""
+    editor = gr.Code(EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.exists() else "", language="yaml",
+                     label="Study file (YAML)", interactive=True, elem_id="studies-editor")
+    gr.Markdown(systems_status(services), elem_id="studies-systems")
+    save = gr.Button("Save as a new version", variant="primary", elem_id="studies-save")
+    saved = gr.Markdown("", elem_id="studies-saved")
 
     def on_save(text: str, request: gr.Request) -> tuple[Any, ...]:
         try:
@@ -174,6 +179,25 @@ def build(services: Services) -> None:
         version = services.store.save_study(study, text, actor_of(request))
         return (f"Saved **{escape_text(study.id)}** as version {version}.",
                 gr.update(choices=_choices(services), value=study.id))
+
+    save.click(OFFERED.offering(on_save, [saved, picked]), [editor], [saved, picked], api_name="study_save")
+    return editor
+
+
+def _build_files(services: Services, picked: gr.Dropdown) -> None:
+    """The payment files, the study's export and Match (platform ids to pseudonyms)."""
+    folders = ExportFolders()
+    with gr.Row():
+        pay = gr.Button("Payment files (approve, reject, bonus, sheet)", elem_id="studies-pay")
+        export = gr.Button("Export the study", elem_id="studies-export")
+        include_flagged = gr.Checkbox(False, label="Export flagged workers too", elem_id="studies-flagged")
+    files = gr.File(label="Files", file_count="multiple", interactive=False, elem_id="studies-files")
+    with gr.Row():
+        workers = gr.Textbox(label="Worker ids from the platform (one per line), to match them to pseudonyms",
+                             lines=3, elem_id="studies-workers", scale=3)
+        match = gr.Button("Match", elem_id="studies-match", scale=1)
+    matched = gr.Dataframe(label="Matched workers", interactive=False, visible=False,
+                           elem_id="studies-matched")
 
     def on_pay(study_id: Optional[str]) -> Any:
         if not study_id:
@@ -190,18 +214,41 @@ def build(services: Services) -> None:
     def on_match(study_id: Optional[str], ids: str) -> Any:
         return shown_table(results.lookup_workers(services, study_id, ids or "") if study_id else None)
 
-    shown = [editor, overview, link, quotas, people, board]
-    picked.change(show, [picked], shown, api_name="study_show")
-    for button, state in ((pause, "paused"), (resume, "open")):
-        button.click(set_state(state), [picked], [state_line, *shown], api_name=f"study_{button.elem_id[8:]}")
-    # Closing deletes the platform ids the payment sheet needs: the browser asks first.
-    close.click(set_state("closed"), [picked], [state_line, *shown], api_name="study_close", js=CONFIRM_CLOSE_JS)
-    def on_refresh(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
-        return (gr.update(choices=_choices(services)), *show(study_id, request))
-
-    refresh.click(OFFERED.offering(on_refresh, [picked, *shown]), [picked], [picked, *shown],
-                  api_visibility="private")
-    save.click(OFFERED.offering(on_save, [saved, picked]), [editor], [saved, picked], api_name="study_save")
     pay.click(on_pay, [picked], [files], api_name="study_payments")
     export.click(on_export, [picked, include_flagged], [files], api_name="study_export")
     match.click(on_match, [picked, workers], [matched], api_name="study_match_workers")
+
+
+def build(services: Services) -> None:
+    gr.Markdown("Crowdsourced studies: a fixed set of systems, a quota per system (or pair), workers "
+                "recruited through a link, an attention check and a completion code. Each save is a new "
+                "version.")
+    with gr.Row():
+        picked = gr.Dropdown(_choices(services), value=None, label="Study", elem_id="studies-pick", scale=3)
+        refresh = gr.Button("Refresh", elem_id="studies-refresh", scale=1)
+    editor = _build_editor(services, picked)
+    overview = gr.Markdown("", elem_id="studies-overview")
+    link = gr.Textbox(label="Participant link (paste it into the platform)", interactive=False,
+                      buttons=["copy"], elem_id="studies-link")
+    # The tables are made below the platform sections but filled by the same view: made unrendered here.
+    quotas = gr.Dataframe(label="Quota cells", elem_id="studies-quotas", interactive=False, visible=False,
+                          render=False)
+    people = gr.Dataframe(label="Participants", elem_id="studies-participants", interactive=False,
+                          visible=False, render=False)
+    board = gr.Dataframe(label="The study's leaderboard (flagged workers left out)", elem_id="studies-board",
+                         elem_classes=["pinned-columns"], interactive=False, visible=False, render=False)
+    views = _Views(services, picked, [editor, overview, link, quotas, people, board])
+    states = _build_states(services, views)
+    views.after(studies_platform.build(services, picked,
+                                       lambda request, sid: participant_link(site_of(request), sid), states))
+    views.after(studies_review.build(services, picked))
+    for table in (quotas, people, board):
+        table.render()
+    _build_files(services, picked)
+
+    def on_refresh(study_id: Optional[str], request: gr.Request = None) -> tuple[Any, ...]:
+        return (gr.update(choices=_choices(services)), *views.show(study_id, request))
+
+    picked.change(views.show, [picked], views.shown, api_name="study_show")
+    refresh.click(OFFERED.offering(on_refresh, [picked, *views.shown]), [picked], [picked, *views.shown],
+                  api_visibility="private")

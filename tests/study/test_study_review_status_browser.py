@@ -1,0 +1,62 @@
+"""In Chromium, against the local server that models Prolific's API: the submissions' statuses on the
+Studies page follow the researcher's own actions. Choosing a study made on Prolific from this page lists its
+submissions without a press of Load, and an approval changes the status shown without a press of Load or
+Refresh; so does the platform's status after the arena pauses the study."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from battle_support import FakeCatalogCRS, make_services
+from study_support import pid, publish
+from tests.support.asgi_server import running
+from tests.support.browser import assert_no_toasts, expect, open_researcher_tab
+from arena.crowd.prolific_api import ProlificClient
+from webapp.protection.admin_auth import admin_checker, hash_password
+from webapp.serve import build_app
+from webapp.sessions import platform_link
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+PASSWORD = "correct horse battery staple"
+PROLIFIC = {"reward": 200, "estimated_minutes": 10, "description": "Chat with a movie recommender."}
+
+
+@pytest.fixture
+def services(tmp_path):
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=6,
+                        admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
+    yield svc
+    svc.store.close()
+
+
+def test_an_approval_changes_the_shown_status_without_refresh(services, prolific, browser):
+    publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1, prolific=PROLIFIC)
+    platform_link.create(services, "pilot", "https://arena.example/study/?study=pilot",
+                         ProlificClient.from_environment)
+    ((study_id, _),) = prolific.state.studies.items()
+    platform_link.publish(services, "pilot", ProlificClient.from_environment)
+    submission = prolific.reserve(study_id, pid("5f-ann"))
+    prolific.start_submission(submission)
+    prolific.complete(submission, "CODE-7731")
+    with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
+        admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")
+        admin.locator("#studies-pick input").click()
+        admin.get_by_role("option", name="pilot (version 1)").click()
+        table = admin.locator("#studies-review-table")
+        expect(table).to_contain_text("AWAITING REVIEW", use_inner_text=True)  # no press of Load
+        admin.locator("#studies-review-chosen").get_by_label(submission, exact=False).check()
+        admin.locator("#studies-review-prepare").click()
+        admin.locator("#studies-review-outcome").get_by_text("About to send to Prolific: 1").wait_for()
+        admin.locator("#studies-review-confirm").click()
+        admin.locator("#studies-review-outcome").get_by_text("Approved 1 submission(s).").wait_for()
+        expect(table).to_contain_text("APPROVED", use_inner_text=True)  # no press of Load or Refresh
+        expect(table).not_to_contain_text("AWAITING REVIEW", use_inner_text=True)
+        admin.locator("#studies-pause").click()  # sent to Prolific first; its new status shows at once
+        admin.locator("#studies-platform").get_by_text("was PAUSED", exact=False).wait_for()
+        assert_no_toasts(admin, "approving and pausing")
+    assert prolific.state.submissions[submission].status == "APPROVED"
