@@ -204,8 +204,9 @@ def main() -> int:
                         help="reports go to NAME-1.txt, NAME-2.txt, ...")
     parser.add_argument("--trace-every-min", type=float, default=5.0, help="minutes between trace reports")
     parser.add_argument("--json", type=Path, help="write the samples here")
-    parser.add_argument("--kinds", default="", help=f"comma-separated visit kinds to run alone ({', '.join(WEIGHTS)}; "
-                        "default: all, by their weights), to find which kind of request moves the memory")
+    parser.add_argument("--kinds", default="",
+                        help=f"comma-separated visit kinds to run alone ({', '.join(WEIGHTS)}; default: all, "
+                        "by their weights), to find which kind of request moves the memory")
     parser.add_argument("--keep-closed", action="store_true",
                         help="the server keeps closed pages' sessions until the idle hour (the code before)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
@@ -251,8 +252,8 @@ def main() -> int:
             started = time.monotonic()
             until = started + args.minutes * 60
             only = tuple(k for k in args.kinds.split(",") if k)
-            driver = threading.Thread(target=load, args=(url, args.clients, until, args.pause_s, done, errors, only),
-                                      daemon=True)
+            driver = threading.Thread(target=load, daemon=True,
+                                      args=(url, args.clients, until, args.pause_s, done, errors, only))
             driver.start()
             while driver.is_alive():
                 driver.join(args.sample_s)
