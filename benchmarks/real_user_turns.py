@@ -10,9 +10,11 @@ One command (both halves, all three systems; the replies and the scores are stor
 `--systems chatcrs_opendialkg` runs one system and replaces only its replies under the label. The
 stored replies name their items by catalog id, so rescore a label with the catalogs it ran on.
 
-The conversations (`benchmarks/conversations/real_user_turns_v1.json`, issue 47) are real people's
-messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source and read from
-../shared at run time. The gold says what a person reads in each message; the strict checks are in
+`--set v2 --halves fresh --label fresh_X` runs the sixth set (`real_user_turns_v2.json`, one half,
+"fresh"), kept unseen for the final measurement and never tuned on. The conversations
+(`benchmarks/conversations/real_user_turns_v1.json` and v2, issue 47) are real people's messages to
+CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source and read from ../shared at
+run time. The gold says what a person reads in each message; the strict checks are in
 `benchmarks/real_turn_checks.py`. Figures are given by turn depth: the 1st, 2nd and 3rd-or-later
 request (a turn that expects a list) of a conversation.
 """
@@ -36,7 +38,10 @@ from real_turn_checks import (  # noqa: E402
 )
 from user_message_checks import Turn, apply_gold, catalog_names, new_items  # noqa: E402
 
-CONVERSATIONS = ROOT / "benchmarks" / "conversations" / "real_user_turns_v1.json"
+# v1 has a tune and a held-out half; v2 is one fresh half, kept for the final measurement.
+CONVERSATION_SETS = {
+    name: ROOT / "benchmarks" / "conversations" / f"real_user_turns_{name}.json" for name in ("v1", "v2")}
+CONVERSATIONS = CONVERSATION_SETS["v1"]
 RESULTS = ROOT / "benchmarks" / "results"
 SYSTEMS = {"chatcrs_redial": "redial", "chatcrs_opendialkg": "opendialkg", "crb_crs_redial": "redial"}
 DEPTHS = ("1st", "2nd", "3rd+")
@@ -175,9 +180,13 @@ def show(scores: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--conversations", type=Path, default=CONVERSATIONS)
+    parser.add_argument("--set", dest="conversation_set", choices=sorted(CONVERSATION_SETS), default="v1",
+                        help="v1 (halves tune, heldout) or v2 (half fresh: never tuned on)")
+    parser.add_argument("--conversations", type=Path, default=None,
+                        help="a conversation file instead of --set")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--halves", default="tune,heldout", help="the halves to run: tune, heldout")
+    parser.add_argument("--halves", default="",
+                        help="the halves to run: tune, heldout (v1), fresh (v2); default: all of the set's")
     parser.add_argument("--label", default="run",
                         help="results go to benchmarks/results/real_user_turns_<label>.json")
     parser.add_argument("--rescore", action="store_true", help="score the stored replies of --label again")
@@ -185,9 +194,15 @@ def main() -> None:
                         help="only the first N conversations of each half (a trial)")
     parser.add_argument("--show", action="store_true", help="print every reply and what the checks found")
     args = parser.parse_args()
+    args.conversations = args.conversations or CONVERSATION_SETS[args.conversation_set]
     if not args.conversations.is_file():
         parser.error(f"no conversation file at {args.conversations}")
     conversations = resolve_texts(json.loads(args.conversations.read_text(encoding="utf-8"))["conversations"])
+    halves = args.halves.split(",") if args.halves else sorted({c["split"] for c in conversations})
+    unknown = sorted(set(halves) - {c["split"] for c in conversations})
+    if unknown:  # a half the file lacks would run nothing and store an empty result under the label
+        parser.error(f"{args.conversations.name} has no half {', '.join(unknown)}; its halves: "
+                     f"{', '.join(sorted({c['split'] for c in conversations}))}")
     out = RESULTS / f"real_user_turns_{args.label}.json"
     if args.rescore:
         if not out.is_file():
@@ -208,7 +223,7 @@ def main() -> None:
         for name in args.systems.split(","):
             stored[name] = {}
             crs = registry.get(name)
-            for half in args.halves.split(","):
+            for half in halves:
                 chosen = [c for c in conversations if c["dataset"] == SYSTEMS[name] and c["split"] == half]
                 stored[name][half] = {c["id"]: replay(crs, c) for c in chosen[:args.limit or None]}
     scores = score_all(stored, conversations)

@@ -18,7 +18,15 @@ on the `UserMove` it returns:
   "something like <title>" that names no genre asks for one of the title's genres and leaves the
   title's franchise out (`crs.franchises`), and "not a Batman one" keeps out the franchise and every
   entry whose plot names it;
-- "chat" also covers chatter before anything was shown ("ugh, long day at work").
+- "chat" also covers chatter before anything was shown ("ugh, long day at work");
+- "clarify": a question on a field that refers to nothing the conversation holds ("who directed it?"
+  before anything was shown) says what was understood and asks which title, instead of a guess.
+
+The act is settled before any words are made: a question whose subject is an item not yet shown ("maybe
+a movie that stars X?") is a request with that constraint; a negation turns the shown list down only
+when it is aimed at it ("those aren't it", "not my thing"), while one that qualifies the wish ("spooky
+films without the gore", "I don't like westerns") is a constraint of the next list; a question about
+"these" is about every shown item; one about a title the catalog lacks says so.
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that
@@ -45,24 +53,28 @@ from arena.dialogue import Dialogue, Role
 from arena.conversation.dialogue_state import DialogueState, MentionedItem, ShownItem
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
-from arena.reading.constraints import Constraints, audience, genre_mentions, in_request_clause, request_part, update
+from arena.reading.constraints import (
+    Constraints, audience, clauses, genre_mentions, in_request_clause, request_part, update,
+)
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    REJECTION as REJECTION_CUE, RuleActReader, decisions_apart, is_approval, is_chatter, is_closing, is_correction,
-    is_shrug, is_small_talk, is_yes_no_question, open_question, part_at, part_takes, pointed_index, praises_only,
-    points_back, question_aspect, question_sentence, rule_intents, starts_with_wh, takes_it,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, clause_points_back, decisions_apart,
+    defined_words,
+    is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, open_question,
+    part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
+    starts_with_wh, takes_it, unfamiliar_after,
 )
 from arena.reading.references import (
-    asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, wants_the_series, watched_next,
-    without_possessives,
+    asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
+    watched_next, without_possessives,
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, has_request_content, negated_before
 from crs.franchises import Franchises
-from crs.shown_filter import filter_words
+from crs.shown_filter import filter_words, plot_matches
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
@@ -92,6 +104,21 @@ _FIRST_N = re.compile(r"\b(?:the )?(?:first|top) (two|2|three|3)\b", re.IGNORECA
 _BOTH = re.compile(r"\b(both|the two of them|either of them)\b", re.IGNORECASE)
 REJECT_INTENTS = frozenset({"REJ", "CRI-F", "CRI-A"})
 _PLURAL_POINTER = re.compile(r"\b(these|those|them|they|any of (these|those|them))\b", re.IGNORECASE)
+# A question about every shown item at once: "what are the ratings of these?", "which of them is shortest?"
+_ALL_OF_THEM = re.compile(r"\b(these|those|each of them|all of them|both of them|them all|of them)\b", re.IGNORECASE)
+# A question on a field, said back when it is not clear which title it is about.
+_ASKED_FIELD = {"plot": "what it is about", "director": "who directed it", "writer": "who wrote it",
+                "stars": "who is in it", "year": "when it came out", "genres": "what kind of film it is",
+                "true_story": "whether it is based on a true story", "rating": "how well it is rated",
+                "runtime": "how long it runs", "unrecorded": "about a detail of it",
+                "suitability": "whether it suits a child"}
+_APOSTROPHES = re.compile(r"(?<=\w)[´’‘`](?=\w)")
+_OF_THE_LIST = frozenset({"compare_children", "compare_year", "pick", "why"})  # asked of the shown list
+# What a wish asks for, that a trailing "too violent" qualifies ("I don't want anything too violent").
+_QUALIFIED = re.compile(r"\b(anything|something|movies?|films?|ones?|stuff|shows?|books?)\W*$", re.IGNORECASE)
+# "What is the best Matrix movie?": a pick among a named title's series.
+_BEST_OF_SERIES = re.compile(r"\b(?:what|which)(?:'s| is| are| would be)? (?:the|your) (?:best|favou?rite|top|"
+                             r"greatest) (.{2,40}?) (?:movie|film|one|book|installment|entry|part)s?\b", re.IGNORECASE)
 # "What is the movie about?": the item just shown, named by its kind.
 _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.IGNORECASE)
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
@@ -328,8 +355,9 @@ class DialoguePolicy:
             reading.focus = [i.item_id for i in about]
         elif shown:
             reading.focus = []
-        if act == "clarify":
-            reading.understood = CLARIFY
+        if act == "clarify":  # one line of what was understood, one question
+            reading.understood = (f"You're asking {_ASKED_FIELD[aspect]}, but I'm not sure which title you mean. "
+                                  "Which one should I look up?") if aspect in _ASKED_FIELD else CLARIFY
         if act in ("reject", "seen"):
             turned_down = about
         (reading.seen if act == "seen" else reading.turned_down).extend(
@@ -401,14 +429,21 @@ class DialoguePolicy:
 
     def _spelled(self, text: str) -> str:
         """The text with misspelt genre words put right: a word no catalog plot uses that is close to
-        one genre word ("horor", "comdy", "thriler") is that word; every other word stays as written."""
+        one genre word ("horor", "comdy", "thriler") is that word; in a question, a word no title or plot
+        uses that is close to a field's word ("rsatings") is that word; every other word stays as written."""
+        question = "?" in text
+
         def fix(match: re.Match) -> str:
             word = match.group(0)
             low = word.lower()
             if len(low) < 5 or low in GENRE_WORDS or self._word_counts.get(low, 0):
                 return word
             close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            if not close and question and low not in self._title_words:  # "rings" of a title stays
+                close = difflib.get_close_matches(low, FIELD_WORDS, n=1, cutoff=0.85)
             return close[0] if close else word
+        # "don´t", "don’t": one apostrophe for every reader (a negation must not be lost to the keyboard)
+        text = _APOSTROPHES.sub("'", text)
         # "Se7en": the plain spelling a catalog title uses ("Seven"), when no title uses the word as typed
         return re.sub(r"[A-Za-z]+", fix, respelled(text, self._title_words.__contains__))
 
@@ -440,10 +475,20 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
+        defined = defined_words(text)
+        # only the genre's own words: "what is a good western movie?" asks for one
+        if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
+            return "question", "define:" + genres[0][0], [], []  # "what is a romance film?": no list
         pool = list(listed) if len(shown) < 2 and listed else list(shown)
         asked = self.shown_filter(text) if pool else None
         if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items
             return "question", "filter", [i for i in pool if asked.allows(i)], []
+        words = filter_words(text) if pool else None
+        if words is not None and question_aspect(text) in (None, "plot", "genres"):
+            # "do any of those include swords and sorcery?", words no rule reads: the shown records' own words
+            found = plot_matches(self._without_titles(words), pool)
+            if found is not None:
+                return "question", "filter_words", found, []
         linked = self._linked(text, shown)
         if not shown and is_chatter(text) and not self._link_people(text) and not self._names_a_title(text):
             return "chat", None, [], []  # "ugh, long day at work" before anything was shown
@@ -461,15 +506,20 @@ class DialoguePolicy:
         aspect = question_aspect(text)
         if aspect is None and asked_part and asked_part != text.strip():  # "Not seen it. Who's in it?"
             aspect = question_aspect(asked_part)
+        if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
+            aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
+        if aspect in (None, "pick") and (best := self._best_of_series(asked_part or text, shown)):
+            return "question", "pick", best, []  # "What is the best Matrix movie?": one of that series
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
-        if aspect is None and open_question(text) and (
+        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and (
                 linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))):
             aspect = "about"
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the
         # model reads a critique in it. Nothing offered yet: "nothing too scary" is a wish.
         rejects = ("REJ" in rule_intents(text) or bool(NEGATION_CUE.search(text))) and not praises_only(text)
+        rejects = rejects and self._aims_at_shown(text, shown)
         asked = (bool(set(intents) & QUESTION_INTENTS) or not set(intents) & REJECT_INTENTS or starts_with_wh(text)
                  or not rejects or is_yes_no_question(text)
                  or (asked_part is not None and not REJECTION_CUE.search(asked_part)))
@@ -477,6 +527,10 @@ class DialoguePolicy:
             about = self._referred(text, linked, shown, aspect, listed)
             if about:
                 return "question", aspect, about, []
+            if aspect not in _OF_THE_LIST and self._unknown_title(asked_part or text):
+                return "question", "unknown_title", [], []  # "what is <a title the catalog lacks> about?"
+            if aspect in _ASKED_FIELD and self._names_nothing(text):
+                return "clarify", aspect, [], []  # "who directed it?" with nothing it can be: ask, don't guess
         if set(intents) & REJECT_INTENTS and rejects and (shown or linked):
             turned_down = [item for item, start in self._linked_spans(text, shown)
                            if (not in_request_clause(text, start) or negated_before(text, start))
@@ -493,6 +547,41 @@ class DialoguePolicy:
             return "clarify", None, [], []
         return "request", None, linked, []
 
+    def _unknown_title(self, text: str) -> Optional[str]:
+        """The title a question asks about that the catalog does not hold ("what is Battle Royale about?"
+        with no such entry): a phrase written as a title that names no person, genre or catalog title."""
+        phrase = title_phrase(text)
+        if not phrase or self._link_people(phrase) or genre_mentions(phrase) or self._link_spans(phrase):
+            return None
+        return phrase
+
+    def _best_of_series(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """"Which is the best Toy Story film?": the series the phrase names, shown titles first, then
+        the original; empty when the phrase names no series of the catalog ("the best Italian movie")."""
+        match = _BEST_OF_SERIES.search(text)
+        series = self.franchises.series(match.group(1)) if match else []
+        return sorted(series, key=lambda i: (i not in shown, i.year or 9999))
+
+    def _aims_at_shown(self, text: str, shown: Sequence[CatalogItem]) -> bool:
+        """Whether a message's negation turns down what was shown ("not my thing", "those are too old",
+        "I don't like Rocky") rather than a quality of what it asks for ("spooky movies without the gore",
+        "a movie that isn't as mainstream"): the first leaves the shown items out, the second is a wish."""
+        titles = [start for _, start in self._linked_spans(text, shown)]
+        for start, end in clauses(text):
+            clause = text[start:end]
+            for match in [*REJECTION_CUE.finditer(clause), *NEGATION_CUE.finditer(clause)]:
+                after = clause[match.end():]
+                if unfamiliar_after(after):  # "never heard of that one" says nothing against it
+                    continue
+                if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
+                    return True
+                # "not my thing", "boring", "something else": a turn-down with no object of its own is of the
+                # list; "I don't like horror movies" names what it rules out, a wish for the next list
+                if match.re is REJECTION_CUE and not has_request_content(after) and not _QUALIFIED.search(
+                        clause[:match.start()]):
+                    return True
+        return False
+
     def shown_filter(self, text: str) -> Optional[Constraints]:
         """What a question that sorts the shown items asks of them ("which of those are from the 90s?"),
         or None when it is no such question or names nothing the reader knows."""
@@ -504,6 +593,11 @@ class DialoguePolicy:
                        people=self._people_named(without_possessives(bare)), bearable=self.bearable,
                        plain=self.plain_subjects)
         return asked if asked.any or asked.kind else None
+
+    def _names_nothing(self, text: str) -> bool:
+        """Whether a message names nothing the reader knows: no title, person, genre, mood, era or subject."""
+        return not (self._link_spans(text) or self._link_people(text) or genre_mentions(text) or moods_named(text)
+                    or re.search(r"\b(19|20)\d\d|\d0s\b", normalize(text)) or subjects_asked(text))
 
     def _off_task(self, text: str) -> bool:
         """A message that asks for nothing a recommender can give and names nothing the reader knows
@@ -570,8 +664,9 @@ class DialoguePolicy:
 
     def _referred(self, text: str, linked: list[CatalogItem], shown: Sequence[CatalogItem], aspect: str,
                   listed: Sequence[CatalogItem] = ()):
-        if aspect in ("compare_children", "pick", "compare_year"):
-            return list(shown)
+        pool = list(listed) if len(shown) < 2 and listed else list(shown)
+        if aspect in ("compare_children", "pick", "compare_year", "why"):  # the list, even after an answer
+            return pool
         if aspect == "about" and not linked and _PLURAL_POINTER.search(text) and not self._pointed(text, shown):
             # "does anyone die in those?": every item the last reply showed (after an answer, the one it named)
             return list(shown)
@@ -580,6 +675,8 @@ class DialoguePolicy:
         pointed = self._pointed(text, shown, listed)
         if pointed:
             return pointed
+        if len(pool) > 1 and _ALL_OF_THEM.search(question_sentence(text) or text):
+            return pool  # "what are their ratings, these?": each of the shown items
         if shown and (points_back(text) or _THE_ITEM.search(text) or len(shown) == 1):
             return [shown[0]]
         return []

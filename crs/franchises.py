@@ -86,6 +86,13 @@ class Franchises:
         """The item's franchise key in this catalog ("jaws" too, for its numbered sequels)."""
         return franchise_key(item, self._short)
 
+    def series(self, key: str) -> list[CatalogItem]:
+        """The titles of the series a phrase names by its key ("matrix": The Matrix and its sequels);
+        empty unless two or more titles share it."""
+        key = normalize(key).removeprefix("the ").strip()
+        out = list(self._by_key.get(key, ())) if key else []  # the whole key: "italian" is no "italian job"
+        return out if len(out) >= 2 else []
+
     def variants(self, item: CatalogItem) -> list[CatalogItem]:
         """The item and the other titles of its title's stem ("Batman Returns" for "Batman")."""
         key = franchise_key(item, self._short)

@@ -72,9 +72,31 @@ def withheld_note(aspect: str, item: CatalogItem) -> Optional[str]:
             f"{reason}, so I leave it out.{said}")
 
 
-def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[str, list[CatalogItem]]:
+# Per-item answers that may be given of several items at once ("what are the ratings of these?").
+_EACH = frozenset({"director", "writer", "stars", "year", "runtime", "rating", "unrecorded", "genres", "true_story",
+                   "suitability"})
+_UNRECORDED = (  # (what the question asks about, in the words of the reply)
+    (re.compile(r"\b(awards?|oscars?|nominat\w*|won)\b", re.I), "awards"),
+    (re.compile(r"\b(box office|budget|gross(ed)?|money|earn(ed)?)\b", re.I), "box office or budget"),
+    (re.compile(r"\b(languages?|subtitle[sd]?|dubbed)\b", re.I), "language"),
+    (re.compile(r"\b(filmed|shot|set|made|country|countries)\b", re.I), "where it was made"),
+    (re.compile(r"\b(soundtrack|music)\b", re.I), "music"),
+    (re.compile(r"\b(netflix|hulu|stream\w*|watch|rent|buy)\b", re.I), "where it can be watched"),
+)
+
+
+def answer(aspect: str, items: Sequence[CatalogItem], text: str = "",
+           constraints: Optional[Constraints] = None) -> tuple[str, list[CatalogItem]]:
     """The answer to a question (`text`) about `items` (the items it refers to, or the shown list for
-    a comparison), and the items it names; said plainly from the field the question asks about."""
+    a comparison), and the items it names; said plainly from the field the question asks about.
+    `constraints`: what the list being asked about was made under (for "why did you pick them?")."""
+    if aspect == "why":
+        return _why(items, constraints or Constraints()), list(items[:3])
+    if aspect in _EACH and len(items) > 1:  # one short answer per item, one follow-up
+        if aspect in ("runtime", "rating", "unrecorded"):
+            return _lacks_of_several(aspect, items[:3], text), list(items[:3])
+        said = [answer(aspect, [i], text)[0].removesuffix(f" {FOLLOW_UP}") for i in items[:3]]
+        return " ".join(said) + f" {FOLLOW_UP}", list(items[:3])
     if aspect == "compare_children":
         return _compare_for_children(items)
     if aspect == "compare_year":  # "which of those is newer?": the years, side by side
@@ -121,6 +143,10 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
         text_out = f"I don't know the runtime of {label}; here is what I know: {_known(item)}"
     elif aspect == "rating":
         text_out = f"I have no ratings or reviews to go by, so I can't say how well {label} is rated; {_known(item)}"
+    elif aspect == "unrecorded" and _unrecorded_field(text) == "language" and item.languages:
+        text_out = f"{label} is in {_names(item.languages, 3)}, by the catalog's record."
+    elif aspect == "unrecorded":
+        text_out = f"My catalog doesn't record {_unrecorded_field(text)} for {label}. What it does say: {_known(item)}"
     elif aspect == "true_story":
         text_out = _true_story(item)
     elif aspect == "genres":
@@ -128,6 +154,45 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "") -> tuple[s
     else:  # suitability
         text_out = _suitability(item, text)
     return f"{text_out} {FOLLOW_UP}", [item]
+
+
+def _unrecorded_field(text: str) -> str:
+    return next((said for pattern, said in _UNRECORDED if pattern.search(text or "")), "that")
+
+
+def _lacks_of_several(aspect: str, items: Sequence[CatalogItem], text: str) -> str:
+    """"Which of these is the shortest?", "their ratings?": the catalog records none of it; say so
+    once, then what it does hold of each."""
+    field_said = {"runtime": "running times", "rating": "ratings or reviews"}.get(aspect) or _unrecorded_field(text)
+    known = "; ".join(f"{i.label} is {described(i)}" for i in items)
+    return f"I don't know that: my catalog doesn't record {field_said}. What it does say: {known}. {FOLLOW_UP}"
+
+
+def _why(items: Sequence[CatalogItem], constraints: Constraints) -> str:
+    """"Why did you pick them?": what the list was made under (the state's constraints) and what each
+    pick is, from its record, so the reason can be checked."""
+    if not items:
+        return "I haven't suggested anything yet. What kind of movie would you like?"
+    ruled = constraints.any or bool(constraints.genres)
+    asked = heading(constraints).removeprefix("picks ").replace(" picks", "", 1)  # "comedy", "with Tom Hanks"
+    reason = (f"I picked them to fit what you asked for ({asked})" if ruled else
+              "You hadn't named a genre, a title or a person yet, so I picked well-liked titles of different kinds")
+    each = "; ".join(f"{i.label} is {described(i)}" for i in items[:3])
+    return f"{reason}: {each}. Tell me what you like and I'll narrow it down."
+
+
+def described(item: CatalogItem) -> str:
+    """"a crime and drama film directed by X, starring A and B": the record in a phrase, without the
+    year (the label beside it carries that)."""
+    genres = _genres(item, 2) if item.genres else ""
+    # OpenDialKG's genres often carry the noun already ("Indie film", "East Asian cinema")
+    noun = "" if re.search(r"\b(film|cinema|movie|series)s?$", genres, re.I) else f" {_kind_noun(item)}"
+    parts = [f"{_a(genres)}{noun}" if genres else f"a {_kind_noun(item)}"]
+    if directors := item.people.get("director"):
+        parts.append(f"directed by {_names(directors, 1)}")
+    if cast := item.people.get("star") or item.people.get("actor"):
+        parts.append(f"starring {_names(cast, 2)}")
+    return parts[0] + (" " + ", ".join(parts[1:]) if parts[1:] else "")
 
 
 def _kind_noun(item: CatalogItem) -> str:
@@ -255,6 +320,40 @@ def _compare_for_children(items: Sequence[CatalogItem]) -> tuple[str, list[Catal
         return (f"None of them is listed as a family film; {best.label} ({_genres(best)}) has the least "
                 f"in it to worry about. Shall I look for family films instead?"), [best]
     return "None of those suits children, going by their genres. Shall I look for family films instead?", []
+
+
+# What a genre is, in a sentence each (our own words), for "what is a romance film?".
+GENRE_MEANINGS = {
+    "action": "one built around physical feats: fights, chases, stunts and explosions",
+    "animation": "one made of drawn, modelled or computer-made images rather than filmed actors",
+    "biography": "one that tells the life, or a part of the life, of a real person",
+    "comedy": "one made first of all to make you laugh",
+    "crime": "one that follows a crime, the people who commit it or the people who hunt them",
+    "documentary": "one about real people and events, filmed or gathered rather than acted out",
+    "drama": "one driven by its characters and their conflicts, told seriously",
+    "fantasy": "one set in or touched by an invented world, with magic or creatures that cannot exist",
+    "history": "one set in, or retelling, a real period or event of the past",
+    "horror": "one made to frighten, often with monsters, ghosts or killers",
+    "musical": "one in which the characters sing, and the songs carry the story",
+    "mystery": "one built around a puzzle, usually a crime, that is solved by the end",
+    "romance": "one whose story centres on two people falling in love",
+    "sci fi": "one built on imagined science or technology: the future, space, robots or time travel",
+    "science fiction": "one built on imagined science or technology: the future, space, robots or time travel",
+    "sitcom": "a comedy series about the same characters in everyday situations",
+    "sport": "one whose story turns on a sport, its players or a competition",
+    "thriller": "one built to keep you tense, with danger and suspense",
+    "war": "one set in a war, on the battlefield or among the people it reaches",
+    "western": "one set in the American frontier of the 1800s: cowboys, outlaws and lawmen",
+}
+
+
+def genre_meaning(genre: str, kind: str = "film") -> str:
+    """The answer to "what is a <genre> film?": what the genre means, and an offer, no list."""
+    meaning = GENRE_MEANINGS.get(genre)
+    shown = _GENRE_SHOWN.get(genre, genre)
+    if meaning is None:
+        return f"{_a(shown).capitalize()} {kind} is one my catalog files under {shown}. Shall I suggest some?"
+    return f"{_a(shown).capitalize()} {kind} is {meaning}. Would you like me to suggest some?"
 
 
 def greeting(turn: int, kind: str = "movie") -> str:

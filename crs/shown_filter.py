@@ -13,6 +13,8 @@ from typing import Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem
 from arena.reading.constraints import Constraints
+from arena.reading.subjects import stem
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 # "do any of those ...", "are either of these ...", "which of them ...", "which ones ..."
 _LEAD = re.compile(
@@ -28,6 +30,55 @@ def filter_words(text: str) -> Optional[str]:
     """The words that say what the shown items should have, or None when the message is no such question."""
     match = _LEAD.search(text or "")
     return text[match.end():] if match else None
+
+
+# Words of the question itself, not of what the items should hold ("do any of those *include* ...").
+_ASKING_WORDS = frozenset("""include includes including feature features featuring involve involves have has
+contain contains got get show shows deal deals anything something stuff kind sort type lot lots much many
+movie movies film films one ones thing things good well really like sound sounds seem seems""".split())
+
+
+def content_words(words: str) -> list[str]:
+    """The words a filter question asks the shown items to bear ("swords", "sorcery")."""
+    return [w for w in normalize(words).split()
+            if len(w) >= 3 and w not in FUNCTION_WORDS and w not in _ASKING_WORDS and not w.isdigit()]
+
+
+def plot_matches(words: str, pool: Sequence[CatalogItem]) -> Optional[list[CatalogItem]]:
+    """The shown items whose record (plot, genres) bears a word of the question, by stem; None when the
+    question names no word to look for (then it is no filter)."""
+    wanted = {stem(w) for w in content_words(words)}
+    if not wanted:
+        return None
+    return [item for item in pool if wanted & _record_stems(item)]
+
+
+def _record_stems(item: CatalogItem) -> set[str]:
+    return {stem(w) for w in normalize(" ".join([item.plot or "", *item.genres])).split()}
+
+
+def described(item: CatalogItem) -> str:
+    from crs.item_answers import described as record_phrase
+
+    return record_phrase(item)
+
+
+def words_answer(matched: Sequence[CatalogItem], words: str, pool: Sequence[CatalogItem]) -> str:
+    """The answer to a filter question no rule reads, from the shown records' own words."""
+    asked = content_words(words)
+    if matched:  # the words the records bear out, not every word of the question
+        borne = set().union(*(_record_stems(i) for i in matched))
+        asked = [w for w in asked if stem(w) in borne] or asked
+    said = asked[0] if len(asked) == 1 else ", ".join(asked[:-1]) + (" and " if matched else " or ") + asked[-1]
+    if not matched:  # what the records do say, so the person can judge for themselves
+        known = " ".join(f"{i.label}: {i.plot}" if i.plot else f"{i.label} is {described(i)}." for i in pool[:3])
+        return (f"Going by what my catalog says of them, none of the ones I showed mentions {said}. "
+                f"What it does say: {known} Shall I look for some that do?")
+    names = [i.label for i in matched]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    lead = "All of them" if len(matched) == len(pool) > 1 else listed
+    about = " ".join(f"{i.label}: {i.plot}" for i in matched[:2] if i.plot)
+    return f"{lead} {'touch' if len(matched) > 1 else 'touches'} on {said}, going by the catalog. {about}".strip()
 
 
 def what_was_asked(asked: Constraints) -> str:
@@ -69,4 +120,19 @@ def answer_move(move) -> tuple[str, list[CatalogItem]]:
 
     if move.aspect == "filter":
         return reply_to_filter(move)
-    return answer(move.aspect, move.about, move.text)
+    if move.aspect and move.aspect.startswith("define:"):
+        from crs.item_answers import genre_meaning
+
+        return genre_meaning(move.aspect.split(":", 1)[1]), []
+    if move.aspect == "unknown_title":
+        from arena.reading.references import title_phrase
+
+        phrase = title_phrase(move.text) or "that title"
+        return (f"I don't have {phrase} in my catalog, so I can't tell you about it. Shall I suggest "
+                "something along those lines, or tell you about one of the films I showed?"), []
+    if move.aspect == "filter_words":
+        pool = move.last_shown if len(move.last_shown) > 1 or move.reading is None else (
+            move.reading.last_list or move.last_shown)
+        named = list(move.about) or list(pool[:3])  # no match: the reply says what each shown one is
+        return words_answer(move.about, filter_words(move.text) or "", pool), named
+    return answer(move.aspect, move.about, move.text, move.constraints)

@@ -114,6 +114,16 @@ ASPECTS = (
         ),
     ),
     (
+        "why",  # "why did you pick them?": the reasons a list was made, from the state and the records
+        re.compile(
+            r"\bwhy (did|do|would|have|were) you (pick|choose|chose|recommend|suggest|show|list|go with|"
+            r"give)|\bwhy (these|those|them|this one|that one)\b|"
+            r"\bwhat made you (pick|choose|recommend|suggest)|\bhow did you (pick|choose|come up with)|"
+            r"\bwhy (is|are) (it|they|these|those) (on|in) (the|your) list",
+            re.IGNORECASE,
+        ),
+    ),
+    (
         "pick",
         re.compile(
             r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
@@ -157,7 +167,7 @@ ASPECTS = (
         "runtime",
         re.compile(
             r"\b(how long is|how long does it (run|last|take)|run ?time|running time|length|"
-            r"how many (minutes|hours)|minutes long|hours long)\b",
+            r"how many (minutes|hours)|minutes long|hours long|shortest|longest|shorter|longer)\b",
             re.IGNORECASE,
         ),
     ),
@@ -183,11 +193,26 @@ ASPECTS = (
         "rating",
         re.compile(
             r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
-            r"score)\b",
+            r"score|rotten tomato(es)?|imdb|metacritic|critics?)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "unrecorded",  # facts neither catalog records: awards, money, language, places, music, sequels
+        re.compile(
+            r"\b(awards?|oscars?|academy awards?|nominat\w*|won (any|an|a)\b|box office|budget|"
+            r"gross(ed)?|(make|made|earn(ed)?) (much|a lot of )?money|languages?|subtitle[sd]?|dubbed|"
+            r"filmed|shot (in|on|at)|where (was|is) it (set|made|shot|filmed)|soundtrack|"
+            r"(the )?music (in|of)|(what|which) country|netflix|hulu|streaming|stream it|"
+            r"where (can|could|do) i (watch|see|stream|rent|buy))\b",
             re.IGNORECASE,
         ),
     ),
 )
+# The words naming a field of a question, for putting their misspellings right ("rsatings").
+FIELD_WORDS = ("ratings", "rating", "reviews", "director", "directed", "runtime", "awards", "actors",
+               "starring", "budget", "soundtrack", "language", "shortest", "longest")
+_WHY = dict(ASPECTS)["why"]
 # Words that point back at what the system showed ("the second one", "it").
 ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
             "fifth": 4, "5th": 4, "last": -1}
@@ -372,6 +397,8 @@ def question_aspect(text: str) -> Optional[str]:
     text = _INTERJECTION.sub("", text, count=1) or text
     if not is_question(text):
         return None
+    if _WHY.search(text):  # "why do you recommend these?" asks about the list, whatever "recommend" says
+        return "why"
     if _ASKS_FOR_ITEMS.search(text) and not ASPECTS[0][1].search(text) and not _ABOUT_AN_ITEM.match(text):
         return None
     for aspect, pattern in ASPECTS:
@@ -565,3 +592,57 @@ def names_different_items(text: str, titles: int = 0) -> bool:
         return False
     rest = text[:other.start()] + text[other.end():]
     return titles >= 1 or bool(_POINTER.search(rest))
+
+
+# A question whose subject is an item not yet shown ("Maybe a movie that stars Keanu Reeves?", "any
+# film directed by Nolan?", "something with Tom Hanks?"): it asks for items with that field, not
+# about a shown item's field.
+_AN_ITEM_ASKED = re.compile(
+    r"^\W*(?:(?:maybe|perhaps|or|and|ok(?:ay)?|so|how about|what about|is there|are there)\W+)*"
+    r"(?:(?:a|an|any|some|another|other)\s+(?:[\w'-]+\s+){0,2}?(?:movies?|films?|flicks?|ones?|books?|shows?|"
+    r"series|titles?)\b(?!\s+(?:is|was)\b)|(?:something|anything)\b)"
+    # "can you give me a true story instead?": asked to hand over an item, whatever field it names
+    r"|\b(?:give|show|find|get|bring) (?:me|us) (?:a|an|some|another|any|one)\b"
+    r"|\b(?:recommend|suggest)\w* (?:me |us )?(?:a|an|some|another|any|one)\b",
+    re.IGNORECASE,
+)
+# The subject of a clause that points back at what was shown: "those aren't ...", "it's not ...".
+_CLAUSE_POINTS_BACK = re.compile(
+    r"^\W*(?:(?:and|but|so|no|well|sorry|hmm+)\W+)*(?:it|that|this|those|these|they|them|that one|this one|"
+    r"all of them|none of them|the (?:first|second|third|last|other) one)\b",
+    re.IGNORECASE,
+)
+# A negation of knowing, not of liking: "never heard of that one", "haven't seen it".
+_UNFAMILIAR = re.compile(r"^\W*(?:\w+\W+)?(?:heard of|seen|watched|know|knew)\b", re.IGNORECASE)
+
+
+def asks_for_an_item(text: str) -> bool:
+    """Whether a question asks for an item by a field ("a movie that stars X?") rather than about one."""
+    return bool(_AN_ITEM_ASKED.search(_INTERJECTION.sub("", text or "", count=1) or text or ""))
+
+
+def clause_points_back(clause: str) -> bool:
+    """Whether a clause's subject is what was shown ("those are too old", "it's not for me")."""
+    return bool(_CLAUSE_POINTS_BACK.match(clause))
+
+
+def unfamiliar_after(words: str) -> bool:
+    """Whether the words after a negation say the user does not know a title ("never heard of it")."""
+    return bool(_UNFAMILIAR.match(words))
+
+
+# "What is a romance film?", "what does film noir mean?", "what are westerns?": what a kind of film is.
+_DEFINITION = re.compile(
+    r"^\W*(?:(?:and|so|ok(?:ay)?|sorry|hmm+|wait)\W+)*"
+    r"(?:what(?:'s| is| are) (?:an? )?(?P<a>[\w -]{3,30}?)(?: (?:films?|movies?|genre|stories))?"
+    r"|what does (?:an? )?(?P<b>[\w -]{3,30}?) mean|what do you mean by (?:an? )?(?P<c>[\w -]{3,30}?))\W*$",
+    re.IGNORECASE,
+)
+
+
+def defined_words(text: str) -> Optional[str]:
+    """The words a question asks the meaning of ("romance" of "What is a romance film?"), or None."""
+    match = _DEFINITION.match(text or "")
+    if not match:
+        return None
+    return next(g for g in match.group("a", "b", "c") if g)

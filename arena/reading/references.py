@@ -9,6 +9,7 @@ what the words around them mean; the words themselves are read only here, with t
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 _LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
 _SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
@@ -62,3 +63,28 @@ def wants_the_series(text: str) -> bool:
 def without_possessives(text: str) -> str:
     """The text with "'s" blanked out and every position kept ("Martin Scorsese's" -> "Martin Scorsese  ")."""
     return _POSSESSIVE.sub("  ", text)
+
+
+# A run of capitalised words, small words allowed inside ("Battle Royale", "Return of the Jedi").
+_CAPITALISED_RUN = re.compile(
+    r"(?<![\w'])[A-Z0-9][\w'’:-]*(?:\s+(?:(?:of|the|and|a|an|in|on|to|&)\s+)*[A-Z0-9][\w'’:-]*)*")
+_NOT_A_TITLE = frozenset("""i i'm i'd i've i'll ok okay please thanks hi hello hey what who when which how
+why is are was does did can could would tell me the a an and""".split())
+
+
+def title_phrase(text: str) -> Optional[str]:
+    """The phrase a question writes as a title ("what is Battle Royale about?" -> "Battle Royale"): the
+    longest run of capitalised words that is not the sentence's first word alone; None when there is none."""
+    best = None
+    for match in _CAPITALISED_RUN.finditer(text or ""):
+        phrase = match.group(0).strip(" :-")
+        words = phrase.split()
+        sentence_start = not text[:match.start()].strip() or text[:match.start()].rstrip()[-1:] in ".!?"
+        if sentence_start:  # "What is ..." : the first word is capitalised anyway
+            words = words[1:]
+            phrase = " ".join(words)
+        if not words or all(w.lower() in _NOT_A_TITLE for w in words):
+            continue
+        if best is None or len(phrase) > len(best):
+            best = phrase
+    return best
