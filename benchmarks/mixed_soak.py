@@ -164,8 +164,9 @@ def _steps(url: str, kind: str, n: int, _client) -> None:
         c.predict(None, None, *([None] * len(load_form().dialogue)), api_name="/study_submit")
 
 
-def load(url: str, clients: int, until: float, pause_s: float, done: Counter, errors: list[str]) -> None:
-    kinds, weights = zip(*WEIGHTS.items())
+def load(url: str, clients: int, until: float, pause_s: float, done: Counter, errors: list[str],
+         only: tuple[str, ...] = ()) -> None:
+    kinds, weights = zip(*((k, w) for k, w in WEIGHTS.items() if not only or k in only))
     counter = iter(range(10 ** 9))
     lock = threading.Lock()
 
@@ -203,18 +204,26 @@ def main() -> int:
                         help="reports go to NAME-1.txt, NAME-2.txt, ...")
     parser.add_argument("--trace-every-min", type=float, default=5.0, help="minutes between trace reports")
     parser.add_argument("--json", type=Path, help="write the samples here")
+    parser.add_argument("--kinds", default="",
+                        help=f"comma-separated visit kinds to run alone ({', '.join(WEIGHTS)}; default: all, "
+                        "by their weights), to find which kind of request moves the memory")
     parser.add_argument("--keep-closed", action="store_true",
                         help="the server keeps closed pages' sessions until the idle hour (the code before)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--trace-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    unknown = sorted(set(k for k in args.kinds.split(",") if k) - set(WEIGHTS))
+    if unknown:
+        parser.error(f"unknown visit kind(s) {', '.join(unknown)}; the kinds are {', '.join(WEIGHTS)}")
     if args.serve:
         serve(args.serve, args.folder, args.trace_file, args.trace_every_min * 60, args.keep_closed)
         return 0
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="arena-mixed-soak-") as folder:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "ARROW_DEFAULT_MEMORY_POOL")}
+        from arena.runtime.config import SERVER_ALLOCATORS
+
+        env = {k: v for k, v in os.environ.items() if k not in SERVER_ALLOCATORS}  # the app's start sets them
         env.update({"HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"})
         command = [sys.executable, __file__, "--serve", str(port), "--folder", folder] + (
             ["--keep-closed"] if args.keep_closed else [])
@@ -242,8 +251,9 @@ def main() -> int:
             url = f"http://127.0.0.1:{port}/"
             started = time.monotonic()
             until = started + args.minutes * 60
-            driver = threading.Thread(target=load, args=(url, args.clients, until, args.pause_s, done, errors),
-                                      daemon=True)
+            only = tuple(k for k in args.kinds.split(",") if k)
+            driver = threading.Thread(target=load, daemon=True,
+                                      args=(url, args.clients, until, args.pause_s, done, errors, only))
             driver.start()
             while driver.is_alive():
                 driver.join(args.sample_s)

@@ -14,8 +14,13 @@ memory that two allocators would not hand back:
 
 With `PYTHONMALLOC=malloc` and `ARROW_DEFAULT_MEMORY_POOL=system` both come
 from glibc's malloc, and `malloc_trim`, which the idle sweep calls
-(`release_free_memory`, from `webapp.sessions.idle_sessions`), returns each
-free page wherever it lies.
+(`release_free_memory`, from `webapp.sessions.idle_sessions`; the Download
+tab calls it after each export), returns each free page wherever it lies.
+`MALLOC_MMAP_THRESHOLD_` (256 KiB, `arena.runtime.config.SERVER_MMAP_THRESHOLD_BYTES`)
+keeps glibc from raising the size from which a block gets its own mapping:
+by default the first big buffer freed raises it (up to 32 MiB), and the big
+transient buffers of exports and board runs then come from the heaps, where
+freeing them leaves holes among live blocks until the next trim.
 
 Both are read only when the interpreter (or Arrow) starts, so the server's
 start (`python app.py`, `crs-arena serve`) replaces its own process with a fresh

@@ -408,7 +408,12 @@ def offline_model_environment() -> None:
 
 # What the server's interpreter and Arrow read when they start: Python objects and Arrow's buffers (pandas'
 # strings) both from glibc's malloc, whose freed pages the idle sweep hands back (`webapp.memory_allocator`).
-SERVER_ALLOCATORS = {"PYTHONMALLOC": "malloc", "ARROW_DEFAULT_MEMORY_POOL": "system"}
+# MALLOC_MMAP_THRESHOLD_ fixes the size from which glibc maps a block on its own (and unmaps it when freed):
+# by default that size rises to the largest block freed so far, up to 32 MiB, so once an export or a board
+# run has freed one big buffer, later big buffers are carved out of the heaps and leave them fragmented.
+SERVER_MMAP_THRESHOLD_BYTES = 256 * 1024
+SERVER_ALLOCATORS = {"PYTHONMALLOC": "malloc", "ARROW_DEFAULT_MEMORY_POOL": "system",
+                     "MALLOC_MMAP_THRESHOLD_": str(SERVER_MMAP_THRESHOLD_BYTES)}
 
 
 def server_allocator_environment(environ: Optional[Mapping[str, str]] = None) -> Optional[dict[str, str]]:

@@ -114,3 +114,48 @@ def test_the_sweeps_release_hands_back_memory_freed_between_survivors():
     before, after, _ = (int(x) for x in done.stdout.split())
     # ~200 MB of dicts and strings were freed around 6,250 survivors; most of it goes back.
     assert before - after > 100, (before, after)
+
+
+# Big blocks freed among live small ones: what an export or a board run leaves behind it.
+BIG_BLOCKS = textwrap.dedent("""
+    import ctypes
+
+    def rss_mb():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.free(libc.malloc(8 << 20))  # one big buffer freed: glibc's own threshold would rise to 8 MiB
+    before = rss_mb()
+    blocks, pins = [], []
+    for _ in range(150):
+        block = libc.malloc(1 << 20)
+        ctypes.memset(block, 1, 1 << 20)
+        blocks.append(block)
+        pins.append(libc.malloc(64))  # a small block that stays, as Python's bookkeeping does
+    for block in blocks:
+        libc.free(block)
+    print(round(rss_mb() - before))
+""")
+
+
+def _kept_after_big_blocks(**env: str) -> int:
+    environ = {**{k: v for k, v in os.environ.items() if k not in SERVER_ALLOCATORS}, **env}
+    done = subprocess.run([sys.executable, "-c", BIG_BLOCKS], env=environ, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return int(done.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not GLIBC, reason="MALLOC_MMAP_THRESHOLD_ is glibc's")
+def test_the_servers_fixed_mmap_threshold_returns_big_freed_blocks_at_once():
+    threshold = SERVER_ALLOCATORS["MALLOC_MMAP_THRESHOLD_"]
+    assert 64 * 1024 <= int(threshold) <= 1024 * 1024
+    # glibc's default: the 1 MiB blocks came from the heap, between the pins, and stay resident when freed
+    assert _kept_after_big_blocks() > 100
+    # the server's setting: each was mapped on its own and unmapped when freed
+    assert _kept_after_big_blocks(MALLOC_MMAP_THRESHOLD_=threshold) < 20

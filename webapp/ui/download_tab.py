@@ -17,6 +17,7 @@ from typing import Any, Optional
 import gradio as gr
 
 from arena.corpus.bundle import ExportFilter, export_bundle
+from webapp.memory_allocator import release_free_memory
 from webapp.services import Services
 from webapp.ui.leaderboard_tab import KIND_CHOICES
 from webapp.sessions.turn_step import refused_when_full
@@ -89,7 +90,12 @@ def build(services: Services) -> None:
     card = gr.Markdown("", elem_id="download-card")
 
     def on_prepare(chosen: list[str], kind_value: str) -> tuple[Any, ...]:
-        with refused_when_full():  # a full disk: one line, and no file of the export is left half-written
-            return prepare(services, folders, chosen or None, kind_value)
+        try:
+            with refused_when_full():  # a full disk: one line, and no file of the export is left half-written
+                return prepare(services, folders, chosen or None, kind_value)
+        finally:
+            # the export held every stored dialogue at once, a size that grows with the corpus: its freed
+            # pages go back now, not at the idle sweep's next pass (a minute later under load)
+            release_free_memory()
 
     button.click(on_prepare, [systems, kind], [files, card], api_name="download")
