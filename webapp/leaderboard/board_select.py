@@ -27,6 +27,12 @@ from webapp.leaderboard.board_data import DIALOGUE_COLUMNS, VOTE_COLUMNS, BoardD
 from webapp.leaderboard.categories import ALL, CATEGORIES
 
 
+# The columns `StoreFrames.board_data` reads.
+BOARD_DIALOGUE_COLUMNS = ("dialogue_id", "crs_id", "num_turns", "sentiment", "rdl", "core", "reply_length",
+                          "items_shown", "failed")
+BOARD_VOTE_COLUMNS = (*VOTE_COLUMNS, "flagged")
+
+
 def _objects(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=object)
 
@@ -121,6 +127,11 @@ class StoreFrames:
             whose_d, _ = self._whose(crowd, user_kind, left_out_users)
             self._honest[key] = self.d["label_counts"] & _honest_raters(self.d, whose_d)
         return self._honest[key]
+
+    def board_columns(self) -> "StoreFrames":
+        """The same rows with only the columns `board_data` reads (the arrays shared, not copied): what a
+        board needs once its masks are made, kept without the rest of the rows."""
+        return StoreFrames({c: self.d[c] for c in BOARD_DIALOGUE_COLUMNS}, {c: self.v[c] for c in BOARD_VOTE_COLUMNS})
 
     def board_data(self, dialogue_mask: np.ndarray, vote_mask: np.ndarray, rated: np.ndarray) -> tuple[BoardData, int]:
         d, v = self.d, self.v

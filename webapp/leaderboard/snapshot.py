@@ -8,6 +8,10 @@ request never computes a board, so sixteen visitors pressing Refresh cost
 what one does. The tables beside the boards (`extra`: metric means and
 correlations) are made after the boards are published, from the same rows
 (`webapp.leaderboard.board_extras`); until they are, the previous run's stay.
+The boards under the counting options (first votes only, ties left out) are
+computed by the job for the whole arena; those of another category are
+computed the first time a page asks for one, from rows the job keeps until
+its next result (`webapp.leaderboard.lazy_boards`).
 
 With `ARENA_LEADERBOARD_SNAPSHOT_EVERY` at 0 the board is live: the job
 recomputes whenever the store has changed, but never sooner than
@@ -26,6 +30,7 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
@@ -40,6 +45,7 @@ from arena.crowd.study import OPEN_CROWD
 from webapp.leaderboard.board_extras import BoardDialogues, ExtraRows
 from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.categories import ALL, CATEGORIES
+from webapp.leaderboard.lazy_boards import BoardSource, LazyBoards, Superseded, lazy_worker, variant_board
 from webapp.leaderboard.ranking import rank_board
 from webapp.leaderboard.table import LeaderboardOptions
 from webapp.leaderboard.vote_counting import COUNTING_VARIANTS, DEFAULT_COUNTING
@@ -75,6 +81,9 @@ class Published:
     variants: dict[tuple[Optional[str], tuple[bool, str]], pd.DataFrame] = field(default_factory=dict)
     # The rows the boards were computed from, kept only until the job has made the extras from them.
     frames: Optional[StoreFrames] = field(default=None, repr=False, compare=False)
+    # What the counting boards of the other categories are computed from when first asked for
+    # (`webapp.leaderboard.lazy_boards`); the job moves it into its `LazyBoards` when it publishes.
+    source: Optional[BoardSource] = field(default=None, repr=False, compare=False)
 
     @property
     def taken_at_utc(self) -> datetime:
@@ -107,12 +116,14 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
     boards: dict[tuple[Optional[str], str], pd.DataFrame] = {}
     # Two boards that select the same rows are one computation (everyone's = people's while no simulator played).
     computed: dict[tuple[bytes, bytes, bytes], pd.DataFrame] = {}
+    masks: dict[tuple[Optional[str], str], tuple[bytes, bytes, bytes]] = {}
     for kind in AUDIENCES:
         for category in CATEGORIES:
             dialogue_mask, vote_mask = frames.masks(crowd=OPEN_CROWD, user_kind=kind, category=category)
             rated = frames.rated(OPEN_CROWD, kind, frozenset())
             key = (np.packbits(dialogue_mask).tobytes(), np.packbits(vote_mask).tobytes(),
                    np.packbits(rated & dialogue_mask).tobytes())
+            masks[(kind, category)] = key
             if key not in computed:
                 data, flagged = frames.board_data(dialogue_mask, vote_mask, rated)
                 computed[key] = rank_board(data, options=options)
@@ -123,7 +134,8 @@ def compute_boards(store: Any, options: LeaderboardOptions, *, now: float = 0.0,
     studies = {study_id: study_board(store, study_id, frames)
                for study_id in sorted(set(frames.d["crowd"]) | set(frames.v["study"])) if study_id != OPEN_CROWD}
     published = Published(now, version, boards, studies, 0.0, began, frames=frames if keep_frames else None,
-                          variants=counting_variants(frames, options))
+                          variants=counting_variants(frames, options),
+                          source=BoardSource(frames.board_columns(), masks, options))
     if extra is not None:
         published.extras = compute_extras(store, frames, extra)
     published.seconds = time.perf_counter() - started
@@ -142,13 +154,11 @@ def counting_variants(frames: StoreFrames, options: LeaderboardOptions,
         masks = (np.packbits(dialogue_mask).tobytes(), np.packbits(vote_mask).tobytes(),
                  np.packbits(rated & dialogue_mask).tobytes())
         data, flagged = frames.board_data(dialogue_mask, vote_mask, rated)
-        for first, ties in COUNTING_VARIANTS:
-            key = (masks, first, ties)
+        for counting in COUNTING_VARIANTS:
+            key = (masks, counting)
             if key not in computed:
-                variant = dataclasses.replace(options, first_votes_only=first, ties=ties, style_control=False)
-                computed[key] = rank_board(data, options=variant)
-                computed[key].attrs.update(votes_counted=len(data.votes), votes_flagged=flagged, category=ALL)
-            out[(kind, (first, ties))] = computed[key]
+                computed[key] = variant_board(data, flagged, options, counting, ALL)
+            out[(kind, counting)] = computed[key]
     return out
 
 
@@ -191,6 +201,8 @@ class BoardJob:
         self._last_check = 0.0
         self.failures = 0
         self.last_error: Optional[BaseException] = None
+        self._lazy: Optional[LazyBoards] = None  # the counting boards of the published result, when asked
+        self._worker: Optional[ThreadPoolExecutor] = None  # computes them (`lazy_boards.lazy_worker`)
 
     @property
     def live(self) -> bool:
@@ -209,6 +221,10 @@ class BoardJob:
             self._changed.notify_all()
         if self._job is not None:
             self._job.cancel(wait=True, timeout=WAIT_S)
+        with self._changed:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=False, cancel_futures=True)
 
     def latest(self, fresh: bool = False) -> Published:
         """The newest result; waits for one when there is none yet, when (live) `fresh` and the store changed
@@ -314,7 +330,12 @@ class BoardJob:
         return 0.0
 
     def _publish(self, published: Published) -> None:
+        source, published.source = published.source, None  # held by the LazyBoards alone, dropped with them
         with self._changed:
+            if source is not None:  # a new read of the store: the boards of the old one are invalid
+                if self._lazy is not None:
+                    self._lazy.close()
+                self._lazy = LazyBoards(source)
             self._published = published
             # Only a run begun after the oldest waiting request answers it; one begun before (while the page
             # was being asked) leaves the request standing, so the next run starts at once.
@@ -322,6 +343,30 @@ class BoardJob:
                 self._wanted_since = None
             self._last_end, self._last_seconds = time.monotonic(), published.seconds
             self._changed.notify_all()
+
+    def lazy_board(self, kind: Optional[str], category: str, counting: tuple[bool, str]
+                   ) -> tuple[pd.DataFrame, Published]:
+        """A counting board computed on first request (`lazy_boards`), with the result it comes from: the
+        latest, which may be newer than the one a page read a moment before."""
+        for _ in range(3):  # a refresh may publish while it is computed: the next result is asked then
+            with self._changed:
+                lazy, published = self._lazy, self._published
+                if lazy is None or published is None:
+                    raise RuntimeError("the leaderboard has not been computed yet")
+                if self._worker is None:
+                    self._worker = lazy_worker()
+                worker = self._worker
+            try:
+                return lazy.board(kind, category, counting, worker, WAIT_S), published
+            except Superseded:
+                continue
+        raise TimeoutError("the leaderboard is being recomputed; try again shortly")
+
+    def lazy_ready(self, kind: Optional[str], category: str, counting: tuple[bool, str]) -> bool:
+        """Whether that counting board is computed already (a page then shows it without a wait)."""
+        with self._changed:
+            lazy = self._lazy
+        return lazy is not None and lazy.cached(kind, category, counting) is not None
 
     def with_extras(self, published: Published) -> Published:
         """The result of `published`'s run (or a later one) once the tables beside its boards are made; the
@@ -351,16 +396,26 @@ class LeaderboardSnapshots:
     def board(self, kind: Optional[str], category: str = ALL, fresh: bool = False,
               counting: tuple[bool, str] = DEFAULT_COUNTING) -> tuple[pd.DataFrame, Any, Published]:
         """(table, what the extra made of the board, the result they come from). `counting` (first votes
-        only, tie rule) other than the default is computed for the whole arena (category "all") alone."""
+        only, tie rule) other than the default: the job's board for the whole arena (category "all"), and
+        for another category the board computed when first asked for (`lazy_boards`; this call waits)."""
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; one of {', '.join(CATEGORIES)}")
         if counting != DEFAULT_COUNTING and counting not in COUNTING_VARIANTS:
             raise ValueError(f"unknown counting {counting!r}")
-        if counting != DEFAULT_COUNTING and category != ALL:
-            raise ValueError("the counting options apply to the whole arena (category \"all\") only")
         published = self.job.latest(fresh)
         if not published.extras_done and not published.extras:  # the first run: nothing to show beside it yet
             published = self.job.with_extras(published)
-        table = (published.boards[(kind, category)] if counting == DEFAULT_COUNTING
-                 else published.variants[(kind, counting)])
+        if counting == DEFAULT_COUNTING:
+            table = published.boards[(kind, category)]
+        elif category == ALL:
+            table = published.variants[(kind, counting)]
+        else:
+            table, published = self.job.lazy_board(kind, category, counting)
         return table, published.extras.get((kind, category)), published
+
+    def waits(self, kind: Optional[str], category: str = ALL, counting: tuple[bool, str] = DEFAULT_COUNTING) -> bool:
+        """Whether `board` would compute that board first (a counting board of a category other than All
+        that no one has asked for since the last refresh): a page says so while it waits."""
+        if counting == DEFAULT_COUNTING or category == ALL:
+            return False
+        return not self.job.lazy_ready(kind, category, counting)

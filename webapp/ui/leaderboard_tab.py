@@ -14,7 +14,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import gradio as gr
 import pandas as pd
@@ -50,8 +50,9 @@ EXPLANATION = (
     "directly or through a chain of overlapping intervals, share a tier. **Counting**: *first vote of each "
     "session only* rates each participant's first vote alone (a reviewer's check that later, practised or "
     "tired votes do not decide the order); *ties left out* fits the ratings from decisive votes only "
-    "(by default a tie or both-bad vote is half a win for each side). These options apply to the whole "
-    "arena (category All) and their boards are computed without style control. **Position bias**: how "
+    "(by default a tie or both-bad vote is half a win for each side). These options apply to every "
+    "category; their boards are computed without style control, those of a category other than All the "
+    "first time someone asks for them after each refresh (a few seconds). **Position bias**: how "
     "often the left (A) and the right (B) system won over the board's battles, with 95% Wilson intervals."
 )
 
@@ -216,9 +217,22 @@ def rests_on_text(table: pd.DataFrame) -> str:
     pooled = table.attrs.get("votes_without_session", 0)
     if pooled:
         text += f" (and {plural(pooled, 'vote')} with no session known)"
-    rules = [r for r, on in (("first vote of each session only", table.attrs.get("first_votes_only")),
-                             ("ties left out", table.attrs.get("ties") == "drop")) if on]
-    return text + (f"; counting {' and '.join(rules)}." if rules else ".")
+    rules = counting_words((bool(table.attrs.get("first_votes_only")), table.attrs.get("ties", "half")))
+    return text + (f"; counting {rules}." if rules else ".")
+
+
+def counting_words(counting: tuple[bool, str]) -> str:
+    """The counting options in words ("" for the default: every vote, ties as half-wins)."""
+    first, ties = counting
+    return " and ".join(r for r, on in (("first vote of each session only", first), ("ties left out", ties == "drop"))
+                        if on)
+
+
+def computing_text(category: str, counting: tuple[bool, str]) -> str:
+    """The line a page shows while a counting board is computed on first request."""
+    return (f"Computing the board of {leaderboard_categories.label_of(category)}, counting "
+            f"{counting_words(counting)}: it is made the first time it is asked for after each refresh, "
+            "which takes a few seconds.")
 
 
 def position_bias_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -236,15 +250,12 @@ def position_bias_table(table: pd.DataFrame) -> pd.DataFrame:
                           f"{pct(r['share_low'])}–{pct(r['share_high'])}"} for r in rows])
 
 
-def checked_counting(counting: Any, category: str) -> tuple[bool, str]:
-    """(first votes only, tie rule) from the ticked options; a value the options do not offer is refused.
-    The options apply to the whole arena: another category counts every vote, ties as half-wins."""
+def checked_counting(counting: Any) -> tuple[bool, str]:
+    """(first votes only, tie rule) from the ticked options; a value the options do not offer is refused."""
     picked = counting or []
     offered = [value for _, value in COUNTING_CHOICES]
     if not isinstance(picked, list) or any(not isinstance(p, str) or p not in offered for p in picked):
         raise refuse(f"There is no counting option {str(picked)[:40]!r}; choose among {', '.join(offered)}.")
-    if category != ALL:
-        return DEFAULT_COUNTING
     return "first" in picked, "drop" if "drop_ties" in picked else "half"
 
 
@@ -277,7 +288,7 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
     def render(kind_value: str, category: Optional[str] = ALL, fresh: bool = False,
                counting_value: Any = None) -> tuple[Any, ...]:
         kind_value, category = checked_choice(kind_value, category)
-        counting = checked_counting(counting_value, category)
+        counting = checked_counting(counting_value)
         kind = _kind(kind_value)
         table, side, read = cache.board(kind, fresh=fresh, category=category, counting=counting)
         meta, records = (side.meta, side.records or []) if side is not None else (None, [])
@@ -289,8 +300,6 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
             title += f"\n{leaderboard_categories.label_of(category)}"
         meta_shown = meta is not None and not meta.empty
         summary_line = f"{published_note(read, every_s)} {summary_text(table)}"
-        if counting_value and category != ALL:
-            summary_line += " The counting options apply to the category All; this board counts every vote."
         # The table, plot and heat map of one published result are drawn once, not per visitor.
         key = (kind, category, counting)
         drawn = drawings.get(key)
@@ -316,7 +325,7 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         category = gr.Dropdown(leaderboard_categories.choices(), value=ALL, label="Category",
                                elem_id="leaderboard-category", scale=3)
         refresh = gr.Button("Refresh", elem_id="leaderboard-refresh", scale=1)
-    counting = gr.CheckboxGroup(COUNTING_CHOICES, value=[], label="Counting (category All)",
+    counting = gr.CheckboxGroup(COUNTING_CHOICES, value=[], label="Counting",
                                 elem_id="leaderboard-counting")
     summary = gr.Markdown("", elem_id="leaderboard-summary")
     # On a phone the table scrolls sideways with its rank and system pinned (`pinned-columns`, in the app's
@@ -349,9 +358,25 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
     inputs = [kind, category, counting]
     # Every draw asks for the current board: a live board (no snapshot interval) then waits for the job's
     # next result when the store changed since the last one (a vote just cast shows on opening the tab);
-    # a snapshot is served until its interval ends. Nothing is computed on the request's thread.
-    def current(k: str, c: Optional[str], counted: Any = None) -> tuple[Any, ...]:
-        return render(k, c, fresh=True, counting_value=counted)
+    # a snapshot is served until its interval ends. Nothing is computed on the request's thread: a counting
+    # board of a category other than All is computed on the boards' worker when first asked for, and the
+    # page says so meanwhile, with no board shown (the one on screen is another board's).
+    def current(k: str, c: Optional[str], counted: Any = None) -> Iterator[tuple[Any, ...]]:
+        kind_value, category = checked_choice(k, c)
+        counting = checked_counting(counted)
+        if not cache.snapshots.waits(_kind(kind_value), category, counting):
+            yield render(kind_value, category, fresh=True, counting_value=counted)
+            return
+        no_box = gr.Accordion(visible=False)
+        yield (computing_text(category, counting), gr.Column(visible=False), gr.skip(), gr.skip(), gr.skip(),
+               no_box, gr.skip(), gr.skip(), no_box, gr.skip(), no_box, "", gr.skip())
+        try:
+            yield render(kind_value, category, fresh=True, counting_value=counted)
+        except Exception as exc:  # one line on the page; the other boards serve as before
+            log.exception("leaderboard board %s / %s / %s failed", kind_value, category, counting)
+            reason = " ".join(str(exc).split())[:200]
+            yield (f"This board could not be computed ({type(exc).__name__}: {reason}); the other boards are "
+                   "unaffected.", *[gr.skip()] * (len(outputs) - 1))
 
     refresh.click(current, inputs, outputs, api_name="leaderboard", preprocess=False)
     kind.change(current, inputs, outputs, api_name=False, preprocess=False)
