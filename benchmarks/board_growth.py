@@ -3,6 +3,7 @@ intervals included) computed from the store's compact rows at 1k, 10k and 100k v
 dialogues of 8 utterances), on SQLite and on PostgreSQL, with the memory it takes.
 
     python benchmarks/board_growth.py [--votes 1000 10000 100000] [--stores sqlite postgresql] [--extras]
+                                      [--lazy]
 
 Each line: the store, the votes, the seconds to read the compact rows, to compute every board, the whole
 refresh (best of `--repeat`) with the CPU seconds it used (this process; on a machine others share, the wall
@@ -10,12 +11,16 @@ time also counts their load, printed beside it), and the peak memory the refresh
 separate run). With `--extras`, a second line per size times the job as the app runs it: the boards and
 then the tables shown beside them (metric means against satisfaction, metric-vs-rating correlations with
 their bootstrap), each table made afresh (no result kept from an earlier run); 5% of the dialogues carry
-an aspect rating, so the few dialogues read whole are read.
+an aspect rating, so the few dialogues read whole are read. With `--lazy`, a line per size times a
+counting board of a category other than All as the first page to ask for it gets it (the largest category,
+"short", for people: first votes only, then ties left out), and the memory the rows kept for such boards
+hold until the next refresh (tracemalloc, a separate run).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -138,7 +143,32 @@ def job_times(store: Store, repeat: int) -> tuple[float, float, float, float]:
     return best, cpu, tables, peak
 
 
-def run(location: str, label: str, sizes: list[int], repeat: int, extras: bool = False) -> list[tuple]:
+LAZY_CATEGORY = "short"  # about two thirds of the battles: the largest category but All
+
+
+def lazy_times(store: Store) -> tuple[list[tuple[str, float, float]], float]:
+    """([(counting, wall s, CPU s)] of one counting board of `LAZY_CATEGORY` computed on first request, the
+    MiB the rows kept for those boards hold after a refresh (a separate run)."""
+    options = LeaderboardOptions()
+    source = compute_boards(store, options).source
+    times = []
+    for name, counting in (("first votes only", (True, "half")), ("ties left out", (False, "drop"))):
+        t, c = time.perf_counter(), time.process_time()
+        source.board("human", LAZY_CATEGORY, counting)
+        times.append((name, time.perf_counter() - t, time.process_time() - c))
+    del source
+    gc.collect()
+    tracemalloc.start()
+    kept = compute_boards(store, options).source  # the result is dropped, what a lazy board needs is kept
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+    del kept
+    return times, held
+
+
+def run(location: str, label: str, sizes: list[int], repeat: int, extras: bool = False,
+        lazy: bool = False) -> list[tuple]:
     store = Store(location)
     done, out = 0, []
     for votes in sizes:
@@ -156,6 +186,11 @@ def run(location: str, label: str, sizes: list[int], repeat: int, extras: bool =
             print(f"{label:<10} {votes:>7} votes  with the tables beside the boards: job {job:6.2f} s "
                   f"(CPU {job_cpu:6.2f} s; the tables {tables:6.2f} s)  peak {job_peak:7.1f} MiB  "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
+        if lazy:
+            times, held = lazy_times(store)
+            boards = "; ".join(f"{name} {wall:5.2f} s (CPU {cpu:5.2f} s)" for name, wall, cpu in times)
+            print(f"{label:<10} {votes:>7} votes  one lazy board of {LAZY_CATEGORY!r}: {boards}; rows kept for "
+                  f"them {held:6.1f} MiB  (load {os.getloadavg()[0]:.1f})", flush=True)
     store.close()
     return out
 
@@ -167,12 +202,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--extras", action="store_true",
                         help="also time the job with the tables shown beside the boards")
+    parser.add_argument("--lazy", action="store_true",
+                        help="also time one counting board of a category other than All, computed on request")
     args = parser.parse_args()
     sizes = sorted(args.votes)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         if "sqlite" in args.stores:
-            results += run(str(Path(tmp) / "growth.sqlite3"), "sqlite", sizes, args.repeat, args.extras)
+            results += run(str(Path(tmp) / "growth.sqlite3"), "sqlite", sizes, args.repeat, args.extras,
+                           args.lazy)
         if "postgresql" in args.stores:
             from tests.support.postgres import MISSING, PostgresServer, find_bin_dir
 
@@ -183,7 +221,7 @@ def main() -> None:
                 server = PostgresServer(bin_dir).start()
                 try:
                     results += run(server.create_database("growth"), "postgresql", sizes, args.repeat,
-                                   args.extras)
+                                   args.extras, args.lazy)
                 finally:
                     server.stop()
     for store in args.stores:

@@ -65,7 +65,8 @@ def test_a_categorys_first_vote_board_is_the_one_its_first_votes_make(tmp_path):
     dropped = published.source.board("human", "redial", (False, "drop"))
     assert dropped.attrs["votes_fitted"] == len([v for v in votes if v.choice != "tie"])
     # The whole arena's boards come from the same code as the job's own variants.
-    pd.testing.assert_frame_equal(published.source.board("human", "all", FIRST), published.variants[("human", FIRST)])
+    pd.testing.assert_frame_equal(published.source.board("human", "all", FIRST),
+                                  published.variants[("human", FIRST)])
     with pytest.raises(ValueError, match="unknown counting"):
         published.source.board("human", "redial", (False, "half"))
 

@@ -131,7 +131,8 @@ class StoreFrames:
     def board_columns(self) -> "StoreFrames":
         """The same rows with only the columns `board_data` reads (the arrays shared, not copied): what a
         board needs once its masks are made, kept without the rest of the rows."""
-        return StoreFrames({c: self.d[c] for c in BOARD_DIALOGUE_COLUMNS}, {c: self.v[c] for c in BOARD_VOTE_COLUMNS})
+        return StoreFrames({c: self.d[c] for c in BOARD_DIALOGUE_COLUMNS},
+                           {c: self.v[c] for c in BOARD_VOTE_COLUMNS})
 
     def board_data(self, dialogue_mask: np.ndarray, vote_mask: np.ndarray, rated: np.ndarray) -> tuple[BoardData, int]:
         d, v = self.d, self.v

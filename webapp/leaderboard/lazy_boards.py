@@ -151,4 +151,5 @@ def _lowest_priority() -> None:
 
 def lazy_worker() -> ThreadPoolExecutor:
     """The one thread that computes lazy boards: one at a time, at the lowest priority."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="leaderboard-lazy", initializer=_lowest_priority)
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="leaderboard-lazy",
+                              initializer=_lowest_priority)

@@ -413,7 +413,8 @@ class LeaderboardSnapshots:
             table, published = self.job.lazy_board(kind, category, counting)
         return table, published.extras.get((kind, category)), published
 
-    def waits(self, kind: Optional[str], category: str = ALL, counting: tuple[bool, str] = DEFAULT_COUNTING) -> bool:
+    def waits(self, kind: Optional[str], category: str = ALL,
+              counting: tuple[bool, str] = DEFAULT_COUNTING) -> bool:
         """Whether `board` would compute that board first (a counting board of a category other than All
         that no one has asked for since the last refresh): a page says so while it waits."""
         if counting == DEFAULT_COUNTING or category == ALL:

@@ -224,8 +224,8 @@ def rests_on_text(table: pd.DataFrame) -> str:
 def counting_words(counting: tuple[bool, str]) -> str:
     """The counting options in words ("" for the default: every vote, ties as half-wins)."""
     first, ties = counting
-    return " and ".join(r for r, on in (("first vote of each session only", first), ("ties left out", ties == "drop"))
-                        if on)
+    rules = (("first vote of each session only", first), ("ties left out", ties == "drop"))
+    return " and ".join(r for r, on in rules if on)
 
 
 def computing_text(category: str, counting: tuple[bool, str]) -> str:
