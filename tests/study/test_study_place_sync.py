@@ -140,7 +140,7 @@ def test_fewer_places_than_a_published_study_has_are_said_not_sent(services, pro
     sync = PlaceSync(services, ProlificClient.from_environment, every_s=30, quiet_s=0)
     publish(services, prolific={**PROLIFIC, "places": 4})
     (line,) = sync.tick()
-    assert "The arena now has 4 places and Prolific 8: Prolific only lets a published study's places grow" in line
+    assert "The arena now has 4 places and Prolific 8: Prolific only lets a published study's places" in line
     assert _patches(prolific, study_id) == 0 and _places(prolific, study_id) == PLACES
     assert "only lets a published study's places grow" in section.shown_line(services, "pilot")
     publish(services, prolific={**PROLIFIC, "places": 8})
@@ -153,7 +153,8 @@ def test_two_processes_on_one_database_send_a_change_once(services, prolific):
     other = dataclasses.replace(services, store=other_store, scorer=None, _parts={},
                                 _parts_lock=threading.Lock())
     try:
-        syncs = [PlaceSync(s, ProlificClient.from_environment, every_s=30, quiet_s=0) for s in (services, other)]
+        syncs = [PlaceSync(s, ProlificClient.from_environment, every_s=30, quiet_s=0)
+                 for s in (services, other)]
         for round_ in range(3):
             _flag(services, f"worker-{round_}")
             start = threading.Barrier(2)

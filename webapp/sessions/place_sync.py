@@ -62,8 +62,9 @@ class PlaceSync:
     """Keeps the platform's place counts in step with the arena's (see the module doc). `tick()` is one
     check of every linked study; `start()` runs it every `every_s` seconds on the scheduler."""
 
-    def __init__(self, services: Services, client: platform.ClientFactory, *, every_s: float = DEFAULT_EVERY_S,
-                 quiet_s: Optional[float] = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, services: Services, client: platform.ClientFactory, *,
+                 every_s: float = DEFAULT_EVERY_S, quiet_s: Optional[float] = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.services = services
         self.client = client
         self.every_s = float(every_s)
