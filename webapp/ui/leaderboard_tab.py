@@ -235,6 +235,21 @@ def computing_text(category: str, counting: tuple[bool, str]) -> str:
             "which takes a few seconds.")
 
 
+def computing_view(category: str, counting: tuple[bool, str]) -> tuple[Any, ...]:
+    """The tab's outputs while a counting board is computed: the line saying so, no board (the one on
+    screen is another board's) and no tables beside it; the rest left as they are."""
+    no_box = gr.Accordion(visible=False)
+    return (computing_text(category, counting), gr.Column(visible=False), gr.skip(), gr.skip(), gr.skip(),
+            no_box, gr.skip(), gr.skip(), no_box, gr.skip(), no_box, "", gr.skip())
+
+
+def failed_view(exc: Exception, outputs: int) -> tuple[Any, ...]:
+    """The tab's outputs when a counting board could not be computed: one line saying why."""
+    reason = " ".join(str(exc).split())[:200]
+    return (f"This board could not be computed ({type(exc).__name__}: {reason}); the other boards are "
+            "unaffected.", *[gr.skip()] * (outputs - 1))
+
+
 def position_bias_table(table: pd.DataFrame) -> pd.DataFrame:
     """The board's position-bias rows (`vote_counting.position_bias`) as text for people."""
     bias = table.attrs.get("position_bias")
@@ -367,16 +382,12 @@ def build(services: Services, participant: Any = None, *, tab: Optional[gr.Tab] 
         if not cache.snapshots.waits(_kind(kind_value), category, counting):
             yield render(kind_value, category, fresh=True, counting_value=counted)
             return
-        no_box = gr.Accordion(visible=False)
-        yield (computing_text(category, counting), gr.Column(visible=False), gr.skip(), gr.skip(), gr.skip(),
-               no_box, gr.skip(), gr.skip(), no_box, gr.skip(), no_box, "", gr.skip())
+        yield computing_view(category, counting)
         try:
             yield render(kind_value, category, fresh=True, counting_value=counted)
         except Exception as exc:  # one line on the page; the other boards serve as before
             log.exception("leaderboard board %s / %s / %s failed", kind_value, category, counting)
-            reason = " ".join(str(exc).split())[:200]
-            yield (f"This board could not be computed ({type(exc).__name__}: {reason}); the other boards are "
-                   "unaffected.", *[gr.skip()] * (len(outputs) - 1))
+            yield failed_view(exc, len(outputs))
 
     refresh.click(current, inputs, outputs, api_name="leaderboard", preprocess=False)
     kind.change(current, inputs, outputs, api_name=False, preprocess=False)
