@@ -19,10 +19,12 @@ from arena.runtime.config import LLM_PROVIDERS, Settings, SettingsError
 from arena.llm.redaction import install_log_redaction
 from webapp.protection.admin_auth import AdminNotConfigured, admin_checker
 from arena.corpus.hub_mirror import HubMirror, MirrorRefused
+from arena.crowd.prolific_api import ProlificClient
 from webapp.protection.login_limits import LoginLimiter
 from webapp.protection.shared_login import ResearcherLogin
 from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.platform_webhook import add_platform_webhook
+from webapp.sessions.place_sync import PlaceSync
 from webapp.services import Services, build_services
 from webapp.ui import (
     battle_tab, chat_tab, download_tab, evaluate_tab, leaderboard_tab, moderation_tab, studies_tab, systems_tab,
@@ -239,6 +241,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # Every serving process takes over the evaluation runs of processes that died (within run_lease_s +
     # run_resume_s), so a run goes on whichever replica was killed.
     services.evaluation_runs.keep_resuming(settings.run_resume_s)
+    # Every serving process checks that Prolific's place counts follow the arena's (one replica sends each).
+    place_sync = PlaceSync(services, ProlificClient.from_environment,
+                           every_s=settings.prolific_places_every_s).start()
     port = args.port or (settings.admin_port if args.admin else settings.port)
     if settings.warm_start and not args.admin:  # the models load once the server answers (webapp.warm_start)
         services.warming = WarmUp.for_services(services)
@@ -264,6 +269,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         if mirror is not None:
             mirror.stop()  # the last push
+        place_sync.stop()
         services.close()
     return 0
 

@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     # Signs Prolific's webhook deliveries (webapp/platform_webhook.py); without it the route answers 404.
     prolific_webhook_secret: Optional[SecretStr] = Field(None,
                                                          validation_alias=_env("PROLIFIC_WEBHOOK_SECRET"))
+    # Seconds between two checks that push the arena's place counts to Prolific
+    # (webapp/sessions/place_sync.py).
+    prolific_places_every_s: float = Field(30.0, gt=0, validation_alias=_env("ARENA_PROLIFIC_PLACES_EVERY"))
     # -- LLM -------------------------------------------------------------------
     llm_provider: Literal["openai", "local", "fake"] = "local"
     llm_model: Optional[str] = None

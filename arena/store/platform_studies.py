@@ -4,6 +4,12 @@ its status as last read, its place count and when they were read (table of Alemb
 One arena study has at most one platform study. The row is written when the study is created on the
 platform and each time the arena reads or changes it there (publish, pause, stop, places, a webhook);
 the status is the platform's own word (UNPUBLISHED, ACTIVE, PAUSED, AWAITING REVIEW, COMPLETED, ...).
+
+The arena also pushes its place count to the platform on its own (`webapp.sessions.place_sync`), from
+every replica. `claim_places_push` is the compare-and-set that lets one replica send each change: it moves
+`places` from the count it read to the new one only if no other replica moved it first, and
+`undo_places_push` puts it back (with the line saying why, `places_line`, revision 0015) when the
+platform refused or could not be reached, so the next tick tries again.
 Researcher-only, like the workers' platform ids: never exported or mirrored.
 
 `PlatformStudies` is a part of `arena.store.Store`.
@@ -31,11 +37,13 @@ class PlatformLink:
     status: str
     places: int
     synced_at: str
+    places_line: Optional[str] = None  # why the arena's place count last failed to reach the platform
 
 
 def _link(row: Any) -> PlatformLink:
     return PlatformLink(study_id=row.study_id, platform=row.platform, platform_study_id=row.platform_study_id,
-                        status=row.status, places=row.places, synced_at=row.synced_at)
+                        status=row.status, places=row.places, synced_at=row.synced_at,
+                        places_line=row.places_line)
 
 
 class PlatformStudies(StorePart):
@@ -52,7 +60,7 @@ class PlatformStudies(StorePart):
                 places=places, synced_at=now,
             ).on_conflict_do_update(index_elements=["study_id"], set_={
                 "platform": platform, "platform_study_id": platform_study_id, "status": status,
-                "places": places, "synced_at": now}))
+                "places": places, "synced_at": now, "places_line": None}))
         return PlatformLink(study_id, platform, platform_study_id, status, places, now)
 
     def platform_link(self, study_id: str) -> Optional[PlatformLink]:
@@ -77,3 +85,37 @@ class PlatformStudies(StorePart):
             done = conn.execute(sa.update(t.platform_studies).where(s.study_id == study_id)
                                 .values(status=status, places=places, synced_at=now_key()))
         return self.platform_link(study_id) if done.rowcount else None
+
+    def platform_links(self) -> list[PlatformLink]:
+        """Every arena study's platform study, by arena study id."""
+        with self.read() as conn:
+            rows = conn.execute(sa.select(t.platform_studies).order_by(t.platform_studies.c.study_id)).all()
+        return [_link(row) for row in rows]
+
+    def claim_places_push(self, study_id: str, seen: int, places: int) -> bool:
+        """Take the push of `places` to the platform: True when the stored count was still `seen` and is
+        now `places` (this caller sends it); False when another caller changed it first (it sends)."""
+        s = t.platform_studies.c
+        with self.write() as conn:
+            done = conn.execute(sa.update(t.platform_studies)
+                                .where(s.study_id == study_id, s.places == seen)
+                                .values(places=places))
+        return bool(done.rowcount)
+
+    def undo_places_push(self, study_id: str, claimed: int, back_to: int, line: str) -> None:
+        """A claimed push that did not reach the platform: the count goes back to `back_to` (unless it was
+        changed since) and `line` says why."""
+        s = t.platform_studies.c
+        with self.write() as conn:
+            conn.execute(sa.update(t.platform_studies).where(s.study_id == study_id, s.places == claimed)
+                         .values(places=back_to))
+            conn.execute(sa.update(t.platform_studies).where(s.study_id == study_id)
+                         .values(places_line=line))
+
+    def note_places_line(self, study_id: str, line: Optional[str]) -> None:
+        """Why the arena's places are not on the platform (None: they are, or nothing needs sending)."""
+        s = t.platform_studies.c
+        with self.write() as conn:
+            conn.execute(sa.update(t.platform_studies)
+                         .where(s.study_id == study_id, s.places_line.is_distinct_from(line))
+                         .values(places_line=line))

@@ -324,7 +324,8 @@ platform_bonus_workers = sa.Table(
 )
 
 # An arena study's study on a recruiting platform (arena/store/platform_studies.py; revision 0012): its id
-# there, its status and place count as last read, and when. Researcher-only: never exported or mirrored.
+# there, its status and place count as last read, and when; the line of a place push that failed.
+# Researcher-only: never exported or mirrored.
 platform_studies = sa.Table(
     "platform_studies", metadata,
     sa.Column("study_id", sa.Text, primary_key=True),
@@ -333,5 +334,7 @@ platform_studies = sa.Table(
     sa.Column("status", sa.Text, nullable=False),  # the platform's word: UNPUBLISHED, ACTIVE, PAUSED, ...
     sa.Column("places", sa.Integer, nullable=False),  # the platform's total_available_places
     sa.Column("synced_at", sa.Text, nullable=False),
+    # Why the arena's place count last failed to reach the platform (revision 0015); None: in step.
+    sa.Column("places_line", sa.Text),
     sa.Index("platform_studies_platform_id", "platform_study_id", unique=True),
 )

@@ -5,8 +5,9 @@ The arena's places for a study are the file's (`Study.platform_places`: `prolifi
 quota over the tasks each worker does) plus one for each flagged worker whose work fills no place (the
 arena freed their places, so another worker is needed). The link in the store (`PlatformLink.places`)
 keeps the count the arena last set on the platform: when the arena's own count moves away from it (a new
-version of the file, a worker flagged), the platform's count is set; when the platform's count moves away
-from it (changed on the platform), the page says so and offers to set it back.
+version of the file, a worker flagged), the platform's count is set, at a Refresh or without a click by
+the periodic check of `webapp.sessions.place_sync`; when the platform's count moves away from it (changed
+on the platform), the page says so and offers to set it back.
 
 Every call to the platform comes before any change in the arena: a `PlatformError` (no token, the network,
 a 4xx) leaves the arena as it was and is one line for the researcher. A pause or stop seen on the platform
@@ -217,5 +218,7 @@ def local_line(services: Services, study_id: str) -> str:
     link = services.store.platform_link(study_id)
     if link is None:
         return "Not on Prolific yet: 'Create on Prolific' creates it from the file's prolific: block."
-    return (f"Prolific: study {link.platform_study_id} was {link.status} with {link.places} places "
+    line = (f"Prolific: study {link.platform_study_id} was {link.status} with {link.places} places "
             f"(read {link.synced_at[:19].replace('T', ' ')} UTC; 'Refresh from Prolific' reads it again).")
+    # A place count the arena could not push on its own (webapp.sessions.place_sync), until one goes through.
+    return f"{line} {link.places_line}" if link.places_line else line
