@@ -258,6 +258,8 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
 def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: int) -> str:
     """One plain sentence when the catalog could not fill the list with titles that keep to everything
     asked: what was given up, or how few titles fit (empty when the list is full and keeps to it all)."""
+    if relaxed is not None and found == 0:
+        return "Nothing in the catalog keeps to all of that."  # no list, so nothing to say was given up
     if relaxed is not None:
         dropped = sorted(asked.genres - relaxed.genres) + sorted(asked.people - relaxed.people)
         dropped += [f"about {s}" for s in sorted(asked.subjects - relaxed.subjects)]

@@ -114,3 +114,12 @@ def test_a_nationality_before_a_kind_word_is_an_origin_the_list_keeps(policy, re
     assert not read(policy, redial, "a film with an English teacher in it").constraints.origins
     later = read(policy, redial, "an Italian movie", LIST, "something more recent")
     assert later.constraints.origins == {"italy"}
+
+
+def test_the_shortfall_note_names_what_was_given_up_only_when_a_list_follows():
+    from arena.reading.constraints import Constraints
+    from crs.chatcrs import shortfall_note
+    asked = Constraints(people=frozenset({"Keanu Reeves"}), genres=frozenset({"western"}))
+    relaxed = Constraints(genres=frozenset({"western"}))
+    assert "Keanu Reeves" in shortfall_note(asked, relaxed, 3)
+    assert shortfall_note(asked, relaxed, 0) == "Nothing in the catalog keeps to all of that."
