@@ -13,7 +13,14 @@ calls it (gradio_client), chosen by weight:
 - export: a researcher logs in and prepares the corpus download;
 - study: a new worker enters the study, consents, chats, rates and submits.
 
-A pause after each visit keeps the rate low (the machine is shared). The
+A pause after each visit keeps the rate low (the machine is shared). With
+`--rate N` the visits are paced instead: N visits a minute across all clients,
+one starting every 60/N seconds on a common schedule (a client free earlier
+waits for the next start), so the ten-minute level and the end are measured
+under the same load whatever else the machine does meanwhile. The schedule
+never bursts to catch up: starts missed while every client was busy are counted
+(`behind`) and skipped, and the report gives the visits a minute achieved before
+and after the ten-minute mark, so a machine that could not hold N shows it. The
 server's resident memory (VmRSS) is read every `--sample-s` seconds. The rule:
 from the ten-minute mark on, RSS stays within +20% of its level at ten minutes
 (the last sample and the largest). With `--trace`, the server keeps a
@@ -21,7 +28,7 @@ from the ten-minute mark on, RSS stays within +20% of its level at ten minutes
 `--trace-every-min` minutes the sources whose live memory grew most since it
 was ready (`--trace-out`).
 
-    HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/mixed_soak.py --minutes 30 --clients 4
+    HF_HUB_OFFLINE=1 nice -n 10 python benchmarks/mixed_soak.py --minutes 30 --clients 4 --rate 40
 """
 
 from __future__ import annotations
@@ -164,8 +171,32 @@ def _steps(url: str, kind: str, n: int, _client) -> None:
         c.predict(None, None, *([None] * len(load_form().dialogue)), api_name="/study_submit")
 
 
+class Pacer:
+    """Visit starts every `60 / per_minute` seconds on one schedule shared by the clients; a start that
+    every client was too busy to take is skipped (counted in `behind`), never made up in a burst."""
+
+    def __init__(self, per_minute: float, start: float):
+        self.interval = 60.0 / per_minute
+        self.next_at = start
+        self.behind = 0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Until this client's turn to start a visit."""
+        with self._lock:
+            now = time.monotonic()
+            late = int((now - self.next_at) / self.interval)
+            if late > 0:  # the schedule fell behind the clients: go on from now
+                self.behind += late
+                self.next_at += late * self.interval
+            at, self.next_at = self.next_at, self.next_at + self.interval
+        time.sleep(max(0.0, at - time.monotonic()))
+
+
 def load(url: str, clients: int, until: float, pause_s: float, done: Counter, errors: list[str],
-         only: tuple[str, ...] = ()) -> None:
+         only: tuple[str, ...] = (), pacer: Pacer | None = None, ended: list[float] | None = None) -> None:
+    """`clients` threads visiting until `until`: paced by `pacer` when given, else `pause_s` after each
+    visit; `ended` gets the time each visit ended (monotonic)."""
     kinds, weights = zip(*((k, w) for k, w in WEIGHTS.items() if not only or k in only))
     counter = iter(range(10 ** 9))
     lock = threading.Lock()
@@ -173,6 +204,10 @@ def load(url: str, clients: int, until: float, pause_s: float, done: Counter, er
     def loop(seed: int) -> None:
         rng = random.Random(seed)
         while time.monotonic() < until:
+            if pacer is not None:
+                pacer.wait()
+                if time.monotonic() >= until:
+                    break
             kind = rng.choices(kinds, weights)[0]
             with lock:
                 n = next(counter)
@@ -180,10 +215,13 @@ def load(url: str, clients: int, until: float, pause_s: float, done: Counter, er
                 visit(url, kind, n)
                 with lock:
                     done[kind] += 1
+                    if ended is not None:
+                        ended.append(time.monotonic())
             except Exception as exc:  # counted and shown: a soak that fails its visits measures nothing
                 with lock:
                     errors.append(f"{kind}: {' '.join(repr(exc).split())[:200]}")
-            time.sleep(pause_s)
+            if pacer is None:
+                time.sleep(pause_s)
 
     threads = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(clients)]
     for t in threads:
@@ -197,6 +235,8 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--pause-s", type=float, default=0.5, help="each client's pause after a visit")
+    parser.add_argument("--rate", type=float, help="visits a minute across the clients, paced (instead of "
+                        "--pause-s), so that the load is the same before and after the ten-minute mark")
     parser.add_argument("--sample-s", type=float, default=30.0)
     parser.add_argument("--baseline-min", type=float, default=BASELINE_MIN)
     parser.add_argument("--trace", action="store_true", help="tracemalloc in the server (slower)")
@@ -216,6 +256,8 @@ def main() -> int:
     unknown = sorted(set(k for k in args.kinds.split(",") if k) - set(WEIGHTS))
     if unknown:
         parser.error(f"unknown visit kind(s) {', '.join(unknown)}; the kinds are {', '.join(WEIGHTS)}")
+    if args.rate is not None and args.rate <= 0:
+        parser.error(f"--rate must be a positive number of visits a minute, not {args.rate:g}")
     if args.serve:
         serve(args.serve, args.folder, args.trace_file, args.trace_every_min * 60, args.keep_closed)
         return 0
@@ -245,6 +287,8 @@ def main() -> int:
         samples: list[tuple[float, float]] = []
         done: Counter = Counter()
         errors: list[str] = []
+        ended: list[float] = []
+        pacer: Pacer | None = None
         try:
             if not ready.wait(900):
                 raise RuntimeError("the server did not start:\n" + "".join(tail))
@@ -252,15 +296,16 @@ def main() -> int:
             started = time.monotonic()
             until = started + args.minutes * 60
             only = tuple(k for k in args.kinds.split(",") if k)
-            driver = threading.Thread(target=load, daemon=True,
-                                      args=(url, args.clients, until, args.pause_s, done, errors, only))
+            pacer = Pacer(args.rate, started) if args.rate else None
+            driver = threading.Thread(target=load, daemon=True, args=(url, args.clients, until, args.pause_s, done,
+                                                                      errors, only, pacer, ended))
             driver.start()
             while driver.is_alive():
                 driver.join(args.sample_s)
                 minute = (time.monotonic() - started) / 60
                 samples.append((minute, rss_mb(server.pid)))
                 print(f"{minute:5.1f} min  RSS {samples[-1][1]:7.1f} MB  visits {sum(done.values())} "
-                      f"errors {len(errors)}", flush=True)
+                      f"errors {len(errors)}" + (f" behind {pacer.behind}" if pacer else ""), flush=True)
         finally:
             server.terminate()
             try:
@@ -268,14 +313,29 @@ def main() -> int:
             except subprocess.TimeoutExpired:  # a loaded machine: its graceful shutdown is not measured
                 server.kill()
                 server.wait(30)
+    ended_min = [(t - started) / 60 for t in ended]
+    behind = pacer.behind if pacer else None
     if args.json:
-        args.json.write_text(json.dumps({"samples": samples, "visits": done, "errors": errors[:50]}))
-    return report(samples, done, errors, args)
+        args.json.write_text(json.dumps({"samples": samples, "visits": done, "errors": errors[:50],
+                                         "visit_ends_min": ended_min, "behind": behind}))
+    return report(samples, done, errors, args, ended_min, behind)
 
 
-def report(samples: list[tuple[float, float]], done: Counter, errors: list[str], args) -> int:
+def visit_rates(ended_min: list[float], mark: float, end: float) -> tuple[float, float]:
+    """Visits a minute that ended before the mark, and from it to the end."""
+    before = sum(1 for m in ended_min if m < mark)
+    return before / mark if mark > 0 else 0.0, (len(ended_min) - before) / (end - mark) if end > mark else 0.0
+
+
+def report(samples: list[tuple[float, float]], done: Counter, errors: list[str], args,
+           ended_min: list[float] = (), behind: int | None = None) -> int:
     base = next((rss for minute, rss in samples if minute >= args.baseline_min), None)
     print(f"\nvisits: {dict(done)}; failed visits: {len(errors)}")
+    if samples:
+        early, late = visit_rates(list(ended_min), args.baseline_min, samples[-1][0])
+        print(f"visits a minute: {early:.1f} before {args.baseline_min:.0f} min, {late:.1f} after"
+              + (f" (asked {args.rate:g}; starts skipped as every client was busy: {behind})"
+                 if args.rate else ""))
     for line in sorted(set(errors))[:10]:
         print(f"    {line}")
     if base is None:

@@ -56,6 +56,7 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
                  closed_session_grace_s: Optional[float] = None,
                  idle_sweeps: Sequence[Callable[[float], object]] = (),
                  idle_releases: Sequence[Callable[[], object]] = (),
+                 turn_in_flight: Optional[Callable[[str], bool]] = None,
                  readiness: Optional[Callable[[], dict[str, Any]]] = None,
                  researcher_login: Optional[ResearcherLogin] = None,
                  routes: Sequence[Callable[[FastAPI], object]] = ()) -> FastAPI:
@@ -70,7 +71,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
     4xx and one log line, and the development routes are off (`webapp.protection.api_guard`). With `session_idle_s`,
     browser sessions idle that long are forgotten while the server runs (`webapp.sessions.idle_sessions`),
     and, with `closed_session_grace_s`, the sessions of pages closed that long ago (their heartbeat ended),
-    then `idle_releases` let go of what caches held for them.
+    then `idle_releases` let go of what caches held for them; a session for which `turn_in_flight` says a turn
+    is being answered is kept until it ends.
     `GET /health` (liveness: 200 while the server answers) and `GET /ready` (200 once `readiness()` says
     ready, 503 before) both return `readiness()` as JSON (`add_health_routes`). With `researcher_login`, the
     researcher app's login is the server's own, kept where every replica finds it
@@ -88,7 +90,8 @@ def build_server(public: Optional[gr.Blocks], admin: Optional[gr.Blocks] = None,
         OFFERED.configure(DEFAULT_MAX_SESSIONS, session_idle_s)
     reaper = IdleSessionReaper([public, study, admin], session_idle_s, forget=[OFFERED.forget], sweeps=idle_sweeps,
                                releases=idle_releases, pages=pages,
-                               closed_grace_s=closed_session_grace_s) if session_idle_s else None
+                               closed_grace_s=closed_session_grace_s,
+                               in_flight=turn_in_flight) if session_idle_s else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

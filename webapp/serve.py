@@ -156,8 +156,9 @@ def build_app(services: Services, *, public: bool = True, admin_auth: Optional[C
                         max_body_bytes=body_limit(services.settings),
                         # never shorter than a slow turn: a session waiting for its reply is not idle
                         session_idle_s=max(services.settings.session_idle_s, 2 * services.settings.turn_timeout_s),
-                        closed_session_grace_s=max(services.settings.closed_session_grace_s,
-                                                   2 * services.settings.turn_timeout_s),
+                        # a closed page's turn still being answered keeps its session, not a longer grace
+                        closed_session_grace_s=services.settings.closed_session_grace_s,
+                        turn_in_flight=services.turns_in_flight.busy,
                         idle_sweeps=[services.turn_guard.forget_idle],
                         # SQLite's idle connections each keep a page cache of the rows they read
                         idle_releases=[services.store.release_idle_connections],

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the session and protection modules import this one
     from webapp.sessions.battle_state import BattleBook
     from webapp.sessions.pairing import SharedPairScheduler
     from webapp.sessions.turn_guard import TurnGuard
+    from webapp.sessions.turns_in_flight import TurnsInFlight
     from webapp.warm_start import WarmUp
 
 T = TypeVar("T")
@@ -81,6 +82,12 @@ class Services:
         """Serialises the steps of one browser session and recognises a message sent twice."""
         from webapp.sessions.turn_guard import TurnGuard
         return self._once("turn_guard", TurnGuard)
+
+    @property
+    def turns_in_flight(self) -> "TurnsInFlight":
+        """The browser sessions whose turn is being answered, kept by the idle sweep when their page closed."""
+        from webapp.sessions.turns_in_flight import TurnsInFlight
+        return self._once("turns_in_flight", lambda: TurnsInFlight(2 * self.settings.turn_timeout_s))
 
     @property
     def battle_book(self) -> "BattleBook":

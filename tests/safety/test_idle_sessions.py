@@ -143,3 +143,70 @@ def test_the_reaper_sweeps_as_a_job_of_the_scheduler_until_stopped():
     count = len(swept)
     time.sleep(0.3)
     assert len(swept) == count and not reaper._job.active
+
+
+def _open_heartbeat(client, session: str):
+    """A page's heartbeat stream, open until the returned stream is closed (the tab closing)."""
+    stream = client.stream("GET", f"/gradio_api/heartbeat/{session}")
+    response = stream.__enter__()
+    next(response.iter_lines())  # the first ALIVE: the server counts the page as open
+    return stream
+
+
+def test_a_closed_page_is_forgotten_at_the_next_sweep_unless_its_turn_is_still_being_answered(tmp_path):
+    """Two pages close; one of them has a reply still being written. The quiet one goes at the next sweep
+    (no wait of twice the turn timeout); the busy one stays until its turn ends, then goes too."""
+    import threading
+
+    import httpx
+
+    svc = make_services(tmp_path, [FakeCatalogCRS("alpha", delay_s=2.0)], max_turns=5, turn_timeout_s=60,
+                        closed_session_grace_s=10)
+    try:
+        app = build_app(svc)
+        reaper = app.state.idle_sessions
+        assert reaper.closed_grace_s == 10  # the setting itself, not raised to twice the turn timeout
+        reaper.closed_grace_s = 0.0  # the sweep is called by hand below, right after the pages closed
+        public = next(r.app for r in app.routes if getattr(r, "path", None) == "").get_blocks()
+        with running(app) as url, httpx.Client(base_url=url, timeout=60) as client, \
+                httpx.Client(base_url=url, timeout=60) as pages:
+            config = client.get("/config").json()
+            for session in ("s-quiet", "s-busy"):
+                call(client, config, "chat_start", ["alpha"], session)
+            beats = {s: _open_heartbeat(pages, s) for s in ("s-quiet", "s-busy")}
+            answered = {}
+            turn = threading.Thread(target=lambda: answered.update(
+                call(httpx.Client(base_url=url, timeout=60), config, "chat_send", ["a comedy please"], "s-busy")))
+            turn.start()
+            deadline = time.monotonic() + 30
+            while not svc.turns_in_flight.busy("s-busy") and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert svc.turns_in_flight.busy("s-busy") and not svc.turns_in_flight.busy("s-quiet")
+            for stream in beats.values():  # both tabs close
+                stream.__exit__(None, None, None)
+            while reaper.pages.closed_for(0) != {"s-quiet", "s-busy"} and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert reaper.pages.closed_for(0) == {"s-quiet", "s-busy"}
+            assert svc.turns_in_flight.busy("s-busy")  # the reply is still being written
+            assert reaper.sweep() == 1
+            sessions = set(public.state_holder.session_data)
+            assert "s-quiet" not in sessions and "s-busy" in sessions
+            turn.join(30)
+            assert answered and not svc.turns_in_flight.busy("s-busy")
+            assert reaper.sweep() == 1  # its turn over, the closed page goes at the next sweep
+            assert "s-busy" not in public.state_holder.session_data
+        stored = svc.store.list_dialogues()
+        assert len(stored) == 1 and "comedy" in str(stored[0].utterances)  # the turn was stored whole
+    finally:
+        svc.store.close()
+
+
+def test_a_turn_that_never_returned_stops_keeping_its_session_after_twice_the_turn_timeout():
+    from webapp.sessions.turns_in_flight import TurnsInFlight
+
+    turns = TurnsInFlight(stale_s=0.2)
+    with turns.turn("s-stuck"), turns.turn(None):
+        assert turns.busy("s-stuck")
+        time.sleep(0.3)
+        assert not turns.busy("s-stuck")
+    assert not turns.busy("s-stuck") and turns._started == {}

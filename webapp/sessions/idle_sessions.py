@@ -34,10 +34,14 @@ for the public page, 235 KiB for the study page) until 10,000 newer sessions
 came: a replica grew from 240 MB to 1.4 GB in 45 minutes of mixed use.
 `OpenPages`, an ASGI middleware, watches those streams begin and end, and the
 reaper forgets a session whose last heartbeat ended `closed_grace_s` ago
-(ARENA_CLOSED_SESSION_GRACE, never less than twice ARENA_TURN_TIMEOUT, as for idle
-sessions: a turn sent just before the page closed has finished by then) with none
-open since; a heartbeat dropped by the network comes back within seconds, well
-inside the grace.
+(ARENA_CLOSED_SESSION_GRACE, 60 s by default: a heartbeat dropped by the network
+comes back within seconds, well inside it) with none open since, unless a turn
+of that session is still being answered (`in_flight`, from
+`webapp.sessions.turns_in_flight`): such a session is kept until its turn ends or
+times out, then goes at the next sweep. The grace used to be at least twice
+ARENA_TURN_TIMEOUT, to cover a turn sent just before the page closed; at about
+0.4 MB a session, those four minutes of closed pages were what a replica's
+memory followed as the visit rate rose.
 
 Nothing a participant stored is lost: conversations live in the store, and a
 browser that comes back after its session was forgotten reloads the page, is
@@ -121,13 +125,14 @@ class IdleSessionReaper:
     def __init__(self, blocks: Iterable[Any], idle_s: float, every_s: Optional[float] = None,
                  forget: Iterable[Callable[[str], None]] = (), sweeps: Iterable[Callable[[float], Any]] = (),
                  releases: Iterable[Callable[[], Any]] = (), pages: Optional[OpenPages] = None,
-                 closed_grace_s: Optional[float] = None):
+                 closed_grace_s: Optional[float] = None, in_flight: Optional[Callable[[str], bool]] = None):
         self.blocks = [b for b in blocks if b is not None]
         self.forget = list(forget)  # also told each forgotten session hash (the server's own session maps)
         self.sweeps = list(sweeps)  # also run on each sweep with `idle_s` (maps keyed otherwise: the turn guard)
         self.releases = list(releases)  # run once sessions were forgotten, before the memory goes back (caches)
         self.idle_s = float(idle_s)
         self.pages = pages
+        self.in_flight = in_flight  # whether a session's turn is being answered: it keeps the session
         self.closed_grace_s = float(closed_grace_s) if closed_grace_s is not None and pages is not None else None
         shortest = min(self.idle_s, self.closed_grace_s or self.idle_s)
         self.every_s = float(every_s if every_s is not None else min(60.0, max(1.0, shortest / 4)))
@@ -135,8 +140,8 @@ class IdleSessionReaper:
         self._job: Optional[Periodic] = None  # the sweeps, a job on the process's scheduler
 
     def sweep(self) -> int:
-        """Forget every session idle for `idle_s`, and every closed page's after `closed_grace_s`; returns
-        how many were forgotten."""
+        """Forget every session idle for `idle_s`, and every closed page's after `closed_grace_s`, except those
+        with a turn in flight; returns how many were forgotten."""
         cutoff = datetime.datetime.now() - datetime.timedelta(seconds=self.idle_s)
         closed = self.pages.closed_for(self.closed_grace_s) if self.closed_grace_s is not None else set()
         gone = 0
@@ -146,7 +151,7 @@ class IdleSessionReaper:
                 continue
             with holder.lock:
                 idle = [sid for sid, used in holder.time_last_used.items()
-                        if used < cutoff or sid in closed]
+                        if (used < cutoff or sid in closed) and not self._busy(sid)]
                 for sid in idle:
                     try:
                         holder.delete_state(sid)  # the States' delete callbacks, as Gradio runs them
@@ -174,6 +179,9 @@ class IdleSessionReaper:
             self.evicted += gone
             log.info("forgot %d browser session(s), closed or idle for %.0f s or more", gone, self.idle_s)
         return gone
+
+    def _busy(self, session: str) -> bool:
+        return self.in_flight is not None and self.in_flight(session)
 
     def start(self) -> "IdleSessionReaper":
         """Sweep every `every_s`, a job on the process's scheduler, until `stop`."""

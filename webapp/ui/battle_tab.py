@@ -53,6 +53,7 @@ from webapp.ui.parts import under_way
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.ui.parts.refusal_notice import notice
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items
+from webapp.sessions.turns_in_flight import session_of
 
 # The tab's texts live with its components; GETTING_READY is read from here as well.
 __all__ = ["GETTING_READY", "NOT_STARTED", "VOTE_LABELS", "VOTE_LOCKED", "build"]
@@ -246,7 +247,8 @@ class BattleEvents:
             if warming:
                 yield (gr.skip(), gr.skip(), warming, *_skips(7))
             try:
-                status_text = send(services, session, side, text)
+                with services.turns_in_flight.turn(session_of(request)):  # a closed page waits for its reply
+                    status_text = send(services, session, side, text)
             except Refusal as exc:
                 yield (*pane_view(services, session, side, status=notice(exc), message=text),
                        *both_view(services, session), gr.skip())
@@ -337,7 +339,8 @@ class BattleEvents:
         line = notice(partly_sent(refused)) if refused else ""
         yield (*echoes["A"], *echoes["B"], *both_view(services, session, message="", busy=True), line,
                gr.skip())
-        with ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
+        with services.turns_in_flight.turn(session_of(request)), \
+                ThreadPoolExecutor(max_workers=len(taken), thread_name_prefix="battle-both") as pool:
             turns = {pool.submit(send, services, session, side, text): side for side in taken}
             views = {side: _skips(7) for side in SIDES}  # a pane the message did not go to stays as it is
             stored = False

@@ -37,6 +37,7 @@ from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown,
 from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
 from webapp.ui.parts.score_words import NOT_FINISHED, PENDING, plain_scores
 from webapp.ui.parts.scorecard import factor_figure
+from webapp.sessions.turns_in_flight import session_of
 
 __all__ = ["CONSENT", "build"]  # the Battle tab shows the same consent line
 
@@ -136,8 +137,9 @@ class ChatEvents:
         if warming:
             yield (*_skips(3), " ".join(part for part in (started, warming) if part), *_skips(4))
         try:
-            dialogue, status_text = send_message(services, dialogue, text, session_key=user,
-                                                 message_id=message_id)
+            with services.turns_in_flight.turn(session_of(request)):  # a closed page waits for its reply
+                dialogue, status_text = send_message(services, dialogue, text, session_key=user,
+                                                     message_id=message_id)
         except Refusal as exc:
             yield self.view(dialogue, notice(exc), message_value=text)
             return

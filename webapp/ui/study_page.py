@@ -37,6 +37,7 @@ from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items, plural
 from webapp.ui.study_layout import SIDES, TITLE, StudyPage, build_page
 from webapp.sessions.session_choices import OFFERED
+from webapp.sessions.turns_in_flight import session_of
 from arena.text_safety import escape_text
 
 FORWARD_DELAY_MS = 2000  # long enough to see the thank-you and the code, short enough not to wait for
@@ -231,7 +232,7 @@ class StudyEvents:
         def only(updates: dict[Any, Any]) -> list[Any]:
             return [updates.get(c, gr.skip()) for c in outputs]
 
-        def run(ident_value, text: str):
+        def run(ident_value, text: str, request: gr.Request):
             try:
                 study, p = flow.current(services, ident_value)
                 d, _ = flow.check_send(services, p, side, text)
@@ -244,7 +245,8 @@ class StudyEvents:
             if warming:
                 yield only({line: warming})
             try:
-                flow.send(services, study, p, side, text)
+                with services.turns_in_flight.turn(session_of(request)):  # a closed page waits for its reply
+                    flow.send(services, study, p, side, text)
             except Refusal as exc:
                 study, p = flow.current(services, ident_value)
                 yield draw(study, p, notice(exc), where=line) + [gr.update(value=text, interactive=True)]
