@@ -53,8 +53,10 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
             call(client, config, "chat_send", ["a comedy please"], session)
         holder = public.state_holder
         assert {"s-one", "s-two", "s-three"} <= set(holder.session_data)
-        time.sleep(0.3)
-        call(client, config, "chat_start", ["beta"], "s-fresh")  # used just now: kept
+        time.sleep(2.0)
+        # Used just now: kept. The margin (1.5 s idle limit) is for a loaded machine, where this call and
+        # the sweep below can be a second apart.
+        call(client, config, "chat_start", ["beta"], "s-fresh")
         guarded = len(services.turn_guard._entries)
         assert guarded >= 3  # open conversations are remembered by the turn guard
         seen = {}
@@ -63,7 +65,7 @@ def test_idle_sessions_are_forgotten_and_nothing_stored_is_lost(services):
             seen["pool"], seen["idle"] = idle_connections(services.store)
             services.store.release_idle_connections()
 
-        reaper = IdleSessionReaper([public], idle_s=0.25, sweeps=[services.turn_guard.forget_idle],
+        reaper = IdleSessionReaper([public], idle_s=1.5, sweeps=[services.turn_guard.forget_idle],
                                    releases=[release])
         assert reaper.sweep() == 3
         idle_pool, idle = seen["pool"], seen["idle"]
