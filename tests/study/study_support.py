@@ -48,3 +48,6 @@ GOLD = {"kind": "gold", "after_task": 1, "question": "Was this user satisfied?",
             **User:** A horror film please.
             **System:** Here is a cheerful cartoon about ponies.
             **User:** That is not what I asked for at all.""")}
+
+
+RESEARCHER_PASSWORD = "correct horse battery staple"  # the researcher "ada" of `researcher_services`

@@ -10,29 +10,25 @@ import csv
 
 import pytest
 
-from battle_support import FakeCatalogCRS, make_services
-from study_support import pid, publish
+from study_support import RESEARCHER_PASSWORD, pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import (
     PHONE, assert_no_toasts, expect, open_researcher_tab, shoot, wait_for_replies,
 )
 from webapp.leaderboard.study_results import payment_sheet
-from webapp.protection.admin_auth import admin_checker, hash_password
+from webapp.protection.admin_auth import admin_checker
 from webapp.serve import build_app
 from webapp.sessions import study as flow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-PASSWORD = "correct horse battery staple"
+PASSWORD = RESEARCHER_PASSWORD
 CHECK = {"kind": "instructed", "after_task": 1, "question": "Choose Often to show you read this.",
          "options": ["Never", "Sometimes", "Often"], "answer": "Often"}
 
 
 @pytest.fixture
-def services(tmp_path):
-    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=6,
-                        admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
-    yield svc
-    svc.store.close()
+def services(researcher_services):
+    return researcher_services
 
 
 def worker_link(url: str, worker: str, session: str) -> str:

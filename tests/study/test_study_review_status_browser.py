@@ -10,28 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from battle_support import FakeCatalogCRS, make_services
-from study_support import pid, publish
+from study_support import RESEARCHER_PASSWORD, pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import assert_no_toasts, expect, open_researcher_tab
 from arena.crowd.prolific_api import ProlificClient
-from webapp.protection.admin_auth import admin_checker, hash_password
+from webapp.protection.admin_auth import admin_checker
 from webapp.serve import build_app
 from webapp.sessions import platform_link
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-PASSWORD = "correct horse battery staple"
+PASSWORD = RESEARCHER_PASSWORD
 PROLIFIC = {"reward": 200, "estimated_minutes": 10, "description": "Chat with a movie recommender."}
 
 
 @pytest.fixture
-def services(tmp_path):
-    svc = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], max_turns=6,
-                        admin_users=("ada",), admin_password_hash=hash_password(PASSWORD, iterations=1000))
-    yield svc
-    svc.store.close()
+def services(researcher_services):
+    return researcher_services
 
 
 def test_an_approval_changes_the_shown_status_without_refresh(services, prolific, browser):
