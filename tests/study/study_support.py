@@ -51,3 +51,5 @@ GOLD = {"kind": "gold", "after_task": 1, "question": "Was this user satisfied?",
 
 
 RESEARCHER_PASSWORD = "correct horse battery staple"  # the researcher "ada" of `researcher_services`
+# A study file's `prolific:` block for the browser tests.
+PROLIFIC_TERMS = {"reward": 200, "estimated_minutes": 10, "description": "Chat with a movie recommender."}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from study_support import RESEARCHER_PASSWORD, pid, publish
+from study_support import PROLIFIC_TERMS, RESEARCHER_PASSWORD, pid, publish
 from tests.support.asgi_server import running
 from tests.support.browser import assert_no_toasts, expect, open_researcher_tab, shoot, wait_for_replies
 from webapp.protection.admin_auth import admin_checker
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PASSWORD = RESEARCHER_PASSWORD
-PROLIFIC = {"reward": 200, "estimated_minutes": 10, "description": "Chat with a movie recommender."}
+PROLIFIC = PROLIFIC_TERMS
 
 
 @pytest.fixture
