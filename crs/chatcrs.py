@@ -43,7 +43,7 @@ from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, genre_mentions
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import GroundedReplies, read_prompt
-from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, taken
+from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, system_intro, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
 from crs.state_reader import LLMStateReader
@@ -147,8 +147,11 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         turn = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)
         if move.act == "end":
             return farewell(turn, books=move.constraints.kind == "book"), []
+        kind = "book" if move.constraints.kind == "book" else "movie"
+        if move.act == "chat" and move.aspect == "system":  # "what is this?": what it does, no list
+            return system_intro(kind), []
         if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
-            return greeting(turn, "book" if move.constraints.kind == "book" else "movie"), []
+            return greeting(turn, kind, move.text), []
         if move.act == "accept":
             return taken(turn, move.about, move.text), []
         if move.act == "clarify":

@@ -49,7 +49,7 @@ from arena.conversation.crs_interface import TOP_K_SHOWN, ConversationalRecommen
 from arena.reading.constraints import child_friendly, has_genre, request_part
 from crs.crb_context import TurnContext, context_problem, english
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
-from crs.item_answers import answer, farewell, taken
+from crs.item_answers import answer, farewell, system_intro, taken
 from crs.reply_check import enforce_shown_titles, named_titles
 from crs.shown_filter import answer_move
 
@@ -208,6 +208,8 @@ class CRBCRS(StatefulTurns, ConversationalRecommender):
             return taken(turns_so_far, move.about, move.text), []
         if move.act == "clarify":
             return move.state.understood, []
+        if move.act == "chat" and move.aspect == "system":  # "what is this?": what it does, no list
+            return system_intro(), []
         if move.act == "question":
             text, shown = answer_move(move)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")

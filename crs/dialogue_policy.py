@@ -60,8 +60,8 @@ from arena.reading.subjects import plain_subjects, stem, subject_frequency, subj
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, clause_points_back, decisions_apart,
-    defined_words,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, asks_for_anything, clause_points_back,
+    decisions_apart, defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
     starts_with_wh, takes_it, unfamiliar_after,
@@ -70,6 +70,7 @@ from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
     watched_next, without_possessives,
 )
+from arena.reading.message_acts import MessageActReader
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, clause_bounds, has_request_content, negated_before
@@ -133,6 +134,14 @@ _BEST_OF_SERIES = re.compile(r"\b(?:what|which)(?:'s| is| are| would be)? (?:the
 # "What is the movie about?": the item just shown, named by its kind.
 _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.IGNORECASE)
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
+_MORE_OF = re.compile(r"\b(more|others?|another|anything|something|ones?)\s+(like|similar to|as)\b|"
+                      r"\b(similar|another)\b", re.IGNORECASE)
+_MIDDLE = re.compile(r"\bthe middle( one)?\b", re.IGNORECASE)
+# The share of the allowed acts' probability the learnt reader's act needs before it replaces a request.
+MIN_LEARNT = 0.55
+# "tell me more about this list", "what are your picks like?": every shown item.
+_THE_LIST = re.compile(r"\b(list|picks|suggestions|recommendations|options|all (of )?(them|these|those))\b",
+                       re.IGNORECASE)
 MIN_SUBJECT_ITEMS = 3  # a subject fewer entries bear out is no constraint the catalog can keep
 
 
@@ -227,9 +236,12 @@ def _genres_of(item: CatalogItem) -> frozenset[str]:
 
 
 class DialoguePolicy:
-    def __init__(self, catalog: Catalog, reader: Optional[IntentReader] = None):
+    def __init__(self, catalog: Catalog, reader: Optional[IntentReader] = None,
+                 message_acts: Optional[MessageActReader] = None):
         self.catalog = catalog
         self.reader: IntentReader = reader or RuleActReader()
+        # The learnt back-up of the act rules, asked only where they found nothing but a request.
+        self.message_acts = message_acts or MessageActReader()
         # A live dialogue repeats its earlier messages on every turn: each is linked once.
         self._link_spans = lru_cache(maxsize=4096)(catalog.link_spans)
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
@@ -564,10 +576,45 @@ class DialoguePolicy:
             return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
         if takes_it(text):  # "sounds good, I'll watch the second one": the one it points at
             return "accept", None, linked or self._pointed(text, shown, listed)[:1] or list(shown[:1]), down
+        learnt = self._learnt_act(text, shown, linked, listed)
+        if learnt is not None:
+            return learnt
         if not linked and not (shown and points_back(text)) and self._off_task(text):
             # "Can you write me a poem?": nothing to recommend from, and nothing shown it points at
             return "clarify", None, [], []
         return "request", None, linked, []
+
+    def _learnt_act(self, text: str, shown: Sequence[CatalogItem], linked: list[CatalogItem],
+                    listed: Sequence[CatalogItem]) -> Optional[tuple[str, Optional[str], list, list]]:
+        """The act the message-act reader is sure of where the rules found only a request, among the acts
+        the state allows: a choice or a question about an item needs one shown or named; a greeting, a
+        question about the system or a goodbye must name nothing to recommend from. None: the request stands."""
+        probs = self.message_acts.probabilities(text)
+        if not probs:
+            return None
+        refers = bool(shown or linked)
+        names_nothing = not linked and not self._names_a_title(text) and self._names_nothing(text)
+        allowed = {"request", "reject", "seen"} | (
+            {"choice", "item_question"} if refers else set()) | (
+            {"chit_chat", "about_system", "closing"} if names_nothing else set())
+        total = sum(p for act, p in probs.items() if act in allowed)
+        act = max(allowed, key=probs.__getitem__)
+        if total <= 0 or probs[act] / total < MIN_LEARNT:
+            return None
+        if act == "chit_chat":
+            return "chat", None, [], []
+        if act == "about_system":  # "what can you do?": what the system does, and an invitation
+            return "chat", "system", [], []
+        if act == "closing" and not asks_for_anything(text):
+            return "end", None, [], []
+        if act == "choice" and not asks_for_more_after_taking(text) and not _ASKS_ON.search(text):
+            return "accept", None, (linked or self._pointed(text, shown, listed) or list(shown))[:1], []
+        if act == "item_question" and not asks_for_an_item(question_sentence(text) or text) \
+                and not asks_for_similar(text) and not _MORE_OF.search(text):  # "more like the first": items
+            about = (list(shown) if shown and _THE_LIST.search(text) and not linked
+                     else self._referred(text, linked, shown, "about", listed)) or (linked or list(shown))[:1]
+            return "question", "about", about, []
+        return None
 
     def _unknown_title(self, text: str) -> Optional[str]:
         """The title a question asks about that the catalog does not hold ("what is Battle Royale about?"
@@ -648,6 +695,8 @@ class DialoguePolicy:
         index = pointed_index(text)
         if index is not None and -len(shown) <= index < len(shown):
             return [shown[index]]
+        if len(shown) % 2 and len(shown) > 1 and _MIDDLE.search(text):  # "the middle one" of three
+            return [shown[len(shown) // 2]]
         return []
 
     def _people_named(self, text: str, earlier: frozenset[str] = frozenset()) -> list[tuple[str, int]]:

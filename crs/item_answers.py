@@ -27,10 +27,20 @@ FAREWELLS = (
 BOOK_FAREWELL = "You're welcome, happy reading! Goodbye."
 FOLLOW_UP = "Would you like more like it, or something different?"
 GREETINGS = (
+    "Hi! What kind of {kind} are you in the mood for?",
+    "Hello! What would you like to {verb} today? A genre, a title you loved or a favourite actor would help.",
+)
+# Said only to a message that asks after the system ("how are you?"): nobody else asked.
+GREETINGS_ASKED = (
     "Hi! I'm doing well, thanks for asking. What kind of {kind} are you in the mood for?",
     "Hello! All good here. What would you like to {verb} today? A genre, a title you loved or a favourite actor "
     "would help.",
 )
+_ASKS_AFTER_ME = re.compile(r"\b(how (are|r) (you|u)|how('?s| is| are) (it going|things|your day|you doing|life)|"
+                            r"how have you been|what'?s up|how do you do|you doing (ok|well|good|alright)|"
+                            r"and (you|yourself)|how about you)\b", re.IGNORECASE)
+SYSTEM_INTRO = ("I'm a recommender for {kinds}: tell me a genre, a title you liked or a favourite actor and I'll "
+                "suggest a few, and I can answer questions about the ones I show. What would you like?")
 TAKEN = (
     "Great choice, enjoy it! If you would like another idea later, just ask.",
     "Glad that appeals. Enjoy, and come back if you want more ideas.",
@@ -114,6 +124,8 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "",
         shown = list(items[:3])
         said = " ".join(_plot(i) if i.plot else f"{i.label}: {_known(i)[0].upper()}{_known(i)[1:]}"
                         for i in shown)
+        if len(shown) == 1 and shown[0].plot:  # one item: its record's facts too ("who's in it?" asks them)
+            said += f" {_known(shown[0])[0].upper()}{_known(shown[0])[1:]}"
         return f"Here is what I know: {said} {FOLLOW_UP}", shown
     if aspect == "plot" and len(items) > 1:  # "tell me about the first two"
         return " ".join(_plot(i) for i in items[:3]) + f" {FOLLOW_UP}", list(items[:3])
@@ -356,10 +368,17 @@ def genre_meaning(genre: str, kind: str = "film") -> str:
     return f"{_a(shown).capitalize()} {kind} is {meaning}. Would you like me to suggest some?"
 
 
-def greeting(turn: int, kind: str = "movie") -> str:
-    """The answer to small talk: a greeting and a question about what the person would like."""
+def greeting(turn: int, kind: str = "movie", message: str = "") -> str:
+    """The answer to small talk: a greeting and a question about what the person would like; it says how
+    the system is only when the message asked ("hi" did not)."""
     verb = "read" if kind == "book" else "watch"
-    return GREETINGS[turn % len(GREETINGS)].format(kind=kind, verb=verb)
+    lines = GREETINGS_ASKED if _ASKS_AFTER_ME.search(message) else GREETINGS
+    return lines[turn % len(lines)].format(kind=kind, verb=verb)
+
+
+def system_intro(kind: str = "movie") -> str:
+    """The answer to a question about the system itself ("what is this?"): what it does, and an invitation."""
+    return SYSTEM_INTRO.format(kinds="books" if kind == "book" else "movies")
 
 
 def taken(turn: int, items: Sequence[CatalogItem] = (), message: str = "") -> str:
