@@ -19,6 +19,8 @@ on the `UserMove` it returns:
   title's franchise out (`crs.franchises`), and "not a Batman one" keeps out the franchise and every
   entry whose plot names it;
 - "chat" also covers chatter before anything was shown ("ugh, long day at work");
+- "chat" with the aspect "system": a question about the system itself ("what can you do?") gets what it
+  does and an invitation, no list;
 - "clarify": a question on a field that refers to nothing the conversation holds ("who directed it?"
   before anything was shown) says what was understood and asks which title, instead of a guess.
 
@@ -30,7 +32,9 @@ films without the gore", "I don't like westerns") is a constraint of the next li
 
 The act comes from an `IntentReader` (the core's reader interface): the project's
 learnt act model when the app passes one, else `RuleActReader`; every rule that
-reads the words is in `arena.reading`. Closings, small talk, corrections and
+reads the words is in `arena.reading`. Where the rules find nothing but a request, the
+message-act reader (`arena.reading.message_acts`, a learnt reading of the message's meaning) may
+replace it with an act the state allows (`_learnt_act`). Closings, small talk, corrections and
 shrugs have no IARD user intent and are read by rules, and a turn-down needs a
 word that turns something down whatever the model says.
 `ranking_dialogue` is the conversation as the recommender should read it: the
@@ -60,8 +64,8 @@ from arena.reading.subjects import plain_subjects, stem, subject_frequency, subj
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, asks_for_anything, clause_points_back,
-    decisions_apart, defined_words,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, asks_for_anything,
+    clause_points_back, decisions_apart, defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_shrug, is_small_talk, is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
     starts_with_wh, takes_it, unfamiliar_after,
@@ -588,7 +592,8 @@ class DialoguePolicy:
                     listed: Sequence[CatalogItem]) -> Optional[tuple[str, Optional[str], list, list]]:
         """The act the message-act reader is sure of where the rules found only a request, among the acts
         the state allows: a choice or a question about an item needs one shown or named; a greeting, a
-        question about the system or a goodbye must name nothing to recommend from. None: the request stands."""
+        question about the system or a goodbye must name nothing to recommend from. None: the request
+        stands."""
         probs = self.message_acts.probabilities(text)
         if not probs:
             return None
@@ -607,7 +612,8 @@ class DialoguePolicy:
             return "chat", "system", [], []
         if act == "closing" and not asks_for_anything(text):
             return "end", None, [], []
-        if act == "choice" and not asks_for_more_after_taking(text) and not _ASKS_ON.search(text):
+        # "cheers, and maybe a comedy next" takes nothing: it asks on
+        if act == "choice" and not asks_for_anything(self._without_titles(text)):
             return "accept", None, (linked or self._pointed(text, shown, listed) or list(shown))[:1], []
         if act == "item_question" and not asks_for_an_item(question_sentence(text) or text) \
                 and not asks_for_similar(text) and not _MORE_OF.search(text):  # "more like the first": items

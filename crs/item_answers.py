@@ -33,14 +33,15 @@ GREETINGS = (
 # Said only to a message that asks after the system ("how are you?"): nobody else asked.
 GREETINGS_ASKED = (
     "Hi! I'm doing well, thanks for asking. What kind of {kind} are you in the mood for?",
-    "Hello! All good here. What would you like to {verb} today? A genre, a title you loved or a favourite actor "
-    "would help.",
+    "Hello! All good here. What would you like to {verb} today? A genre, a title you loved or a favourite "
+    "actor would help.",
 )
-_ASKS_AFTER_ME = re.compile(r"\b(how (are|r) (you|u)|how('?s| is| are) (it going|things|your day|you doing|life)|"
-                            r"how have you been|what'?s up|how do you do|you doing (ok|well|good|alright)|"
-                            r"and (you|yourself)|how about you)\b", re.IGNORECASE)
-SYSTEM_INTRO = ("I'm a recommender for {kinds}: tell me a genre, a title you liked or a favourite actor and I'll "
-                "suggest a few, and I can answer questions about the ones I show. What would you like?")
+_ASKS_AFTER_ME = re.compile(
+    r"\b(how (are|r) (you|u)|how('?s| is| are) (it going|things|your day|you doing|life)|how have you been|"
+    r"what'?s up|how do you do|you doing (ok|well|good|alright)|and (you|yourself)|how about you)\b",
+    re.IGNORECASE)
+SYSTEM_INTRO = ("I'm a recommender for {kinds}: tell me a genre, a title you liked or a favourite actor and "
+                "I'll suggest a few, and I can answer questions about the ones I show. What would you like?")
 TAKEN = (
     "Great choice, enjoy it! If you would like another idea later, just ask.",
     "Glad that appeals. Enjoy, and come back if you want more ideas.",

