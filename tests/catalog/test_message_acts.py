@@ -92,3 +92,9 @@ def test_a_greeting_says_how_the_system_is_only_when_asked():
 def test_the_system_intro_says_what_it_does_and_invites_a_request():
     text = system_intro("movie")
     assert "recommend" in text and text.rstrip().endswith("?")
+
+
+def test_a_request_phrased_as_a_question_is_no_question_about_a_title_it_does_not_name(opendialkg):
+    policy = DialoguePolicy(opendialkg)
+    move = read(policy, opendialkg, "Hi there!", [], "a thriller with sandra bullock in?")
+    assert move.act == "request" and not move.about
