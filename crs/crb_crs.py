@@ -199,6 +199,7 @@ class CRBCRS(StatefulTurns, ConversationalRecommender):
         self._slots = np.array([t.slots for t in self.corpus])
         self.fit_context = True  # False: turns are chosen without `crs.crb_context` (for measuring it)
         english()  # its word list is read here, not on the first turn
+        self.policy.message_acts.warm()  # and the message-act reader's encoder
 
     def _reply(self, dialogue: Dialogue, move: UserMove) -> tuple[str, list[CatalogItem]]:
         turns_so_far = sum(1 for u in dialogue.utterances if u.role == Role.AGENT)

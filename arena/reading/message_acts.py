@@ -76,6 +76,10 @@ class MessageActReader:
             self._encode = encode
         return np.asarray(self._encode([text]), dtype=np.float32)[0]
 
+    def warm(self) -> None:
+        """Read the weights and load the encoder now, so that no turn waits for them."""
+        self.probabilities("hello")
+
     def probabilities(self, text: str) -> Optional[dict[str, float]]:
         """Each act's probability for one message, or None when the reader cannot run."""
         if not text.strip() or not self._load():
