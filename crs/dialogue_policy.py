@@ -597,8 +597,9 @@ class DialoguePolicy:
         probs = self.message_acts.probabilities(text)
         if not probs:
             return None
-        # A choice or a question needs its item: one shown that the message points at or names, or a title it
-        # names on purpose and nothing else to recommend from ("a thriller with Sandra Bullock in?" asks for one)
+        # A choice or a question needs its item: one shown that the message points at or names, or a title
+        # it names on purpose and nothing else to recommend from ("a thriller with Sandra Bullock in?" asks
+        # for one)
         refers = bool(shown) and (points_back(text) or bool(self._pointed(text, shown, listed))
                                   or bool(_THE_LIST.search(text)) or any(i in shown for i in linked)) or (
             bool(linked) and self._names_a_title(text) and self._names_nothing(self._without_titles(text)))
