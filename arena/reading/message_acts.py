@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -33,6 +34,7 @@ ARTIFACT = Path(__file__).resolve().parents[2] / "assets" / "acts" / f"message_a
 # Below this probability of its best act the reader says nothing and the rules' reading stands.
 MIN_PROBABILITY = 0.55
 
+CACHE_SIZE = 2048
 Encoder = Callable[[Sequence[str]], np.ndarray]
 
 
@@ -49,6 +51,8 @@ class MessageActReader:
         self._min = MIN_PROBABILITY
         self._broken = False
         self._lock = threading.Lock()
+        # A live dialogue repeats its earlier messages on every turn: each is encoded once.
+        self._seen: OrderedDict[str, dict[str, float]] = OrderedDict()
 
     def _load(self) -> bool:
         if self._weights is not None:
@@ -84,6 +88,9 @@ class MessageActReader:
         """Each act's probability for one message, or None when the reader cannot run."""
         if not text.strip() or not self._load():
             return None
+        if text in self._seen:
+            self._seen.move_to_end(text)
+            return self._seen[text]
         try:
             vector = self._vector(text)
         except Exception as exc:  # the encoder failing must not break the turn: the rules stand
@@ -93,7 +100,11 @@ class MessageActReader:
         assert self._weights is not None and self._bias is not None
         scores = self._weights @ vector + self._bias
         scores = np.exp(scores - scores.max())
-        return dict(zip(ACTS, (scores / scores.sum()).tolist()))
+        probs = dict(zip(ACTS, (scores / scores.sum()).tolist()))
+        self._seen[text] = probs
+        if len(self._seen) > CACHE_SIZE:
+            self._seen.popitem(last=False)
+        return probs
 
     def act(self, text: str) -> Optional[str]:
         """The act the reader is sure of, or None (unsure, or it cannot run)."""

@@ -98,3 +98,8 @@ def test_a_request_phrased_as_a_question_is_no_question_about_a_title_it_does_no
     policy = DialoguePolicy(opendialkg)
     move = read(policy, opendialkg, "Hi there!", [], "a thriller with sandra bullock in?")
     assert move.act == "request" and not move.about
+
+
+def test_a_message_read_again_is_not_encoded_again(reader):
+    first = reader.probabilities("we could watch something after dinner")
+    assert reader.probabilities("we could watch something after dinner") is first
