@@ -54,7 +54,9 @@ from webapp.protection.study_limits import admit_new_worker
 from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
-from webapp.sessions.known_answer_tasks import judge, known_dialogue, known_turn, next_is_known
+from webapp.sessions.known_answer_tasks import (
+    judge, known_battle_dialogues, known_dialogue, known_turn, next_is_known,
+)
 from webapp.sessions.refusal import refuse
 from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids, mturk_submit_url
 from webapp.sessions.session_base import PageView, as_stored, rate_conversation, send_turn
@@ -396,17 +398,26 @@ def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim
 
 
 def _hand_out_known(services: Services, study: Study, p: Participant) -> None:
-    """Give the worker their next known-answer task: no place is taken, and its dialogue counts nowhere."""
+    """Give the worker their next known-answer task (a battle of the scripted systems in a battle study): no
+    place is taken, and its dialogues count nowhere."""
     seed = f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}:known"
-    dialogue_id = new_id() if is_preview(p) else task_key(seed, "A")
-    d = known_dialogue(services, study, p, dialogue_id, {"preview": True} if is_preview(p) else {})
-    d.metadata.update(_standing(p))
-    services.store.create_dialogues_once([d])
-    p.data.setdefault("dialogues", []).append(d.dialogue_id)
+    task_id = (lambda part: new_id()) if is_preview(p) else (lambda part: task_key(seed, part))
+    preview = {"preview": True} if is_preview(p) else {}
+    battle_id = task_id("battle")
+    if study.mode == "battle":
+        ids = {side: task_id(side) for side in sides(study)}
+        dialogues = known_battle_dialogues(study, p, ids, battle_id, preview)
+    else:
+        dialogues = [known_dialogue(services, study, p, task_id("A"), preview)]
+    for d in dialogues:
+        d.metadata.update(_standing(p))
+    services.store.create_dialogues_once(dialogues)
+    p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
-    p.data["task"] = {"cell": None, "claim": None, "held": False,
-                      "known": d.metadata[KNOWN_ANSWER_KEY]["kind"], "started": utc_now().isoformat(),
-                      "dialogues": {"A": d.dialogue_id}}
+    p.data["task"] = {"cell": None, "claim": None, "held": False, "battle_id": battle_id,
+                      "known": dialogues[0].metadata[KNOWN_ANSWER_KEY]["kind"],
+                      "started": utc_now().isoformat(),
+                      "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
 
 
@@ -551,11 +562,11 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         dialogues = task_dialogues(services, p)
         if any(d.feedback is None for d in dialogues.values()):
             raise refuse("Please give your verdict (Satisfied or Frustrated) on every conversation first.")
-        if p.data["task"].get("known"):
-            _submit_known(services, study, p, dialogues["A"])
-            return
         if study.mode == "battle" and choice not in VOTE_CHOICES:
             raise refuse("Please say which system was better.")
+        if p.data["task"].get("known"):
+            _submit_known(services, study, p, dialogues["A"], choice)
+            return
         number = len(p.data.get("task_seconds", [])) + 1
         check = study.attention_check
         instructed = check is not None and check.kind == "instructed" and check.after_task == number
@@ -603,10 +614,12 @@ def _task_flags(study: Study, number: int, seconds: float, attention: Optional[s
     return flags
 
 
-def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue) -> None:
-    """Finish a known-answer task: its verdict is judged against the known one (no place to settle)."""
+def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue,
+                  choice: Optional[str]) -> None:
+    """Finish a known-answer task: its verdict (a battle's vote, `choice`) is judged against the known one (no
+    place to settle, and no vote stored: the worker's row keeps it)."""
     flagged_before = bool(p.data.get("flags"))
-    judge(study, p, d)
+    judge(study, p, d, choice)
     p.data.pop("task")
     p.data["step"] = "between"
     services.store.save_participant(p)
