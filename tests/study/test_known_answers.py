@@ -19,7 +19,9 @@ from arena.dialogue import Dialogue, Role, UserInfo, Utterance
 from crs.known_answer import KnownAnswerCRS
 from study_support import pid, publish, study_yaml
 from webapp.leaderboard.board_select import StoreFrames
-from webapp.leaderboard.study_results import export_study, participants_table, payment_sheet, study_leaderboard
+from webapp.leaderboard.study_results import (
+    export_study, participants_table, payment_sheet, study_leaderboard,
+)
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
 
