@@ -112,3 +112,66 @@ def test_offering_records_what_generators_and_handlers_with_args_give():
     assert offered.choices("s2", radio) is None
     with pytest.raises(TypeError):
         offered.offering(many, [radio])
+
+
+def unrecorded_choice_events(blocks) -> list[str]:
+    """Each event of `blocks` that updates a component whose values the guard checks against its choices
+    without recording the choices it gives (not wrapped by `OFFERED.offering` for that output)."""
+    from webapp.protection.api_guard import AppDescription
+    from webapp.sessions.session_choices import records_choices_of
+
+    checked = AppDescription(blocks).checked_choices()
+    found = []
+    for dep in blocks.fns.values():  # Gradio's events of these Blocks (a test may read Gradio's own)
+        recorded = records_choices_of(dep.fn)
+        missed = [o for o in dep.outputs if o._id in checked and not any(o is r for r in recorded)]
+        if missed:
+            name = dep.api_name or getattr(dep.fn, "__name__", "?")
+            found.append(f"{name}: {', '.join(type(o).__name__ + ' ' + repr(o.label) for o in missed)}")
+    return found
+
+
+def test_every_event_that_updates_a_checked_choice_input_records_its_choices(tmp_path):
+    """Any event that may set a radio's, a checkbox group's or a closed dropdown's choices is wrapped by
+    `OFFERED.offering` with that output, on every page served (public, study, researcher): a handler that
+    gave a session choices of its own without it would see a valid pick refused with a 422."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
+    from battle_support import FakeCatalogCRS, make_services
+
+    from webapp.protection.admin_auth import admin_checker, hash_password
+    from webapp.protection.api_guard import AppDescription
+    from webapp.serve import build_app
+
+    password = "a long enough password for the test"
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], admin_users=("ada",),
+                             admin_password_hash=hash_password(password, iterations=1000))
+    try:
+        app = build_app(services, admin_auth=admin_checker(services.settings))
+        served = {r.path: r.app.get_blocks() for r in app.routes if hasattr(getattr(r, "app", None), "get_blocks")}
+        assert set(served) == {"", "/study", "/admin"}
+        problems = [f"{path or '/'} {line}" for path, blocks in served.items()
+                    for line in unrecorded_choice_events(blocks)]
+        assert not problems, "events that set checked choices unrecorded:\n" + "\n".join(problems)
+        # the scan saw something on each page: the ratings' radios, the study's checks, the researcher's lists
+        assert all(AppDescription(blocks).checked_choices() for blocks in served.values())
+    finally:
+        services.store.close()
+
+
+def test_an_event_left_unwrapped_is_found():
+    offered = OfferedChoices()
+    with gr.Blocks() as blocks:
+        fixed = gr.Radio(choices=["a", "b"], label="fixed")
+        given = gr.Dropdown(choices=[], label="given")
+        free = gr.Dropdown(choices=[], allow_custom_value=True, label="free")
+        note = gr.Textbox()
+        wrapped, bare, other = gr.Button(), gr.Button(), gr.Button()
+        wrapped.click(offered.offering(lambda: (gr.update(choices=["x"]), "ok"), [given, note]), None,
+                      [given, note], api_name="wrapped")
+        bare.click(lambda: gr.update(value="a"), None, fixed, api_name="bare")
+        other.click(lambda: (gr.update(choices=["y"]), gr.update(choices=["z"])), None, [free, note],
+                    api_name="free")
+    assert unrecorded_choice_events(blocks) == ["bare: Radio 'fixed'"]

@@ -66,6 +66,12 @@ def _type_hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[st
     return {name: hint for name, hint in hints.items() if name in signature.parameters}
 
 
+def records_choices_of(fn: Any) -> tuple[Any, ...]:
+    """The outputs whose choices `fn` records, when it is a handler wrapped by `offering`; else none."""
+    outputs = getattr(fn, "offered_outputs", ())
+    return outputs if isinstance(outputs, tuple) else ()
+
+
 class OfferedChoices:
     """session hash -> {component: the values it takes in that session}, as the app's handlers set them."""
 
@@ -154,6 +160,7 @@ class OfferedChoices:
         wrapped.__annotations__ = {**_type_hints(fn, signature), _REQUEST: gr.Request}
         wrapped.__name__ = getattr(fn, "__name__", "handler")
         wrapped.__doc__ = getattr(fn, "__doc__", None)
+        wrapped.offered_outputs = tuple(outs)  # type: ignore[attr-defined]  # what `records_choices_of` reads
         return wrapped
 
     def forget_on_unload(self, blocks: gr.Blocks) -> None:

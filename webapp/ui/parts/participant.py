@@ -32,6 +32,7 @@ import gradio as gr
 from webapp.sessions import participants
 from webapp.protection.identity import server_session_id
 from webapp.services import Services
+from webapp.sessions.session_choices import OFFERED
 from webapp.sessions.turn_step import is_store_busy
 from webapp.ui.parts.refusal_notice import notice
 
@@ -121,7 +122,9 @@ class ParticipantSlot:
                 drawn += _step_or_skips(fn, step_outputs, user, request)
             return tuple(drawn)
 
-        loaded = demo.load(identified, [self.token], outputs, api_visibility="private", show_progress="hidden")
+        # Wrapped, as every handler that updates choice inputs (webapp.sessions.session_choices).
+        loaded = demo.load(OFFERED.offering(identified, outputs), [self.token], outputs, api_visibility="private",
+                           show_progress="hidden")
         if self._when_drawn:
             starters = list(self._when_drawn)
 
@@ -132,7 +135,8 @@ class ParticipantSlot:
             loaded.then(drawn, None, None, api_visibility="private", show_progress="hidden")
         for event in self._changes:
             for _, redraw, inputs, step_outputs in steps:
-                event.success(redraw, inputs, step_outputs, api_visibility="private", show_progress="hidden")
+                event.success(OFFERED.offering(redraw, step_outputs), inputs, step_outputs,
+                              api_visibility="private", show_progress="hidden")
 
     def _busy_everywhere(self, steps: list[tuple[Any, ...]]) -> list[Any]:
         """Each step's outputs when the page cannot be identified: its busy line says why, the rest stays."""
