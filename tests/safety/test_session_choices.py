@@ -114,6 +114,28 @@ def test_offering_records_what_generators_and_handlers_with_args_give():
         offered.offering(many, [radio])
 
 
+def test_a_handler_taking_the_request_before_its_args_still_gets_it():
+    """`fn(participant, request: gr.Request, *answers)` on an event of three inputs: Gradio fills the request,
+    the rest are the answers (the battle's aspect ratings are wired so)."""
+    import inspect
+
+    offered = OfferedChoices()
+    radio = gr.Radio(choices=[])
+    seen = {}
+
+    def rate(participant, request: gr.Request, *answers, side: str = "A"):
+        seen.update(participant=participant, session=request.session_hash, answers=answers, side=side)
+        return gr.update(choices=list(answers))
+
+    wrapped = offered.offering(rate, radio, inputs=[radio, radio, radio])
+    names = list(inspect.signature(wrapped).parameters)
+    assert names == ["participant", "request", "input_0", "input_1", "offered_to"]
+    request = type("Request", (), {"session_hash": "s1"})()
+    wrapped("p", request, "x", "y", request)
+    assert seen == {"participant": "p", "session": "s1", "answers": ("x", "y"), "side": "A"}
+    assert offered.choices("s1", radio) == ["x", "y"]
+
+
 def unrecorded_choice_events(blocks) -> list[str]:
     """Each event of `blocks` that updates a component whose values the guard checks against its choices
     without recording the choices it gives (not wrapped by `OFFERED.offering` for that output)."""

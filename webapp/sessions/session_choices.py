@@ -45,7 +45,8 @@ def _offered(value: Any) -> Optional[list[Any]]:
 
 
 def _positional_signature(fn: Callable[..., Any], inputs: Any) -> inspect.Signature:
-    """`fn`'s signature, its `*args` (if any) written out as one parameter per input of the event."""
+    """`fn`'s signature, its `*args` (if any) written out as one parameter per input of the event left to it
+    (the parameters before it take theirs, except those Gradio fills itself, such as a `gr.Request`)."""
     signature = inspect.signature(fn)
     params = list(signature.parameters.values())
     if not any(p.kind is p.VAR_POSITIONAL for p in params):
@@ -54,7 +55,18 @@ def _positional_signature(fn: Callable[..., Any], inputs: Any) -> inspect.Signat
         raise TypeError("offering() needs the event's inputs to wrap a handler taking *args")
     count = len(inputs) if isinstance(inputs, (list, tuple)) else 1
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return signature.replace(parameters=[inspect.Parameter(f"input_{n}", kind) for n in range(count)])
+    hints = _type_hints(fn, signature)
+    before = [p.replace(kind=kind) for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    filled = sum(1 for p in before if not _filled_by_gradio(hints.get(p.name, p.annotation)))
+    if filled > count:
+        raise TypeError(f"offering(): {fn} takes more inputs than the event's {count}")
+    rest = [inspect.Parameter(f"input_{n}", kind) for n in range(count - filled)]
+    return signature.replace(parameters=[*before, *rest])
+
+
+def _filled_by_gradio(annotation: Any) -> bool:
+    """Whether Gradio passes a parameter of this type itself (the request, an event's data)."""
+    return isinstance(annotation, type) and issubclass(annotation, (gr.Request, gr.EventData))
 
 
 def _type_hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
