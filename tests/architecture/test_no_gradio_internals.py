@@ -30,7 +30,8 @@ UNDOCUMENTED_BLOCKS_ATTRIBUTES = {
 }
 # The reaches still made, each with its one file and why: Gradio's per-session store, read in one module
 # for the idle-session reaper only (it drops a session's copy of the page's configuration, which no public
-# API lets go before `state_session_capacity` newer sessions came; docs/architecture.md says why).
+# API lets go before `state_session_capacity` newer sessions came; docs/architecture.md says why, and
+# tests/safety/test_gradio_session_expiry_gap.py shows it).
 KNOWN_REACHES = {("webapp/sessions/gradio_sessions.py", "state_holder")}
 # The one module that may use that reach.
 STORE_READERS = {"webapp/sessions/idle_sessions.py"}
