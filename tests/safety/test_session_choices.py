@@ -114,6 +114,20 @@ def test_offering_records_what_generators_and_handlers_with_args_give():
         offered.offering(many, [radio])
 
 
+def test_an_answer_cleared_leaves_the_choices_as_they_were():
+    """The ratings' form opens with its answers cleared (`gr.Radio(value=None)`, no choices given): the
+    session keeps the choices it had, so a valid rating is still taken."""
+    offered = OfferedChoices()
+    radio = gr.Radio(choices=[0, 1, 2])
+    request = type("Request", (), {"session_hash": "s1"})()
+    offered.offering(lambda: gr.Radio(value=None), radio)(request)
+    offered.offering(lambda: gr.update(value=None), radio)(request)
+    assert offered.choices("s1", radio) is None  # the page's own choices stand
+    offered.offering(lambda: gr.Radio(choices=[("One", 1)]), radio)(request)
+    offered.offering(lambda: gr.Radio(value=None), radio)(request)
+    assert offered.choices("s1", radio) == [1]
+
+
 def test_a_handler_taking_the_request_before_its_args_still_gets_it():
     """`fn(participant, request: gr.Request, *answers)` on an event of three inputs: Gradio fills the request,
     the rest are the answers (the battle's aspect ratings are wired so)."""
@@ -197,3 +211,30 @@ def test_an_event_left_unwrapped_is_found():
         other.click(lambda: (gr.update(choices=["y"]), gr.update(choices=["z"])), None, [free, note],
                     api_name="free")
     assert unrecorded_choice_events(blocks) == ["bare: Radio 'fixed'"]
+
+
+def test_a_rating_after_the_form_opened_passes_the_guard(tmp_path):
+    """On the served app, behind the guard: the chat's verdict opens the ratings' form (its answers cleared
+    by a wrapped handler), and the ratings sent next are taken, not refused as outside their choices."""
+    import sys
+    from pathlib import Path
+
+    from gradio_client import Client
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "battle"))
+    from battle_support import FakeCatalogCRS, make_services
+
+    from webapp.serve import build_app
+
+    services = make_services(tmp_path, [FakeCatalogCRS("alpha")])
+    try:
+        with running(build_app(services)) as url:
+            client = Client(url + "/", verbose=False, httpx_kwargs={"timeout": 60})
+            client.predict("alpha", api_name="/chat_start")
+            client.predict("a space adventure please", api_name="/chat_send")
+            client.predict("", api_name="/chat_satisfied")
+            *_, note = client.predict(1, 2, None, 0, 3, api_name="/chat_aspects")
+            client.close()
+        assert note == "Thank you: 4 of 5 aspects rated and saved."
+    finally:
+        services.store.close()

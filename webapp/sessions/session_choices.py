@@ -40,7 +40,9 @@ def _offered(value: Any) -> Optional[list[Any]]:
     if isinstance(value, dict) and value.get("__type__") == "update":
         return choice_values(value["choices"]) if isinstance(value.get("choices"), (list, tuple)) else None
     if isinstance(value, CHOICE_COMPONENTS):
-        return choice_values(value.choices or [])
+        # A component returned as an update sets only what it was given, and one built without choices
+        # (`gr.Radio(value=None)`, an answer cleared) reads as none: it leaves the choices as they were.
+        return choice_values(value.choices) if value.choices else None
     return None
 
 
