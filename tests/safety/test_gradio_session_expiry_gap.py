@@ -38,8 +38,8 @@ def _client(url: str):
 
 
 def _mounted(app, path: str):
-    return next(r.app for r in app.routes
-                if getattr(r, "path", None) == path and hasattr(getattr(r, "app", None), "get_blocks")).get_blocks()
+    mounts = (r for r in app.routes if hasattr(getattr(r, "app", None), "get_blocks"))
+    return next(r.app for r in mounts if getattr(r, "path", None) == path).get_blocks()
 
 
 @pytest.fixture

@@ -182,11 +182,13 @@ def test_every_event_that_updates_a_checked_choice_input_records_its_choices(tmp
     from webapp.serve import build_app
 
     password = "a long enough password for the test"
-    services = make_services(tmp_path, [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")], admin_users=("ada",),
+    systems = [FakeCatalogCRS("alpha"), FakeCatalogCRS("beta")]
+    services = make_services(tmp_path, systems, admin_users=("ada",),
                              admin_password_hash=hash_password(password, iterations=1000))
     try:
         app = build_app(services, admin_auth=admin_checker(services.settings))
-        served = {r.path: r.app.get_blocks() for r in app.routes if hasattr(getattr(r, "app", None), "get_blocks")}
+        mounts = [r for r in app.routes if hasattr(getattr(r, "app", None), "get_blocks")]
+        served = {r.path: r.app.get_blocks() for r in mounts}
         assert set(served) == {"", "/study", "/admin"}
         problems = [f"{path or '/'} {line}" for path, blocks in served.items()
                     for line in unrecorded_choice_events(blocks)]

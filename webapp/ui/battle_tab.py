@@ -405,10 +405,10 @@ def _wire(page: BattlePage, events: BattleEvents, participant: Optional[Particip
         pane.send.click(api_name=f"battle_send_{s}", **send_args).then(**redraw_args)
         pane.message.submit(api_name=False, **send_args).then(**redraw_args)
         for sentiment in ("satisfied", "frustrated"):
+            rate_outputs = page.rate_outputs(side)
             getattr(pane, sentiment).click(
-                offered(events.rate_handler(side, sentiment), page.rate_outputs(side)), [page.user, page.battle],
-                page.rate_outputs(side),
-                api_name=f"battle_{sentiment}_{s}",
+                offered(events.rate_handler(side, sentiment), rate_outputs), [page.user, page.battle],
+                rate_outputs, api_name=f"battle_{sentiment}_{s}",
             ).then(**redraw_args)
         panel = pane.panel
         aspect_inputs = [page.user, *panel.inputs]

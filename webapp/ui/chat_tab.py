@@ -212,9 +212,10 @@ def _wire(page: ChatPage, events: ChatEvents, participant: Optional[ParticipantS
                    api_name="chat_start")
     # Choosing another system (the person's own choice, not a resumed conversation) starts afresh, once the
     # page asked whether to leave a conversation under way (its answer fills `leave`).
-    page.system.input(offered(events.on_switch, [page.system, *page.new_outputs]),
-                      [page.system, page.leave, page.dialogue, page.user], [page.system, *page.new_outputs], js=under_way.leave_js(["chat-msg"], 1),
-                      trigger_mode="once", api_visibility="private")
+    switch_outputs = [page.system, *page.new_outputs]
+    page.system.input(offered(events.on_switch, switch_outputs),
+                      [page.system, page.leave, page.dialogue, page.user], switch_outputs,
+                      js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(events.on_resume, [participant.user],
                                    [page.system, page.new, *page.new_outputs], redraw=events.on_redraw,
