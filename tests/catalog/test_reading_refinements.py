@@ -100,6 +100,16 @@ def test_like_a_title_leaves_its_franchise_out(policy, redial):
     assert watched.constraints.genres  # the title's genres
 
 
+def test_like_a_title_leaves_out_titles_opening_with_its_rare_head_word(policy, redial):
+    # "Jurassic World" shares no stem with "Jurassic Park", but "Jurassic" opens only that series
+    move = read(policy, redial, "I'm looking for an action filled movie similar to Jurassic Park (1993)")
+    assert redial.find_title("Jurassic World (2015)").item_id in move.left_out
+    # an everyday head word names no series: "Wind River" keeps other titles opening with "Wind"
+    wind = read(policy, redial, "I really enjoyed Wind River (2017), any more like it?")
+    assert not [i for i in wind.left_out if (item := redial.get(i)) and item.title.startswith("Wind ")
+                and item.title != "Wind River"]
+
+
 def test_not_a_batman_one_reaches_plots_naming_bruce_wayne(policy, redial):
     move = read(policy, redial, "Recommend me a superhero movie, but not a Batman one")
     assert redial.find_title("Justice League (2017)").item_id in move.left_out
