@@ -172,3 +172,21 @@ def test_which_year_asks_for_the_year():
 def test_people_are_shown_without_graph_qualifiers(opendialkg):
     happy_feet = next(i for i in opendialkg if any("(Director)" in n for n in i.people.get("director", ())))
     assert "(Director)" not in fact_line(happy_feet)
+
+
+def test_a_subject_written_as_two_words_is_read_whole():
+    # "super hero ones" had been read as "hero" (Big Hero 6, war heroes)
+    assert [s for s, _ in subjects_asked("Do you have any space movies? Also I like super hero ones too.")] == [
+        "space", "superhero"]
+    assert [s for s, _ in subjects_asked("I want a movie about super heroes")] == ["superheroes"]
+    assert [s for s, _ in subjects_asked("a war hero movie")] == ["hero"]  # no one word "warhero"
+
+
+def test_subject_words_say_the_subject_itself(redial):
+    # a vigilante is no superhero, and "sent back to high school" is no time travel
+    assert "vigilante" not in subject_forms("superhero")
+    c = Constraints(subjects=frozenset({"time travel"}))
+    assert not c.allows(redial.find_title("21 Jump Street (2012)"))
+    assert c.allows(redial.find_title("Back to the Future (1985)"))
+    superhero = Constraints(subjects=frozenset({"superhero"}))
+    assert not superhero.allows(redial.find_title("The Boondock Saints (1999)"))
