@@ -10,9 +10,9 @@ Two readings, for two uses:
   title ("Batman"). A request "like Star Wars" wants other films than the
   saga, and "not a Batman one" rules out Justice League, whose plot names Bruce Wayne.
 A name held by many plots ("New York", "World War") is a place or a time, not a franchise.
-A rare head word counts too: titles that open with the same word as the stem, when that word opens few
-titles, is no everyday English word and no plot writes it in lower case ("Jurassic World" for "Jurassic Park"; "Star" or "Back" open
-too many titles, "Wind" is an everyday word).
+A rare head word counts too: titles that open with the same word as the stem, when that word opens
+few titles, is no everyday English word and no plot writes it in lower case ("Jurassic World" for
+"Jurassic Park"; "Star" or "Back" open too many titles, "Wind" is an everyday word).
 """
 
 from __future__ import annotations
@@ -82,9 +82,10 @@ class Franchises:
             if 2 <= len(ids) <= MAX_NAME_ENTRIES
             and (name[4:] in title_words if name.startswith("tag:") else not common & set(name.split()))
         }
+        everyday = everyday_words()
         self._heads = frozenset(head for head, items in self._by_head.items()
                                 if len(head) >= 5 and head not in FUNCTION_WORDS and head not in common
-                                and head not in everyday_words() and len({i.title for i in items}) <= MAX_HEAD_TITLES)
+                                and head not in everyday and len({i.title for i in items}) <= MAX_HEAD_TITLES)
         self._names_of: dict[str, list[str]] = defaultdict(list)
         for name, ids in self._names.items():
             for item_id in ids:

@@ -30,7 +30,8 @@ def labels(items):
         ("Get Out was creepy", ["Get Out (2017)"]),
         ("how about the lion king or toy story 3", ["The Lion King (1994)", "Toy Story 3 (2010)"]),
         # a short word one letter off, the rest of a long title right
-        ("maybe something like a hitchhikers gude to the galaxy ?", ["The Hitchhiker's Guide to the Galaxy (2005)"]),
+        ("maybe something like a hitchhikers gude to the galaxy ?",
+         ["The Hitchhiker's Guide to the Galaxy (2005)"]),
         # everyday words after a comparing "like" are a title even in lower case
         ("whats the most like love actually mixed in with silver linings playbook",
          ["Love Actually (2003)", "Silver Linings Playbook (2012)"]),
