@@ -43,10 +43,12 @@ class RequestContext:
     entities: list[EntityMention] = field(default_factory=list)
     negated_phrases: list[str] = field(default_factory=list)
     shown_ids: set[str] = field(default_factory=set)  # items the system showed in earlier turns
-    # The texts with the titles they name blanked: a title's words ("River" of "Wind River") say nothing
-    # of what else is wanted, and matched as plain words they bring lookalike titles ("Mystic River").
-    # The titles themselves reach the signals as `items`.
+    # The texts with the titles they name blanked: live, a title's words ("River" of "Wind River") say
+    # nothing of what else is wanted, and matched as plain words they bring lookalike titles ("Mystic
+    # River"); the titles themselves reach the signals as `items`. The offline protocol, where a named
+    # title's sequel is a fair answer, keeps the words (`titles_as_words`).
     untitled: list[str] = field(default_factory=list)
+    titles_as_words: bool = True
 
     @property
     def user_texts(self) -> list[tuple[int, str]]:
@@ -57,8 +59,9 @@ class RequestContext:
 
     @property
     def user_words(self) -> list[tuple[int, str]]:
-        """`user_texts` without the titles they name (the texts as they are when none was read)."""
-        texts = self.untitled if len(self.untitled) == len(self.texts) else self.texts
+        """`user_texts`, without the titles they name unless `titles_as_words`."""
+        blanked = not self.titles_as_words and len(self.untitled) == len(self.texts)
+        texts = self.untitled if blanked else self.texts
         n = len(texts)
         return [(n - 1 - i, without_negations(t)) for i, (t, u) in enumerate(zip(texts, self.from_user)) if u]
 
