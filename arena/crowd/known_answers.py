@@ -16,7 +16,8 @@ from typing import Any, Optional
 
 from arena.crowd.study import KNOWN_VERDICTS, Study
 
-# Participant.data key: one {"kind", "answer", "given"} per known-answer task judged.
+# Participant.data key: one {"kind", "answer", "given"} per known-answer task judged (a battle's answer and
+# given: the side voted for).
 RESULTS_KEY = "known_answers"
 
 
@@ -41,6 +42,18 @@ def known_task(study: Study, number: int) -> dict[str, Any]:
         return {"kind": kind, "answer": KNOWN_VERDICTS[kind]}
     replay = known.replays[number % len(known.replays)]
     return {"kind": kind, "answer": replay.answer, "replay_of": replay.dialogue_id}
+
+
+BATTLE_KIND = "battle"  # a battle study's known-answer task: the good system against the off-topic one
+
+
+def known_battle(seed: str, number: int) -> dict[str, Any]:
+    """The `number`-th known-answer battle (0 = first) of the worker `seed`: which side the good system takes
+    (the other is off-topic), drawn per worker and task so that a worker cannot learn that the good one is
+    always on the left; the right vote (`answer`) is that side."""
+    good = random.Random(f"known-battle:{seed}:{number}").choice(("A", "B"))
+    return {"kind": BATTLE_KIND, "answer": good,
+            "systems": {good: "good", ("B" if good == "A" else "A"): "off_topic"}}
 
 
 def known_answer_accuracy(p: Any) -> Optional[float]:

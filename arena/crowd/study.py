@@ -83,7 +83,9 @@ class KnownReplay(BaseModel):
 class KnownAnswers(BaseModel):
     """Tasks whose right verdict is known, mixed in among a worker's tasks: a scripted system whose replies
     clearly fit the request (`good`) or clearly do not (`off_topic`), or a stored dialogue replayed for the
-    worker to judge (`replay`). `positions`: where they come in the worker's sequence of tasks (1 = first),
+    worker to judge (`replay`). In a battle study each one is a battle of the `good` system against the
+    `off_topic` one, and the right vote is the good side (`kinds` is for chat studies).
+    `positions`: where they come in the worker's sequence of tasks (1 = first),
     empty for places drawn at random per worker. A worker whose share of right verdicts is below
     `min_accuracy` is flagged."""
 
@@ -246,8 +248,10 @@ class Study(BaseModel):
             raise ValueError("systems: a system is listed twice")
         if self.mode == "battle" and len(self.systems) < 2:
             raise ValueError("systems: a battle study needs at least two")
-        if self.mode == "battle" and self.known_answers:
-            raise ValueError("known_answers: known-answer tasks are offered in chat studies only")
+        if self.mode == "battle" and self.known_answers and "replay" in self.known_answers.kinds:
+            # A battle's known-answer task is always a clearly good system against a clearly off-topic one.
+            raise ValueError("known_answers: kinds: a battle study's known-answer task pairs a good and an "
+                             "off-topic system; replay is for chat studies")
         if self.mode == "battle" and self.aspects:
             raise ValueError("aspects: the aspect form is offered in chat studies only")
 

@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 import Stemmer
 
 from arena.catalogs.catalog import CatalogItem
+from arena.reading.phrase_table import known_subject
 from arena.reading.vocabulary import COMPOUNDS, GENRE_WORD, GENRE_WORDS, INTENSITY_WORDS, KINDS, genre_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
@@ -41,7 +42,9 @@ PHRASES = (
     "natural world",
 )
 # Words that say the same thing as a subject in a plot or a genre name (plural and stem forms match
-# anyway: "zombie" finds "zombies"). Kept to common film subjects, not to one conversation's words.
+# anyway: "zombie" finds "zombies"). Kept to common film subjects, not to one conversation's words,
+# and to words that say the subject itself: a vigilante is no superhero (Death Wish), and "sent back"
+# is more often to school or to a court than in time.
 RELATED = {
     "time travel": (
         "time travel",
@@ -56,7 +59,6 @@ RELATED = {
         "to the past",
         "into the future",
         "to the future",
-        "sent back",
     ),
     "heist": (
         "heist",
@@ -79,7 +81,6 @@ RELATED = {
         "super powers",
         "mutant",
         "mutants",
-        "vigilante",
         "crime fighter",
         "superman",
         "spider man",
@@ -250,7 +251,7 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
     """(subject, position) of every subject a message names, as the user said it ("time travel",
     "zombie"); `names` are people the message names (their words are no subjects). Whether a
     subject is asked for or ruled out ("not another Vietnam one") is the caller's to read."""
-    low = text.lower()
+    low = _joined(text.lower())
     genre_spans = [m.span() for p in (GENRE_WORD, *(c for c, _, _ in COMPOUNDS)) for m in p.finditer(low)]
     name_words = {w for n in names for w in normalize(n).split()}
     found: list[tuple[str, int]] = []
@@ -282,6 +283,20 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
             seen.add(subject)
             out.append((subject, position))
     return out
+
+
+_WORD_RUN = re.compile(r"[a-z]{3,}")
+
+
+def _joined(low: str) -> str:
+    """The text with a subject written as two words joined ("super hero ones" -> " superhero ones"), so
+    that the second word alone ("hero") is not read as the subject; each position keeps its place."""
+    words = list(_WORD_RUN.finditer(low))
+    for first, second in zip(words, words[1:]):
+        joined = first.group() + second.group()
+        if low[first.end():second.start()] == " " and known_subject(joined):
+            low = low[:first.start()] + " " + joined + low[second.end():]
+    return low
 
 
 _STEMMERS = threading.local()  # a PyStemmer object must not be shared between threads

@@ -336,5 +336,8 @@ platform_studies = sa.Table(
     sa.Column("synced_at", sa.Text, nullable=False),
     # Why the arena's place count last failed to reach the platform (revision 0015); None: in step.
     sa.Column("places_line", sa.Text),
+    # When the place count in `places` was claimed for a push the platform has not yet confirmed (revision
+    # 0016); None: confirmed, or never pushed. An old one is a push whose sender died: it is sent again.
+    sa.Column("places_claimed_at", sa.Text),
     sa.Index("platform_studies_platform_id", "platform_study_id", unique=True),
 )

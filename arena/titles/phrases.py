@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|&")
 _LOWER_RUN = re.compile(r"(?<![\w'’])[a-z]+(?: [a-z]+)*(?![\w'’])")
@@ -214,6 +215,8 @@ def _looks_like_name(text: str, tokens: Sequence[Token], i: int, j: int, shoutin
     after = text[last.end] if last.end < len(text) else ""
     if before and after and before in _QUOTES and after in _QUOTES:
         return True
+    if _likened(tokens, i, j):
+        return True
     short = len(first.norm) <= 2 and first.norm not in FUNCTION_WORDS
     if shouting or (j - i == 1 and (short or first.norm.isdigit())):
         return False  # "K", "3" or "2010" alone are too easily something else
@@ -228,6 +231,19 @@ def _looks_like_name(text: str, tokens: Sequence[Token], i: int, j: int, shoutin
         preceding = text[: first.start].rstrip()
         return bool(preceding) and preceding[-1] not in _SENTENCE_END
     return True
+
+
+# "something like", "movies like", "the most like": "like" as a comparison, after which the words are
+# a title's even in lower case ("movies like home alone"); "I like happy endings" is a liking, not one.
+_COMPARED = frozenset("something anything movie movies film films one ones stuff show shows book books most "
+                      "more similar".split())
+
+
+def _likened(tokens: Sequence[Token], i: int, j: int) -> bool:
+    """Whether tokens[i:j], two words or more and one of them no function word, follow a comparing
+    "like"."""
+    return (j - i >= 2 and any(t.norm not in FUNCTION_WORDS for t in tokens[i:j]) and i >= 2
+            and tokens[i - 1].norm == "like" and tokens[i - 2].norm in _COMPARED)
 
 
 def _year_after(text: str, tokens: Sequence[Token], j: int) -> Optional[int]:
@@ -357,7 +373,13 @@ def _plausible_typo(written: str, phrase: str, vocabulary: "Vocabulary") -> bool
         return True
     # Short words differ by one letter from other real words ("mood", "wood").
     written_part, phrase_part = "".join(extra), "".join(missing)
-    return min(len(written_part), len(phrase_part)) >= 6 and fuzz.ratio(written_part, phrase_part) >= 85
+    if min(len(written_part), len(phrase_part)) >= 6 and fuzz.ratio(written_part, phrase_part) >= 85:
+        return True
+    # A short word one letter off, and no everyday word itself, is a typo when the rest of a long title is
+    # written right: "hitchhikers gude to the galaxy" (three of its other words say which title it is).
+    kept = [w for w in written_words if w in phrase_words and w not in FUNCTION_WORDS]
+    return (len(extra) == len(missing) == 1 and len(written_part) >= 4 and len(kept) >= 2
+            and OSA.distance(written_part, phrase_part) == 1)  # a letter dropped, added, changed or swapped
 
 
 def unique(items: Iterable[Any]) -> list[Any]:

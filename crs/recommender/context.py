@@ -43,6 +43,12 @@ class RequestContext:
     entities: list[EntityMention] = field(default_factory=list)
     negated_phrases: list[str] = field(default_factory=list)
     shown_ids: set[str] = field(default_factory=set)  # items the system showed in earlier turns
+    # The texts with the titles they name blanked: live, a title's words ("River" of "Wind River") say
+    # nothing of what else is wanted, and matched as plain words they bring lookalike titles ("Mystic
+    # River"); the titles themselves reach the signals as `items`. The offline protocol, where a named
+    # title's sequel is a fair answer, keeps the words (`titles_as_words`).
+    untitled: list[str] = field(default_factory=list)
+    titles_as_words: bool = True
 
     @property
     def user_texts(self) -> list[tuple[int, str]]:
@@ -50,6 +56,14 @@ class RequestContext:
         (those words score separately, see `negated_phrases`)."""
         n = len(self.texts)
         return [(n - 1 - i, without_negations(t)) for i, (t, u) in enumerate(zip(self.texts, self.from_user)) if u]
+
+    @property
+    def user_words(self) -> list[tuple[int, str]]:
+        """`user_texts`, without the titles they name unless `titles_as_words`."""
+        blanked = not self.titles_as_words and len(self.untitled) == len(self.texts)
+        texts = self.untitled if blanked else self.texts
+        n = len(texts)
+        return [(n - 1 - i, without_negations(t)) for i, (t, u) in enumerate(zip(texts, self.from_user)) if u]
 
     def rejected_ids(self) -> set[str]:
         return {m.item.item_id for m in self.items if m.by_user and (m.negative or m.seen)}
@@ -70,6 +84,7 @@ def read_context(
     for index, (text, is_user) in enumerate(zip(texts, ctx.from_user)):
         age = n - 1 - index
         linked, entities = _links(catalog, text)
+        ctx.untitled.append(_blanked(text, [(start, end) for _, start, end in linked]))
         shown_here = list(shown[index]) if index < len(shown) else []
         if not is_user:
             ctx.shown_ids.update(shown_here)
@@ -102,6 +117,12 @@ def _links(catalog: Catalog, text: str) -> tuple[tuple, tuple]:
     """Titles (with spans) and graph entities linked in one utterance; a live dialogue repeats
     its earlier utterances on every call, so each is linked once."""
     return tuple(catalog.link_spans(text)), tuple(catalog.link_entities(text))
+
+
+def _blanked(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    for start, end in sorted(spans, reverse=True):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _find(text: str, name: str) -> Optional[int]:

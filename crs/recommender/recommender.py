@@ -121,6 +121,7 @@ class Recommender:
             return self.top(self.scores(ctx), k, dropped)
         named = {m.item.item_id for m in ctx.items if m.by_user}
         dropped |= named
+        ctx.titles_as_words = False  # what was named is left out, so its words bring only lookalikes
         # "Something like Titanic": no Titanic, nor another film of that title.
         titles = {normalize(self.catalog.get(i).title) for i in named if self.catalog.get(i)}
         with threadpool_limits(1, user_api="blas"):

@@ -121,7 +121,7 @@ class LexicalSignal:
         return np.asarray(self.index.get_scores(tokens), dtype=np.float32)
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
-        user = ctx.user_texts
+        user = ctx.user_words  # the titles named count as items, not as words
         last = self.cached_query(user[-1][1]) if user else np.zeros(self.size, np.float32)
         dialogue = np.zeros(self.size, np.float32)
         for age, text in user:

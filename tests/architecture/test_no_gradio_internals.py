@@ -30,7 +30,8 @@ UNDOCUMENTED_BLOCKS_ATTRIBUTES = {
 }
 # The reaches still made, each with its one file and why: Gradio's per-session store, read in one module
 # for the idle-session reaper only (it drops a session's copy of the page's configuration, which no public
-# API lets go before `state_session_capacity` newer sessions came; docs/architecture.md says why).
+# API lets go before `state_session_capacity` newer sessions came; docs/architecture.md says why, and
+# tests/safety/test_gradio_session_expiry_gap.py shows it).
 KNOWN_REACHES = {("webapp/sessions/gradio_sessions.py", "state_holder")}
 # The one module that may use that reach.
 STORE_READERS = {"webapp/sessions/idle_sessions.py"}
@@ -59,7 +60,8 @@ def gradio_private_names() -> frozenset[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and _underscore(node.attr):
                 names.add(node.attr)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _underscore(node.name):
+            elif (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                  and _underscore(node.name)):
                 names.add(node.name)
     return frozenset(names)
 
@@ -67,9 +69,17 @@ def gradio_private_names() -> frozenset[str]:
 def gradio_internals(source: str, gradio_private: frozenset[str]) -> list[str]:
     """Each reach into Gradio's internals in `source`, as `line: what`. An object's type is not known to
     `ast`, so a name Gradio keeps private counts wherever it is reached, except on `self` and `cls`."""
-    found: list[str] = []
-    aliases: set[str] = set()  # local names bound to the gradio package
     tree = ast.parse(source)
+    found, aliases = _import_reaches(tree)
+    for node in ast.walk(tree):
+        found += _attribute_reaches(node, aliases, gradio_private)
+    return found
+
+
+def _import_reaches(tree: ast.AST) -> tuple[list[str], set[str]]:
+    """The imports of Gradio's private modules and names, and the local names bound to the package."""
+    found: list[str] = []
+    aliases: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -80,27 +90,38 @@ def gradio_internals(source: str, gradio_private: frozenset[str]) -> list[str]:
                         aliases.add(alias.asname or "gradio")
         elif (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
               and (node.module == "gradio" or node.module.startswith("gradio."))):
-            if node.module not in PUBLIC_MODULES:
-                found.append(f"{node.lineno}: from {node.module} import ...")
-            for alias in node.names:
-                if _underscore(alias.name) or (node.module == "gradio" and alias.name not in PUBLIC_NAMES):
-                    found.append(f"{node.lineno}: from {node.module} import {alias.name}")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            base = node.value
-            if isinstance(base, ast.Name) and base.id in aliases:
-                if node.attr not in PUBLIC_NAMES:  # e.g. gr.context, gr.utils, gr._something
-                    found.append(f"{node.lineno}: {base.id}.{node.attr}")
-            elif (_underscore(node.attr) and node.attr in gradio_private and not (isinstance(base, ast.Name) and base.id in ("self", "cls"))):
-                found.append(f"{node.lineno}: .{node.attr}")
-        if isinstance(node, ast.Attribute) and node.attr in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
+            found += _from_import_reaches(node)
+    return found, aliases
+
+
+def _from_import_reaches(node: ast.ImportFrom) -> list[str]:
+    found = [f"{node.lineno}: from {node.module} import ..."] if node.module not in PUBLIC_MODULES else []
+    for alias in node.names:
+        if _underscore(alias.name) or (node.module == "gradio" and alias.name not in PUBLIC_NAMES):
+            found.append(f"{node.lineno}: from {node.module} import {alias.name}")
+    return found
+
+
+def _attribute_reaches(node: ast.AST, aliases: set[str], gradio_private: frozenset[str]) -> list[str]:
+    """The reaches `node` makes: a private name of the package or of a Gradio object, an undocumented
+    attribute of a `Blocks`, by attribute or through `getattr` and its kin."""
+    found: list[str] = []
+    if isinstance(node, ast.Attribute):
+        base = node.value
+        on_self = isinstance(base, ast.Name) and base.id in ("self", "cls")
+        if isinstance(base, ast.Name) and base.id in aliases:
+            if node.attr not in PUBLIC_NAMES:  # e.g. gr.context, gr.utils, gr._something
+                found.append(f"{node.lineno}: {base.id}.{node.attr}")
+        elif _underscore(node.attr) and node.attr in gradio_private and not on_self:
             found.append(f"{node.lineno}: .{node.attr}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
-              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-            name = node.args[1].value
-            if (_underscore(name) and name in gradio_private) or name in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
-                found.append(f"{node.lineno}: {node.func.id}(..., {name!r})")
+        if node.attr in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
+            found.append(f"{node.lineno}: .{node.attr}")
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+          and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
+          and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        name = node.args[1].value
+        if (_underscore(name) and name in gradio_private) or name in UNDOCUMENTED_BLOCKS_ATTRIBUTES:
+            found.append(f"{node.lineno}: {node.func.id}(..., {name!r})")
     return found
 
 

@@ -29,6 +29,13 @@ def labels(items):
         ("Police Academy (1984) and American Pie (1999)", ["Police Academy (1984)", "American Pie (1999)"]),
         ("Get Out was creepy", ["Get Out (2017)"]),
         ("how about the lion king or toy story 3", ["The Lion King (1994)", "Toy Story 3 (2010)"]),
+        # a short word one letter off, the rest of a long title right
+        ("maybe something like a hitchhikers gude to the galaxy ?",
+         ["The Hitchhiker's Guide to the Galaxy (2005)"]),
+        # everyday words after a comparing "like" are a title even in lower case
+        ("whats the most like love actually mixed in with silver linings playbook",
+         ["Love Actually (2003)", "Silver Linings Playbook (2012)"]),
+        ("something like the ring", ["The Ring (2002)"]),
     ],
 )
 def test_links_mentioned_titles(redial: Catalog, text, expected):
@@ -48,6 +55,9 @@ def test_links_mentioned_titles(redial: Catalog, text, expected):
         "I saw the room yesterday and the others liked it",
         "I'm in the mood for a movie about a boy and his dog",
         "Awesome, thanks!",
+        "I would like love stories",  # "like" as a liking
+        "something like that one",
+        "a movie like the last one",
         "I want something with a lot of action and a great story",
         "",
     ],

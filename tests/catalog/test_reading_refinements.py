@@ -100,6 +100,16 @@ def test_like_a_title_leaves_its_franchise_out(policy, redial):
     assert watched.constraints.genres  # the title's genres
 
 
+def test_like_a_title_leaves_out_titles_opening_with_its_rare_head_word(policy, redial):
+    # "Jurassic World" shares no stem with "Jurassic Park", but "Jurassic" opens only that series
+    move = read(policy, redial, "I'm looking for an action filled movie similar to Jurassic Park (1993)")
+    assert redial.find_title("Jurassic World (2015)").item_id in move.left_out
+    # an everyday head word names no series: "Wind River" keeps other titles opening with "Wind"
+    wind = read(policy, redial, "I really enjoyed Wind River (2017), any more like it?")
+    assert not [i for i in wind.left_out if (item := redial.get(i)) and item.title.startswith("Wind ")
+                and item.title != "Wind River"]
+
+
 def test_not_a_batman_one_reaches_plots_naming_bruce_wayne(policy, redial):
     move = read(policy, redial, "Recommend me a superhero movie, but not a Batman one")
     assert redial.find_title("Justice League (2017)").item_id in move.left_out
@@ -162,3 +172,21 @@ def test_which_year_asks_for_the_year():
 def test_people_are_shown_without_graph_qualifiers(opendialkg):
     happy_feet = next(i for i in opendialkg if any("(Director)" in n for n in i.people.get("director", ())))
     assert "(Director)" not in fact_line(happy_feet)
+
+
+def test_a_subject_written_as_two_words_is_read_whole():
+    # "super hero ones" had been read as "hero" (Big Hero 6, war heroes)
+    asked = subjects_asked("Do you have any space movies? Also I like super hero ones too.")
+    assert [s for s, _ in asked] == ["space", "superhero"]
+    assert [s for s, _ in subjects_asked("I want a movie about super heroes")] == ["superheroes"]
+    assert [s for s, _ in subjects_asked("a war hero movie")] == ["hero"]  # no one word "warhero"
+
+
+def test_subject_words_say_the_subject_itself(redial):
+    # a vigilante is no superhero, and "sent back to high school" is no time travel
+    assert "vigilante" not in subject_forms("superhero")
+    c = Constraints(subjects=frozenset({"time travel"}))
+    assert not c.allows(redial.find_title("21 Jump Street (2012)"))
+    assert c.allows(redial.find_title("Back to the Future (1985)"))
+    superhero = Constraints(subjects=frozenset({"superhero"}))
+    assert not superhero.allows(redial.find_title("The Boondock Saints (1999)"))

@@ -54,6 +54,17 @@ def test_the_offline_protocol_keeps_mentioned_items(recommender):
     assert "Saw" in ranked
 
 
+def test_live_ranking_reads_a_named_title_as_an_item_not_as_words(recommender):
+    # Offline, "Story" of "Toy Story" still matches The Others' "ghost story"; live, the title is left
+    # out and its words match nothing
+    live = recommender.context_of(dialogue("I loved Toy Story"))
+    recommender.rank(live, k=3)
+    offline = recommender.context_of_texts(["I loved Toy Story"])
+    recommender.rank(offline, k=3, leave_out_rejected=False)
+    assert not live.titles_as_words and offline.titles_as_words
+    assert live.user_words == [(0, "I loved")] and offline.user_words == [(0, "I loved Toy Story")]
+
+
 def test_version_names_algorithm_dataset_and_weights(recommender):
     assert recommender.version.startswith("signals-v2/redial/") and recommender.version.endswith("hand-set")
 

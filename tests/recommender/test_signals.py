@@ -115,3 +115,19 @@ def test_request_content():
         assert not has_request_content(text), text
     for text in ("a classic mob movie", "something like Titanic", "recommend something"):
         assert has_request_content(text), text
+
+
+def test_bm25_leaves_out_the_words_of_titles_named(films):
+    # "Story" of "Toy Story" is a word of The Others' plot: matched as a word it made a lookalike pick
+    catalog, _ = films
+    ctx = ctx_of(catalog, "I loved Toy Story")
+    assert [m.item.title for m in ctx.items] == ["Toy Story"]  # the title still counts, as an item
+    offline = LexicalSignal(catalog).scores(ctx)[0]  # the offline protocol keeps the words of titles
+    assert offline[catalog.items.index(catalog.get("6"))] > 0
+    ctx.titles_as_words = False  # live: what was named is left out, its words bring only lookalikes
+    last, dialogue, _ = LexicalSignal(catalog).scores(ctx)
+    assert not last.any() and not dialogue.any()
+    ghost_ctx = ctx_of(catalog, "I loved Toy Story, now a haunted one")
+    ghost_ctx.titles_as_words = False
+    ghost = LexicalSignal(catalog).scores(ghost_ctx)[0]
+    assert best(catalog, ghost) == ["The Others"] and ghost[catalog.items.index(catalog.get("4"))] == 0

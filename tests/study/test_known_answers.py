@@ -5,11 +5,13 @@ the sheet and the exclusion rule; and their dialogues on no board and in no expo
 from __future__ import annotations
 
 import csv
+import io
 
 import pytest
 
 from arena.catalogs.catalog import load_catalog
 from arena.corpus.bundle import ExportFilter, export_bundle
+from arena.corpus.records import export_jsonl
 from arena.crowd.counting import Participants
 from arena.crowd.known_answers import known_answer_accuracy
 from arena.crowd.study import KNOWN_ANSWER_KEY, StudyError, parse_study
@@ -17,7 +19,9 @@ from arena.dialogue import Dialogue, Role, UserInfo, Utterance
 from crs.known_answer import KnownAnswerCRS
 from study_support import pid, publish, study_yaml
 from webapp.leaderboard.board_select import StoreFrames
-from webapp.leaderboard.study_results import export_study, participants_table, payment_sheet, study_leaderboard
+from webapp.leaderboard.study_results import (
+    export_study, participants_table, payment_sheet, study_leaderboard,
+)
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
 
@@ -54,8 +58,6 @@ def test_the_known_answers_block_is_checked():
                         ({**KNOWN, "kinds": ["nonsense"]}, "known_answers.kinds")):
         with pytest.raises(StudyError, match=line):
             parse_study(study_yaml(known_answers=block))
-    with pytest.raises(StudyError, match="chat studies only"):
-        parse_study(study_yaml(mode="battle", known_answers=KNOWN))
 
 
 def walk(services, worker: str, verdicts: dict[int, str]):
@@ -126,6 +128,8 @@ def test_known_answer_dialogues_are_on_no_board_and_in_no_export(services, tmp_p
         for path in result.files.values():
             data = path.read_bytes()
             assert all(d.encode() not in data for d in known) and b"known_answer_good" not in data
+    out = io.StringIO()  # the corpus file the command line writes
+    assert export_jsonl(services.store, out) == 2 and "known_answer_" not in out.getvalue()
 
 
 def test_a_stored_dialogue_is_replayed_for_the_worker_to_judge(services):

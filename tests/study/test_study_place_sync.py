@@ -9,13 +9,19 @@ import dataclasses
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
+
+import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from study_support import publish  # noqa: E402
 
 from arena.crowd.prolific_api import ProlificClient  # noqa: E402
+from arena.dialogue import utc_now  # noqa: E402
+from arena.store import schema as t  # noqa: E402
+from arena.store.statements import utc_key  # noqa: E402
 from arena.store import Store  # noqa: E402
 from webapp.sessions import platform_link as platform  # noqa: E402
 from webapp.sessions.place_sync import PlaceSync  # noqa: E402
@@ -172,5 +178,114 @@ def test_two_processes_on_one_database_send_a_change_once(services, prolific):
             assert sorted(len(found) for found in lines) == [0, 1]
             assert _patches(prolific, study_id) == round_ + 1
             assert _places(prolific, study_id) == PLACES + round_ + 1
+    finally:
+        other_store.close()
+
+
+
+def _died_after_claiming(services, seconds_ago: float) -> None:
+    """A replica that claimed the push of one more place `seconds_ago` and died before it was confirmed."""
+    assert services.store.claim_places_push("pilot", PLACES, PLACES + 1)
+    _claimed_ago(services, seconds_ago)
+
+
+def _claimed_ago(services, seconds_ago: float) -> None:
+    when = utc_key(utc_now() - timedelta(seconds=seconds_ago))
+    with services.store.write() as conn:
+        conn.execute(sa.update(t.platform_studies).where(t.platform_studies.c.study_id == "pilot")
+                     .values(places_claimed_at=when))
+
+
+def _sync(services, lease_s: float = 600) -> PlaceSync:
+    return PlaceSync(services, ProlificClient.from_environment, every_s=30, quiet_s=0, lease_s=lease_s)
+
+
+def test_a_claim_whose_sender_died_is_sent_again_once_its_lease_is_over(services, prolific):
+    study_id = _published(services, prolific)
+    _flag(services, "worker-a")
+    _died_after_claiming(services, 590)
+    sync = _sync(services)
+    assert sync.tick() == [] and _patches(prolific, study_id) == 0  # within the lease: its sender may be busy
+    assert _places(prolific, study_id) == PLACES  # behind the arena's count
+    _claimed_ago(services, 610)
+    (line,) = sync.tick()
+    assert line.startswith(f"pilot: places set to {PLACES + 1} on Prolific again (a push claimed at ")
+    assert _places(prolific, study_id) == PLACES + 1 and _patches(prolific, study_id) == 1
+    link = services.store.platform_link("pilot")
+    assert link.places == PLACES + 1 and link.places_claimed_at is None  # confirmed
+    assert sync.tick() == [] and _patches(prolific, study_id) == 1  # nothing more to send
+    _flag(services, "worker-b")  # and the next change goes out as ever
+    assert sync.tick() == [f"pilot: places set to {PLACES + 2} on Prolific (were {PLACES + 1})"]
+
+
+def test_a_claim_sent_but_never_confirmed_is_sent_again_harmlessly(services, prolific):
+    """The sender died after its call, before the answer was recorded: the same total is set twice, which
+    changes nothing on Prolific (a set, not an add)."""
+    study_id = _published(services, prolific)
+    _flag(services, "worker-a")
+    _died_after_claiming(services, 700)
+    with ProlificClient.from_environment() as api:
+        api.set_places(study_id, PLACES + 1)
+    (line,) = _sync(services).tick()
+    assert "again" in line and _patches(prolific, study_id) == 2 and _places(prolific, study_id) == PLACES + 1
+    assert "did not reach" not in section.shown_line(services, "pilot")
+
+
+def test_a_retaken_claim_that_fails_is_tried_again_at_the_next_check(services, prolific):
+    study_id = _published(services, prolific)
+    _flag(services, "worker-a")
+    _died_after_claiming(services, 700)
+    sync = _sync(services)
+    prolific.fail_next(403, path=f"studies/{study_id}/")
+    (line,) = sync.tick()
+    assert "did not reach Prolific" in line
+    assert "did not reach Prolific" in section.shown_line(services, "pilot")
+    assert services.store.platform_link("pilot").places_claimed_at is not None  # still not confirmed
+    (again,) = sync.tick()  # the claim was put back as it was: taken over again at once
+    assert "again" in again and _places(prolific, study_id) == PLACES + 1
+    assert "did not reach" not in section.shown_line(services, "pilot")
+    assert services.store.platform_link("pilot").places_claimed_at is None
+
+
+def test_a_count_set_or_read_on_prolific_confirms_a_claim(services, prolific):
+    study_id = _published(services, prolific)
+    _flag(services, "worker-a")
+    _died_after_claiming(services, 5)
+    platform.refresh(services, "pilot", ProlificClient.from_environment)  # Prolific still has the old count
+    assert services.store.platform_link("pilot").places_claimed_at is not None
+    platform.set_places(services, "pilot", ProlificClient.from_environment)  # the researcher sets it
+    assert services.store.platform_link("pilot").places_claimed_at is None
+    _flag(services, "worker-b")
+    assert services.store.claim_places_push("pilot", PLACES + 1, PLACES + 2)
+    with ProlificClient.from_environment() as api:  # its sender's call went out; then it died
+        api.set_places(study_id, PLACES + 2)
+    platform.refresh(services, "pilot", ProlificClient.from_environment)  # Prolific shows the claimed count
+    assert services.store.platform_link("pilot").places_claimed_at is None
+    assert _sync(services, lease_s=0).tick() == [] and _patches(prolific, study_id) == 2
+
+
+def test_two_processes_take_over_a_dead_claim_once(services, prolific):
+    study_id = _published(services, prolific)
+    _flag(services, "worker-a")
+    _died_after_claiming(services, 700)
+    other_store = Store(services.settings.db_path)
+    other = dataclasses.replace(services, store=other_store, scorer=None, _parts={},
+                                _parts_lock=threading.Lock())
+    try:
+        syncs = [_sync(s) for s in (services, other)]
+        start = threading.Barrier(2)
+        lines: list[list[str]] = []
+
+        def tick(sync: PlaceSync) -> None:
+            start.wait()
+            lines.append(sync.tick())
+
+        threads = [threading.Thread(target=tick, args=(sync,)) for sync in syncs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert sorted(len(found) for found in lines) == [0, 1]
+        assert _patches(prolific, study_id) == 1 and _places(prolific, study_id) == PLACES + 1
     finally:
         other_store.close()

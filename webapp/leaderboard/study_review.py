@@ -27,11 +27,12 @@ SUBMISSION_HEAD = ["submission", "Prolific id", "Prolific status"]
 BONUS_COLUMNS = ["Prolific id", "pseudonym", "amount"]
 
 
-def platform_study_id(services: Services, study_id: str, typed: str = "") -> str:
+def platform_study_id(services: Services, study_id: str, typed: Optional[str] = "") -> str:
     """The study's id on the platform: the one typed (when given), else the stored link of a study created
-    from the Studies page, else the one the workers' links carried most often; "" when none is known."""
-    if typed.strip():
-        return typed.strip()
+    from the Studies page, else the one the workers' links carried most often; "" when none is known.
+    (`typed` is None when the field was never drawn, as at a page's load.)"""
+    if (typed or "").strip():
+        return (typed or "").strip()
     link = services.store.platform_link(study_id)
     if link is not None:
         return link.platform_study_id

@@ -164,6 +164,15 @@ class AppDescription:
             if allowed is not None and any(v not in allowed for v in (value if many else [value])):
                 raise Refused(422, "A value is not one of its input's choices.")
 
+    def checked_choices(self) -> set[int]:
+        """The components whose values are checked against their choices (a radio, a checkbox group, a
+        dropdown closed to custom values): the events that set their choices per session must record them
+        (`webapp.sessions.session_choices`; `tests/safety/test_session_choices.py` checks the app's)."""
+        self._load()
+        blocks = getattr(self.blocks, "blocks", None)
+        return {c for c in self.choices if isinstance(blocks, dict) and c in blocks
+                and not getattr(blocks[c], "allow_custom_value", False)}
+
     def current_choices(self, component: int, session: Optional[str]) -> Optional[list]:
         """The values `component` takes in `session`: the choices the app's handlers gave that session
         (`webapp.sessions.session_choices`), else the page's own; None when it takes any value (a dropdown

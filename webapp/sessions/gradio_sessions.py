@@ -6,6 +6,9 @@ it saves; docs/architecture.md, Browser sessions and Gradio, why the public API 
 goes through `session_store` so that a Gradio upgrade is checked in one file (and by
 `tests/safety/test_idle_sessions.py`); the architecture test allows this reach here and nowhere else. The
 API guard's choice check reads the app's own record instead (`webapp.sessions.session_choices`).
+`tests/safety/test_gradio_session_expiry_gap.py` shows what the public API leaves undone (a closed page's
+copy outlives `unload` and the States' expiry; `state_session_capacity` drops a page in use before closed
+ones); when it fails after an upgrade, this file can go.
 """
 
 from __future__ import annotations

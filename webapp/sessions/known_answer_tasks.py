@@ -4,7 +4,11 @@ A known-answer task takes no place in a quota cell (it tests the worker, not a
 system). Its dialogue is marked (`KNOWN_ANSWER_KEY`), so no board or export
 counts it. `good` and `off_topic` tasks talk with the scripted system of
 `crs.known_answer` over the study's catalog; a `replay` shows a stored
-dialogue, copied under a new id, for the worker to judge without writing.
+dialogue, copied under a new id, for the worker to judge without writing. In a
+battle study a known-answer task is a battle of the two scripted systems, on
+sides drawn per worker, and the vote is judged (`known_battle`); it is kept in
+the worker's row only, never stored as a vote, so no board, export or session
+order of votes meets it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from typing import Any, Optional
 from arena.catalogs.catalog import load_catalog
 from arena.conversation.runner import DialogueEnded, DialogueRunner, MessageRejected
 from arena.corpus.records import PSEUDONYM_PREFIX
-from arena.crowd.known_answers import RESULTS_KEY, accuracy_flag, known_positions, known_task
+from arena.crowd.known_answers import (
+    RESULTS_KEY, accuracy_flag, known_battle, known_positions, known_task,
+)
 from arena.crowd.study import KNOWN_ANSWER_KEY, STUDY_KEY, STUDY_VERSION_KEY, Study
 from arena.dialogue import Dialogue, UserInfo, UserKind
 from arena.store import Participant
@@ -62,6 +68,19 @@ def known_dialogue(services: Services, study: Study, p: Participant, dialogue_id
                     utterances=[u.model_copy(update={"ratings": []}) for u in stored.utterances])
 
 
+def known_battle_dialogues(study: Study, p: Participant, ids: dict[str, str], battle_id: str,
+                           preview: dict[str, Any]) -> list[Dialogue]:
+    """The two dialogues (sides A, B; `ids`: side -> dialogue id) of the worker's next known-answer battle
+    (not yet stored): the good system on one side, the off-topic one on the other."""
+    spec = known_battle(p.pseudonym, known_done(p))
+    user = UserInfo(kind=UserKind.HUMAN, id=PSEUDONYM_PREFIX + p.pseudonym)
+    return [Dialogue(dialogue_id=ids[side], crs_id=f"known_answer_{system}", user=user, metadata={
+        "source": "study", STUDY_KEY: study.id, STUDY_VERSION_KEY: p.study_version, **preview,
+        "battle_id": battle_id, "side": side,
+        KNOWN_ANSWER_KEY: {"kind": spec["kind"], "answer": spec["answer"], "system": system}})
+        for side, system in sorted(spec["systems"].items())]
+
+
 @lru_cache(maxsize=8)
 def _scripted(dataset: str, kind: str) -> KnownAnswerCRS:
     return KnownAnswerCRS(load_catalog(dataset), kind)  # type: ignore[arg-type]
@@ -69,7 +88,8 @@ def _scripted(dataset: str, kind: str) -> KnownAnswerCRS:
 
 def known_turn(services: Services, study: Study, d: Dialogue, text: str, version: Optional[int]) -> None:
     """One turn of a known-answer task with its scripted system, stored over `version`."""
-    kind = d.metadata[KNOWN_ANSWER_KEY]["kind"]
+    spec = d.metadata[KNOWN_ANSWER_KEY]
+    kind = spec.get("system", spec["kind"])  # a battle's dialogue names its side's scripted system
     if kind == "replay":
         raise refuse(REPLAY_LINE)
     settings = services.settings
@@ -84,11 +104,15 @@ def known_turn(services: Services, study: Study, d: Dialogue, text: str, version
         save_checked(services, d, version)
 
 
-def judge(study: Study, p: Participant, d: Dialogue) -> None:
-    """Record the worker's verdict on the known-answer task `d`; once every one is judged, a worker below the
+def judge(study: Study, p: Participant, d: Dialogue, vote: Optional[str] = None) -> None:
+    """Record the worker's verdict on the known-answer task `d` (for a battle, either side's dialogue, and
+    the worker's `vote`: the right one is the good side); once every one is judged, a worker below the
     study's `min_accuracy` is flagged."""
     spec = d.metadata[KNOWN_ANSWER_KEY]
-    given = d.feedback.sentiment if d.feedback is not None else None
+    if spec["kind"] == "battle":
+        given = vote
+    else:
+        given = d.feedback.sentiment if d.feedback is not None else None
     result = {"kind": spec["kind"], "answer": spec["answer"], "given": given}
     p.data.setdefault(RESULTS_KEY, []).append(result)
     flag = accuracy_flag(study, p)

@@ -11,6 +11,11 @@ platform's total when they differ:
 * once across replicas: every replica ticks, but the push is claimed in the store first
   (`claim_places_push`, a compare-and-set from the count read to the new one) and only the replica whose
   claim took sends it. The call sets a total, so even a repeat would do no harm;
+* never lost with its sender: the claim records when it was taken, and the platform's answer confirms it.
+  A replica that dies between its claim and its call leaves the claim unconfirmed; once it is older than
+  `lease_s` (longer than any call with its retries), the next check of any replica takes it over
+  (`retake_places_push`, one replica only) and sends the claimed count again, so the platform's count is
+  not left behind until a Refresh;
 * retries: the client waits the Retry-After of a 429 and backs off on a network failure; what still fails
   is one line on the Studies page's Prolific line (`places_line`), the claim is undone and the arena's
   places are untouched, and the next tick tries again;
@@ -27,12 +32,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import timedelta
 from typing import Callable, Optional
 
 from arena.crowd.prolific_api import PlatformError
+from arena.dialogue import utc_now
 from arena.runtime.config import Settings
 from arena.store.jobs_scheduler import Periodic
 from arena.store.platform_studies import PlatformLink
+from arena.store.statements import utc_key
 from webapp.leaderboard import study_results as results
 from webapp.services import Services
 from webapp.sessions import platform_link as platform
@@ -41,6 +49,9 @@ log = logging.getLogger(__name__)
 
 PUSHED_STATUSES = (*platform.LIVE, "PAUSED")  # the platform's statuses whose places the arena keeps in step
 DEFAULT_EVERY_S = 30.0
+# How long a claimed push may stay unconfirmed before its sender is taken to have died: longer than the
+# client's longest call (five tries of a 20 s timeout, with up to 30 s between them).
+DEFAULT_LEASE_S = 600.0
 
 
 def _token_set() -> bool:
@@ -64,11 +75,12 @@ class PlaceSync:
 
     def __init__(self, services: Services, client: platform.ClientFactory, *,
                  every_s: float = DEFAULT_EVERY_S, quiet_s: Optional[float] = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 lease_s: float = DEFAULT_LEASE_S, clock: Callable[[], float] = time.monotonic):
         self.services = services
         self.client = client
         self.every_s = float(every_s)
         self.quiet_s = self.every_s if quiet_s is None else float(quiet_s)
+        self.lease_s = float(lease_s)
         self._clock = clock
         self._seen: dict[str, tuple[int, float]] = {}  # study -> (count waiting to be sent, first seen)
         self._lock = threading.Lock()  # one tick at a time in this process
@@ -108,6 +120,8 @@ class PlaceSync:
         if link.status not in PUSHED_STATUSES or store.study_state(link.study_id) == "closed":
             self._seen.pop(link.study_id, None)
             return None
+        if link.places_claimed_at is not None:  # claimed, not confirmed: under way, or its sender died
+            return self._retake(link)
         wanted = platform.arena_places(self.services, results.newest_study(self.services, link.study_id)[1])
         if wanted == link.places:
             self._seen.pop(link.study_id, None)
@@ -130,16 +144,38 @@ class PlaceSync:
         if not store.claim_places_push(link.study_id, link.places, wanted):
             self._seen.pop(link.study_id, None)
             return None  # another replica moved the count first: it sends
+        return self._send(link, wanted, back_to=link.places)
+
+    def _retake(self, link: PlatformLink) -> Optional[str]:
+        """A claim not confirmed: left alone within the lease (its sender is at work); older, taken over by
+        one replica, which sends the claimed count again."""
+        # Claims are dated by the wall clock of the replica that took them (`now_key`), as this one reads it.
+        older_than = utc_key(utc_now() - timedelta(seconds=self.lease_s))
+        claimed_at = link.places_claimed_at or ""
+        if not self.services.store.retake_places_push(link.study_id, link.places, claimed_at, older_than):
+            return None
+        log.warning("Prolific places of %s: a push of %d claimed at %s was never confirmed; sent again",
+                    link.study_id, link.places, claimed_at)
+        return self._send(link, link.places, back_to=link.places, claimed_at=claimed_at)
+
+    def _send(self, link: PlatformLink, wanted: int, *, back_to: int,
+              claimed_at: Optional[str] = None) -> str:
+        """Send the claimed count `wanted`; on a failure the claim is undone (the count back to `back_to`,
+        and a claim taken over put back as it was, `claimed_at`) with the line saying why."""
+        store = self.services.store
         try:
             with self.client() as api:
                 seen = api.set_places(link.platform_study_id, wanted)
         except PlatformError as exc:
             line = failed_line(wanted, exc)
-            store.undo_places_push(link.study_id, wanted, link.places, line)
+            store.undo_places_push(link.study_id, wanted, back_to, line, claimed_at=claimed_at)
             log.warning("Prolific places of %s: %s", link.study_id, line)
             return line  # still waiting (settled): the next tick sends it again
         self._seen.pop(link.study_id, None)
-        store.note_platform_study(link.study_id, seen.status, wanted)
+        store.note_platform_study(link.study_id, seen.status, wanted, places_sent=True)
         store.note_places_line(link.study_id, None)
         log.info("Prolific places of %s set to %d (were %d)", link.study_id, wanted, link.places)
+        if claimed_at is not None:
+            return (f"places set to {wanted} on Prolific again (a push claimed at {claimed_at} was never "
+                    "confirmed)")
         return f"places set to {wanted} on Prolific (were {link.places})"

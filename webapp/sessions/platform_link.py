@@ -119,7 +119,9 @@ def refresh(services: Services, study_id: str, client: ClientFactory) -> Outcome
         if wanted > link.places and services.store.study_state(study_id) != "closed":
             seen = api.set_places(link.platform_study_id, wanted)
             places = wanted
-    services.store.note_platform_study(study_id, seen.status, places)
+    # The platform showing the count confirms a claim of it (a push whose sender died, sent or not).
+    services.store.note_platform_study(study_id, seen.status, places,
+                                       places_sent=seen.total_available_places == places)
     return Outcome(" ".join(part for part in (status_line(seen, places, wanted),
                                               apply_status(services, study_id, seen.status)) if part))
 
@@ -130,7 +132,7 @@ def set_places(services: Services, study_id: str, client: ClientFactory) -> Outc
     wanted = arena_places(services, _newest(services, study_id))
     with client() as api:
         seen = api.set_places(link.platform_study_id, wanted)
-    services.store.note_platform_study(study_id, seen.status, wanted)
+    services.store.note_platform_study(study_id, seen.status, wanted, places_sent=True)
     return Outcome(f"Prolific's places set to {seen.total_available_places}.")
 
 

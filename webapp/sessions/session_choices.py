@@ -40,12 +40,15 @@ def _offered(value: Any) -> Optional[list[Any]]:
     if isinstance(value, dict) and value.get("__type__") == "update":
         return choice_values(value["choices"]) if isinstance(value.get("choices"), (list, tuple)) else None
     if isinstance(value, CHOICE_COMPONENTS):
-        return choice_values(value.choices or [])
+        # A component returned as an update sets only what it was given, and one built without choices
+        # (`gr.Radio(value=None)`, an answer cleared) reads as none: it leaves the choices as they were.
+        return choice_values(value.choices) if value.choices else None
     return None
 
 
 def _positional_signature(fn: Callable[..., Any], inputs: Any) -> inspect.Signature:
-    """`fn`'s signature, its `*args` (if any) written out as one parameter per input of the event."""
+    """`fn`'s signature, its `*args` (if any) written out as one parameter per input of the event left to it
+    (the parameters before it take theirs, except those Gradio fills itself, such as a `gr.Request`)."""
     signature = inspect.signature(fn)
     params = list(signature.parameters.values())
     if not any(p.kind is p.VAR_POSITIONAL for p in params):
@@ -54,7 +57,18 @@ def _positional_signature(fn: Callable[..., Any], inputs: Any) -> inspect.Signat
         raise TypeError("offering() needs the event's inputs to wrap a handler taking *args")
     count = len(inputs) if isinstance(inputs, (list, tuple)) else 1
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return signature.replace(parameters=[inspect.Parameter(f"input_{n}", kind) for n in range(count)])
+    hints = _type_hints(fn, signature)
+    before = [p.replace(kind=kind) for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    filled = sum(1 for p in before if not _filled_by_gradio(hints.get(p.name, p.annotation)))
+    if filled > count:
+        raise TypeError(f"offering(): {fn} takes more inputs than the event's {count}")
+    rest = [inspect.Parameter(f"input_{n}", kind) for n in range(count - filled)]
+    return signature.replace(parameters=[*before, *rest])
+
+
+def _filled_by_gradio(annotation: Any) -> bool:
+    """Whether Gradio passes a parameter of this type itself (the request, an event's data)."""
+    return isinstance(annotation, type) and issubclass(annotation, (gr.Request, gr.EventData))
 
 
 def _type_hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
@@ -64,6 +78,12 @@ def _type_hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[st
     except (NameError, TypeError):
         return {}
     return {name: hint for name, hint in hints.items() if name in signature.parameters}
+
+
+def records_choices_of(fn: Any) -> tuple[Any, ...]:
+    """The outputs whose choices `fn` records, when it is a handler wrapped by `offering`; else none."""
+    outputs = getattr(fn, "offered_outputs", ())
+    return outputs if isinstance(outputs, tuple) else ()
 
 
 class OfferedChoices:
@@ -154,6 +174,7 @@ class OfferedChoices:
         wrapped.__annotations__ = {**_type_hints(fn, signature), _REQUEST: gr.Request}
         wrapped.__name__ = getattr(fn, "__name__", "handler")
         wrapped.__doc__ = getattr(fn, "__doc__", None)
+        wrapped.offered_outputs = tuple(outs)  # type: ignore[attr-defined]  # what `records_choices_of` reads
         return wrapped
 
     def forget_on_unload(self, blocks: gr.Blocks) -> None:

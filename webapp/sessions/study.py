@@ -41,10 +41,10 @@ import threading
 import uuid
 from functools import lru_cache
 from datetime import datetime
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, cast
 
 from arena.corpus.records import PSEUDONYM_PREFIX, pseudonymiser, resolve_salt
-from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, new_id, utc_now
+from arena.dialogue import Dialogue, UserInfo, UserKind, Vote, VoteChoice, new_id, utc_now
 from arena.crowd.study import (
     KNOWN_ANSWER_KEY, STUDY_ID, STUDY_KEY, STUDY_VERSION_KEY, Study, StudyError, cell_systems, parse_study,
 )
@@ -54,7 +54,9 @@ from webapp.protection.study_limits import admit_new_worker
 from webapp.protection.vote_limits import LimitReached
 from webapp.services import Services
 from webapp.sessions.aspect_ratings import rate_dialogue
-from webapp.sessions.known_answer_tasks import judge, known_dialogue, known_turn, next_is_known
+from webapp.sessions.known_answer_tasks import (
+    judge, known_battle_dialogues, known_dialogue, known_turn, next_is_known,
+)
 from webapp.sessions.refusal import refuse
 from webapp.sessions.study_ids import MAX_ID_CHARS, LinkIds, link_ids, mturk_submit_url
 from webapp.sessions.session_base import PageView, as_stored, rate_conversation, send_turn
@@ -63,11 +65,11 @@ from webapp.sessions.turn_step import ChangedElsewhere, checked_message
 VOTE_CHOICES = {"A": "System A was better", "B": "System B was better", "tie": "A tie",
                 "both_bad": "Both were bad"}
 
-FULL_FOR_GOOD = ("This study is full: every place has been taken, and no place will open again. Please return "
-                 "the study on the platform (on Prolific: \"Return submission\"), so that it is not counted as "
-                 "timed out. Thank you for your interest.")
-FULL_FOR_NOW = ("Every place in this study is held by other workers right now; a place opens again when one of "
-                "them stops. Choose Try again in a few minutes, or return the study on the platform (on "
+FULL_FOR_GOOD = ("This study is full: every place has been taken, and no place will open again. Please "
+                 "return the study on the platform (on Prolific: \"Return submission\"), so that it is not "
+                 "counted as timed out. Thank you for your interest.")
+FULL_FOR_NOW = ("Every place in this study is held by other workers right now; a place opens again when one "
+                "of them stops. Choose Try again in a few minutes, or return the study on the platform (on "
                 "Prolific: \"Return submission\").")
 SYSTEMS_DOWN = ("No task can start right now: the systems of this study are not available at the moment (its "
                 "places are free, not taken). Please try again in a few minutes; nothing you did is lost.")
@@ -221,7 +223,8 @@ PREVIEW_CROWD_SUFFIX = "~preview"  # a preview's dialogues belong to no study's 
 def preview_token(services: Services, study_id: str) -> str:
     """The key a preview link carries: only the researchers' Studies tab shows it (a worker cannot walk the
     study without quotas, or read its completion code, by adding `preview` to their link)."""
-    return worker_pseudonym(services, study_id, "preview:" + services.store.get_or_create_secret("study_preview"))
+    secret = services.store.get_or_create_secret("study_preview")
+    return worker_pseudonym(services, study_id, "preview:" + secret)
 
 
 def _enter_preview(services: Services, study: Study, version: int, token: str,
@@ -380,9 +383,11 @@ def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim
         dialogues.append(Dialogue(
             dialogue_id=task_id(side),
             crs_id=crs, user=UserInfo(kind=UserKind.HUMAN, id=PSEUDONYM_PREFIX + p.pseudonym),
-            metadata={"source": "study", STUDY_KEY: study.id + (PREVIEW_CROWD_SUFFIX if is_preview(p) else ""),
+            metadata={"source": "study",
+                      STUDY_KEY: study.id + (PREVIEW_CROWD_SUFFIX if is_preview(p) else ""),
                       STUDY_VERSION_KEY: p.study_version, **({"preview": True} if is_preview(p) else {}),
-                      "task": done + 1, **({"battle_id": battle_id, "side": side} if study.mode == "battle" else {})},
+                      "task": done + 1,
+                      **({"battle_id": battle_id, "side": side} if study.mode == "battle" else {})},
         ))
     for d in dialogues:
         d.metadata.update(_standing(p))
@@ -396,17 +401,26 @@ def _hand_out(services: Services, study: Study, p: Participant, cell: str, claim
 
 
 def _hand_out_known(services: Services, study: Study, p: Participant) -> None:
-    """Give the worker their next known-answer task: no place is taken, and its dialogue counts nowhere."""
+    """Give the worker their next known-answer task (a battle of the scripted systems in a battle study): no
+    place is taken, and its dialogues count nowhere."""
     seed = f"{p.study_id}:{p.pseudonym}:{len(p.data.get('dialogues', []))}:known"
-    dialogue_id = new_id() if is_preview(p) else task_key(seed, "A")
-    d = known_dialogue(services, study, p, dialogue_id, {"preview": True} if is_preview(p) else {})
-    d.metadata.update(_standing(p))
-    services.store.create_dialogues_once([d])
-    p.data.setdefault("dialogues", []).append(d.dialogue_id)
+    task_id = (lambda part: new_id()) if is_preview(p) else (lambda part: task_key(seed, part))
+    preview = {"preview": True} if is_preview(p) else {}
+    battle_id = task_id("battle")
+    if study.mode == "battle":
+        ids = {side: task_id(side) for side in sides(study)}
+        dialogues = known_battle_dialogues(study, p, ids, battle_id, preview)
+    else:
+        dialogues = [known_dialogue(services, study, p, task_id("A"), preview)]
+    for d in dialogues:
+        d.metadata.update(_standing(p))
+    services.store.create_dialogues_once(dialogues)
+    p.data.setdefault("dialogues", []).extend(d.dialogue_id for d in dialogues)
     p.data["step"] = "task"
-    p.data["task"] = {"cell": None, "claim": None, "held": False,
-                      "known": d.metadata[KNOWN_ANSWER_KEY]["kind"], "started": utc_now().isoformat(),
-                      "dialogues": {"A": d.dialogue_id}}
+    p.data["task"] = {"cell": None, "claim": None, "held": False, "battle_id": battle_id,
+                      "known": dialogues[0].metadata[KNOWN_ANSWER_KEY]["kind"],
+                      "started": utc_now().isoformat(),
+                      "dialogues": {side: d.dialogue_id for side, d in zip(sides(study), dialogues)}}
     services.store.save_participant(p)
 
 
@@ -482,7 +496,8 @@ def _take_place(services: Services, study: Study, p: Participant) -> None:
             p.data.pop("task")
             _next(services, study, p)
             raise refuse(SWAPPED)
-        held = services.store.reserve_cell(study, p.pseudonym, exclude, prefer=task["cell"], claim_id=task["claim"],
+        held = services.store.reserve_cell(study, p.pseudonym, exclude, prefer=task["cell"],
+                                           claim_id=task["claim"],
                                            started=datetime.fromisoformat(task["started"]))
         if held is None:
             return
@@ -497,7 +512,8 @@ def _take_place(services: Services, study: Study, p: Participant) -> None:
 
 def _keep_place(services: Services, study: Study, p: Participant) -> None:
     task = p.data.get("task") or {}
-    if task and task.get("held", True) and not is_preview(p):  # a task holds no place before its first message
+    # A task holds no place before its first message.
+    if task and task.get("held", True) and not is_preview(p):
         services.store.keep_cell(study, p.pseudonym, task["claim"], task["cell"],
                                  datetime.fromisoformat(task["started"]))
 
@@ -551,44 +567,57 @@ def submit(services: Services, study: Study, p: Participant, choice: Optional[st
         dialogues = task_dialogues(services, p)
         if any(d.feedback is None for d in dialogues.values()):
             raise refuse("Please give your verdict (Satisfied or Frustrated) on every conversation first.")
-        if p.data["task"].get("known"):
-            _submit_known(services, study, p, dialogues["A"])
-            return
         if study.mode == "battle" and choice not in VOTE_CHOICES:
             raise refuse("Please say which system was better.")
-        number = len(p.data.get("task_seconds", [])) + 1
-        check = study.attention_check
-        instructed = check is not None and check.kind == "instructed" and check.after_task == number
-        if instructed and not attention:
-            raise refuse("Please answer every question of the form.")
-        if study.aspects and aspects:
-            (d,) = dialogues.values()
-            rate_dialogue(services, d, list(aspects), d.user.id)  # a bad value refuses the whole submission
-        task = p.data["task"]
-        seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
-        flags = p.data.setdefault("flags", [])
-        flagged_before = bool(flags)
-        flags += _task_flags(study, number, seconds, attention if instructed else None)
-        p.data.setdefault("task_seconds", []).append(round(seconds, 1))
-        p.data.setdefault("served", []).append(task["cell"])
-        p.data.pop("task")
-        gold = check is not None and check.kind == "gold" and check.after_task == number
-        p.data["step"] = "gold" if gold else "between"
-        counts = study.flagged_counts or not flags
-        if is_preview(p):  # nothing to count: the walk's row moves on, and its battle casts no vote
-            services.store.save_participant(p)
-        elif not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
-            raise refuse("This task was already submitted.")
-        if flags and not flagged_before and not study.flagged_counts and not is_preview(p):
-            services.store.release_worker(study.id, p.pseudonym)  # their earlier tasks free their places too
-        if study.mode == "battle" and not is_preview(p):  # after the task is settled, so a second submission casts no second vote
-            a, b = dialogues["A"], dialogues["B"]
-            services.store.save_battle(a, b, Vote(
-                battle_id=task["battle_id"], dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,
-                crs_b=b.crs_id, choice=choice, user_id=a.user.id, user_kind=UserKind.HUMAN, study=study.id,
-                study_version=p.study_version))
-        if not gold:
-            _next(services, study, p)
+        if p.data["task"].get("known"):
+            _submit_known(services, study, p, dialogues["A"], choice)
+        else:
+            _submit_own(services, study, p, dialogues, choice, attention, aspects)
+
+
+def _submit_own(services: Services, study: Study, p: Participant, dialogues: dict[str, Dialogue],
+                choice: Optional[str], attention: Optional[str], aspects: Sequence[Any]) -> None:
+    """Finish one of the study's own tasks: its checks, its place settled, the battle's vote, the next
+    step."""
+    number = len(p.data.get("task_seconds", [])) + 1
+    check = study.attention_check
+    instructed = check is not None and check.kind == "instructed" and check.after_task == number
+    if instructed and not attention:
+        raise refuse("Please answer every question of the form.")
+    if study.aspects and aspects:
+        (d,) = dialogues.values()
+        rate_dialogue(services, d, list(aspects), d.user.id)  # a bad value refuses the whole submission
+    task = p.data["task"]
+    seconds = (utc_now() - datetime.fromisoformat(task["started"])).total_seconds()
+    flags = p.data.setdefault("flags", [])
+    flagged_before = bool(flags)
+    flags += _task_flags(study, number, seconds, attention if instructed else None)
+    p.data.setdefault("task_seconds", []).append(round(seconds, 1))
+    p.data.setdefault("served", []).append(task["cell"])
+    p.data.pop("task")
+    gold = check is not None and check.kind == "gold" and check.after_task == number
+    p.data["step"] = "gold" if gold else "between"
+    counts = study.flagged_counts or not flags
+    if is_preview(p):  # nothing to count: the walk's row moves on, and its battle casts no vote
+        services.store.save_participant(p)
+    elif not services.store.finish_study_task(p, task["claim"], task["cell"], counts=counts):
+        raise refuse("This task was already submitted.")
+    if flags and not flagged_before and not study.flagged_counts and not is_preview(p):
+        services.store.release_worker(study.id, p.pseudonym)  # their earlier tasks free their places too
+    if study.mode == "battle" and not is_preview(p):
+        # After the task is settled, so that a second submission casts no second vote.
+        _cast_vote(services, study, p, task["battle_id"], dialogues, choice)
+    if not gold:
+        _next(services, study, p)
+
+
+def _cast_vote(services: Services, study: Study, p: Participant, battle_id: str,
+               dialogues: dict[str, Dialogue], choice: Optional[str]) -> None:
+    a, b = dialogues["A"], dialogues["B"]
+    services.store.save_battle(a, b, Vote(
+        battle_id=battle_id, dialogue_a=a.dialogue_id, dialogue_b=b.dialogue_id, crs_a=a.crs_id,
+        crs_b=b.crs_id, choice=cast(VoteChoice, choice), user_id=a.user.id, user_kind=UserKind.HUMAN,
+        study=study.id, study_version=p.study_version))
 
 
 def _task_flags(study: Study, number: int, seconds: float, attention: Optional[str]) -> list[str]:
@@ -603,10 +632,12 @@ def _task_flags(study: Study, number: int, seconds: float, attention: Optional[s
     return flags
 
 
-def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue) -> None:
-    """Finish a known-answer task: its verdict is judged against the known one (no place to settle)."""
+def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue,
+                  choice: Optional[str]) -> None:
+    """Finish a known-answer task: its verdict (a battle's vote, `choice`) is judged against the known one (no
+    place to settle, and no vote stored: the worker's row keeps it)."""
     flagged_before = bool(p.data.get("flags"))
-    judge(study, p, d)
+    judge(study, p, d, choice)
     p.data.pop("task")
     p.data["step"] = "between"
     services.store.save_participant(p)
@@ -618,11 +649,12 @@ def _submit_known(services: Services, study: Study, p: Participant, d: Dialogue)
 def answer_gold(services: Services, study: Study, p: Participant, answer: Optional[str]) -> None:
     with _lock(p.pseudonym):
         p = _fresh(services, p)
-        if p.data.get("step") != "gold":
+        check = study.attention_check
+        if p.data.get("step") != "gold" or check is None:
             raise refuse("There is no question waiting.")
         if not answer:
             raise refuse("Please choose an answer.")
-        if answer != study.attention_check.answer:
+        if answer != check.answer:
             p.data.setdefault("flags", []).append(f"gold task failed (answered {answer!r})")
             if not study.flagged_counts:
                 services.store.release_worker(study.id, p.pseudonym)

@@ -44,6 +44,7 @@ from webapp.sessions.battle import (
     reveal_markdown, send, start_battle, system_card, vote,
 )
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.session_choices import OFFERED
 from webapp.sessions.turn_step import CHANGED_ELSEWHERE, limit_status
 from webapp.sessions.warming import warming_line
 from webapp.ui.battle_layout import (
@@ -386,9 +387,14 @@ def _wire(page: BattlePage, events: BattleEvents, participant: Optional[Particip
           show_reply_ratings: bool) -> None:
     """Every event of the Battle tab, with its inputs and outputs. Each step that may find the page behind
     the store is followed by `on_behind`, which then draws the page afresh."""
-    redraw_args = dict(fn=events.on_behind, inputs=[page.behind, page.user],
-                       outputs=page.outputs + [page.behind], api_visibility="private", show_progress="hidden")
-    page.new.click(events.on_new, [page.user], page.outputs, api_name="battle_start")
+    # Every handler that updates a choice input is wrapped by `OFFERED.offering` with its outputs, so that
+    # the API guard checks a pick against the choices that session was given (tests/safety/
+    # test_session_choices.py goes through every event of the page).
+    offered = OFFERED.offering
+    redraw_outputs = page.outputs + [page.behind]
+    redraw_args = dict(fn=offered(events.on_behind, redraw_outputs), inputs=[page.behind, page.user],
+                       outputs=redraw_outputs, api_visibility="private", show_progress="hidden")
+    page.new.click(offered(events.on_new, page.outputs), [page.user], page.outputs, api_name="battle_start")
     if participant is not None:
         participant.after_identify(events.on_resume, [participant.user], page.outputs,
                                    redraw=events.on_redraw, busy_line=page.notice)
@@ -399,15 +405,17 @@ def _wire(page: BattlePage, events: BattleEvents, participant: Optional[Particip
         pane.send.click(api_name=f"battle_send_{s}", **send_args).then(**redraw_args)
         pane.message.submit(api_name=False, **send_args).then(**redraw_args)
         for sentiment in ("satisfied", "frustrated"):
+            rate_outputs = page.rate_outputs(side)
             getattr(pane, sentiment).click(
-                events.rate_handler(side, sentiment), [page.user, page.battle], page.rate_outputs(side),
-                api_name=f"battle_{sentiment}_{s}",
+                offered(events.rate_handler(side, sentiment), rate_outputs), [page.user, page.battle],
+                rate_outputs, api_name=f"battle_{sentiment}_{s}",
             ).then(**redraw_args)
         panel = pane.panel
-        panel.save.click(events.aspects_handler(side), [page.user, *panel.inputs], panel.outputs,
-                         api_name=f"battle_aspects_{s}")
-        panel.skip.click(lambda panel=panel: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs,
-                         api_visibility="private")
+        aspect_inputs = [page.user, *panel.inputs]
+        panel.save.click(offered(events.aspects_handler(side), panel.outputs, aspect_inputs), aspect_inputs,
+                         panel.outputs, api_name=f"battle_aspects_{s}")
+        panel.skip.click(offered(lambda panel=panel: panel.hide(aspect_ratings.SKIPPED), panel.outputs), None,
+                         panel.outputs, api_visibility="private")
         if show_reply_ratings:
             pane.chatbot.like(events.reply_rating_handler(side), [page.user], [pane.status],
                               api_visibility="private")

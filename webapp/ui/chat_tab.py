@@ -29,6 +29,7 @@ from webapp.sessions import aspect_ratings
 from webapp.ui.chat_layout import CONSENT, ChatPage, build_page
 from webapp.ui.parts.participant import ParticipantSlot, user_of
 from webapp.sessions.refusal import Refusal
+from webapp.sessions.session_choices import OFFERED
 from webapp.sessions.warming import warming_line
 from webapp.ui.parts.refusal_notice import notice
 from webapp.ui.parts import under_way
@@ -203,12 +204,18 @@ class ChatEvents:
 def _wire(page: ChatPage, events: ChatEvents, participant: Optional[ParticipantSlot],
           show_reply_ratings: bool) -> None:
     """Every event of the Chat tab, with its inputs and outputs."""
-    page.new.click(events.on_new, [page.system, page.user], page.new_outputs, api_name="chat_start")
+    # Every handler that updates a choice input is wrapped by `OFFERED.offering` with its outputs, so that
+    # the API guard checks a pick against the choices that session was given (tests/safety/
+    # test_session_choices.py goes through every event of the page).
+    offered = OFFERED.offering
+    page.new.click(offered(events.on_new, page.new_outputs), [page.system, page.user], page.new_outputs,
+                   api_name="chat_start")
     # Choosing another system (the person's own choice, not a resumed conversation) starts afresh, once the
     # page asked whether to leave a conversation under way (its answer fills `leave`).
-    page.system.input(events.on_switch, [page.system, page.leave, page.dialogue, page.user],
-                      [page.system, *page.new_outputs], js=under_way.leave_js(["chat-msg"], 1),
-                      trigger_mode="once", api_visibility="private")
+    switch_outputs = [page.system, *page.new_outputs]
+    page.system.input(offered(events.on_switch, switch_outputs),
+                      [page.system, page.leave, page.dialogue, page.user], switch_outputs,
+                      js=under_way.leave_js(["chat-msg"], 1), trigger_mode="once", api_visibility="private")
     if participant is not None:
         participant.after_identify(events.on_resume, [participant.user],
                                    [page.system, page.new, *page.new_outputs], redraw=events.on_redraw,
@@ -220,14 +227,15 @@ def _wire(page: ChatPage, events: ChatEvents, participant: Optional[ParticipantS
           inputs=[page.message, page.dialogue, page.system, page.message_id, page.user], outputs=page.outputs,
           js=name_message_js(3), api_name="chat_send", trigger_mode="once", show_progress="hidden")
     rating_inputs = [page.comment, page.dialogue, page.user]
-    page.satisfied.click(events.on_feedback("satisfied"), rating_inputs, page.feedback_outputs,
-                         api_name="chat_satisfied")
-    page.frustrated.click(events.on_feedback("frustrated"), rating_inputs, page.feedback_outputs,
-                          api_name="chat_frustrated")
+    page.satisfied.click(offered(events.on_feedback("satisfied"), page.feedback_outputs), rating_inputs,
+                         page.feedback_outputs, api_name="chat_satisfied")
+    page.frustrated.click(offered(events.on_feedback("frustrated"), page.feedback_outputs), rating_inputs,
+                          page.feedback_outputs, api_name="chat_frustrated")
     panel = page.panel
-    panel.save.click(events.on_aspects, [page.dialogue, *panel.inputs], panel.outputs,
+    aspect_inputs = [page.dialogue, *panel.inputs]
+    panel.save.click(offered(events.on_aspects, panel.outputs, aspect_inputs), aspect_inputs, panel.outputs,
                      api_name="chat_aspects")
-    panel.skip.click(lambda: panel.hide(aspect_ratings.SKIPPED), None, panel.outputs,
+    panel.skip.click(offered(lambda: panel.hide(aspect_ratings.SKIPPED), panel.outputs), None, panel.outputs,
                      api_visibility="private")
     if show_reply_ratings:
         page.chatbot.like(events.on_reply_rating, [page.dialogue], [page.status], api_visibility="private")

@@ -35,6 +35,23 @@ def _choices(services: Services) -> list[tuple[str, str]]:
     return [(f"{sid} (version {version})", sid) for sid, version in services.store.study_ids()]
 
 
+STUDY_QUERY = "study"  # the researcher page's address may name the study it opens on: `/admin/?study=ID`
+
+
+def chosen_at_load(services: Services, request: Optional[gr.Request]) -> tuple[Optional[str], str]:
+    """The study the page opens on, and a line when the address named one this arena does not have: the
+    study the address names, else the only study there is, else none."""
+    ids = [sid for sid, _ in services.store.study_ids()]
+    params = getattr(request, "query_params", None) or {}
+    named = str(params.get(STUDY_QUERY) or "").strip()
+    if named:
+        if named in ids:
+            return named, ""
+        return None, (f"{NOTICE_MARK} There is no study {escape_text(named[:64])!r} here (the page's address "
+                      "names it): choose one of the list.")
+    return (ids[0], "") if len(ids) == 1 else (None, "")
+
+
 PROLIFIC_QUERY = "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 
 
@@ -219,7 +236,20 @@ def _build_files(services: Services, picked: gr.Dropdown) -> None:
     match.click(on_match, [picked, workers], [matched], api_name="study_match_workers")
 
 
-def build(services: Services) -> None:
+def _open_on_chosen(services: Services, page: gr.Blocks, picked: gr.Dropdown, overview: gr.Markdown) -> None:
+    """At the page's load, the list of studies as it is now (studies saved since the app was built
+    included) and the study the page opens on (`chosen_at_load`). Choosing it is what shows it: the
+    dropdown's change event, fired by this update as by a researcher's choice, draws the summary and
+    tables, the Prolific line and the submissions, each read once."""
+    def on_load(request: gr.Request = None) -> tuple[Any, str]:
+        study_id, said = chosen_at_load(services, request)
+        return gr.update(choices=_choices(services), value=study_id), said
+
+    page.load(OFFERED.offering(on_load, [picked, overview]), None, [picked, overview],
+              api_visibility="private")
+
+
+def build(services: Services, *, page: Optional[gr.Blocks] = None) -> None:
     gr.Markdown("Crowdsourced studies: a fixed set of systems, a quota per system (or pair), workers "
                 "recruited through a link, an attention check and a completion code. Each save is a new "
                 "version.")
@@ -242,6 +272,8 @@ def build(services: Services) -> None:
     views.after(studies_platform.build(services, picked,
                                        lambda request, sid: participant_link(site_of(request), sid), states))
     views.after(studies_review.build(services, picked))
+    if page is not None:
+        _open_on_chosen(services, page, picked, overview)
     for table in (quotas, people, board):
         table.render()
     _build_files(services, picked)

@@ -32,6 +32,7 @@ import gradio as gr
 from webapp.sessions import participants
 from webapp.protection.identity import server_session_id
 from webapp.services import Services
+from webapp.sessions.session_choices import OFFERED
 from webapp.sessions.turn_step import is_store_busy
 from webapp.ui.parts.refusal_notice import notice
 
@@ -65,7 +66,9 @@ class ParticipantSlot:
 
     token: Any
     user: Any
-    _after: list[tuple[Callable[..., Any], Callable[..., Any], list[Any], list[Any]]] = field(default_factory=list)
+    # each tab's step when the page loads: (resume, redraw, inputs, outputs)
+    _after: list[tuple[Callable[..., Any], Callable[..., Any], list[Any], list[Any]]] = field(
+        default_factory=list)
     _changes: list[Any] = field(default_factory=list)
     _busy_lines: list[Any] = field(default_factory=list)
     _when_drawn: list[Callable[[], None]] = field(default_factory=list)
@@ -96,6 +99,26 @@ class ParticipantSlot:
         tab's step in the same round trip (one request, answered once), so the controls that wait for the
         participant are enabled as soon as it is answered; the `when_drawn` work starts after it."""
         steps = list(self._after)
+        outputs = self._load_outputs(steps)
+        identified = self._identifier(services, steps)
+        # Wrapped, as every handler that updates choice inputs (webapp.sessions.session_choices).
+        loaded = demo.load(OFFERED.offering(identified, outputs), [self.token], outputs,
+                           api_visibility="private", show_progress="hidden")
+        if self._when_drawn:
+            starters = list(self._when_drawn)
+
+            def drawn() -> None:
+                for start in starters:
+                    start()
+
+            loaded.then(drawn, None, None, api_visibility="private", show_progress="hidden")
+        for event in self._changes:
+            for _, redraw, inputs, step_outputs in steps:
+                event.success(OFFERED.offering(redraw, step_outputs), inputs, step_outputs,
+                              api_visibility="private", show_progress="hidden")
+
+    def _load_outputs(self, steps: list[tuple[Any, ...]]) -> list[Any]:
+        """What the page's load event updates: the token, the participant id, then every step's outputs."""
         for _, _, inputs, _ in steps:
             if list(inputs) != [self.user]:
                 raise ValueError("a step run when the page loads reads the participant id alone")
@@ -104,6 +127,10 @@ class ParticipantSlot:
             if any(o is known for o in step_outputs for known in outputs):
                 raise ValueError("two steps run when the page loads update the same component")
             outputs += step_outputs
+        return outputs
+
+    def _identifier(self, services: Services, steps: list[tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+        """The load event's handler: the participant from the browser's token, then every step drawn."""
 
         def identified(token: Any, request: gr.Request) -> tuple[Any, ...]:
             if not participants.valid_token(token):
@@ -121,18 +148,7 @@ class ParticipantSlot:
                 drawn += _step_or_skips(fn, step_outputs, user, request)
             return tuple(drawn)
 
-        loaded = demo.load(identified, [self.token], outputs, api_visibility="private", show_progress="hidden")
-        if self._when_drawn:
-            starters = list(self._when_drawn)
-
-            def drawn() -> None:
-                for start in starters:
-                    start()
-
-            loaded.then(drawn, None, None, api_visibility="private", show_progress="hidden")
-        for event in self._changes:
-            for _, redraw, inputs, step_outputs in steps:
-                event.success(redraw, inputs, step_outputs, api_visibility="private", show_progress="hidden")
+        return identified
 
     def _busy_everywhere(self, steps: list[tuple[Any, ...]]) -> list[Any]:
         """Each step's outputs when the page cannot be identified: its busy line says why, the rest stays."""
