@@ -297,6 +297,22 @@ def is_closing(text: str) -> bool:
 _ASKS_FOR_SOMETHING = re.compile(r"\b(something|anything|please|looking for|want)\b", re.IGNORECASE)
 
 
+# Asking the recommender to carry on ("go on", "keep going", "list some", "show me a few"): the wording of a
+# request with nothing named, which a learnt reading must never take for a goodbye or a greeting.
+_GO_ON = re.compile(r"\b(go on|go ahead|keep (going|them coming)|carry on|continue|list (some|a few|them|more)|"
+                    r"show (me|us)|give (me|us)|hit me|let'?s (see|hear))\b", re.IGNORECASE)
+
+
+def asks_to_go_on(text: str) -> bool:
+    """Whether a message asks for the recommending to carry on, or for any items at all."""
+    return bool(_GO_ON.search(text) or _ASKS_FOR_MORE_PLAIN.search(text) or _ASKS_FOR_SOMETHING.search(text))
+
+
+def is_question_form(text: str) -> bool:
+    """Whether a message is worded as a question: a question mark, or a wh-word or yes/no opening."""
+    return "?" in text or starts_with_wh(text) or is_yes_no_question(text)
+
+
 def takes_it(text: str) -> bool:
     """"Sounds good, I'll watch it tonight": an acceptance that asks for nothing more."""
     return (bool(_TAKES_IT.search(text)) and not _ASKS_FOR_MORE_PLAIN.search(text) and "?" not in text

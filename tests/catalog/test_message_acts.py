@@ -103,3 +103,12 @@ def test_a_request_phrased_as_a_question_is_no_question_about_a_title_it_does_no
 def test_a_message_read_again_is_not_encoded_again(reader):
     first = reader.probabilities("we could watch something after dinner")
     assert reader.probabilities("we could watch something after dinner") is first
+
+
+@pytest.mark.parametrize("text", ["alright keep going", "okay continue", "sure, go ahead", "list them"])
+def test_asking_to_carry_on_is_never_taken_for_a_goodbye_or_a_question_about_the_system(policy, redial, text):
+    # the learnt reading alone says a goodbye or a question about the system for some of these; the form of
+    # the message (asking for more, and not worded as a question) keeps the request
+    for turns in ([text], [OPENING, SHOWN, text]):
+        move = read(policy, redial, *turns)
+        assert move.act not in ("end", "accept") and move.aspect != "system", (turns, move.act, move.aspect)
