@@ -66,8 +66,8 @@ from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
     FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, asks_for_anything, asks_to_go_on,
     clause_points_back, decisions_apart, defined_words,
-    is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk, is_yes_no_question,
-    open_question,
+    is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
+    is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
     starts_with_wh, takes_it, unfamiliar_after,
 )
@@ -604,9 +604,9 @@ class DialoguePolicy:
         refers = bool(shown) and (points_back(text) or bool(self._pointed(text, shown, listed))
                                   or bool(_THE_LIST.search(text)) or any(i in shown for i in linked)) or (
             bool(linked) and self._names_a_title(text) and self._names_nothing(self._without_titles(text)))
-        # A greeting, a question about the system or a goodbye ends or pauses the recommending, so it needs its
-        # own form as well as the model's word: nothing named, no asking to go on ("list some", "keep going"),
-        # and a question about the system worded as a question
+        # A greeting, a question about the system or a goodbye ends or pauses the recommending, so it needs
+        # its own form as well as the model's word: nothing named, no asking to go on ("keep going"), and a
+        # question about the system worded as a question
         diverts = not linked and not self._names_a_title(text) and self._names_nothing(text) \
             and not asks_to_go_on(text)
         allowed = {"request", "reject", "seen"} | (

@@ -299,8 +299,9 @@ _ASKS_FOR_SOMETHING = re.compile(r"\b(something|anything|please|looking for|want
 
 # Asking the recommender to carry on ("go on", "keep going", "list some", "show me a few"): the wording of a
 # request with nothing named, which a learnt reading must never take for a goodbye or a greeting.
-_GO_ON = re.compile(r"\b(go on|go ahead|keep (going|them coming)|carry on|continue|list (some|a few|them|more)|"
-                    r"show (me|us)|give (me|us)|hit me|let'?s (see|hear))\b", re.IGNORECASE)
+_GO_ON = re.compile(r"\b(go on|go ahead|keep (going|them coming)|carry on|continue|"
+                    r"list (some|a few|them|more)|show (me|us)|give (me|us)|hit me|let'?s (see|hear))\b",
+                    re.IGNORECASE)
 
 
 def asks_to_go_on(text: str) -> bool:
