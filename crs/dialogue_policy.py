@@ -606,14 +606,17 @@ class DialoguePolicy:
             bool(linked) and self._names_a_title(text) and self._names_nothing(self._without_titles(text)))
         # A greeting, a question about the system or a goodbye ends or pauses the recommending, so it needs
         # its own form as well as the model's word: nothing named, no asking to go on ("keep going"), and a
-        # question about the system worded as a question
-        diverts = not linked and not self._names_a_title(text) and self._names_nothing(text) \
-            and not asks_to_go_on(text)
-        allowed = {"request", "reject", "seen"} | (
-            {"choice", "item_question"} if refers else set()) | (
-            {"chit_chat", "closing"} if diverts else set()) | (
-            {"about_system"} if diverts and is_question_form(text) else set())
-        total = sum(p for act, p in probs.items() if act in allowed)
+        # question about the system worded as a question. An act barred by form still weighs in the total:
+        # its share is the request's, so barring it makes no other act surer than it was.
+        names_nothing = not linked and not self._names_a_title(text) and self._names_nothing(text)
+        diverting = {"chit_chat", "closing", "about_system"} if names_nothing else set()
+        if asks_to_go_on(text):
+            barred = set(diverting)
+        else:
+            barred = set() if is_question_form(text) else diverting & {"about_system"}
+        allowed = {"request", "reject", "seen"} | ({"choice", "item_question"} if refers else set()) | (
+            diverting - barred)
+        total = sum(p for act, p in probs.items() if act in allowed | barred)
         act = max(allowed, key=probs.__getitem__)
         if total <= 0 or probs[act] / total < MIN_LEARNT:
             return None

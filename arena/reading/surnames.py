@@ -6,7 +6,10 @@ anyone else who does (at least `MIN_CREDITS`, and `LEAD` times the next), and wh
 everyday word of the catalog's plots or of plain English ("King", "Cage", "Stone" are words, and
 "Washington" a place in plots, so they need the full name; a word English also uses as a name,
 "Nolan", counts only when written capitalised). Spellings of one person ("J. R. R. Tolkien",
-"J.R.R. Tolkien") count together. The index is built once per catalog.
+"J.R.R. Tolkien") count together. A surname right after another person's first name is that other
+person, named in full ("Harry Potter" is not Monica Potter, "Tom Hardy" not Oliver Hardy), and a first
+name right before a surname is no surname itself ("Harry Potter" is not Debbie Harry). The index is
+built once per catalog.
 """
 
 from __future__ import annotations
@@ -37,14 +40,17 @@ class SurnameIndex:
 
     def __init__(self, items: Iterable[CatalogItem], plot_words: Counter):
         credits: dict[str, Counter] = defaultdict(Counter)  # surname -> person key -> entries
+        self._first_names: set[str] = set()  # every first name the catalog's people carry
         spellings: dict[str, Counter] = defaultdict(Counter)  # person key -> how each spelling is used
         for item in items:
             for name in {n for names in item.people.values() for n in names}:
                 if surname := surname_of(name):
+                    self._first_names.add(fold(person_label(name).split()[0]))
                     key = person_key(person_label(name))
                     credits[surname][key] += 1
                     spellings[key][name] += 1
         everyday = vocabulary()
+        self._surnames = set(credits)
         self._person: dict[str, str] = {}
         self._plain_word: set[str] = set()  # surnames that are also plain English ("nolan"): capitalised only
         for surname, people in credits.items():
@@ -62,15 +68,31 @@ class SurnameIndex:
         """(person, start, end) of every surname the text says alone, outside the `taken` spans
         (full names already linked)."""
         out = []
-        for match in _WORD.finditer(text or ""):
+        words = list(_WORD.finditer(text or ""))
+        for n, match in enumerate(words):
             if any(a <= match.start() < b for a, b in taken):
                 continue
             word = fold(re.sub(r"['’]s$", "", match.group()))
             if word in self._plain_word and not match.group()[0].isupper():
                 continue
-            if person := self._person.get(word):
+            previous = words[n - 1] if n else None
+            following = words[n + 1] if n + 1 < len(words) else None
+            if (person := self._person.get(word)) and not self._someone_else(person, previous, match, text) \
+                    and not self._first_name_of_another(word, match, following, text):
                 out.append((person, match.start(), match.end()))
         return out
+
+    def _first_name_of_another(self, word: str, match, following, text: str) -> bool:
+        """Whether the word is a first name, with a surname right after it ("Harry Potter")."""
+        return (following is not None and not text[match.end():following.start()].strip()
+                and word in self._first_names and fold(following.group()) in self._surnames)
+
+    def _someone_else(self, person: str, previous, match, text: str) -> bool:
+        """Whether the word before the surname is a first name other than the person's own."""
+        if previous is None or text[previous.end():match.start()].strip():
+            return False
+        first = fold(previous.group())
+        return first in self._first_names and first != fold(person_label(person).split()[0])
 
 
 def earlier_mentions(text: str, earlier: Iterable[str],

@@ -44,8 +44,9 @@ REQUEST_WORDS = frozenset(
     watch watching watched see seen saw like liked likes love loved good great nice best really want
     wanted looking look something anything any some maybe please thanks thank hi hello hey ok okay
     yes yeah sure know think kind sort type mood feel feeling would could can might also one ones
-    show shows book books get got well lot lots much enjoy enjoyed favorite favourite""".split()
-)
+    show shows book books get got well lot lots much enjoy enjoyed favorite favourite
+    list lists top greatest highest ranked ranking ever five ten twenty 10 20 25 50 100""".split()
+)  # the last line: words that frame a ranked request ("top 10 best ...", "a list of ..."), no content
 
 
 class Signal(Protocol):

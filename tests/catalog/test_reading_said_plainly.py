@@ -13,6 +13,7 @@ from arena.catalogs.catalog import Catalog
 from arena.reading.constraints import Constraints, update
 from arena.reading.scope import negated_phrases
 from arena.reading.subjects import plain_subjects, word_counts
+from crs.dialogue_policy import DialoguePolicy
 from tests.support.conversations import read
 
 
@@ -65,6 +66,19 @@ def test_a_surname_alone_names_the_one_person_it_stands_for(policy, redial):
     assert move.constraints.people == {"Steven Spielberg"} and move.constraints.years == (1990, 1999)
     move = read(policy, redial, "An action film, but I'm fed up with Stallone")
     assert move.constraints.unwanted_people == {"Sylvester Stallone"} and move.constraints.genres == {"action"}
+
+
+@pytest.mark.parametrize("message", ["Best Harry Potter movies", "I love Harry Potter, anything similar?"])
+def test_a_surname_after_someone_elses_first_name_is_no_person_of_the_catalog(opendialkg, message):
+    # OpenDialKG credits Monica Potter and Debbie Harry: "Harry Potter" is neither of them (it named Monica
+    # Potter, and every list was of her films)
+    move = read(DialoguePolicy(opendialkg), opendialkg, message)
+    assert not move.constraints.people and not move.constraints.unwanted_people
+
+
+def test_a_surname_after_the_persons_own_first_name_or_alone_still_names_them(policy, redial):
+    assert read(policy, redial, "Anything by Steven Spielberg?").constraints.people == {"Steven Spielberg"}
+    assert read(policy, redial, "more Spielberg please").constraints.people == {"Steven Spielberg"}
 
 
 def test_a_surname_that_is_an_everyday_word_needs_the_first_name(policy, redial):

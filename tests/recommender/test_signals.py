@@ -131,3 +131,14 @@ def test_bm25_leaves_out_the_words_of_titles_named(films):
     ghost_ctx.titles_as_words = False
     ghost = LexicalSignal(catalog).scores(ghost_ctx)[0]
     assert best(catalog, ghost) == ["The Others"] and ghost[catalog.items.index(catalog.get("4"))] == 0
+
+
+def test_the_words_that_frame_a_ranked_request_match_no_title():
+    # "Top 10 best Star Wars movies" with its title named leaves "Top 10": matched as words they brought
+    # Woman on Top and 10 Things I Hate About You; "a list of" brought Schindler's List
+    from arena.catalogs.catalog import load_catalog
+
+    lexical = LexicalSignal(load_catalog("opendialkg"))
+    for frame in ("Top 10 best", "a list of the greatest ever", "top five highest ranked"):
+        assert not lexical.query(frame).any(), frame
+    assert lexical.query("top gun").any()  # a content word beside them still counts
