@@ -32,8 +32,11 @@ ORDINALS = {"first", "second", "third"}
 GROUPS = {"redial": 21, "opendialkg": 13, "seeker": 11}  # the draw's groups, in the order it shuffles them
 
 
-def turns():
-    return [(c, t) for c in V3["conversations"] for t in c["turns"]]
+FRESH_SETS = {"v2": V2, "v3": V3}  # what every fresh set must pass runs over both
+
+
+def turns(gold=V3):
+    return [(c, t) for c in gold["conversations"] for t in c["turns"]]
 
 
 def dialogues(gold) -> set[str]:
@@ -64,8 +67,9 @@ def test_no_dialogue_or_study_user_of_v1_or_v2_is_in_v3():
     assert not (set(study_users(V1)) | set(study_users(V2))) & set(study_users(V3))
 
 
-def test_v3_keeps_no_text_and_names_each_turn_in_its_own_dialogue():
-    for conversation, turn in turns():
+@pytest.mark.parametrize("name", sorted(FRESH_SETS))
+def test_a_fresh_set_keeps_no_text_and_names_each_turn_in_its_own_dialogue(name):
+    for conversation, turn in turns(FRESH_SETS[name]):
         assert "user" not in turn
         assert turn["source"]["corpus"] == conversation["source"]["corpus"]
         assert turn["source"]["dialogue"] == conversation["source"]["dialogue"]
@@ -73,11 +77,13 @@ def test_v3_keeps_no_text_and_names_each_turn_in_its_own_dialogue():
         assert conversation["source"]["corpus"] == expected, conversation["id"]
 
 
-def test_every_gold_key_and_value_is_one_the_checker_reads():
+@pytest.mark.parametrize("name", sorted(FRESH_SETS))
+def test_every_gold_key_and_value_is_one_the_checker_reads(name):
+    gold = FRESH_SETS[name]
     turn_keys = set(V1["turn_keys"]) | {"set", "clear"}
     constraint_keys = set(V1["constraint_keys"])
-    assert V3["turn_keys"] == V1["turn_keys"] and V3["constraint_keys"] == V1["constraint_keys"]
-    for conversation, turn in turns():
+    assert gold["turn_keys"] == V1["turn_keys"] and gold["constraint_keys"] == V1["constraint_keys"]
+    for conversation, turn in turns(gold):
         where = f"{conversation['id']} utterance {turn['source']['utterance']}"
         assert set(turn) <= turn_keys | {"source"}, where
         assert turn["act"] in ACTS and turn["expect"] in EXPECTS, where
@@ -93,13 +99,14 @@ def test_every_gold_key_and_value_is_one_the_checker_reads():
         assert set(turn.get("set", {}).get("origin", ())) <= set(checks.ORIGINS), where
 
 
-def _resolved():
-    return checks.resolve_texts(json.loads(V3_PATH.read_text(encoding="utf-8"))["conversations"])
+def _resolved(gold=V3):
+    return checks.resolve_texts(json.loads(json.dumps(gold["conversations"])))
 
 
 @pytest.mark.skipif(not HAVE_TEXTS, reason="needs the source dialogues in ../shared/data")
-def test_every_turn_resolves_to_a_users_own_message():
-    conversations = _resolved()
+@pytest.mark.parametrize("name", sorted(FRESH_SETS))
+def test_every_turn_resolves_to_a_users_own_message(name):
+    conversations = _resolved(FRESH_SETS[name])
     assert all(t["user"].strip() for c in conversations for t in c["turns"])
     arena = {d["conversation ID"]: d["conversation"]
              for d in json.loads(checks.SOURCES["crsarena_dial"].read_text(encoding="utf-8"))}
@@ -108,7 +115,7 @@ def test_every_turn_resolves_to_a_users_own_message():
         dialogue = json.loads(line)
         seekers[str(dialogue["conversationId"])] = [m["senderWorkerId"] == dialogue["initiatorWorkerId"]
                                                     for m in dialogue["messages"]]
-    for _conversation, turn in turns():
+    for _conversation, turn in turns(FRESH_SETS[name]):
         source = turn["source"]
         if source["corpus"] == "crsarena_dial":
             assert arena[source["dialogue"]][source["utterance"]]["participant"] == "USER", source
@@ -137,11 +144,12 @@ def test_no_message_of_the_set_is_copied_into_the_file():
 
 
 @pytest.mark.skipif(not HAVE_TEXTS, reason="needs the ReDial and OpenDialKG catalogs")
-def test_every_title_the_gold_names_is_in_its_catalog():
+@pytest.mark.parametrize("name", sorted(FRESH_SETS))
+def test_every_title_the_gold_names_is_in_its_catalog(name):
     from arena.catalogs.catalog import load_catalog
 
     catalogs = {name: load_catalog(name) for name in ("redial", "opendialkg")}
-    for conversation, turn in turns():
+    for conversation, turn in turns(FRESH_SETS[name]):
         named = [turn[key][len("title:"):] for key in ("about", "reject")
                  if str(turn.get(key, "")).startswith("title:")]
         catalog = catalogs[conversation["dataset"]]
@@ -204,11 +212,12 @@ def test_the_draw_written_in_the_origin_gives_exactly_the_sets_dialogues():
     assert set(passed) <= walked  # every id the origin names was met on the way
 
 
-def test_a_half_the_set_lacks_is_refused_before_any_system_runs():
-    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "real_user_turns.py"), "--set", "v3",
+@pytest.mark.parametrize("name", sorted(FRESH_SETS))
+def test_a_half_the_set_lacks_is_refused_before_any_system_runs(name):
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "real_user_turns.py"), "--set", name,
                           "--halves", "heldout", "--rescore", "--label", "no_such_label"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     if not HAVE_TEXTS:
         pytest.skip("needs the source dialogues in ../shared/data")
     assert run.returncode == 2
-    assert "real_user_turns_v3.json has no half heldout; its halves: fresh" in run.stderr
+    assert f"real_user_turns_{name}.json has no half heldout; its halves: fresh" in run.stderr
