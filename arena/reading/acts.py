@@ -218,6 +218,9 @@ ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "
             "fifth": 4, "5th": 4, "last": -1}
 _ORDINAL = re.compile(r"\b(the )?(" + "|".join(ORDINALS) + r")( one)?\b", re.IGNORECASE)
 _POINTER = re.compile(r"\b(it|that|this|that one|this one|them|these|those)\b", re.IGNORECASE)
+# A position by its number in the list: "number 2", "no. 3", "#1".
+_NUMBERED = re.compile(r"(?:\bnumber|\bno\.|#)\s*([1-5]|one|two|three|four|five)\b", re.IGNORECASE)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 
 
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
@@ -456,7 +459,13 @@ def open_question(text: str) -> bool:
 def pointed_index(text: str) -> Optional[int]:
     """The position in the last shown list that "the second one" points at (-1: the last)."""
     match = _ORDINAL.search(text)
-    return ORDINALS[match.group(2).lower()] if match else None
+    if match:
+        return ORDINALS[match.group(2).lower()]
+    numbered = _NUMBERED.search(text)
+    if not numbered:
+        return None
+    said = numbered.group(1).lower()
+    return (_NUMBER_WORDS[said] if said in _NUMBER_WORDS else int(said)) - 1
 
 
 def points_back(text: str) -> bool:

@@ -163,3 +163,14 @@ def test_a_turned_down_item_never_comes_back(systems, name, turn_down, position)
 def test_a_polite_request_for_a_plot_is_a_question(setting):
     move = _read(setting, "Please tell me what {2} is about")
     assert move.act == "question" and move.aspect == "plot" and move.about[0].label == setting[2][1]
+
+
+@pytest.mark.parametrize("message, position", [
+    ("what's no. 3 about?", 2), ("who is in number two", 1), ("tell me more about #1", 0)])
+def test_a_position_said_by_its_number_is_the_item_shown_there(policy, redial, message, position):
+    # "What is number 2 about" was answered "I don't have 2 in my catalog"
+    from tests.support.conversations import read
+
+    shown = ["Die Hard (1988)", "Toy Story (1995)", "The Matrix (1999)"]
+    move = read(policy, redial, "a few films for the weekend", shown, message)
+    assert move.act == "question" and [i.label for i in move.about] == [shown[position]]
