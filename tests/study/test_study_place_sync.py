@@ -64,6 +64,23 @@ def _places(prolific, study_id: str) -> int:
     return prolific.state.studies[study_id].fields["total_available_places"]
 
 
+
+def _tick_together(syncs: list[PlaceSync]) -> list[list[str]]:
+    """The lines of each sync's tick, the ticks started at one moment on their own threads."""
+    start = threading.Barrier(len(syncs))
+    lines: list[list[str]] = []
+
+    def tick(sync: PlaceSync) -> None:
+        start.wait()
+        lines.append(sync.tick())
+
+    threads = [threading.Thread(target=tick, args=(sync,)) for sync in syncs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return lines
+
 def test_a_burst_of_changes_is_sent_once_after_it_settled(services, prolific):
     study_id = _published(services, prolific)
     clock = Clock()
@@ -163,18 +180,7 @@ def test_two_processes_on_one_database_send_a_change_once(services, prolific):
                  for s in (services, other)]
         for round_ in range(3):
             _flag(services, f"worker-{round_}")
-            start = threading.Barrier(2)
-            lines: list[list[str]] = []
-
-            def tick(sync: PlaceSync) -> None:
-                start.wait()
-                lines.append(sync.tick())
-
-            threads = [threading.Thread(target=tick, args=(sync,)) for sync in syncs]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(30)
+            lines = _tick_together(syncs)
             assert sorted(len(found) for found in lines) == [0, 1]
             assert _patches(prolific, study_id) == round_ + 1
             assert _places(prolific, study_id) == PLACES + round_ + 1
@@ -273,18 +279,7 @@ def test_two_processes_take_over_a_dead_claim_once(services, prolific):
                                 _parts_lock=threading.Lock())
     try:
         syncs = [_sync(s) for s in (services, other)]
-        start = threading.Barrier(2)
-        lines: list[list[str]] = []
-
-        def tick(sync: PlaceSync) -> None:
-            start.wait()
-            lines.append(sync.tick())
-
-        threads = [threading.Thread(target=tick, args=(sync,)) for sync in syncs]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(30)
+        lines = _tick_together(syncs)
         assert sorted(len(found) for found in lines) == [0, 1]
         assert _patches(prolific, study_id) == 1 and _places(prolific, study_id) == PLACES + 1
     finally:
