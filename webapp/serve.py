@@ -24,6 +24,7 @@ from webapp.protection.login_limits import LoginLimiter
 from webapp.protection.shared_login import ResearcherLogin
 from webapp.one_port import ADMIN_PATH, build_server, serve, trusted_proxies
 from webapp.platform_webhook import add_platform_webhook
+from webapp.plot_backend import choose_plot_backend
 from webapp.sessions.place_sync import PlaceSync
 from webapp.services import Services, build_services
 from webapp.ui import (
@@ -62,17 +63,8 @@ ADMIN_TABS = (("Evaluate", evaluate_tab), ("Download", download_tab), ("Moderati
               ("Systems", systems_tab), ("Studies", studies_tab))
 
 
-def settle_plot_backend() -> None:
-    """Import matplotlib now, on its off-screen backend. Gradio wraps every event in a matplotlib backend
-    switch, which on the first event of the process imported matplotlib and, to resolve its default backend,
-    pyplot: the first page's load event waited seconds for it. The app only draws plots off-screen."""
-    import matplotlib
-
-    matplotlib.use("agg")
-
-
 def _blocks(title: str, intro: str, tabs, services: Services, *, participants: bool = False) -> gr.Blocks:
-    settle_plot_backend()
+    choose_plot_backend()
     # Gradio copies every served file into its cache; copies older than the limit are deleted
     # (checked as often), so downloads cannot fill the disk.
     age = services.settings.file_cache_max_age_s

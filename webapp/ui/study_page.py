@@ -35,6 +35,7 @@ from webapp.ui.parts.study_text import study_markdown
 from webapp.ui.parts.refusal_notice import notice
 from webapp.sessions.aspect_ratings import form_for
 from webapp.ui.parts.render import chat_messages, echo_messages, items_markdown, latest_items, plural
+from webapp.plot_backend import choose_plot_backend
 from webapp.ui.study_layout import SIDES, TITLE, StudyPage, build_page
 from webapp.sessions.session_choices import OFFERED
 from webapp.sessions.turns_in_flight import session_of
@@ -94,6 +95,7 @@ def _done_markdown(study: Study, preview: bool = False, address: str = "") -> st
 
 
 def build_study_demo(services: Services) -> gr.Blocks:
+    choose_plot_backend()
     age = services.settings.file_cache_max_age_s
     with gr.Blocks(title=TITLE, delete_cache=(age, age)) as demo:
         page = build_page(form_for(services))

@@ -13,7 +13,7 @@ from arena.dialogue import Dialogue, Score
 from arena.text_safety import escape_text
 from evaluators.core.factors import FACTORS, OVERALL_METRIC, ROLES, metric_name
 
-if TYPE_CHECKING:  # matplotlib is imported when a figure is drawn, not when the app starts
+if TYPE_CHECKING:  # imported when a figure is drawn: this module is also used outside the app
     from matplotlib.figure import Figure
 
 _DIMENSION_COLOURS = {
