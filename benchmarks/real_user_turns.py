@@ -69,6 +69,18 @@ def replay(crs, conversation: dict) -> list[dict]:
     return rows
 
 
+def build_registry():
+    """The systems as the app builds them from the environment, with the learnt act reader."""
+    from arena.runtime.config import Settings
+    from arena.llm import build_client
+    from crs.registry import CRSRegistry
+    from crs.systems import system_specs
+    from evaluators.acts.intent_readers import UserActReader
+
+    settings = Settings.from_env()
+    return CRSRegistry(system_specs(settings, build_client(settings), act_reader=UserActReader()))
+
+
 def score_conversation(conversation: dict, rows: list[dict], catalog) -> list[dict]:
     """Each reply read against the gold so far (constraints, shown and turned-down items)."""
     catalog_path = str(CATALOG_DIR / catalog.dataset / "id2info.json")
@@ -215,14 +227,7 @@ def main() -> None:
             parser.error(f"no stored replies at {out}")
         stored = json.loads(out.read_text(encoding="utf-8"))["replies"]
     else:
-        from arena.runtime.config import Settings
-        from arena.llm import build_client
-        from crs.registry import CRSRegistry
-        from crs.systems import system_specs
-        from evaluators.acts.intent_readers import UserActReader
-
-        settings = Settings.from_env()
-        registry = CRSRegistry(system_specs(settings, build_client(settings), act_reader=UserActReader()))
+        registry = build_registry()
         # A run of some systems replaces only their replies under the label.
         before = json.loads(out.read_text(encoding="utf-8"))["replies"] if out.is_file() else {}
         stored = defaultdict(dict, before)
