@@ -231,7 +231,9 @@ _TAKES_IT = re.compile(
     r"pick)\b|\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
     r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
     r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
-    r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b",
+    r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b|"
+    # "I'd love to see that one": a wish whose object is the item shown is taking it
+    r"\b(i|we)('d| would) (like|love) to (watch|see|read|try) (it|that|this|them|those|these)\b",
     re.IGNORECASE,
 )
 _SMALL_TALK = re.compile(
@@ -293,7 +295,37 @@ def is_closing(text: str) -> bool:
     performs a closing act and asks for nothing new. "thanks, any more like that?" asks for more."""
     if FAREWELL.search(text) and not _real_questions(text) and not _WISH.search(text):
         return True
-    return closes(text) and not asks_for_anything(text)
+    return (closes(text) and not asks_for_anything(text)) or signs_off_after_comments(text)
+
+
+# A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
+# long. Many thanks!"): the tastes, genres, "but" and "seen" of those remarks are about what was shown,
+# not a wish for the next list. What still asks on is a question, a plain ask for other items, a
+# turn-down, or a wish said after the sign-off ("thanks, though I'm more into comedies").
+_ASKS_ON_PLAINLY = re.compile(
+    r"\b(recommend|suggest|another|others|else|similar|something|anything|looking for|please|how about|"
+    r"what about|instead|next|prefer|rather|any (more|other)|more (like|of|with|from|please)|"
+    r"(can|could|would) you)\b",
+    re.IGNORECASE,
+)
+_SIGN_OFF = (_THANKS, FAREWELL, _TAKES_IT, re.compile(r"\b(i|we) (really )?appreciate\b", re.IGNORECASE))
+_THANKS_AGAIN = re.compile(r"\b(thanks|thank you)( so much| very much)? again\b", re.IGNORECASE)
+
+
+def signs_off_after_comments(text: str) -> bool:
+    """Whether a message ends with thanks, a goodbye or taking a title, after remarks that ask for
+    nothing: the last sentence signs off and nothing after its last sign-off asks for more."""
+    plain = _THANKS_AGAIN.sub("thanks", text)  # "thanks again" is no "again" of a complaint
+    if _real_questions(plain) or _ASKS_ON_PLAINLY.search(plain) or REJECTION.search(plain):
+        return False
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", plain.strip()) if re.search(r"\w", s)]
+    if not sentences:
+        return False
+    ends = [m.end() for cue in _SIGN_OFF for m in cue.finditer(sentences[-1])]
+    if not ends:
+        return False
+    after = sentences[-1][max(ends):]
+    return not (_WISH.search(after) or GENRE_WORD.search(after) or _ASKS_FOR_MORE_PLAIN.search(after))
 
 
 # "We'll watch with the kids, so something for the whole family please" asks for more.
