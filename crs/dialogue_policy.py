@@ -58,13 +58,15 @@ from arena.conversation.dialogue_state import DialogueState, MentionedItem, Show
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import (
-    Constraints, asks_latest, audience, clauses, latest_years, genre_mentions, in_request_clause, request_part, update,
+    Constraints, asks_latest, audience, clauses, genre_mentions, in_request_clause, latest_years,
+    request_part, update,
 )
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item, asks_for_anything, asks_to_go_on,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item,
+    asks_for_anything, asks_to_go_on,
     clause_points_back, decisions_apart, defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
@@ -77,7 +79,8 @@ from arena.reading.references import (
 )
 from arena.reading.message_acts import MessageActReader
 from arena.reading.names_unknown import (
-    MIN_MAKER_ITEMS, blanked, liked_title_phrases, maker_entries, maker_names, missing_title_note, unknown_maker_note,
+    MIN_MAKER_ITEMS, blanked, liked_title_phrases, maker_entries, maker_names, missing_title_note,
+    unknown_maker_note,
 )
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
@@ -425,7 +428,10 @@ class DialoguePolicy:
                     if len(key_words) == 1 and len(key_words[0]) >= 4:
                         ruled_out_words.add(stem(key_words[0]))
         if act not in ("correction", "end", "chat", "question", "clarify"):
-            bare = self._without_titles(text)
+            # A liked title the catalog lacks gives no constraint ("like Paris, Texas" asks for no Texas)
+            missing = self._missing_titles(text) if act == "request" else []
+            unread += [(start, end) for _, start, end in missing]
+            bare = blanked(self._without_titles(text), unread)
             people = self._people_named(without_possessives(bare),
                                         constraints.people | constraints.unwanted_people)
             constraints = update(constraints, bare, complaint=act == "reject", shown_years=reading.shown_years,
@@ -454,7 +460,8 @@ class DialoguePolicy:
                     any_genre=constraints.any_genre if not like else True,
                     unwanted_words=constraints.unwanted_words | ruled_out_words)
             if act == "request":
-                constraints = self._unknown_names(text, bare, constraints, notes, unread)
+                constraints = self._makers(text, bare, reading.constraints, constraints, notes, unread)
+                notes[:0] = [missing_title_note(phrase, constraints.any) for phrase, _, _ in missing]
         reading.constraints = constraints
         reading.reader = self.reader_label
         if model is not None and (read := model.read(prior, text, shown)) is not None:
@@ -472,35 +479,48 @@ class DialoguePolicy:
         return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by,
                         notes=notes if is_last else [])
 
-    def _unknown_names(self, text: str, bare: str, constraints: Constraints, notes: list[str],
-                       unread: list[tuple[int, int]]) -> Constraints:
-        """A liked title the catalog lacks and a studio or franchise named ("from Pixar"): one line each
-        in `notes` when the catalog cannot tell, their spans in `unread` (no ranker reads them as words,
-        so no lookalike title comes of them), and a studio the records name often enough kept as a
-        constraint."""
+    def _missing_titles(self, text: str) -> list[tuple[str, int, int]]:
+        """(phrase, start, end) of each title a liking names that the catalog lacks ("I loved <title>"):
+        written as a title, no catalog title, person or genre, and of two words or more unless the plots
+        hardly use the word (a lone "Paris" is a place)."""
         titled = [(start, end) for _, start, end in self._title_spans(text)]
         people = [(start, end) for _, start, end in self._link_people(without_possessives(text))]
-        taken = titled + people
-        missing = []
+        out = []
         for phrase, start in liked_title_phrases(text):
             end = start + len(phrase)
-            if any(a < end and start < b for a, b in taken) or self._link_spans(phrase) or genre_mentions(phrase):
+            words = normalize(phrase).split()
+            if (any(a < end and start < b for a, b in titled + people) or self._link_spans(phrase)
+                    or self._link_people(phrase) or genre_mentions(phrase)
+                    or (len(words) == 1 and self._word_counts.get(words[0], 0) > 5)):
                 continue
-            missing.append(phrase)
-            unread.append((start, end))
+            out.append((phrase, start, end))
+        return out
+
+    def _makers(self, text: str, bare: str, before: Constraints, constraints: Constraints, notes: list[str],
+                unread: list[tuple[int, int]]) -> Constraints:
+        """A studio or franchise named ("from Pixar"): one line in `notes` when the catalog's records
+        cannot tell, its span in `unread` (no ranker reads it as words, so no lookalike title comes of it),
+        and one the records name often enough kept as a constraint until the user asks about something
+        else (a subject, a place or a person)."""
+        taken = [(start, end) for _, start, end in self._link_people(without_possessives(text))] + unread
         makers = set()
+        named = False
         for name, start in maker_names(bare, self._word_counts):
             end = start + len(name)
-            if any(a < end and start < b for a, b in taken + unread) or known_subject(name):
+            if any(a < end and start < b for a, b in taken) or known_subject(name):
                 continue
+            named = True
             unread.append((start, end))
             shown_name = name if name[:1].isupper() else name.title()
             if self._maker_entries(shown_name) >= MIN_MAKER_ITEMS:
                 makers.add(shown_name)
             else:
                 notes.append(unknown_maker_note(shown_name, constraints.any))
-        notes[:0] = [missing_title_note(phrase, constraints.any or bool(makers)) for phrase in missing]
-        return replace(constraints, makers=frozenset(makers)) if makers else constraints
+        if named:
+            return replace(constraints, makers=frozenset(makers))
+        moved_on = any(getattr(constraints, slot) and getattr(constraints, slot) != getattr(before, slot)
+                       for slot in ("subjects", "origins", "people"))
+        return replace(constraints, makers=frozenset()) if moved_on else constraints
 
     def _maker_entries(self, name: str) -> int:
         if name not in self._maker_counts:

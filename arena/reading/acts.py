@@ -334,8 +334,8 @@ def is_small_talk(text: str) -> bool:
 _ABOUT_SYSTEM = re.compile(
     r"\bhow (?:do|did|does|would|can) (?:you|this (?:app|site|system|thing|bot)|the (?:app|system|bot))\s+"
     r"(?:\w+\s+)?(?:pick|choose|select|find|decide|come up with|get|make|recommend|suggest|work|know)\b|"
-    r"\bwhere (?:do|did|does) (?:all\s+(?:of\s+)?)?(?:these|those|they|the (?:picks|recommendations|suggestions|titles|films|movies|"
-    r"books|ideas))\s+(?:\w+\s+)?come from\b|"
+    r"\bwhere (?:do|did|does) (?:all\s+(?:of\s+)?)?(?:these|those|they|the (?:picks|recommendations|"
+    r"suggestions|titles|films|movies|books|ideas))\s+(?:\w+\s+)?come from\b|"
     r"\bwhere (?:do|did) you (?:get|find|take) (?:these|those|them|your|the)\b|"
     r"\b(?:are you|am i (?:talking|chatting|speaking) (?:to|with)|is this)\s+(?:just\s+)?(?:a |an )?"
     r"(?:real )?(?:bot|robot|human|person|people|ai|machine|computer|program|chatbot|real)\b|"

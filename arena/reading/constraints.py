@@ -171,7 +171,8 @@ class Constraints:
     unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
     subjects: frozenset[str] = field(default_factory=frozenset)  # "about time travel": one must be borne out
     origins: frozenset[str] = field(default_factory=frozenset)  # "an Italian movie": each must be borne out
-    # "from Disney": a studio or franchise the catalog's records name often enough (`arena.reading.names_unknown`)
+    # "from Disney": a studio or franchise the catalog's records name often enough
+    # (`arena.reading.names_unknown`)
     makers: frozenset[str] = field(default_factory=frozenset)
 
     def allows(self, item: CatalogItem) -> bool:
@@ -246,21 +247,25 @@ class Constraints:
         if self.for_children:
             parts.append("suitable for children")
         if self.years is not None:
-            low, high = self.years
-            if high - low == 9 and low % 10 == 0:
-                parts.append(f"from the {low}s")
-            elif high >= 2100:
-                parts.append(f"from {low} on")
-            elif low <= 1800:
-                parts.append(f"from before {high + 1}")
-            else:
-                parts.append(f"from {low} to {high}")
+            parts.append(_era_phrase(self.years))
         left_out = sorted(self.unwanted_genres) + sorted(self.unwanted_people)
         left_out += [word for word in ("gore", "violence") if word in self.unwanted_intensity]
         if left_out:
             parts.append("without " + ", ".join(left_out[:-1]) + (" or " if len(left_out) > 1 else "")
                          + left_out[-1])
         return ", ".join(parts)
+
+
+def _era_phrase(years: tuple[int, int]) -> str:
+    """"from the 1990s", "from 2016 on", "from before 1980", "from 1995 to 2004"."""
+    low, high = years
+    if high - low == 9 and low % 10 == 0:
+        return f"from the {low}s"
+    if high >= 2100:
+        return f"from {low} on"
+    if low <= 1800:
+        return f"from before {high + 1}"
+    return f"from {low} to {high}"
 
 
 _EXCLUSION = re.compile(
@@ -412,6 +417,12 @@ def _era(text: str, shown_years: Sequence[int],
         return CATALOG_PRESENT - max(span, 3), 2100
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
+    return _relative_era(text, shown_years, latest)
+
+
+def _relative_era(text: str, shown_years: Sequence[int],
+                  latest: Optional[tuple[int, int]]) -> Optional[tuple[int, int]]:
+    """An era said against the catalog or the list shown: "the latest", "something newer", "older"."""
     if latest is not None and asks_latest(text):
         return latest
     if _NEWER.search(text) or (shown_years and _SHOWN_TOO_OLD.search(text)):

@@ -17,21 +17,24 @@ from arena.catalogs.catalog import CatalogItem
 from arena.reading.vocabulary import GENRE_WORD, ORIGIN_WORDS
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
-# A run of capitalised words, small words allowed inside ("Return of the Jedi").
+# A run of capitalised words, small words allowed inside ("Return of the Jedi"), and one capitalised word
+# after a comma ("Paris, Texas").
 _CAPITALISED = re.compile(
-    r"[A-Z0-9][\w'’:-]*(?:\s+(?:(?:of|the|and|a|an|in|on|to|&)\s+)*[A-Z0-9][\w'’:-]*)*")
+    r"[A-Z0-9][\w'’:-]*(?:\s+(?:(?:of|the|and|a|an|in|on|to|&)\s+)*[A-Z0-9][\w'’:-]*)*"
+    r"(?:,\s+[A-Z][\w'’:-]*(?![\w'’:-]*\s+[A-Z]))?")
 # A liking said of what follows: "I loved X", "we just watched X", "something like X", "similar to X".
-_LIKING = re.compile(r"\b(?:(?:i|we)\s+(?:really\s+|just\s+|also\s+|totally\s+)?(?:loved?|liked?|enjoyed?|adored?|"
-                     r"(?:re)?watched|saw)|(?:something|anything|movies?|films?|ones?|more)\s+(?:like|similar to)|"
-                     r"similar to|along the lines of)\s+", re.IGNORECASE)
-_NOT_A_TITLE = frozenset("""i i'm i'd i've i'll ok okay please thanks hi hello hey what who when which how why
-is are was does did can could would tell me the a an and it that this those these them one ones movie movies
-film films something anything everything""".split())
+_LIKING = re.compile(r"\b(?:(?:i|we)\s+(?:really\s+|just\s+|also\s+|totally\s+)?(?:loved?|liked?|enjoyed?|"
+                     r"adored?|(?:re)?watched|saw)|(?:something|anything|movies?|films?|ones?|more)\s+"
+                     r"(?:like|similar to)|similar to|along the lines of)\s+", re.IGNORECASE)
+_NOT_A_TITLE = frozenset("""i i'm i'd i've i'll ok okay please thanks hi hello hey what who when which how
+why is are was does did can could would tell me the a an and it that this those these them one ones movie
+movies film films something anything everything""".split())
 # A kind noun after a name makes it a maker or franchise ("Marvel movies"), not a title.
-_KIND_AFTER = re.compile(r"^\s*(?:'s\s+)?(?:movies?|films?|animations?|cartoons?|ones?|classics?|stuff|flicks?|"
-                         r"titles?|shows?|universe|franchise)\b", re.IGNORECASE)
+_KIND_AFTER = re.compile(r"^\s*(?:'s\s+)?(?:movies?|films?|animations?|cartoons?|ones?|classics?|stuff|"
+                         r"flicks?|titles?|shows?|universe|franchise)\b", re.IGNORECASE)
 # "from Pixar", "made by DreamWorks", "a Disney movie", "any Marvel films": the name of a studio or franchise.
-_FROM_NAME = re.compile(r"\b(?:from|by|made by|produced by)\s+(?:the\s+)?([A-Za-z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
+_FROM_NAME = re.compile(
+    r"\b(?:from|by|made by|produced by)\s+(?:the\s+)?([A-Za-z][\w'-]+(?:\s+[A-Z][\w'-]+)?)")
 _NAME_BEFORE_KIND = re.compile(r"\b([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)(?:'s)?\s+(?:movies?|films?|animations?|"
                                r"cartoons?|classics?|flicks?|universe|franchise)\b")
 # Words after "from" that say when, where or how, never who made it.

@@ -177,7 +177,8 @@ RELATED = {
     # Language as a subject ("about languages", linguistics): the plots that deal with words and speech.
     "language": ("language", "languages", "linguist", "linguistics", "linguistic", "dialect", "translator",
                  "translate", "interpreter", "sign language"),
-    "linguistics": ("linguistics", "linguist", "linguistic", "language", "languages", "dialect", "translator"),
+    "linguistics": ("linguistics", "linguist", "linguistic", "language", "languages", "dialect",
+                    "translator"),
 }
 RELATED["linguist"] = RELATED["linguistics"]
 # Words before "movie" that say what it is like, not what it is about.

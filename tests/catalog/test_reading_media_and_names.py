@@ -77,7 +77,8 @@ def test_a_liked_title_the_catalog_holds_gets_no_missing_note(policy, redial):
 @pytest.mark.parametrize("question", ["How did you choose those?", "so are you a real person?",
                                       "where did all these titles come from?"])
 def test_a_question_about_the_system_after_a_list_is_about_the_system(policy, redial, question):
-    move = read(policy, redial, "a feel-good comedy", ["Groundhog Day (1993)", "Billy Madison (1995)"], question)
+    shown = ["Groundhog Day (1993)", "Billy Madison (1995)"]
+    move = read(policy, redial, "a feel-good comedy", shown, question)
     assert (move.act, move.aspect) == ("chat", "system")
     assert "catalog" in system_intro("movie", question)
 
