@@ -577,7 +577,9 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
-        if asks_about_system(text) and self._names_nothing(text):
+        if asks_about_system(text) and not (self._link_spans(text) or self._link_people(text)
+                                            or genre_mentions(text) or any(
+                                                self.bearable(s) for s, _ in subjects_asked(text))):
             return "chat", "system", [], []  # "how do you pick these?" after a list: about the system
         defined = defined_words(text)
         # only the genre's own words: "what is a good western movie?" asks for one

@@ -330,10 +330,10 @@ def is_small_talk(text: str) -> bool:
 
 # A question about the system itself, not about an item it showed: how it picks, where its titles come
 # from, whether a person answers. "you" (or "this app") must be what is asked about: "how does it end?" is
-# about an item.
+# about an item, and "how did you choose those?" asks why this list (the "why" answer of `question_aspect`).
 _ABOUT_SYSTEM = re.compile(
-    r"\bhow (?:do|did|does|would|can) (?:you|this (?:app|site|system|thing|bot)|the (?:app|system|bot))\s+"
-    r"(?:\w+\s+)?(?:pick|choose|select|find|decide|come up with|get|make|recommend|suggest|work|know)\b|"
+    r"\bhow (?:do|does|would|can) (?:you|this (?:app|site|system|thing|bot)|the (?:app|system|bot))\s+"
+    r"(?:\w+\s+){0,2}?(?:pick|choos|select|find|decid|come up with|get|mak|recommend|suggest|work|know)\w*\b|"
     r"\bwhere (?:do|did|does) (?:all\s+(?:of\s+)?)?(?:these|those|they|the (?:picks|recommendations|"
     r"suggestions|titles|films|movies|books|ideas))\s+(?:\w+\s+)?come from\b|"
     r"\bwhere (?:do|did) you (?:get|find|take) (?:these|those|them|your|the)\b|"

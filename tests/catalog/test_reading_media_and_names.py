@@ -74,13 +74,19 @@ def test_a_liked_title_the_catalog_holds_gets_no_missing_note(policy, redial):
     assert move.notes == []
 
 
-@pytest.mark.parametrize("question", ["How did you choose those?", "so are you a real person?",
+@pytest.mark.parametrize("question", ["How do you go about choosing those?", "so are you a real person?",
                                       "where did all these titles come from?"])
 def test_a_question_about_the_system_after_a_list_is_about_the_system(policy, redial, question):
     shown = ["Groundhog Day (1993)", "Billy Madison (1995)"]
     move = read(policy, redial, "a feel-good comedy", shown, question)
     assert (move.act, move.aspect) == ("chat", "system")
     assert "catalog" in system_intro("movie", question)
+
+
+def test_how_this_list_was_chosen_stays_a_question_about_the_list(policy, redial):
+    move = read(policy, redial, "a feel-good comedy", ["Groundhog Day (1993)", "Billy Madison (1995)"],
+                "how did you pick those two?")
+    assert (move.act, move.aspect) == ("question", "why")
 
 
 def test_a_question_about_a_shown_item_stays_about_the_item(policy, redial):
