@@ -2,7 +2,8 @@
 unseen for the final measurement of issue 47. It names its user turns by source and keeps none of their
 words, every turn it names is a user's (or ReDial seeker's) message in ../shared, its gold uses only keys
 the checker reads, none of its dialogues or of the study's users is one of v1's or v2's, and its draw can
-be redone from the rule and the passed-over ids that its origin writes out."""
+be redone from the rule and the passed-over ids that its origin writes out. The checks every fresh set must
+pass run here over v2, v3 and v4 (FRESH_SETS)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ V3_PATH = SETS / "real_user_turns_v3.json"
 V1 = json.loads((SETS / "real_user_turns_v1.json").read_text(encoding="utf-8"))
 V2 = json.loads((SETS / "real_user_turns_v2.json").read_text(encoding="utf-8"))
 V3 = json.loads(V3_PATH.read_text(encoding="utf-8"))
+V4 = json.loads((SETS / "real_user_turns_v4.json").read_text(encoding="utf-8"))
 HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 ACTS = {"request", "refine", "question", "close", "chat", "other"}
 EXPECTS = {"list", "answer", "close", "chat"}
@@ -32,7 +34,7 @@ ORDINALS = {"first", "second", "third"}
 GROUPS = {"redial": 21, "opendialkg": 13, "seeker": 11}  # the draw's groups, in the order it shuffles them
 
 
-FRESH_SETS = {"v2": V2, "v3": V3}  # what every fresh set must pass runs over both
+FRESH_SETS = {"v2": V2, "v3": V3, "v4": V4}  # what every fresh set must pass runs over each
 
 
 def turns(gold=V3):

@@ -53,3 +53,25 @@ GOLD = {"kind": "gold", "after_task": 1, "question": "Was this user satisfied?",
 RESEARCHER_PASSWORD = "correct horse battery staple"  # the researcher "ada" of `researcher_services`
 # A study file's `prolific:` block for the browser tests.
 PROLIFIC_TERMS = {"reward": 200, "estimated_minutes": 10, "description": "Chat with a movie recommender."}
+
+
+def assert_places_and_sheet_after_known_answers(services, study: dict[str, Any], careful, careless,
+                                                tmp_path) -> None:
+    """After a careful worker (every known answer right) and a careless one (half right, under a minimum of
+    1.0) finished: the careless worker's places were given back, and the participants table and the payment
+    sheet show each one's accuracy and decision."""
+    import csv
+
+    from webapp.leaderboard.study_results import participants_table, payment_sheet
+
+    fill = services.store.cell_fill(parse_study(study_yaml(**study)))
+    assert sum(n["done"] for n in fill.values()) == 2  # the careless worker's places were given back
+    table = participants_table(services, "pilot").set_index("pseudonym")
+    assert table.loc[careful.pseudonym, "known-answer accuracy"] == "1.00"
+    assert table.loc[careless.pseudonym, "known-answer accuracy"] == "0.50"
+    with payment_sheet(services, "pilot", tmp_path).open(newline="") as f:
+        rows = {r["PROLIFIC_PID"]: r for r in csv.DictReader(f)}
+    assert rows[pid("careful")]["known_answer_accuracy"] == "1.00"
+    assert rows[pid("careful")]["arena_decision"] == "approve"
+    assert rows[pid("careless")]["arena_decision"] == "reject"
+    assert rows[pid("careless")]["reason"] == "known-answer accuracy 0.50 (minimum 1.00)"

@@ -5,7 +5,6 @@ public corpus."""
 
 from __future__ import annotations
 
-import csv
 import io
 
 import pytest
@@ -16,10 +15,10 @@ from arena.corpus.records import export_jsonl
 from arena.crowd.counting import Participants
 from arena.crowd.known_answers import known_answer_accuracy, known_battle
 from arena.crowd.study import KNOWN_ANSWER_KEY, StudyError, parse_study
-from study_support import pid, publish, study_yaml
+from study_support import assert_places_and_sheet_after_known_answers, pid, publish, study_yaml
 from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.study_results import (
-    export_study, participants_table, payment_sheet, study_leaderboard,
+    export_study, study_leaderboard,
 )
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
@@ -98,17 +97,7 @@ def test_a_known_answer_battle_is_judged_on_its_vote_and_excludes_the_careless(s
                 assert genres and all(("horror" in g) == good for g in genres)
     # Only the real battles cast votes; known-answer battles take no place.
     assert len(services.store.list_votes()) == 4
-    fill = services.store.cell_fill(parse_study(study_yaml(**BATTLE)))
-    assert sum(n["done"] for n in fill.values()) == 2  # the careless worker's places were given back
-    table = participants_table(services, "pilot").set_index("pseudonym")
-    assert table.loc[careful.pseudonym, "known-answer accuracy"] == "1.00"
-    assert table.loc[careless.pseudonym, "known-answer accuracy"] == "0.50"
-    with payment_sheet(services, "pilot", tmp_path).open(newline="") as f:
-        rows = {r["PROLIFIC_PID"]: r for r in csv.DictReader(f)}
-    assert rows[pid("careful")]["known_answer_accuracy"] == "1.00"
-    assert rows[pid("careful")]["arena_decision"] == "approve"
-    assert rows[pid("careless")]["arena_decision"] == "reject"
-    assert rows[pid("careless")]["reason"] == "known-answer accuracy 0.50 (minimum 1.00)"
+    assert_places_and_sheet_after_known_answers(services, BATTLE, careful, careless, tmp_path)
 
 
 def test_a_known_answer_battle_asks_for_a_vote_like_any_battle(services):

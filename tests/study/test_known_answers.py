@@ -4,7 +4,6 @@ the sheet and the exclusion rule; and their dialogues on no board and in no expo
 
 from __future__ import annotations
 
-import csv
 import io
 
 import pytest
@@ -17,10 +16,10 @@ from arena.crowd.known_answers import known_answer_accuracy
 from arena.crowd.study import KNOWN_ANSWER_KEY, StudyError, parse_study
 from arena.dialogue import Dialogue, Role, UserInfo, Utterance
 from crs.known_answer import KnownAnswerCRS
-from study_support import pid, publish, study_yaml
+from study_support import assert_places_and_sheet_after_known_answers, pid, publish, study_yaml
 from webapp.leaderboard.board_select import StoreFrames
 from webapp.leaderboard.study_results import (
-    export_study, participants_table, payment_sheet, study_leaderboard,
+    export_study, study_leaderboard,
 )
 from webapp.sessions import study as flow
 from webapp.sessions.refusal import Refusal
@@ -92,16 +91,8 @@ def test_accuracy_is_computed_stored_shown_and_excludes_the_careless(services, t
     good = [d for d in known if d.metadata[KNOWN_ANSWER_KEY]["kind"] == "good"]
     assert all("horror" in catalog.get(i.item_id).genres for d in good for i in d.utterances[-1].items)
     # Known-answer tasks take no place: the four real tasks filled four places, in the real systems' cells.
-    fill = services.store.cell_fill(parse_study(study_yaml(known_answers=KNOWN, quota_per_cell=5)))
-    assert sum(n["done"] for n in fill.values()) == 2  # the careless worker's places were given back
-    table = participants_table(services, "pilot").set_index("pseudonym")
-    assert table.loc[careful.pseudonym, "known-answer accuracy"] == "1.00"
-    assert table.loc[careless.pseudonym, "known-answer accuracy"] == "0.50"
-    with payment_sheet(services, "pilot", tmp_path).open(newline="") as f:
-        rows = {r["PROLIFIC_PID"]: r for r in csv.DictReader(f)}
-    assert rows[pid("careful")]["known_answer_accuracy"] == "1.00"
-    assert rows[pid("careless")]["arena_decision"] == "reject"
-    assert rows[pid("careless")]["reason"] == "known-answer accuracy 0.50 (minimum 1.00)"
+    study = dict(known_answers=KNOWN, quota_per_cell=5)
+    assert_places_and_sheet_after_known_answers(services, study, careful, careless, tmp_path)
 
 
 def test_known_answer_dialogues_are_on_no_board_and_in_no_export(services, tmp_path):

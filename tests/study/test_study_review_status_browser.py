@@ -30,7 +30,9 @@ def services(researcher_services):
     return researcher_services
 
 
-def test_an_approval_changes_the_shown_status_without_refresh(services, prolific, browser):
+def published_with_one_submission_awaiting_review(services, prolific) -> tuple[str, str]:
+    """The study "pilot" created on the local Prolific from the arena and published, with one worker's
+    submission completed and awaiting review: (the platform's study id, the submission id)."""
     publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1, prolific=PROLIFIC)
     platform_link.create(services, "pilot", "https://arena.example/study/?study=pilot",
                          ProlificClient.from_environment)
@@ -39,6 +41,11 @@ def test_an_approval_changes_the_shown_status_without_refresh(services, prolific
     submission = prolific.reserve(study_id, pid("5f-ann"))
     prolific.start_submission(submission)
     prolific.complete(submission, "CODE-7731")
+    return study_id, submission
+
+
+def test_an_approval_changes_the_shown_status_without_refresh(services, prolific, browser):
+    study_id, submission = published_with_one_submission_awaiting_review(services, prolific)
     with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
         admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")
         admin.locator("#studies-pick input").click()
@@ -65,14 +72,7 @@ def submission_reads(prolific) -> int:
 def test_a_study_chosen_when_the_page_opens_is_shown_at_once(services, prolific, browser):
     """The only study, or the one the page's address names, is chosen at load: its summary, its Prolific
     line and its submissions show with no choice made and no press of Load, and are read once."""
-    publish(services, systems=["alpha", "beta"], tasks_per_participant=1, quota_per_cell=1, prolific=PROLIFIC)
-    platform_link.create(services, "pilot", "https://arena.example/study/?study=pilot",
-                         ProlificClient.from_environment)
-    ((study_id, _),) = prolific.state.studies.items()
-    platform_link.publish(services, "pilot", ProlificClient.from_environment)
-    submission = prolific.reserve(study_id, pid("5f-ann"))
-    prolific.start_submission(submission)
-    prolific.complete(submission, "CODE-7731")
+    study_id, submission = published_with_one_submission_awaiting_review(services, prolific)
     with running(build_app(services, admin_auth=admin_checker(services.settings))) as url:
         admin = open_researcher_tab(browser, url, "ada", PASSWORD, "Studies")  # the only study
         expect(admin.locator("#studies-pick input")).to_have_value("pilot (version 1)")
