@@ -149,7 +149,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
             return farewell(turn, books=move.constraints.kind == "book"), []
         kind = "book" if move.constraints.kind == "book" else "movie"
         if move.act == "chat" and move.aspect == "system":  # "what is this?": what it does, no list
-            return system_intro(kind), []
+            return system_intro(kind, move.text), []
         if move.act == "chat" and self.mode != "llm_led":  # a capable model greets in its own words
             return greeting(turn, kind, move.text), []
         if move.act == "accept":
@@ -164,7 +164,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         candidates = self.candidates(dialogue, view, move)
         lead = correction_note(move.about) if move.act == "correction" else ""
         note = shortfall_note(asked, move.relaxed_to, len(candidates))
-        lead = " ".join(part for part in (lead, note) if part)
+        lead = " ".join(part for part in (*move.notes, lead, note) if part)
         if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
             text, shown = self.llm_led.reply(dialogue, read_history(dialogue, view.mentioned), candidates)
             # Titles the model added against the conversation's rules go, with their sentences.

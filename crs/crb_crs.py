@@ -210,7 +210,7 @@ class CRBCRS(StatefulTurns, ConversationalRecommender):
         if move.act == "clarify":
             return move.state.understood, []
         if move.act == "chat" and move.aspect == "system":  # "what is this?": what it does, no list
-            return system_intro(), []
+            return system_intro(message=move.text), []
         if move.act == "question":
             text, shown = answer_move(move)
             text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
@@ -233,6 +233,8 @@ class CRBCRS(StatefulTurns, ConversationalRecommender):
             shown = list(items[: turn.slots])
             text = turn.filled(shown)
         text = enforce_shown_titles(text, shown, self.catalog, fallback="What kind of movies do you like?")
+        if move.notes and shown:  # a liked title or a studio the catalog lacks: said in one line first
+            text = " ".join(move.notes) + " " + text
         return text, shown
 
     def context_of(self, dialogue: Dialogue) -> TurnContext:

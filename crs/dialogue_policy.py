@@ -58,13 +58,15 @@ from arena.conversation.dialogue_state import DialogueState, MentionedItem, Show
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import (
-    Constraints, audience, clauses, genre_mentions, in_request_clause, request_part, update,
+    Constraints, asks_latest, audience, clauses, genre_mentions, in_request_clause, latest_years,
+    request_part, update,
 )
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
 from arena.reading.acts import (
-    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_for_an_item, asks_for_anything, asks_to_go_on,
+    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item,
+    asks_for_anything, asks_to_go_on,
     clause_points_back, decisions_apart, defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
@@ -76,6 +78,10 @@ from arena.reading.references import (
     watched_next, without_possessives,
 )
 from arena.reading.message_acts import MessageActReader
+from arena.reading.names_unknown import (
+    MIN_MAKER_ITEMS, blanked, liked_title_phrases, maker_entries, maker_names, missing_title_note,
+    unknown_maker_note,
+)
 from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, moods_named
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, clause_bounds, has_request_content, negated_before
@@ -166,6 +172,7 @@ class UserMove:
     relaxed_to: Optional[Constraints] = None  # the looser constraints a list had to be made under
     text: str = ""  # the message itself (an answer may need its words: "is it scary?")
     filtered_by: Optional[Constraints] = None  # "which of those are comedies?": what the shown items must meet
+    notes: list[str] = field(default_factory=list)  # one line each: a liked title or studio the catalog lacks
 
 
 class StateLedger:
@@ -252,6 +259,8 @@ class DialoguePolicy:
         self._link_people = lru_cache(maxsize=4096)(catalog.link_people)
         self.franchises = Franchises(catalog)
         self._word_counts = word_counts(catalog.items)  # whether a subject can be asked for, cheaply
+        self.latest = latest_years(i.year for i in catalog.items)  # "the latest": this catalog's last years
+        self._maker_counts: dict[str, int] = {}  # how many entries name a studio, read once per name
         self.surnames = SurnameIndex(catalog.items, self._word_counts)  # "not into Tarantino"
         self._title_words = frozenset(w for item in catalog.items for w in normalize(item.title).split())
         # With an LLM endpoint the last message may be read by the model (`crs.state_reader`), the
@@ -397,6 +406,8 @@ class DialoguePolicy:
         for item in turned_down:  # "I don't like Rocky, but I'll watch The Shawshank Redemption"
             left_out.update(v.item_id for v in self.variants(item))
         ruled_out_words: set[str] = set()
+        notes: list[str] = []
+        unread: list[tuple[int, int]] = []  # what no ranker may read as words: an unknown title, a studio
         if act in ("request", "seen"):  # "something like Star Wars": other titles than Star Wars's own
             for item in self._reference_titles(text, shown):
                 left_out.update(v.item_id for v in (
@@ -417,13 +428,16 @@ class DialoguePolicy:
                     if len(key_words) == 1 and len(key_words[0]) >= 4:
                         ruled_out_words.add(stem(key_words[0]))
         if act not in ("correction", "end", "chat", "question", "clarify"):
-            bare = self._without_titles(text)
+            # A liked title the catalog lacks gives no constraint ("like Paris, Texas" asks for no Texas)
+            missing = self._missing_titles(text) if act == "request" else []
+            unread += [(start, end) for _, start, end in missing]
+            bare = blanked(self._without_titles(text), unread)
             people = self._people_named(without_possessives(bare),
                                         constraints.people | constraints.unwanted_people)
             constraints = update(constraints, bare, complaint=act == "reject", shown_years=reading.shown_years,
                                  kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                  shown=list(shown) + reading.last_list, bearable=self.bearable,
-                                 plain=self.plain_subjects)
+                                 plain=self.plain_subjects, latest=self.latest)
             named_moods = [m for m in moods_named(bare) if not negated_before(bare, bare.lower().find(m))]
             reading.moods = named_moods or reading.moods
             for mood in named_moods:  # "one where he plays a darker role": no animation or family films
@@ -445,6 +459,9 @@ class DialoguePolicy:
                     constraints, genres=(like - constraints.unwanted_genres) or constraints.genres,
                     any_genre=constraints.any_genre if not like else True,
                     unwanted_words=constraints.unwanted_words | ruled_out_words)
+            if act == "request":
+                constraints = self._makers(text, bare, reading.constraints, constraints, notes, unread)
+                notes[:0] = [missing_title_note(phrase, constraints.any) for phrase, _, _ in missing]
         reading.constraints = constraints
         reading.reader = self.reader_label
         if model is not None and (read := model.read(prior, text, shown)) is not None:
@@ -456,10 +473,59 @@ class DialoguePolicy:
                                           unwanted_words=constraints.unwanted_words)
             reading.moods = [c.value for c in change.constraints if c.slot == "mood"]
             reading.reader = model.label
-        reading.asked.append(self._asked(text, act))
+        reading.asked.append(self._asked(blanked(text, unread), act))
         stamp(reading)
         filtered_by = self.shown_filter(text) if aspect == "filter" else None
-        return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by)
+        return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by,
+                        notes=notes if is_last else [])
+
+    def _missing_titles(self, text: str) -> list[tuple[str, int, int]]:
+        """(phrase, start, end) of each title a liking names that the catalog lacks ("I loved <title>"):
+        written as a title, no catalog title, person or genre, and of two words or more unless the plots
+        hardly use the word (a lone "Paris" is a place)."""
+        titled = [(start, end) for _, start, end in self._title_spans(text)]
+        people = [(start, end) for _, start, end in self._link_people(without_possessives(text))]
+        out = []
+        for phrase, start in liked_title_phrases(text):
+            end = start + len(phrase)
+            words = normalize(phrase).split()
+            if (any(a < end and start < b for a, b in titled + people) or self._link_spans(phrase)
+                    or self._link_people(phrase) or genre_mentions(phrase)
+                    or (len(words) == 1 and self._word_counts.get(words[0], 0) > 5)):
+                continue
+            out.append((phrase, start, end))
+        return out
+
+    def _makers(self, text: str, bare: str, before: Constraints, constraints: Constraints, notes: list[str],
+                unread: list[tuple[int, int]]) -> Constraints:
+        """A studio or franchise named ("from Pixar"): one line in `notes` when the catalog's records
+        cannot tell, its span in `unread` (no ranker reads it as words, so no lookalike title comes of it),
+        and one the records name often enough kept as a constraint until the user asks about something
+        else (a subject, a place or a person)."""
+        taken = [(start, end) for _, start, end in self._link_people(without_possessives(text))] + unread
+        makers = set()
+        named = False
+        for name, start in maker_names(bare, self._word_counts):
+            end = start + len(name)
+            if any(a < end and start < b for a, b in taken) or known_subject(name):
+                continue
+            named = True
+            unread.append((start, end))
+            shown_name = name if name[:1].isupper() else name.title()
+            if self._maker_entries(shown_name) >= MIN_MAKER_ITEMS:
+                makers.add(shown_name)
+            else:
+                notes.append(unknown_maker_note(shown_name, constraints.any))
+        if named:
+            return replace(constraints, makers=frozenset(makers))
+        moved_on = any(getattr(constraints, slot) and getattr(constraints, slot) != getattr(before, slot)
+                       for slot in ("subjects", "origins", "people"))
+        return replace(constraints, makers=frozenset()) if moved_on else constraints
+
+    def _maker_entries(self, name: str) -> int:
+        if name not in self._maker_counts:
+            self._maker_counts[name] = maker_entries(self.catalog.items, name)
+        return self._maker_counts[name]
 
     def _spelled(self, text: str) -> str:
         """The text with misspelt genre words put right: a word no catalog plot uses that is close to
@@ -511,6 +577,10 @@ class DialoguePolicy:
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
             return "chat", None, [], []
+        if asks_about_system(text) and not (self._link_spans(text) or self._link_people(text)
+                                            or genre_mentions(text) or any(
+                                                self.bearable(s) for s, _ in subjects_asked(text))):
+            return "chat", "system", [], []  # "how do you pick these?" after a list: about the system
         defined = defined_words(text)
         # only the genre's own words: "what is a good western movie?" asks for one
         if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
@@ -680,7 +750,7 @@ class DialoguePolicy:
         bare = self._without_titles(words)
         asked = update(Constraints(), bare, complaint=False, kinds_matter=self.catalog.dataset == "opendialkg",
                        people=self._people_named(without_possessives(bare)), bearable=self.bearable,
-                       plain=self.plain_subjects)
+                       plain=self.plain_subjects, latest=self.latest)
         return asked if asked.any or asked.kind else None
 
     def _names_nothing(self, text: str) -> bool:
@@ -691,7 +761,8 @@ class DialoguePolicy:
     def _off_task(self, text: str) -> bool:
         """A message that asks for nothing a recommender can give and names nothing the reader knows
         (no genre, person, title, era, mood, subject or kind of item): asking is better than a guess."""
-        if _RECOMMENDING.search(text) or genre_mentions(text) or moods_named(text) or self._link_people(text):
+        if (_RECOMMENDING.search(text) or genre_mentions(text) or moods_named(text) or self._link_people(text)
+                or asks_latest(text)):  # "what are the newest releases?" asks for the latest titles
             return False
         bare = normalize(text)
         if re.search(r"\b(19|20)\d\d|\d0s\b", bare) or subjects_asked(text):

@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 from arena.catalogs.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+from arena.reading.acts import asks_about_system
 from arena.reading.vocabulary import genre_label, intensity_of
 
 FAREWELLS = (
@@ -42,6 +43,11 @@ _ASKS_AFTER_ME = re.compile(
     re.IGNORECASE)
 SYSTEM_INTRO = ("I'm a recommender for {kinds}: tell me a genre, a title you liked or a favourite actor and "
                 "I'll suggest a few, and I can answer questions about the ones I show. What would you like?")
+# How the offline systems pick, said plainly (what `crs.chatcrs` and `crs.crb_crs` do): no person answers.
+SYSTEM_HOW = ("I'm an automatic recommender, not a person. I pick from the {kinds} in my catalog: I keep "
+              "only the titles that fit what you've asked so far (genres, people, years and anything you "
+              "ruled out), then rank them by how closely their catalog entries match your words and the "
+              "titles you mentioned. Tell me more and the picks change. What would you like next?")
 TAKEN = (
     "Great choice, enjoy it! If you would like another idea later, just ask.",
     "Glad that appeals. Enjoy, and come back if you want more ideas.",
@@ -377,9 +383,13 @@ def greeting(turn: int, kind: str = "movie", message: str = "") -> str:
     return lines[turn % len(lines)].format(kind=kind, verb=verb)
 
 
-def system_intro(kind: str = "movie") -> str:
-    """The answer to a question about the system itself ("what is this?"): what it does, and an invitation."""
-    return SYSTEM_INTRO.format(kinds="books" if kind == "book" else "movies")
+def system_intro(kind: str = "movie", message: str = "") -> str:
+    """The answer to a question about the system itself ("what is this?"): what it does, and an invitation;
+    "how do you pick these?" or "are you a bot?" also gets how it picks."""
+    kinds = "books" if kind == "book" else "movies"
+    if asks_about_system(message):
+        return SYSTEM_HOW.format(kinds=kinds)
+    return SYSTEM_INTRO.format(kinds=kinds)
 
 
 def taken(turn: int, items: Sequence[CatalogItem] = (), message: str = "") -> str:
@@ -415,6 +425,8 @@ def heading(constraints: Constraints) -> str:
     shown_genres = [_GENRE_SHOWN.get(g, g) for g in genres]
     noun = (joiner.join(shown_genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
     parts = []
+    if constraints.makers:
+        parts.append("from " + " and ".join(sorted(constraints.makers)[:2]))
     if constraints.subjects:
         parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
     if constraints.people:

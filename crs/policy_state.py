@@ -64,6 +64,7 @@ def constraint_list(c: Constraints, like: list[str] = (), moods: list[str] = ())
         out.append(("audience", "children", "want", "all"))
     out += [("subject", s, "want", "all") for s in sorted(c.subjects)]
     out += [("origin", o, "want", "all") for o in sorted(c.origins)]
+    out += [("maker", m, "want", "all") for m in sorted(c.makers)]
     out += [("intensity", i, "avoid", "all") for i in sorted(c.unwanted_intensity)]
     out += [("word", w, "avoid", "all") for w in sorted(c.unwanted_words)]
     out += [("like", i, "want", "all") for i in like]
@@ -89,7 +90,7 @@ def constraints_of(items: list[Constraint]) -> Constraints:
         kind=next((c.value for c in items if c.slot == "kind"), None),
         people=values("person", "want"), unwanted_people=values("person", "avoid"),
         unwanted_intensity=values("intensity", "avoid"), unwanted_words=values("word", "avoid"),
-        subjects=values("subject", "want"), origins=values("origin", "want"))
+        subjects=values("subject", "want"), origins=values("origin", "want"), makers=values("maker", "want"))
 
 
 def stamp(reading: Reading) -> None:

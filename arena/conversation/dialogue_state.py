@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 STATE_VERSION = 1
 
 Slot = Literal["genre", "sub_genre", "person", "era", "kind", "mood", "audience", "subject", "like",
-               "intensity", "word", "origin"]
+               "intensity", "word", "origin", "maker"]
 Polarity = Literal["want", "avoid"]
 Act = Literal["request", "question", "reject", "seen", "accept", "end", "chat", "correction", "shrug",
               "clarify"]
@@ -32,9 +32,10 @@ class Constraint(BaseModel):
     `value` is the catalog's own word for it: a genre name, a person's name, an era as
     "1990-1999", a kind (book, series, film), an audience ("children"), a subject of the curated
     subject list, a mood of the phrase table, the id of a title held up as a model ("like"), an
-    intensity (gore, violence), a word stem kept out of plots, or an origin ("italy", "asia": borne out by
-    the record's languages, genres or plot). `scope` says how the wanted
-    genres combine ("all" of them or "any" one) and is "all" for every other slot.
+    intensity (gore, violence), a word stem kept out of plots, an origin ("italy", "asia": borne out by
+    the record's languages, genres or plot), or a maker (a studio or franchise its records name:
+    "Disney"). `scope` says how the wanted genres combine ("all" of them or "any" one) and is "all"
+    for every other slot.
     `since` is the user turn (0 first) that set it."""
 
     model_config = ConfigDict(extra="forbid")

@@ -360,6 +360,28 @@ def is_small_talk(text: str) -> bool:
     return bool(text.strip()) and bool(_SMALL_TALK.match(text))
 
 
+# A question about the system itself, not about an item it showed: how it picks, where its titles come
+# from, whether a person answers. "you" (or "this app") must be what is asked about: "how does it end?" is
+# about an item, and "how did you choose those?" asks why this list (the "why" answer of `question_aspect`).
+_ABOUT_SYSTEM = re.compile(
+    r"\bhow (?:do|does|would|can) (?:you|this (?:app|site|system|thing|bot)|the (?:app|system|bot))\s+"
+    r"(?:\w+\s+){0,2}?(?:pick|choos|select|find|decid|come up with|get|mak|recommend|suggest|work|know)\w*\b|"
+    r"\bwhere (?:do|did|does) (?:all\s+(?:of\s+)?)?(?:these|those|they|the (?:picks|recommendations|"
+    r"suggestions|titles|films|movies|books|ideas))\s+(?:\w+\s+)?come from\b|"
+    r"\bwhere (?:do|did) you (?:get|find|take) (?:these|those|them|your|the)\b|"
+    r"\b(?:are you|am i (?:talking|chatting|speaking) (?:to|with)|is this)\s+(?:just\s+)?(?:a |an )?"
+    r"(?:real )?(?:bot|robot|human|person|people|ai|machine|computer|program|chatbot|real)\b|"
+    r"\bwho (?:made|built|created|programmed|runs) (?:you|this)\b|"
+    r"\bwhat (?:do|did) you base (?:these|those|them|your \w+|it) on\b",
+    re.IGNORECASE)
+
+
+def asks_about_system(text: str) -> bool:
+    """"how do you pick these?", "are you a bot?", "where do these come from?": a question about the
+    recommender itself (answered with how it works), even right after a list."""
+    return bool(_ABOUT_SYSTEM.search(text))
+
+
 # Words that make a statement a request or a taste, not small talk ("I love dinosaurs", "the kids are 7").
 _ASKS_OR_TASTE = re.compile(
     r"\b(recommend|suggest|want|wanna|like|liked|love|loved|enjoy(ed)?|into|fan|favou?rite|prefer|mood|"

@@ -28,11 +28,13 @@ Runner 2049" is no era), each word within its scope (`arena.reading.scope`):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem, person_key
+from arena.reading.names_unknown import names_maker
 from arena.reading.phrase_table import era_of_style, subject_phrases_named
 from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
@@ -68,11 +70,13 @@ __all__ = [
     "CHILD_FRIENDLY",
     "CHILD_UNSAFE",
     "Constraints",
+    "asks_latest",
     "audience",
     "child_friendly",
     "genre_mentions",
     "has_genre",
     "in_request_clause",
+    "latest_years",
     "request_part",
     "update",
 ]
@@ -116,6 +120,11 @@ _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 # "These are quite old movies", "they're all so dated": the shown titles are too old, so newer ones are asked.
 _SHOWN_TOO_OLD = re.compile(r"\b(these|those|they|all of them)\s*('re|\s(are|were|seem|look|feel|all))"
                             r"(\s+\w+){0,2}?\s+(old|dated|ancient)\b", re.IGNORECASE)
+# "the latest", "newest", "most recent", "new releases": the catalog's own last years (`latest_years`),
+# read before the plain "recent" and "newer" (which move on from what was shown).
+LATEST = re.compile(r"\b(latest|newest|most recent|new releases?|brand[- ]new|recently released|"
+                    r"(just|recently) (came out|come out|released))\b", re.IGNORECASE)
+LATEST_SHARE = 0.05  # the newest years holding this share of a catalog's dated entries are its "latest"
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 # "The last ten years" counts back from when the catalogs' conversations were collected.
 CATALOG_PRESENT = 2018
@@ -162,6 +171,9 @@ class Constraints:
     unwanted_words: frozenset[str] = field(default_factory=frozenset)  # "nothing with ghosts": word stems
     subjects: frozenset[str] = field(default_factory=frozenset)  # "about time travel": one must be borne out
     origins: frozenset[str] = field(default_factory=frozenset)  # "an Italian movie": each must be borne out
+    # "from Disney": a studio or franchise the catalog's records name often enough
+    # (`arena.reading.names_unknown`)
+    makers: frozenset[str] = field(default_factory=frozenset)
 
     def allows(self, item: CatalogItem) -> bool:
         if not self.allows_loosely(item):
@@ -175,6 +187,8 @@ class Constraints:
         if self.subjects and not bears_out(item, self.subjects):
             return False
         if self.origins and not all(from_origin(item, o) for o in self.origins):
+            return False
+        if self.makers and not all(names_maker(item, m) for m in self.makers):
             return False
         return True
 
@@ -201,7 +215,7 @@ class Constraints:
     def loosened(self) -> "Constraints":
         """The same without what is asked for: when nothing in the catalog has it all."""
         return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset(),
-                       origins=frozenset())
+                       origins=frozenset(), makers=frozenset())
 
     def without_subjects(self) -> "Constraints":
         """The same without the subjects: the first thing to give up when nothing has it all."""
@@ -211,7 +225,8 @@ class Constraints:
     def any(self) -> bool:
         return (self.years is not None or self.for_children or bool(self.unwanted_genres) or bool(self.genres)
                 or bool(self.people) or bool(self.unwanted_people) or bool(self.unwanted_intensity)
-                or bool(self.unwanted_words) or bool(self.subjects) or bool(self.origins))
+                or bool(self.unwanted_words) or bool(self.subjects) or bool(self.origins)
+                or bool(self.makers))
 
     def genre_words(self) -> str:
         """"comedy", "crime and thriller": the genres asked for, as an adjective for "picks"."""
@@ -223,6 +238,8 @@ class Constraints:
         parts = []
         if self.origins:
             parts.append("from " + " or ".join(o.title() for o in sorted(self.origins)))
+        if self.makers:
+            parts.append("from " + " and ".join(sorted(self.makers)))
         if self.subjects:
             parts.append("about " + " or ".join(sorted(self.subjects)))
         if self.people:
@@ -230,21 +247,25 @@ class Constraints:
         if self.for_children:
             parts.append("suitable for children")
         if self.years is not None:
-            low, high = self.years
-            if high - low == 9 and low % 10 == 0:
-                parts.append(f"from the {low}s")
-            elif high >= 2100:
-                parts.append(f"from {low} on")
-            elif low <= 1800:
-                parts.append(f"from before {high + 1}")
-            else:
-                parts.append(f"from {low} to {high}")
+            parts.append(_era_phrase(self.years))
         left_out = sorted(self.unwanted_genres) + sorted(self.unwanted_people)
         left_out += [word for word in ("gore", "violence") if word in self.unwanted_intensity]
         if left_out:
             parts.append("without " + ", ".join(left_out[:-1]) + (" or " if len(left_out) > 1 else "")
                          + left_out[-1])
         return ", ".join(parts)
+
+
+def _era_phrase(years: tuple[int, int]) -> str:
+    """"from the 1990s", "from 2016 on", "from before 1980", "from 1995 to 2004"."""
+    low, high = years
+    if high - low == 9 and low % 10 == 0:
+        return f"from the {low}s"
+    if high >= 2100:
+        return f"from {low} on"
+    if low <= 1800:
+        return f"from before {high + 1}"
+    return f"from {low} to {high}"
 
 
 _EXCLUSION = re.compile(
@@ -257,7 +278,8 @@ _NOT_A_SUBJECT = frozenset(
     """too very so much more less really any anything something movie movies film films show
     shows book books series one ones kind sort type stuff like want watch please thanks thank idea ideas
     problem worries way need rush hurry matter thing things more others other fan big long short scary dark
-    sad violent gory silly heavy time today tonight again ending endings story stories love""".split()
+    sad violent gory silly heavy time today tonight again ending endings story stories love video videos
+    clip clips based""".split()
 )
 
 
@@ -354,7 +376,28 @@ _AFTER_DECADE = re.compile(
 )
 
 
-def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
+def latest_years(years: Iterable[Optional[int]]) -> Optional[tuple[int, int]]:
+    """The era "the latest" stands for in a catalog: its newest years, counted back from the newest one
+    until they hold `LATEST_SHARE` of the dated entries (ReDial, collected in 2018: 2016 on), so a catalog
+    that ends earlier or later says so itself. None for a catalog with no years."""
+    counts = Counter(y for y in years if y)
+    if not counts:
+        return None
+    total, held = sum(counts.values()), 0
+    for year in sorted(counts, reverse=True):
+        held += counts[year]
+        if held >= LATEST_SHARE * total:
+            return year, 2100
+    return min(counts), 2100
+
+
+def asks_latest(text: str) -> bool:
+    """"the latest horror movies", "any new releases?": the catalog's most recent years are asked for."""
+    return any(not negated_before(text, m.start()) for m in LATEST.finditer(text))
+
+
+def _era(text: str, shown_years: Sequence[int],
+         latest: Optional[tuple[int, int]] = None) -> Optional[tuple[int, int]]:
     # "pre-90s", "before the 80s": up to that decade, not the decade itself; "post-2000s" after it
     if match := _BEFORE_DECADE.search(text):
         return 1800, _decade_start(_DECADE.search(match.group(1))) - 1
@@ -374,6 +417,14 @@ def _era(text: str, shown_years: Sequence[int]) -> Optional[tuple[int, int]]:
         return CATALOG_PRESENT - max(span, 3), 2100
     if match := _FROM_YEAR.search(text):
         return int(match.group(2)), int(match.group(2))
+    return _relative_era(text, shown_years, latest)
+
+
+def _relative_era(text: str, shown_years: Sequence[int],
+                  latest: Optional[tuple[int, int]]) -> Optional[tuple[int, int]]:
+    """An era said against the catalog or the list shown: "the latest", "something newer", "older"."""
+    if latest is not None and asks_latest(text):
+        return latest
     if _NEWER.search(text) or (shown_years and _SHOWN_TOO_OLD.search(text)):
         return min(max(shown_years, default=2000) + 1, NEWEST_YEAR_ASKED), 2100
     if _OLDER.search(text):
@@ -410,6 +461,7 @@ def update(
     shown: Sequence[CatalogItem] = (),
     bearable: Callable[[str], bool] = lambda subject: True,
     plain: Callable[[str, Sequence[str]], list[tuple[str, int]]] = lambda text, names: [],
+    latest: Optional[tuple[int, int]] = None,
 ) -> Constraints:
     """The constraints after one more user message (`text` with its titles cut out).
     In a `complaint` a genre named outside a request clause is one the user does not want.
@@ -417,10 +469,11 @@ def update(
     system showed last ("something lighter" moves away from their heavy genres); `bearable` says
     whether the catalog can bear a subject out at all (one it cannot is not asked for); `plain` finds
     the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
-    catalog's word statistics), read when no cue names one."""
+    catalog's word statistics), read when no cue names one; `latest` the catalog's newest years
+    (`latest_years`), which "the latest" and "new releases" ask for."""
     live_action = bool(LIVE_ACTION.search(text))
     text = LIVE_ACTION.sub("film", text)  # "live action" rules out animation and asks for no action genre
-    years = _era(text, shown_years) or era_of_style(text) or constraints.years
+    years = _era(text, shown_years, latest) or era_of_style(text) or constraints.years
     child = _child_mentioned(text)
     for_children = constraints.for_children if child is None else child
     unwanted = set(constraints.unwanted_genres)

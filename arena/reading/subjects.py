@@ -174,7 +174,13 @@ RELATED = {
     "witch": ("witch", "witches", "witchcraft"),
     "pirate": ("pirate", "pirates"),
     "prison": ("prison", "inmate", "jail", "convict", "prisoner"),
+    # Language as a subject ("about languages", linguistics): the plots that deal with words and speech.
+    "language": ("language", "languages", "linguist", "linguistics", "linguistic", "dialect", "translator",
+                 "translate", "interpreter", "sign language"),
+    "linguistics": ("linguistics", "linguist", "linguistic", "language", "languages", "dialect",
+                    "translator"),
 }
+RELATED["linguist"] = RELATED["linguistics"]
 # Words before "movie" that say what it is like, not what it is about.
 _NOT_A_SUBJECT = frozenset(
     """good great best new old older newer recent classic classics fun funny sad scary
@@ -192,10 +198,14 @@ _NOT_A_SUBJECT = frozenset(
     films flick flicks show shows book books novel novels story stories series documentary documentaries
     thing things stuff one ones got get gets give show find try need know recommend suggest instead maybe
     perhaps please""".split()
+) | frozenset(
+    # The medium itself and the words that join it to a subject ("music based videos", "something
+    # video-based", "a film based on music") say what the item is, never what it is about.
+    """video videos vid vids clip clips footage based about with""".split()
 )
 _GENRE_NAMES = frozenset(GENRE_WORDS.values()) | {"music", "family", "adventure", "genre", "genres"}
 _KIND_NOUN = (r"movies?|films?|flicks?|documentar(?:y|ies)|dramas?|comed(?:y|ies)|thrillers?|novels?|books?|"
-              r"stories|shows?|series|ones?|theme|themed|genre|fans?")
+              r"stories|shows?|series|ones?|theme|themed|genre|fans?|videos?|clips?")
 _BEFORE_KIND = re.compile(r"\b([a-z][a-z0-9'-]+(?: [a-z][a-z0-9'-]+){0,2}?)[ -](?:" + _KIND_NOUN + r")\b")
 _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
                         r"based on|"

@@ -139,6 +139,10 @@ COMPOUNDS = (
     ),
     (re.compile(r"\b(crime thrillers?)\b", re.I), ("crime", "thriller"), ("crime", "thriller")),
     (re.compile(r"\b(music documentar(y|ies))\b", re.I), ("documentary", "music"), ("music",)),
+    # Music as what the item is made of ("music based videos", "a film based on music", "music videos"):
+    # the music genre; the medium words and "based" are no topic (`arena.reading.subjects`).
+    (re.compile(r"\b(music[- ]based|based (on|around) music|about music|music (videos?|clips?|films?|"
+                r"movies?|shows?|ones?|flicks?))\b", re.I), ("music",), ("music",)),
     # A setting before "adventure" names the subject, not the adventure genre: "a space adventure" is
     # read for its setting ("space"), as before adventure was a genre word.
     (re.compile(r"\b((space|outer space|sci-?fi) adventures?)\b", re.I), (), ()),
