@@ -186,10 +186,14 @@ def enforce_shown_titles(
     if bad:
         text = drop_sentences(text, bad, keep_together=[(t.start, t.end) for t in titles])
         titles = _outside_facts(named_titles(text, catalog, prefer=shown), text, shown)
+    # A title inside a quoted plot is the catalog's own wording ("inspired by Superman's selfless act"):
+    # written as a label it would read "inspired by Superman (1978) selfless act".
+    plots = plot_spans(text, shown)
     labels = [
         (t.start + _list_mark_length(text[t.start:t.end]), t.end, _label_span(text, t))
         for t in titles
         if t.item is not None and t.item.item_id in shown_ids and _written_as_title(t)
+        and not any(a <= t.start and t.end <= b for a, b in plots)
     ]
     text = _tidy(replace_spans(text, labels))
     return text or fallback
@@ -230,6 +234,13 @@ def fact_spans(text: str, shown: Sequence[CatalogItem]) -> list[tuple[int, int]]
                 continue
             for match in re.finditer(r"(?<!\w)" + re.escape(fact) + r"(?!\w)", text, re.IGNORECASE):
                 spans.append((match.start(), match.end()))
+    return spans + plot_spans(text, shown)
+
+
+def plot_spans(text: str, shown: Sequence[CatalogItem]) -> list[tuple[int, int]]:
+    """Where the text quotes a shown item's catalog plot (to the end of its line)."""
+    spans = []
+    for item in shown:
         plot = item.plot.strip()
         if len(plot) >= 40:
             start = text.find(plot[:40])

@@ -14,6 +14,7 @@ import re
 from typing import Iterable, Sequence
 
 from arena.catalogs.catalog import CatalogItem
+from arena.reading.phrase_table import maker_credits
 from arena.reading.vocabulary import GENRE_WORD, ORIGIN_WORDS
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
@@ -76,7 +77,7 @@ def maker_names(text: str, plot_count: dict) -> list[tuple[str, int]]:
             sentence_start = not text[:match.start(1)].strip() or text[:match.start(1)].rstrip()[-1:] in ".!?"
             if (not low or first in FUNCTION_WORDS or first in _NOT_A_MAKER or first in _NOT_A_TITLE
                     or GENRE_WORD.search(name) or first in ORIGIN_WORDS or re.search(r"\d", name)
-                    or len(first) < 3):
+                    or (len(first) < 3 and maker_credits(first) is None)):
                 continue
             if not name[0].isupper() and plot_count.get(low, 0) > RARE_PLOT_WORD:
                 continue  # "from home", "by myself": an everyday word, not a name
@@ -92,16 +93,28 @@ def _name_pattern(name: str) -> re.Pattern:
                       re.IGNORECASE)
 
 
+def _credited(item: CatalogItem, marks: tuple[frozenset[str], frozenset[str]]) -> bool:
+    credits, genres = marks
+    people = {person for names in item.people.values() for person in names}
+    return bool(people & credits) and (not genres or bool(genres & set(item.genres)))
+
+
 def names_maker(item: CatalogItem, name: str) -> bool:
-    """Whether the item's own record (title, plot, genre tags) names the studio or franchise."""
+    """Whether the item comes from the studio or franchise by its own record: credits the phrase table
+    ties to that name (Stan Lee among a film's writers marks it Marvel's) where the table lists it, else
+    its title, plot or genre tags naming it. A listed studio is told by credits only: its name in a title
+    or plot (a documentary about the studio, a film that mentions its comics) makes no film of its own."""
+    marks = maker_credits(name)
+    if marks is not None:
+        return _credited(item, marks)
     return bool(_name_pattern(name).search(" ".join([item.title, item.plot, *item.genres])))
 
 
 def maker_entries(items: Iterable[CatalogItem], name: str, enough: int = MIN_MAKER_ITEMS) -> int:
-    """How many entries name the studio or franchise, counted up to `enough`."""
-    pattern, count = _name_pattern(name), 0
+    """How many entries come from the studio or franchise (`names_maker`), counted up to `enough`."""
+    count = 0
     for item in items:
-        if pattern.search(" ".join([item.title, item.plot, *item.genres])):
+        if names_maker(item, name):
             count += 1
             if count >= enough:
                 break

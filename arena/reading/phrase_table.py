@@ -30,6 +30,8 @@ def _table() -> dict:
     avoids = {m: frozenset(entry.get("avoid", ())) for m, entry in data["moods"].items()}
     return {"version": data["version"], "eras": eras, "moods": moods, "avoids": avoids,
             "subjects": frozenset(normalize(s) for s in data["subjects"]),
+            "makers": {normalize(name): (frozenset(entry["credits"]), frozenset(entry.get("genres", ())))
+                       for name, entry in data.get("makers", {}).items()},
             # A subject of two words or more says itself wherever it stands ("a movie with time travel",
             # "based on a true story"); a one-word subject needs a cue word ("about", "a zombie movie").
             "phrases": [(_phrase_pattern(normalize(s)), normalize(s))
@@ -69,6 +71,13 @@ def moods_named(text: str) -> list[str]:
 def genres_a_mood_rules_out(mood: str) -> frozenset[str]:
     """The genres a mood rules out ("darker": animation and family), none for most moods."""
     return _table()["avoids"].get(mood, frozenset())
+
+
+def maker_credits(name: str) -> Optional[tuple[frozenset[str], frozenset[str]]]:
+    """For a studio or franchise the table lists: the people whose credit on a record marks its films
+    (the comic creators a Marvel film credits as writers), and the genres one of which the film must have
+    (none: any). None for a name the table does not list."""
+    return _table()["makers"].get(normalize(name))
 
 
 def _singulars(word: str) -> set[str]:

@@ -41,6 +41,16 @@ def test_check_drops_sentences_naming_unshown_titles_and_writes_labels(redial: C
     assert unshown_titles(checked, [dark_city, inception], redial) == []
 
 
+def test_a_title_inside_a_quoted_plot_stays_in_the_plots_own_words(redial: Catalog):
+    """A shown item's plot may name another shown item in its own words ("inspired by Superman's selfless
+    act"); written as a label it read "inspired by Superman (1978) selfless act"."""
+    league = redial.find_title("Justice League (2017)")
+    superman = redial.find_title("Superman (1978)")
+    assert "Superman's" in league.plot
+    text = f"Picks:\n1. Justice League (2017). {league.plot}\n2. Superman (1978)."
+    assert enforce_shown_titles(text, [league, superman], redial) == text
+
+
 def test_check_falls_back_when_nothing_is_left(redial: Catalog):
     assert enforce_shown_titles("Watch Titanic (1997).", [], redial, fallback="What do you like?") == (
         "What do you like?"

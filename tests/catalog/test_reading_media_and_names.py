@@ -13,6 +13,7 @@ from arena.catalogs.catalog import Catalog
 from arena.dialogue import Dialogue
 from arena.reading.constraints import Constraints, latest_years, update
 from arena.reading.names_unknown import liked_title_phrases, maker_names
+from arena.reading.phrase_table import maker_credits
 from arena.reading.subjects import plain_subjects, subjects_asked, word_counts
 from crs.dialogue_policy import DialoguePolicy
 from crs.item_answers import heading, system_intro
@@ -101,10 +102,34 @@ def test_language_is_a_subject_the_plots_bear_out(policy, redial):
 
 
 def test_a_studio_the_records_cannot_tell_gets_one_line_and_no_title_match(policy, redial):
-    assert [n for n, _ in maker_names("anything made by Pixar?", {})] == ["Pixar"]
-    move = read(policy, redial, "anything made by Pixar?")
-    assert not move.constraints.makers and len(move.notes) == 1 and "Pixar" in move.notes[0]
-    assert "Pixar" not in move.state.asked[-1]  # "Pixels" must not come of it
+    assert [n for n, _ in maker_names("anything made by Laika?", {})] == ["Laika"]
+    move = read(policy, redial, "anything made by Laika?")
+    assert not move.constraints.makers and len(move.notes) == 1 and "Laika" in move.notes[0]
+    assert "Laika" not in move.state.asked[-1]  # no lookalike title must come of it
+
+
+@pytest.mark.parametrize("message, maker", [
+    ("a superhero film from marvel please", "Marvel"), ("got any DC movies?", "DC"),
+    ("anything made by Pixar?", "Pixar"),
+])
+def test_a_studio_of_the_phrase_table_is_told_by_the_credits_the_catalog_records(policy, redial, message,
+                                                                                 maker):
+    """ReDial's records name no studio, but they credit the comic creators of a Marvel or DC film as its
+    writers and name Pixar's directors: the films they mark, and never a title or plot that merely holds
+    the word (a short called "Marvel One-Shots", a documentary about Pixar)."""
+    move = read(policy, redial, message)
+    assert move.constraints.makers == {maker} and not move.notes
+    allowed = [i for i in redial.items if move.constraints.allows(i)]
+    assert len(allowed) >= 5
+    marked_by, _ = maker_credits(maker)
+    for item in allowed:
+        credited = {p for names in item.people.values() for p in names}
+        assert credited & marked_by, item.name
+    word_only = [i for i in redial.items if maker.lower() in f"{i.title} {i.plot}".lower().split()
+                 and not {p for names in i.people.values() for p in names} & marked_by]
+    assert not set(word_only) & set(allowed)
+    if maker == "Pixar":
+        assert all("animation" in i.genres for i in allowed)
 
 
 def test_a_studio_the_records_name_is_a_constraint(opendialkg):
