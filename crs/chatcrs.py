@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, Conversati
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import Constraints, genre_mentions
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
-from crs.grounded import GroundedReplies, read_prompt
+from crs.grounded import NAMED_IN_TEXT, GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, system_intro, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
@@ -162,9 +162,10 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         view = self.view(move)
         asked = move.constraints
         candidates = self.candidates(dialogue, view, move)
-        lead = correction_note(move.about) if move.act == "correction" else ""
-        note = shortfall_note(asked, move.relaxed_to, len(candidates))
-        lead = " ".join(part for part in (*move.notes, lead, note) if part)
+        correction = correction_note(move.about) if move.act == "correction" else ""
+        note = shortfall_note(asked, move.relaxed_to, len(candidates),
+                              more=bool(view.excluded() | move.left_out), shown=candidates[:NAMED_IN_TEXT])
+        lead = " ".join(part for part in (*move.notes, correction, note) if part)
         if self.mode == "llm_led":  # the LLM writes; what it names must still keep to the policy
             text, shown = self.llm_led.reply(dialogue, read_history(dialogue, view.mentioned), candidates)
             # Titles the model added against the conversation's rules go, with their sentences.
@@ -173,8 +174,14 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
                 return enforce_shown_titles(text, kept, self.catalog, fallback), kept
         shown = candidates[:TOP_K_SHOWN]
         plain = move.act == "request" and not move.constraints.any
-        opening = None if plain else list_opening(move.act, move.constraints, turn, turned_down=bool(
-            move.state.turned_down or move.state.seen))
+        opening = None if plain else list_opening(move.act, move.constraints, turn,
+                                                  turned_down=_turned_down_now(move))
+        if note and opening and move.act in ("reject", "seen", "shrug") and ". " in opening:
+            # What was done with the message comes first, then how few are left ("Understood, I'll
+            # leave that one out. Only 3 more titles ... Some other ..."), not the other way round.
+            done, rest = opening.split(". ", 1)
+            opening = f"{done}. {note} {rest}"
+            lead = " ".join(part for part in (*move.notes, correction) if part)
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
         text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
@@ -258,20 +265,37 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         return self.llm_led.build_messages(dialogue, history, candidates)
 
 
-def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: int) -> str:
+def _turned_down_now(move: UserMove) -> int:
+    """How many titles the message turns down or says were seen: those it is about, else the last list
+    where the conversation has turned something down (0: nothing was)."""
+    if move.about:
+        return len(move.about)
+    return len(move.last_shown) if (move.state and (move.state.turned_down or move.state.seen)) else 0
+
+
+def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: int, more: bool = False,
+                   shown: Sequence[CatalogItem] = ()) -> str:
     """One plain sentence when the catalog could not fill the list with titles that keep to everything
-    asked: what was given up, or how few titles fit (empty when the list is full and keeps to it all)."""
+    asked: what was given up, or how few titles fit (empty when the list is full and keeps to it all).
+    `more`: titles shown, seen or turned down before were left out, so the few are the ones left, not all
+    the catalog has ("only 3 more", not "only 3" after six were shown). `shown`: the titles the list
+    shows, so a want they all still keep is not said to be given up."""
     if relaxed is not None and found == 0:
         return "Nothing in the catalog keeps to all of that."  # no list, so nothing to say was given up
     if relaxed is not None:
-        dropped = sorted(asked.genres - relaxed.genres) + sorted(asked.people - relaxed.people)
-        dropped += [f"about {s}" for s in sorted(asked.subjects - relaxed.subjects)]
+        # A want counts as given up only where a title shown lacks it: the ranker may still bring titles
+        # that keep it (every pick still a Denzel Washington film: only "thriller" was given up).
+        wants = [(g, Constraints(genres=frozenset({g}))) for g in sorted(asked.genres - relaxed.genres)]
+        wants += [(p, Constraints(people=frozenset({p}))) for p in sorted(asked.people - relaxed.people)]
+        wants += [(f"about {s}", Constraints(subjects=frozenset({s})))
+                  for s in sorted(asked.subjects - relaxed.subjects)]
+        dropped = [name for name, want in wants if not shown or not all(want.allows(i) for i in shown)]
         if dropped:
             what = ", ".join(dropped[:-1]) + (" and " if len(dropped) > 1 else "") + dropped[-1]
             return f"Nothing in the catalog keeps to all of that, so these give up {what}."
     elif 0 < found < TOP_K_SHOWN and (asked.genres or asked.people or asked.subjects):
         titles = "title in the catalog keeps" if found == 1 else "titles in the catalog keep"
-        return f"Only {found} {titles} to all of that."
+        return f"Only {found} {'more ' if more else ''}{titles} to all of that."
     return ""
 
 

@@ -71,7 +71,7 @@ from arena.reading.acts import (
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
-    starts_with_wh, takes_it, unfamiliar_after,
+    starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
@@ -581,6 +581,8 @@ class DialoguePolicy:
                                             or genre_mentions(text) or any(
                                                 self.bearable(s) for s, _ in subjects_asked(text))):
             return "chat", "system", [], []  # "how do you pick these?" after a list: about the system
+        if shown and turns_down_the_list(text) and not self._link_spans(text):
+            return "reject", None, list(shown), []  # "none of those, others?": a new list, not their plots
         defined = defined_words(text)
         # only the genre's own words: "what is a good western movie?" asks for one
         if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
@@ -618,8 +620,10 @@ class DialoguePolicy:
             return "question", "pick", best, []  # "What is the best Matrix movie?": one of that series
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
+        # A turn-down asked as a question ("none of those, others?") asks for a new list, not about those.
         if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and (
-                linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))):
+                linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))) \
+                and not REJECTION_CUE.search(asked_part or text):
             aspect = "about"
         # A turn-down needs a word that turns something down: "Something with Arnold Schwarzenegger" is a
         # request whatever the model says, and "Tell me more about the second one" a question even when the

@@ -456,14 +456,17 @@ def _era_words(years: Optional[tuple[int, int]]) -> str:
     return f"from {low} to {high}" if low != high else f"from {low}"
 
 
-def list_opening(act: str, constraints: Constraints, turn: int, turned_down: bool = True) -> str:
+def list_opening(act: str, constraints: Constraints, turn: int, turned_down: int = 2) -> str:
     """The one sentence before a list: what was done with the user's message and the list's rules
-    in a few words. "I'll leave those out" only when something was turned down."""
+    in a few words. "I'll leave those out" only when something was turned down (`turned_down`: how
+    many titles; one is "that one")."""
     ruled = constraints.any or bool(constraints.genres)
     what = heading(constraints) if ruled else "picks"
     if act == "reject":
-        return (f"Understood, I'll leave those out. Some other {what}:" if turned_down
-                else f"Let's try something different. Some {what}:")
+        if not turned_down:
+            return f"Let's try something different. Some {what}:"
+        those = "that one" if turned_down == 1 else "those"
+        return f"Understood, I'll leave {those} out. Some other {what}:"
     if act == "seen":
         return f"Then here are some {what} you may not have seen:"
     if act == "shrug":

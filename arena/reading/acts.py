@@ -67,9 +67,23 @@ REJECTION = re.compile(
     r"not (a fan|into|interested|that|this|those|these|it)\b|"
     r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
     r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|"
-    r"long|old)|\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b)",
+    r"long|old)|\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b|"
+    r"\b(none|neither) of (those|these|them|the above|the (two|three|list))\b)",
     re.IGNORECASE,
 )
+# The list turned down as a whole: "none of those", "neither of them". A turn-down whatever follows it
+# ("none of those, others?" asks for a new list, not about those).
+_WHOLE_LIST_DOWN = re.compile(r"\b(none|neither) of (those|these|them|the above|the (two|three|list))\b"
+                              r"(?!\s+(have|has|star|is|are|was|were)\b(?!\s+(for me|good|great|it)\b))",
+                              re.IGNORECASE)
+
+
+def turns_down_the_list(text: str) -> bool:
+    """Whether the message turns the whole list down ("none of these work for me"), not asks about it
+    ("none of those have Tom Hanks, right?")."""
+    return bool(_WHOLE_LIST_DOWN.search(text or ""))
+
+
 _NOT_SEEN = re.compile(r"\b(haven'?t|have not|never) (seen|watched)\b", re.IGNORECASE)
 ACCEPTANCE = re.compile(
     r"\b(sounds (good|great|fun|interesting|perfect)|i'?ll (watch|check|try|give)|i (like|love) (it|that|"

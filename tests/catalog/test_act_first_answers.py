@@ -46,6 +46,14 @@ def test_a_negation_aimed_at_the_list_still_turns_it_down(model_policy, redial):
     assert move.act == "reject"
 
 
+@pytest.mark.parametrize("message", ["none of those, others?", "Neither of them. Got anything else?",
+                                     "none of these work for me"])
+def test_the_list_turned_down_as_a_whole_is_a_turn_down_even_asked_as_a_question(model_policy, redial, message):
+    """"none of those, others?" was read as a question about the three shown and answered with their plots."""
+    move = read(model_policy, redial, OPENING, SHOWN, message)
+    assert move.act == "reject", (message, move.act, move.aspect)
+
+
 def test_a_wish_with_its_own_negation_after_a_list_is_a_request(model_policy, redial):
     move = read(model_policy, redial, OPENING, SHOWN, "Something with vampires, but no gore")
     assert move.act == "request"

@@ -140,7 +140,8 @@ def test_headings_are_short_and_say_leaving_out_only_when_something_was_turned_d
     opening = list_opening("request", c, 0)
     assert len(opening.split()) <= 10, opening
     assert "leave those out" not in list_opening("reject", c, 0, turned_down=False)
-    assert "leave those out" in list_opening("reject", c, 0, turned_down=True)
+    assert "leave those out" in list_opening("reject", c, 0, turned_down=3)
+    assert "leave that one out" in list_opening("reject", c, 0, turned_down=1)  # "seen the first one"
 
 
 def _llm_policy(redial, answers):

@@ -104,6 +104,20 @@ def test_a_short_or_relaxed_list_says_so():
     assert shortfall_note(asked, None, 5) == ""
 
 
+def test_a_short_list_after_earlier_ones_says_how_many_are_left_and_only_what_its_titles_give_up(redial):
+    """After six titles with Denzel Washington were shown, three more are "only 3 more", not "only 3 titles
+    in the catalog"; and a looser list whose titles all still star him gives up the genre alone."""
+    asked = Constraints(genres=frozenset({"thriller"}), people=frozenset({"Denzel Washington"}))
+    assert shortfall_note(asked, None, 3, more=True) == "Only 3 more titles in the catalog keep to all of that."
+    his = [i for i in redial.items if "Denzel Washington" in i.people.get("star", ())
+           and "thriller" not in i.genres][:3]
+    assert len(his) == 3
+    assert shortfall_note(asked, Constraints(), 3, shown=his) == (
+        "Nothing in the catalog keeps to all of that, so these give up thriller.")
+    others = [i for i in redial.items if "Denzel Washington" not in i.people.get("star", ())][:3]
+    assert "Denzel Washington" in shortfall_note(asked, Constraints(), 3, shown=others)
+
+
 def test_a_nationality_before_a_kind_word_is_an_origin_the_list_keeps(policy, redial, opendialkg):
     move = read(policy, opendialkg, "could you find me some French dramas")
     assert move.constraints.origins == {"france"}
