@@ -30,7 +30,7 @@ from arena.catalogs.catalog import load_catalog  # noqa: E402
 from arena.titles.phrases import normalize  # noqa: E402
 from draw_redial_closings import seeker_messages  # noqa: E402
 from real_turn_checks import resolve_texts  # noqa: E402
-from real_user_turns import RESULTS, SYSTEMS, build_registry, replay  # noqa: E402
+from real_user_turns import RESULTS, SYSTEMS, build_registry, replay, store_results  # noqa: E402
 
 PROBE = ROOT / "benchmarks" / "conversations" / "redial_closings_v1.json"
 RUN_SYSTEMS = ("chatcrs_redial", "crb_crs_redial")
@@ -137,15 +137,7 @@ def main() -> None:
                         "FALSE CLOSE" if r["false_close"] else "ok"
                     print(f"== {name} {half} {r['conversation']}[{r['utterance']}] {r['gold']}: {fault}\n"
                           f"  SEEKER: {r['user']}\n  SYSTEM: {r['reply']}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    kept = {name: {half: [{k: v for k, v in r.items() if k != "user"} for r in rows]
-                   for half, rows in by_half.items()} for name, by_half in scores.items()}
-    summaries = {name: {half: summary(rows) for half, rows in by_half.items()}
-                 for name, by_half in scores.items()}
-    out.write_text(json.dumps({"replies": stored, "summary": summaries, "scored": kept}, indent=1,
-                              ensure_ascii=False), encoding="utf-8")
-    print(table(scores))
-    print(f"stored: {out.relative_to(ROOT)}")
+    store_results(out, stored, scores, summary, table)
 
 
 if __name__ == "__main__":

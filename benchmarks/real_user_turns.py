@@ -240,16 +240,21 @@ def main() -> None:
     scores = score_all(stored, conversations)
     if args.show:
         show(scores)
+    store_results(out, stored, scores, summary, table)
+
+
+def store_results(out: Path, stored: dict, scores: dict, summarise, tabulate) -> None:
+    """Write the replies, each half's summary and the scored rows to `out`, then print the table. The
+    user texts stay out of the stored file (they are read from ../shared); the replies stay in."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    summaries = {name: {half: summary(rows) for half, rows in halves.items()}
+    summaries = {name: {half: summarise(rows) for half, rows in halves.items()}
                  for name, halves in scores.items()}
-    # The user texts stay out of the stored file (they are read from ../shared); the replies stay in.
     scored = {name: {half: [{k: v for k, v in r.items() if k != "user"} for r in rows]
                      for half, rows in halves.items()}
               for name, halves in scores.items()}
     out.write_text(json.dumps({"replies": stored, "summary": summaries, "scored": scored}, indent=1,
                               ensure_ascii=False), encoding="utf-8")
-    print(table(scores))
+    print(tabulate(scores))
     print(f"stored: {out.relative_to(ROOT)}")
 
 
