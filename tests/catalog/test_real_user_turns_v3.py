@@ -3,7 +3,7 @@ unseen for the final measurement of issue 47. It names its user turns by source 
 words, every turn it names is a user's (or ReDial seeker's) message in ../shared, its gold uses only keys
 the checker reads, none of its dialogues or of the study's users is one of v1's or v2's, and its draw can
 be redone from the rule and the passed-over ids that its origin writes out. The checks every fresh set must
-pass run here over v2, v3 and v4 (FRESH_SETS)."""
+pass run here over v2, v3, v4 and v5 (FRESH_SETS)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ V1 = json.loads((SETS / "real_user_turns_v1.json").read_text(encoding="utf-8"))
 V2 = json.loads((SETS / "real_user_turns_v2.json").read_text(encoding="utf-8"))
 V3 = json.loads(V3_PATH.read_text(encoding="utf-8"))
 V4 = json.loads((SETS / "real_user_turns_v4.json").read_text(encoding="utf-8"))
+V5 = json.loads((SETS / "real_user_turns_v5.json").read_text(encoding="utf-8"))
 HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 ACTS = {"request", "refine", "question", "close", "chat", "other"}
 EXPECTS = {"list", "answer", "close", "chat"}
@@ -34,7 +35,7 @@ ORDINALS = {"first", "second", "third"}
 GROUPS = {"redial": 21, "opendialkg": 13, "seeker": 11}  # the draw's groups, in the order it shuffles them
 
 
-FRESH_SETS = {"v2": V2, "v3": V3, "v4": V4}  # what every fresh set must pass runs over each
+FRESH_SETS = {"v2": V2, "v3": V3, "v4": V4, "v5": V5}  # what every fresh set must pass runs over each
 
 
 def turns(gold=V3):
