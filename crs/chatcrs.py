@@ -205,7 +205,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says
         # them, the stored state names what was given up).
         for looser in (*older_wants_given_up(move), move.constraints.without_subjects(),
-                       move.constraints.loosened()):
+                       move.constraints.without_subjects().one_genre_enough(), move.constraints.loosened()):
             if ranked:
                 break
             if looser == move.constraints:

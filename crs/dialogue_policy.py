@@ -58,7 +58,7 @@ from arena.conversation.dialogue_state import DialogueState, MentionedItem, Show
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import (
-    Constraints, asks_latest, audience, clauses, genre_mentions, in_request_clause, latest_years,
+    Constraints, asks_latest, audience, carried_spans, clauses, genre_mentions, in_request_clause, latest_years,
     request_part, update,
 )
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
@@ -86,6 +86,7 @@ from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, m
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, clause_bounds, has_request_content, negated_before
 from crs.franchises import Franchises
+from crs.recommender.signals import says_what_is_wanted
 from crs.shown_filter import filter_words, plot_matches
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 
@@ -473,7 +474,7 @@ class DialoguePolicy:
                                           unwanted_words=constraints.unwanted_words)
             reading.moods = [c.value for c in change.constraints if c.slot == "mood"]
             reading.reader = model.label
-        reading.asked.append(self._asked(blanked(text, unread), act))
+        reading.asked.append(self._asked(blanked(text, unread + self._carried(text, reading.constraints)), act))
         stamp(reading)
         filtered_by = self.shown_filter(text) if aspect == "filter" else None
         return UserMove(act, aspect, about, list(shown), intents=intents, text=text, filtered_by=filtered_by,
@@ -561,10 +562,21 @@ class DialoguePolicy:
     @staticmethod
     def _asked(text: str, act: str) -> str:
         """What the message gives the ranker to read: nothing for a question, closing, small talk,
-        correction or shrug, and only the asking part of a complaint."""
+        correction or shrug, only the asking part of a complaint, and nothing when no word is left
+        that says what is wanted ("Yes I am looking for a <comedy>", its genre read: "yes" matched
+        against plots and titles only brings Yes Man)."""
         if act in ("end", "chat", "question", "correction", "shrug", "clarify"):
             return ""
-        return request_part(text) if act == "reject" else text
+        text = request_part(text) if act == "reject" else text
+        return text if says_what_is_wanted(text) else ""
+
+    def _carried(self, text: str, constraints: Constraints) -> list[tuple[int, int]]:
+        """The spans whose sense the constraints carry (`carried_spans`), less those inside a title or a
+        name: "The Amityville Horror" named is an item, not the word "horror"."""
+        named = [(start, end) for _, start, end in self._title_spans(text)]
+        named += [(start, end) for _, start, end in self._link_people(without_possessives(text))]
+        return [(a, b) for a, b in carried_spans(text, constraints)
+                if not any(start < b and a < end for start, end in named)]
 
     def _act(self, text: str, intents: Sequence[str], shown: Sequence[CatalogItem],
              listed: Sequence[CatalogItem] = ()

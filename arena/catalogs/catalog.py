@@ -198,12 +198,21 @@ def split_name(name: str, dataset: str) -> tuple[str, Optional[int]]:
     return title.strip() or name.strip(), year
 
 
+_LIST_PAGE = re.compile(r"\s+(filmography|discography|bibliography)$", re.IGNORECASE)
+
+
+def _person_name(name: str) -> str:
+    """OpenDialKG links some people through the page listing their work ("Jon Favreau filmography"):
+    the person's own name, so a reply never says "directed by Jon Favreau filmography"."""
+    return _LIST_PAGE.sub("", name).strip() or name
+
+
 def _item_from_info(item_id: str, info: dict, dataset: str, entity2id: Mapping[str, int]) -> CatalogItem:
     name = info["name"]
     title, year = split_name(name, dataset)
     if info.get("year") and str(info["year"]).isdigit():
         year = int(info["year"])
-    people = {role: _dedupe(info[role]) for role in PEOPLE_ROLES if info.get(role)}
+    people = {role: _dedupe([_person_name(n) for n in info[role]]) for role in PEOPLE_ROLES if info.get(role)}
     return CatalogItem(
         item_id=str(item_id),
         title=title,

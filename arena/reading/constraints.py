@@ -149,6 +149,8 @@ _NUMBER_WORDS = {
 }
 _OR = re.compile(r"\b(or|either)\b", re.I)
 _MAY_BE = re.compile(r"\b(can|could|may|might) (also )?be\b|\b(is|are|would be) (fine|ok|okay) too\b", re.I)
+_ALSO_FINE = re.compile(r"\b(also|as well)\b.{0,20}\b(fine|ok|okay|good)\b|\b(fine|ok|okay) with\b|"
+                        r"\bdon'?t mind\b", re.I)
 _INSTEAD = re.compile(r"\b(instead|rather)\b", re.I)
 _OTHER_PERSON = re.compile(
     r"\b(by|with|from|starring) (a |an |some )?(different|another|other|new) "
@@ -216,6 +218,10 @@ class Constraints:
         """The same without what is asked for: when nothing in the catalog has it all."""
         return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset(),
                        origins=frozenset(), makers=frozenset())
+
+    def one_genre_enough(self) -> "Constraints":
+        """The same with any one of the genres asked for enough: what to give up before the genres."""
+        return replace(self, any_genre=len(self.genres) > 1)
 
     def without_subjects(self) -> "Constraints":
         """The same without the subjects: the first thing to give up when nothing has it all."""
@@ -344,6 +350,27 @@ def _genre_mentions(text: str) -> list[tuple[str, int, bool]]:
         if not any(a <= match.start() < b for a, b in covered):
             out.append((GENRE_WORDS[match.group(1).lower()], match.start(), True))
     return sorted(out, key=lambda m: m[1])
+
+
+def carried_spans(text: str, constraints: Constraints) -> list[tuple[int, int]]:
+    """The spans of `text` whose sense `constraints` already carry as a filter: each genre word of a genre
+    every item must have (or must not), the era phrases when an era is kept, the words for a child audience
+    when that is kept. What is left is what a ranker may still read as words: "horror" of "a good horror
+    movie" matched as a word only brings titles that hold it (The Amityville Horror), and "recent"
+    plots that say "recently"."""
+    # Where one of several genres will do ("documentaries or spooky movies"), each item holds only some
+    # of them, and the words still say which the request leans to; so they stay.
+    kept = constraints.unwanted_genres | (frozenset() if constraints.any_genre else constraints.genres)
+    spans = [m.span() for pattern, genres, _ in COMPOUNDS for m in pattern.finditer(text)
+             if genres and set(genres) <= kept]
+    spans += [m.span() for m in GENRE_WORD.finditer(text) if GENRE_WORDS[m.group(1).lower()] in kept]
+    if constraints.years is not None:
+        eras = (_BEFORE_DECADE, _AFTER_DECADE, _AFTER, _BEFORE, _DECADE, _LAST_YEARS, _FROM_YEAR, LATEST,
+                _NEWER, _OLDER)
+        spans += [m.span() for pattern in eras for m in pattern.finditer(text)]
+    if constraints.for_children:
+        spans += [m.span() for pattern in (_KIDS_KIND, _CHILDREN) for m in pattern.finditer(text)]
+    return spans
 
 
 def audience(constraints: Constraints, text: str) -> Constraints:
@@ -596,7 +623,10 @@ def _genres_after(constraints: Constraints, text: str, wanted: set[str], adds: b
     elif wanted and adds and genres and not any_genre and not _INSTEAD.search(text):
         genres = genres | wanted  # "a bit more romantic", "with a bit of comedy thrown in": one more genre
     elif wanted:
-        genres, any_genre = frozenset(wanted), len(wanted) > 1 and bool(_OR.search(text))
+        # "comedy or drama", "horror, but I'm also fine with action": one of them will do; so will one of
+        # three or more listed (a list of tastes, which no film has all of).
+        genres, any_genre = frozenset(wanted), len(wanted) > 2 or (
+            len(wanted) > 1 and bool(_OR.search(text) or _ALSO_FINE.search(text)))
     return genres, any_genre
 
 

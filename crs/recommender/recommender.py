@@ -53,6 +53,8 @@ NEGATION_FEATURES = ("bm25_negated", "kg_negated_entities")
 # the learnt weights (see `live_scores`).
 MATCH_FEATURES = ("bm25_last", "dense_last", "kg_named_entities", "kg_liked_items", "dense_liked_items",
                   "comention_liked")
+EARLIER_MATCH_FEATURES = ("bm25_dialogue", "dense_dialogue")
+POPULARITY_FEATURES = ("popularity", "popularity_recommended", "popularity_elsewhere")
 LIVE_CANDIDATES = 40
 NEGATION_PENALTY = 3.0  # live ranking: score lost by an item fully matching what the user ruled out
 ALGORITHM = "signals-v2"  # v2: counts from IARD and the other dataset (`elsewhere.py`)
@@ -140,20 +142,34 @@ class Recommender:
             if name in self.features:
                 column = matrix[:, self.features.index(name)]
                 scores = scores - column * (self._linear_weight(name) + NEGATION_PENALTY)
-        match = np.zeros(len(scores))
-        for name in MATCH_FEATURES:
+        match = self._match(matrix, MATCH_FEATURES, allowed)
+        if not match.any():  # "something more recent": the earlier messages say what is wanted
+            match = self._match(matrix, EARLIER_MATCH_FEATURES, allowed)
+        if not match.any():
+            # Nothing but constraints ("a comedy", its genre read as a filter): the learnt weights draw
+            # on popularity only through what a request matches, so alone they would put the newest
+            # obscure entries first; the items the logged conversations talk of most go first instead.
+            popular = sum((matrix[:, self.features.index(name)].astype(np.float64)
+                           for name in POPULARITY_FEATURES if name in self.features), np.zeros(len(scores)))
+            scores = popular + 1e-3 * scores
+        if allowed is not None:
+            scores = np.where(allowed, scores, -np.inf)
+        if match.any() and len(scores) > LIVE_CANDIDATES:
+            cut = np.partition(match, -LIVE_CANDIDATES)[-LIVE_CANDIDATES]
+            scores = np.where(match >= cut, scores, -np.inf)
+        return scores
+
+    def _match(self, matrix: np.ndarray, names: Sequence[str], allowed: Optional[np.ndarray]) -> np.ndarray:
+        """How well each item matches the request by `names`, each feature scaled to [0, 1] (0 where
+        `allowed` says no)."""
+        match = np.zeros(matrix.shape[0])
+        for name in names:
             if name in self.features:
                 column = matrix[:, self.features.index(name)].astype(np.float64)
                 low, high = float(column.min()), float(column.max())
                 if high > low:
                     match += (column - low) / (high - low)
-        if allowed is not None:
-            scores = np.where(allowed, scores, -np.inf)
-            match = np.where(allowed, match, 0.0)
-        if match.any() and len(scores) > LIVE_CANDIDATES:
-            cut = np.partition(match, -LIVE_CANDIDATES)[-LIVE_CANDIDATES]
-            scores = np.where(match >= cut, scores, -np.inf)
-        return scores
+        return match if allowed is None else np.where(allowed, match, 0.0)
 
     def _linear_weight(self, name: str) -> float:
         weights = getattr(self.combination, "weights", None)

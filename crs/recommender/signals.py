@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 
 from arena.catalogs.catalog import Catalog, CatalogItem
-from arena.titles.phrases import FUNCTION_WORDS
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 from crs.recommender.context import RequestContext
 from crs.recommender.statistics import ItemStatistics
 
@@ -47,6 +47,16 @@ REQUEST_WORDS = frozenset(
     show shows book books get got well lot lots much enjoy enjoyed favorite favourite
     list lists top greatest highest ranked ranking ever five ten twenty 10 20 25 50 100""".split()
 )  # the last line: words that frame a ranked request ("top 10 best ...", "a list of ..."), no content
+
+
+_SAY_NOTHING = FUNCTION_WORDS | REQUEST_WORDS | {"am", "im", "need", "there"}
+
+
+def says_what_is_wanted(text: str) -> bool:
+    """Whether a user text holds a word that says something of the item wanted: "Yes I am looking for
+    a" (its genre read as a filter) holds none, and embedded or matched it would only bring lookalikes
+    of "yes" (Yes Man)."""
+    return any(word not in _SAY_NOTHING for word in normalize(text).split())
 
 
 class Signal(Protocol):
@@ -147,7 +157,7 @@ class DenseSignal:
 
     def scores(self, ctx: RequestContext) -> list[np.ndarray]:
         size = self.matrix.shape[0]
-        user = [(age, t) for age, t in ctx.user_texts if t.strip()][-4:]
+        user = [(age, t) for age, t in ctx.user_texts if says_what_is_wanted(t)][-4:]
         last = dialogue = liked = np.zeros(size, np.float32)
         if user:
             vectors = np.stack(self.vectors.many([t for _, t in user], compute_many=self.encode))
