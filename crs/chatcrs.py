@@ -40,6 +40,7 @@ from arena.llm import LLMClient, Message
 from arena.catalogs.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.conversation.simulator_interface import IntentReader
+from arena.reading.allowed import AllowedItems
 from arena.reading.constraints import Constraints, genre_mentions
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import NAMED_IN_TEXT, GroundedReplies, read_prompt
@@ -137,7 +138,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         self.policy = DialoguePolicy(catalog, act_reader)
         if read_state_with_llm:  # the model reads each message into the state; the rules stand in
             self.policy.state_reader = LLMStateReader(llm, catalog)
-        self._allowed_cache: dict[Constraints, np.ndarray] = {}
+        # Each part of the constraints ("no horror", "from the 1990s") read over the catalog once.
+        self._allowed_items = AllowedItems(self.recommender.catalog.items)
+        self._allowed_items.warm()
         self._states = StateLedger()
 
     # -- the turn -----------------------------------------------------------------
@@ -222,12 +225,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         """One flag per catalog item: does the conversation's constraints allow it (None: all)."""
         if not constraints.any and constraints.kind is None:
             return None
-        if constraints not in self._allowed_cache:
-            if len(self._allowed_cache) > 256:
-                self._allowed_cache.clear()
-            self._allowed_cache[constraints] = np.array(
-                [constraints.allows(item) for item in self.recommender.catalog.items], dtype=bool)
-        return self._allowed_cache[constraints]
+        return self._allowed_items.flags(constraints)
 
     def analyse(self, dialogue: Dialogue) -> ConversationView:
         return self.view(self.policy.read(dialogue))

@@ -17,6 +17,7 @@ import importlib.util
 import logging
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Sequence
@@ -130,8 +131,35 @@ def _torch_threads(count: int) -> Iterator[None]:
 
 def encode(texts: Sequence[str], model: Optional["SentenceTransformer"] = None, batch_size: int = 64,
            threads: int = 1) -> np.ndarray:
-    """Unit-length float32 embeddings, one row per text (`threads` 0: torch's own setting)."""
+    """Unit-length float32 embeddings, one row per text (`threads` 0: torch's own setting).
+
+    One text alone with the shared model is embedded once per process (`_ONE_TEXT`): the message-act
+    reader and the ranker's dense signal both embed each new message, alone, with the same model. A
+    text in a batch is not looked up there (padded to a longer text, its vector differs in the last
+    bits), so every caller gets exactly what it would have computed."""
     model = model if model is not None else embedding_model()
+    if len(texts) == 1 and model is _MODEL:
+        key = (threads, texts[0])
+        with _ONE_TEXT_LOCK:
+            found = _ONE_TEXT.get(key)
+            if found is not None:
+                _ONE_TEXT.move_to_end(key)
+                return found.copy()
+        vector = _encode(texts, model, batch_size, threads)
+        with _ONE_TEXT_LOCK:
+            _ONE_TEXT[key] = vector.copy()
+            while len(_ONE_TEXT) > ONE_TEXT_CACHE:
+                _ONE_TEXT.popitem(last=False)
+        return vector
+    return _encode(texts, model, batch_size, threads)
+
+
+ONE_TEXT_CACHE = 4096  # texts (a 384-float vector each: about 6 MB)
+_ONE_TEXT: "OrderedDict[tuple[int, str], np.ndarray]" = OrderedDict()
+_ONE_TEXT_LOCK = threading.Lock()
+
+
+def _encode(texts: Sequence[str], model: "SentenceTransformer", batch_size: int, threads: int) -> np.ndarray:
     with _ENCODE_LOCK, _torch_threads(threads):
         vectors = model.encode(
             list(texts),

@@ -11,6 +11,7 @@ cannot tell. The caller (the dialogue policy) decides which phrases the catalog 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from arena.catalogs.catalog import CatalogItem
@@ -88,6 +89,7 @@ def maker_names(text: str, plot_count: dict) -> list[tuple[str, int]]:
     return found
 
 
+@lru_cache(maxsize=1024)  # asked once per catalog item when a studio's entries are counted
 def _name_pattern(name: str) -> re.Pattern:
     return re.compile(r"(?<![\w])" + r"[\s-]*".join(map(re.escape, normalize(name).split())) + r"(?![\w])",
                       re.IGNORECASE)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from arena.catalogs.catalog import CATALOG_DIR, Catalog, CatalogItem, load_catalog
 from arena.runtime.config import ASSETS_DIR
@@ -63,6 +63,18 @@ HAND_WEIGHTS = {"bm25_last": 1.0, "bm25_dialogue": 0.5, "bm25_negated": -0.5, "p
                 "dense_last": 1.0, "dense_dialogue": 0.5, "dense_liked_items": 0.5,
                 "named_by_user": 0.5, "rejected_or_seen": -2.0, "kg_named_entities": 1.0,
                 "kg_negated_entities": -1.0, "kg_liked_items": 0.5, "comention_liked": 0.5}
+
+
+_BLAS: Optional[ThreadpoolController] = None
+
+
+def _one_blas_thread():
+    """One BLAS thread for the block. The libraries are looked up once, at the first ranking (each
+    `threadpool_limits` call would scan the loaded libraries again: a few ms a turn)."""
+    global _BLAS
+    if _BLAS is None:
+        _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,7 @@ class Recommender:
     # -- ranking -----------------------------------------------------------------------------
     def scores(self, ctx: RequestContext) -> np.ndarray:
         # One BLAS thread: on a small shared machine more threads wait on each other (5x slower).
-        with threadpool_limits(1, user_api="blas"):
+        with _one_blas_thread():
             return self.combination.score(feature_matrix(self.signals, ctx))
 
     def rank(self, ctx: RequestContext, k: int = 50, exclude: Iterable[str] = (),
@@ -126,7 +138,7 @@ class Recommender:
         ctx.titles_as_words = False  # what was named is left out, so its words bring only lookalikes
         # "Something like Titanic": no Titanic, nor another film of that title.
         titles = {normalize(self.catalog.get(i).title) for i in named if self.catalog.get(i)}
-        with threadpool_limits(1, user_api="blas"):
+        with _one_blas_thread():
             scores = self.live_scores(feature_matrix(self.signals, ctx), allowed)
         return self.top(scores, k, dropped, titles)
 
