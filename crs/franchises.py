@@ -91,6 +91,9 @@ class Franchises:
             for item_id in ids:
                 self._names_of[item_id].append(name)
         self._items = {item.item_id: item for item in catalog}
+        # Each look-up scans every title: done once per item (and title, should two items share an id).
+        self._variants: dict[tuple[str, str], tuple[CatalogItem, ...]] = {}
+        self._franchise: dict[tuple[str, str], tuple[CatalogItem, ...]] = {}
 
     def key(self, item: CatalogItem) -> str:
         """The item's franchise key in this catalog ("jaws" too, for its numbered sequels)."""
@@ -105,6 +108,20 @@ class Franchises:
 
     def variants(self, item: CatalogItem) -> list[CatalogItem]:
         """The item and the other titles of its title's stem ("Batman Returns" for "Batman")."""
+        cache_key = (item.item_id, item.title)
+        if cache_key not in self._variants:
+            self._variants[cache_key] = tuple(self._read_variants(item))
+        return list(self._variants[cache_key])
+
+    def franchise(self, item: CatalogItem) -> list[CatalogItem]:
+        """The variants, titles holding the stem anywhere, and entries sharing a franchise name with
+        any of them."""
+        cache_key = (item.item_id, item.title)
+        if cache_key not in self._franchise:
+            self._franchise[cache_key] = tuple(self._read_franchise(item))
+        return list(self._franchise[cache_key])
+
+    def _read_variants(self, item: CatalogItem) -> list[CatalogItem]:
         key = franchise_key(item, self._short)
         out = [item]
         if key:
@@ -112,9 +129,7 @@ class Franchises:
                     for other in others]
         return out
 
-    def franchise(self, item: CatalogItem) -> list[CatalogItem]:
-        """The variants, titles holding the stem anywhere, and entries sharing a franchise name with
-        any of them."""
+    def _read_franchise(self, item: CatalogItem) -> list[CatalogItem]:
         out = {i.item_id: i for i in self.variants(item)}
         key = franchise_key(item, self._short)
         if key and not set(key.split()) & FUNCTION_WORDS:  # "star wars", not "return of"

@@ -16,6 +16,7 @@ import collections
 import importlib.util
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +30,7 @@ from arena.dialogue import RecommendedItem
 from arena.titles.phrases import (
     FUNCTION_WORDS,
     PhraseIndex,
+    PhraseMatch,
     Vocabulary,
     match_phrases,
     normalize,
@@ -40,6 +42,7 @@ CATALOG_DIR = ASSETS_DIR / "catalogs"
 DATASETS = ("redial", "opendialkg")
 DATASET_LABELS = {"redial": "ReDial", "opendialkg": "OpenDialKG"}  # as people read them
 PEOPLE_ROLES = ("director", "writer", "star", "actor")
+MENTION_CACHE = 4096  # texts whose title and entity mentions a catalog keeps
 FREQUENT_WORDS = 12000  # one-word titles among this many most frequent words need capitals
 
 _QUALIFIER_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
@@ -309,6 +312,11 @@ class Catalog:
             for rank, alias in enumerate(self._aliases(item)):
                 self._titles.add(alias, (rank, item))
         self._entities = self._entity_indexes(words)
+        # The mentions of titles and entities per text: a turn links the same message several times
+        # (the act, the state, the ranker's context, the reply check), and a live dialogue repeats its
+        # earlier messages on every turn.
+        self._mention_cache: collections.OrderedDict[str, tuple[PhraseMatch, ...]] = collections.OrderedDict()
+        self._mention_lock = threading.Lock()
 
     # -- lookups ----------------------------------------------------------------
     def __len__(self) -> int:
@@ -386,7 +394,7 @@ class Catalog:
         """(entity name, entity id) of every knowledge-graph entity mentioned in `text`:
         items (as their dataset names), people, genres, and for OpenDialKG years and languages."""
         out: list[tuple[str, int]] = []
-        for mention in match_phrases(text or "", [self._titles, *self._entities]):
+        for mention in self._mentions(text):
             if mention.index == "items":
                 item = self._pick(mention.payloads, mention.year)
                 if item.entity_id is not None:
@@ -402,16 +410,31 @@ class Catalog:
         """Like `link`, with each mention's character span (start, end), every mention kept."""
         # People and genres compete for the same words, so "John Carpenter" is not
         # read as a misspelt "John Carter" and "a Drama" is the genre.
-        mentions = match_phrases(text or "", [self._titles, *self._entities])
+        mentions = self._mentions(text)
         return [(self._pick(m.payloads, m.year), m.start, m.end) for m in mentions if m.index == "items"]
 
     def link_people(self, text: str) -> list[tuple[str, int, int]]:
         """(name, start, end) of every person of the graph named in `text`, in order ("Something with
         Arnold Schwarzenegger" names a person, not a title)."""
-        mentions = match_phrases(text or "", [self._titles, *self._entities])
+        mentions = self._mentions(text)
         return [(m.payloads[0][0], m.start, m.end) for m in mentions if m.index == "people" and m.payloads]
 
     # -- internals ----------------------------------------------------------------
+    def _mentions(self, text: str) -> tuple[PhraseMatch, ...]:
+        """`match_phrases` over the titles and the entities, once per text (the indexes never change)."""
+        text = text or ""
+        with self._mention_lock:
+            found = self._mention_cache.get(text)
+            if found is not None:
+                self._mention_cache.move_to_end(text)
+                return found
+        found = tuple(match_phrases(text, [self._titles, *self._entities]))
+        with self._mention_lock:
+            self._mention_cache[text] = found
+            while len(self._mention_cache) > MENTION_CACHE:
+                self._mention_cache.popitem(last=False)
+        return found
+
     def _pick(self, payloads: Iterable[tuple[int, CatalogItem]], year: Optional[int]) -> CatalogItem:
         ranked = list(payloads)
         if year is not None and any(item.year == year for _, item in ranked):

@@ -2,7 +2,8 @@
 
 - `AllowedItems` (the flags of a conversation's constraints, computed by part) against
   `Constraints.allows` read item by item over the real ReDial catalog;
-- the one-text embedding cache of `arena.catalogs.retrieval.encode` against the model run again.
+- the one-text embedding cache of `arena.catalogs.retrieval.encode` against the model run again;
+- a catalog's mentions per text and the franchise lists against reading them afresh.
 """
 
 from __future__ import annotations
@@ -102,3 +103,29 @@ def test_texts_in_a_batch_are_not_taken_from_the_one_text_cache(model, monkeypat
     batch = retrieval.encode(texts)
     assert np.array_equal(batch, retrieval._encode(texts, model, 64, 1))
     assert len(retrieval._ONE_TEXT) == 1
+
+
+TEXTS = ["I loved The Matrix and anything with Keanu Reeves", "something like star wars or alien?",
+         "a comedy from the 90s", "", "Have you seen Titanic (1997)? John Carpenter films are great"]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_catalog_links_a_text_again_as_it_did_the_first_time(redial: Catalog, text):
+    from arena.titles.phrases import match_phrases
+
+    fresh = match_phrases(text, [redial._titles, *redial._entities])
+    first = redial.link_spans(text), redial.link_people(text), redial.link_entities(text)
+    assert redial._mentions(text) == tuple(fresh)
+    assert (redial.link_spans(text), redial.link_people(text), redial.link_entities(text)) == first
+
+
+def test_franchise_lists_are_read_once_and_handed_out_as_copies(redial: Catalog):
+    from crs.franchises import Franchises
+
+    franchises, fresh = Franchises(redial), Franchises(redial)
+    star_wars = redial.find_title("Star Wars (1977)")
+    first = franchises.franchise(star_wars)
+    assert len(first) > 1 and first == fresh._read_franchise(star_wars)
+    first.clear()  # the caller's copy
+    assert franchises.franchise(star_wars) == fresh._read_franchise(star_wars)
+    assert franchises.variants(star_wars) == fresh._read_variants(star_wars)
