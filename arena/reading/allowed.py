@@ -3,9 +3,10 @@
 `Constraints.allows` is an "and" of clauses, each reading one field (or the genres with
 `any_genre`), and every clause also keeps to the kind (`kind`, or "offered unasked" when none). So
 the flags of a whole `Constraints` are the "and" of the flags of its parts: one `Constraints` per
-ruled-out genre, person, intensity or word, one for the years, one for the genres asked for and so on,
-each with the same kind. Conversations share their parts ("no horror", "from the 1990s") far more
-often than their whole constraints, and a part's flags are computed once, by `allows` itself: the
+ruled-out genre, person, intensity or word, one for the years and so on, each with the same kind; the
+genres asked for are a part each, "and"-ed, or "or"-ed when any one of them is enough (`any_genre`).
+Conversations share their parts ("no horror", "from the 1990s") far more often than their whole
+constraints, and a part's flags are computed once, by `allows` itself: the
 rules stay in `Constraints` alone, this only decides what to compute once.
 """
 
@@ -19,19 +20,21 @@ import numpy as np
 
 from arena.catalogs.catalog import CatalogItem
 from arena.reading.constraints import Constraints
+from arena.reading.vocabulary import GENRE_WORDS
 
 # How `Constraints.allows` reads each field. EACH: a set whose members each rule on their own (all must
-# pass), so each member is a part; WHOLE: one part for the field; PAIRED: read together with another field
-# (the genres asked for, with whether one of them is enough); SHARED: kept in every part.
+# pass), so each member is a part; WHOLE: one part for the field; GENRES: the genres asked for, each a
+# part, all of them needed or, with `any_genre`, any one; SHARED: kept in every part.
 EACH = frozenset({"unwanted_genres", "unwanted_people", "unwanted_intensity", "unwanted_words", "people"})
 WHOLE = frozenset({"years", "for_children", "subjects", "origins", "makers"})
-PAIRED = {"genres": "any_genre"}
+GENRES = ("genres", "any_genre")
 SHARED = frozenset({"kind"})
-KNOWN_FIELDS = EACH | WHOLE | set(PAIRED) | set(PAIRED.values()) | SHARED
+KNOWN_FIELDS = EACH | WHOLE | set(GENRES) | SHARED
 
 
-def parts(constraints: Constraints) -> list[Constraints]:
-    """Constraints whose flags, "and"-ed, are `constraints`'s (the first holds only the kind)."""
+def parts(constraints: Constraints) -> list[tuple[Constraints, ...]]:
+    """Groups of constraints: an item is allowed by `constraints` when it is allowed by every group,
+    and by a group when by any one of its constraints (the first group holds only the kind)."""
     base = Constraints(kind=constraints.kind)
     changes: list[dict[str, Any]] = []
     for name in sorted(EACH):
@@ -39,10 +42,13 @@ def parts(constraints: Constraints) -> list[Constraints]:
     for name in sorted(WHOLE):
         if getattr(constraints, name):
             changes.append({name: getattr(constraints, name)})
-    for name, partner in PAIRED.items():
-        if getattr(constraints, name):
-            changes.append({name: getattr(constraints, name), partner: getattr(constraints, partner)})
-    return [base, *(replace(base, **change) for change in changes)]
+    groups: list[tuple[Constraints, ...]] = [(base,), *((replace(base, **change),) for change in changes)]
+    genres = [replace(base, genres=frozenset({genre})) for genre in sorted(constraints.genres)]
+    if constraints.any_genre and genres:
+        groups.append(tuple(genres))
+    else:
+        groups += [(genre,) for genre in genres]
+    return groups
 
 
 def _parts_known() -> bool:
@@ -66,7 +72,8 @@ class AllowedItems:
             flags = self._compute(constraints)
             flags.setflags(write=False)
             return flags
-        pieces = [self._part(p) for p in parts(constraints)]
+        pieces = [self._part(group[0]) if len(group) == 1
+                  else np.logical_or.reduce([self._part(p) for p in group]) for group in parts(constraints)]
         if len(pieces) == 1:
             return pieces[0]
         joined = np.logical_and.reduce(pieces)
@@ -74,9 +81,11 @@ class AllowedItems:
         return joined
 
     def warm(self) -> None:
-        """Compute now what the first turns would otherwise wait for: the kind-only flags, and the
-        per-item readings that ruled-out words and people need (item stems, people keys)."""
-        for constraints in (Constraints(), Constraints(unwanted_words=frozenset({"-"})),
+        """Compute now what the first turns would otherwise wait for: the kind-only flags, each genre
+        asked for, and the per-item readings that ruled-out words and people need (item stems, people
+        keys)."""
+        for constraints in (Constraints(), Constraints(genres=frozenset(GENRE_WORDS.values())),
+                            Constraints(unwanted_words=frozenset({"-"})),
                             Constraints(unwanted_people=frozenset({"-"}))):
             self.flags(constraints)
 

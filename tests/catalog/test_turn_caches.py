@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -60,11 +60,15 @@ def test_every_field_of_the_constraints_is_split_knowingly():
 def test_each_part_keeps_the_kind_and_one_rule():
     constraints = Constraints(kind="series", genres=F({"comedy", "drama"}), any_genre=True,
                               unwanted_genres=F({"horror", "war"}), years=(1990, 1999))
-    split = parts(constraints)
-    assert all(p.kind == "series" for p in split)
-    assert Constraints(kind="series", unwanted_genres=F({"war"})) in split
-    assert Constraints(kind="series", genres=F({"comedy", "drama"}), any_genre=True) in split
-    assert len(split) == 5  # the kind alone, two ruled-out genres, the years, the genres asked for
+    groups = parts(constraints)
+    assert all(p.kind == "series" for group in groups for p in group)
+    assert (Constraints(kind="series", unwanted_genres=F({"war"})),) in groups
+    # Any one of the genres asked for is enough: one group, either genre's flags will do.
+    either = tuple(Constraints(kind="series", genres=F({g})) for g in ("comedy", "drama"))
+    assert either in groups
+    assert len(groups) == 5  # the kind alone, two ruled-out genres, the years, the genres asked for
+    both = parts(replace(constraints, any_genre=False))
+    assert (Constraints(kind="series", genres=F({"comedy"})),) in both and len(both) == 6
 
 
 def test_cached_flags_cannot_be_changed_by_a_caller(allowed: AllowedItems):
