@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem, person_key
 from arena.reading.names_unknown import names_maker
-from arena.reading.phrase_table import era_of_style, subject_phrases_named
+from arena.reading.phrase_table import era_of_style, style_spans, subject_phrases_named
 from arena.reading.scope import negated_before, phrase_end
 from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
 from arena.titles.phrases import FUNCTION_WORDS, normalize
@@ -367,7 +367,7 @@ def carried_spans(text: str, constraints: Constraints) -> list[tuple[int, int]]:
     if constraints.years is not None:
         eras = (_BEFORE_DECADE, _AFTER_DECADE, _AFTER, _BEFORE, _DECADE, _LAST_YEARS, _FROM_YEAR, LATEST,
                 _NEWER, _OLDER)
-        spans += [m.span() for pattern in eras for m in pattern.finditer(text)]
+        spans += [m.span() for pattern in eras for m in pattern.finditer(text)] + style_spans(text)
     if constraints.for_children:
         spans += [m.span() for pattern in (_KIDS_KIND, _CHILDREN) for m in pattern.finditer(text)]
     return spans

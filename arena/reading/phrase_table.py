@@ -55,6 +55,11 @@ def era_of_style(text: str) -> Optional[tuple[int, int]]:
     return None
 
 
+def style_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the style or era phrases the text holds ("black and white", "silent")."""
+    return [match.span() for pattern, _ in _table()["eras"] for match in pattern.finditer(text)]
+
+
 def moods_named(text: str) -> list[str]:
     """The moods of the table the text names, each once, in the table's words."""
     found: list[str] = []

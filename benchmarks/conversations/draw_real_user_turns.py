@@ -10,7 +10,8 @@ Arena dialogue is passed over when its user (the id's part after the system's na
 of an earlier set or one already taken; any dialogue is passed over when a reader judged that fewer than
 2 of its user turns read sensibly alone (that judgement is the one input the rule cannot make itself, so
 it is passed in by id). A CRS Arena group that runs out before its number is taken leaves the shortfall
-to the seekers (the last group).
+to the seekers (the last group). v6 asks for seekers only (0, 0 and 40): the CRS Arena groups are still
+shuffled, in their turn, so that the seekers' order is the rule's, but none of their dialogues is taken.
 
     PYTHONPATH=$PWD python benchmarks/conversations/draw_real_user_turns.py --set v5 --show 30
 
@@ -44,7 +45,10 @@ V4 = {"seed": 4704, "earlier": ("v1", "v2", "v3"), "wanted": {"redial": 14, "ope
 # v5: drawn after v4 and after the closings probe, whose dialogues it leaves out too.
 V5 = {"seed": 4705, "earlier": ("v1", "v2", "v3", "v4"),
       "wanted": {"redial": 10, "opendialkg": 9, "seeker": 26}, "probes": ("redial_closings_v1",)}
-DRAWS = {"v4": V4, "v5": V5}
+# v6: a development (tune) set drawn after v5, of ReDial seekers only (the CRS Arena groups are used up).
+V6 = {"seed": 4706, "earlier": ("v1", "v2", "v3", "v4", "v5"),
+      "wanted": {"redial": 0, "opendialkg": 0, "seeker": 40}, "probes": ("redial_closings_v1",)}
+DRAWS = {"v4": V4, "v5": V5, "v6": V6}
 
 
 @dataclass
