@@ -59,6 +59,7 @@ PROMPT_PATHS = {
 PROMPT_PATH = PROMPT_PATHS["llm_led"]
 MODES = tuple(PROMPT_PATHS)
 NO_TITLE_FALLBACK = "What kind of {kind} would you like? Tell me a genre, a title you loved or an actor."
+NARROW_DOWN = "Tell me a genre, an actor or a title you loved, and I'll narrow these down."
 ITEM_KINDS = {"redial": "movies", "opendialkg": "movies, TV shows and books"}
 
 MAX_REPLY_CHARS = 1200
@@ -185,6 +186,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
         text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
+        if plain and shown and not move.state.shown:
+            # Nothing said yet of what is wanted: well-liked titles, and one question to go further.
+            text += "\n" + NARROW_DOWN
         return enforce_shown_titles(text, shown, self.catalog, fallback), shown
 
     def candidates(self, dialogue: Dialogue, view: Optional[ConversationView] = None,
