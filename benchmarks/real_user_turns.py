@@ -15,7 +15,11 @@ stored replies name their items by catalog id, so rescore a label with the catal
 (`real_user_turns_v3.json`, one half, "fresh"), drawn after v2 was spent and kept unseen for the final
 measurement; `--set v4 --halves fresh` runs the eighth (`real_user_turns_v4.json`, one half, "fresh"),
 drawn after v3 by the seeded rule of `conversations/draw_real_user_turns.py`, its gold written before any
-system ran. The conversations (`benchmarks/conversations/real_user_turns_v1.json` to v4, issue 47)
+system ran; `--set v5 --halves fresh` runs the ninth (`real_user_turns_v5.json`, one half, "fresh"), drawn
+after v4 by the same rule (`--set v5` there), its gold also written before any system ran; `--set v6
+--halves tune` runs the tenth (`real_user_turns_v6.json`, one half, "tune"), ReDial seekers drawn after v5
+by that rule (`--set v6` there) as a development set to tune on, its gold written before any system ran.
+The conversations (`benchmarks/conversations/real_user_turns_v1.json` to v6, issue 47)
 are real people's messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source
 and read from ../shared at run time. The gold says what a person reads in each message; the strict
 checks are in `benchmarks/real_turn_checks.py`. Figures are given by turn depth: the 1st, 2nd and 3rd-or-later
@@ -41,11 +45,12 @@ from real_turn_checks import (  # noqa: E402
 )
 from user_message_checks import Turn, apply_gold, catalog_names, new_items  # noqa: E402
 
-# v1 has a tune and a held-out half; v2, v3 and v4 are one fresh half each (v2 measured once, v3 kept
-# unseen for the final measurement, v4 drawn after v3 with its gold written before any system ran).
+# v1 has a tune and a held-out half; v2 to v5 are one fresh half each (v2 measured once, v3 kept unseen
+# for the final measurement, v4 drawn after v3 and v5 after v4, each with its gold written before any
+# system ran); v6, drawn after v5, is one tune half: a development set, its gold also written first.
 CONVERSATION_SETS = {
     name: ROOT / "benchmarks" / "conversations" / f"real_user_turns_{name}.json"
-    for name in ("v1", "v2", "v3", "v4")}
+    for name in ("v1", "v2", "v3", "v4", "v5", "v6")}
 CONVERSATIONS = CONVERSATION_SETS["v1"]
 RESULTS = ROOT / "benchmarks" / "results"
 SYSTEMS = {"chatcrs_redial": "redial", "chatcrs_opendialkg": "opendialkg", "crb_crs_redial": "redial"}
@@ -198,13 +203,14 @@ def show(scores: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", dest="conversation_set", choices=sorted(CONVERSATION_SETS), default="v1",
-                        help="v1 (halves tune, heldout), v2, v3 or v4 (half fresh: never tuned on)")
+                        help="v1 (halves tune, heldout), v2, v3, v4 or v5 (half fresh: never tuned on), "
+                             "v6 (half tune: a development set)")
     parser.add_argument("--conversations", type=Path, default=None,
                         help="a conversation file instead of --set")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--halves", default="",
-                        help="the halves to run: tune, heldout (v1), fresh (v2, v3, v4); default: all of the "
-                             "set's")
+                        help="the halves to run: tune (v1, v6), heldout (v1), fresh (v2 to v5); default: all "
+                             "of the set's")
     parser.add_argument("--label", default="run",
                         help="results go to benchmarks/results/real_user_turns_<label>.json")
     parser.add_argument("--rescore", action="store_true", help="score the stored replies of --label again")
