@@ -148,6 +148,7 @@ _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 _MORE_OF = re.compile(r"\b(more|others?|another|anything|something|ones?)\s+(like|similar to|as)\b|"
                       r"\b(similar|another)\b", re.IGNORECASE)
+_NOT_BEFORE = re.compile(r"\b(not|nothing|no|none|isn'?t|aren'?t|wasn'?t|without being)\s+$", re.IGNORECASE)
 _MIDDLE = re.compile(r"\bthe middle( one)?\b", re.IGNORECASE)
 # The share of the allowed acts' probability the learnt reader's act needs before it replaces a request.
 MIN_LEARNT = 0.55
@@ -748,6 +749,9 @@ class DialoguePolicy:
                 after = clause[match.end():]
                 if unfamiliar_after(after):  # "never heard of that one" says nothing against it
                     continue
+                if match.re is REJECTION_CUE and match.group(0).lower().startswith("too ") and \
+                        _NOT_BEFORE.search(clause[:match.start()]):
+                    continue  # "not too violent please", "nothing too scary": a wish for the next list
                 if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
                     return True
                 # "not my thing", "boring", "something else": a turn-down with no object of its own is of the
