@@ -786,8 +786,9 @@ class DialoguePolicy:
                 after = clause[match.end():]
                 if unfamiliar_after(after):  # "never heard of that one" says nothing against it
                     continue
-                if match.re is REJECTION_CUE and match.group(0).lower().startswith("too ") and \
-                        _NOT_BEFORE.search(clause[:match.start()]):
+                if (match.re is REJECTION_CUE and match.group(0).lower().startswith("too ") and
+                        _NOT_BEFORE.search(clause[:match.start()])) or (
+                        match.re is not REJECTION_CUE and re.match(r"\s+too\b", after, re.IGNORECASE)):
                     continue  # "not too violent please", "nothing too scary": a wish for the next list
                 if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
                     return True
