@@ -269,9 +269,16 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         return self.llm_led.build_messages(dialogue, history, candidates)
 
 
+# "anything else?", "something else that's recent?": more of the same search, nothing turned down.
+_ONLY_ASKS_FOR_OTHERS = re.compile(r"^\W*(?:ok(?:ay)?\W+|and\W+|so\W+)?(?:any|some)(?:thing|one)? else\b(?!.*\b(?:not|"
+                                   r"don'?t|didn'?t|hate|boring|seen|watched)\b)", re.IGNORECASE)
+
+
 def _turned_down_now(move: UserMove) -> int:
     """How many titles the message turns down or says were seen: those it is about, else the last list
     where the conversation has turned something down (0: nothing was)."""
+    if move.act == "reject" and _ONLY_ASKS_FOR_OTHERS.search(move.text):
+        return 0  # "Anything else that's recent?" asks for more; it turns nothing down
     if move.about:
         return len(move.about)
     return len(move.last_shown) if (move.state and (move.state.turned_down or move.state.seen)) else 0

@@ -175,7 +175,7 @@ ASPECTS = (
         "stars",
         re.compile(
             r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? "
-            r"in|plays? in|who else is in)\b",
+            r"in|plays? in|who else is in|any(one|body) (famous|well[- ]known|i'?d know)|famous (people|faces|names))\b",
             re.IGNORECASE,
         ),
     ),
