@@ -175,7 +175,8 @@ ASPECTS = (
         "stars",
         re.compile(
             r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? "
-            r"in|plays? in|who else is in|any(one|body) (famous|well[- ]known|i'?d know)|famous (people|faces|names))\b",
+            r"in|plays? in|who else is in|any(one|body) (famous|well[- ]known|i'?d know)|"
+            r"famous (people|faces|names))\b",
             re.IGNORECASE,
         ),
     ),
@@ -244,7 +245,8 @@ _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
 _TAKES_IT = re.compile(
     r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?(be )?"
     r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|giving|take|love|enjoy|"
-    r"pick|re-?watch)\b|\b(i'?m |i am |we'?re |we are )?look(ing)? forward to (watching|seeing|reading)\b|\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
+    r"pick|re-?watch)\b|\b(i'?m |i am |we'?re |we are )?look(ing)? forward to (watching|seeing|reading)\b|"
+    r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
     r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
     r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
     r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b|"
@@ -320,8 +322,8 @@ def is_closing(text: str) -> bool:
 
 
 # A goodbye as the message's last words: whatever came before, the user is leaving.
-_ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(bye+( ?bye)?|goodbye|good night|see (you|ya)( later)?|"
-                                r"take care|cya)\W*$", re.IGNORECASE)
+_ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(bye+( ?bye)?|goodbye|good night|see (you|ya)"
+                                r"( later)?|take care|cya)\W*$", re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
@@ -348,7 +350,8 @@ def signs_off_after_comments(text: str) -> bool:
     if not sentences:
         return False
     last = sentences[-1]
-    if len(sentences) > 1 and len(last.split()) <= 3 and not [m for cue in _SIGN_OFF for m in cue.finditer(last)]:
+    signs_off = [m for cue in _SIGN_OFF for m in cue.finditer(last)]
+    if len(sentences) > 1 and len(last.split()) <= 3 and not signs_off:
         last = sentences[-2] + " " + last  # "... that I will check out. hopefully soon."
     ends = [m.end() for cue in _SIGN_OFF for m in cue.finditer(last)]
     if not ends:
