@@ -286,12 +286,20 @@ def off_vocabulary(text: str, shown: list[str], named: list[str], catalog_path: 
     unknown = []
     for w in kept:
         w = w.strip("'-")
-        if not w or w[0].isdigit() or w in HEADING_FRAME or w in PHRASES:
+        if not w or w[0].isdigit() or w in HEADING_FRAME or w in PHRASES or w in table_makers():
             continue
         if w in genre_words and w not in STOP_TOPICS:
             continue
         unknown.append(w)
     return unknown
+
+
+@lru_cache(maxsize=1)
+def table_makers() -> frozenset[str]:
+    """The words of the studios and kinds the project's phrase table tells by credits ("pixar", "anime"):
+    written down, so no misreading."""
+    table = json.loads((ROOT / "assets" / "reading" / "phrase_table_v1.json").read_text(encoding="utf-8"))
+    return frozenset(w for name in table.get("makers", {}) for w in normalize(name).split())
 
 
 # Catalog words that are everyday words too: a heading built on them is a misreading, not a topic.

@@ -60,6 +60,7 @@ PROMPT_PATHS = {
 PROMPT_PATH = PROMPT_PATHS["llm_led"]
 MODES = tuple(PROMPT_PATHS)
 NO_TITLE_FALLBACK = "What kind of {kind} would you like? Tell me a genre, a title you loved or an actor."
+NARROW_DOWN = "Tell me a genre, an actor or a title you loved, and I'll narrow these down."
 ITEM_KINDS = {"redial": "movies", "opendialkg": "movies, TV shows and books"}
 
 MAX_REPLY_CHARS = 1200
@@ -188,6 +189,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         writer = self.grounded if self.mode == "grounded" else GroundedReplies(
             self.catalog, None, self.system_prompt, self.item_kind)  # the catalog's facts, no model
         text = writer.reply(dialogue, shown, opening=opening, lead=lead, use_model=plain)
+        if plain and shown and not move.state.shown:
+            # Nothing said yet of what is wanted: well-liked titles, and one question to go further.
+            text += "\n" + NARROW_DOWN
         return enforce_shown_titles(text, shown, self.catalog, fallback), shown
 
     def candidates(self, dialogue: Dialogue, view: Optional[ConversationView] = None,
@@ -263,9 +267,16 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         return self.llm_led.build_messages(dialogue, history, candidates)
 
 
+# "anything else?", "something else that's recent?": more of the same search, nothing turned down.
+_ONLY_ASKS_FOR_OTHERS = re.compile(r"^\W*(?:ok(?:ay)?\W+|and\W+|so\W+)?(?:any|some)(?:thing|one)? else\b(?!.*\b(?:not|"
+                                   r"don'?t|didn'?t|hate|boring|seen|watched)\b)", re.IGNORECASE)
+
+
 def _turned_down_now(move: UserMove) -> int:
     """How many titles the message turns down or says were seen: those it is about, else the last list
     where the conversation has turned something down (0: nothing was)."""
+    if move.act == "reject" and _ONLY_ASKS_FOR_OTHERS.search(move.text):
+        return 0  # "Anything else that's recent?" asks for more; it turns nothing down
     if move.about:
         return len(move.about)
     return len(move.last_shown) if (move.state and (move.state.turned_down or move.state.seen)) else 0

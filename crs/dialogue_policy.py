@@ -100,6 +100,31 @@ _ASKS_ON = re.compile(r"\b(something|anything|another|any other|instead|rather|r
 _RECOMMENDING = re.compile(r"\b(recommend\w*|suggest\w*|movies?|films?|flicks?|watch\w*|something|anything|"
                            r"show me|give me|any|ideas?|looking for|in the mood|want|like|similar|more|another|else|"
                            r"other|books?|read|novels?|series|shows?|tv|see|seen|pick|options?)\b", re.IGNORECASE)
+# A sentence that plainly asks for titles: "Could you help me find a horror movie today?", "I am looking
+# for a good romance movie. Know of any?", "Others? I love action movies". A title the same message names
+# with praise ("Carol (2015) was wonderful") is a liking that steers the list, not the item asked about.
+_ASKS_FOR_TITLES = re.compile(
+    r"\b(looking for|help me (find|pick|choose)|find me|recommend(ation)?s?|suggest(ion)?s?|know (of )?any|"
+    r"any (good )?(ideas|picks|options)|give me|show me|(some|any) others|in the mood for|"
+    r"(i|we) (want|need) (a|an|some|to (watch|see))|(i'?d|i would|we'?d|we would) like (a|an|some|to (watch|see)))\b|"
+    r"\bothers\s*\?",
+    re.IGNORECASE)
+_TITLE_KIND = re.compile(r"\b(movies?|films?|flicks?|ones?|others|something|anything|documentar(y|ies)|"
+                         r"comed(y|ies)|series)\b|\?", re.IGNORECASE)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _asks_for_titles(text: str) -> bool:
+    """Whether some sentence of the message asks for titles (a request cue and what kind of thing)."""
+    for sentence in _SENTENCE_END.split(text):
+        cue = _ASKS_FOR_TITLES.search(sentence)
+        if cue and (_TITLE_KIND.search(sentence[cue.start():]) or genre_mentions(sentence)):
+            return True
+    return False
+
+
 # What asks the system for something else than items: a poem, a joke, the weather, a fact.
 _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capital of|who won|how many|"
                        r"calculate|translate|what time|your name|are you (a )?(human|robot|bot|real))\b|\?",
@@ -148,6 +173,7 @@ _THE_ITEM = re.compile(r"\b(the|this|that) (movie|film|book|show|series)\b", re.
 QUESTION_INTENTS = frozenset({"INQ", "ASK"})
 _MORE_OF = re.compile(r"\b(more|others?|another|anything|something|ones?)\s+(like|similar to|as)\b|"
                       r"\b(similar|another)\b", re.IGNORECASE)
+_NOT_BEFORE = re.compile(r"\b(not|nothing|no|none|isn'?t|aren'?t|wasn'?t|without being)\s+$", re.IGNORECASE)
 _MIDDLE = re.compile(r"\bthe middle( one)?\b", re.IGNORECASE)
 # The share of the allowed acts' probability the learnt reader's act needs before it replaces a request.
 MIN_LEARNT = 0.55
@@ -628,12 +654,17 @@ class DialoguePolicy:
             aspect = question_aspect(asked_part)
         if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
             aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
+        if self._asks_for_titles_only(text, asked_part, shown):
+            # "Could you help me find a horror movie today? Oh I did see Bad Moms (2016), I liked it": the
+            # title named is a liking that steers the list; the question asks for titles, not about it.
+            aspect = None
         if aspect in (None, "pick") and (best := self._best_of_series(asked_part or text, shown)):
             return "question", "pick", best, []  # "What is the best Matrix movie?": one of that series
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
         # A turn-down asked as a question ("none of those, others?") asks for a new list, not about those.
-        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and (
+        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and not (
+                self._asks_for_titles_only(text, asked_part, shown)) and (
                 linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))) \
                 and not REJECTION_CUE.search(asked_part or text):
             aspect = "about"
@@ -716,11 +747,18 @@ class DialoguePolicy:
         if act == "choice" and not asks_for_anything(self._without_titles(text)):
             return "accept", None, (linked or self._pointed(text, shown, listed) or list(shown))[:1], []
         if act == "item_question" and not asks_for_an_item(question_sentence(text) or text) \
-                and not asks_for_similar(text) and not _MORE_OF.search(text):  # "more like the first": items
+                and not asks_for_similar(text) and not _MORE_OF.search(text) \
+                and not _asks_for_titles(self._without_titles(text)):  # "more like the first": items
             about = (list(shown) if shown and _THE_LIST.search(text) and not linked
                      else self._referred(text, linked, shown, "about", listed)) or (linked or list(shown))[:1]
             return "question", "about", about, []
         return None
+
+    def _asks_for_titles_only(self, text: str, asked_part: Optional[str], shown: Sequence[CatalogItem]) -> bool:
+        """Whether the message asks for titles and its question names no title and points at nothing shown."""
+        question = asked_part or text
+        return _asks_for_titles(self._without_titles(text)) and not self._title_spans(question) and not (
+            shown and points_back(question))
 
     def _unknown_title(self, text: str) -> Optional[str]:
         """The title a question asks about that the catalog does not hold ("what is Battle Royale about?"
@@ -748,6 +786,10 @@ class DialoguePolicy:
                 after = clause[match.end():]
                 if unfamiliar_after(after):  # "never heard of that one" says nothing against it
                     continue
+                if (match.re is REJECTION_CUE and match.group(0).lower().startswith("too ") and
+                        _NOT_BEFORE.search(clause[:match.start()])) or (
+                        match.re is not REJECTION_CUE and re.match(r"\s+too\b", after, re.IGNORECASE)):
+                    continue  # "not too violent please", "nothing too scary": a wish for the next list
                 if clause_points_back(clause) or points_back(after[:24]) or any(start <= t < end for t in titles):
                     return True
                 # "not my thing", "boring", "something else": a turn-down with no object of its own is of the

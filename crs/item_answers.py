@@ -424,9 +424,13 @@ def heading(constraints: Constraints) -> str:
     joiner = " or " if constraints.any_genre else " and "
     shown_genres = [_GENRE_SHOWN.get(g, g) for g in genres]
     noun = (joiner.join(shown_genres[:2]) + " picks") if genres and len(genres) <= 2 else "picks"
+    makers = sorted(constraints.makers)
+    if "Anime" in makers:  # a kind told by its makers' credits: "anime picks", not "... from Anime"
+        makers.remove("Anime")
+        noun = "anime picks"
     parts = []
-    if constraints.makers:
-        parts.append("from " + " and ".join(sorted(constraints.makers)[:2]))
+    if makers:
+        parts.append("from " + " and ".join(makers[:2]))
     if constraints.subjects:
         parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
     if constraints.people:
@@ -464,7 +468,7 @@ def list_opening(act: str, constraints: Constraints, turn: int, turned_down: int
     what = heading(constraints) if ruled else "picks"
     if act == "reject":
         if not turned_down:
-            return f"Let's try something different. Some {what}:"
+            return f"Some other {what}:"  # "anything else?": more of the search, nothing turned down
         those = "that one" if turned_down == 1 else "those"
         return f"Understood, I'll leave {those} out. Some other {what}:"
     if act == "seen":

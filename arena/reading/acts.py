@@ -30,7 +30,9 @@ from arena.reading.vocabulary import GENRE_WORD, KINDS
 FAREWELL = re.compile(
     r"\b(bye+|goodbye|good night|see (you|ya)|cya|that'?s (all|it)( for (now|today))?|that is all|"
     r"i'?m (done(?! with)|all set|good now)|i am (done(?! with)|all set)|gotta go|(have|got) to go|"
-    r"no more (recommendations|suggestions)|have a (nice|good|great|lovely) (evening|night|day|weekend|one)|"
+    r"(we'?re|we are) (all )?(done(?! with)|set)|"
+    r"no more (recommendations|suggestions)|"
+    r"have a (nice|good|great|lovely|wonderful) (rest of (the|your) )?(evening|night|day|weekend|one)|"
     r"take care|wish me luck)\b|"
     # "haha perfect, that'll do. night!", "later!": a one-word goodbye that ends the message
     r"(^|[.!,;]\s*|\b(ok(ay)?|thanks|cheers|great|perfect)\W+)(good ?)?(night|nite|later|laters)\W*$",
@@ -173,7 +175,8 @@ ASPECTS = (
         "stars",
         re.compile(
             r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? "
-            r"in|plays? in|who else is in)\b",
+            r"in|plays? in|who else is in|any(one|body) (famous|well[- ]known|i'?d know)|"
+            r"famous (people|faces|names))\b",
             re.IGNORECASE,
         ),
     ),
@@ -240,9 +243,10 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
 _THANKS = re.compile(r"\b(thanks|thank you|thx|cheers)\b", re.IGNORECASE)
 # "I'll watch it tonight", "I'll go with that", "I'll check out X": the user has what they came for.
 _TAKES_IT = re.compile(
-    r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?"
-    r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|take|love|enjoy|"
-    r"pick)\b|\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
+    r"\b(i'?ll|i will|we'?ll|we will|(s)?he'?ll|they'?ll|gonna|going to) (definitely |probably )?(be )?"
+    r"(watch|check|look (for|out for|it up)|grab|get|go with|try|read|see|give|giving|take|love|enjoy|"
+    r"pick|re-?watch)\b|\b(i'?m |i am |we'?re |we are )?look(ing)? forward to (watching|seeing|reading)\b|"
+    r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
     r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
     r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
     r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b|"
@@ -254,7 +258,10 @@ _SMALL_TALK = re.compile(
     r"^\W*((hi|hello|hey|hiya|howdy|yo|greetings|good (morning|afternoon|evening|day))( there)?\W*)?"
     r"(how('?s| is| are) (it going|you|things|your day|everything)( doing| going)?( today)?|what'?s up|how "
     r"do you do|nice to meet you|"
-    r"(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?)?\W*$",
+    r"(i )?hope (you'?re|you are) (having|doing) (a )?(good|great|nice|well|fine)( day| one| evening)?|"
+    # a compliment to the system: "You're good at this!", "you are very helpful"
+    r"(wow,? )?(you'?re|you are) (so |very |really |pretty )?(good|great|awesome|amazing|helpful|smart)"
+    r"( at this)?|(good|great|nice) job)?\W*$",
     re.IGNORECASE,
 )
 
@@ -309,7 +316,14 @@ def is_closing(text: str) -> bool:
     performs a closing act and asks for nothing new. "thanks, any more like that?" asks for more."""
     if FAREWELL.search(text) and not _real_questions(text) and not _WISH.search(text):
         return True
+    if _ENDS_WITH_GOODBYE.search(text):  # "Do you only like SciFi? ... Thanks for your help! Bye"
+        return True
     return (closes(text) and not asks_for_anything(text)) or signs_off_after_comments(text)
+
+
+# A goodbye as the message's last words: whatever came before, the user is leaving.
+_ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(bye+( ?bye)?|goodbye|good night|see (you|ya)"
+                                r"( later)?|take care|cya)\W*$", re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
@@ -335,10 +349,14 @@ def signs_off_after_comments(text: str) -> bool:
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", plain.strip()) if re.search(r"\w", s)]
     if not sentences:
         return False
-    ends = [m.end() for cue in _SIGN_OFF for m in cue.finditer(sentences[-1])]
+    last = sentences[-1]
+    signs_off = [m for cue in _SIGN_OFF for m in cue.finditer(last)]
+    if len(sentences) > 1 and len(last.split()) <= 3 and not signs_off:
+        last = sentences[-2] + " " + last  # "... that I will check out. hopefully soon."
+    ends = [m.end() for cue in _SIGN_OFF for m in cue.finditer(last)]
     if not ends:
         return False
-    after = sentences[-1][max(ends):]
+    after = last[max(ends):]
     return not (_WISH.search(after) or GENRE_WORD.search(after) or _ASKS_FOR_MORE_PLAIN.search(after))
 
 

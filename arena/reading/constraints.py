@@ -123,7 +123,8 @@ _SHOWN_TOO_OLD = re.compile(r"\b(these|those|they|all of them)\s*('re|\s(are|wer
 # "the latest", "newest", "most recent", "new releases": the catalog's own last years (`latest_years`),
 # read before the plain "recent" and "newer" (which move on from what was shown).
 LATEST = re.compile(r"\b(latest|newest|most recent|new releases?|brand[- ]new|recently released|"
-                    r"(just|recently) (came out|come out|released))\b", re.IGNORECASE)
+                    r"(just|recently) (came out|come out|released)|(came|come|coming) out (lately|recently)|"
+                    r"out lately|lately)\b", re.IGNORECASE)
 LATEST_SHARE = 0.05  # the newest years holding this share of a catalog's dated entries are its "latest"
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 # "The last ten years" counts back from when the catalogs' conversations were collected.

@@ -86,7 +86,15 @@ def maker_names(text: str, plot_count: dict) -> list[tuple[str, int]]:
                 continue  # "Funny movies?" at the start: capitalised because it starts the sentence
             if not any(low == normalize(n) for n, _ in found):
                 found.append((name, match.start(1)))
+    for match in _TABLE_NOUN.finditer(text):  # "a good anime": a kind the table tells by its makers' credits
+        if not any(start <= match.start(1) < start + len(n) or normalize(match.group(1)) == normalize(n)
+                   for n, start in found):  # "Studio Ghibli" already holds its "Ghibli"
+            found.append((match.group(1), match.start(1)))
     return found
+
+
+# Kinds the phrase table tells by credits that people write as plain nouns, wherever they stand.
+_TABLE_NOUN = re.compile(r"\b(anime|ghibli)s?\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1024)  # asked once per catalog item when a studio's entries are counted

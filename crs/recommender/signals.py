@@ -46,9 +46,10 @@ REQUEST_WORDS = frozenset(
     yes yeah sure know think kind sort type mood feel feeling would could can might also one ones
     show shows book books get got well lot lots much enjoy enjoyed favorite favourite
     list lists top greatest highest ranked ranking ever five ten twenty 10 20 25 50 100
-    classic classics nostalgic""".split()
+    classic classics nostalgic tonight today tomorrow weekend evening""".split()
 )  # the next to last line: words that frame a ranked request ("top 10 best ...", "a list of ..."), no content;
-# the last: "a classic" asks for a well-known film, which popularity says, not a plot holding "classic"
+# the last: "a classic" asks for a well-known film, which popularity says, not a plot holding "classic";
+# "tonight" says when to watch, not what (it brought The Interview's "Skylark Tonight")
 
 
 _SAY_NOTHING = FUNCTION_WORDS | REQUEST_WORDS | {"am", "im", "need", "there"}

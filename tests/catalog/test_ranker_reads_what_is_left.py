@@ -84,3 +84,13 @@ def test_a_list_of_tastes_asks_for_any_one_of_them(text):
 def test_two_genres_named_together_are_both_asked_for():
     read = update(Constraints(), "a romantic comedy please", complaint=False)
     assert read.genres == {"comedy", "romance"} and not read.any_genre
+
+
+def test_a_plain_first_request_gets_well_liked_titles_and_one_question(chatcrs):
+    _, text, shown = talk(chatcrs, "Can you suggest something good to watch tonight?")
+    # "tonight" says when, not what: no title or plot holding it ("Skylark Tonight", Game Night).
+    assert shown and not [i.label for i in shown if "tonight" in (i.title + " " + i.plot).lower()
+                          or "night" in i.title.lower()]
+    assert text.rstrip().endswith("I'll narrow these down.")
+    _, text, _ = talk(chatcrs, "Can you suggest something good to watch tonight?", "a comedy then")
+    assert "narrow these down" not in text
