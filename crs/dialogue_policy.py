@@ -63,7 +63,7 @@ from arena.reading.constraints import (
 )
 from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
-from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS
+from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS, says_what_is_wanted
 from arena.reading.acts import (
     FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item,
     asks_for_anything, asks_to_go_on,
@@ -86,7 +86,6 @@ from arena.reading.phrase_table import genres_a_mood_rules_out, known_subject, m
 from arena.reading.title_spelling import respelled
 from arena.reading.scope import NEGATION_CUE, SEEN_CUE, clause_bounds, has_request_content, negated_before
 from crs.franchises import Franchises
-from crs.recommender.signals import says_what_is_wanted
 from crs.shown_filter import filter_words, plot_matches
 from crs.policy_state import Reading, constraints_of, from_state, stamp, to_state, with_reply
 

@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from arena.catalogs.catalog import CatalogItem
-from arena.titles.phrases import normalize
+from arena.titles.phrases import FUNCTION_WORDS, normalize
 
 GENRE_WORDS = {
     "horror": "horror",
@@ -267,3 +267,30 @@ def genre_label(name: str) -> str:
     label = re.sub(r"\s*#\d+\s*$", "", name)
     label = re.sub(r"\s*\((film|tv|book|music|media|literary)? ?(genre|subject)\)\s*$", "", label, flags=re.I)
     return label.strip() or name
+
+
+# Words of a request that say nothing about the item wanted ("can you recommend a movie").
+REQUEST_WORDS = frozenset(
+    """recommend recommendation recommendations suggest suggestion suggestions movie movies film films
+    watch watching watched see seen saw like liked likes love loved good great nice best really want
+    wanted looking look something anything any some maybe please thanks thank hi hello hey ok okay
+    yes yeah sure know think kind sort type mood feel feeling would could can might also one ones
+    show shows book books get got well lot lots much enjoy enjoyed favorite favourite
+    list lists top greatest highest ranked ranking ever five ten twenty 10 20 25 50 100
+    classic classics nostalgic tonight today tomorrow weekend evening""".split()
+)
+# The next to last line: words that frame a ranked request ("top 10 best ...", "a list of ..."), no content;
+# the last: "a classic" asks for a well-known film, which popularity says, not a plot holding "classic";
+# "tonight" says when to watch, not what (it brought The Interview's "Skylark Tonight").
+# The ranker's stopwords (`crs.recommender.signals`) and the policy's reading share these, in this light
+# module: the policy must not load the ranker's scientific libraries when it reads a message.
+
+
+_SAY_NOTHING = FUNCTION_WORDS | REQUEST_WORDS | {"am", "im", "need", "there"}
+
+
+def says_what_is_wanted(text: str) -> bool:
+    """Whether a user text holds a word that says something of the item wanted: "Yes I am looking for
+    a" (its genre read as a filter) holds none, and embedded or matched it would only bring lookalikes
+    of "yes" (Yes Man)."""
+    return any(word not in _SAY_NOTHING for word in normalize(text).split())

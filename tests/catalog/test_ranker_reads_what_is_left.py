@@ -16,7 +16,8 @@ from arena.llm.client import LLMClient
 from arena.llm.providers import FakeProvider
 from arena.reading.constraints import Constraints, carried_spans, update
 from crs.chatcrs import ChatCRS
-from crs.recommender.signals import PopularitySignal, says_what_is_wanted
+from arena.reading.vocabulary import says_what_is_wanted
+from crs.recommender.signals import PopularitySignal
 from tests.catalog.test_chatcrs_policy import talk
 
 @pytest.fixture(scope="module")
