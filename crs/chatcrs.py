@@ -40,6 +40,7 @@ from arena.llm import LLMClient, Message
 from arena.catalogs.retrieval import INSTALL_FIX, ItemRetriever, embedding_problem
 from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, ConversationalRecommender, CRSSpec, CRSUnavailable
 from arena.conversation.simulator_interface import IntentReader
+from arena.reading.acts import asks_only_for_others
 from arena.reading.allowed import AllowedItems
 from arena.reading.constraints import Constraints, genre_mentions
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
@@ -267,15 +268,10 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         return self.llm_led.build_messages(dialogue, history, candidates)
 
 
-# "anything else?", "something else that's recent?": more of the same search, nothing turned down.
-_ONLY_ASKS_FOR_OTHERS = re.compile(r"^\W*(?:ok(?:ay)?\W+|and\W+|so\W+)?(?:any|some)(?:thing|one)? else\b(?!.*\b(?:not|"
-                                   r"don'?t|didn'?t|hate|boring|seen|watched)\b)", re.IGNORECASE)
-
-
 def _turned_down_now(move: UserMove) -> int:
     """How many titles the message turns down or says were seen: those it is about, else the last list
     where the conversation has turned something down (0: nothing was)."""
-    if move.act == "reject" and _ONLY_ASKS_FOR_OTHERS.search(move.text):
+    if move.act == "reject" and asks_only_for_others(move.text):
         return 0  # "Anything else that's recent?" asks for more; it turns nothing down
     if move.about:
         return len(move.about)

@@ -110,8 +110,6 @@ _ASKS_FOR_TITLES = re.compile(
     re.IGNORECASE)
 _TITLE_KIND = re.compile(r"\b(movies?|films?|flicks?|ones?|others|something|anything|documentar(y|ies)|"
                          r"comed(y|ies)|series)\b|\?", re.IGNORECASE)
-
-
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -653,7 +651,8 @@ class DialoguePolicy:
             aspect = question_aspect(asked_part)
         if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
             aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
-        if self._asks_for_titles_only(text, asked_part, shown):
+        titles_only = self._asks_for_titles_only(text, asked_part, shown)
+        if titles_only:
             # "Could you help me find a horror movie today? Oh I did see Bad Moms (2016), I liked it": the
             # title named is a liking that steers the list; the question asks for titles, not about it.
             aspect = None
@@ -662,8 +661,7 @@ class DialoguePolicy:
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
         # A turn-down asked as a question ("none of those, others?") asks for a new list, not about those.
-        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and not (
-                self._asks_for_titles_only(text, asked_part, shown)) and (
+        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and not titles_only and (
                 linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))) \
                 and not REJECTION_CUE.search(asked_part or text):
             aspect = "about"

@@ -728,6 +728,16 @@ _CLAUSE_POINTS_BACK = re.compile(
 _UNFAMILIAR = re.compile(r"^\W*(?:\w+\W+)?(?:heard of|seen|watched|know|knew)\b", re.IGNORECASE)
 
 
+# "anything else?", "something else that's recent?": more of the same search, nothing turned down.
+_ONLY_OTHERS = re.compile(r"^\W*(?:ok(?:ay)?\W+|and\W+|so\W+)?(?:any|some)(?:thing|one)? else\b(?!.*\b(?:not|"
+                          r"don'?t|didn'?t|hate|boring|seen|watched)\b)", re.IGNORECASE)
+
+
+def asks_only_for_others(text: str) -> bool:
+    """Whether a message that reads as a turn-down only asks for other titles ("anything else?")."""
+    return bool(_ONLY_OTHERS.search(text))
+
+
 def asks_for_an_item(text: str) -> bool:
     """Whether a question asks for an item by a field ("a movie that stars X?") rather than about one."""
     return bool(_AN_ITEM_ASKED.search(_INTERJECTION.sub("", text or "", count=1) or text or ""))
