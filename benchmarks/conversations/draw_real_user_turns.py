@@ -76,6 +76,17 @@ def study_user(dialogue: str) -> str:
     return dialogue.rsplit("_", 1)[-1] if "_" in dialogue else ""
 
 
+def study_users(gold: dict) -> list[str]:
+    """The study users of a set's CRS Arena conversations, one per conversation."""
+    return [study_user(c["source"]["dialogue"]) for c in gold["conversations"]
+            if c["source"]["corpus"] == "crsarena_dial"]
+
+
+def set_turns(gold: dict) -> list[tuple[dict, dict]]:
+    """(conversation, turn) of every turn of a set."""
+    return [(c, t) for c in gold["conversations"] for t in c["turns"]]
+
+
 def user_turns(corpus: str) -> dict[str, list[int]]:
     """The indices of each dialogue's non-empty user (seeker) messages."""
     path = SOURCES[corpus]

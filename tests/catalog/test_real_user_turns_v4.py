@@ -28,12 +28,7 @@ HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 
 
 def turns(gold=V4):
-    return [(c, t) for c in gold["conversations"] for t in c["turns"]]
-
-
-def study_users(gold) -> list[str]:
-    return [draw.study_user(c["source"]["dialogue"]) for c in gold["conversations"]
-            if c["source"]["corpus"] == "crsarena_dial"]
+    return draw.set_turns(gold)
 
 
 def test_v4_is_one_fresh_half_of_the_size_the_issue_asks():
@@ -53,9 +48,9 @@ def test_no_dialogue_or_study_user_of_an_earlier_set_is_in_v4():
     before = set().union(*(draw.set_dialogues(g) for g in EARLIER))
     assert not before & draw.set_dialogues(V4)
     # A study user met before (or twice here) would have typed the same words to another system.
-    users = study_users(V4)
+    users = draw.study_users(V4)
     assert len(set(users)) == len(users)
-    assert not set().union(*(set(study_users(g)) for g in EARLIER)) & set(users)
+    assert not set().union(*(set(draw.study_users(g)) for g in EARLIER)) & set(users)
 
 
 def test_the_draw_text_says_the_rule_the_script_follows():

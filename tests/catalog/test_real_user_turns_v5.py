@@ -32,12 +32,7 @@ TAKEN = {"redial": 8, "opendialkg": 7, "seeker": 30}
 
 
 def turns(gold=V5):
-    return [(c, t) for c in gold["conversations"] for t in c["turns"]]
-
-
-def study_users(gold) -> list[str]:
-    return [draw.study_user(c["source"]["dialogue"]) for c in gold["conversations"]
-            if c["source"]["corpus"] == "crsarena_dial"]
+    return draw.set_turns(gold)
 
 
 def test_v5_is_one_fresh_half_of_the_size_the_issue_asks():
@@ -58,9 +53,9 @@ def test_no_dialogue_or_study_user_of_an_earlier_set_is_in_v5():
     before = set().union(*(draw.set_dialogues(g) for g in EARLIER))
     assert not before & draw.set_dialogues(V5)
     # A study user met before (or twice here) would have typed the same words to another system.
-    users = study_users(V5)
+    users = draw.study_users(V5)
     assert len(set(users)) == len(users)
-    assert not set().union(*(set(study_users(g)) for g in EARLIER)) & set(users)
+    assert not set().union(*(set(draw.study_users(g)) for g in EARLIER)) & set(users)
 
 
 def test_no_dialogue_of_the_closings_probe_is_in_v5():

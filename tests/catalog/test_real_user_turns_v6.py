@@ -31,7 +31,7 @@ HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 
 
 def turns(gold=V6):
-    return [(c, t) for c in gold["conversations"] for t in c["turns"]]
+    return draw.set_turns(gold)
 
 
 def test_v6_is_one_tune_half_of_redial_seekers_of_the_size_asked():
