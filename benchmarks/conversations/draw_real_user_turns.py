@@ -12,6 +12,7 @@ of an earlier set or one already taken; any dialogue is passed over when a reade
 it is passed in by id). A CRS Arena group that runs out before its number is taken leaves the shortfall
 to the seekers (the last group). v6 asks for seekers only (0, 0 and 40): the CRS Arena groups are still
 shuffled, in their turn, so that the seekers' order is the rule's, but none of their dialogues is taken.
+v7, an unseen (fresh) set drawn after v6, asks the same.
 
     PYTHONPATH=$PWD python benchmarks/conversations/draw_real_user_turns.py --set v5 --show 30
 
@@ -48,7 +49,10 @@ V5 = {"seed": 4705, "earlier": ("v1", "v2", "v3", "v4"),
 # v6: a development (tune) set drawn after v5, of ReDial seekers only (the CRS Arena groups are used up).
 V6 = {"seed": 4706, "earlier": ("v1", "v2", "v3", "v4", "v5"),
       "wanted": {"redial": 0, "opendialkg": 0, "seeker": 40}, "probes": ("redial_closings_v1",)}
-DRAWS = {"v4": V4, "v5": V5, "v6": V6}
+# v7: an unseen (fresh) measurement set drawn after v6, of ReDial seekers only, like v6.
+V7 = {"seed": 4707, "earlier": ("v1", "v2", "v3", "v4", "v5", "v6"),
+      "wanted": {"redial": 0, "opendialkg": 0, "seeker": 40}, "probes": ("redial_closings_v1",)}
+DRAWS = {"v4": V4, "v5": V5, "v6": V6, "v7": V7}
 
 
 @dataclass
