@@ -75,6 +75,15 @@ def test_the_draw_text_says_the_rule_the_script_follows():
     assert draw.V6["seed"] == 4706 and draw.V6["earlier"] == ("v1", "v2", "v3", "v4", "v5")
 
 
+def test_a_seeker_v6_passed_over_may_be_drawn_again_but_is_not_taken():
+    # A dialogue v6 passed over is a source of no earlier set, so v7's draw may meet it again; the reader's
+    # judgement of it stands, and the origin names it again rather than taking it.
+    v6_passed = {d for d, _why in draw._passed_in(EARLIER[-1]["origin"]["draw"])}
+    v7_passed = {d for d, _why in draw._passed_in(V7["origin"]["draw"])}
+    assert "19846" in v6_passed & v7_passed
+    assert not v6_passed & draw.set_dialogues(V7)
+
+
 @pytest.mark.skipif(not HAVE_TEXTS, reason="needs the source dialogues in ../shared/data")
 def test_the_draw_written_in_the_origin_gives_exactly_the_sets_dialogues():
     passed = draw._passed_in(V7["origin"]["draw"])
