@@ -42,7 +42,7 @@ from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, Conversati
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.acts import asks_only_for_others
 from arena.reading.allowed import AllowedItems
-from arena.reading.constraints import Constraints, genre_mentions
+from arena.reading.constraints import Constraints, genre_mentions, subject_given_up
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import NAMED_IN_TEXT, GroundedReplies, read_prompt
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, system_intro, taken
@@ -292,7 +292,7 @@ def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: in
         # that keep it (every pick still a Denzel Washington film: only "thriller" was given up).
         wants = [(g, Constraints(genres=frozenset({g}))) for g in sorted(asked.genres - relaxed.genres)]
         wants += [(p, Constraints(people=frozenset({p}))) for p in sorted(asked.people - relaxed.people)]
-        wants += [(f"about {s}", Constraints(subjects=frozenset({s})))
+        wants += [(subject_given_up(s), Constraints(subjects=frozenset({s})))
                   for s in sorted(asked.subjects - relaxed.subjects)]
         dropped = [name for name, want in wants if not shown or not all(want.allows(i) for i in shown)]
         if dropped:

@@ -71,7 +71,7 @@ from arena.reading.acts import (
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
-    starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after,
+    likens_referred, starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after, with_question_marks,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
@@ -271,6 +271,11 @@ def _genres_of(item: CatalogItem) -> frozenset[str]:
     return frozenset(genres - {"drama"})
 
 
+# A word that points at one item ("is it scary?", "who's in that one?"): with several shown, which is unclear.
+_ONE_ITEM_WORD = re.compile(r"\b(it|its|it's|that|this|that one|this one|the (movie|film|show|book)|he|she|him|her)\b",
+                            re.IGNORECASE)
+
+
 class DialoguePolicy:
     def __init__(self, catalog: Catalog, reader: Optional[IntentReader] = None,
                  message_acts: Optional[MessageActReader] = None):
@@ -397,6 +402,7 @@ class DialoguePolicy:
         """Take one user message into `reading` (read once) and return its move."""
         constraints, left_out, shown = reading.constraints, reading.left_out, reading.shown
         text = self._spelled(_APOSTROPHES.sub("'", text))  # "don´t", "a horor movie": the words meant
+        text = with_question_marks(text)  # "have you seen Girls Trip" asks, mark or none
         model = self.state_reader if is_last else None
         prior = to_state(reading, act="request", intents=[], about=[], aspect=None) if model else None
         reading.user_turns += 1
@@ -622,6 +628,9 @@ class DialoguePolicy:
         # only the genre's own words: "what is a good western movie?" asks for one
         if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
             return "question", "define:" + genres[0][0], [], []  # "what is a romance film?": no list
+        likened = self._likened(text, shown, listed)
+        if likened:  # "Is that like Akira?": the item referred to, set beside the title named
+            return "question", "compare", likened, []
         pool = list(listed) if len(shown) < 2 and listed else list(shown)
         asked = self.shown_filter(text) if pool else None
         if asked is not None:  # "do any of those have Bruce Willis?": the answer is among the shown items
@@ -824,6 +833,19 @@ class DialoguePolicy:
             return False
         return bool(_OFF_TASK.search(text))
 
+    def _likened(self, text: str, shown: Sequence[CatalogItem], listed: Sequence[CatalogItem]
+                 ) -> list[CatalogItem]:
+        """[the item referred to, the title it is likened to] for "Do you think it is kind of like Trolls?",
+        "Is the second one like Akira?"; [] when the message is no such question or names no title."""
+        match = likens_referred(text)
+        if match is None or not shown:
+            return []
+        named = [item for item, start in self._linked_spans(text, shown) if start >= match.end()]
+        if not named:
+            return []
+        referred = self._pointed(text[:match.end()], shown, listed) or [shown[0]]
+        return [referred[0], named[0]] if referred[0] != named[0] else []
+
     def _pointed(self, text: str, shown: Sequence[CatalogItem], listed: Sequence[CatalogItem] = ()
                  ) -> list[CatalogItem]:
         """The shown items an ordinal points at: "the second one", "the first two", "both". An ordinal
@@ -896,6 +918,8 @@ class DialoguePolicy:
             return pool  # "what are their ratings, these?": each of the shown items
         if shown and (points_back(text) or _THE_ITEM.search(text) or len(shown) == 1):
             return [shown[0]]
+        if aspect in ("stars", "director", "year", "genres") and len(pool) > 1 and not _ONE_ITEM_WORD.search(text):
+            return pool[:3]  # "anyone famous?" after a list points at no one title: its first few, each answered
         return []
 
     def _linked_spans(self, text: str, shown: Sequence[CatalogItem] = ()) -> list[tuple[CatalogItem, int]]:

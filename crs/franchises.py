@@ -13,6 +13,10 @@ A name held by many plots ("New York", "World War") is a place or a time, not a 
 A rare head word counts too: titles that open with the same word as the stem, when that word opens
 few titles, is no everyday English word and no plot writes it in lower case ("Jurassic World" for
 "Jurassic Park"; "Star" or "Back" open too many titles, "Wind" is an everyday word).
+A shared word and shared leads count as well: a title that shares a word of its title with the item
+(its first five letters) and its director or one of its first three stars ("Finding Dory" beside "Finding
+Nemo", both Andrew Stanton's; "Monsters University" beside "Monsters, Inc.", both Billy Crystal's), for
+sequels often change the title's head ("2 Fast 2 Furious").
 """
 
 from __future__ import annotations
@@ -32,6 +36,16 @@ _NAME = re.compile(r"\b([A-Z][a-z][\w'-]+ [A-Z][a-z][\w'-]+)\b")
 _LOWER_WORD = re.compile(r"\b[a-z][\w'-]+")
 MAX_NAME_ENTRIES = 12  # a name in more plots than this is a place or a time ("New York")
 MAX_HEAD_TITLES = 8  # a first word opening more titles than this names no one series ("Star", "Love")
+LEAD_STARS = 3  # the stars a sequel keeps: the first few credited
+
+
+def _title_stems(item: CatalogItem) -> set[str]:
+    """The first five letters of each word of four letters or more of the title, function words aside."""
+    return {w[:5] for w in normalize(item.title).split() if len(w) >= 4 and w not in FUNCTION_WORDS}
+
+
+def _leads(item: CatalogItem) -> set[str]:
+    return set(item.people.get("director", ())) | set(item.people.get("star", ())[:LEAD_STARS])
 
 
 def _title_head(item: CatalogItem) -> str:
@@ -62,7 +76,10 @@ class Franchises:
         self._short = frozenset(m.group(1) for item in catalog
                                 if (m := _NUMBERED.match(_title_head(item))))
         self._by_head: dict[str, list[CatalogItem]] = defaultdict(list)
+        self._by_stem: dict[str, list[CatalogItem]] = defaultdict(list)
         for item in catalog:
+            for word in _title_stems(item):
+                self._by_stem[word].append(item)
             key = franchise_key(item, self._short)
             if key:
                 self._by_key.setdefault(key, []).append(item)
@@ -140,6 +157,11 @@ class Franchises:
         if head in self._heads:  # "Jurassic World" beside "Jurassic Park"
             for other in self._by_head[head]:
                 out.setdefault(other.item_id, other)
+        leads = _leads(item)
+        for word in _title_stems(item) if leads else ():  # "Finding Dory": a title word and the same leads
+            for other in self._by_stem[word]:
+                if _leads(other) & leads:
+                    out.setdefault(other.item_id, other)
         names = {name for member in out for name in self._names_of.get(member, ())}  # the saga's, not one film's
         for name in names:
             for item_id in self._names[name]:

@@ -16,7 +16,14 @@ from typing import Optional, Sequence
 
 from arena.catalogs.catalog import CatalogItem, person_label
 from arena.titles.phrases import FUNCTION_WORDS, normalize
-from arena.reading.constraints import CHILD_FRIENDLY, CHILD_UNSAFE, Constraints, child_friendly, has_genre
+from arena.reading.constraints import (
+    CHILD_FRIENDLY,
+    CHILD_UNSAFE,
+    Constraints,
+    child_friendly,
+    has_genre,
+    subjects_phrase,
+)
 from arena.reading.acts import asks_about_system
 from arena.reading.vocabulary import genre_label, intensity_of
 
@@ -57,6 +64,10 @@ TAKEN = (
 def _names(names: Sequence[str], limit: int = 3) -> str:
     names = list(dict.fromkeys(map(person_label, names)))[:limit]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _genre_word(item: CatalogItem, genre: str) -> str:
+    return genre.lower() if item.dataset == "redial" else genre_label(genre)
 
 
 def _genres(item: CatalogItem, limit: int = 3) -> str:
@@ -114,6 +125,8 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "",
             return _lacks_of_several(aspect, items[:3], text), list(items[:3])
         said = [answer(aspect, [i], text)[0].removesuffix(f" {FOLLOW_UP}") for i in items[:3]]
         return " ".join(said) + f" {FOLLOW_UP}", list(items[:3])
+    if aspect == "compare" and len(items) == 2:
+        return _likeness(items[0], items[1]), list(items)
     if aspect == "compare_children":
         return _compare_for_children(items)
     if aspect == "compare_year":  # "which of those is newer?": the years, side by side
@@ -173,6 +186,27 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "",
     else:  # suitability
         text_out = _suitability(item, text)
     return f"{text_out} {FOLLOW_UP}", [item]
+
+
+def _likeness(item: CatalogItem, other: CatalogItem) -> str:
+    """"Is it like Trolls?": what the two records share (genres, people) and what sets them apart."""
+    shared = [g for g in item.genres if g in other.genres]
+    people = [p for role in ("director", "star") for p in item.people.get(role, ())
+              if p in other.people.get("director", ()) + other.people.get("star", ())]
+    if shared or people:
+        alike = []
+        if shared:
+            alike.append(f"both {_names([_genre_word(item, g) for g in shared], 3)} {_kind_noun(item)}s")
+        if people:
+            alike.append(f"both with {_names(people, 2)}")
+        apart = [_genre_word(item, g) for g in item.genres if g not in other.genres][:2]
+        said = f"In some ways: {item.label} and {other.label} are {' and '.join(alike)}."
+        if apart:
+            said += f" {item.title} is also {_names(apart, 2)}, which {other.title} is not."
+    else:
+        said = (f"Not much: {item.label} is {_a(_genres(item))} {_kind_noun(item)} and {other.label} "
+                f"{_a(_genres(other))} {_kind_noun(other)}; they share no genre or lead.")
+    return f"{said} {FOLLOW_UP}"
 
 
 def _unrecorded_field(text: str) -> str:
@@ -432,7 +466,7 @@ def heading(constraints: Constraints) -> str:
     if makers:
         parts.append("from " + " and ".join(makers[:2]))
     if constraints.subjects:
-        parts.append("about " + " or ".join(sorted(constraints.subjects)[:2]))
+        parts.append(subjects_phrase(constraints.subjects, at_most=2))
     if constraints.people:
         parts.append("with " + " and ".join(sorted(map(person_label, constraints.people))[:2]))
     if constraints.for_children:

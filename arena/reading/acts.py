@@ -68,7 +68,9 @@ REJECTION = re.compile(
     r"in mind))|\b(don'?t|do not|didn'?t|did not) (like|want|enjoy|care for|love)|"
     r"not (a fan|into|interested|that|this|those|these|it)\b|"
     r"\bhate[ds]?\b|\bboring\b|\b(no|nope),? thanks?\b|something (else|different)|anything else|\bagain\b|"
-    r"you (gave|showed|suggested|recommended) me|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|"
+    r"you (gave|showed|suggested|recommended) me(?! (some |two |three |a few |a couple( of)? |such |really |"
+    r"very |so many |\w+ )?(good|great|nice|excellent|awesome|wonderful|amazing|fantastic|solid|cool|perfect|"
+    r"fine|lovely|fun))|\bi said\b|\bdislike|too (scary|violent|gory|dark|sad|slow|"
     r"long|old)|\bnot (good|great)\b|\bno thank you\b|\bpass\b|\bnah\b|"
     r"\b(none|neither) of (those|these|them|the above|the (two|three|list))\b)",
     re.IGNORECASE,
@@ -331,7 +333,8 @@ _ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(bye+( ?bye)?|goodbye|go
 # not a wish for the next list. What still asks on is a question, a plain ask for other items, a
 # turn-down, or a wish said after the sign-off ("thanks, though I'm more into comedies").
 _ASKS_ON_PLAINLY = re.compile(
-    r"\b(recommend|suggest|another|others|else|similar|something|anything|looking for|please|how about|"
+    r"\b(recommend|suggest|another(?! (all[- ]time )?favou?rite)|others|else|similar|something|anything|"
+    r"looking for|please|how about|"
     r"what about|instead|next|prefer|rather|any (more|other)|more (like|of|with|from|please)|"
     r"(can|could|would) you)\b",
     re.IGNORECASE,
@@ -449,6 +452,31 @@ _PLAIN_NO = re.compile(
 def turns_down(text: str) -> bool:
     """Whether the text turns something down in plain words."""
     return bool(_PLAIN_NO.search(text))
+
+
+# "i liked that one! have you seen Girls Trip": a question typed without its question mark.
+_UNMARKED_QUESTION = re.compile(r"(^|[.!?]\s+)((have|did) you (ever )?(seen|watched|heard of|see|watch)\b"
+                                r"[^.!?]*?)\s*([.!]|$)", re.IGNORECASE)
+
+
+# "Do you think it is kind of like Trolls?", "Is that like Akira?", "is the first one anything like Up?": a
+# question setting the item referred to beside a title (the match ends at "like").
+_LIKENS_REFERRED = re.compile(
+    r"(\b(is|was|does|would|are)\s+(?P<a>it|that|this|that one|this one|they|those|these|the (first|second|"
+    r"third|last) one)\s+(\w+\s+)?|\b(do you think|would you say)\s+(?P<b>it|that|this|that one|this one|"
+    r"they|those|these|the (first|second|third|last) one)\s*('s|is|was|are)\s+)"
+    r"(kind of |sort of |a bit |anything |at all |much |similar to |really )?(like|similar to)\b",
+    re.IGNORECASE)
+
+
+def likens_referred(text: str) -> Optional[re.Match]:
+    """The span of a question that likens the item referred to to a title named after it, or None."""
+    return _LIKENS_REFERRED.search(text) if "?" in text else None
+
+
+def with_question_marks(text: str) -> str:
+    """The message with a question mark where a sentence opening "have you seen" lacks one."""
+    return _UNMARKED_QUESTION.sub(lambda m: m.group(1) + m.group(2) + "?", text)
 
 
 def is_question(text: str) -> bool:

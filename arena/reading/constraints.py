@@ -160,6 +160,26 @@ _OTHER_PERSON = re.compile(
 )
 
 
+
+# A season's greeting ("merry christmas", "happy holidays") greets; it asks for no film about the season.
+SEASON_GREETING = re.compile(r"\b(merry (christmas|xmas)|happy (holidays|new year|thanksgiving|easter|"
+                             r"halloween|hanukkah|valentine'?s( day)?)|season'?s greetings)\b", re.IGNORECASE)
+
+
+def subjects_phrase(subjects: Iterable[str], at_most: int = 3) -> str:
+    """"about zombies or vampires", "from true stories" (a true story is no topic one is about)."""
+    told = sorted(subjects)[:at_most]
+    topics = [s for s in told if s != "true story"]
+    parts = (["about " + " or ".join(topics)] if topics else []) + (
+        ["from true stories"] if "true story" in told else [])
+    return " and ".join(parts)
+
+
+def subject_given_up(subject: str) -> str:
+    """What a list gives up when no title has the subject: "the true story", "zombies as the subject"."""
+    return "the true story" if subject == "true story" else f"{subject} as the subject"
+
+
 @dataclass(frozen=True)
 class Constraints:
     years: Optional[tuple[int, int]] = None
@@ -248,7 +268,7 @@ class Constraints:
         if self.makers:
             parts.append("from " + " and ".join(sorted(self.makers)))
         if self.subjects:
-            parts.append("about " + " or ".join(sorted(self.subjects)))
+            parts.append(subjects_phrase(self.subjects))
         if self.people:
             parts.append("with " + " and ".join(sorted(self.people)))
         if self.for_children:
@@ -499,6 +519,7 @@ def update(
     the subjects a request names without a cue word (`arena.reading.subjects.plain_subjects` with the
     catalog's word statistics), read when no cue names one; `latest` the catalog's newest years
     (`latest_years`), which "the latest" and "new releases" ask for."""
+    text = SEASON_GREETING.sub(lambda m: " " * len(m.group()), text)  # "Hi merry christmas": no subject
     live_action = bool(LIVE_ACTION.search(text))
     text = LIVE_ACTION.sub("film", text)  # "live action" rules out animation and asks for no action genre
     years = _era(text, shown_years, latest) or era_of_style(text) or constraints.years
@@ -561,7 +582,10 @@ def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[s
     sub_genres_out: set[str] = set()
     phrase_spans = subject_phrase_spans(text)
     for genre, position, negatable in _genre_mentions(text):
-        if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
+        # "Just Married isn't really a drama": drama is what was wanted
+        if not _says_item_lacks(text, position) and (
+                negated_before(text, position) or (complaint and not in_request_clause(text, position)
+                                                   and not _genre_sentence(text, position))):
             sub_genre = SUB_GENRE_WORD.match(text, position)
             if sub_genre:  # "tired of slashers" rules out slashers, not horror
                 sub_genres_out.add(sub_genre.group(1).lower())
@@ -580,6 +604,29 @@ def _genres_named(text: str, complaint: bool, unwanted: set[str]) -> tuple[set[s
 
 
 _WORD = re.compile(r"[\w'-]+")
+_SENTENCE_FILLER = frozenset({"a", "an", "some", "just", "only", "please", "movie", "movies", "film", "films",
+                              "ones", "one", "more", "good", "i", "said", "want", "mean", "meant"})
+
+
+# "Just Married isn't really a drama", "that one is not a comedy": a title said to lack the genre, so the
+# genre is the one wanted ("something that is not a comedy" rules comedy out: its subject is no title).
+_LACKS_GENRE = re.compile(r"\b([\w')]+)\s+(is|was|'s)\s*(n'?t|nt|not)\s+(really |actually |quite |exactly |"
+                          r"even |much of |at all )?(a |an )?$", re.IGNORECASE)
+
+
+def _says_item_lacks(text: str, position: int) -> bool:
+    match = _LACKS_GENRE.search(text[:position])
+    return match is not None and match.group(1).lower() not in ("that", "which", "who", "what", "something",
+                                                               "anything", "nothing", "i", "it's")
+
+
+def _genre_sentence(text: str, position: int) -> bool:
+    """Whether the genre word at `position` makes a sentence of its own ("Anime. No Cars 3 or Pixar"):
+    said alone, even in a complaint, it says what is wanted."""
+    start = max(text.rfind(mark, 0, position) for mark in ".!?;") + 1
+    ends = [i for i in (text.find(mark, position) for mark in ".!?;") if i != -1]
+    words = _WORD.findall(text[start:min(ends) if ends else len(text)])
+    return bool(words) and all(GENRE_WORD.fullmatch(w) or w.lower() in _SENTENCE_FILLER for w in words)
 
 
 def _bare_adjective(text: str, position: int) -> bool:
@@ -651,7 +698,10 @@ def _people_after(constraints: Constraints, text: str, people: Sequence[tuple[st
     """The persons asked for and those ruled out, after this message."""
     chosen, ruled_out = set(constraints.people), set(constraints.unwanted_people)
     for name, position in people:
-        if negated_before(text, position) or (complaint and not in_request_clause(text, position)):
+        # "Just Married isn't really a drama": drama is what was wanted
+        if not _says_item_lacks(text, position) and (
+                negated_before(text, position) or (complaint and not in_request_clause(text, position)
+                                                   and not _genre_sentence(text, position))):
             ruled_out.add(name)
             chosen.discard(name)
         else:

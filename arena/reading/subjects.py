@@ -224,6 +224,14 @@ _WAR_BY_NUMBER = re.compile(
 )
 
 
+# Other ways to say "a true story" ("based on truth", "stuff that really happened"): read as that subject,
+# and their words ("truth", "events") as nothing else.
+_TRUE_STORY_SAID = re.compile(
+    r"\b(based (on|off) (of )?(the )?(truth|facts?|real life|reality|(actual|true|real) (events?|stories|"
+    r"people|life|crimes?)|a real (story|event|person)|true stories)|(really|actually) happened|"
+    r"real[- ]life (story|stories|events?|people))\b")
+
+
 def subject_phrase_spans(text: str) -> list[tuple[int, int]]:
     """Where the text names a subject of several words that holds a genre word ("World War II",
     "second world war"): ruled out, such a phrase rules out its subject, not the genre ("a war movie,
@@ -283,6 +291,9 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
         for m in war_matches
     ]
     war_words = {w for m in war_matches for w in normalize(m.group(0)).split()}
+    true_spans = [m.span() for m in _TRUE_STORY_SAID.finditer(low)]
+    found = [(s, p) for s, p in found if not any(a <= p < b for a, b in true_spans)]
+    found += [("true story", a) for a, _ in true_spans]
     seen, out = set(), []
     for subject, position in wars + found:
         if subject in war_words or (subject == "world war" and wars):
