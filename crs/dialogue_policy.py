@@ -131,7 +131,9 @@ _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 # A liking said of the titles after it in the clause: the user knows them, so they are no picks.
 _LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?"
-                           r"(liked?|loved?|enjoy(ed)?|adored?)\b", re.IGNORECASE)
+                           r"(liked?|loved?|enjoy(ed)?|adored?)\b|"
+                           r"\b(favou?rites?|faves?)( (movie|film|one)s?)?\s+(is|was|are|were|include)\b",
+                           re.IGNORECASE)  # "My daughter's favorite is Monsters, Inc.": known already
 _APOSTROPHES = re.compile("[\u2018\u2019\u00b4`]")  # "don’t", "don´t": the plain apostrophe
 _SENTENCE_START = re.compile(r"(^|[.!?]\s*)\W*$")
 # A question that asks for an item not shown yet: "maybe a movie that stars Keanu Reeves?", "any films
@@ -272,8 +274,8 @@ def _genres_of(item: CatalogItem) -> frozenset[str]:
 
 
 # A word that points at one item ("is it scary?", "who's in that one?"): with several shown, which is unclear.
-_ONE_ITEM_WORD = re.compile(r"\b(it|its|it's|that|this|that one|this one|the (movie|film|show|book)|he|she|him|her)\b",
-                            re.IGNORECASE)
+_ONE_ITEM_WORD = re.compile(r"\b(it|its|it's|that|this|that one|this one|the (movie|film|show|book)|he|she|him|her|"
+                            r"the (director|writer|lead|star|year))\b", re.IGNORECASE)  # "who's the director?"
 
 
 class DialoguePolicy:

@@ -126,6 +126,7 @@ LATEST = re.compile(r"\b(latest|newest|most recent|new releases?|brand[- ]new|re
                     r"(just|recently) (came out|come out|released)|(came|come|coming) out (lately|recently)|"
                     r"out lately|lately)\b", re.IGNORECASE)
 LATEST_SHARE = 0.05  # the newest years holding this share of a catalog's dated entries are its "latest"
+RECENT_FROM = 2010  # "newer", "recent" with nothing shown: the catalogs end in 2016-2019
 NEWEST_YEAR_ASKED = 2012  # "newer" never asks for more than the catalogs' last years can give
 # "The last ten years" counts back from when the catalogs' conversations were collected.
 CATALOG_PRESENT = 2018
@@ -474,7 +475,8 @@ def _relative_era(text: str, shown_years: Sequence[int],
     if latest is not None and asks_latest(text):
         return latest
     if _NEWER.search(text) or (shown_years and _SHOWN_TOO_OLD.search(text)):
-        return min(max(shown_years, default=2000) + 1, NEWEST_YEAR_ASKED), 2100
+        # Nothing shown to be newer than: "newer movies" asks for the catalog's last decade or so.
+        return min(max(shown_years, default=RECENT_FROM - 1) + 1, NEWEST_YEAR_ASKED), 2100
     if _OLDER.search(text):
         return 1800, max(min(shown_years, default=1990) - 1, 1950)
     return None

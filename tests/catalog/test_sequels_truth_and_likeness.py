@@ -116,3 +116,13 @@ def test_praise_for_what_was_given_is_no_complaint():
 def test_a_question_pointing_at_no_one_title_answers_the_first_few(chatcrs):
     _, text, shown = talk(chatcrs, "a good heist movie please", "anybody well known in these?")
     assert len(shown) >= 2 and text.count(" stars ") >= 2, text
+
+
+def test_newer_with_nothing_shown_asks_for_the_last_decade_or_so():
+    read = update(Constraints(), "I'm after some newer films", complaint=False)
+    assert read.years is not None and read.years[0] >= 2010
+
+
+def test_a_favourite_named_keeps_its_own_series_out(chatcrs):
+    _, _, shown = talk(chatcrs, "a fun animated film please. My son's favourite is Toy Story (1995)")
+    assert shown and not any("Toy Story" in i.title for i in shown), [i.label for i in shown]
