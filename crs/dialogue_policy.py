@@ -65,7 +65,7 @@ from arena.reading.subjects import plain_subjects, stem, subject_frequency, subj
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS, says_what_is_wanted
 from arena.reading.acts import (
-    FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item,
+    FAREWELL, FIELD_WORDS, REJECTION as REJECTION_CUE, RuleActReader, asks_about_system, asks_for_an_item,
     asks_for_anything, asks_to_go_on,
     clause_points_back, decisions_apart, defined_words,
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
@@ -132,7 +132,7 @@ _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,
 # A liking said of the titles after it in the clause: the user knows them, so they are no picks.
 _LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?"
                            r"(liked?|loved?|enjoy(ed)?|adored?)\b|"
-                           r"\b(favou?rites?|faves?)( (movie|film|one)s?)?\s+(is|was|are|were|include)\b",
+                           r"\b(favou?rites?|faves?|favs?)( (movie|film|one)s?)?\s+(is|was|are|were|include)\b",
                            re.IGNORECASE)  # "My daughter's favorite is Monsters, Inc.": known already
 _APOSTROPHES = re.compile("[\u2018\u2019\u00b4`]")  # "don’t", "don´t": the plain apostrophe
 _SENTENCE_START = re.compile(r"(^|[.!?]\s*)\W*$")
@@ -273,6 +273,9 @@ def _genres_of(item: CatalogItem) -> frozenset[str]:
     return frozenset(genres - {"drama"})
 
 
+# More titles of the kind named: "more in that genre", "something more of that sort", "others like that".
+_MORE_OF_THE_KIND = re.compile(r"\b(more|others?|another|some) (in|of|from|like) (that|this|the same|those) "
+                               r"(genre|kind|type|sort|vein|style|line)s?\b", re.IGNORECASE)
 # A word that points at one item ("is it scary?", "who's in that one?"): with several shown, which is unclear.
 _ONE_ITEM_WORD = re.compile(r"\b(it|its|it's|that|this|that one|this one|the (movie|film|show|book)|he|she|him|her|"
                             r"the (director|writer|lead|star|year))\b", re.IGNORECASE)  # "who's the director?"
@@ -614,7 +617,9 @@ class DialoguePolicy:
              ) -> tuple[str, Optional[str], list, list]:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
-        if is_closing(text):  # "I'll go with the second one, thanks!": the choice it names is taken
+        if is_closing(text) and not self._liked_named(text, shown):
+            # "I'll go with the second one, thanks!": the choice it names is taken ("good one! One of my favs
+            # is License to Drive" names a liking, to steer the next list, not a choice)
             chosen = self._linked(text, shown) or self._pointed(text, shown, listed) or (
                 list(shown[:1]) if is_approval(text) or takes_it(text) else [])  # "Perfect!", "I'll watch it"
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
@@ -662,6 +667,8 @@ class DialoguePolicy:
             aspect = question_aspect(asked_part)
         if aspect not in (None, "why", "pick") and not linked and asks_for_an_item(asked_part or text):
             aspect = None  # "Maybe a movie that stars Keanu Reeves?" asks for items with that field
+        if aspect not in (None, "pick", "why") and _MORE_OF_THE_KIND.search(text):
+            aspect = None  # "I just watched X so I was thinking about more in that genre": more titles
         titles_only = self._asks_for_titles_only(text, asked_part, shown)
         if titles_only:
             # "Could you help me find a horror movie today? Oh I did see Bad Moms (2016), I liked it": the
@@ -672,7 +679,8 @@ class DialoguePolicy:
         # A question about what was shown or named that no aspect names ("How was it?", "does anyone die in
         # those?"): answered about that item from what the catalog holds, never with a new list.
         # A turn-down asked as a question ("none of those, others?") asks for a new list, not about those.
-        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and not titles_only and (
+        if aspect is None and open_question(text) and not asks_for_an_item(asked_part or text) and not titles_only \
+                and not _MORE_OF_THE_KIND.search(text) and (
                 linked or (shown and (points_back(asked_part or text) or _THE_ITEM.search(text)))) \
                 and not REJECTION_CUE.search(asked_part or text):
             aspect = "about"
@@ -834,6 +842,14 @@ class DialoguePolicy:
         if re.search(r"\b(19|20)\d\d|\d0s\b", bare) or subjects_asked(text):
             return False
         return bool(_OFF_TASK.search(text))
+
+    def _liked_named(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """Titles the message says the user likes ("One of my favs is X", "I loved X"), unless it says
+        goodbye: known already, they are no choice."""
+        if FAREWELL.search(text):
+            return []
+        return [item for item, start in self._linked_spans(text, shown)
+                if _LIKED_BEFORE.search(text[clause_bounds(text, start)[0]:start])]
 
     def _likened(self, text: str, shown: Sequence[CatalogItem], listed: Sequence[CatalogItem]
                  ) -> list[CatalogItem]:

@@ -139,7 +139,10 @@ def answer(aspect: str, items: Sequence[CatalogItem], text: str = "",
     if aspect == "pick":  # "which would you pick?": one of what was shown, and why, no new titles
         best = items[0]
         why = f" {best.plot}" if best.plot else f" {_known(best)[0].upper()}{_known(best)[1:]}"
-        return f"I'd go with {best.label}.{why} {FOLLOW_UP}", [best]
+        # "which has the best reviews?": the catalogs record none, so say so before choosing
+        no_reviews = re.search(r"\b(reviews?|ratings?|rated|scores?)\b", text, re.IGNORECASE)
+        opening = "I have no reviews or ratings to go by, but I'd go with" if no_reviews else "I'd go with"
+        return f"{opening} {best.label}.{why} {FOLLOW_UP}", [best]
     if aspect == "about":  # "How was it?", "does anyone die in those?": what the catalog holds of them
         shown = list(items[:3])
         said = " ".join(_plot(i) if i.plot else f"{i.label}: {_known(i)[0].upper()}{_known(i)[1:]}"
@@ -430,7 +433,8 @@ def taken(turn: int, items: Sequence[CatalogItem] = (), message: str = "") -> st
     """The answer to "sounds good, I'll watch it": a short follow-up, no new list. The title is said
     back only when the message named it (a reply names no title it does not show otherwise)."""
     if items and normalize(items[0].title) in normalize(message):
-        return f"{items[0].title} it is, then. Enjoy! If you would like another idea later, just ask."
+        # Not opening on the title: a reply that starts with the user's own first words reads as an echo
+        return f"Good choice: enjoy {items[0].title}! If you would like another idea later, just ask."
     return TAKEN[turn % len(TAKEN)]
 
 

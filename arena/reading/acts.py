@@ -146,6 +146,8 @@ ASPECTS = (
         re.compile(
             r"\b(?:(which|what) (one |of (these|those|them) )?(would|should|do) (you|i) (pick|choose|go with|"
             r"recommend|watch( first)?|suggest)|which (one )?is (the )?(best|better|your (fav(ou)?rite|top))|"
+            r"which (one |of (these|those|them) )?(has|have|got|gets|had) (the )?"
+            r"(best|better|highest|top|most)|"
             r"(your|the) (top|best) pick|if you (had|have) to (pick|choose))\b",
             re.IGNORECASE,
         ),
@@ -324,8 +326,11 @@ def is_closing(text: str) -> bool:
 
 
 # A goodbye as the message's last words: whatever came before, the user is leaving.
-_ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(bye+( ?bye)?|goodbye|good night|see (you|ya)"
-                                r"( later)?|take care|cya)\W*$", re.IGNORECASE)
+_ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(thanks?( you)?,? )?(bye+( ?bye)?|goodbye|"
+                                r"good night|"
+                                r"see (you|ya)( later)?|take care|cya|"
+                                r"have a (nice|good|great|lovely|wonderful) "
+                                r"(evening|night|day|weekend|one))\W*$", re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
@@ -639,7 +644,8 @@ _PART_TAKES = re.compile(
     r"i'?d like to|might|may|should|definitely|must)\s+(definitely\s+|probably\s+|really\s+|have to\s+|"
     r"also\s+|"
     r"give it a\s+)*(watch|see|check|look into|look (it|that|them|those) up|look for|give|try|add|go with|"
-    r"take)\b|"
+    # "I need to see a good movie" asks for one
+    r"take)\b(?!\s+(a|an|some|something|anything|any|another|more|new|good)\b)|"
     r"\b(sounds?|looks?|looked|seems?)\s+(really\s+|very\s+|pretty\s+|so\s+)?(good|great|cool|interesting|fun|"
     r"awesome|amazing|nice|promising|perfect)\b|"
     r"\b(interested in|good (one|choice|pick|idea|suggestion|recommendation)|"
@@ -766,8 +772,17 @@ def asks_only_for_others(text: str) -> bool:
     return bool(_ONLY_OTHERS.search(text))
 
 
+# "can you give me some details about these films?": about the items shown, whatever "give me some" says.
+_ABOUT_THE_SHOWN = re.compile(r"\b(details|info|information|more|a bit|something) (about|on|of) (these|"
+                              r"those|them|the (films?|movies?|ones?|titles?|picks?|list)|each( one)?|"
+                              r"all of them)\b",
+                              re.IGNORECASE)
+
+
 def asks_for_an_item(text: str) -> bool:
     """Whether a question asks for an item by a field ("a movie that stars X?") rather than about one."""
+    if _ABOUT_THE_SHOWN.search(text or ""):
+        return False
     return bool(_AN_ITEM_ASKED.search(_INTERJECTION.sub("", text or "", count=1) or text or ""))
 
 

@@ -87,7 +87,7 @@ _AGE = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?olds?\b|\b(\d{1,2}) and (\
                   r"\b(?:he|she|they|who)(?:'s| is| are| was| turn(?:s|ed)?| just turned) (\d{1,2})\b",
                   re.IGNORECASE)
 _CHILDREN = re.compile(
-    r"\b(kids?|children|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|"
+    r"\b(kids?|childrens?|child|little ones|toddlers?|(my|our) (little )?(son|daughter|boy|girl)s?|"
     r"(my|our) little (brother|sister|nephew|niece|cousin)s?|grandkids|family (movie|film|night)|"
     # A young relative is a child when an age under 13 comes with them ("my nephew, aged 12"): see the ages
     r"(my|our|a) (young )?(nephew|niece|grandson|granddaughter|grandchild|cousin|brother|sister)s?|"
@@ -115,7 +115,13 @@ _DECADE_WORDS = {"twenties": 2, "thirties": 3, "forties": 4, "fifties": 5, "sixt
 _AFTER = re.compile(r"\b(after|since|newer than|later than|post)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _BEFORE = re.compile(r"\b(before|older than|earlier than|pre)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _FROM_YEAR = re.compile(r"\b(from|in|of)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
-_NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?)\b", re.IGNORECASE)
+# "a new action movie", "new comedies": new is recent; "a new movie" alone may only mean another one.
+_NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?|new (\w+ )?(movies|films|releases)|"
+                    r"new (action|comedy|horror|drama|thriller|romance|romantic|sci-?fi|animated|family|"
+                    r"crime|war|western|fantasy|superhero|mystery|musical|documentary|adventure) "
+                    r"(movie|film|one|flick)|"
+                    r"new (comedies|dramas|thrillers|westerns|documentaries|musicals|romances))\b",
+                    re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 # "These are quite old movies", "they're all so dated": the shown titles are too old, so newer ones are asked.
 _SHOWN_TOO_OLD = re.compile(r"\b(these|those|they|all of them)\s*('re|\s(are|were|seem|look|feel|all))"

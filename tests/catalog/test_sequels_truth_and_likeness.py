@@ -126,3 +126,42 @@ def test_newer_with_nothing_shown_asks_for_the_last_decade_or_so():
 def test_a_favourite_named_keeps_its_own_series_out(chatcrs):
     _, _, shown = talk(chatcrs, "a fun animated film please. My son's favourite is Toy Story (1995)")
     assert shown and not any("Toy Story" in i.title for i in shown), [i.label for i in shown]
+
+
+def test_childrens_without_its_apostrophe_asks_for_children():
+    assert update(Constraints(), "any good childrens films?", complaint=False).for_children
+
+
+@pytest.mark.parametrize("text", ["Hey, I want to watch a fun film tonight", "I need to see something good"])
+def test_wanting_to_see_a_film_is_no_choice(text):
+    assert not is_closing(text)
+
+
+def test_a_favourite_named_after_a_list_is_no_choice(chatcrs):
+    _, text, shown = talk(chatcrs, "some thrillers please", "nice one! one of my favs is Heat (1995)")
+    assert shown and "enjoy" not in text.lower()[:40]
+
+
+def test_have_a_good_evening_ends_the_talk_after_a_question():
+    assert is_closing("Heat (1995)? Never seen it. I'll look it up, thanks, have a great evening!")
+
+
+@pytest.mark.parametrize(("text", "recent"), [("I'd like a new horror movie", True), ("any new dramas?", True),
+                                              ("could you suggest a new movie", False)])
+def test_new_before_a_genre_is_recent(text, recent):
+    assert (update(Constraints(), text, complaint=False).years is not None) == recent
+
+
+def test_details_about_the_shown_films_describe_them(chatcrs):
+    _, text, _ = talk(chatcrs, "some westerns please", "could you tell me some details about those films?")
+    assert "\n1." not in text and text.count(":") >= 2
+
+
+def test_which_has_the_best_reviews_picks_one_and_says_no_reviews_are_kept(chatcrs):
+    _, text, shown = talk(chatcrs, "some westerns please", "which of them has the best reviews?")
+    assert text.startswith("I have no reviews or ratings to go by, but I'd go with") and len(shown) == 1
+
+
+def test_more_in_that_genre_asks_for_titles(chatcrs):
+    _, text, shown = talk(chatcrs, "I just saw Heat (1995) so I'm thinking of more in that genre. Know any?")
+    assert len(shown) >= 2 and "\n1." in text
