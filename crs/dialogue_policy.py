@@ -273,6 +273,8 @@ def _genres_of(item: CatalogItem) -> frozenset[str]:
     return frozenset(genres - {"drama"})
 
 
+# "Any good?", "is it any good?": what the item pointed at is like, not a new list.
+_ANY_GOOD = re.compile(r"^\W*((is|was) (it|that|this|that one|this one) )?any good\W*$", re.IGNORECASE)
 # More titles of the kind named: "more in that genre", "something more of that sort", "others like that".
 _MORE_OF_THE_KIND = re.compile(r"\b(more|others?|another|some) (in|of|from|like) (that|this|the same|those) "
                                r"(genre|kind|type|sort|vein|style|line)s?\b", re.IGNORECASE)
@@ -544,9 +546,11 @@ class DialoguePolicy:
             end = start + len(name)
             if any(a < end and start < b for a, b in taken) or known_subject(name):
                 continue
+            if negated_before(bare, start):
+                continue  # "no pixar movies": its words stay ruled out, no studio is asked for
             named = True
             unread.append((start, end))
-            shown_name = name if name[:1].isupper() else name.title()
+            shown_name = name if name[:1].isupper() else name.upper() if len(name) <= 3 else name.title()
             if self._maker_entries(shown_name) >= MIN_MAKER_ITEMS:
                 makers.add(shown_name)
             else:
@@ -635,6 +639,9 @@ class DialoguePolicy:
         # only the genre's own words: "what is a good western movie?" asks for one
         if defined and (genres := genre_mentions(defined)) and not GENRE_WORD.sub(" ", defined).strip(" -"):
             return "question", "define:" + genres[0][0], [], []  # "what is a romance film?": no list
+        if shown and _ANY_GOOD.match(question_sentence(text) or ""):
+            about = self._pointed(text, shown, listed) or list(shown[:1])
+            return "question", "about", about, []  # "Haven't seen this one. Any good?": about the one shown
         likened = self._likened(text, shown, listed)
         if likened:  # "Is that like Akira?": the item referred to, set beside the title named
             return "question", "compare", likened, []
@@ -712,7 +719,9 @@ class DialoguePolicy:
             return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
             return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
-        if takes_it(text):  # "sounds good, I'll watch the second one": the one it points at
+        if takes_it(text) and not self._liked_named(text, shown):
+            # "sounds good, I'll watch the second one": the one it points at ("I'll give it a watch. I also
+            # liked Free Fire" names a liking to steer the next list)
             return "accept", None, linked or self._pointed(text, shown, listed)[:1] or list(shown[:1]), down
         learnt = self._learnt_act(text, shown, linked, listed)
         if learnt is not None:

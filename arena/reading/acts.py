@@ -253,6 +253,9 @@ _TAKES_IT = re.compile(
     r"\b(sounds|looks) (good|great|lovely|perfect|fun|interesting|nice)\b|"
     r"\bthat'?s (our|my|the) (movie|film|book|show|one|pick)\b|"
     r"\b(that'?s|we'?re|i'?m|that is) (\w+ )?(all )?sorted\b|\bthat'?ll do\b|"
+    # "I just added them to my watch list": taken, to watch later
+    r"\b(added|adding|add|put|putting) (it|them|those|these|both|that one|this one) (to|on) (my|our|the) "
+    r"(watch ?list|list|queue)\b|"
     r"\b(exactly|just|precisely) what (i|we) (needed|wanted|was looking for|were looking for)\b|"
     # "I'd love to see that one": a wish whose object is the item shown is taking it
     r"\b(i|we)('d| would) (like|love) to (watch|see|read|try) (it|that|this|them|those|these)\b",
@@ -293,7 +296,9 @@ _WISH = re.compile(
     r"into|fan of|kids?|son|daughter|wife|husband|years? old|but)\b",
     re.IGNORECASE,
 )
-_COURTESY_QUESTION = re.compile(r"^\W*(and )?(you|yourself|how about you)\W*$", re.IGNORECASE)
+# "you?", "Oh really?", "is that so?": a courtesy or a surprise, asking nothing to answer
+_COURTESY_QUESTION = re.compile(r"^\W*((and )?(you|yourself|how about you)|(oh,? )?really|"
+                                r"is that (so|right|true)|(oh,? )?(yeah|yes|no)|right)\W*$", re.IGNORECASE)
 
 
 def _real_questions(text: str) -> list[str]:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Iterable, Sequence
 
 from arena.catalogs.catalog import CatalogItem
-from arena.reading.phrase_table import maker_credits
+from arena.reading.phrase_table import maker_credits, maker_names_listed
 from arena.reading.vocabulary import GENRE_WORD, ORIGIN_WORDS
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 
@@ -86,11 +86,27 @@ def maker_names(text: str, plot_count: dict) -> list[tuple[str, int]]:
                 continue  # "Funny movies?" at the start: capitalised because it starts the sentence
             if not any(low == normalize(n) for n, _ in found):
                 found.append((name, match.start(1)))
-    for match in _TABLE_NOUN.finditer(text):  # "a good anime": a kind the table tells by its makers' credits
-        if not any(start <= match.start(1) < start + len(n) or normalize(match.group(1)) == normalize(n)
-                   for n, start in found):  # "Studio Ghibli" already holds its "Ghibli"
-            found.append((match.group(1), match.start(1)))
-    return found
+    return found + _table_names(text, found)
+
+
+def _table_names(text: str, found: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The phrase table's names the capitalised patterns missed: "good marvel movies" in lower case, and
+    "a good anime", a kind the table tells by its makers' credits, wherever it stands."""
+    out: list[tuple[str, int]] = []
+    for pattern in (_listed_before_kind(), _TABLE_NOUN):
+        for match in pattern.finditer(text):
+            if not any(start <= match.start(1) < start + len(n) or normalize(match.group(1)) == normalize(n)
+                       for n, start in found + out):  # "Studio Ghibli" already holds its "Ghibli"
+                out.append((match.group(1), match.start(1)))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _listed_before_kind() -> re.Pattern:
+    """A studio or franchise of the phrase table, in any case, before a kind noun ("marvel movies")."""
+    names = "|".join(re.escape(n) for n in maker_names_listed())
+    return re.compile(rf"\b({names})\b(?=\s*(?:'s\s+)?(?:movies?|films?|ones|stuff|flicks?|universe|"
+                      r"franchise|animations?|cartoons?|superhero)\b)", re.IGNORECASE)
 
 
 # Kinds the phrase table tells by credits that people write as plain nouns, wherever they stand.

@@ -78,6 +78,11 @@ def genres_a_mood_rules_out(mood: str) -> frozenset[str]:
     return _table()["avoids"].get(mood, frozenset())
 
 
+def maker_names_listed() -> tuple[str, ...]:
+    """The studios and franchises the table lists, longest first ("marvel comics" before "marvel")."""
+    return tuple(sorted(_table()["makers"], key=len, reverse=True))
+
+
 def maker_credits(name: str) -> Optional[tuple[frozenset[str], frozenset[str]]]:
     """For a studio or franchise the table lists: the people whose credit on a record marks its films
     (the comic creators a Marvel film credits as writers), and the genres one of which the film must have

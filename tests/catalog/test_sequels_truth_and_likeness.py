@@ -165,3 +165,26 @@ def test_which_has_the_best_reviews_picks_one_and_says_no_reviews_are_kept(chatc
 def test_more_in_that_genre_asks_for_titles(chatcrs):
     _, text, shown = talk(chatcrs, "I just saw Heat (1995) so I'm thinking of more in that genre. Know any?")
     assert len(shown) >= 2 and "\n1." in text
+
+
+def test_a_listed_studio_in_lower_case_is_read_and_a_negated_one_is_not(chatcrs):
+    _, text, _ = talk(chatcrs, "hi, any good marvel films out there?")
+    assert text.startswith("Here are some picks from Marvel")
+    _, text, _ = talk(chatcrs, "an animated film please, no pixar ones")
+    assert "from Pixar" not in text
+
+
+@pytest.mark.parametrize("text", ["Great, I just put both on my watch list. Cheers!",
+                                  "Oh really? I adore Heat (1995)! Thanks for the help!"])
+def test_more_sign_offs(text):
+    assert is_closing(text)
+
+
+def test_any_good_asks_about_the_one_shown(chatcrs):
+    _, text, _ = talk(chatcrs, "some westerns please", "Not seen that first one. Any good?")
+    assert text.startswith("Here is what I know") and "\n1." not in text
+
+
+def test_taking_one_while_naming_a_liked_title_asks_on(chatcrs):
+    _, text, shown = talk(chatcrs, "some westerns please", "I'll give it a watch. I also liked Tombstone (1993)")
+    assert len(shown) >= 2 and "enjoy" not in text.lower()[:30]
