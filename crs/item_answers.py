@@ -344,7 +344,17 @@ _AGE_ASKED = re.compile(r"\b(\d{1,2})[ -]?(?:year|yr)s?[ -]?old", re.I)
 
 def _suitability(item: CatalogItem, text: str = "") -> str:
     """Whether a title suits a child, from its genres and what its plot says (the catalogs hold no
-    age ratings)."""
+    age ratings: asked for one, "Is it PG?", the answer says so first)."""
+    said = _suitability_said(item, text)
+    if _AGE_RATING.search(text or ""):
+        return f"My catalog records no age ratings, so this goes by its genres and story. {said}"
+    return said
+
+
+_AGE_RATING = re.compile(r"\b(pg(-?13)?|rated (g|r)|nc-?17|r[- ]rated|age rating)\b", re.IGNORECASE)
+
+
+def _suitability_said(item: CatalogItem, text: str) -> str:
     label = item.label
     age = _AGE_ASKED.search(text or "")
     who = _a(f"{age.group(1)}-year-old") if age else "a young child"

@@ -119,7 +119,11 @@ ASPECTS = (
             r"dark)|scary)\b.*"
             r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
             r"for (her|him|them)|(that|this|his|her|their) age)|"
-            r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b",
+            r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b|"
+            # "Is it PG?", "can we rate it as a family movie?": the audience rating, read from the genres
+            r"\b(is|was) (it|that|this|the (first|second|third|last))( one)? (rated )?"
+            r"(pg(-?13)?|g|r|nc-?17)\b|"
+            r"\b(rate|count|call) (it|that|this)( one)? (as )?a family (movie|film)\b",
             re.IGNORECASE,
         ),
     ),
@@ -214,6 +218,7 @@ ASPECTS = (
         "rating",
         re.compile(
             r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
+            r"(how|what) (would |do |did )?(you|they|people|critics) rate|"
             r"score|rotten tomato(es)?|imdb|metacritic|critics?)\b",
             re.IGNORECASE,
         ),
@@ -467,6 +472,9 @@ def turns_down(text: str) -> bool:
 # "i liked that one! have you seen Girls Trip": a question typed without its question mark.
 _UNMARKED_QUESTION = re.compile(r"(^|[.!?]\s+)((have|did) you (ever )?(seen|watched|heard of|see|watch)\b"
                                 r"[^.!?]*?)\s*([.!]|$)", re.IGNORECASE)
+# "Is it PG", "how you rate it": a whole message worded as a question, typed without its mark.
+_UNMARKED_WHOLE = re.compile(r"^\s*((is|are|was|were|does|do|did|can|could|would|will|how|who|when|which|"
+                             r"where|why|what(?! a\b))\b(?!n't|'t|\s+not\b)[^.!?]*?)\s*$", re.IGNORECASE)
 
 
 # "Do you think it is kind of like Trolls?", "Is that like Akira?", "is the first one anything like Up?": a
@@ -485,7 +493,10 @@ def likens_referred(text: str) -> Optional[re.Match]:
 
 
 def with_question_marks(text: str) -> str:
-    """The message with a question mark where a sentence opening "have you seen" lacks one."""
+    """The message with a question mark where a sentence opening "have you seen", or a whole message
+    worded as a question ("Is it PG"), lacks one."""
+    if _UNMARKED_WHOLE.match(text):
+        return text.rstrip() + "?"
     return _UNMARKED_QUESTION.sub(lambda m: m.group(1) + m.group(2) + "?", text)
 
 

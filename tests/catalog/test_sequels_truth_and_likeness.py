@@ -188,3 +188,18 @@ def test_any_good_asks_about_the_one_shown(chatcrs):
 def test_taking_one_while_naming_a_liked_title_asks_on(chatcrs):
     _, text, shown = talk(chatcrs, "some westerns please", "I'll give it a watch. I also liked Tombstone (1993)")
     assert len(shown) >= 2 and "enjoy" not in text.lower()[:30]
+
+
+@pytest.mark.parametrize(("text", "marked"), [("Is it scary", "Is it scary?"), ("how would you rate it", None),
+                                              ("What a great list", "What a great list")])
+def test_a_whole_message_worded_as_a_question_gets_its_mark(text, marked):
+    assert with_question_marks(text) == (marked or text + "?")
+
+
+def test_an_age_rating_asked_says_none_is_kept(chatcrs):
+    _, text, _ = talk(chatcrs, "some westerns please", "is the first one PG")
+    assert text.startswith("My catalog records no age ratings") and "\n1." not in text
+
+
+def test_a_statement_opening_with_did_not_is_no_question():
+    assert with_question_marks("Did not like Heat but will see Ronin") == "Did not like Heat but will see Ronin"
