@@ -621,7 +621,10 @@ class DialoguePolicy:
              ) -> tuple[str, Optional[str], list, list]:
         """(act, aspect of a question, the items it is about, items an acceptance turns down beside the
         one it takes: "I don't like Rocky, but I'll watch The Shawshank Redemption")."""
-        if is_closing(text) and not self._liked_named(text, shown):
+        closing = is_closing(text)
+        # read once, and only when a closing or a taking needs it: both ask whether a liked title was named
+        liked_named = self._liked_named(text, shown) if closing or takes_it(text) else []
+        if closing and not liked_named:
             # "I'll go with the second one, thanks!": the choice it names is taken ("good one! One of my favs
             # is License to Drive" names a liking, to steer the next list, not a choice)
             chosen = self._linked(text, shown) or self._pointed(text, shown, listed) or (
@@ -719,7 +722,7 @@ class DialoguePolicy:
             return "reject", None, turned_down, []
         if "SEE" in intents or (shown and SEEN_CUE.search(text)):  # "he's watched that one to death"
             return "seen", None, linked or self._pointed(text, shown, listed) or list(shown), []
-        if takes_it(text) and not self._liked_named(text, shown):
+        if takes_it(text) and not liked_named:
             # "sounds good, I'll watch the second one": the one it points at ("I'll give it a watch. I also
             # liked Free Fire" names a liking to steer the next list)
             return "accept", None, linked or self._pointed(text, shown, listed)[:1] or list(shown[:1]), down

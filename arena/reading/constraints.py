@@ -167,7 +167,6 @@ _OTHER_PERSON = re.compile(
 )
 
 
-
 # A season's greeting ("merry christmas", "happy holidays") greets; it asks for no film about the season.
 SEASON_GREETING = re.compile(r"\b(merry (christmas|xmas)|happy (holidays|new year|thanksgiving|easter|"
                              r"halloween|hanukkah|valentine'?s( day)?)|season'?s greetings)\b", re.IGNORECASE)
