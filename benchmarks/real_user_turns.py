@@ -20,8 +20,10 @@ after v4 by the same rule (`--set v5` there), its gold also written before any s
 --halves tune` runs the tenth (`real_user_turns_v6.json`, one half, "tune"), ReDial seekers drawn after v5
 by that rule (`--set v6` there) as a development set to tune on, its gold written before any system ran;
 `--set v7 --halves fresh` runs the eleventh (`real_user_turns_v7.json`, one half, "fresh"), ReDial seekers
-drawn after v6 by that rule (`--set v7` there), unseen, its gold written before any system ran.
-The conversations (`benchmarks/conversations/real_user_turns_v1.json` to v7, issue 47)
+drawn after v6 by that rule (`--set v7` there), unseen, its gold written before any system ran;
+`--set v8 --halves fresh` runs the twelfth (`real_user_turns_v8.json`, one half, "fresh"), ReDial seekers
+drawn after v7 by that rule (`--set v8` there), unseen too, its gold written before any system ran.
+The conversations (`benchmarks/conversations/real_user_turns_v1.json` to v8, issue 47)
 are real people's messages to CRSs: the CRS Arena study's dialogues and ReDial seekers, named by source
 and read from ../shared at run time. The gold says what a person reads in each message; the strict
 checks are in `benchmarks/real_turn_checks.py`. Figures are given by turn depth: the 1st, 2nd and 3rd-or-later
@@ -50,10 +52,11 @@ from user_message_checks import Turn, apply_gold, catalog_names, new_items  # no
 # v1 has a tune and a held-out half; v2 to v5 are one fresh half each (v2 measured once, v3 kept unseen
 # for the final measurement, v4 drawn after v3 and v5 after v4, each with its gold written before any
 # system ran); v6, drawn after v5, is one tune half: a development set, its gold also written first; v7,
-# drawn after v6, is one fresh half again, unseen, its gold written before any system ran.
+# drawn after v6, is one fresh half again, unseen, its gold written before any system ran; v8, drawn after
+# v7, is another such fresh half.
 CONVERSATION_SETS = {
     name: ROOT / "benchmarks" / "conversations" / f"real_user_turns_{name}.json"
-    for name in ("v1", "v2", "v3", "v4", "v5", "v6", "v7")}
+    for name in ("v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8")}
 CONVERSATIONS = CONVERSATION_SETS["v1"]
 RESULTS = ROOT / "benchmarks" / "results"
 SYSTEMS = {"chatcrs_redial": "redial", "chatcrs_opendialkg": "opendialkg", "crb_crs_redial": "redial"}

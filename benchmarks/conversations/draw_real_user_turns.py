@@ -13,6 +13,7 @@ it is passed in by id). A CRS Arena group that runs out before its number is tak
 to the seekers (the last group). v6 asks for seekers only (0, 0 and 40): the CRS Arena groups are still
 shuffled, in their turn, so that the seekers' order is the rule's, but none of their dialogues is taken.
 v7, an unseen (fresh) set drawn after v6, asks the same.
+v8, a second unseen (fresh) set drawn after v7, asks the same again.
 
     PYTHONPATH=$PWD python benchmarks/conversations/draw_real_user_turns.py --set v5 --show 30
 
@@ -52,7 +53,10 @@ V6 = {"seed": 4706, "earlier": ("v1", "v2", "v3", "v4", "v5"),
 # v7: an unseen (fresh) measurement set drawn after v6, of ReDial seekers only, like v6.
 V7 = {"seed": 4707, "earlier": ("v1", "v2", "v3", "v4", "v5", "v6"),
       "wanted": {"redial": 0, "opendialkg": 0, "seeker": 40}, "probes": ("redial_closings_v1",)}
-DRAWS = {"v4": V4, "v5": V5, "v6": V6, "v7": V7}
+# v8: a second unseen (fresh) measurement set drawn after v7, of ReDial seekers only, like v7.
+V8 = {"seed": 4708, "earlier": ("v1", "v2", "v3", "v4", "v5", "v6", "v7"),
+      "wanted": {"redial": 0, "opendialkg": 0, "seeker": 40}, "probes": ("redial_closings_v1",)}
+DRAWS = {"v4": V4, "v5": V5, "v6": V6, "v7": V7, "v8": V8}
 
 
 @dataclass

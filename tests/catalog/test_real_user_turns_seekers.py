@@ -1,11 +1,13 @@
 """The sets of ReDial seekers' conversations drawn after the CRS Arena study's users ran out
-(benchmarks/conversations/real_user_turns_v6.json and _v7.json), each with its gold written before any
-system ran on it: v6, the tenth set, drawn after v5 as a development set to be tuned on (every split
-'tune'); v7, the eleventh, drawn after v6 as an unseen measurement set (every split 'fresh'). For each:
+(benchmarks/conversations/real_user_turns_v6.json, _v7.json and _v8.json), each with its gold written
+before any system ran on it: v6, the tenth set, drawn after v5 as a development set to be tuned on (every
+split 'tune'); v7, the eleventh, drawn after v6 as an unseen measurement set (every split 'fresh'); v8, the
+twelfth, drawn after v7 as another unseen measurement set (every split 'fresh'). For each:
 none of its dialogues is one of an earlier set's or one the closings probe (redial_closings_v1.json)
 replays; it is of the size asked; and its draw is redone from the rule and the passed-over ids its origin
 writes out. The checks every fresh set must pass (no text kept, the gold's keys, each turn a seeker's
-message, titles in the catalog, a missing half refused) run over both too, in test_real_user_turns_v3.py."""
+message, titles in the catalog, a missing half refused) run over all three too, in
+test_real_user_turns_v3.py."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ SETS = ROOT / "benchmarks" / "conversations"
 CLOSINGS = json.loads((SETS / "redial_closings_v1.json").read_text(encoding="utf-8"))
 HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 # name -> (version, the one split, seed)
-SEEKER_SETS = {"v6": (6, "tune", 4706), "v7": (7, "fresh", 4707)}
+SEEKER_SETS = {"v6": (6, "tune", 4706), "v7": (7, "fresh", 4707), "v8": (8, "fresh", 4708)}
 needs_texts = pytest.mark.skipif(not HAVE_TEXTS, reason="needs the source dialogues in ../shared/data")
 
 
@@ -80,7 +82,8 @@ def test_the_draw_text_says_the_rule_the_script_follows(name):
     assert f"real_user_turns_v{version - 1}.json" in text and f"--set {name}" in text
     # The earlier draws are untouched by the later ones.
     assert all(draw.DRAWS[n] is r
-               for n, r in (("v4", draw.V4), ("v5", draw.V5), ("v6", draw.V6), ("v7", draw.V7)))
+               for n, r in (("v4", draw.V4), ("v5", draw.V5), ("v6", draw.V6), ("v7", draw.V7),
+                            ("v8", draw.V8)))
     assert draw.V5["seed"] == 4705 and draw.V5["wanted"] == {"redial": 10, "opendialkg": 9, "seeker": 26}
     assert draw.V6["seed"] == 4706 and draw.V6["earlier"] == ("v1", "v2", "v3", "v4", "v5")
 
@@ -92,6 +95,16 @@ def test_a_seeker_v6_passed_over_may_be_drawn_again_by_v7_but_is_not_taken():
     v7_passed = {d for d, _why in draw._passed_in(load("v7")["origin"]["draw"])}
     assert "19846" in v6_passed & v7_passed
     assert not v6_passed & draw.set_dialogues(load("v7"))
+
+
+def test_a_seeker_v6_passed_over_and_v7_did_not_meet_is_passed_over_again_by_v8():
+    # v8's walk meets 16593, which v6 passed over and v7's walk never reached; the judgement stands there
+    # too, and neither v6's nor v7's passed-over seekers is among v8's dialogues.
+    v6_passed = {d for d, _why in draw._passed_in(load("v6")["origin"]["draw"])}
+    v7_passed = {d for d, _why in draw._passed_in(load("v7")["origin"]["draw"])}
+    v8_passed = {d for d, _why in draw._passed_in(load("v8")["origin"]["draw"])}
+    assert v8_passed == {"16593"} and "16593" in v6_passed - v7_passed
+    assert not (v6_passed | v7_passed) & draw.set_dialogues(load("v8"))
 
 
 @needs_texts

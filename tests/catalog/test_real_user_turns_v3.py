@@ -3,7 +3,7 @@ unseen for the final measurement of issue 47. It names its user turns by source 
 words, every turn it names is a user's (or ReDial seeker's) message in ../shared, its gold uses only keys
 the checker reads, none of its dialogues or of the study's users is one of v1's or v2's, and its draw can
 be redone from the rule and the passed-over ids that its origin writes out. The checks every fresh set must
-pass run here over v2, v3, v4, v5 and v7 (FRESH_SETS), and over v6, a tune set held to the same checks."""
+pass run here over v2, v3, v4, v5, v7 and v8 (FRESH_SETS), and over v6, a tune set held to the same checks."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ V4 = json.loads((SETS / "real_user_turns_v4.json").read_text(encoding="utf-8"))
 V5 = json.loads((SETS / "real_user_turns_v5.json").read_text(encoding="utf-8"))
 V6 = json.loads((SETS / "real_user_turns_v6.json").read_text(encoding="utf-8"))
 V7 = json.loads((SETS / "real_user_turns_v7.json").read_text(encoding="utf-8"))
+V8 = json.loads((SETS / "real_user_turns_v8.json").read_text(encoding="utf-8"))
 HAVE_TEXTS = all(path.is_file() for path in checks.SOURCES.values())
 ACTS = {"request", "refine", "question", "close", "chat", "other"}
 EXPECTS = {"list", "answer", "close", "chat"}
@@ -38,7 +39,7 @@ GROUPS = {"redial": 21, "opendialkg": 13, "seeker": 11}  # the draw's groups, in
 
 
 # what every fresh set must pass runs over each
-FRESH_SETS = {"v2": V2, "v3": V3, "v4": V4, "v5": V5, "v7": V7}
+FRESH_SETS = {"v2": V2, "v3": V3, "v4": V4, "v5": V5, "v7": V7, "v8": V8}
 # v6 is a development set (one half, "tune"), but its gold was written as a fresh set's is and is held to
 # the same checks; only the half it has differs.
 SHARED_CHECKED = {**FRESH_SETS, "v6": V6}
