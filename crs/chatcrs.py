@@ -43,8 +43,10 @@ from arena.conversation.simulator_interface import IntentReader
 from arena.reading.acts import asks_only_for_others
 from arena.reading.allowed import AllowedItems
 from arena.reading.constraints import Constraints, genre_mentions, subject_given_up
+from arena.reading.references import wants_the_series
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import NAMED_IN_TEXT, GroundedReplies, read_prompt
+from crs.liked_models import model_titles, models_first
 from crs.item_answers import answer, correction_note, farewell, greeting, list_opening, system_intro, taken
 from crs.llm_led import LLMLedReplies, read_history
 from crs.recommender import Recommender, load_recommender
@@ -178,7 +180,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
             if kept or not shown:
                 return enforce_shown_titles(text, kept, self.catalog, fallback), kept
         shown = candidates[:TOP_K_SHOWN]
-        plain = move.act == "request" and not move.constraints.any
+        # Nothing said of what is wanted: no constraint and no title spoken well of ("I adored Home Alone").
+        plain = move.act == "request" and not move.constraints.any and not model_titles(
+            move.state, self.catalog, move.text)[1]
         opening = None if plain else list_opening(move.act, move.constraints, turn,
                                                   turned_down=_turned_down_now(move))
         if note and opening and move.act in ("reject", "seen", "shrug") and ". " in opening:
@@ -221,7 +225,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
             ranked = self.recommender.recommend(context, TOP_K_KEPT, exclude=exclude,
                                                 allowed=self._allowed(looser))
             move.relaxed_to = move.constraints = looser
-        return [r.item for r in ranked]
+        # Titles held up as the model lead the list by their kind, not by their title's words.
+        models, held = model_titles(move.state, self.catalog, move.text)
+        return models_first([r.item for r in ranked], models, held, lookalikes_allowed=wants_the_series(move.text))
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:
         return item.item_id not in move.left_out and move.constraints.allows(item)

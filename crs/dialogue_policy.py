@@ -71,7 +71,7 @@ from arena.reading.acts import (
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
-    likens_referred, starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after, with_question_marks,
+    likens_referred, likens_two, starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after, with_question_marks,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
@@ -867,6 +867,10 @@ class DialoguePolicy:
                  ) -> list[CatalogItem]:
         """[the item referred to, the title it is likened to] for "Do you think it is kind of like Trolls?",
         "Is the second one like Akira?"; [] when the message is no such question or names no title."""
+        spans = sorted(self._link_spans(text), key=lambda span: span[1])
+        for (first, _, end), (second, start, _) in zip(spans, spans[1:]):
+            if first != second and likens_two(text, text[end:start]):  # "Is <A> similar to <B>?"
+                return [first, second]
         match = likens_referred(text)
         if match is None or not shown:
             return []

@@ -39,7 +39,7 @@ MAX_HEAD_TITLES = 8  # a first word opening more titles than this names no one s
 LEAD_STARS = 3  # the stars a sequel keeps: the first few credited
 
 
-def _title_stems(item: CatalogItem) -> set[str]:
+def title_stems(item: CatalogItem) -> set[str]:
     """The first five letters of each word of four letters or more of the title, function words aside."""
     return {w[:5] for w in normalize(item.title).split() if len(w) >= 4 and w not in FUNCTION_WORDS}
 
@@ -78,7 +78,7 @@ class Franchises:
         self._by_head: dict[str, list[CatalogItem]] = defaultdict(list)
         self._by_stem: dict[str, list[CatalogItem]] = defaultdict(list)
         for item in catalog:
-            for word in _title_stems(item):
+            for word in title_stems(item):
                 self._by_stem[word].append(item)
             key = franchise_key(item, self._short)
             if key:
@@ -158,7 +158,7 @@ class Franchises:
             for other in self._by_head[head]:
                 out.setdefault(other.item_id, other)
         leads = _leads(item)
-        for word in _title_stems(item) if leads else ():  # "Finding Dory": a title word and the same leads
+        for word in title_stems(item) if leads else ():  # "Finding Dory": a title word and the same leads
             for other in self._by_stem[word]:
                 if _leads(other) & leads:
                     out.setdefault(other.item_id, other)

@@ -120,6 +120,13 @@ ASPECTS = (
             r"\b(kids?|child(ren)?|little ones|family|\d{1,2}[ -]?(year|yr)s?[ -]?old|son|daughter|"
             r"for (her|him|them)|(that|this|his|her|their) age)|"
             r"\b(would|will|could) (she|he|they|the kids) (like|enjoy|handle|cope with)\b|"
+            # "would my son enjoy Coco?", "do you think kids would like it?" (not "what would kids like?")
+            r"\b(would|will|could) (my |our |the |young |little )?(kids?|children|child|son|daughter|nephew|"
+            r"niece|grandkids|toddler) (like|enjoy|handle|cope with|be ok with)\s+(it|this|that|these|those|"
+            r"them|the\b|(?-i:[A-Z0-9]))|"
+            r"\b(kids?|children|child|son|daughter|nephew|niece|grandkids|toddler) (would|will|could|might) "
+            r"(like|enjoy|handle|cope with|be ok with)\s+(it|this|that|these|those|them|the\b|"
+            r"(?-i:[A-Z0-9]))|"
             # "Is it PG?", "can we rate it as a family movie?": the audience rating, read from the genres
             r"\b(is|was) (it|that|this|the (first|second|third|last))( one)? (rated )?"
             r"(pg(-?13)?|g|r|nc-?17)\b|"
@@ -339,8 +346,11 @@ def is_closing(text: str) -> bool:
 _ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(thanks?( you)?,? )?(bye+( ?bye)?|goodbye|"
                                 r"good night|"
                                 r"see (you|ya)( later)?|take care|cya|"
-                                r"have a (nice|good|great|lovely|wonderful) "
-                                r"(evening|night|day|weekend|one))\W*$", re.IGNORECASE)
+                                r"have an? (\w+ ){0,2}(evening|night|day|weekend|one))\W*$|"
+                                # "... hope you have a gret day", "I hope your day goes well": a well-wish
+                                r"\bhope (you (have|are having|'re having|enjoy)|your) (an? |the )?"
+                                r"(\w+ ){0,2}(evening|night|day|weekend|holidays?|one)( goes well)?\W*$",
+                                re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
@@ -487,6 +497,20 @@ _LIKENS_REFERRED = re.compile(
     re.IGNORECASE)
 
 
+# The words between two titles of "Is The Fourth Kind similar to The Sixth Sense?" ("(2009)" may stand first).
+_LIKENED_BETWEEN = re.compile(r"^\s*(\(\d{4}\)\s*)?(is |was |are )?(really |at all )?"
+                              r"(anything |kind of |sort of |a bit |much |at all )?"
+                              r"(like|similar to|as good as|the same as)\s*$", re.IGNORECASE)
+_LIKENS_OPENING = re.compile(r"^\W*((hmm+|so|and|ok(ay)?|well),?\s+)?(is|was|would you say|do you think)\b",
+                             re.IGNORECASE)
+
+
+def likens_two(text: str, between: str) -> bool:
+    """Whether a question sets one title it names beside another: "Is <A> similar to <B>?" (`between`:
+    the words between the two)."""
+    return "?" in text and bool(_LIKENS_OPENING.match(text)) and bool(_LIKENED_BETWEEN.match(between))
+
+
 def likens_referred(text: str) -> Optional[re.Match]:
     """The span of a question that likens the item referred to to a title named after it, or None."""
     return _LIKENS_REFERRED.search(text) if "?" in text else None
@@ -523,7 +547,10 @@ def starts_with_wh(text: str) -> bool:
 _ASKS_FOR_ITEMS = re.compile(
     r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
     r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)|"
-    r"[,;:.!?]\s+(anything|something)\b(?! about)",
+    r"[,;:.!?]\s+(anything|something)\b(?! about)|"
+    # "What should we put on next?": what to watch is asked, not a fact of the title named before it.
+    r"\bwhat (should|shall|can|could|do you think) (i|we|my \w+) (watch|see|put on|try|stream|rent)\b|"
+    r"\bwhat to (watch|see|put on)\b",
     re.IGNORECASE,
 )
 

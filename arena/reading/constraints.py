@@ -120,7 +120,12 @@ _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?|new (\w+ )?(m
                     r"new (action|comedy|horror|drama|thriller|romance|romantic|sci-?fi|animated|family|"
                     r"crime|war|western|fantasy|superhero|mystery|musical|documentary|adventure) "
                     r"(movie|film|one|flick)|"
-                    r"new (comedies|dramas|thrillers|westerns|documentaries|musicals|romances))\b",
+                    r"new (comedies|dramas|thrillers|westerns|documentaries|musicals|romances)|"
+                    # "what is in the theater now?", "something out now": this year's films
+                    r"(in|at) (the )?(theat(er|re)|cinema|movie)s? (right )?now|"
+                    r"(out|showing|playing) (right )?now|"
+                    r"(in|at) (the )?(theat(er|re)s|cinemas) (at the moment|currently|these days)|"
+                    r"currently (in|at) (the )?(theat(er|re)|cinema)s?)\b",
                     re.IGNORECASE)
 _OLDER = re.compile(r"\b(older|old ones?|something old)\b", re.IGNORECASE)
 # "These are quite old movies", "they're all so dated": the shown titles are too old, so newer ones are asked.

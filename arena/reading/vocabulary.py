@@ -38,6 +38,9 @@ GENRE_WORDS = {
     "drama": "drama",
     "dramas": "drama",
     "dramatic": "drama",
+    "sad": "drama",  # "any sad movies?": a tearjerker is a drama
+    "tearjerker": "drama",
+    "tearjerkers": "drama",
     "documentary": "documentary",
     "documentaries": "documentary",
     "musical": "musical",
@@ -79,7 +82,8 @@ GENRE_WORDS = {
 }
 # A genre said as an adjective with no noun after it ("Romantic?", "something funnier") qualifies the
 # request in force, so it adds its genre; a noun ("a romance", "comedies") asks for that genre instead.
-GENRE_ADJECTIVES = frozenset({"romantic", "funny", "funnier", "scary", "dramatic", "adventurous", "animated",
+GENRE_ADJECTIVES = frozenset({"romantic", "funny", "funnier", "scary", "dramatic", "sad", "adventurous",
+                              "animated",
                               "historical"})
 # Where a film comes from, said as a nationality or region ("a British comedy", "asian cinema"), and the
 # words of a catalog record (languages, genres, plot) that bear it out. English is no sign of Britain.

@@ -1,0 +1,74 @@
+"""Readings met on real seekers' turns, tested in wording written for these tests: a well-wish at the end
+signs off; "what should we watch next?" asks for titles, not about the title named before it; "Is <A>
+similar to <B>?" compares the two; "would my son enjoy <title>?" asks whether it suits him; "in the
+theatres now" asks for recent films; "sad" films are dramas; a request that speaks well of a title is no
+plain request (no "tell me a title you loved")."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.reading.acts import is_closing, likens_two, question_aspect
+from arena.reading.constraints import Constraints, update
+from tests.catalog.test_chatcrs_policy import talk
+from tests.catalog.test_ranker_reads_what_is_left import chatcrs  # noqa: F401
+
+
+@pytest.mark.parametrize("text", [
+    "Perfect, that settles it. Hope you have a lovely evening",
+    "Cheers for all of this, I hope your weekend goes well!",
+    "ok great thank you. have a fab day",
+])
+def test_a_well_wish_at_the_end_signs_off(text):
+    assert is_closing(text)
+
+
+@pytest.mark.parametrize("text", [
+    "I hope you have something funnier than that?",
+    "hope you have a thriller for my Friday night",
+])
+def test_a_hope_that_asks_is_no_sign_off(text):
+    assert not is_closing(text)
+
+
+def test_what_to_watch_next_asks_for_titles(chatcrs):
+    _, text, shown = talk(chatcrs, "We just watched The Incredibles (2004) and loved it. What should we see next?")
+    assert len(shown) >= 3 and not any(i.title == "The Incredibles" for i in shown), text
+    assert "title you loved" not in text
+
+
+def test_two_titles_likened_in_a_question():
+    assert likens_two("Is Alien (1979) anything like Aliens (1986)?", " anything like ")
+    assert likens_two("would you say Heat is similar to Ronin?", " is similar to ")
+    assert not likens_two("I liked Alien and also Aliens, any more?", " and also ")
+    assert not likens_two("Heat is similar to Ronin.", " is similar to ")  # no question
+
+
+def test_is_a_similar_to_b_answers_with_the_two(chatcrs):
+    _, text, shown = talk(chatcrs, "Some sci-fi please", "Is Alien (1979) similar to Blade Runner (1982)?")
+    assert [i.title for i in shown] == ["Alien", "Blade Runner"], text
+    assert "Here are" not in text
+
+
+@pytest.mark.parametrize(("text", "aspect"), [
+    ("would my daughter enjoy Frozen (2013)?", "suitability"),
+    ("Do you reckon children would cope with that?", "suitability"),
+    ("what films would little kids like?", None),
+])
+def test_whether_a_child_would_enjoy_it(text, aspect):
+    assert question_aspect(text) == aspect
+
+
+@pytest.mark.parametrize("text", [
+    "anything good in the cinema right now?",
+    "what's showing now",
+    "something currently in theaters",
+])
+def test_what_is_on_now_asks_for_recent_films(text):
+    years = update(Constraints(), text, complaint=False).years
+    assert years is not None and years[0] >= 2010 and years[1] >= 2019
+
+
+def test_sad_films_are_dramas():
+    assert "drama" in update(Constraints(), "got any sad films for a rainy night?", complaint=False).genres
+    assert "drama" in update(Constraints(), "a real tearjerker please", complaint=False).genres
