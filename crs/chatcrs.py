@@ -42,7 +42,7 @@ from arena.conversation.crs_interface import TOP_K_KEPT, TOP_K_SHOWN, Conversati
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.acts import asks_only_for_others
 from arena.reading.allowed import AllowedItems
-from arena.reading.constraints import Constraints, genre_mentions, subject_given_up
+from arena.reading.constraints import Constraints, era_phrase, genre_mentions, subject_given_up
 from arena.reading.references import wants_the_series
 from crs.dialogue_policy import DialoguePolicy, StatefulTurns, StateLedger, UserMove
 from crs.grounded import NAMED_IN_TEXT, GroundedReplies, read_prompt
@@ -216,8 +216,9 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
         # last message says what is wanted now), then the subject, then the genres and people; what was
         # ruled out still stays out. The move keeps the rules its items keep to (the list's opening says
         # them, the stored state names what was given up).
-        for looser in (*older_wants_given_up(move), move.constraints.without_subjects(),
-                       move.constraints.without_subjects().one_genre_enough(), move.constraints.loosened()):
+        base = move.constraints.without_subjects().one_genre_enough()
+        for looser in (*older_wants_given_up(move), move.constraints.without_subjects(), base,
+                       *([base.without_era()] if base.people and base.years else []), move.constraints.loosened()):
             if ranked:
                 break
             if looser == move.constraints:
@@ -301,6 +302,9 @@ def shortfall_note(asked: Constraints, relaxed: Optional[Constraints], found: in
         wants += [(subject_given_up(s), Constraints(subjects=frozenset({s})))
                   for s in sorted(asked.subjects - relaxed.subjects)]
         dropped = [name for name, want in wants if not shown or not all(want.allows(i) for i in shown)]
+        if asked.years and relaxed.years is None and (not shown or not all(
+                Constraints(years=asked.years).allows(i) for i in shown)):
+            dropped.append(f"being {era_phrase(asked.years)}")  # "these give up being from 2016 on"
         if dropped:
             what = ", ".join(dropped[:-1]) + (" and " if len(dropped) > 1 else "") + dropped[-1]
             return f"Nothing in the catalog keeps to all of that, so these give up {what}."

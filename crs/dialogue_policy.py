@@ -61,7 +61,7 @@ from arena.reading.constraints import (
     Constraints, asks_latest, audience, carried_spans, clauses, genre_mentions, in_request_clause, latest_years,
     request_part, update,
 )
-from arena.reading.subjects import plain_subjects, stem, subject_frequency, subjects_asked, word_counts
+from arena.reading.subjects import RELATED, plain_subjects, stem, subject_frequency, subjects_asked, word_counts
 from arena.reading.surnames import SurnameIndex, earlier_mentions
 from arena.reading.vocabulary import GENRE_WORD, GENRE_WORDS, says_what_is_wanted
 from arena.reading.acts import (
@@ -71,7 +71,7 @@ from arena.reading.acts import (
     is_approval, is_chatter, is_closing, is_correction, is_question_form, is_shrug, is_small_talk,
     is_yes_no_question, open_question,
     part_at, part_takes, pointed_index, praises_only, points_back, question_aspect, question_sentence, rule_intents,
-    likens_referred, likens_two, starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after, with_question_marks,
+    likens_referred, likens_two, signs_off_at_end, starts_with_wh, takes_it, turns_down_the_list, unfamiliar_after, with_question_marks,
 )
 from arena.reading.references import (
     asks_for_more, asks_for_more_after_taking, asks_for_similar, likens_to_next, title_phrase, wants_the_series,
@@ -130,7 +130,7 @@ _OFF_TASK = re.compile(r"\b(write|poem|joke|song|story for me|weather|news|capit
 _ELLIPSIS = re.compile(r"^\W*(and|what about|how about|same for|and for|ok(ay)?,? and)?\s*(the )?"
                        r"(first|second|third|fourth|fifth|last|1st|2nd|3rd|4th|5th|other)( one)?\W*$", re.IGNORECASE)
 # A liking said of the titles after it in the clause: the user knows them, so they are no picks.
-_LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(really\s+|also\s+|just\s+)?"
+_LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(did\s+|do\s+|really\s+|also\s+|just\s+|totally\s+)*"
                            r"(liked?|loved?|enjoy(ed)?|adored?)\b|"
                            r"\b(favou?rites?|faves?|favs?)( (movie|film|one)s?)?\s+(is|was|are|were|include)\b",
                            re.IGNORECASE)  # "My daughter's favorite is Monsters, Inc.": known already
@@ -143,6 +143,9 @@ _NEW_ITEM_ASKED = re.compile(
     r"something|anything)"
     r"\s+(that|which|where|with|starring|by|directed|written|from)\b", re.IGNORECASE)
 _GENRE_SPELLINGS = sorted(w for w in GENRE_WORDS if " " not in w and len(w) >= 5)
+# The one-word subjects of the related-words table ("superheroes", "zombies"), for "superheros", "zombeis".
+_SUBJECT_SPELLINGS = sorted({w for key, words in RELATED.items() for w in (key, *words)
+                             if " " not in w and len(w) >= 6} - set(_GENRE_SPELLINGS))
 _CHILD_WORDS = re.compile(r"\b(kids?|child(ren)?|little ones?|son|daughter|family|\d{1,2}[ -]?(year|yr)s?[ -]?olds?)\b",
                          re.IGNORECASE)
 CLARIFY = ("I may have misread that: I can suggest movies and tell you about them. "
@@ -539,7 +542,8 @@ class DialoguePolicy:
         cannot tell, its span in `unread` (no ranker reads it as words, so no lookalike title comes of it),
         and one the records name often enough kept as a constraint until the user asks about something
         else (a subject, a place or a person)."""
-        taken = [(start, end) for _, start, end in self._link_people(without_possessives(text))] + unread
+        plain = without_possessives(text)
+        taken = [(start, end) for _, start, end in self._link_people(plain) + self.surnames.misspelt(plain)] + unread
         makers = set()
         named = False
         for name, start in maker_names(bare, self._word_counts):
@@ -580,6 +584,8 @@ class DialoguePolicy:
             if word[0].isupper() and _SENTENCE_START.search(text[:match.start()]) is None:
                 return word  # a capital within a sentence is a name ("Jim Carey"), not a misspelt genre
             close = difflib.get_close_matches(low, _GENRE_SPELLINGS, n=1, cutoff=0.8)
+            if not close and low not in self._title_words:
+                close = difflib.get_close_matches(low, _SUBJECT_SPELLINGS, n=1, cutoff=0.9)
             if not close and question and low not in self._title_words:  # "rings" of a title stays
                 close = difflib.get_close_matches(low, FIELD_WORDS, n=1, cutoff=0.85)
             return close[0] if close else word
@@ -627,7 +633,10 @@ class DialoguePolicy:
         if closing and not liked_named:
             # "I'll go with the second one, thanks!": the choice it names is taken ("good one! One of my favs
             # is License to Drive" names a liking, to steer the next list, not a choice)
-            chosen = self._linked(text, shown) or self._pointed(text, shown, listed) or (
+            # A title spoken well of in a goodbye ("I love Avatar! Thanks for helping!") is known, not chosen.
+            known = set(self._spoken_well_of(text, shown))
+            chosen = [i for i in self._linked(text, shown) if i not in known] or self._pointed(
+                text, shown, listed) or (
                 list(shown[:1]) if is_approval(text) or takes_it(text) else [])  # "Perfect!", "I'll watch it"
             return ("accept", None, chosen[:1], []) if chosen else ("end", None, [], [])
         if is_small_talk(text):
@@ -858,8 +867,12 @@ class DialoguePolicy:
     def _liked_named(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
         """Titles the message says the user likes ("One of my favs is X", "I loved X"), unless it says
         goodbye: known already, they are no choice."""
-        if FAREWELL.search(text):
+        if FAREWELL.search(text) or signs_off_at_end(text):
             return []
+        return self._spoken_well_of(text, shown)
+
+    def _spoken_well_of(self, text: str, shown: Sequence[CatalogItem]) -> list[CatalogItem]:
+        """Titles the message says the user likes: "I love Avatar", "my favorite is Up"."""
         return [item for item, start in self._linked_spans(text, shown)
                 if _LIKED_BEFORE.search(text[clause_bounds(text, start)[0]:start])]
 
@@ -909,7 +922,9 @@ class DialoguePolicy:
         full = self._link_people(text)
         taken = [(start, end) for _, start, end in full]
         again = earlier_mentions(text, earlier, taken)
-        alone = self.surnames.mentions(text, taken + [(start, end) for _, start, end in again]) + again
+        taken += [(start, end) for _, start, end in again]
+        alone = self.surnames.mentions(text, taken) + again
+        alone += self.surnames.misspelt(text, taken + [(start, end) for _, start, end in alone])
         return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
 
     def _decided_apart(self, text: str, shown: Sequence[CatalogItem]) -> tuple[list, list]:

@@ -337,7 +337,7 @@ def is_closing(text: str) -> bool:
     performs a closing act and asks for nothing new. "thanks, any more like that?" asks for more."""
     if FAREWELL.search(text) and not _real_questions(text) and not _WISH.search(text):
         return True
-    if _ENDS_WITH_GOODBYE.search(text):  # "Do you only like SciFi? ... Thanks for your help! Bye"
+    if signs_off_at_end(text):  # "Do you only like SciFi? ... Thanks for your help! Bye"
         return True
     return (closes(text) and not asks_for_anything(text)) or signs_off_after_comments(text)
 
@@ -351,6 +351,21 @@ _ENDS_WITH_GOODBYE = re.compile(r"[.!?,]\s*(ok(ay)?,? )?(thanks?( you)?,? )?(bye
                                 r"\bhope (you (have|are having|'re having|enjoy)|your) (an? |the )?"
                                 r"(\w+ ){0,2}(evening|night|day|weekend|holidays?|one)( goes well)?\W*$",
                                 re.IGNORECASE)
+
+
+def signs_off_at_end(text: str) -> bool:
+    """Whether the message's last words take leave: a goodbye or a well-wish, or thanks for the help after
+    remarks or a passing question ("I'll check those out. He's in a few, isn't he? Thanks for your help!")
+    when nothing in it asks for more."""
+    return bool(_ENDS_WITH_GOODBYE.search(text)) or (
+        bool(_ENDS_WITH_THANKS_FOR_HELP.search(text)) and not _ASKS_ON_PLAINLY.search(text))
+
+
+# Thanks for the help as the last words, after remarks or a passing question: the user is done, unless the
+# message also asks for more ("any others? thanks for the help").
+_ENDS_WITH_THANKS_FOR_HELP = re.compile(
+    r"[.!?,]\s*(ok(ay)?,? )?(thanks?|thank you)( so much| very much| a lot)? for (all )?"
+    r"(your |the |all the )?(help(ing)?|assistance|suggestions|recommendations|ideas|advice)\W*$", re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
@@ -545,7 +560,8 @@ def starts_with_wh(text: str) -> bool:
 
 # "Any mystery books written before 2000?" asks for items, whatever word of an aspect it holds.
 _ASKS_FOR_ITEMS = re.compile(
-    r"\b(recommend|suggest|similar|other|another|more|else|any \w+ (by|with|like))\b|"
+    r"\b(recommend|suggest|suggestions|recommendations|ideas|similar|other|another|more|else|"
+    r"any \w+ (by|with|like))\b|"
     r"^\W*(any|anything|something|got any|do you have any)\b(?! idea)|"
     r"[,;:.!?]\s+(anything|something)\b(?! about)|"
     # "What should we put on next?": what to watch is asked, not a fact of the title named before it.

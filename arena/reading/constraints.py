@@ -251,6 +251,11 @@ class Constraints:
         return replace(self, genres=frozenset(), people=frozenset(), any_genre=False, subjects=frozenset(),
                        origins=frozenset(), makers=frozenset())
 
+    def without_era(self) -> "Constraints":
+        """The same at any date: what to give up before a person asked for ("the latest Shia LaBeouf
+        movie" when the catalog has none of his from recent years: his films, newest first, not others')."""
+        return replace(self, years=None)
+
     def one_genre_enough(self) -> "Constraints":
         """The same with any one of the genres asked for enough: what to give up before the genres."""
         return replace(self, any_genre=len(self.genres) > 1)
@@ -285,7 +290,7 @@ class Constraints:
         if self.for_children:
             parts.append("suitable for children")
         if self.years is not None:
-            parts.append(_era_phrase(self.years))
+            parts.append(era_phrase(self.years))
         left_out = sorted(self.unwanted_genres) + sorted(self.unwanted_people)
         left_out += [word for word in ("gore", "violence") if word in self.unwanted_intensity]
         if left_out:
@@ -294,7 +299,7 @@ class Constraints:
         return ", ".join(parts)
 
 
-def _era_phrase(years: tuple[int, int]) -> str:
+def era_phrase(years: tuple[int, int]) -> str:
     """"from the 1990s", "from 2016 on", "from before 1980", "from 1995 to 2004"."""
     low, high = years
     if high - low == 9 and low % 10 == 0:

@@ -11,14 +11,15 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-_LIKE_BEFORE = re.compile(r"\b(like|similar to|as|in the vein of|along the lines of)\s+$", re.I)
-_SIMILAR = re.compile(r"\b(similar|same (kind|sort|vein|style)|along (those|the same) lines|in that vein|"
-                      r"like (that|it|this|those))\b", re.I)
+# "simmilar", "similiar": the word as people type it
+_LIKE_BEFORE = re.compile(r"\b(like|simm?ill?i?ar to|as|in the vein of|along the lines of)\s+$", re.I)
+_SIMILAR = re.compile(r"\b(simm?ill?i?ar|same (kind|sort|vein|style)|along (those|the same) lines|"
+                      r"in that vein|like (that|it|this|those))\b", re.I)
 # A title the user has watched and asks for more like: "I just rewatched Jurassic Park. Got anything along
 # those lines?", "I loved Spirited Away".
 _WATCHED_BEFORE = re.compile(r"\b(loved|liked|enjoyed|watched|rewatched|saw|seen|finished|read)\s+$", re.I)
-_ASKS_MORE = re.compile(r"\b(any|anything|something|similar|recommend|suggest|another|more|others?|ideas?|"
-                        r"along|like (that|it|this))\b", re.I)
+_ASKS_MORE = re.compile(r"\b(any|anything|something|simm?ill?i?ar|recommend|suggest|another|more|others?|"
+                        r"ideas?|along|like (that|it|this))\b", re.I)
 # "Martin Scorsese's best mob movies": the name without its "'s" (two spaces keep the positions).
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 # Asking for more after taking one: "I'll watch X, but anything else like it?"

@@ -210,6 +210,7 @@ _BEFORE_KIND = re.compile(r"\b([a-z][a-z0-9'-]+(?: [a-z][a-z0-9'-]+){0,2}?)[ -](
 _AFTER_CUE = re.compile(r"\b(?:about|involving|set (?:in|during|on|at)|featuring|centered on|centred on|"
                         r"based on|"
                         r"(?:really |big |so )?into|obsessed with|crazy about|mad about|"
+                        r"(?:having |has |have )?(?:anything |something )?to do with|"
                         r"(?:a|an) (?:\w+ )?theme of)\s+"
                         r"((?:[\w'-]+(?:\s*,\s*|\s+or\s+|\s+and\s+|\s+)?){1,4})")
 _STOP_AFTER_CUE = re.compile(

@@ -18,12 +18,17 @@ import re
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
+from rapidfuzz.distance import OSA
+
 from arena.catalogs.catalog import CatalogItem, person_key, person_label, vocabulary
 from arena.titles.phrases import FUNCTION_WORDS, fold, normalize
 
 MIN_CREDITS = 3  # a surname stands for someone the catalog credits on a few entries at least
 LEAD = 2  # ... and on twice as many as the next person of that surname
 MAX_PLOT_USES = 2  # a surname that plots use as a word is read only with the first name
+# A misspelt surname after the right first name ("Shia Labouef"): this many letters off, by the surname's
+# length (a transposition counts once); shorter surnames must be spelt right.
+_MISSPELT_BY_LENGTH = ((7, 2), (5, 1))
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]+")
 _ANY_WORD = re.compile(r"[A-Za-z][\w'-]+")
@@ -50,6 +55,13 @@ class SurnameIndex:
                     credits[surname][key] += 1
                     spellings[key][name] += 1
         everyday = vocabulary()
+        self._everyday = everyday
+        # first name -> surname -> the person's spelling, for a surname misspelt after its first name
+        self._by_first: dict[str, dict[str, str]] = defaultdict(dict)
+        for surname, people in credits.items():
+            for key in people:
+                name = spellings[key].most_common(1)[0][0]
+                self._by_first[fold(person_label(name).split()[0])].setdefault(surname, name)
         self._surnames = set(credits)
         self._person: dict[str, str] = {}
         self._plain_word: set[str] = set()  # surnames that are also plain English ("nolan"): capitalised only
@@ -80,6 +92,29 @@ class SurnameIndex:
             if (person := self._person.get(word)) and not self._someone_else(person, previous, match, text) \
                     and not self._first_name_of_another(word, match, following, text):
                 out.append((person, match.start(), match.end()))
+        return out
+
+    def misspelt(self, text: str, taken: Sequence[tuple[int, int]] = ()) -> list[tuple[str, int, int]]:
+        """(person, start, end) of a first name followed by a near spelling of the surname of exactly one
+        person of that first name: "Shia Labouef" is Shia LaBeouf. A first name that is an everyday word
+        ("will", "mark") counts only capitalised, and a surname must be long enough to tell apart."""
+        out = []
+        words = list(_WORD.finditer(text or ""))
+        for first, second in zip(words, words[1:]):
+            if text[first.end():second.start()].strip() or any(
+                    a <= first.start() < b or a <= second.start() < b for a, b in taken):
+                continue
+            given, word = fold(first.group()), fold(re.sub(r"['’]s$", "", second.group()))
+            surnames = self._by_first.get(given)
+            if not surnames or word in surnames or word in self._surnames:
+                continue
+            if self._everyday.is_word(given) and not first.group()[0].isupper():
+                continue
+            limit = next((n for length, n in _MISSPELT_BY_LENGTH if len(word) >= length), 0)
+            near = [name for surname, name in surnames.items()
+                    if limit and OSA.distance(word, surname, score_cutoff=limit) <= limit]
+            if len(near) == 1:
+                out.append((near[0], first.start(), second.end()))
         return out
 
     def _first_name_of_another(self, word: str, match, following, text: str) -> bool:

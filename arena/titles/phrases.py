@@ -240,10 +240,13 @@ _COMPARED = frozenset("something anything movie movies film films one ones stuff
 
 
 def _likened(tokens: Sequence[Token], i: int, j: int) -> bool:
-    """Whether tokens[i:j], two words or more and one of them no function word, follow a comparing
-    "like"."""
-    return (j - i >= 2 and any(t.norm not in FUNCTION_WORDS for t in tokens[i:j]) and i >= 2
-            and tokens[i - 1].norm == "like" and tokens[i - 2].norm in _COMPARED)
+    """Whether tokens[i:j] follow a comparing "like" or "similar to": two words or more, one of them no
+    function word, or one longer word ("something similar to interstellar", "movies like frozen")."""
+    if i < 2 or not any(t.norm not in FUNCTION_WORDS for t in tokens[i:j]):
+        return False
+    compared = (tokens[i - 1].norm == "like" and tokens[i - 2].norm in _COMPARED) or (
+        tokens[i - 1].norm == "to" and tokens[i - 2].norm == "similar")
+    return compared and (j - i >= 2 or len(tokens[i].norm) >= 6)
 
 
 def _year_after(text: str, tokens: Sequence[Token], j: int) -> Optional[int]:

@@ -72,3 +72,50 @@ def test_what_is_on_now_asks_for_recent_films(text):
 def test_sad_films_are_dramas():
     assert "drama" in update(Constraints(), "got any sad films for a rainy night?", complaint=False).genres
     assert "drama" in update(Constraints(), "a real tearjerker please", complaint=False).genres
+
+
+@pytest.mark.parametrize("text", [
+    "That's everything. You found a couple, didn't you? Thanks for all your help!",
+    "I'll look those up later. Thank you so much for the suggestions",
+])
+def test_thanks_for_the_help_at_the_end_signs_off(text):
+    assert is_closing(text)
+
+
+def test_thanks_for_the_help_after_asking_for_more_is_no_sign_off():
+    assert not is_closing("Could you find me another one? Thanks for your help!")
+
+
+def test_a_title_loved_in_a_goodbye_is_no_choice(chatcrs):
+    _, text, shown = talk(chatcrs, "a war film please", "Ha, I adore Saving Private Ryan (1998)! Thanks for helping!")
+    assert not shown and "Saving Private Ryan" not in text, text
+
+
+def test_a_misspelt_surname_after_its_first_name_is_the_person(chatcrs):
+    index = chatcrs.policy.surnames
+    assert [p for p, _, _ in index.misspelt("anything with Sandra Bulock?")] == ["Sandra Bullock"]
+    assert index.misspelt("I will share it with my wife") == []
+    _, text, shown = talk(chatcrs, "any good Jennifer Anistan comedies?")
+    assert shown and all("Jennifer Aniston" in i.people.get("star", ()) for i in shown), text
+    assert "studio" not in text
+
+
+def test_a_person_outranks_the_years_when_nothing_has_both(chatcrs):
+    # No catalog film with Gene Wilder is this recent: his films, not others' recent ones.
+    _, text, shown = talk(chatcrs, "what's the newest Gene Wilder movie you have?")
+    assert shown and all("Gene Wilder" in sum(i.people.values(), ()) for i in shown), text
+
+
+def test_a_subject_after_to_do_with_and_misspelt():
+    from arena.reading.subjects import subjects_asked
+    assert "dinosaurs" in [s for s, _ in subjects_asked("my son likes anything to do with dinosaurs")]
+    assert subjects_asked("that has nothing to do with it") == []
+
+
+def test_a_lower_case_title_after_similar_to_is_the_title(redial):
+    linked = [i.label for i, _, _ in redial.link_spans("got anything similar to interstellar?")]
+    assert linked == ["Interstellar (2014)"]
+
+
+def test_any_suggestions_asks_for_titles():
+    assert question_aspect("I loved it when it came out. Any suggestions for tonight?") is None
