@@ -365,7 +365,8 @@ def signs_off_at_end(text: str) -> bool:
 # message also asks for more ("any others? thanks for the help").
 _ENDS_WITH_THANKS_FOR_HELP = re.compile(
     r"[.!?,]\s*(ok(ay)?,? )?(thanks?|thank you)( so much| very much| a lot)? for (all )?"
-    r"(your |the |all the )?(help(ing)?|assistance|suggestions|recommendations|ideas|advice)\W*$", re.IGNORECASE)
+    r"(your |the |all the )?(help(ing)?|assistance|suggestions|recommendations|ideas|advice)\W*$",
+    re.IGNORECASE)
 
 
 # A person often says what they make of the titles before signing off ("Seen it, a fine thriller, but
