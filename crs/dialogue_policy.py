@@ -92,7 +92,8 @@ from crs.policy_state import Reading, constraints_of, from_state, stamp, to_stat
 # "start over", "forget all that", "let's start again": what was asked so far no longer holds.
 STARTS_OVER = re.compile(r"\b(start (over|again|afresh|from scratch)|forget (all |everything )?(that|i said|"
                          r"what i said|about (that|it|all that))|scratch (all )?that|new search|something "
-                         r"completely different|reset)\b", re.IGNORECASE)
+                         r"completely different|reset|new conversation|(any|some) (movies?|films?|books?|thing) at all)"
+                         r"\b", re.IGNORECASE)
 # A message that asks on after taking or praising a title: "..., something supernatural please".
 _ASKS_ON = re.compile(r"\b(something|anything|another|any other|instead|rather|recommend|suggest|show me|give me)\b",
                       re.IGNORECASE)

@@ -189,7 +189,9 @@ ASPECTS = (
     (
         "stars",
         re.compile(
-            r"\b(stars?|starring|actors?|actress(es)?|cast|who('?s| is) in|who plays|who (else )?acts?|acts? "
+            # "the star rating", "how many stars does it get" ask how it is rated (below)
+            r"\b((?<!how many )stars?(?! ratings?\b)(?! does it get)|starring|actors?|actress(es)?|cast|"
+            r"who('?s| is) in|who plays|who (else )?acts?|acts? "
             r"in|plays? in|who else is in|any(one|body) (famous|well[- ]known|i'?d know)|"
             r"famous (people|faces|names))\b",
             re.IGNORECASE,
@@ -224,7 +226,8 @@ ASPECTS = (
     (
         "rating",
         re.compile(
-            r"\b(rated|ratings?|reviews?|how good is|is it (any )?good|worth (it|watching|reading)|"
+            r"\b(rated|ratings?|reviews?|how many stars|how good is|is it (any )?good|"
+            r"worth (it|watching|reading)|"
             r"(how|what) (would |do |did )?(you|they|people|critics) rate|"
             r"score|rotten tomato(es)?|imdb|metacritic|critics?)\b",
             re.IGNORECASE,

@@ -124,6 +124,8 @@ _NEWER = re.compile(r"\b(newer|more recent|recent|modern|new ones?|new (\w+ )?(m
                     # "what is in the theater now?", "something out now": this year's films
                     r"(in|at) (the )?(theat(er|re)|cinema|movie)s? (right )?now|"
                     r"(out|showing|playing) (right )?now|"
+                    r"(released|came out|come out|out) (recently|lately|this year)|recently released|"
+                    r"just (came|come) out|"
                     r"(in|at) (the )?(theat(er|re)s|cinemas) (at the moment|currently|these days)|"
                     r"currently (in|at) (the )?(theat(er|re)|cinema)s?)\b",
                     re.IGNORECASE)

@@ -266,6 +266,14 @@ def _subjects_in(words: Sequence[str], names: set[str]) -> list[str]:
     return found
 
 
+def _is_activity(run: str, words: list[str], name_words: set[str]) -> bool:
+    """Two words, the second a gerund, with nothing between them: "rock climbing", "deep sea diving" is
+    three; "zombies, vampires" or "cars and racing" are two subjects."""
+    return (len(words) == 2 and not re.search(r",| or | and ", run) and len(words[1]) > 5
+            and words[1].endswith("ing") and words[0] not in FUNCTION_WORDS and words[0] not in name_words
+            and _is_subject_word(words[0], name_words))
+
+
 def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]]:
     """(subject, position) of every subject a message names, as the user said it ("time travel",
     "zombie"); `names` are people the message names (their words are no subjects). Whether a
@@ -277,6 +285,9 @@ def subjects_asked(text: str, names: Iterable[str] = ()) -> list[tuple[str, int]
     for match in _AFTER_CUE.finditer(low):
         run = _STOP_AFTER_CUE.split(match.group(1))[0]
         words = normalize(run.replace(" or ", " , ").replace(" and ", " , ")).split()
+        if _is_activity(run, words, name_words):  # "about rock climbing": one activity, not rock and climbing
+            found.append((" ".join(words), match.start(1)))
+            continue
         found += [(s, match.start(1)) for s in _subjects_in(words, name_words)]
     for match in _BEFORE_KIND.finditer(low):
         words = normalize(match.group(1)).split()

@@ -119,3 +119,28 @@ def test_a_lower_case_title_after_similar_to_is_the_title(redial):
 
 def test_any_suggestions_asks_for_titles():
     assert question_aspect("I loved it when it came out. Any suggestions for tonight?") is None
+
+
+def test_two_words_ending_in_a_gerund_are_one_activity():
+    from arena.reading.subjects import subjects_asked
+    assert [s for s, _ in subjects_asked("any films about ice skating?")] == ["ice skating"]
+    assert [s for s, _ in subjects_asked("something about pirates and sailing")] == ["pirates", "sailing"]
+
+
+@pytest.mark.parametrize(("text", "aspect"), [
+    ("what's its star rating?", "rating"),
+    ("how many stars does it get from critics?", "rating"),
+    ("who is the star of it?", "stars"),
+])
+def test_a_star_rating_is_no_question_of_the_cast(text, aspect):
+    assert question_aspect(text) == aspect
+
+
+def test_released_recently_asks_for_recent_films():
+    years = update(Constraints(), "any thrillers that came out recently?", complaint=False).years
+    assert years is not None and years[0] >= 2010
+
+
+def test_any_film_at_all_starts_over(chatcrs):
+    _, text, shown = talk(chatcrs, "a horror film please", "forget the genre, can you suggest any movies at all?")
+    assert shown and not all("horror" in [g.lower() for g in i.genres] for i in shown), text
