@@ -47,7 +47,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -135,6 +135,10 @@ _LIKED_BEFORE = re.compile(r"\b(i|we|she|he|they)\s+(did\s+|do\s+|really\s+|also
                            r"(liked?|loved?|enjoy(ed)?|adored?)\b|"
                            r"\b(favou?rites?|faves?|favs?)( (movie|film|one)s?)?\s+(is|was|are|were|include)\b",
                            re.IGNORECASE)  # "My daughter's favorite is Monsters, Inc.": known already
+# A person pointed at, not named: "his movies", "more with her", "anything else starring him".
+_HIS_FILMS = re.compile(r"\b(his|her) (other )?(movies|films|work|stuff|ones|roles)\b|"
+                        r"\b(more|others?|anything( else)?|something( else)?|films?|movies?) (with|starring|by|from) "
+                        r"(him|her)\b", re.IGNORECASE)
 _APOSTROPHES = re.compile("[\u2018\u2019\u00b4`]")  # "don’t", "don´t": the plain apostrophe
 _SENTENCE_START = re.compile(r"(^|[.!?]\s*)\W*$")
 # A question that asks for an item not shown yet: "maybe a movie that stars Keanu Reeves?", "any films
@@ -475,6 +479,8 @@ class DialoguePolicy:
             bare = blanked(self._without_titles(text), unread)
             people = self._people_named(without_possessives(bare),
                                         constraints.people | constraints.unwanted_people)
+            if not people and act == "request":
+                people = self._person_referred(bare, reading)
             constraints = update(constraints, bare, complaint=act == "reject", shown_years=reading.shown_years,
                                  kinds_matter=self.catalog.dataset == "opendialkg", people=people,
                                  shown=list(shown) + reading.last_list, bearable=self.bearable,
@@ -927,6 +933,24 @@ class DialoguePolicy:
         alone = self.surnames.mentions(text, taken) + again
         alone += self.surnames.misspelt(text, taken + [(start, end) for _, start, end in alone])
         return sorted([(name, start) for name, start, _ in full + alone], key=lambda p: p[1])
+
+    def _person_referred(self, text: str, reading: Reading) -> list[tuple[str, int]]:
+        """"Would love to watch his movies", "more with her": the lead the titles the user spoke well of
+        share (Will Smith of Men in Black, The Pursuit of Happyness and Concussion), or else the lead of the
+        one item in focus; [] when the message points at no one or no lead stands out."""
+        match = _HIS_FILMS.search(text)
+        if match is None:
+            return []
+        latest = max((m.turn for m in reading.mentioned if m.liked), default=None)
+        liked = [m.item_id for m in reading.mentioned if m.liked and latest is not None and m.turn >= latest - 2]
+        items = [i for i in (self.catalog.get(x) for x in dict.fromkeys(liked or reading.focus)) if i is not None]
+        counts = Counter(p for i in items for p in dict.fromkeys(
+            [*i.people.get("star", ())[:2], *i.people.get("director", ())]))
+        if not counts:
+            return []
+        (best, n), *rest = counts.most_common(2) + [("", 0)]
+        shared = n >= 2 and n > rest[0][1]
+        return [(best, match.start())] if shared or len(items) == 1 else []
 
     def _decided_apart(self, text: str, shown: Sequence[CatalogItem]) -> tuple[list, list]:
         """(taken, turned down): the titles of a message that takes one and turns another down, each

@@ -37,7 +37,9 @@ from arena.catalogs.catalog import CatalogItem, person_key
 from arena.reading.names_unknown import names_maker
 from arena.reading.phrase_table import era_of_style, style_spans, subject_phrases_named
 from arena.reading.scope import negated_before, phrase_end
-from arena.reading.subjects import bears_out, stem, subject_forms, subject_phrase_spans, subjects_asked
+from arena.reading.subjects import (
+    bears_out, plural_said, stem, subject_forms, subject_phrase_spans, subjects_asked,
+)
 from arena.titles.phrases import FUNCTION_WORDS, normalize
 from arena.reading.vocabulary import (
     ADDED_GENRE_AFTER,
@@ -183,7 +185,7 @@ def subjects_phrase(subjects: Iterable[str], at_most: int = 3) -> str:
     """"about zombies or vampires", "from true stories" (a true story is no topic one is about)."""
     told = sorted(subjects)[:at_most]
     topics = [s for s in told if s != "true story"]
-    parts = (["about " + " or ".join(topics)] if topics else []) + (
+    parts = (["about " + " or ".join(plural_said(t) for t in topics)] if topics else []) + (
         ["from true stories"] if "true story" in told else [])
     return " and ".join(parts)
 

@@ -153,6 +153,7 @@ RELATED = {
     ),
     "gangster": (
         "gangster",
+        "gangsters",
         "mobster",
         "mafia",
         "mob boss",
@@ -264,6 +265,13 @@ def _subjects_in(words: Sequence[str], names: set[str]) -> list[str]:
         if word != "|" and _is_subject_word(word, names):
             found.append(word)
     return found
+
+
+def plural_said(subject: str) -> str:
+    """A subject as a heading says it: "gangster" -> "gangsters" when the related-words table holds that
+    plural ("superhero" -> "superheroes"); any other as it was said ("heist", "time travel")."""
+    related = RELATED.get(subject, ())
+    return next((p for p in (subject + "s", subject + "es") if p in related), subject)
 
 
 def _is_activity(run: str, words: list[str], name_words: set[str]) -> bool:

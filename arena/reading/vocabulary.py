@@ -23,8 +23,6 @@ GENRE_WORDS = {
     "slashers": "horror",
     "war": "war",
     "crime": "crime",
-    "gangster": "crime",
-    "mafia": "crime",
     "thriller": "thriller",
     "thrillers": "thriller",
     "romance": "romance",

@@ -144,3 +144,15 @@ def test_released_recently_asks_for_recent_films():
 def test_any_film_at_all_starts_over(chatcrs):
     _, text, shown = talk(chatcrs, "a horror film please", "forget the genre, can you suggest any movies at all?")
     assert shown and not all("horror" in [g.lower() for g in i.genres] for i in shown), text
+
+
+def test_gangster_films_are_about_organised_crime_not_any_crime(chatcrs):
+    _, text, shown = talk(chatcrs, "recommend me some good gangster films")
+    assert shown and "about gangsters" in text, text
+    assert not any("Peter Rabbit" in i.title for i in shown)
+
+
+def test_his_movies_are_those_of_the_lead_the_liked_titles_share(chatcrs):
+    _, text, shown = talk(chatcrs, "I enjoyed Cast Away (2000) and Forrest Gump (1994) and The Terminal (2004)."
+                                   " Could you show me more of his films?")
+    assert shown and all("Tom Hanks" in i.people.get("star", ()) for i in shown), text
