@@ -54,7 +54,7 @@ from typing import Optional, Sequence
 
 from arena.catalogs.catalog import Catalog, CatalogItem
 from arena.dialogue import Dialogue, Role
-from arena.conversation.dialogue_state import DialogueState, MentionedItem, ShownItem
+from arena.conversation.dialogue_state import DialogueState, MentionedItem, ShownItem, liked_lately
 from arena.titles.phrases import normalize
 from arena.conversation.simulator_interface import IntentReader
 from arena.reading.constraints import (
@@ -941,8 +941,7 @@ class DialoguePolicy:
         match = _HIS_FILMS.search(text)
         if match is None:
             return []
-        latest = max((m.turn for m in reading.mentioned if m.liked), default=None)
-        liked = [m.item_id for m in reading.mentioned if m.liked and latest is not None and m.turn >= latest - 2]
+        liked = liked_lately(reading.mentioned, turns_back=2)
         items = [i for i in (self.catalog.get(x) for x in dict.fromkeys(liked or reading.focus)) if i is not None]
         counts = Counter(p for i in items for p in dict.fromkeys(
             [*i.people.get("star", ())[:2], *i.people.get("director", ())]))

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from arena.catalogs.catalog import Catalog, CatalogItem
-from arena.conversation.dialogue_state import DialogueState
+from arena.conversation.dialogue_state import DialogueState, liked_lately
 from arena.titles.phrases import normalize
 from crs.franchises import franchise_key, title_stems
 
@@ -33,12 +33,12 @@ def model_titles(state: DialogueState | None, catalog: Catalog, text: str = ""
     if state is None:
         return [], []
     held = [c.value for c in state.constraints if c.slot == "like"]
-    liked = [m for m in state.mentioned if m.liked]
-    turns = {m.item_id: m.turn for m in liked}
-    ids = list(dict.fromkeys([*held, *(m.item_id for m in liked)]))
-    every = [i for i in (catalog.get(x) for x in ids) if i is not None and not named_as_kind(text, i)]
-    latest = max((turns[i.item_id] for i in every if i.item_id in turns), default=None)
-    return [i for i in every if turns.get(i.item_id) == latest], every
+    found = {x: catalog.get(x) for x in dict.fromkeys([*held, *(m.item_id for m in state.mentioned)])}
+    wanted = {x: i for x, i in found.items() if i is not None and not named_as_kind(text, i)}
+    liked = [m for m in state.mentioned if m.liked and m.item_id in wanted]
+    every = [wanted[x] for x in dict.fromkeys([*held, *(m.item_id for m in liked)]) if x in wanted]
+    latest = set(liked_lately(liked))
+    return [i for i in every if i.item_id in latest], every
 
 
 def named_as_kind(text: str, item: CatalogItem) -> bool:

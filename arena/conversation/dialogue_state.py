@@ -13,6 +13,7 @@ them, and `crs.state_reader` asks an LLM for the change of state in the same sch
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,6 +67,17 @@ class MentionedItem(BaseModel):
     item_id: str
     liked: bool = True
     turn: int = 0
+
+
+def liked_lately(mentioned: Sequence[MentionedItem], turns_back: int = 0) -> list[str]:
+    """The ids of the titles spoken well of in the latest user turn that spoke well of any, and in the
+    `turns_back` user turns before it, in the order they were named. The one reading of which liked
+    titles are the user's latest word (the models of a list, the lead of "his films")."""
+    liked = [m for m in mentioned if m.liked]
+    latest = max((m.turn for m in liked), default=None)
+    if latest is None:
+        return []
+    return list(dict.fromkeys(m.item_id for m in liked if m.turn >= latest - turns_back))
 
 
 class OpenQuestion(BaseModel):
