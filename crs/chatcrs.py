@@ -181,8 +181,7 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
                 return enforce_shown_titles(text, kept, self.catalog, fallback), kept
         shown = candidates[:TOP_K_SHOWN]
         # Nothing said of what is wanted: no constraint and no title spoken well of ("I adored Home Alone").
-        plain = move.act == "request" and not move.constraints.any and not model_titles(
-            move.state, self.catalog, move.text)[1]
+        plain = move.act == "request" and not move.constraints.any and not self._models(move)[1]
         opening = None if plain else list_opening(move.act, move.constraints, turn,
                                                   turned_down=_turned_down_now(move))
         if note and opening and move.act in ("reject", "seen", "shrug") and ". " in opening:
@@ -227,8 +226,14 @@ class ChatCRS(StatefulTurns, ConversationalRecommender):
                                                 allowed=self._allowed(looser))
             move.relaxed_to = move.constraints = looser
         # Titles held up as the model lead the list by their kind, not by their title's words.
-        models, held = model_titles(move.state, self.catalog, move.text)
+        models, held = self._models(move)
         return models_first([r.item for r in ranked], models, held, lookalikes_allowed=wants_the_series(move.text))
+
+    def _models(self, move: UserMove) -> tuple[list[CatalogItem], list[CatalogItem]]:
+        """The move's model titles (`model_titles`), read once however many parts of the reply ask."""
+        if move.models is None:
+            move.models = model_titles(move.state, self.catalog, move.text)
+        return move.models
 
     def _fits(self, item: CatalogItem, move: UserMove) -> bool:
         return item.item_id not in move.left_out and move.constraints.allows(item)

@@ -207,6 +207,8 @@ class UserMove:
     text: str = ""  # the message itself (an answer may need its words: "is it scary?")
     filtered_by: Optional[Constraints] = None  # "which of those are comedies?": what the shown items must meet
     notes: list[str] = field(default_factory=list)  # one line each: a liked title or studio the catalog lacks
+    # The titles held up as the model of the list (the latest liked, all held), read once per turn.
+    models: Optional[tuple[list[CatalogItem], list[CatalogItem]]] = None
 
 
 class StateLedger:

@@ -21,6 +21,7 @@ from arena.reading.constraints import (
     CHILD_UNSAFE,
     Constraints,
     child_friendly,
+    era_phrase,
     has_genre,
     subjects_phrase,
 )
@@ -485,7 +486,7 @@ def heading(constraints: Constraints) -> str:
         parts.append("with " + " and ".join(sorted(map(person_label, constraints.people))[:2]))
     if constraints.for_children:
         parts.append("for children")
-    era = _era_words(constraints.years)
+    era = era_phrase(constraints.years)
     if era:
         parts.append(era)
     if not parts and not genres:
@@ -493,19 +494,6 @@ def heading(constraints: Constraints) -> str:
         if left_out:
             parts.append("without " + " or ".join(left_out))
     return " ".join([noun] + parts[:2])
-
-
-def _era_words(years: Optional[tuple[int, int]]) -> str:
-    if years is None:
-        return ""
-    low, high = years
-    if high - low == 9 and low % 10 == 0:
-        return f"from the {low}s"
-    if high >= 2100:
-        return f"from {low} on"
-    if low <= 1900:  # "black and white" is 1900-1965: the start says nothing (and "1900" is a title)
-        return f"from before {high + 1}"
-    return f"from {low} to {high}" if low != high else f"from {low}"
 
 
 def list_opening(act: str, constraints: Constraints, turn: int, turned_down: int = 2) -> str:

@@ -303,16 +303,19 @@ class Constraints:
         return ", ".join(parts)
 
 
-def era_phrase(years: tuple[int, int]) -> str:
-    """"from the 1990s", "from 2016 on", "from before 1980", "from 1995 to 2004"."""
+def era_phrase(years: Optional[tuple[int, int]]) -> str:
+    """"from the 1990s", "from 2016 on", "from before 1980", "from 1995 to 2004", "from 1999"; "" for
+    no era. The one wording of an era, in headings, in what a list gave up and in the state's summary."""
+    if years is None:
+        return ""
     low, high = years
     if high - low == 9 and low % 10 == 0:
         return f"from the {low}s"
     if high >= 2100:
         return f"from {low} on"
-    if low <= 1800:
+    if low <= 1900:  # "black and white" is 1900-1965: the start says nothing (and "1900" is a title)
         return f"from before {high + 1}"
-    return f"from {low} to {high}"
+    return f"from {low} to {high}" if low != high else f"from {low}"
 
 
 _EXCLUSION = re.compile(
